@@ -1,0 +1,171 @@
+// ---------------------------------------------------------------------------
+// common.cuh -- element type, operator, identity, atomics and global loads
+// for kforge's generated reduction kernels.  codegen.c puts the parameter
+// #defines (KF_T, KF_OP, ...) in front of this file.  No headers are
+// included: NVRTC provides the device intrinsics.
+// ---------------------------------------------------------------------------
+
+typedef KF_T T;
+typedef unsigned long long kf_u64;
+typedef unsigned int kf_u32;
+
+#define KF_FULL_MASK 0xffffffffu
+
+// Operators, numbered as kf_op in kforge.h.
+#define KF_SUM 0
+#define KF_MIN 1
+#define KF_MAX 2
+#define KF_PROD 3
+#define KF_AND 4
+#define KF_OR 5
+#define KF_XOR 6
+
+// Unsigned type of the same width: integer sums and products are done in
+// it, so that signed overflow wraps (as the CPU reference does) instead of
+// being undefined behaviour.
+template <int B> struct kf_bits_of;
+template <> struct kf_bits_of<4> { typedef kf_u32 type; };
+template <> struct kf_bits_of<8> { typedef kf_u64 type; };
+typedef typename kf_bits_of<sizeof(T)>::type U;
+
+__device__ __forceinline__ U kf_to_bits(T x)
+{
+    union { T t; U u; } c;
+    c.t = x;
+    return c.u;
+}
+
+__device__ __forceinline__ T kf_from_bits(U x)
+{
+    union { T t; U u; } c;
+    c.u = x;
+    return c.t;
+}
+
+__device__ __forceinline__ T kf_identity()
+{
+    if constexpr (KF_OP == KF_SUM || KF_OP == KF_OR || KF_OP == KF_XOR) {
+        return T(0);
+    } else if constexpr (KF_OP == KF_PROD) {
+        return T(1);
+    } else if constexpr (KF_OP == KF_AND) {
+        return kf_from_bits(~U(0));
+    } else if constexpr (KF_OP == KF_MIN) {
+        if constexpr (KF_IS_FLOAT) return kf_from_bits(sizeof(T) == 4 ? U(0x7f800000u) : U(0x7ff0000000000000ull));
+        else if constexpr (KF_IS_SIGNED) return kf_from_bits(~U(0) >> 1);
+        else return kf_from_bits(~U(0));
+    } else { // KF_MAX
+        if constexpr (KF_IS_FLOAT) return kf_from_bits(sizeof(T) == 4 ? U(0xff800000u) : U(0xfff0000000000000ull));
+        else if constexpr (KF_IS_SIGNED) return kf_from_bits(~(~U(0) >> 1));
+        else return T(0);
+    }
+}
+
+__device__ __forceinline__ T kf_op(T a, T b)
+{
+#if KF_OP == KF_SUM && KF_IS_FLOAT
+    return a + b;
+#elif KF_OP == KF_SUM
+    return kf_from_bits(kf_to_bits(a) + kf_to_bits(b));
+#elif KF_OP == KF_PROD && KF_IS_FLOAT
+    return a * b;
+#elif KF_OP == KF_PROD
+    return kf_from_bits(kf_to_bits(a) * kf_to_bits(b));
+#elif KF_OP == KF_MIN
+    return min(a, b);
+#elif KF_OP == KF_MAX
+    return max(a, b);
+#elif KF_OP == KF_AND
+    return a & b;
+#elif KF_OP == KF_OR
+    return a | b;
+#else
+    return a ^ b;
+#endif
+}
+
+// Atomically combines v into *addr (global or shared memory).  Native
+// atomics where the hardware has them, a compare-and-swap loop otherwise.
+__device__ __forceinline__ void kf_atomic(T *addr, T v)
+{
+#if KF_OP == KF_SUM && (KF_IS_FLOAT || KF_ELEM_BYTES == 4)
+    atomicAdd(addr, v);
+#elif KF_OP == KF_SUM
+    atomicAdd((kf_u64 *)addr, (kf_u64)v);
+#elif KF_OP == KF_MIN && !KF_IS_FLOAT
+    atomicMin(addr, v);
+#elif KF_OP == KF_MAX && !KF_IS_FLOAT
+    atomicMax(addr, v);
+#elif KF_OP == KF_AND
+    atomicAnd((U *)addr, kf_to_bits(v));
+#elif KF_OP == KF_OR
+    atomicOr((U *)addr, kf_to_bits(v));
+#elif KF_OP == KF_XOR
+    atomicXor((U *)addr, kf_to_bits(v));
+#else
+    // float min/max and every product: compare-and-swap.
+    U *a = (U *)addr;
+    U old = *(volatile U *)a, assumed;
+    do {
+        assumed = old;
+        old = atomicCAS(a, assumed, kf_to_bits(kf_op(kf_from_bits(assumed), v)));
+    } while (assumed != old);
+#endif
+}
+
+// Takes the value out of *addr and leaves the identity in its place, so a
+// single-pass kernel is ready for its next launch without a host memset.
+__device__ __forceinline__ T kf_atomic_take(T *addr)
+{
+    return kf_from_bits(atomicExch((U *)addr, kf_to_bits(kf_identity())));
+}
+
+// ---------------------------------------------------------------------------
+// Global loads of KF_VW consecutive elements.  A vector of VW * sizeof(T)
+// bytes is loaded as 4-, 8- or 16-byte words (32 bytes as two 16-byte
+// words), with the load flavour chosen by KF_LOAD: plain, read-only (__ldg)
+// or streaming (__ldcs, evict-first).
+
+struct kf_vec {
+    T v[KF_VW];
+};
+
+template <typename W> __device__ __forceinline__ W kf_ld_word(const W *p)
+{
+    if constexpr (KF_LOAD == 1) return __ldg(p);
+    else if constexpr (KF_LOAD == 2) return __ldcs(p);
+    else return *p;
+}
+
+__device__ __forceinline__ kf_vec kf_load_vec(const kf_vec *p)
+{
+    constexpr int bytes = (int)sizeof(T) * KF_VW;
+    union { kf_vec v; kf_u32 w1; uint2 w2; uint4 w4[bytes > 16 ? 2 : 1]; } u;
+    if constexpr (bytes == 4) {
+        u.w1 = kf_ld_word((const kf_u32 *)p);
+    } else if constexpr (bytes == 8) {
+        u.w2 = kf_ld_word((const uint2 *)p);
+    } else if constexpr (bytes == 16) {
+        u.w4[0] = kf_ld_word((const uint4 *)p);
+    } else {
+        u.w4[0] = kf_ld_word((const uint4 *)p);
+        u.w4[1] = kf_ld_word((const uint4 *)p + 1);
+    }
+    return u.v;
+}
+
+__device__ __forceinline__ T kf_load_one(const T *p)
+{
+    if constexpr (KF_LOAD == 1) return __ldg(p);
+    else if constexpr (KF_LOAD == 2) return __ldcs(p);
+    else return *p;
+}
+
+__device__ __forceinline__ T kf_fold_vec(const kf_vec &x)
+{
+    T r = x.v[0];
+#pragma unroll
+    for (int i = 1; i < KF_VW; i++)
+        r = kf_op(r, x.v[i]);
+    return r;
+}

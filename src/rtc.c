@@ -1,0 +1,925 @@
+/*
+ * rtc.c -- NVRTC compilation, the cubin cache and the compiler worker pool.
+ * See rtc.h for the contract.
+ *
+ * The pool speaks a tiny binary protocol over two pipes per worker:
+ *   request: req_hdr, name bytes, source bytes
+ *   reply:   rep_hdr, cubin path bytes, log bytes
+ * Both ends are the same binary, so the headers are sent as raw structs.
+ * A worker only ever gets a request while it is idle (blocked in read), so
+ * the parent's writes never wait on a compile.
+ */
+#include "rtc.h"
+
+#include "util.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <nvrtc.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define RTC_KEY_MAGIC "kforge-rtc-v1"
+#define RTC_DEFAULT_NAME "kernel.cu"
+#define RTC_MAX_LOG (64u << 20)      /* a reply log larger than this is a protocol error */
+
+// ---------------------------------------------------------------------------
+// NVRTC
+
+int rtc_version(int *major, int *minor)
+{
+    int ma = 0, mi = 0;
+    if (nvrtcVersion(&ma, &mi) != NVRTC_SUCCESS)
+        return -1;
+    if (major)
+        *major = ma;
+    if (minor)
+        *minor = mi;
+    return 0;
+}
+
+/* The options other than the architecture, in the order they are passed.
+ * Shared by the compiler and the cache key so the two cannot drift. */
+static int extra_options(const rtc_options *opt, const char *out[4])
+{
+    int n = 0;
+    out[n++] = "-std=c++17";
+    if (opt->lineinfo)
+        out[n++] = "-lineinfo";
+    return n;
+}
+
+static bool blank(const char *s)
+{
+    for (; *s; s++)
+        if (*s != ' ' && *s != '\n' && *s != '\r' && *s != '\t')
+            return false;
+    return true;
+}
+
+/* The program log, or NULL when it is empty or cannot be read. */
+static char *program_log(nvrtcProgram prog)
+{
+    size_t len = 0;
+    if (nvrtcGetProgramLogSize(prog, &len) != NVRTC_SUCCESS || len <= 1)
+        return NULL;
+    char *log = malloc(len + 1);
+    if (!log)
+        return NULL;
+    if (nvrtcGetProgramLog(prog, log) != NVRTC_SUCCESS) {
+        free(log);
+        return NULL;
+    }
+    log[len] = '\0';
+    if (blank(log)) {
+        free(log);
+        return NULL;
+    }
+    return log;
+}
+
+int rtc_compile(const char *src, const char *name, const rtc_options *opt,
+                void **cubin, size_t *cubin_len, char **log, char *err, size_t errlen)
+{
+    *cubin = NULL;
+    *cubin_len = 0;
+    if (log)
+        *log = NULL;
+    if (!opt->arch[0]) {
+        kf_err(err, errlen, "NVRTC: no target architecture");
+        return -1;
+    }
+
+    char archopt[48];
+    snprintf(archopt, sizeof archopt, "--gpu-architecture=%s", opt->arch);
+    const char *opts[5];
+    opts[0] = archopt;
+    int nopts = 1 + extra_options(opt, opts + 1);
+
+    nvrtcProgram prog = NULL;
+    nvrtcResult r = nvrtcCreateProgram(&prog, src, name ? name : RTC_DEFAULT_NAME, 0, NULL, NULL);
+    if (r != NVRTC_SUCCESS) {
+        kf_err(err, errlen, "NVRTC: cannot create program (%s)", nvrtcGetErrorString(r));
+        return -1;
+    }
+
+    int rc = -1;
+    char *text = NULL;
+    char *bin = NULL;
+    r = nvrtcCompileProgram(prog, nopts, opts);
+    /* The log first: it is what explains any failure below. */
+    text = program_log(prog);
+    if (r != NVRTC_SUCCESS) {
+        kf_err(err, errlen, "NVRTC: compilation failed (%s)", nvrtcGetErrorString(r));
+        goto out;
+    }
+    size_t len = 0;
+    r = nvrtcGetCUBINSize(prog, &len);
+    if (r != NVRTC_SUCCESS) {
+        kf_err(err, errlen, "NVRTC: cannot get cubin size (%s)", nvrtcGetErrorString(r));
+        goto out;
+    }
+    if (len == 0) {
+        /* compute_XY targets produce PTX only. */
+        kf_err(err, errlen, "NVRTC: no cubin produced for %s (use a real sm_XY architecture)",
+               opt->arch);
+        goto out;
+    }
+    bin = malloc(len);
+    if (!bin) {
+        kf_err(err, errlen, "NVRTC: out of memory for a %zu-byte cubin", len);
+        goto out;
+    }
+    r = nvrtcGetCUBIN(prog, bin);
+    if (r != NVRTC_SUCCESS) {
+        kf_err(err, errlen, "NVRTC: cannot get cubin (%s)", nvrtcGetErrorString(r));
+        goto out;
+    }
+    *cubin = bin;
+    *cubin_len = len;
+    bin = NULL;
+    rc = 0;
+out:
+    free(bin);
+    nvrtcDestroyProgram(&prog);
+    if (log)
+        *log = text;
+    else
+        free(text);
+    return rc;
+}
+
+// ---------------------------------------------------------------------------
+// cache
+
+/* The no-cache directory is per process tree: rtc_pool_new creates it before
+ * forking so the workers write where the parent can read, and the process
+ * that created it removes it at exit (workers leave through _exit). */
+static char nocache_dir_path[PATH_MAX];
+static pid_t nocache_owner;
+
+static void nocache_cleanup(void)
+{
+    if (!nocache_dir_path[0] || getpid() != nocache_owner)
+        return;
+    DIR *d = opendir(nocache_dir_path);
+    if (d) {
+        struct dirent *e;
+        char p[PATH_MAX + 256];
+        while ((e = readdir(d)) != NULL) {
+            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+                continue;
+            snprintf(p, sizeof p, "%s/%s", nocache_dir_path, e->d_name);
+            unlink(p);
+        }
+        closedir(d);
+    }
+    rmdir(nocache_dir_path);
+    nocache_dir_path[0] = '\0';
+}
+
+static const char *nocache_dir(char *err, size_t errlen)
+{
+    if (nocache_dir_path[0])
+        return nocache_dir_path;
+    char tmpl[] = "/tmp/kforge-nocache-XXXXXX";
+    if (!mkdtemp(tmpl)) {
+        kf_err(err, errlen, "cannot create a temporary cubin directory: %s", strerror(errno));
+        return NULL;
+    }
+    snprintf(nocache_dir_path, sizeof nocache_dir_path, "%s", tmpl);
+    static bool registered;
+    if (!registered) {
+        atexit(nocache_cleanup);
+        registered = true;
+    }
+    nocache_owner = getpid();
+    return nocache_dir_path;
+}
+
+int rtc_cache_init(rtc_cache *c, const char *dir, bool enabled, char *err, size_t errlen)
+{
+    memset(c, 0, sizeof *c);
+    c->enabled = enabled;
+    const char *env;
+    bool shared_tmp = false;
+    int n;
+    if (dir && *dir)
+        n = snprintf(c->dir, sizeof c->dir, "%s", dir);
+    else if ((env = getenv("KFORGE_CACHE_DIR")) && *env)
+        n = snprintf(c->dir, sizeof c->dir, "%s", env);
+    else if ((env = getenv("XDG_CACHE_HOME")) && env[0] == '/')   /* XDG: relative values are invalid */
+        n = snprintf(c->dir, sizeof c->dir, "%s/kforge", env);
+    else if ((env = getenv("HOME")) && *env)
+        n = snprintf(c->dir, sizeof c->dir, "%s/.cache/kforge", env);
+    else {
+        n = snprintf(c->dir, sizeof c->dir, "/tmp/kforge-cache-%lu", (unsigned long)getuid());
+        shared_tmp = true;
+    }
+    if (n < 0 || (size_t)n >= sizeof c->dir) {
+        kf_err(err, errlen, "cache directory path too long");
+        return -1;
+    }
+    if (!enabled)
+        return 0;
+    if (kf_mkdir_p(c->dir, err, errlen) != 0)
+        return -1;
+    if (shared_tmp) {
+        /* Anyone can create a name in /tmp; cubins from a directory someone
+         * else controls would be run on the GPU. */
+        struct stat st;
+        if (lstat(c->dir, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != getuid() ||
+            (st.st_mode & 022)) {
+            kf_err(err, errlen, "%s: not a private directory owned by this user", c->dir);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+char *rtc_key_text(const char *src, const rtc_options *opt)
+{
+    int ma = 0, mi = 0;
+    strbuf b = {0};
+    sb_append(&b, RTC_KEY_MAGIC "\n");
+    if (rtc_version(&ma, &mi) == 0)
+        sb_printf(&b, "nvrtc %d.%d\n", ma, mi);
+    else
+        sb_append(&b, "nvrtc ?\n");
+    sb_printf(&b, "arch %s\n", opt->arch);
+    const char *opts[4];
+    int n = extra_options(opt, opts);
+    sb_append(&b, "opts");
+    for (int i = 0; i < n; i++)
+        sb_printf(&b, " %s", opts[i]);
+    sb_append(&b, "\n--\n");
+    sb_append(&b, src);
+    if (b.failed) {
+        sb_free(&b);
+        return NULL;
+    }
+    return sb_take(&b);
+}
+
+void rtc_cache_key(const char *src, const rtc_options *opt, char key[33])
+{
+    char *text = rtc_key_text(src, opt);
+    if (!text) {
+        key[0] = '\0';
+        return;
+    }
+    kf_hash_hex(text, strlen(text), key);
+    free(text);
+}
+
+bool rtc_cache_lookup(const rtc_cache *c, const char *src, const rtc_options *opt,
+                      char *path, size_t pathlen)
+{
+    if (!c || !c->enabled)
+        return false;
+    char *text = rtc_key_text(src, opt);
+    if (!text)
+        return false;
+    char key[33];
+    size_t tlen = strlen(text);
+    kf_hash_hex(text, tlen, key);
+
+    bool hit = false;
+    char keypath[PATH_MAX], binpath[PATH_MAX];
+    if (snprintf(keypath, sizeof keypath, "%s/%s.key", c->dir, key) >= (int)sizeof keypath ||
+        snprintf(binpath, sizeof binpath, "%s/%s.cubin", c->dir, key) >= (int)sizeof binpath)
+        goto out;
+    size_t len = 0;
+    char *stored = kf_read_file(keypath, &len, NULL, 0);
+    if (!stored)
+        goto out;
+    bool same = len == tlen && memcmp(stored, text, tlen) == 0;
+    free(stored);
+    if (!same)
+        goto out;
+    struct stat st;
+    if (stat(binpath, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0)
+        goto out;
+    if (strlen(binpath) >= pathlen)
+        goto out;
+    memcpy(path, binpath, strlen(binpath) + 1);
+    hit = true;
+out:
+    free(text);
+    return hit;
+}
+
+int rtc_cache_store(const rtc_cache *c, const char *src, const rtc_options *opt,
+                    const void *cubin, size_t len, char *path, size_t pathlen,
+                    char *err, size_t errlen)
+{
+    bool enabled = c && c->enabled;
+    const char *dir = enabled ? c->dir : nocache_dir(err, errlen);
+    if (!dir)
+        return -1;
+    char *text = rtc_key_text(src, opt);
+    if (!text) {
+        kf_err(err, errlen, "out of memory");
+        return -1;
+    }
+    int rc = -1;
+    char key[33];
+    size_t tlen = strlen(text);
+    kf_hash_hex(text, tlen, key);
+    char keypath[PATH_MAX], binpath[PATH_MAX];
+    if (snprintf(keypath, sizeof keypath, "%s/%s.key", dir, key) >= (int)sizeof keypath ||
+        snprintf(binpath, sizeof binpath, "%s/%s.cubin", dir, key) >= (int)sizeof binpath ||
+        strlen(binpath) >= pathlen) {
+        kf_err(err, errlen, "%s: cache path too long", dir);
+        goto out;
+    }
+    /* The .key goes last: its presence promises a complete .cubin. */
+    if (kf_write_file_atomic(binpath, cubin, len, err, errlen) != 0)
+        goto out;
+    if (enabled && kf_write_file_atomic(keypath, text, tlen, err, errlen) != 0)
+        goto out;
+    memcpy(path, binpath, strlen(binpath) + 1);
+    rc = 0;
+out:
+    free(text);
+    return rc;
+}
+
+// ---------------------------------------------------------------------------
+// worker pool
+
+typedef struct {
+    int32_t tag;
+    uint32_t namelen;
+    uint64_t srclen;
+} req_hdr;
+
+typedef struct {
+    int32_t tag;
+    int32_t ok;
+    double ms;
+    uint32_t pathlen;
+    uint32_t loglen;
+} rep_hdr;
+
+typedef struct rtc_job {
+    int tag;
+    char *src, *name;        /* name may be NULL */
+    char *msg;               /* failure text for jobs that never reached a worker */
+    struct rtc_job *next;
+} rtc_job;
+
+typedef struct {
+    pid_t pid;               /* <= 0: slot empty (fork failed) */
+    int req_fd, rep_fd;      /* parent's ends */
+    rtc_job *job;            /* running job, NULL when idle */
+    bool ready;              /* scratch for rtc_pool_collect */
+} rtc_worker;
+
+struct rtc_pool {
+    rtc_worker *w;
+    int n;
+    rtc_job *head, *tail;    /* queued, FIFO */
+    int nqueued, nbusy;
+    rtc_job *failed, *failed_tail;   /* failed without a worker, not yet reported */
+    int nfailed;
+    int note[2];             /* readable while failed != NULL, so poll() wakes */
+    rtc_cache cache;
+    rtc_options opt;
+    char spawn_err[256];
+};
+
+static void job_free(rtc_job *j)
+{
+    if (!j)
+        return;
+    free(j->src);
+    free(j->name);
+    free(j->msg);
+    free(j);
+}
+
+static _Noreturn void worker_main(int req_fd, int rep_fd, const rtc_cache *cache,
+                                  const rtc_options *opt)
+{
+    /* Ctrl-C goes to the whole process group; the parent decides what dies. */
+    signal(SIGINT, SIG_IGN);
+    signal(SIGTERM, SIG_DFL);
+    signal(SIGPIPE, SIG_DFL);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+
+    for (;;) {
+        req_hdr h;
+        if (kf_read_full(req_fd, &h, sizeof h) != (long)sizeof h)
+            _exit(0);   /* request pipe closed: the pool is done */
+        char *name = malloc((size_t)h.namelen + 1);
+        char *src = malloc((size_t)h.srclen + 1);
+        if (!name || !src)
+            _exit(3);
+        if (kf_read_full(req_fd, name, h.namelen) != (long)h.namelen ||
+            kf_read_full(req_fd, src, h.srclen) != (long)h.srclen)
+            _exit(0);
+        name[h.namelen] = '\0';
+        src[h.srclen] = '\0';
+
+        char err[512] = "";
+        char path[PATH_MAX] = "";
+        char *log = NULL;
+        void *bin = NULL;
+        size_t binlen = 0;
+        double t0 = kf_now();
+        int rc = rtc_compile(src, h.namelen ? name : NULL, opt, &bin, &binlen, &log, err, sizeof err);
+        double ms = (kf_now() - t0) * 1e3;
+        if (rc == 0)
+            rc = rtc_cache_store(cache, src, opt, bin, binlen, path, sizeof path, err, sizeof err);
+        free(bin);
+
+        strbuf text = {0};
+        if (rc != 0) {
+            sb_append(&text, err);
+            sb_append(&text, "\n");
+        }
+        if (log)
+            sb_append(&text, log);
+        free(log);
+
+        rep_hdr r = {
+            .tag = h.tag,
+            .ok = rc == 0,
+            .ms = ms,
+            .pathlen = rc == 0 ? (uint32_t)strlen(path) : 0,
+            .loglen = (uint32_t)text.len,
+        };
+        strbuf msg = {0};
+        sb_appendn(&msg, (const char *)&r, sizeof r);
+        sb_appendn(&msg, path, r.pathlen);
+        if (text.len)
+            sb_appendn(&msg, text.s, text.len);
+        if (msg.failed || kf_write_full(rep_fd, msg.s, msg.len) != 0)
+            _exit(msg.failed ? 3 : 0);
+        sb_free(&msg);
+        sb_free(&text);
+        free(src);
+        free(name);
+    }
+}
+
+static int spawn_worker(rtc_pool *p, int i, char *err, size_t errlen)
+{
+    int req[2], rep[2];
+    if (pipe2(req, O_CLOEXEC) != 0) {
+        kf_err(err, errlen, "pipe: %s", strerror(errno));
+        return -1;
+    }
+    if (pipe2(rep, O_CLOEXEC) != 0) {
+        kf_err(err, errlen, "pipe: %s", strerror(errno));
+        close(req[0]);
+        close(req[1]);
+        return -1;
+    }
+    pid_t pid = fork();
+    if (pid < 0) {
+        kf_err(err, errlen, "fork: %s", strerror(errno));
+        close(req[0]);
+        close(req[1]);
+        close(rep[0]);
+        close(rep[1]);
+        return -1;
+    }
+    if (pid == 0) {
+        /* Keep only this worker's ends: a sibling's pipe held open here would
+         * hide that sibling's death from the parent. */
+        close(req[1]);
+        close(rep[0]);
+        for (int j = 0; j < p->n; j++) {
+            if (j == i)
+                continue;
+            if (p->w[j].req_fd >= 0)
+                close(p->w[j].req_fd);
+            if (p->w[j].rep_fd >= 0)
+                close(p->w[j].rep_fd);
+        }
+        close(p->note[0]);
+        close(p->note[1]);
+        worker_main(req[0], rep[1], &p->cache, &p->opt);
+    }
+    close(req[0]);
+    close(rep[1]);
+    rtc_worker *w = &p->w[i];
+    w->pid = pid;
+    w->req_fd = req[1];
+    w->rep_fd = rep[0];
+    w->job = NULL;
+    w->ready = false;
+    return 0;
+}
+
+/* write() that reports EPIPE instead of raising SIGPIPE, without touching
+ * the caller's SIGPIPE disposition. */
+static int write_nosigpipe(int fd, const void *buf, size_t len)
+{
+    sigset_t pipeset, old, pending;
+    sigemptyset(&pipeset);
+    sigaddset(&pipeset, SIGPIPE);
+    sigpending(&pending);
+    bool was_pending = sigismember(&pending, SIGPIPE);
+    sigprocmask(SIG_BLOCK, &pipeset, &old);
+    int rc = kf_write_full(fd, buf, len);
+    int e = errno;
+    if (rc != 0 && e == EPIPE && !was_pending) {
+        struct timespec zero = {0, 0};
+        while (sigtimedwait(&pipeset, NULL, &zero) < 0 && errno == EINTR)
+            ;
+    }
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    errno = e;
+    return rc;
+}
+
+static void send_job(rtc_pool *p, rtc_worker *w, rtc_job *j)
+{
+    size_t namelen = j->name ? strlen(j->name) : 0;
+    size_t srclen = strlen(j->src);
+    req_hdr h = {.tag = j->tag, .namelen = (uint32_t)namelen, .srclen = srclen};
+    w->job = j;
+    p->nbusy++;
+    if (write_nosigpipe(w->req_fd, &h, sizeof h) != 0 ||
+        write_nosigpipe(w->req_fd, j->name ? j->name : "", namelen) != 0 ||
+        write_nosigpipe(w->req_fd, j->src, srclen) != 0) {
+        /* The worker is gone (or the pipe is unusable): make sure its reply
+         * pipe reports EOF so the job fails through the usual path. */
+        kill(w->pid, SIGKILL);
+    }
+}
+
+static void push_failed(rtc_pool *p, rtc_job *j, const char *msg)
+{
+    if (!j->msg)
+        j->msg = strdup(msg);
+    j->next = NULL;
+    if (p->failed_tail)
+        p->failed_tail->next = j;
+    else
+        p->failed = j;
+    p->failed_tail = j;
+    if (p->nfailed++ == 0) {
+        char c = 1;
+        while (write(p->note[1], &c, 1) < 0 && errno == EINTR)
+            ;
+    }
+}
+
+static rtc_job *pop_queued(rtc_pool *p)
+{
+    rtc_job *j = p->head;
+    if (!j)
+        return NULL;
+    p->head = j->next;
+    if (!p->head)
+        p->tail = NULL;
+    j->next = NULL;
+    p->nqueued--;
+    return j;
+}
+
+/* Gives queued jobs to idle workers, restarting empty slots when there is
+ * work.  With no worker left at all, the queue fails rather than hangs. */
+static void dispatch(rtc_pool *p)
+{
+    bool live = false;
+    for (int i = 0; i < p->n; i++) {
+        rtc_worker *w = &p->w[i];
+        if (w->pid <= 0 && p->head)
+            spawn_worker(p, i, p->spawn_err, sizeof p->spawn_err);
+        if (w->pid <= 0)
+            continue;
+        live = true;
+        if (!w->job && p->head)
+            send_job(p, w, pop_queued(p));
+    }
+    if (!live && p->head) {
+        char msg[300];
+        snprintf(msg, sizeof msg, "cannot start a compiler worker: %s", p->spawn_err);
+        rtc_job *j;
+        while ((j = pop_queued(p)) != NULL)
+            push_failed(p, j, msg);
+    }
+}
+
+static void describe_status(int st, char *buf, size_t len)
+{
+    if (WIFSIGNALED(st))
+        snprintf(buf, len, "compiler worker died (signal %d)", WTERMSIG(st));
+    else if (WIFEXITED(st))
+        snprintf(buf, len, "compiler worker died (exit status %d)", WEXITSTATUS(st));
+    else
+        snprintf(buf, len, "compiler worker died");
+}
+
+static void close_worker_fds(rtc_worker *w)
+{
+    if (w->req_fd >= 0)
+        close(w->req_fd);
+    if (w->rep_fd >= 0)
+        close(w->rep_fd);
+    w->req_fd = w->rep_fd = -1;
+}
+
+/* The worker's reply pipe hit EOF or garbage: reap it, fail its job, and
+ * start a replacement. */
+static void worker_died(rtc_pool *p, rtc_worker *w, rtc_done *d)
+{
+    rtc_job *j = w->job;
+    close_worker_fds(w);
+    /* A worker that already died is a zombie and keeps its status; one that
+     * sent garbage is still running and must go. */
+    kill(w->pid, SIGKILL);
+    int st = 0;
+    pid_t r;
+    while ((r = waitpid(w->pid, &st, 0)) < 0 && errno == EINTR)
+        ;
+    char msg[128];
+    if (r == w->pid)
+        describe_status(st, msg, sizeof msg);
+    else
+        snprintf(msg, sizeof msg, "compiler worker died");
+    w->pid = -1;
+    w->job = NULL;
+    p->nbusy--;
+
+    d->tag = j->tag;
+    d->ok = false;
+    d->cubin_path[0] = '\0';
+    d->ms = 0;
+    d->log = strdup(msg);
+    job_free(j);
+
+    int i = (int)(w - p->w);
+    spawn_worker(p, i, p->spawn_err, sizeof p->spawn_err);
+}
+
+/* Reads one reply from a readable worker into d. */
+static void read_reply(rtc_pool *p, rtc_worker *w, rtc_done *d)
+{
+    rep_hdr h;
+    if (kf_read_full(w->rep_fd, &h, sizeof h) != (long)sizeof h || h.tag != w->job->tag ||
+        h.pathlen >= sizeof d->cubin_path || h.loglen > RTC_MAX_LOG) {
+        worker_died(p, w, d);
+        return;
+    }
+    char *log = NULL;
+    if (h.loglen) {
+        log = malloc((size_t)h.loglen + 1);
+        if (!log) {
+            /* Cannot drain the reply; the stream is lost with this worker. */
+            worker_died(p, w, d);
+            return;
+        }
+    }
+    if (kf_read_full(w->rep_fd, d->cubin_path, h.pathlen) != (long)h.pathlen ||
+        (log && kf_read_full(w->rep_fd, log, h.loglen) != (long)h.loglen)) {
+        free(log);
+        worker_died(p, w, d);
+        return;
+    }
+    d->cubin_path[h.pathlen] = '\0';
+    if (log)
+        log[h.loglen] = '\0';
+    d->tag = w->job->tag;
+    d->ok = h.ok != 0;
+    d->ms = h.ms;
+    d->log = log;
+    job_free(w->job);
+    w->job = NULL;
+    p->nbusy--;
+}
+
+rtc_pool *rtc_pool_new(int jobs, const rtc_cache *cache, const rtc_options *opt,
+                       char *err, size_t errlen)
+{
+    if (jobs <= 0) {
+        long n = sysconf(_SC_NPROCESSORS_ONLN);
+        jobs = n > 0 ? (int)n : 1;
+    }
+    if (jobs > 1024)
+        jobs = 1024;
+    /* Workers must inherit the no-cache directory, not make one each. */
+    if ((!cache || !cache->enabled) && !nocache_dir(err, errlen))
+        return NULL;
+
+    rtc_pool *p = calloc(1, sizeof *p);
+    if (!p || !(p->w = calloc((size_t)jobs, sizeof *p->w))) {
+        free(p);
+        kf_err(err, errlen, "out of memory");
+        return NULL;
+    }
+    p->n = jobs;
+    p->note[0] = p->note[1] = -1;
+    for (int i = 0; i < jobs; i++) {
+        p->w[i].pid = -1;
+        p->w[i].req_fd = p->w[i].rep_fd = -1;
+    }
+    if (cache)
+        p->cache = *cache;
+    p->opt = *opt;
+    if (pipe2(p->note, O_CLOEXEC | O_NONBLOCK) != 0) {
+        kf_err(err, errlen, "pipe: %s", strerror(errno));
+        p->note[0] = p->note[1] = -1;
+        rtc_pool_free(p);
+        return NULL;
+    }
+    for (int i = 0; i < jobs; i++) {
+        if (spawn_worker(p, i, err, errlen) != 0) {
+            rtc_pool_free(p);
+            return NULL;
+        }
+    }
+    return p;
+}
+
+void rtc_pool_submit(rtc_pool *p, int tag, const char *src, const char *name)
+{
+    rtc_job *j = calloc(1, sizeof *j);
+    if (!j) {
+        /* No way to report it later without memory to remember it. */
+        fprintf(stderr, "kforge: out of memory\n");
+        abort();
+    }
+    j->tag = tag;
+    j->src = strdup(src);
+    j->name = name ? strdup(name) : NULL;
+    if (!j->src || (name && !j->name)) {
+        push_failed(p, j, "out of memory");
+        return;
+    }
+    if (p->tail)
+        p->tail->next = j;
+    else
+        p->head = j;
+    p->tail = j;
+    p->nqueued++;
+    dispatch(p);
+}
+
+int rtc_pool_pending(const rtc_pool *p)
+{
+    return p->nqueued + p->nbusy + p->nfailed;
+}
+
+int rtc_pool_pollfds(rtc_pool *p, struct pollfd *fds, int max)
+{
+    dispatch(p);
+    int n = 0;
+    if (p->nfailed && n < max)
+        fds[n++] = (struct pollfd){.fd = p->note[0], .events = POLLIN};
+    for (int i = 0; i < p->n && n < max; i++)
+        if (p->w[i].job)
+            fds[n++] = (struct pollfd){.fd = p->w[i].rep_fd, .events = POLLIN};
+    return n;
+}
+
+int rtc_pool_collect(rtc_pool *p, const struct pollfd *fds, int nfds, rtc_done *done, int maxdone)
+{
+    int got = 0;
+    while (p->failed && got < maxdone) {
+        rtc_job *j = p->failed;
+        p->failed = j->next;
+        if (!p->failed)
+            p->failed_tail = NULL;
+        p->nfailed--;
+        rtc_done *d = &done[got++];
+        d->tag = j->tag;
+        d->ok = false;
+        d->cubin_path[0] = '\0';
+        d->ms = 0;
+        d->log = j->msg;
+        j->msg = NULL;
+        job_free(j);
+    }
+    if (!p->failed) {
+        char buf[64];
+        while (read(p->note[0], buf, sizeof buf) > 0)
+            ;
+    }
+
+    /* Mark first, read after: reading may replace a dead worker, and the
+     * replacement can reuse a closed fd number still listed in fds. */
+    int nready = 0;
+    for (int k = 0; k < nfds; k++) {
+        if (!(fds[k].revents & (POLLIN | POLLHUP | POLLERR)))
+            continue;
+        for (int i = 0; i < p->n; i++) {
+            rtc_worker *w = &p->w[i];
+            if (w->job && !w->ready && w->rep_fd == fds[k].fd) {
+                w->ready = true;
+                nready++;
+            }
+        }
+    }
+    for (int i = 0; i < p->n && nready > 0; i++) {
+        rtc_worker *w = &p->w[i];
+        if (!w->ready)
+            continue;
+        w->ready = false;
+        nready--;
+        if (got >= maxdone)
+            continue;   /* still readable; the next poll() reports it again */
+        /* fds may be stale (from an earlier rtc_pool_pollfds); never block. */
+        struct pollfd pf = {.fd = w->rep_fd, .events = POLLIN};
+        if (poll(&pf, 1, 0) <= 0)
+            continue;
+        read_reply(p, w, &done[got++]);
+    }
+    dispatch(p);
+    return got;
+}
+
+int rtc_pool_wait(rtc_pool *p, int timeout_ms, rtc_done *done)
+{
+    double deadline = timeout_ms >= 0 ? kf_now() + timeout_ms / 1e3 : 0;
+    struct pollfd *fds = malloc(sizeof *fds * (size_t)(p->n + 1));
+    if (!fds)
+        return 0;
+    int rc = 0;
+    for (;;) {
+        if (rtc_pool_pending(p) == 0) {
+            rc = -1;
+            break;
+        }
+        int nf = rtc_pool_pollfds(p, fds, p->n + 1);
+        int wait = -1;
+        if (timeout_ms >= 0) {
+            double left = (deadline - kf_now()) * 1e3;
+            wait = left > 0 ? (int)(left + 0.999) : 0;
+        }
+        int r = poll(fds, (nfds_t)nf, wait);
+        if (r < 0)
+            break;   /* EINTR: let the caller look at its signal flags */
+        if (r > 0 && rtc_pool_collect(p, fds, nf, done, 1) == 1) {
+            rc = 1;
+            break;
+        }
+        if (timeout_ms >= 0 && kf_now() >= deadline)
+            break;
+    }
+    free(fds);
+    return rc;
+}
+
+void rtc_pool_free(rtc_pool *p)
+{
+    if (!p)
+        return;
+    /* Idle workers exit on EOF; busy ones get SIGTERM, SIGKILL if they linger. */
+    for (int i = 0; i < p->n; i++) {
+        close_worker_fds(&p->w[i]);
+        if (p->w[i].pid > 0)
+            kill(p->w[i].pid, SIGTERM);
+    }
+    double deadline = kf_now() + 2.0;
+    for (int i = 0; i < p->n; i++) {
+        rtc_worker *w = &p->w[i];
+        while (w->pid > 0) {
+            pid_t r = waitpid(w->pid, NULL, WNOHANG);
+            if (r == w->pid || (r < 0 && errno != EINTR)) {
+                w->pid = -1;
+                break;
+            }
+            if (kf_now() >= deadline) {
+                kill(w->pid, SIGKILL);
+                while (waitpid(w->pid, NULL, 0) < 0 && errno == EINTR)
+                    ;
+                w->pid = -1;
+                break;
+            }
+            struct timespec ts = {0, 5 * 1000 * 1000};
+            nanosleep(&ts, NULL);
+        }
+        job_free(w->job);
+        w->job = NULL;
+    }
+    rtc_job *j;
+    while ((j = pop_queued(p)) != NULL)
+        job_free(j);
+    while ((j = p->failed) != NULL) {
+        p->failed = j->next;
+        job_free(j);
+    }
+    if (p->note[0] >= 0)
+        close(p->note[0]);
+    if (p->note[1] >= 0)
+        close(p->note[1]);
+    free(p->w);
+    free(p);
+}

@@ -1,0 +1,112 @@
+/*
+ * rtc.h -- NVRTC compilation to cubins, the on-disk cubin cache, and a pool
+ * of compiler worker processes.
+ *
+ * Threads inside one process stop scaling at about 2 NVRTC compiles in
+ * flight, so the pool forks processes.  The pool is created before anything
+ * initialises CUDA (CUDA does not survive fork()).
+ *
+ * Cache layout: <dir>/<key>.cubin and <dir>/<key>.key, where key is the
+ * 128-bit hash (hex) of the key text: NVRTC version, options, architecture
+ * and the full source.  The .key file holds that text, and a lookup
+ * compares it byte for byte, so a hash collision is a miss, not a wrong
+ * binary.  Files are written atomically (temporary file + rename), so
+ * concurrent kforge processes can share one cache.
+ */
+#ifndef KF_RTC_H
+#define KF_RTC_H
+
+#include <limits.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef struct {
+    char arch[16];      /* "sm_90" */
+    bool lineinfo;      /* -lineinfo (for compute-sanitizer and ncu) */
+} rtc_options;
+
+/* NVRTC's version; -1 if NVRTC cannot be used. */
+int rtc_version(int *major, int *minor);
+
+/* Compiles src (kernel entry points extern "C") straight to a cubin for
+ * opt->arch.  On success returns 0 and a malloc'd cubin.  On failure returns
+ * -1, sets *log to the malloc'd NVRTC program log (may be NULL) and err to a
+ * one-line message.  *log is also set (or NULL) on success when the log is
+ * not empty (warnings).  The program is destroyed on every path. */
+int rtc_compile(const char *src, const char *name, const rtc_options *opt,
+                void **cubin, size_t *cubin_len, char **log, char *err, size_t errlen);
+
+typedef struct {
+    char dir[PATH_MAX];
+    bool enabled;
+} rtc_cache;
+
+/* dir: explicit directory, or NULL for $KFORGE_CACHE_DIR, else
+ * $XDG_CACHE_HOME/kforge, else $HOME/.cache/kforge, else /tmp/kforge-cache-<uid>.
+ * Creates the directory when enabled (the /tmp fallback must then be owned
+ * by this user and not group/world writable); a disabled cache only records
+ * the path. */
+int rtc_cache_init(rtc_cache *c, const char *dir, bool enabled, char *err, size_t errlen);
+
+/* Key text (malloc'd) and its hash. */
+char *rtc_key_text(const char *src, const rtc_options *opt);
+void rtc_cache_key(const char *src, const rtc_options *opt, char key[33]);
+
+/* If a valid entry exists, writes the cubin path and returns true. */
+bool rtc_cache_lookup(const rtc_cache *c, const char *src, const rtc_options *opt,
+                      char *path, size_t pathlen);
+
+/* Stores a cubin; writes its path.  Works (into a private temporary
+ * directory, /tmp/kforge-nocache-XXXXXX) even when the cache is disabled, so
+ * callers always get a path; the process that created that directory
+ * removes it at exit(). */
+int rtc_cache_store(const rtc_cache *c, const char *src, const rtc_options *opt,
+                    const void *cubin, size_t len, char *path, size_t pathlen,
+                    char *err, size_t errlen);
+
+/* ---------------------------------------------------------------------- */
+/* Worker pool. */
+
+typedef struct {
+    int tag;                 /* as submitted */
+    bool ok;
+    char cubin_path[PATH_MAX];
+    double ms;               /* compile wall time in the worker */
+    char *log;               /* malloc'd NVRTC log or error text, or NULL; caller frees */
+} rtc_done;
+
+typedef struct rtc_pool rtc_pool;
+
+/* Forks jobs workers (jobs <= 0: the number of online CPUs). */
+rtc_pool *rtc_pool_new(int jobs, const rtc_cache *cache, const rtc_options *opt,
+                       char *err, size_t errlen);
+
+/* Queues a compile (src and name are copied).  Never blocks on workers. */
+void rtc_pool_submit(rtc_pool *p, int tag, const char *src, const char *name);
+
+/* Jobs queued or running. */
+int rtc_pool_pending(const rtc_pool *p);
+
+/* For an event loop: gives queued jobs to idle workers, then adds one
+ * pollfd (POLLIN) per busy worker to fds, plus one internal fd while jobs
+ * that failed without a worker wait to be collected, and returns how many
+ * were added (at most max; jobs + 1 is always enough). */
+int rtc_pool_pollfds(rtc_pool *p, struct pollfd *fds, int max);
+
+/* After poll(): reads the results of workers whose fds are readable, gives
+ * queued jobs to idle workers, and returns the number of rtc_done written
+ * (at most maxdone).  A worker that died is replaced; its job is reported as
+ * failed with a message. */
+int rtc_pool_collect(rtc_pool *p, const struct pollfd *fds, int nfds, rtc_done *done, int maxdone);
+
+/* Blocking convenience: waits up to timeout_ms (-1 = forever) for one job to
+ * finish.  Returns 1 and fills *done, 0 on timeout or when a signal
+ * interrupted the wait (so a SIGINT flag can be checked), -1 when nothing is
+ * pending. */
+int rtc_pool_wait(rtc_pool *p, int timeout_ms, rtc_done *done);
+
+/* Kills and reaps the workers. */
+void rtc_pool_free(rtc_pool *p);
+
+#endif

@@ -1,0 +1,465 @@
+/*
+ * verify.c -- input data, the CPU reference and the comparison.
+ *
+ * Data comes from a counter-based generator (splitmix64 of a per-(seed,
+ * dtype, op) key plus i times the golden ratio), so element i depends only
+ * on (seed, dtype, op, i): a larger n extends the same data, and a GPU-side
+ * or multi-threaded filler could reproduce it element by element.
+ *
+ * Floating-point bounds follow Higham: a result whose every input went
+ * through at most d roundings has |error| <= gamma_d * sum|x_i| (sum) or
+ * |ref| * gamma_(n-1) (prod).  For large d the worst-case bound loses all
+ * meaning (d u >= 1 makes it infinite), so the bound used is the smaller of
+ * gamma_d and the probabilistic bound of Higham & Mary (2019),
+ * exp(lambda sqrt(d) u + d u^2 / (1 - u)) - 1, which holds for independent
+ * mean-zero rounding errors with probability >= 1 - 2 d exp(-lambda^2 / 2)
+ * (lambda = 10: about 4e-13 at d = 2^30).
+ */
+#include "verify.h"
+
+#include <float.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+// ----------------------------------------------------------------------------
+// Generator
+
+#define GOLDEN UINT64_C(0x9E3779B97F4A7C15)
+
+static inline uint64_t mix64(uint64_t z)
+{
+    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+    return z ^ (z >> 31);
+}
+
+static uint64_t fill_key(kf_dtype t, kf_op op, uint64_t seed)
+{
+    uint64_t salt = UINT64_C(0x6b666f7267650000) | ((uint64_t)t << 8) | (uint64_t)op;
+    return mix64(seed ^ mix64(salt));
+}
+
+/* The random word of element i: mix64(key + (i + 1) * GOLDEN). */
+static inline uint64_t elem_bits(uint64_t key, int64_t i)
+{
+    return mix64(key + (uint64_t)(i + 1) * GOLDEN);
+}
+
+/* How the random word becomes a value.  Floats with bitwise ops (not a
+ * meaningful case, but not worth crashing over) use raw bit patterns. */
+typedef enum {
+    D_BITS32, D_BITS64,     /* full-range integers / raw bits */
+    D_ODD32, D_ODD64,       /* random odd integers (prod) */
+    D_AND32, D_AND64,       /* all ones, ~1/64 with one bit clear */
+    D_OR32, D_OR64,         /* all zeros, ~1/64 with one bit set */
+    D_UNI32, D_UNI64,       /* uniform floats in [-1, 1) */
+    D_NEAR32, D_NEAR64      /* floats in [1 - 2^-12, 1 + 2^-12] (prod) */
+} dist;
+
+static dist pick_dist(kf_dtype t, kf_op op)
+{
+    bool wide = kf_dtype_size(t) == 8;
+    bool fl = kf_dtype_is_float(t);
+    switch (op) {
+    case KF_OP_PROD:
+        if (fl)
+            return wide ? D_NEAR64 : D_NEAR32;
+        return wide ? D_ODD64 : D_ODD32;
+    case KF_OP_AND: return wide ? D_AND64 : D_AND32;
+    case KF_OP_OR: return wide ? D_OR64 : D_OR32;
+    case KF_OP_XOR: return wide ? D_BITS64 : D_BITS32;
+    default:
+        if (fl)
+            return wide ? D_UNI64 : D_UNI32;
+        return wide ? D_BITS64 : D_BITS32;
+    }
+}
+
+/* 24 random bits k: k * 2^-23 - 1 is exact in float. */
+static inline float uni32(uint64_t r) { return (float)((int32_t)(r >> 40) - 0x800000) * 0x1p-23f; }
+/* 53 random bits. */
+static inline double uni64(uint64_t r)
+{
+    return (double)((int64_t)(r >> 11) - (INT64_C(1) << 52)) * 0x1p-52;
+}
+/* 1 + k 2^-23 with k in [-2^11, 2^11): exact in float. */
+static inline float near32(uint64_t r) { return 1.0f + (float)((int32_t)(r >> 52) - 2048) * 0x1p-23f; }
+/* 1 + k 2^-52 with k in [-2^40, 2^40). */
+static inline double near64(uint64_t r)
+{
+    return 1.0 + (double)((int64_t)(r >> 23) - (INT64_C(1) << 40)) * 0x1p-52;
+}
+
+#define FILL_LOOP(T, EXPR)                                          \
+    do {                                                            \
+        T *p_ = (T *)buf;                                           \
+        uint64_t z_ = key;                                          \
+        for (int64_t i_ = 0; i_ < n; i_++) {                        \
+            z_ += GOLDEN;                                           \
+            uint64_t r = mix64(z_);                                 \
+            p_[i_] = (EXPR);                                        \
+        }                                                           \
+    } while (0)
+
+void verify_fill(kf_dtype t, kf_op op, uint64_t seed, void *buf, int64_t n)
+{
+    if (n <= 0)
+        return;
+    uint64_t key = fill_key(t, op, seed);
+    dist d = pick_dist(t, op);
+    switch (d) {
+    case D_BITS32: FILL_LOOP(uint32_t, (uint32_t)(r >> 32)); break;
+    case D_BITS64: FILL_LOOP(uint64_t, r); break;
+    case D_ODD32: FILL_LOOP(uint32_t, (uint32_t)(r >> 32) | 1u); break;
+    case D_ODD64: FILL_LOOP(uint64_t, r | 1u); break;
+    case D_AND32: FILL_LOOP(uint32_t, (r & 63) ? UINT32_MAX : ~(UINT32_C(1) << ((r >> 6) & 31))); break;
+    case D_AND64: FILL_LOOP(uint64_t, (r & 63) ? UINT64_MAX : ~(UINT64_C(1) << ((r >> 6) & 63))); break;
+    case D_OR32: FILL_LOOP(uint32_t, (r & 63) ? 0u : UINT32_C(1) << ((r >> 6) & 31)); break;
+    case D_OR64: FILL_LOOP(uint64_t, (r & 63) ? 0u : UINT64_C(1) << ((r >> 6) & 63)); break;
+    case D_UNI32: FILL_LOOP(float, uni32(r)); break;
+    case D_UNI64: FILL_LOOP(double, uni64(r)); break;
+    case D_NEAR32: FILL_LOOP(float, near32(r)); break;
+    case D_NEAR64: FILL_LOOP(double, near64(r)); break;
+    }
+
+    /* Never all zeros: element 0 is made nonzero.  This depends on element
+     * 0 alone, so the data stays independent of n. */
+    uint64_t r0 = elem_bits(key, 0);
+    switch (d) {
+    case D_OR32: case D_BITS32: {
+        uint32_t *p = buf;
+        if (p[0] == 0)
+            p[0] = UINT32_C(1) << ((r0 >> 6) & 31);
+        break;
+    }
+    case D_OR64: case D_BITS64: {
+        uint64_t *p = buf;
+        if (p[0] == 0)
+            p[0] = UINT64_C(1) << ((r0 >> 6) & 63);
+        break;
+    }
+    case D_UNI32: {
+        float *p = buf;
+        if (p[0] == 0.0f)
+            p[0] = 0.5f;
+        break;
+    }
+    case D_UNI64: {
+        double *p = buf;
+        if (p[0] == 0.0)
+            p[0] = 0.5;
+        break;
+    }
+    default: break;     /* odd, near-1 and all-ones data are never zero */
+    }
+}
+
+// ----------------------------------------------------------------------------
+// Identity and reference
+
+kf_value verify_identity(kf_dtype t, kf_op op)
+{
+    kf_value v;
+    v.bits = 0;
+    bool wide = kf_dtype_size(t) == 8;
+    switch (op) {
+    case KF_OP_SUM: case KF_OP_OR: case KF_OP_XOR:
+        break;
+    case KF_OP_AND:
+        if (wide)
+            v.bits = UINT64_MAX;
+        else
+            v.u32 = UINT32_MAX;
+        break;
+    case KF_OP_PROD:
+        switch (t) {
+        case KF_INT32: v.i32 = 1; break;
+        case KF_UINT32: v.u32 = 1; break;
+        case KF_INT64: v.i64 = 1; break;
+        case KF_FLOAT32: v.f32 = 1.0f; break;
+        case KF_FLOAT64: v.f64 = 1.0; break;
+        default: break;
+        }
+        break;
+    case KF_OP_MIN:
+        switch (t) {
+        case KF_INT32: v.i32 = INT32_MAX; break;
+        case KF_UINT32: v.u32 = UINT32_MAX; break;
+        case KF_INT64: v.i64 = INT64_MAX; break;
+        case KF_FLOAT32: v.f32 = INFINITY; break;
+        case KF_FLOAT64: v.f64 = INFINITY; break;
+        default: break;
+        }
+        break;
+    case KF_OP_MAX:
+        switch (t) {
+        case KF_INT32: v.i32 = INT32_MIN; break;
+        case KF_UINT32: v.u32 = 0; break;
+        case KF_INT64: v.i64 = INT64_MIN; break;
+        case KF_FLOAT32: v.f32 = -INFINITY; break;
+        case KF_FLOAT64: v.f64 = -INFINITY; break;
+        default: break;
+        }
+        break;
+    default: break;
+    }
+    return v;
+}
+
+/* Bitwise reductions on raw words of either width. */
+#define BITWISE_LOOPS(T)                                                      \
+    do {                                                                      \
+        const T *p = buf;                                                     \
+        T a = op == KF_OP_AND ? (T)~(T)0 : 0;                                 \
+        if (op == KF_OP_AND)                                                  \
+            for (int64_t i = 0; i < n; i++)                                   \
+                a &= p[i];                                                    \
+        else if (op == KF_OP_OR)                                              \
+            for (int64_t i = 0; i < n; i++)                                   \
+                a |= p[i];                                                    \
+        else                                                                  \
+            for (int64_t i = 0; i < n; i++)                                   \
+                a ^= p[i];                                                    \
+        return a;                                                             \
+    } while (0)
+
+static uint64_t ref_bitwise(kf_op op, const void *buf, int64_t n, bool wide)
+{
+    if (wide)
+        BITWISE_LOOPS(uint64_t);
+    BITWISE_LOOPS(uint32_t);
+}
+
+/* Integer sum/prod/min/max: unsigned arithmetic wraps exactly like the GPU's
+ * two's complement; min and max compare with the type's own signedness.
+ * One loop per operation keeps the inner loops free of branches. */
+#define DEFINE_INT_REF(NAME, T, UT)                                           \
+    static T NAME(kf_op op, const T *p, int64_t n, T ident, double *abs_sum)  \
+    {                                                                         \
+        double as = 0;                                                        \
+        T res;                                                                \
+        if (op == KF_OP_SUM) {                                                \
+            UT acc = 0;                                                       \
+            for (int64_t i = 0; i < n; i++)                                   \
+                acc += (UT)p[i];                                              \
+            memcpy(&res, &acc, sizeof res);                                   \
+        } else if (op == KF_OP_PROD) {                                        \
+            UT acc = 1;                                                       \
+            for (int64_t i = 0; i < n; i++)                                   \
+                acc *= (UT)p[i];                                              \
+            memcpy(&res, &acc, sizeof res);                                   \
+        } else if (op == KF_OP_MIN) {                                         \
+            res = ident;                                                      \
+            for (int64_t i = 0; i < n; i++)                                   \
+                res = p[i] < res ? p[i] : res;                                \
+        } else {                                                              \
+            res = ident;                                                      \
+            for (int64_t i = 0; i < n; i++)                                   \
+                res = p[i] > res ? p[i] : res;                                \
+        }                                                                     \
+        if (abs_sum) {                                                        \
+            for (int64_t i = 0; i < n; i++)                                   \
+                as += fabs((double)p[i]);                                     \
+            *abs_sum = as;                                                    \
+        }                                                                     \
+        return res;                                                           \
+    }
+
+DEFINE_INT_REF(ref_i32, int32_t, uint32_t)
+DEFINE_INT_REF(ref_u32, uint32_t, uint32_t)
+DEFINE_INT_REF(ref_i64, int64_t, uint64_t)
+
+/* Floats: sum in long double with Neumaier (Kahan-Babuska) compensation,
+ * prod in long double, min/max exact; the result is rounded to T once. */
+#define DEFINE_FLOAT_REF(NAME, T)                                             \
+    static T NAME(kf_op op, const T *p, int64_t n, T ident, double *abs_sum)  \
+    {                                                                         \
+        double as = 0;                                                        \
+        T res = ident;                                                        \
+        if (op == KF_OP_SUM) {                                                \
+            long double s = 0, c = 0;                                         \
+            for (int64_t i = 0; i < n; i++) {                                 \
+                long double x = p[i], tt = s + x;                             \
+                if (fabsl(s) >= fabsl(x))                                     \
+                    c += (s - tt) + x;                                        \
+                else                                                          \
+                    c += (x - tt) + s;                                        \
+                s = tt;                                                       \
+            }                                                                 \
+            res = (T)(s + c);                                                 \
+        } else if (op == KF_OP_PROD) {                                        \
+            long double pr = 1;                                               \
+            for (int64_t i = 0; i < n; i++)                                   \
+                pr *= p[i];                                                   \
+            res = (T)pr;                                                      \
+        } else if (op == KF_OP_MIN) {                                         \
+            for (int64_t i = 0; i < n; i++)                                   \
+                res = p[i] < res ? p[i] : res;                                \
+        } else {                                                              \
+            for (int64_t i = 0; i < n; i++)                                   \
+                res = p[i] > res ? p[i] : res;                                \
+        }                                                                     \
+        if (abs_sum) {                                                        \
+            for (int64_t i = 0; i < n; i++)                                   \
+                as += fabs((double)p[i]);                                     \
+            *abs_sum = as;                                                    \
+        }                                                                     \
+        return res;                                                           \
+    }
+
+DEFINE_FLOAT_REF(ref_f32, float)
+DEFINE_FLOAT_REF(ref_f64, double)
+
+kf_value verify_reference(kf_dtype t, kf_op op, const void *buf, int64_t n, double *abs_sum)
+{
+    kf_value out;
+    out.bits = 0;
+    if (n < 0)
+        n = 0;
+    if (kf_op_is_bitwise(op)) {
+        /* on raw words (for floats too: not a meaningful case, but a
+         * defined one); abs_sum only for integers, 0 for float bit patterns */
+        bool wide = kf_dtype_size(t) == 8;
+        uint64_t b = ref_bitwise(op, buf, n, wide);
+        if (wide)
+            out.bits = b;
+        else
+            out.u32 = (uint32_t)b;
+        if (abs_sum) {
+            *abs_sum = 0;
+            if (t == KF_INT32)
+                ref_i32(KF_OP_MIN, buf, n, 0, abs_sum);
+            else if (t == KF_UINT32)
+                ref_u32(KF_OP_MIN, buf, n, 0, abs_sum);
+            else if (t == KF_INT64)
+                ref_i64(KF_OP_MIN, buf, n, 0, abs_sum);
+        }
+        return out;
+    }
+    kf_value id = verify_identity(t, op);
+    switch (t) {
+    case KF_INT32: out.i32 = ref_i32(op, buf, n, id.i32, abs_sum); break;
+    case KF_UINT32: out.u32 = ref_u32(op, buf, n, id.u32, abs_sum); break;
+    case KF_INT64: out.i64 = ref_i64(op, buf, n, id.i64, abs_sum); break;
+    case KF_FLOAT32: out.f32 = ref_f32(op, buf, n, id.f32, abs_sum); break;
+    case KF_FLOAT64: out.f64 = ref_f64(op, buf, n, id.f64, abs_sum); break;
+    default:
+        if (abs_sum)
+            *abs_sum = 0;
+        break;
+    }
+    return out;
+}
+
+// ----------------------------------------------------------------------------
+// Tolerance and comparison
+
+/* Relative bound for d roundings of unit roundoff u: min(gamma_d, the
+ * probabilistic bound with lambda = 10); see the comment at the top. */
+static double rel_bound(double d, double u)
+{
+    if (d <= 0)
+        return 0;
+    double det = d * u < 1 ? d * u / (1 - d * u) : INFINITY;
+    double prob = expm1(10.0 * sqrt(d) * u + d * u * u / (1 - u));
+    return det < prob ? det : prob;
+}
+
+static double half_ulp(kf_dtype t, kf_value ref)
+{
+    if (t == KF_FLOAT32) {
+        float a = fabsf(ref.f32);
+        if (!isfinite(a))
+            return 0;
+        float up = nextafterf(a, INFINITY);
+        return isfinite(up) ? 0.5 * ((double)up - (double)a) : 0.5 * ((double)a - nextafterf(a, 0));
+    }
+    double a = fabs(ref.f64);
+    if (!isfinite(a))
+        return 0;
+    double up = nextafter(a, INFINITY);
+    return isfinite(up) ? 0.5 * (up - a) : 0.5 * (a - nextafter(a, 0));
+}
+
+double verify_tolerance(kf_dtype t, kf_op op, int64_t n, int64_t depth, double abs_sum, kf_value ref)
+{
+    if (!kf_dtype_is_float(t) || (op != KF_OP_SUM && op != KF_OP_PROD))
+        return 0;
+    double u = t == KF_FLOAT32 ? 0x1p-24 : 0x1p-53;
+    /* the long double reference's own error (64-bit significand) */
+    double uref = LDBL_EPSILON;
+    double r = t == KF_FLOAT32 ? fabs((double)ref.f32) : fabs(ref.f64);
+    if (op == KF_OP_SUM) {
+        int64_t hi = n > 1 ? n : 1;
+        int64_t d = depth < 1 ? 1 : depth > hi ? hi : depth;
+        return rel_bound((double)d, u) * abs_sum + half_ulp(t, ref) + 4 * uref * abs_sum;
+    }
+    double d = n > 1 ? (double)(n - 1) : 0;
+    return r * rel_bound(d, u) + half_ulp(t, ref) + r * (double)(n > 0 ? n : 0) * uref;
+}
+
+static double value_as_double(kf_dtype t, kf_value v)
+{
+    switch (t) {
+    case KF_INT32: return v.i32;
+    case KF_UINT32: return v.u32;
+    case KF_INT64: return (double)v.i64;
+    case KF_FLOAT32: return v.f32;
+    case KF_FLOAT64: return v.f64;
+    default: return 0;
+    }
+}
+
+bool verify_compare(kf_dtype t, kf_op op, kf_value gpu, kf_value ref, double tol, kf_result *r)
+{
+    bool ok;
+    double err = 0, used_tol = 0;
+    bool wide = kf_dtype_size(t) == 8;
+
+    if (!kf_dtype_is_float(t) || kf_op_is_bitwise(op)) {
+        ok = wide ? gpu.bits == ref.bits : gpu.u32 == ref.u32;
+        if (!ok)
+            err = kf_dtype_is_float(t) ? NAN
+                                       : fabs(value_as_double(t, gpu) - value_as_double(t, ref));
+    } else {
+        double g = value_as_double(t, gpu), rf = value_as_double(t, ref);
+        if (isnan(g) || isnan(rf)) {
+            ok = false;
+            err = NAN;
+        } else if (!isfinite(rf)) {
+            ok = g == rf;
+            err = ok ? 0 : INFINITY;
+        } else if (!isfinite(g)) {
+            ok = false;
+            err = INFINITY;
+        } else if (op == KF_OP_MIN || op == KF_OP_MAX) {
+            ok = g == rf;       /* -0.0 == 0.0 is fine */
+            err = fabs(g - rf);
+        } else {
+            used_tol = tol;
+            err = fabs(g - rf);
+            ok = err <= tol;
+        }
+    }
+    if (r) {
+        verify_format(t, gpu, r->gpu_value, sizeof r->gpu_value);
+        verify_format(t, ref, r->ref_value, sizeof r->ref_value);
+        r->abs_err = err;
+        r->tolerance = used_tol;
+    }
+    return ok;
+}
+
+void verify_format(kf_dtype t, kf_value v, char *buf, size_t len)
+{
+    switch (t) {
+    case KF_INT32: snprintf(buf, len, "%" PRId32, v.i32); break;
+    case KF_UINT32: snprintf(buf, len, "%" PRIu32, v.u32); break;
+    case KF_INT64: snprintf(buf, len, "%" PRId64, v.i64); break;
+    case KF_FLOAT32: snprintf(buf, len, "%.9g", (double)v.f32); break;
+    case KF_FLOAT64: snprintf(buf, len, "%.17g", v.f64); break;
+    default: snprintf(buf, len, "?"); break;
+    }
+}

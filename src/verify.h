@@ -1,0 +1,55 @@
+/*
+ * verify.h -- input data, the CPU reference, and the comparison that
+ * decides whether a GPU result is right.
+ *
+ * Integers are compared exactly, with the wrap-around of two's complement
+ * arithmetic that the GPU has.  Floating-point results must be within a
+ * bound derived from n, the data and the depth of the summation order
+ * (Higham: |error| <= gamma_d * sum|x_i|, gamma_d = d u / (1 - d u)); min and
+ * max are exact for floats too.  The reference for floats is computed in
+ * long double with compensated (Kahan-Babuska) summation.
+ */
+#ifndef KF_VERIFY_H
+#define KF_VERIFY_H
+
+#include "kforge.h"
+
+typedef union {
+    int32_t i32;
+    uint32_t u32;
+    int64_t i64;
+    float f32;
+    double f64;
+    uint64_t bits;   /* for hashing and exact comparisons */
+} kf_value;
+
+/* Fills buf[0..n) with seeded pseudo-random data suited to op, never all
+ * zeros: sum/min/max/xor: values over the type's range (floats in [-1, 1));
+ * prod: odd integers (the product never becomes 0) or floats near 1 (no
+ * overflow); and: all bits set but a sparse few; or: all clear but a sparse
+ * few.  The same (dtype, op, seed, n) always gives the same data, and
+ * element i does not depend on n. */
+void verify_fill(kf_dtype t, kf_op op, uint64_t seed, void *buf, int64_t n);
+
+/* The identity element of op for t (0 for sum, +inf / INT_MAX for min, ...). */
+kf_value verify_identity(kf_dtype t, kf_op op);
+
+/* The reference result over buf[0..n).  abs_sum (may be NULL) receives
+ * sum |x_i| as a double (for the float bound). */
+kf_value verify_reference(kf_dtype t, kf_op op, const void *buf, int64_t n, double *abs_sum);
+
+/* Tolerance for a floating-point result (0 for integers and for min/max).
+ * depth: the most operations any input goes through on its way to the
+ * result (the caller knows the kernel's shape); n; abs_sum; ref.
+ * sum: gamma_depth * abs_sum (+ the reference's own rounding).
+ * prod: |ref| * gamma_(n-1). */
+double verify_tolerance(kf_dtype t, kf_op op, int64_t n, int64_t depth, double abs_sum, kf_value ref);
+
+/* Compares; fills r->gpu_value, r->ref_value, r->abs_err, r->tolerance.
+ * NaN never passes.  Returns true when correct. */
+bool verify_compare(kf_dtype t, kf_op op, kf_value gpu, kf_value ref, double tol, kf_result *r);
+
+/* Full-precision text ("%.9g" float, "%.17g" double, decimal integers). */
+void verify_format(kf_dtype t, kf_value v, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,89 @@
+#!/bin/sh
+# gpu_suite.sh -- the GPU test suite.  Needs an NVIDIA GPU; elsewhere it
+# prints a SKIP line and succeeds (CI has no GPU).
+#
+#   1. every seed variant, every dtype and op it supports, at odd and even sizes,
+#      verified against the CPU reference (and a misaligned input pointer);
+#   2. the single-pass and vectorised variants (configs/fast.json) the same way;
+#   3. compute-sanitizer memcheck and racecheck on the seed variants;
+#   4. a planted faulting kernel and a planted hanging kernel in a sweep: both
+#      recorded as such, every other variant measured and recorded.
+set -u
+KFORGE=${KFORGE:-build/kforge}
+OUT=${KFORGE_TEST_OUT:-$(mktemp -d)}
+pass=0; fail=0
+ok()   { pass=$((pass+1)); echo "PASS: $1"; }
+bad()  { fail=$((fail+1)); echo "FAIL: $1"; }
+
+if ! why=$("$KFORGE" info 2>&1 >/dev/null); then
+  echo "SKIP: GPU test suite: no usable GPU here ($(echo "$why" | head -n 1))"
+  echo "GPU suite: 0 passed, 0 failed, 1 skipped"
+  exit 0
+fi
+"$KFORGE" info
+
+export KFORGE_CACHE_DIR="$OUT/cache"
+quick='--set bench.repetitions=1 --set bench.warmup=0 --set bench.flush_l2=false --quiet'
+all_types='--set dtype=["int32","uint32","int64","float32","float64"] --set op=["sum","min","max","prod","and","or","xor"]'
+
+# 1. seeds, all dtypes and ops, odd sizes
+if "$KFORGE" run configs/seeds.json $all_types --set 'n=[1,3,31,1000,65537,1000003,4194304]' $quick \
+     --results "$OUT/seeds.jsonl" --no-resume --format csv > "$OUT/seeds.csv" 2> "$OUT/seeds.err"; then
+  ok "seeds: every variant x dtype x op x size verified ($(($(wc -l < "$OUT/seeds.csv") - 1)) cases)"
+else
+  bad "seeds verification (exit $?): $(grep -v '^kforge: .*skipped' "$OUT/seeds.err" | head -n 5)"
+fi
+
+# misaligned input pointer (offset 1 and 3 elements)
+for off in 1 3; do
+  if "$KFORGE" run configs/seeds.json configs/fast.json --set 'n=[1,5,1000003]' --set bench.offset=$off $quick \
+       --no-results --format csv > "$OUT/off$off.csv" 2> "$OUT/off$off.err"; then
+    ok "misaligned input (offset $off elements)"
+  else
+    bad "misaligned input (offset $off): $(head -n 5 "$OUT/off$off.err")"
+  fi
+done
+
+# 2. fast variants, all dtypes and ops
+if "$KFORGE" run configs/fast.json $all_types --set 'n=[1,3,1000,1000003,16777216]' $quick \
+     --no-results --format csv > "$OUT/fast.csv" 2> "$OUT/fast.err"; then
+  ok "fast variants: every dtype x op x size verified ($(($(wc -l < "$OUT/fast.csv") - 1)) cases)"
+else
+  bad "fast variants verification: $(grep -v 'skipped' "$OUT/fast.err" | head -n 5)"
+fi
+
+# 3. compute-sanitizer
+if command -v compute-sanitizer >/dev/null 2>&1; then
+  for tool in memcheck racecheck; do
+    if compute-sanitizer --tool $tool --error-exitcode 99 --target-processes all \
+         "$KFORGE" run configs/seeds.json configs/fast.json --set 'n=[100003]' $quick --no-results \
+         --timeout 600 > "$OUT/$tool.log" 2>&1; then
+      if grep -q "ERROR SUMMARY: 0 errors" "$OUT/$tool.log" || ! grep -q "ERROR SUMMARY" "$OUT/$tool.log"; then
+        ok "compute-sanitizer $tool clean on the seed and fast variants"
+      else
+        bad "compute-sanitizer $tool: $(grep -m3 'ERROR SUMMARY\|Error' "$OUT/$tool.log")"
+      fi
+    else
+      bad "compute-sanitizer $tool found errors: $(grep -m5 -i 'error\|race\|hazard' "$OUT/$tool.log")"
+    fi
+  done
+else
+  echo "SKIP: compute-sanitizer not found"
+fi
+
+# 4. a planted fault and a planted hang among good variants
+KFORGE_PLANT="fault@reduce3,hang@reduce5" "$KFORGE" run configs/seeds.json --set 'n=[1000003]' $quick \
+    --timeout 5 --results "$OUT/plant.jsonl" --no-resume --format csv > "$OUT/plant.csv" 2> "$OUT/plant.err"
+rc=$?
+nok=$(grep -c '"status":"ok"\|"status": "ok"' "$OUT/plant.jsonl")
+nfault=$(grep -c '"status":"fault"\|"status": "fault"' "$OUT/plant.jsonl")
+ntime=$(grep -c '"status":"timeout"\|"status": "timeout"' "$OUT/plant.jsonl")
+total=$(grep -c . "$OUT/plant.jsonl")
+if [ $rc -eq 1 ] && [ "$nfault" -eq 1 ] && [ "$ntime" -eq 1 ] && [ "$nok" -eq $((total - 2)) ] && [ "$total" -ge 10 ]; then
+  ok "planted fault and hang: 1 fault, 1 timeout, $nok others measured, exit 1"
+else
+  bad "planted fault and hang: exit $rc, $nfault fault, $ntime timeout, $nok ok of $total"
+fi
+
+echo "GPU suite: $pass passed, $fail failed"
+[ $fail -eq 0 ]

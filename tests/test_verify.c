@@ -1,0 +1,552 @@
+/*
+ * test_verify.c -- input data, CPU reference, tolerance and comparison.
+ *
+ *   make build/tests/test_verify && build/tests/test_verify
+ */
+#include <check.h>
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "verify.h"
+
+static void *fill_new(kf_dtype t, kf_op op, uint64_t seed, int64_t n)
+{
+    void *p = malloc((size_t)(n ? n : 1) * kf_dtype_size(t));
+    ck_assert_ptr_nonnull(p);
+    verify_fill(t, op, seed, p, n);
+    return p;
+}
+
+static bool all_zero(const void *p, size_t bytes)
+{
+    const unsigned char *c = p;
+    for (size_t i = 0; i < bytes; i++)
+        if (c[i])
+            return false;
+    return true;
+}
+
+// ----------------------------------------------------------------------------
+// Data
+
+START_TEST(fill_deterministic_and_prefix_stable)
+{
+    for (int t = 0; t < KF_DTYPE_COUNT; t++) {
+        for (int op = 0; op < KF_OP_COUNT; op++) {
+            size_t es = kf_dtype_size(t);
+            void *a = fill_new(t, op, 42, 1000);
+            void *b = fill_new(t, op, 42, 1000);
+            void *small = fill_new(t, op, 42, 37);
+            void *other = fill_new(t, op, 43, 1000);
+            ck_assert_msg(memcmp(a, b, 1000 * es) == 0, "%s/%s not deterministic",
+                          kf_dtype_names[t], kf_op_names[op]);
+            ck_assert_msg(memcmp(a, small, 37 * es) == 0, "%s/%s: element i depends on n",
+                          kf_dtype_names[t], kf_op_names[op]);
+            ck_assert_msg(memcmp(a, other, 1000 * es) != 0, "%s/%s ignores the seed",
+                          kf_dtype_names[t], kf_op_names[op]);
+            free(a);
+            free(b);
+            free(small);
+            free(other);
+        }
+    }
+}
+END_TEST
+
+START_TEST(fill_differs_between_ops_and_dtypes)
+{
+    float *a = fill_new(KF_FLOAT32, KF_OP_SUM, 1, 64);
+    float *b = fill_new(KF_FLOAT32, KF_OP_MIN, 1, 64);
+    ck_assert(memcmp(a, b, 64 * sizeof *a) != 0);
+    free(a);
+    free(b);
+}
+END_TEST
+
+START_TEST(fill_never_all_zeros)
+{
+    static const int64_t sizes[] = {1, 2, 3, 63, 64, 1000};
+    for (int t = 0; t < KF_DTYPE_COUNT; t++)
+        for (int op = 0; op < KF_OP_COUNT; op++)
+            for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++)
+                for (uint64_t seed = 0; seed < 200; seed++) {
+                    void *p = fill_new(t, op, seed, sizes[k]);
+                    ck_assert_msg(!all_zero(p, (size_t)sizes[k] * kf_dtype_size(t)),
+                                  "%s/%s n=%lld seed=%llu all zeros", kf_dtype_names[t],
+                                  kf_op_names[op], (long long)sizes[k], (unsigned long long)seed);
+                    free(p);
+                }
+}
+END_TEST
+
+START_TEST(fill_distributions)
+{
+    const int64_t n = 1 << 16;
+    float *f = fill_new(KF_FLOAT32, KF_OP_SUM, 7, n);
+    double *d = fill_new(KF_FLOAT64, KF_OP_SUM, 7, n);
+    int neg = 0;
+    for (int64_t i = 0; i < n; i++) {
+        ck_assert(f[i] >= -1.0f && f[i] < 1.0f);
+        ck_assert(d[i] >= -1.0 && d[i] < 1.0);
+        neg += f[i] < 0;
+    }
+    ck_assert_int_gt(neg, n / 2 - n / 20);
+    ck_assert_int_lt(neg, n / 2 + n / 20);
+    free(f);
+    free(d);
+
+    f = fill_new(KF_FLOAT32, KF_OP_PROD, 7, n);
+    d = fill_new(KF_FLOAT64, KF_OP_PROD, 7, n);
+    for (int64_t i = 0; i < n; i++) {
+        ck_assert(f[i] >= 1.0f - 0x1p-12f && f[i] <= 1.0f + 0x1p-12f && f[i] != 0);
+        ck_assert(d[i] >= 1.0 - 0x1p-12 && d[i] <= 1.0 + 0x1p-12);
+    }
+    free(f);
+    free(d);
+
+    /* int32 sum data covers the full range, both signs, large magnitudes */
+    int32_t *x = fill_new(KF_INT32, KF_OP_SUM, 7, n);
+    int big = 0, negi = 0;
+    for (int64_t i = 0; i < n; i++) {
+        big += x[i] > (1 << 30) || x[i] < -(1 << 30);
+        negi += x[i] < 0;
+    }
+    ck_assert_int_gt(big, n / 3);
+    ck_assert_int_gt(negi, n / 3);
+    free(x);
+
+    /* and: all ones except ~1/64 with exactly one bit clear */
+    uint32_t *u = fill_new(KF_UINT32, KF_OP_AND, 7, n);
+    int sparse = 0;
+    for (int64_t i = 0; i < n; i++)
+        if (u[i] != UINT32_MAX) {
+            ck_assert_int_eq(__builtin_popcount(~u[i]), 1);
+            sparse++;
+        }
+    ck_assert_int_gt(sparse, n / 64 / 2);
+    ck_assert_int_lt(sparse, n / 64 * 2);
+    free(u);
+
+    /* or: zeros except ~1/64 with one bit set; element 0 never zero */
+    for (uint64_t seed = 0; seed < 100; seed++) {
+        int64_t *w = fill_new(KF_INT64, KF_OP_OR, seed, n);
+        ck_assert(w[0] != 0);
+        int set = 0;
+        for (int64_t i = 0; i < n; i++)
+            if (w[i]) {
+                ck_assert_int_eq(__builtin_popcountll((unsigned long long)w[i]), 1);
+                set++;
+            }
+        ck_assert_int_gt(set, n / 64 / 2);
+        ck_assert_int_lt(set, n / 64 * 2);
+        free(w);
+    }
+}
+END_TEST
+
+START_TEST(prod_data_never_zero)
+{
+    const int64_t n = 1 << 20;
+    for (int t = 0; t < KF_DTYPE_COUNT; t++) {
+        void *p = fill_new(t, KF_OP_PROD, 99, n);
+        kf_value r = verify_reference(t, KF_OP_PROD, p, n, NULL);
+        switch (t) {
+        case KF_INT32: ck_assert(r.i32 != 0 && (r.i32 & 1)); break;
+        case KF_UINT32: ck_assert(r.u32 != 0 && (r.u32 & 1)); break;
+        case KF_INT64: ck_assert(r.i64 != 0 && (r.i64 & 1)); break;
+        case KF_FLOAT32: ck_assert(isfinite(r.f32) && r.f32 > 1e-6f && r.f32 < 1e6f); break;
+        case KF_FLOAT64: ck_assert(isfinite(r.f64) && r.f64 > 1e-6 && r.f64 < 1e6); break;
+        }
+        /* and every prefix product is nonzero too (integers: odd) */
+        if (!kf_dtype_is_float(t))
+            for (int64_t k = 1; k < 50; k++) {
+                kf_value q = verify_reference(t, KF_OP_PROD, p, k, NULL);
+                ck_assert(q.bits & 1);
+            }
+        free(p);
+    }
+}
+END_TEST
+
+// ----------------------------------------------------------------------------
+// Reference
+
+START_TEST(reference_int32_wraps)
+{
+    int32_t a[] = {INT32_MAX, 1};
+    ck_assert_int_eq(verify_reference(KF_INT32, KF_OP_SUM, a, 2, NULL).i32, INT32_MIN);
+    int32_t b[] = {INT32_MIN, -1};
+    ck_assert_int_eq(verify_reference(KF_INT32, KF_OP_SUM, b, 2, NULL).i32, INT32_MAX);
+    int32_t c[] = {65536, 65537};   /* 2^32 + 65536 */
+    ck_assert_int_eq(verify_reference(KF_INT32, KF_OP_PROD, c, 2, NULL).i32, 65536);
+    int32_t d[] = {3, -5, 7};
+    ck_assert_int_eq(verify_reference(KF_INT32, KF_OP_PROD, d, 3, NULL).i32, -105);
+    ck_assert_int_eq(verify_reference(KF_INT32, KF_OP_SUM, d, 3, NULL).i32, 5);
+    int32_t e[] = {-5, 3, INT32_MIN, 7};
+    ck_assert_int_eq(verify_reference(KF_INT32, KF_OP_MIN, e, 4, NULL).i32, INT32_MIN);
+    ck_assert_int_eq(verify_reference(KF_INT32, KF_OP_MAX, e, 4, NULL).i32, 7);
+}
+END_TEST
+
+START_TEST(reference_uint32)
+{
+    uint32_t a[] = {UINT32_MAX, 2};
+    ck_assert_uint_eq(verify_reference(KF_UINT32, KF_OP_SUM, a, 2, NULL).u32, 1);
+    uint32_t b[] = {0x80000000u, 1};   /* unsigned order: the high bit is large */
+    ck_assert_uint_eq(verify_reference(KF_UINT32, KF_OP_MIN, b, 2, NULL).u32, 1);
+    ck_assert_uint_eq(verify_reference(KF_UINT32, KF_OP_MAX, b, 2, NULL).u32, 0x80000000u);
+    uint32_t c[] = {0x10000u, 0x10000u, 3};
+    ck_assert_uint_eq(verify_reference(KF_UINT32, KF_OP_PROD, c, 3, NULL).u32, 0);
+}
+END_TEST
+
+START_TEST(reference_int64)
+{
+    int64_t a[] = {INT64_MAX, 1};
+    ck_assert(verify_reference(KF_INT64, KF_OP_SUM, a, 2, NULL).i64 == INT64_MIN);
+    int64_t b[] = {INT64_C(1) << 32, (INT64_C(1) << 32) + 1};
+    ck_assert(verify_reference(KF_INT64, KF_OP_PROD, b, 2, NULL).i64 == INT64_C(1) << 32);
+    int64_t c[] = {-9, INT64_MIN, INT64_MAX, 0};
+    ck_assert(verify_reference(KF_INT64, KF_OP_MIN, c, 4, NULL).i64 == INT64_MIN);
+    ck_assert(verify_reference(KF_INT64, KF_OP_MAX, c, 4, NULL).i64 == INT64_MAX);
+    int64_t d[] = {1000000000000LL, -999999999999LL, 5};
+    double as;
+    ck_assert(verify_reference(KF_INT64, KF_OP_SUM, d, 3, &as).i64 == 6);
+    ck_assert_double_eq(as, 1999999999004.0);
+}
+END_TEST
+
+START_TEST(reference_float_min_max)
+{
+    float a[] = {0.5f, -2.25f, 3.0f, -0.0f, 1e-30f};
+    ck_assert_float_eq(verify_reference(KF_FLOAT32, KF_OP_MIN, a, 5, NULL).f32, -2.25f);
+    ck_assert_float_eq(verify_reference(KF_FLOAT32, KF_OP_MAX, a, 5, NULL).f32, 3.0f);
+    double b[] = {-1e300, 1e-300, 7.5, -7.5};
+    ck_assert_double_eq(verify_reference(KF_FLOAT64, KF_OP_MIN, b, 4, NULL).f64, -1e300);
+    ck_assert_double_eq(verify_reference(KF_FLOAT64, KF_OP_MAX, b, 4, NULL).f64, 7.5);
+    /* n = 0 gives the identity */
+    ck_assert(isinf(verify_reference(KF_FLOAT32, KF_OP_MIN, a, 0, NULL).f32));
+}
+END_TEST
+
+START_TEST(reference_bitwise)
+{
+    int32_t a[] = {0xFFF0, 0xFF0F, 0xF0FF};
+    ck_assert_int_eq(verify_reference(KF_INT32, KF_OP_AND, a, 3, NULL).i32, 0xF000);
+    ck_assert_int_eq(verify_reference(KF_INT32, KF_OP_OR, a, 3, NULL).i32, 0xFFFF);
+    ck_assert_int_eq(verify_reference(KF_INT32, KF_OP_XOR, a, 3, NULL).i32, 0xF000);
+    uint64_t b[] = {UINT64_MAX, UINT64_MAX ^ (UINT64_C(1) << 63), UINT64_MAX ^ 1};
+    ck_assert(verify_reference(KF_INT64, KF_OP_AND, b, 3, NULL).bits == (UINT64_MAX ^ (UINT64_C(1) << 63) ^ 1));
+    uint64_t c[] = {0, UINT64_C(1) << 40, 0, UINT64_C(1) << 2};
+    ck_assert(verify_reference(KF_INT64, KF_OP_OR, c, 4, NULL).bits == ((UINT64_C(1) << 40) | 4));
+    ck_assert(verify_reference(KF_INT64, KF_OP_XOR, c, 4, NULL).bits == ((UINT64_C(1) << 40) | 4));
+    uint32_t d[] = {0x80000001u, 0x80000001u};
+    ck_assert_uint_eq(verify_reference(KF_UINT32, KF_OP_XOR, d, 2, NULL).u32, 0);
+    /* empty and = all ones */
+    ck_assert_uint_eq(verify_reference(KF_UINT32, KF_OP_AND, d, 0, NULL).u32, UINT32_MAX);
+}
+END_TEST
+
+START_TEST(reference_compensated_sum)
+{
+    /* 2^70 + 1 needs 71 bits: a plain long double sum loses both ones */
+    double a[] = {0x1p70, 1.0, -0x1p70, 1.0};
+    double as;
+    ck_assert_double_eq(verify_reference(KF_FLOAT64, KF_OP_SUM, a, 4, &as).f64, 2.0);
+    ck_assert_double_eq(as, 0x1p71 + 2);
+    float b[] = {0x1p40f, 1.0f, 0x1p-40f, -0x1p40f};
+    ck_assert_float_eq(verify_reference(KF_FLOAT32, KF_OP_SUM, b, 4, NULL).f32, 1.0f + 0x1p-40f);
+}
+END_TEST
+
+/* The generator's float data are multiples of 2^-23 (float32) or 2^-52
+ * (float64), so an integer sum of the scaled values is exact. */
+START_TEST(reference_sum_matches_exact)
+{
+    const int64_t n = 1 << 20;
+    float *f = fill_new(KF_FLOAT32, KF_OP_SUM, 5, n);
+    int64_t exact32 = 0;
+    for (int64_t i = 0; i < n; i++)
+        exact32 += (int64_t)(f[i] * 0x1p23f);
+    float want32 = (float)((double)exact32 * 0x1p-23);
+    kf_value r = verify_reference(KF_FLOAT32, KF_OP_SUM, f, n, NULL);
+    ck_assert_msg(r.f32 == want32, "float32 sum %.9g, exact %.9g", r.f32, want32);
+    free(f);
+
+    double *d = fill_new(KF_FLOAT64, KF_OP_SUM, 5, n);
+    __int128 exact64 = 0;
+    for (int64_t i = 0; i < n; i++)
+        exact64 += (__int128)(d[i] * 0x1p52);
+    double want64 = (double)exact64 * 0x1p-52;
+    r = verify_reference(KF_FLOAT64, KF_OP_SUM, d, n, NULL);
+    ck_assert_msg(fabs(r.f64 - want64) <= 0.5 * (nextafter(fabs(want64), INFINITY) - fabs(want64)),
+                  "float64 sum %.17g, exact %.17g", r.f64, want64);
+    free(d);
+}
+END_TEST
+
+// ----------------------------------------------------------------------------
+// Tolerance and comparison
+
+START_TEST(tolerance_grows_with_depth)
+{
+    kf_value ref = {.f32 = 3.0f};
+    double prev = 0;
+    for (int64_t d = 1; d <= (1 << 20); d *= 4) {
+        double t = verify_tolerance(KF_FLOAT32, KF_OP_SUM, 1 << 20, d, 1000.0, ref);
+        ck_assert_msg(t > prev, "depth %lld: %g <= %g", (long long)d, t, prev);
+        prev = t;
+    }
+    /* depth is clamped to [1, n] */
+    ck_assert_double_eq(verify_tolerance(KF_FLOAT32, KF_OP_SUM, 100, 0, 10.0, ref),
+                        verify_tolerance(KF_FLOAT32, KF_OP_SUM, 100, 1, 10.0, ref));
+    ck_assert_double_eq(verify_tolerance(KF_FLOAT32, KF_OP_SUM, 100, 100000, 10.0, ref),
+                        verify_tolerance(KF_FLOAT32, KF_OP_SUM, 100, 100, 10.0, ref));
+    /* small depth: gamma_d * abs_sum + half an ulp of ref */
+    double g = 10 * 0x1p-24 / (1 - 10 * 0x1p-24);
+    double t10 = verify_tolerance(KF_FLOAT32, KF_OP_SUM, 1000, 10, 1000.0, ref);
+    ck_assert_double_eq_tol(t10, g * 1000 + 0x1p-23, 1e-9);
+    /* float64 is much tighter */
+    kf_value r64 = {.f64 = 3.0};
+    ck_assert(verify_tolerance(KF_FLOAT64, KF_OP_SUM, 1000, 10, 1000.0, r64) < t10 * 1e-8);
+    /* even depth n = 2^30 in float32 stays finite and below abs_sum */
+    double big = verify_tolerance(KF_FLOAT32, KF_OP_SUM, INT64_C(1) << 30, INT64_C(1) << 30, 1e9, ref);
+    ck_assert(isfinite(big) && big < 1e9);
+}
+END_TEST
+
+START_TEST(tolerance_exact_cases)
+{
+    kf_value v = {.bits = 12345};
+    for (int op = 0; op < KF_OP_COUNT; op++) {
+        ck_assert_double_eq(verify_tolerance(KF_INT32, op, 1000, 10, 1e6, v), 0);
+        ck_assert_double_eq(verify_tolerance(KF_UINT32, op, 1000, 10, 1e6, v), 0);
+        ck_assert_double_eq(verify_tolerance(KF_INT64, op, 1000, 10, 1e6, v), 0);
+    }
+    kf_value f = {.f32 = 1.0f};
+    ck_assert_double_eq(verify_tolerance(KF_FLOAT32, KF_OP_MIN, 1000, 10, 1e6, f), 0);
+    ck_assert_double_eq(verify_tolerance(KF_FLOAT32, KF_OP_MAX, 1000, 10, 1e6, f), 0);
+    /* prod: |ref| gamma_(n-1); one element is exact up to the ref's rounding */
+    kf_value p = {.f32 = 2.0f};
+    double t1 = verify_tolerance(KF_FLOAT32, KF_OP_PROD, 1, 1, 2.0, p);
+    ck_assert(t1 <= 0x1p-22 * 1.0001);
+    double t100 = verify_tolerance(KF_FLOAT32, KF_OP_PROD, 100, 7, 200.0, p);
+    ck_assert_double_eq_tol(t100, 2.0 * 99 * 0x1p-24 / (1 - 99 * 0x1p-24) + 0x1p-23, 1e-9);
+}
+END_TEST
+
+START_TEST(compare_float_tolerance_edge)
+{
+    kf_result r;
+    memset(&r, 0, sizeof r);
+    kf_value ref = {.f32 = 1.0f}, gpu = {.f32 = 1.0f + 8 * 0x1p-23f};
+    ck_assert(verify_compare(KF_FLOAT32, KF_OP_SUM, gpu, ref, 8 * 0x1p-23, &r));
+    ck_assert_double_eq(r.abs_err, 8 * 0x1p-23);
+    ck_assert_double_eq(r.tolerance, 8 * 0x1p-23);
+    ck_assert_str_eq(r.ref_value, "1");
+    ck_assert_str_eq(r.gpu_value, "1.00000095");
+    ck_assert(!verify_compare(KF_FLOAT32, KF_OP_SUM, gpu, ref, 7.99 * 0x1p-23, &r));
+    /* below: symmetric */
+    gpu.f32 = 1.0f - 8 * 0x1p-24f;
+    ck_assert(verify_compare(KF_FLOAT32, KF_OP_SUM, gpu, ref, 4 * 0x1p-23, &r));
+    ck_assert(!verify_compare(KF_FLOAT32, KF_OP_SUM, gpu, ref, 3.9 * 0x1p-23, &r));
+
+    kf_value d_ref = {.f64 = -2.5}, d_gpu = {.f64 = -2.5 + 1e-12};
+    ck_assert(verify_compare(KF_FLOAT64, KF_OP_PROD, d_gpu, d_ref, 1.01e-12, NULL));
+    ck_assert(!verify_compare(KF_FLOAT64, KF_OP_PROD, d_gpu, d_ref, 0.99e-12, NULL));
+}
+END_TEST
+
+START_TEST(compare_rejects_nan_and_inf)
+{
+    kf_result r;
+    memset(&r, 0, sizeof r);
+    kf_value ref = {.f32 = 1.0f}, gpu = {.f32 = NAN};
+    ck_assert(!verify_compare(KF_FLOAT32, KF_OP_SUM, gpu, ref, INFINITY, &r));
+    ck_assert(isnan(r.abs_err));
+    gpu.f32 = INFINITY;
+    ck_assert(!verify_compare(KF_FLOAT32, KF_OP_SUM, gpu, ref, INFINITY, &r));
+    ck_assert(!verify_compare(KF_FLOAT32, KF_OP_MAX, gpu, ref, 0, &r));
+    kf_value dn = {.f64 = NAN}, d1 = {.f64 = 1.0};
+    ck_assert(!verify_compare(KF_FLOAT64, KF_OP_MIN, dn, d1, 0, &r));
+    ck_assert(!verify_compare(KF_FLOAT64, KF_OP_SUM, d1, dn, INFINITY, &r));
+    ck_assert(!verify_compare(KF_FLOAT64, KF_OP_SUM, dn, dn, INFINITY, &r));
+}
+END_TEST
+
+START_TEST(compare_exact)
+{
+    kf_result r;
+    memset(&r, 0, sizeof r);
+    kf_value a, b;
+    a.bits = b.bits = 0;
+    a.i32 = INT32_MIN;
+    b.i32 = INT32_MIN;
+    ck_assert(verify_compare(KF_INT32, KF_OP_SUM, a, b, 0, &r));
+    ck_assert_str_eq(r.gpu_value, "-2147483648");
+    ck_assert_double_eq(r.abs_err, 0);
+    ck_assert_double_eq(r.tolerance, 0);
+    b.i32 = INT32_MIN + 1;
+    ck_assert(!verify_compare(KF_INT32, KF_OP_SUM, a, b, 1e9, &r));   /* tol ignored */
+    ck_assert_double_eq(r.abs_err, 1);
+    /* garbage in the unused upper half of a 32-bit value does not matter */
+    a.bits = UINT64_C(0xdeadbeef00000000) | 7;
+    b.bits = 7;
+    ck_assert(verify_compare(KF_UINT32, KF_OP_XOR, a, b, 0, &r));
+    ck_assert_str_eq(r.gpu_value, "7");
+    a.i64 = INT64_MAX;
+    b.i64 = INT64_MAX - 1;
+    ck_assert(!verify_compare(KF_INT64, KF_OP_MAX, a, b, 0, &r));
+    ck_assert_str_eq(r.gpu_value, "9223372036854775807");
+    /* float min/max: exact values, -0.0 == 0.0 */
+    kf_value z = {.f32 = -0.0f}, pz = {.f32 = 0.0f};
+    ck_assert(verify_compare(KF_FLOAT32, KF_OP_MIN, z, pz, 0, &r));
+    kf_value m1 = {.f64 = 0.5}, m2 = {.f64 = nextafter(0.5, 1)};
+    ck_assert(!verify_compare(KF_FLOAT64, KF_OP_MAX, m1, m2, 1.0, &r));
+    ck_assert_double_eq(r.tolerance, 0);
+}
+END_TEST
+
+START_TEST(identity_values)
+{
+    ck_assert_int_eq(verify_identity(KF_INT32, KF_OP_SUM).i32, 0);
+    ck_assert_int_eq(verify_identity(KF_INT32, KF_OP_PROD).i32, 1);
+    ck_assert_int_eq(verify_identity(KF_INT32, KF_OP_MIN).i32, INT32_MAX);
+    ck_assert_int_eq(verify_identity(KF_INT32, KF_OP_MAX).i32, INT32_MIN);
+    ck_assert_int_eq(verify_identity(KF_INT32, KF_OP_AND).i32, -1);
+    ck_assert_int_eq(verify_identity(KF_INT32, KF_OP_OR).i32, 0);
+    ck_assert_int_eq(verify_identity(KF_INT32, KF_OP_XOR).i32, 0);
+    ck_assert_uint_eq(verify_identity(KF_UINT32, KF_OP_MIN).u32, UINT32_MAX);
+    ck_assert_uint_eq(verify_identity(KF_UINT32, KF_OP_MAX).u32, 0);
+    ck_assert_uint_eq(verify_identity(KF_UINT32, KF_OP_AND).u32, UINT32_MAX);
+    ck_assert(verify_identity(KF_INT64, KF_OP_MIN).i64 == INT64_MAX);
+    ck_assert(verify_identity(KF_INT64, KF_OP_MAX).i64 == INT64_MIN);
+    ck_assert(verify_identity(KF_INT64, KF_OP_AND).bits == UINT64_MAX);
+    ck_assert(verify_identity(KF_INT64, KF_OP_PROD).i64 == 1);
+    ck_assert(verify_identity(KF_FLOAT32, KF_OP_MIN).f32 == INFINITY);
+    ck_assert(verify_identity(KF_FLOAT32, KF_OP_MAX).f32 == -INFINITY);
+    ck_assert(verify_identity(KF_FLOAT64, KF_OP_MIN).f64 == INFINITY);
+    ck_assert(verify_identity(KF_FLOAT64, KF_OP_MAX).f64 == -INFINITY);
+    ck_assert(verify_identity(KF_FLOAT64, KF_OP_PROD).f64 == 1.0);
+    ck_assert(verify_identity(KF_FLOAT32, KF_OP_SUM).f32 == 0.0f);
+}
+END_TEST
+
+/* A simulated GPU: pairwise float32 sum and a plain sequential one, both
+ * must pass with the depth of their shape; a result off by one element must
+ * not. */
+static float pairwise(const float *x, int64_t n)
+{
+    if (n == 1)
+        return x[0];
+    return pairwise(x, n / 2) + pairwise(x + n / 2, n - n / 2);
+}
+
+START_TEST(end_to_end_float_sum)
+{
+    const int64_t n = 1 << 18;
+    float *x = fill_new(KF_FLOAT32, KF_OP_SUM, 11, n);
+    double as;
+    kf_value ref = verify_reference(KF_FLOAT32, KF_OP_SUM, x, n, &as);
+    ck_assert(as > n / 3 && as < n * 2 / 3);
+
+    kf_value gpu = {.f32 = pairwise(x, n)};
+    double tol = verify_tolerance(KF_FLOAT32, KF_OP_SUM, n, 18, as, ref);
+    ck_assert(verify_compare(KF_FLOAT32, KF_OP_SUM, gpu, ref, tol, NULL));
+
+    float seq = 0;
+    for (int64_t i = 0; i < n; i++)
+        seq += x[i];
+    gpu.f32 = seq;
+    tol = verify_tolerance(KF_FLOAT32, KF_OP_SUM, n, n, as, ref);
+    ck_assert(verify_compare(KF_FLOAT32, KF_OP_SUM, gpu, ref, tol, NULL));
+
+    /* a kernel that drops the last element is caught */
+    gpu.f32 = pairwise(x, n - 1);
+    tol = verify_tolerance(KF_FLOAT32, KF_OP_SUM, n, 18, as, ref);
+    ck_assert_msg(fabs((double)x[n - 1]) <= tol ||
+                  !verify_compare(KF_FLOAT32, KF_OP_SUM, gpu, ref, tol, NULL),
+                  "dropped element %g passed with tol %g", x[n - 1], tol);
+    free(x);
+
+    /* product: sequential float32 over 2^16 elements */
+    const int64_t m = 1 << 16;
+    float *p = fill_new(KF_FLOAT32, KF_OP_PROD, 11, m);
+    ref = verify_reference(KF_FLOAT32, KF_OP_PROD, p, m, &as);
+    float pr = 1;
+    for (int64_t i = 0; i < m; i++)
+        pr *= p[i];
+    gpu.f32 = pr;
+    tol = verify_tolerance(KF_FLOAT32, KF_OP_PROD, m, m, as, ref);
+    ck_assert(verify_compare(KF_FLOAT32, KF_OP_PROD, gpu, ref, tol, NULL));
+    free(p);
+}
+END_TEST
+
+START_TEST(format_values)
+{
+    char buf[48];
+    kf_value v;
+    v.bits = 0;
+    v.u32 = UINT32_MAX;
+    verify_format(KF_UINT32, v, buf, sizeof buf);
+    ck_assert_str_eq(buf, "4294967295");
+    v.f32 = 0.1f;
+    verify_format(KF_FLOAT32, v, buf, sizeof buf);
+    ck_assert_str_eq(buf, "0.100000001");
+    v.f64 = 0.1;
+    verify_format(KF_FLOAT64, v, buf, sizeof buf);
+    ck_assert_str_eq(buf, "0.10000000000000001");
+    v.i64 = INT64_MIN;
+    verify_format(KF_INT64, v, buf, sizeof buf);
+    ck_assert_str_eq(buf, "-9223372036854775808");
+}
+END_TEST
+
+static Suite *verify_suite(void)
+{
+    Suite *s = suite_create("verify");
+    TCase *data = tcase_create("data");
+    tcase_set_timeout(data, 60);
+    tcase_add_test(data, fill_deterministic_and_prefix_stable);
+    tcase_add_test(data, fill_differs_between_ops_and_dtypes);
+    tcase_add_test(data, fill_never_all_zeros);
+    tcase_add_test(data, fill_distributions);
+    tcase_add_test(data, prod_data_never_zero);
+    suite_add_tcase(s, data);
+
+    TCase *ref = tcase_create("reference");
+    tcase_set_timeout(ref, 60);
+    tcase_add_test(ref, reference_int32_wraps);
+    tcase_add_test(ref, reference_uint32);
+    tcase_add_test(ref, reference_int64);
+    tcase_add_test(ref, reference_float_min_max);
+    tcase_add_test(ref, reference_bitwise);
+    tcase_add_test(ref, reference_compensated_sum);
+    tcase_add_test(ref, reference_sum_matches_exact);
+    tcase_add_test(ref, identity_values);
+    suite_add_tcase(s, ref);
+
+    TCase *cmp = tcase_create("compare");
+    tcase_set_timeout(cmp, 60);
+    tcase_add_test(cmp, tolerance_grows_with_depth);
+    tcase_add_test(cmp, tolerance_exact_cases);
+    tcase_add_test(cmp, compare_float_tolerance_edge);
+    tcase_add_test(cmp, compare_rejects_nan_and_inf);
+    tcase_add_test(cmp, compare_exact);
+    tcase_add_test(cmp, end_to_end_float_sum);
+    tcase_add_test(cmp, format_values);
+    suite_add_tcase(s, cmp);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(verify_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
