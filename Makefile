@@ -12,7 +12,7 @@ CC        ?= cc
 SANITIZE  ?=
 WERROR    ?=
 
-BUILD     := build$(if $(SANITIZE),-san)
+BUILD     ?= build$(if $(SANITIZE),-san)
 CFLAGS    ?= -O2 -g
 CFLAGS    += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wshadow -Wstrict-prototypes -Wformat=2 \
              -Wno-format-nonliteral -MMD -MP -I src -I $(BUILD)/gen -isystem $(CUDA)/include

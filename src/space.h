@@ -22,7 +22,7 @@ typedef struct {
 typedef struct {
     kf_variant *variants;   /* distinct variants, in config order */
     int nvariants;
-    kf_case *cases;         /* every (variant, n), variant-major, config order */
+    kf_case *cases;         /* every (variant, n), ordered by n, then variant (config order) */
     int ncases;
     char **skipped;         /* one line per skipped combination: label + reason */
     int nskipped;
