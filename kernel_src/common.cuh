@@ -113,6 +113,20 @@ __device__ __forceinline__ void kf_atomic(T *addr, T v)
 #endif
 }
 
+// The ticket of the single-pass combines: an atomic increment with
+// acquire-release semantics at GPU scope.  Release makes this thread's
+// partial (stored or atomically combined just before) visible to whoever
+// takes a later ticket; acquire makes every earlier block's partial visible
+// to the block that takes the last one.  This replaces the seeds'
+// __threadfence() + atomicAdd (a full sequentially consistent fence) by the
+// ordering that is actually needed (PTX ISA, memory consistency model).
+__device__ __forceinline__ unsigned kf_ticket(unsigned *t)
+{
+    unsigned old;
+    asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], 1;" : "=r"(old) : "l"(t) : "memory");
+    return old;
+}
+
 // Takes the value out of *addr and leaves the identity in its place, so a
 // single-pass kernel is ready for its next launch without a host memset.
 __device__ __forceinline__ T kf_atomic_take(T *addr)
@@ -130,9 +144,34 @@ struct kf_vec {
     T v[KF_VW];
 };
 
+// load ldg_prefetch: the read-only path without L1 allocation, asking L2 to
+// fetch the whole 256-byte sector group (fewer, larger DRAM requests for a
+// stream that will use them all).  The input is not written while the kernel
+// runs, so the asm needs no "memory" clobber and may be scheduled freely.
+__device__ __forceinline__ kf_u32 kf_ld_pf(const kf_u32 *p)
+{
+    kf_u32 r;
+    asm("ld.global.nc.L1::no_allocate.L2::256B.u32 %0, [%1];" : "=r"(r) : "l"(p));
+    return r;
+}
+__device__ __forceinline__ uint2 kf_ld_pf(const uint2 *p)
+{
+    uint2 r;
+    asm("ld.global.nc.L1::no_allocate.L2::256B.v2.u32 {%0, %1}, [%2];" : "=r"(r.x), "=r"(r.y) : "l"(p));
+    return r;
+}
+__device__ __forceinline__ uint4 kf_ld_pf(const uint4 *p)
+{
+    uint4 r;
+    asm("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
+        : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w) : "l"(p));
+    return r;
+}
+
 template <typename W> __device__ __forceinline__ W kf_ld_word(const W *p)
 {
-    if constexpr (KF_LOAD == 1) return __ldg(p);
+    if constexpr (KF_LOAD == 3) return kf_ld_pf(p);
+    else if constexpr (KF_LOAD == 1) return __ldg(p);
     else if constexpr (KF_LOAD == 2) return __ldcs(p);
     else return *p;
 }
@@ -156,7 +195,7 @@ __device__ __forceinline__ kf_vec kf_load_vec(const kf_vec *p)
 
 __device__ __forceinline__ T kf_load_one(const T *p)
 {
-    if constexpr (KF_LOAD == 1) return __ldg(p);
+    if constexpr (KF_LOAD == 1 || KF_LOAD == 3) return __ldg(p);
     else if constexpr (KF_LOAD == 2) return __ldcs(p);
     else return *p;
 }

@@ -19,7 +19,7 @@
 #define KF_ALG_SHUFFLE 5
 #define KF_ALG_WARP_INTRINSIC 6
 
-#define KF_UNROLL_NONE 0
+#define KF_UNROLL_NONE 0   // tree loops bounded by blockDim.x at run time, as in the seeds
 #define KF_UNROLL_LAST_WARP 1
 #define KF_UNROLL_FULL 2
 
@@ -126,7 +126,6 @@ __device__ __forceinline__ T kf_block_reduce(T acc, T *sdata, unsigned tid)
                 __syncthreads();
             }
         } else {
-#pragma unroll 1
             for (unsigned s = 1; s < blockDim.x; s *= 2) {
                 if (tid % (2 * s) == 0) sdata[tid] = kf_op(sdata[tid], sdata[tid + s]);
                 __syncthreads();
@@ -146,7 +145,6 @@ __device__ __forceinline__ T kf_block_reduce(T acc, T *sdata, unsigned tid)
                 __syncthreads();
             }
         } else {
-#pragma unroll 1
             for (unsigned s = 1; s < blockDim.x; s *= 2) {
                 unsigned index = 2 * s * tid;
                 if (index < blockDim.x) sdata[index] = kf_op(sdata[index], sdata[index + s]);
@@ -159,7 +157,6 @@ __device__ __forceinline__ T kf_block_reduce(T acc, T *sdata, unsigned tid)
         if constexpr (KF_ACC == 0) sdata[tid] = acc;
         __syncthreads();
         if constexpr (KF_UNROLL == KF_UNROLL_NONE) {
-#pragma unroll 1
             for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {
                 if (tid < s) sdata[tid] = kf_op(sdata[tid], sdata[tid + s]);
                 __syncthreads();
@@ -167,7 +164,6 @@ __device__ __forceinline__ T kf_block_reduce(T acc, T *sdata, unsigned tid)
             return sdata[0];
         } else if constexpr (KF_UNROLL == KF_UNROLL_LAST_WARP) {
             // reduce4: loop down to 64 elements, then the last warp.
-#pragma unroll 1
             for (unsigned s = blockDim.x / 2; s > 32; s >>= 1) {
                 if (tid < s) sdata[tid] = kf_op(sdata[tid], sdata[tid + s]);
                 __syncthreads();
@@ -324,32 +320,39 @@ kf_reduce(const T *__restrict__ in, kf_u64 n, T *__restrict__ out, T *scratch, u
     } else if constexpr (KF_PASSES == KF_PASSES_ATOMIC) {
         // Combine into scratch[0]; the last block to finish moves the value
         // to out and leaves the identity (and ticket 0) for the next launch.
+        if constexpr (KF_ALG != KF_ALG_ATOMIC_GLOBAL) {
+            // A single block (small n) has nothing to combine with.
+            if (gridDim.x == 1) {
+                if (tid == 0) out[0] = r;
+                return;
+            }
+        }
         __shared__ bool last;
         if constexpr (KF_ALG == KF_ALG_ATOMIC_GLOBAL) __syncthreads();
         if (tid == 0) {
             if constexpr (KF_ALG != KF_ALG_ATOMIC_GLOBAL) kf_atomic(scratch, r);
-            __threadfence();
-            last = atomicAdd(ticket, 1u) == gridDim.x - 1;
+            last = kf_ticket(ticket) == gridDim.x - 1;
         }
         __syncthreads();
         if (last && tid == 0) {
-            __threadfence();
             out[0] = kf_atomic_take(scratch);
             *ticket = 0;
         }
     } else {
-        // last_block: partials to scratch, __threadfence so they are visible
-        // before the ticket, and the last block folds them in a fixed order
-        // (deterministic).
+        // last_block: partials to scratch; the ticket (release) publishes
+        // them, and the last block (acquire) folds them in a fixed order
+        // (deterministic).  A single block writes its value directly.
+        if (gridDim.x == 1) {
+            if (tid == 0) out[0] = r;
+            return;
+        }
         __shared__ bool last;
         if (tid == 0) {
             scratch[blockIdx.x] = r;
-            __threadfence();
-            last = atomicAdd(ticket, 1u) == gridDim.x - 1;
+            last = kf_ticket(ticket) == gridDim.x - 1;
         }
         __syncthreads();
         if (last) {
-            __threadfence();
             T a = kf_identity();
             for (unsigned i = tid; i < gridDim.x; i += KF_BS)
                 a = kf_op(a, ((volatile T *)scratch)[i]);

@@ -639,7 +639,7 @@ static int eval_bin(const evalctx *c, const enode *nd, value *out)
     char what[32];
     snprintf(what, sizeof what, "'%s'", optext);
     out->is_str = false;
-    double l, r;
+    double l = 0, r = 0;
     if (nd->op == B_OR || nd->op == B_AND) {
         if (eval_num(c, nd->a, what, &l) != 0)
             return -1;
@@ -698,7 +698,7 @@ static int eval_bin(const evalctx *c, const enode *nd, value *out)
 
 static int eval_node(const evalctx *c, const enode *nd, value *out)
 {
-    double a, b;
+    double a = 0, b = 0;
     switch (nd->kind) {
     case E_NUM:
         out->is_str = false;

@@ -16,7 +16,7 @@ const char *const kf_passes_names[KF_PASSES_COUNT] = {"auto", "multi_kernel", "a
 const char *const kf_layout_names[KF_LAYOUT_COUNT] = {"block", "grid"};
 const char *const kf_accum_names[KF_ACC_COUNT] = {"register", "shared"};
 const char *const kf_warp_reduce_names[KF_WARP_COUNT] = {"shared", "shuffle", "intrinsic"};
-const char *const kf_load_names[KF_LOAD_COUNT] = {"plain", "ldg", "stream"};
+const char *const kf_load_names[KF_LOAD_COUNT] = {"plain", "ldg", "stream", "ldg_prefetch"};
 const char *const kf_status_names[KF_ST_COUNT] = {"ok", "wrong", "compile_error", "launch_error",
                                                   "fault", "timeout", "out_of_memory"};
 
@@ -109,11 +109,11 @@ void kf_variant_label(const kf_variant *v, char *buf, size_t len)
     case KF_GRID_WAVES: snprintf(grid, sizeof grid, "%lldwaves", (long long)v->grid.value); break;
     default: snprintf(grid, sizeof grid, "?"); break;
     }
-    snprintf(buf, len, "%s/bs%d/ept%d/%s/v%d/%s/%s%s%s%s%s",
+    snprintf(buf, len, "%s/bs%d/ept%d/%s/v%d/%s/%s%s%s%s%s%s",
              kf_algorithm_names[v->algorithm], v->block_size, v->elements_per_thread,
              kf_unroll_names[v->unroll], v->vector_width, grid, kf_passes_names[v->passes],
              v->layout == KF_LAYOUT_GRID ? "/layout=grid" : "",
              v->accumulator == KF_ACC_SHARED ? "/acc=shared" : "",
              v->warp_reduce != KF_WARP_SHARED ? (v->warp_reduce == KF_WARP_SHUFFLE ? "/warp=shuffle" : "/warp=intrinsic") : "",
-             v->load != KF_LOAD_PLAIN ? (v->load == KF_LOAD_LDG ? "/ldg" : "/stream") : "");
+             v->load != KF_LOAD_PLAIN ? "/" : "", v->load != KF_LOAD_PLAIN ? kf_load_names[v->load] : "");
 }

@@ -67,8 +67,10 @@ typedef enum { KF_ACC_REGISTER, KF_ACC_SHARED, KF_ACC_COUNT } kf_accum;
 /* How the last warp of the sequential tree is reduced. */
 typedef enum { KF_WARP_SHARED, KF_WARP_SHUFFLE, KF_WARP_INTRINSIC, KF_WARP_COUNT } kf_warp_reduce;
 
-/* Global load flavour: plain ld.global, read-only path (__ldg), streaming (__ldcs). */
-typedef enum { KF_LOAD_PLAIN, KF_LOAD_LDG, KF_LOAD_STREAM, KF_LOAD_COUNT } kf_load;
+/* Global load flavour: plain ld.global, read-only path (__ldg), streaming
+ * (__ldcs), or read-only with no L1 allocation and a 256-byte L2 prefetch
+ * hint (ld.global.nc.L1::no_allocate.L2::256B, sm_80+). */
+typedef enum { KF_LOAD_PLAIN, KF_LOAD_LDG, KF_LOAD_STREAM, KF_LOAD_LDG_PREFETCH, KF_LOAD_COUNT } kf_load;
 
 typedef enum {
     KF_GRID_AUTO,          /* enough blocks for each thread to do one tile: ceil(n / tile) */

@@ -489,7 +489,9 @@ int report_parse_json(const char *line, kf_result *res, char *err, size_t errlen
     memset(res, 0, sizeof *res);
     kf_variant_defaults(&res->v);
     const char *end = NULL;
-    cJSON *o = cJSON_ParseWithLengthOpts(line, strlen(line), &end, 1);
+    /* the length includes the NUL: cJSON checks for it when asked to
+     * require null termination (and fails every line without it) */
+    cJSON *o = cJSON_ParseWithLengthOpts(line, strlen(line) + 1, &end, 1);
     if (!o) {
         long col = end ? (long)(end - line) + 1 : 0;
         kf_err(err, errlen, "results line is not valid JSON (near column %ld)", col);

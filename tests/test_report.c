@@ -1,0 +1,1444 @@
+/*
+ * test_report.c -- results lines (JSON) and their parser, the table / CSV /
+ * JSON Lines / JSON reports, case keys and the shared results file.
+ *
+ *   make build/tests/test_report && build/tests/test_report
+ */
+#include <check.h>
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "report.h"
+
+#define N_OF(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+// ----------------------------------------------------------------------------
+// Helpers
+
+/* A result whose every field depends on i, cycling through every value of
+ * every enumerated axis, grid kind and status. */
+static kf_result make_result(int i)
+{
+    kf_result r;
+    memset(&r, 0, sizeof r);
+    kf_variant *v = &r.v;
+    kf_variant_defaults(v);
+    static const char *const names[] = {"reduce6", "", "with \"quotes\" and \\ back", "caf\xc3\xa9 \xe2\x82\xac",
+                                        "tab\there", "a|b|c", "comma, name"};
+    snprintf(v->name, sizeof v->name, "%s", names[i % N_OF(names)]);
+    v->dtype = (kf_dtype)(i % KF_DTYPE_COUNT);
+    v->op = (kf_op)((i + 1) % KF_OP_COUNT);
+    v->algorithm = (kf_algorithm)((i + 2) % KF_ALG_COUNT);
+    v->block_size = 32 << (i % 6);
+    v->elements_per_thread = 1 + i % 9;
+    v->unroll = (kf_unroll)(i % KF_UNROLL_COUNT);
+    v->vector_width = 1 << (i % 3);
+    v->grid.kind = (kf_grid_kind)(i % KF_GRID_KIND_COUNT);
+    v->grid.value = v->grid.kind == KF_GRID_AUTO ? 0 : 1 + i * 37;
+    v->passes = (kf_passes)((i + 3) % KF_PASSES_COUNT);
+    v->layout = (kf_layout)(i % KF_LAYOUT_COUNT);
+    v->accumulator = (kf_accum)((i / 2) % KF_ACC_COUNT);
+    v->warp_reduce = (kf_warp_reduce)((i + 1) % KF_WARP_COUNT);
+    v->load = (kf_load)((i + 2) % KF_LOAD_COUNT);
+    r.n = ((int64_t)1 << (i % 40)) + i;
+    r.status = (kf_status)(i % KF_ST_COUNT);
+    static const char *const msgs[] = {"", "line 3: error: expected ';'\nline 4: note: here",
+                                       "quote \" backslash \\ ctrl \x01 tab\t cr\r",
+                                       "unicode \xce\xbb and comma, semicolon;", "  padded  "};
+    snprintf(r.message, sizeof r.message, "%s", msgs[i % N_OF(msgs)]);
+    snprintf(r.gpu_value, sizeof r.gpu_value, "%.17g", 1.0 / (i + 3));
+    snprintf(r.ref_value, sizeof r.ref_value, "%d", -i * 1000003);
+    r.abs_err = i % 3 ? 1e-300 * i : 0.1 * i;
+    r.tolerance = 1.0 / 3.0 + i;
+    r.deterministic = i % 2;
+    r.launches = 1 + i % 3;
+    r.blocks = ((int64_t)1 << (20 + i % 30)) + 7;
+    r.regs = 16 + i;
+    r.smem_bytes = 1024 * (i % 48);
+    r.occupancy = i % 17;
+    r.compile_ms = i * 12.375 + 0.1;
+    r.cached = i % 3 == 0;
+    kf_stats *s = &r.stats;
+    s->reps = 10 + i;
+    s->median_ms = 0.001 * (i + 1) + 1e-9;
+    s->min_ms = s->median_ms * 0.9;
+    s->max_ms = s->median_ms * 1.7;
+    s->mean_ms = s->median_ms * 1.01;
+    s->stddev_ms = s->median_ms / 3;
+    s->noise = s->stddev_ms / s->mean_ms;
+    s->gbps = 1234.5678 + i;
+    s->pct_peak = s->gbps / 3352.3 * 100;
+    return r;
+}
+
+static kf_run_info make_info(bool have_dev)
+{
+    kf_run_info info;
+    memset(&info, 0, sizeof info);
+    snprintf(info.run_id, sizeof info.run_id, "run-123-abc");
+    snprintf(info.time, sizeof info.time, "2026-11-22T15:40:00Z");
+    snprintf(info.host, sizeof info.host, "gpu-host-7");
+    snprintf(info.config, sizeof info.config, "configs/a.json,configs/\"b\".json");
+    info.have_dev = have_dev;
+    snprintf(info.dev.name, sizeof info.dev.name, "NVIDIA H100 80GB HBM3");
+    info.dev.cc_major = 9;
+    info.dev.cc_minor = 0;
+    info.dev.sms = 132;
+    info.dev.l2_bytes = 52428800;
+    info.dev.peak_gbps = 3352.32;
+    info.dev.driver_version = 12040;
+    info.dev.nvrtc_major = 12;
+    info.dev.nvrtc_minor = 8;
+    kf_bench_defaults(&info.bench);
+    info.bench.seed = 1234567;
+    info.bench.offset = 3;
+    return info;
+}
+
+/* Doubles: equal, or both NaN. */
+static bool same_dbl(double a, double b) { return a == b || (isnan(a) && isnan(b)); }
+
+static void assert_variant_eq(const kf_variant *a, const kf_variant *b, int i)
+{
+    ck_assert_msg(strcmp(a->name, b->name) == 0, "[%d] name '%s' != '%s'", i, a->name, b->name);
+    ck_assert_msg(a->dtype == b->dtype, "[%d] dtype", i);
+    ck_assert_msg(a->op == b->op, "[%d] op", i);
+    ck_assert_msg(a->algorithm == b->algorithm, "[%d] algorithm", i);
+    ck_assert_msg(a->block_size == b->block_size, "[%d] block_size", i);
+    ck_assert_msg(a->elements_per_thread == b->elements_per_thread, "[%d] ept", i);
+    ck_assert_msg(a->unroll == b->unroll, "[%d] unroll", i);
+    ck_assert_msg(a->vector_width == b->vector_width, "[%d] vector_width", i);
+    ck_assert_msg(a->grid.kind == b->grid.kind, "[%d] grid kind %d != %d", i, a->grid.kind, b->grid.kind);
+    ck_assert_msg(a->grid.value == b->grid.value, "[%d] grid value", i);
+    ck_assert_msg(a->passes == b->passes, "[%d] passes", i);
+    ck_assert_msg(a->layout == b->layout, "[%d] layout", i);
+    ck_assert_msg(a->accumulator == b->accumulator, "[%d] accumulator", i);
+    ck_assert_msg(a->warp_reduce == b->warp_reduce, "[%d] warp_reduce", i);
+    ck_assert_msg(a->load == b->load, "[%d] load", i);
+}
+
+static void assert_result_eq(const kf_result *a, const kf_result *b, int i)
+{
+    assert_variant_eq(&a->v, &b->v, i);
+    ck_assert_msg(a->n == b->n, "[%d] n %lld != %lld", i, (long long)a->n, (long long)b->n);
+    ck_assert_msg(a->status == b->status, "[%d] status", i);
+    ck_assert_msg(strcmp(a->message, b->message) == 0, "[%d] message '%s' != '%s'", i, a->message,
+                  b->message);
+    ck_assert_msg(strcmp(a->gpu_value, b->gpu_value) == 0, "[%d] gpu_value", i);
+    ck_assert_msg(strcmp(a->ref_value, b->ref_value) == 0, "[%d] ref_value", i);
+    ck_assert_msg(same_dbl(a->abs_err, b->abs_err), "[%d] abs_err %.17g != %.17g", i, a->abs_err,
+                  b->abs_err);
+    ck_assert_msg(same_dbl(a->tolerance, b->tolerance), "[%d] tolerance", i);
+    ck_assert_msg(a->deterministic == b->deterministic, "[%d] deterministic", i);
+    ck_assert_msg(a->launches == b->launches, "[%d] launches", i);
+    ck_assert_msg(a->blocks == b->blocks, "[%d] blocks", i);
+    ck_assert_msg(a->regs == b->regs, "[%d] regs", i);
+    ck_assert_msg(a->smem_bytes == b->smem_bytes, "[%d] smem_bytes", i);
+    ck_assert_msg(a->occupancy == b->occupancy, "[%d] occupancy", i);
+    ck_assert_msg(same_dbl(a->compile_ms, b->compile_ms), "[%d] compile_ms", i);
+    ck_assert_msg(a->cached == b->cached, "[%d] cached", i);
+    const kf_stats *s = &a->stats, *t = &b->stats;
+    ck_assert_msg(s->reps == t->reps, "[%d] reps", i);
+    ck_assert_msg(same_dbl(s->median_ms, t->median_ms), "[%d] median %.17g != %.17g", i,
+                  s->median_ms, t->median_ms);
+    ck_assert_msg(same_dbl(s->min_ms, t->min_ms), "[%d] min", i);
+    ck_assert_msg(same_dbl(s->max_ms, t->max_ms), "[%d] max", i);
+    ck_assert_msg(same_dbl(s->mean_ms, t->mean_ms), "[%d] mean", i);
+    ck_assert_msg(same_dbl(s->stddev_ms, t->stddev_ms), "[%d] stddev", i);
+    ck_assert_msg(same_dbl(s->noise, t->noise), "[%d] noise", i);
+    ck_assert_msg(same_dbl(s->gbps, t->gbps), "[%d] gbps", i);
+    ck_assert_msg(same_dbl(s->pct_peak, t->pct_peak), "[%d] pct_peak", i);
+}
+
+/* Strict parse: the whole text must be one JSON value. */
+static cJSON *parse_strict(const char *text)
+{
+    const char *end = NULL;
+    cJSON *j = cJSON_ParseWithOpts(text, &end, 1);
+    ck_assert_msg(j != NULL, "not valid JSON near offset %ld: %.200s",
+                  end ? (long)(end - text) : -1L, text);
+    return j;
+}
+
+/* Deep equality with numbers compared exactly (cJSON_Compare allows an
+ * epsilon) and keys in the same order. */
+static bool json_exact_eq(const cJSON *a, const cJSON *b)
+{
+    if ((a->type & 0xFF) != (b->type & 0xFF))
+        return false;
+    if ((a->string || b->string) && (!a->string || !b->string || strcmp(a->string, b->string)))
+        return false;
+    if (cJSON_IsNumber(a))
+        return a->valuedouble == b->valuedouble;
+    if (cJSON_IsString(a))
+        return strcmp(a->valuestring, b->valuestring) == 0;
+    if (cJSON_IsObject(a) || cJSON_IsArray(a)) {
+        const cJSON *x = a->child, *y = b->child;
+        for (; x && y; x = x->next, y = y->next)
+            if (!json_exact_eq(x, y))
+                return false;
+        return !x && !y;
+    }
+    return true;
+}
+
+/* Well-formed UTF-8 (no overlongs, surrogates or values past U+10FFFF). */
+static bool valid_utf8(const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    while (*p) {
+        unsigned c = *p;
+        int len;
+        unsigned cp;
+        if (c < 0x80) {
+            p++;
+            continue;
+        } else if (c >= 0xC2 && c <= 0xDF) {
+            len = 2;
+            cp = c & 0x1F;
+        } else if ((c & 0xF0) == 0xE0) {
+            len = 3;
+            cp = c & 0x0F;
+        } else if (c >= 0xF0 && c <= 0xF4) {
+            len = 4;
+            cp = c & 0x07;
+        } else {
+            return false;
+        }
+        for (int k = 1; k < len; k++) {
+            if ((p[k] & 0xC0) != 0x80)
+                return false;
+            cp = (cp << 6) | (p[k] & 0x3F);
+        }
+        if ((len == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) ||
+            (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)))
+            return false;
+        p += len;
+    }
+    return true;
+}
+
+/* Minimal RFC 4180 reader: records of fields (quoted fields may hold commas,
+ * doubled quotes and newlines). */
+typedef struct {
+    int nrec;
+    int nfields[256];
+    char *fields[256][128];
+} csv_doc;
+
+static void csv_parse(const char *s, csv_doc *d)
+{
+    memset(d, 0, sizeof *d);
+    const char *p = s;
+    while (*p) {
+        ck_assert_int_lt(d->nrec, 256);
+        int rec = d->nrec++;
+        for (;;) {
+            char buf[4096];
+            size_t o = 0;
+            if (*p == '"') {
+                p++;
+                for (;;) {
+                    ck_assert_msg(*p != 0, "unterminated quoted CSV field");
+                    if (*p == '"' && p[1] == '"') {
+                        buf[o++] = '"';
+                        p += 2;
+                    } else if (*p == '"') {
+                        p++;
+                        break;
+                    } else {
+                        buf[o++] = *p++;
+                    }
+                    ck_assert(o < sizeof buf);
+                }
+                ck_assert_msg(*p == ',' || *p == '\n' || *p == 0,
+                              "junk after a quoted CSV field: %.20s", p);
+            } else {
+                while (*p && *p != ',' && *p != '\n') {
+                    ck_assert_msg(*p != '"', "bare quote in an unquoted CSV field");
+                    buf[o++] = *p++;
+                    ck_assert(o < sizeof buf);
+                }
+            }
+            buf[o] = 0;
+            ck_assert_int_lt(d->nfields[rec], 128);
+            d->fields[rec][d->nfields[rec]++] = strdup(buf);
+            if (*p == ',') {
+                p++;
+                continue;
+            }
+            if (*p == '\n')
+                p++;
+            break;
+        }
+    }
+}
+
+static void csv_free(csv_doc *d)
+{
+    for (int r = 0; r < d->nrec; r++)
+        for (int f = 0; f < d->nfields[r]; f++)
+            free(d->fields[r][f]);
+}
+
+static int csv_col(const csv_doc *d, const char *name)
+{
+    for (int f = 0; f < d->nfields[0]; f++)
+        if (strcmp(d->fields[0][f], name) == 0)
+            return f;
+    return -1;
+}
+
+/* Runs a report over rows into a malloc'd string. */
+static char *run_report(kf_format fmt, const kf_result *rows, int n, const kf_run_info *info,
+                        const report_opts *o)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    ck_assert_ptr_nonnull(f);
+    report *r = report_new(f, fmt, info, o);
+    ck_assert_ptr_nonnull(r);
+    for (int i = 0; i < n; i++)
+        report_add(r, &rows[i]);
+    report_finish(r);
+    report_add(r, &rows[0]);  /* after finish: ignored */
+    report_finish(r);         /* twice: harmless */
+    report_free(r);
+    fclose(f);
+    return text;
+}
+
+/* Splits text into lines in place (the last one need not end in '\n'). */
+static int split_lines(char *text, char **lines, int max)
+{
+    int n = 0;
+    char *p = text;
+    while (*p) {
+        ck_assert_int_lt(n, max);
+        lines[n++] = p;
+        char *nl = strchr(p, '\n');
+        if (!nl)
+            break;
+        *nl = 0;
+        p = nl + 1;
+    }
+    return n;
+}
+
+/* Display width: UTF-8 continuation bytes take no column. */
+static int width_of(const char *s)
+{
+    int w = 0;
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+        w += (*p & 0xC0) != 0x80;
+    return w;
+}
+
+/* Column (display) at which the byte offset off of s lies. */
+static int col_at(const char *s, size_t off)
+{
+    int w = 0;
+    for (size_t i = 0; i < off && s[i]; i++)
+        w += ((unsigned char)s[i] & 0xC0) != 0x80;
+    return w;
+}
+
+/* Byte offset of the character at display column col of s. */
+static size_t off_at_col(const char *s, int col)
+{
+    size_t i = 0;
+    int w = 0;
+    while (s[i]) {
+        if (((unsigned char)s[i] & 0xC0) != 0x80) {
+            if (w == col)
+                return i;
+            w++;
+        }
+        i++;
+    }
+    return i;
+}
+
+/* Removes ANSI colour sequences in place. */
+static void strip_ansi(char *s)
+{
+    char *o = s;
+    for (char *p = s; *p;) {
+        if (*p == '\033' && p[1] == '[') {
+            p += 2;
+            while (*p && *p != 'm')
+                p++;
+            if (*p)
+                p++;
+        } else {
+            *o++ = *p++;
+        }
+    }
+    *o = 0;
+}
+
+#define NVAR 84   /* covers every value of every axis, grid kind and status, many times over */
+
+// ----------------------------------------------------------------------------
+// report_json / report_parse_json
+
+START_TEST(json_round_trip_every_field)
+{
+    kf_run_info info = make_info(true);
+    bool seen_grid[KF_GRID_KIND_COUNT] = {0}, seen_status[KF_ST_COUNT] = {0};
+    for (int i = 0; i < NVAR; i++) {
+        kf_result r = make_result(i);
+        seen_grid[r.v.grid.kind] = seen_status[r.status] = true;
+        char *line = report_json(&r, i % 2 ? &info : NULL);
+        ck_assert_ptr_nonnull(line);
+        ck_assert_msg(strchr(line, '\n') == NULL, "a results line holds a newline");
+        ck_assert_msg(valid_utf8(line), "not UTF-8: %s", line);
+        cJSON *j = parse_strict(line);
+        ck_assert(cJSON_IsObject(j));
+        cJSON_Delete(j);
+
+        kf_result back;
+        memset(&back, 0x77, sizeof back);
+        char err[256] = "";
+        ck_assert_msg(report_parse_json(line, &back, err, sizeof err) == 0, "[%d] %s: %s", i, err,
+                      line);
+        assert_result_eq(&r, &back, i);
+        free(line);
+    }
+    for (int k = 0; k < KF_GRID_KIND_COUNT; k++)
+        ck_assert(seen_grid[k]);
+    for (int k = 0; k < KF_ST_COUNT; k++)
+        ck_assert(seen_status[k]);
+}
+END_TEST
+
+START_TEST(json_round_trip_every_enum_value)
+{
+    /* each axis at each of its values, the others at the defaults */
+    for (int ax = 0; ax < 9; ax++) {
+        static const int counts[9] = {KF_DTYPE_COUNT, KF_OP_COUNT, KF_ALG_COUNT, KF_UNROLL_COUNT,
+                                      KF_PASSES_COUNT, KF_LAYOUT_COUNT, KF_ACC_COUNT,
+                                      KF_WARP_COUNT, KF_LOAD_COUNT};
+        for (int val = 0; val < counts[ax]; val++) {
+            kf_result r;
+            memset(&r, 0, sizeof r);
+            kf_variant_defaults(&r.v);
+            r.n = 1000;
+            switch (ax) {
+            case 0: r.v.dtype = (kf_dtype)val; break;
+            case 1: r.v.op = (kf_op)val; break;
+            case 2: r.v.algorithm = (kf_algorithm)val; break;
+            case 3: r.v.unroll = (kf_unroll)val; break;
+            case 4: r.v.passes = (kf_passes)val; break;
+            case 5: r.v.layout = (kf_layout)val; break;
+            case 6: r.v.accumulator = (kf_accum)val; break;
+            case 7: r.v.warp_reduce = (kf_warp_reduce)val; break;
+            default: r.v.load = (kf_load)val; break;
+            }
+            char *line = report_json(&r, NULL);
+            kf_result back;
+            char err[256];
+            ck_assert_msg(report_parse_json(line, &back, err, sizeof err) == 0, "%s", err);
+            assert_result_eq(&r, &back, ax * 100 + val);
+            free(line);
+        }
+    }
+    /* grid kinds at a few values, status at each value */
+    static const kf_grid grids[] = {{KF_GRID_AUTO, 0},    {KF_GRID_BLOCKS, 1},
+                                    {KF_GRID_BLOCKS, 65535}, {KF_GRID_BLOCKS, (int64_t)1 << 40},
+                                    {KF_GRID_PER_SM, 1},  {KF_GRID_PER_SM, 32},
+                                    {KF_GRID_WAVES, 1},   {KF_GRID_WAVES, 8}};
+    for (int g = 0; g < N_OF(grids); g++)
+        for (int st = 0; st < KF_ST_COUNT; st++) {
+            kf_result r;
+            memset(&r, 0, sizeof r);
+            kf_variant_defaults(&r.v);
+            r.v.grid = grids[g];
+            r.status = (kf_status)st;
+            r.n = 1;
+            char *line = report_json(&r, NULL);
+            kf_result back;
+            char err[256];
+            ck_assert_msg(report_parse_json(line, &back, err, sizeof err) == 0, "%s", err);
+            assert_result_eq(&r, &back, g * 100 + st);
+            free(line);
+        }
+}
+END_TEST
+
+START_TEST(json_keys_and_run_info)
+{
+    kf_run_info info = make_info(true);
+    kf_result r = make_result(5);
+    char *line = report_json(&r, &info);
+    cJSON *j = parse_strict(line);
+    /* the variant axes use the config's spelling */
+    for (int a = 0; a < KF_AX_COUNT; a++)
+        ck_assert_msg(cJSON_GetObjectItemCaseSensitive(j, kf_axis_names[a]) != NULL,
+                      "results line lacks the axis key \"%s\"", kf_axis_names[a]);
+    static const char *const keys[] = {"run",      "time",   "host",      "config",    "device",
+                                       "n",        "status", "message",   "median_ms", "gbps",
+                                       "pct_peak", "reps",   "gpu_value", "ref_value", "bench"};
+    for (int k = 0; k < N_OF(keys); k++)
+        ck_assert_msg(cJSON_GetObjectItemCaseSensitive(j, keys[k]) != NULL, "lacks \"%s\"", keys[k]);
+    ck_assert_str_eq(cJSON_GetObjectItem(j, "run")->valuestring, info.run_id);
+    ck_assert_str_eq(cJSON_GetObjectItem(j, "time")->valuestring, info.time);
+    ck_assert_str_eq(cJSON_GetObjectItem(j, "host")->valuestring, info.host);
+    ck_assert_str_eq(cJSON_GetObjectItem(j, "config")->valuestring, info.config);
+    ck_assert_str_eq(cJSON_GetObjectItem(j, "device")->valuestring, info.dev.name);
+    ck_assert_int_eq((int)cJSON_GetObjectItem(j, "sms")->valuedouble, 132);
+    ck_assert(cJSON_GetObjectItem(j, "peak_gbps")->valuedouble == info.dev.peak_gbps);
+    ck_assert_str_eq(cJSON_GetObjectItem(j, "status")->valuestring, kf_status_names[r.status]);
+    ck_assert_str_eq(cJSON_GetObjectItem(j, "dtype")->valuestring, kf_dtype_names[r.v.dtype]);
+    ck_assert(cJSON_GetObjectItem(j, "n")->valuedouble == (double)r.n);
+    const cJSON *b = cJSON_GetObjectItem(j, "bench");
+    ck_assert(cJSON_IsObject(b));
+    ck_assert(cJSON_GetObjectItem(b, "seed")->valuedouble == 1234567);
+    ck_assert(cJSON_GetObjectItem(b, "offset")->valuedouble == 3);
+    ck_assert(cJSON_GetObjectItem(b, "min_reps")->valuedouble == info.bench.min_reps);
+    ck_assert(cJSON_GetObjectItem(b, "max_noise")->valuedouble == info.bench.max_noise);
+    ck_assert(cJSON_IsBool(cJSON_GetObjectItem(b, "flush_l2")));
+    /* no key appears twice */
+    for (const cJSON *x = j->child; x; x = x->next)
+        for (const cJSON *y = x->next; y; y = y->next)
+            ck_assert_msg(strcmp(x->string, y->string) != 0, "duplicate key \"%s\"", x->string);
+    cJSON_Delete(j);
+    free(line);
+
+    /* without a device there are no device keys */
+    info.have_dev = false;
+    line = report_json(&r, &info);
+    j = parse_strict(line);
+    ck_assert(cJSON_GetObjectItem(j, "device") == NULL);
+    ck_assert(cJSON_GetObjectItem(j, "run") != NULL);
+    cJSON_Delete(j);
+    free(line);
+}
+END_TEST
+
+START_TEST(json_special_values)
+{
+    kf_result r = make_result(3);
+    /* non-finite numbers become null (valid JSON) and read back as NaN */
+    r.abs_err = INFINITY;
+    r.stats.noise = NAN;
+    r.stats.gbps = -INFINITY;
+    r.stats.median_ms = 5e-324;            /* smallest subnormal */
+    r.stats.mean_ms = 1.7976931348623157e308;
+    r.tolerance = -0.0;
+    r.compile_ms = 0.1 + 0.2;              /* needs 17 digits */
+    char *line = report_json(&r, NULL);
+    cJSON *j = parse_strict(line);
+    ck_assert(cJSON_IsNull(cJSON_GetObjectItem(j, "abs_err")));
+    ck_assert(cJSON_IsNull(cJSON_GetObjectItem(j, "noise")));
+    cJSON_Delete(j);
+    kf_result back;
+    char err[256];
+    ck_assert_msg(report_parse_json(line, &back, err, sizeof err) == 0, "%s", err);
+    ck_assert(isnan(back.abs_err) && isnan(back.stats.noise) && isnan(back.stats.gbps));
+    ck_assert(back.stats.median_ms == 5e-324);
+    ck_assert(back.stats.mean_ms == 1.7976931348623157e308);
+    ck_assert(back.compile_ms == 0.1 + 0.2);
+    ck_assert(back.tolerance == 0);
+    free(line);
+
+    /* longest strings, large n and blocks */
+    memset(&r, 0, sizeof r);
+    kf_variant_defaults(&r.v);
+    memset(r.v.name, 'N', sizeof r.v.name - 1);
+    for (size_t i = 0; i < sizeof r.message - 1; i++)
+        r.message[i] = (char)('a' + i % 26);
+    memset(r.gpu_value, '9', sizeof r.gpu_value - 1);
+    r.n = ((int64_t)1 << 53) - 1;
+    r.blocks = -((int64_t)1 << 52);
+    r.launches = -1;
+    r.regs = 2147483647;
+    r.smem_bytes = -2147483647 - 1;
+    line = report_json(&r, NULL);
+    ck_assert_msg(report_parse_json(line, &back, err, sizeof err) == 0, "%s", err);
+    assert_result_eq(&r, &back, 0);
+    free(line);
+}
+END_TEST
+
+START_TEST(json_cleans_bad_utf8)
+{
+    kf_result r = make_result(0);
+    /* stray continuation byte, truncated sequence, overlong '/', surrogate, 0xFF */
+    snprintf(r.message, sizeof r.message, "a\x80 b\xe2\x82 c\xc0\xaf d\xed\xa0\x80 e\xff f\xc3\xa9");
+    snprintf(r.v.name, sizeof r.v.name, "n\xfe");
+    char *line = report_json(&r, NULL);
+    ck_assert_msg(valid_utf8(line), "results line is not UTF-8");
+    cJSON *j = parse_strict(line);
+    cJSON_Delete(j);
+    kf_result back;
+    char err[256];
+    ck_assert_msg(report_parse_json(line, &back, err, sizeof err) == 0, "%s", err);
+    ck_assert(valid_utf8(back.message));
+    ck_assert(valid_utf8(back.v.name));
+    ck_assert(strncmp(back.message, "a", 1) == 0);
+    ck_assert(strstr(back.message, "f\xc3\xa9") != NULL);   /* good characters kept */
+    ck_assert(strstr(back.message, " b") && strstr(back.message, " c") && strstr(back.message, " e"));
+    free(line);
+}
+END_TEST
+
+START_TEST(parse_rejects_bad_lines)
+{
+    kf_result r = make_result(1);
+    char *good = report_json(&r, NULL);
+    kf_result back;
+    char err[256];
+
+    static const char *const bad[] = {
+        "", "not json", "{", "[1,2,3]", "42", "\"str\"", "null", "{}",
+        "{\"dtype\":\"float32\"}",
+    };
+    for (int i = 0; i < N_OF(bad); i++) {
+        err[0] = 0;
+        ck_assert_msg(report_parse_json(bad[i], &back, err, sizeof err) == -1, "accepted '%s'", bad[i]);
+        ck_assert_msg(err[0] != 0, "no message for '%s'", bad[i]);
+    }
+    /* trailing junk after the object */
+    size_t len = strlen(good);
+    char *junk = malloc(len + 8);
+    snprintf(junk, len + 8, "%s xyz", good);
+    ck_assert_int_eq(report_parse_json(junk, &back, err, sizeof err), -1);
+    /* half a line (what a crash leaves) */
+    memcpy(junk, good, len / 2);
+    junk[len / 2] = 0;
+    ck_assert_int_eq(report_parse_json(junk, &back, err, sizeof err), -1);
+    free(junk);
+
+    /* one field removed or corrupted at a time */
+    static const char *const required[] = {"dtype", "op", "algorithm", "block_size",
+                                           "elements_per_thread", "unroll", "vector_width",
+                                           "grid", "passes", "layout", "accumulator",
+                                           "warp_reduce", "load", "n", "status"};
+    for (int k = 0; k < N_OF(required); k++) {
+        cJSON *j = parse_strict(good);
+        cJSON_DeleteItemFromObjectCaseSensitive(j, required[k]);
+        char *s = cJSON_PrintUnformatted(j);
+        err[0] = 0;
+        ck_assert_msg(report_parse_json(s, &back, err, sizeof err) == -1, "accepted without %s",
+                      required[k]);
+        ck_assert_msg(strstr(err, required[k]) != NULL, "message lacks \"%s\": %s", required[k], err);
+        free(s);
+        cJSON_Delete(j);
+    }
+    static const struct {
+        const char *key, *json;
+    } corrupt[] = {
+        {"dtype", "\"float16\""},    {"op", "3"},           {"status", "\"okay\""},
+        {"algorithm", "null"},       {"n", "-1"},           {"n", "1.5"},
+        {"n", "\"1000\""},           {"n", "1e30"},         {"block_size", "1e12"},
+        {"grid", "0"},               {"grid", "\"big\""},   {"grid", "{\"blocks\": 4}"},
+        {"grid", "{\"waves\": 0}"},  {"grid", "[4]"},       {"grid", "2.5"},
+        {"grid", "{\"waves\": 2, \"blocks_per_sm\": 2}"},  {"median_ms", "\"fast\""},
+        {"deterministic", "1"},      {"message", "7"},      {"name", "false"},
+    };
+    for (int k = 0; k < N_OF(corrupt); k++) {
+        cJSON *j = parse_strict(good);
+        cJSON *val = cJSON_Parse(corrupt[k].json);
+        ck_assert_ptr_nonnull(val);
+        cJSON_ReplaceItemInObjectCaseSensitive(j, corrupt[k].key, val);
+        char *s = cJSON_PrintUnformatted(j);
+        err[0] = 0;
+        ck_assert_msg(report_parse_json(s, &back, err, sizeof err) == -1, "accepted %s = %s",
+                      corrupt[k].key, corrupt[k].json);
+        ck_assert_msg(err[0] != 0, "no message for %s = %s", corrupt[k].key, corrupt[k].json);
+        free(s);
+        cJSON_Delete(j);
+    }
+    /* a NULL message buffer is fine */
+    ck_assert_int_eq(report_parse_json("{", &back, NULL, 0), -1);
+    free(good);
+}
+END_TEST
+
+START_TEST(parse_optional_fields_default)
+{
+    /* a minimal line: only the required keys */
+    const char *line = "{\"dtype\":\"int64\",\"op\":\"xor\",\"algorithm\":\"shuffle\","
+                       "\"block_size\":128,\"elements_per_thread\":2,\"unroll\":\"full\","
+                       "\"vector_width\":4,\"grid\":{\"waves\":3},\"passes\":\"atomic\","
+                       "\"layout\":\"grid\",\"accumulator\":\"shared\",\"warp_reduce\":\"intrinsic\","
+                       "\"load\":\"stream\",\"n\":4096,\"status\":\"timeout\",\"unknown_key\":[1]}";
+    kf_result r;
+    char err[256];
+    ck_assert_msg(report_parse_json(line, &r, err, sizeof err) == 0, "%s", err);
+    ck_assert(r.v.dtype == KF_INT64 && r.v.op == KF_OP_XOR && r.v.algorithm == KF_ALG_SHUFFLE);
+    ck_assert(r.v.block_size == 128 && r.v.elements_per_thread == 2 && r.v.vector_width == 4);
+    ck_assert(r.v.unroll == KF_UNROLL_FULL && r.v.passes == KF_PASSES_ATOMIC);
+    ck_assert(r.v.grid.kind == KF_GRID_WAVES && r.v.grid.value == 3);
+    ck_assert(r.v.layout == KF_LAYOUT_GRID && r.v.accumulator == KF_ACC_SHARED);
+    ck_assert(r.v.warp_reduce == KF_WARP_INTRINSIC && r.v.load == KF_LOAD_STREAM);
+    ck_assert(r.n == 4096 && r.status == KF_ST_TIMEOUT);
+    ck_assert_str_eq(r.v.name, "");
+    ck_assert_str_eq(r.message, "");
+    ck_assert(r.stats.reps == 0 && r.stats.median_ms == 0 && r.blocks == 0 && !r.cached);
+}
+END_TEST
+
+// ----------------------------------------------------------------------------
+// report_case_key
+
+static bool variant_eq(const kf_variant *a, const kf_variant *b)
+{
+    return strcmp(a->name, b->name) == 0 && a->dtype == b->dtype && a->op == b->op &&
+           a->algorithm == b->algorithm && a->block_size == b->block_size &&
+           a->elements_per_thread == b->elements_per_thread && a->unroll == b->unroll &&
+           a->vector_width == b->vector_width && a->grid.kind == b->grid.kind &&
+           a->grid.value == b->grid.value && a->passes == b->passes && a->layout == b->layout &&
+           a->accumulator == b->accumulator && a->warp_reduce == b->warp_reduce &&
+           a->load == b->load;
+}
+
+START_TEST(case_key_identity)
+{
+    kf_variant a, b;
+    char ka[1024], kb[1024];
+    for (int i = 0; i < NVAR; i++) {
+        a = make_result(i).v;
+        memset(&b, 0x33, sizeof b);     /* padding differs: must not matter */
+        b = a;
+        report_case_key(&a, 1000, ka, sizeof ka);
+        report_case_key(&b, 1000, kb, sizeof kb);
+        ck_assert_str_eq(ka, kb);
+        report_case_key(&a, 1001, kb, sizeof kb);
+        ck_assert_msg(strcmp(ka, kb) != 0, "n is not part of the key");
+    }
+
+    /* one field changed at a time */
+    kf_variant base = make_result(7).v;
+    report_case_key(&base, 64, ka, sizeof ka);
+    for (int f = 0; f < 17; f++) {
+        b = base;
+        switch (f) {
+        case 0: snprintf(b.name, sizeof b.name, "%.62s.", base.name); break;
+        case 1: b.dtype = (kf_dtype)((b.dtype + 1) % KF_DTYPE_COUNT); break;
+        case 2: b.op = (kf_op)((b.op + 1) % KF_OP_COUNT); break;
+        case 3: b.algorithm = (kf_algorithm)((b.algorithm + 1) % KF_ALG_COUNT); break;
+        case 4: b.block_size *= 2; break;
+        case 5: b.elements_per_thread += 1; break;
+        case 6: b.unroll = (kf_unroll)((b.unroll + 1) % KF_UNROLL_COUNT); break;
+        case 7: b.vector_width = b.vector_width == 1 ? 2 : 1; break;
+        case 8: b.grid.kind = KF_GRID_BLOCKS; b.grid.value = 4; break;
+        case 9: b.grid.kind = KF_GRID_PER_SM; b.grid.value = 4; break;
+        case 10: b.grid.kind = KF_GRID_WAVES; b.grid.value = 4; break;
+        case 11: b.passes = (kf_passes)((b.passes + 1) % KF_PASSES_COUNT); break;
+        case 12: b.layout = (kf_layout)((b.layout + 1) % KF_LAYOUT_COUNT); break;
+        case 13: b.accumulator = (kf_accum)((b.accumulator + 1) % KF_ACC_COUNT); break;
+        case 14: b.warp_reduce = (kf_warp_reduce)((b.warp_reduce + 1) % KF_WARP_COUNT); break;
+        case 15: b.load = (kf_load)((b.load + 1) % KF_LOAD_COUNT); break;
+        default: b.grid.kind = KF_GRID_AUTO; b.grid.value = 0; break;
+        }
+        if (variant_eq(&b, &base))
+            continue;   /* e.g. base already had that grid */
+        report_case_key(&b, 64, kb, sizeof kb);
+        ck_assert_msg(strcmp(ka, kb) != 0, "changing field %d leaves the key at %s", f, ka);
+    }
+}
+END_TEST
+
+START_TEST(case_key_iff_equal_random)
+{
+    /* Random variants from small value sets (so that equal ones occur):
+     * key equality must match field-by-field equality exactly. */
+    enum { M = 600 };
+    static kf_variant vs[M];
+    static int64_t ns[M];
+    static char keys[M][1024];
+    static const char *const names[] = {"", "a", "a|b", "a|float32", "b", "x|y|z|1|2"};
+    static const kf_grid grids[] = {{KF_GRID_AUTO, 0}, {KF_GRID_BLOCKS, 4}, {KF_GRID_PER_SM, 4},
+                                    {KF_GRID_WAVES, 4}, {KF_GRID_BLOCKS, 44}};
+    uint64_t x = 88172645463325252ull;
+#define RND(k) (x ^= x << 13, x ^= x >> 7, x ^= x << 17, (int)(x % (uint64_t)(k)))
+    for (int i = 0; i < M; i++) {
+        kf_variant *v = &vs[i];
+        kf_variant_defaults(v);
+        snprintf(v->name, sizeof v->name, "%s", names[RND(N_OF(names))]);
+        v->dtype = (kf_dtype)RND(2);
+        v->op = (kf_op)RND(2);
+        v->algorithm = (kf_algorithm)RND(2);
+        v->block_size = 128 << RND(2);
+        v->elements_per_thread = 1 + RND(2);
+        v->unroll = (kf_unroll)RND(2);
+        v->vector_width = 1 + RND(2);
+        v->grid = grids[RND(N_OF(grids))];
+        v->passes = (kf_passes)RND(2);
+        v->layout = (kf_layout)RND(2);
+        v->accumulator = (kf_accum)RND(2);
+        v->warp_reduce = (kf_warp_reduce)RND(2);
+        v->load = (kf_load)RND(2);
+        ns[i] = 1 + RND(2);
+        /* copy an earlier one now and then so that equal pairs are common */
+        if (i > 0 && RND(3) == 0) {
+            int j = RND(i);
+            vs[i] = vs[j];
+            ns[i] = ns[j];
+        }
+        report_case_key(&vs[i], ns[i], keys[i], sizeof keys[i]);
+    }
+#undef RND
+    int equal_pairs = 0;
+    for (int i = 0; i < M; i++)
+        for (int j = i + 1; j < M; j++) {
+            bool same = variant_eq(&vs[i], &vs[j]) && ns[i] == ns[j];
+            bool same_key = strcmp(keys[i], keys[j]) == 0;
+            ck_assert_msg(same == same_key, "variants %d and %d: equal %d, keys equal %d (%s / %s)",
+                          i, j, same, same_key, keys[i], keys[j]);
+            equal_pairs += same;
+        }
+    ck_assert_int_gt(equal_pairs, 50);
+}
+END_TEST
+
+// ----------------------------------------------------------------------------
+// Reports
+
+START_TEST(report_jsonl)
+{
+    kf_result rows[NVAR];
+    for (int i = 0; i < NVAR; i++)
+        rows[i] = make_result(i);
+    kf_run_info info = make_info(true);
+    char *text = run_report(KF_FMT_JSONL, rows, NVAR, &info, NULL);
+    size_t len = strlen(text);
+    ck_assert(len > 0 && text[len - 1] == '\n');
+    char *lines[NVAR + 4];
+    int n = split_lines(text, lines, NVAR + 4);
+    ck_assert_int_eq(n, NVAR);
+    for (int i = 0; i < n; i++) {
+        cJSON *j = parse_strict(lines[i]);
+        ck_assert(cJSON_IsObject(j));
+        ck_assert_str_eq(cJSON_GetObjectItem(j, "run")->valuestring, info.run_id);
+        cJSON_Delete(j);
+        kf_result back;
+        char err[256];
+        ck_assert_msg(report_parse_json(lines[i], &back, err, sizeof err) == 0, "%s", err);
+        assert_result_eq(&rows[i], &back, i);
+    }
+    free(text);
+
+    /* no rows, no output */
+    text = run_report(KF_FMT_JSONL, rows, 0, &info, NULL);
+    ck_assert_str_eq(text, "");
+    free(text);
+}
+END_TEST
+
+START_TEST(report_json_array)
+{
+    kf_result rows[NVAR];
+    for (int i = 0; i < NVAR; i++)
+        rows[i] = make_result(i);
+    kf_run_info info = make_info(false);
+    for (int count = 0; count <= NVAR; count += (count < 3 ? 1 : NVAR - 3)) {
+        char *text = run_report(KF_FMT_JSON, rows, count, &info, NULL);
+        cJSON *arr = parse_strict(text);
+        ck_assert(cJSON_IsArray(arr));
+        ck_assert_int_eq(cJSON_GetArraySize(arr), count);
+        int i = 0;
+        for (const cJSON *it = arr->child; it; it = it->next, i++) {
+            /* each element is exactly the results line of that row (which
+             * the round-trip tests check field by field) */
+            ck_assert(cJSON_IsObject(it));
+            char *line = report_json(&rows[i], &info);
+            cJSON *want = parse_strict(line);
+            ck_assert_msg(json_exact_eq(it, want), "element %d differs from its results line", i);
+            cJSON_Delete(want);
+            free(line);
+        }
+        cJSON_Delete(arr);
+        free(text);
+    }
+}
+END_TEST
+
+START_TEST(report_csv)
+{
+    kf_result rows[NVAR];
+    for (int i = 0; i < NVAR; i++)
+        rows[i] = make_result(i);
+    rows[4].abs_err = NAN;
+    rows[5].stats.gbps = INFINITY;
+    kf_run_info info = make_info(true);
+    char *text = run_report(KF_FMT_CSV, rows, NVAR, &info, NULL);
+    static csv_doc d;
+    csv_parse(text, &d);
+    ck_assert_int_eq(d.nrec, NVAR + 1);
+    int nf = d.nfields[0];
+    ck_assert_int_gt(nf, 30);
+    for (int r = 1; r < d.nrec; r++)
+        ck_assert_msg(d.nfields[r] == nf, "row %d has %d fields, the header %d", r, d.nfields[r], nf);
+    /* header: distinct names, including the axes and the bench settings */
+    for (int a = 0; a < nf; a++)
+        for (int b = a + 1; b < nf; b++)
+            ck_assert_msg(strcmp(d.fields[0][a], d.fields[0][b]) != 0, "duplicate column %s",
+                          d.fields[0][a]);
+    for (int a = 0; a < KF_AX_COUNT; a++)
+        ck_assert_msg(csv_col(&d, kf_axis_names[a]) >= 0, "no column %s", kf_axis_names[a]);
+    ck_assert(csv_col(&d, "bench.seed") >= 0 && csv_col(&d, "bench.min_reps") >= 0);
+    int c_name = csv_col(&d, "name"), c_n = csv_col(&d, "n"), c_st = csv_col(&d, "status");
+    int c_msg = csv_col(&d, "message"), c_med = csv_col(&d, "median_ms");
+    int c_dt = csv_col(&d, "dtype"), c_seed = csv_col(&d, "bench.seed"), c_run = csv_col(&d, "run");
+    int c_grid = csv_col(&d, "grid"), c_bs = csv_col(&d, "block_size");
+    ck_assert(c_name >= 0 && c_n >= 0 && c_st >= 0 && c_msg >= 0 && c_med >= 0 && c_dt >= 0);
+    ck_assert(c_grid >= 0 && c_bs >= 0 && c_run >= 0);
+    /* the values survive CSV quoting */
+    for (int i = 0; i < NVAR; i++) {
+        char **f = d.fields[i + 1];
+        const kf_result *r = &rows[i];
+        ck_assert_str_eq(f[c_name], r->v.name);
+        ck_assert_str_eq(f[c_msg], r->message);
+        ck_assert_str_eq(f[c_st], kf_status_names[r->status]);
+        ck_assert_str_eq(f[c_dt], kf_dtype_names[r->v.dtype]);
+        ck_assert_str_eq(f[c_run], info.run_id);
+        ck_assert_int_eq(strtoll(f[c_n], NULL, 10), r->n);
+        ck_assert_int_eq(atoi(f[c_bs]), r->v.block_size);
+        ck_assert_int_eq(strtoull(f[c_seed], NULL, 10), info.bench.seed);
+        ck_assert(strtod(f[c_med], NULL) == r->stats.median_ms);
+        if (r->v.grid.kind == KF_GRID_AUTO)
+            ck_assert_str_eq(f[c_grid], "auto");
+        else if (r->v.grid.kind == KF_GRID_BLOCKS)
+            ck_assert_int_eq(strtoll(f[c_grid], NULL, 10), r->v.grid.value);
+        else
+            ck_assert_msg(strstr(f[c_grid], r->v.grid.kind == KF_GRID_WAVES ? "waves" : "blocks_per_sm"),
+                          "grid column %s", f[c_grid]);
+    }
+    csv_free(&d);
+    free(text);
+
+    /* no rows: the header alone */
+    text = run_report(KF_FMT_CSV, rows, 0, &info, NULL);
+    csv_parse(text, &d);
+    ck_assert_int_eq(d.nrec, 1);
+    ck_assert_int_eq(d.nfields[0], nf);
+    csv_free(&d);
+    free(text);
+}
+END_TEST
+
+/* Checks the table's alignment and returns its lines (text is split in place). */
+static int check_table(char *text, char **lines, int max, bool speedup, const kf_result *rows,
+                       int nrows, bool have_dev)
+{
+    static const char *const titles[] = {"name", "dtype", "op", "n", "status", "time",
+                                         "noise", "GB/s", "% peak", "step", "cumul."};
+    strip_ansi(text);
+    int n = split_lines(text, lines, max);
+    ck_assert_int_eq(n, 2 + nrows + (have_dev ? 1 : 0));
+    const char *head = lines[0];
+    int ntitles = speedup ? 11 : 9;
+    for (int t = 0; t < ntitles; t++)
+        ck_assert_msg(strstr(head, titles[t]) != NULL, "header lacks \"%s\": %s", titles[t], head);
+    if (!speedup)
+        ck_assert(strstr(head, "step") == NULL && strstr(head, "cumul.") == NULL);
+    int total = width_of(head);
+    ck_assert_int_eq(width_of(lines[1]), total);
+    for (const char *p = lines[1]; *p; p++)
+        ck_assert(*p == '-');
+    ck_assert(strncmp(head, "name", 4) == 0);
+
+    /* header columns: name, dtype, op left; n right; status left */
+    int c_dtype = col_at(head, (size_t)(strstr(head, "dtype") - head));
+    const char *pn = strstr(head, " n  status");
+    ck_assert_ptr_nonnull(pn);
+    int c_n_end = col_at(head, (size_t)(pn - head)) + 2;   /* the column after the 'n' */
+    int c_status = col_at(head, (size_t)(strstr(head, "status") - head));
+    for (int i = 0; i < nrows; i++) {
+        const char *line = lines[2 + i];
+        const kf_result *r = &rows[i];
+        char label[256];
+        if (r->v.name[0])
+            snprintf(label, sizeof label, "%s", r->v.name);
+        else
+            kf_variant_label(&r->v, label, sizeof label);
+        /* (the table cuts labels to the 95 bytes of its cells) */
+        size_t ll = strlen(label) < 95 ? strlen(label) : 95;
+        ck_assert_msg(strncmp(line, label, ll) == 0, "row %d does not start with %s: %s", i, label,
+                      line);
+        /* the dtype column starts at the same column in every row */
+        const char *dt = kf_dtype_names[r->v.dtype];
+        size_t off = off_at_col(line, c_dtype);
+        ck_assert_msg(strncmp(line + off, dt, strlen(dt)) == 0, "row %d: dtype not at column %d: %s",
+                      i, c_dtype, line);
+        /* n ends where the header's n ends */
+        char want[64];
+        int numlen = snprintf(want, sizeof want, " %lld  ", (long long)r->n) - 3;
+        const char *pv = strstr(line + off, want);
+        ck_assert_msg(pv != NULL, "row %d lacks n: %s", i, line);
+        ck_assert_int_eq(col_at(line, (size_t)(pv - line)) + 1 + numlen, c_n_end);
+        /* status at the header's status column */
+        const char *st = kf_status_names[r->status];
+        size_t soff = off_at_col(line, c_status);
+        ck_assert_msg(strncmp(line + soff, st, strlen(st)) == 0, "row %d: status not at column %d: %s",
+                      i, c_status, line);
+        if (r->status == KF_ST_OK) {
+            ck_assert_msg(width_of(line) == total, "ok row %d is %d wide, header %d: %s", i,
+                          width_of(line), total, line);
+        } else {
+            /* failed rows: the message, cut to fit, after the status column
+             * (whose width is at most that of the longest status name) */
+            int bound = c_status + 13 + 2 + 40;
+            ck_assert_msg(width_of(line) <= (total > bound ? total : bound), "row %d too wide: %s", i,
+                          line);
+        }
+    }
+    if (have_dev)
+        ck_assert(strncmp(lines[n - 1], "device: ", 8) == 0);
+    return n;
+}
+
+START_TEST(report_table)
+{
+    kf_result rows[NVAR];
+    for (int i = 0; i < NVAR; i++)
+        rows[i] = make_result(i);
+    kf_run_info info = make_info(true);
+    for (int sp = 0; sp < 2; sp++)
+        for (int color = 0; color < 2; color++) {
+            report_opts o = {.speedup = sp, .color = color};
+            char *text = run_report(KF_FMT_TABLE, rows, NVAR, &info, &o);
+            if (color)
+                ck_assert(strstr(text, "\033[") != NULL);
+            else
+                ck_assert(strchr(text, '\033') == NULL);
+            char *lines[NVAR + 8];
+            check_table(text, lines, NVAR + 8, sp, rows, NVAR, true);
+            ck_assert(strstr(lines[NVAR + 2], info.dev.name) != NULL);
+            free(text);
+        }
+}
+END_TEST
+
+START_TEST(report_table_values)
+{
+    /* three ok rows of one size, 4 ms, 2 ms, 0.5 ms: steps 2x and 4x, cumulative 2x and 8x */
+    kf_result rows[5];
+    const double med[] = {4.0, 2.0, 0.5};
+    for (int i = 0; i < 3; i++) {
+        rows[i] = make_result(0);
+        snprintf(rows[i].v.name, sizeof rows[i].v.name, "k%d", i);
+        rows[i].status = KF_ST_OK;
+        rows[i].n = 1 << 20;
+        rows[i].stats.median_ms = med[i];
+        rows[i].stats.reps = 10;
+        rows[i].stats.noise = 0.02;
+        rows[i].stats.gbps = 2000.0 + i;
+        rows[i].stats.pct_peak = 60.0 + i;
+    }
+    /* a wrong answer without a message and a compile error with a long multi-line one */
+    rows[3] = make_result(1);
+    rows[3].status = KF_ST_WRONG;
+    rows[3].message[0] = 0;
+    snprintf(rows[3].gpu_value, sizeof rows[3].gpu_value, "12.5");
+    snprintf(rows[3].ref_value, sizeof rows[3].ref_value, "13.25");
+    rows[4] = make_result(2);
+    rows[4].status = KF_ST_COMPILE;
+    memset(rows[4].message, 0, sizeof rows[4].message);
+    for (int i = 0; i < 300; i++)
+        rows[4].message[i] = i % 50 == 49 ? '\n' : (char)('a' + i % 26);
+
+    report_opts o = {.speedup = true};
+    kf_run_info info = make_info(false);
+    char *text = run_report(KF_FMT_TABLE, rows, 5, &info, &o);
+    char *lines[16];
+    int n = check_table(text, lines, 16, true, rows, 5, false);
+    ck_assert_int_eq(n, 7);
+    ck_assert_msg(strstr(lines[2], "4.000 ms"), "%s", lines[2]);
+    ck_assert_msg(strstr(lines[3], "2.000 ms"), "%s", lines[3]);
+    ck_assert_msg(strstr(lines[4], "500.0 us"), "%s", lines[4]);
+    ck_assert(strstr(lines[2], "2000.0") && strstr(lines[2], "60.0") && strstr(lines[2], "2.0%"));
+    ck_assert_msg(strstr(lines[3], "2.00x  ") && strstr(lines[3], "2.00x"), "%s", lines[3]);
+    /* row 3: step 4x (vs 2 ms), cumulative 8x (vs 4 ms) */
+    ck_assert_msg(strstr(lines[4], "4.00x") && strstr(lines[4], "8.00x"), "%s", lines[4]);
+    ck_assert_msg(strstr(lines[5], "12.5") && strstr(lines[5], "13.25"), "wrong row: %s", lines[5]);
+    ck_assert_msg(strstr(lines[6], "abcdef") && strstr(lines[6], "..."), "compile row: %s", lines[6]);
+    free(text);
+
+    /* no rows: header and rule only */
+    text = run_report(KF_FMT_TABLE, rows, 0, &info, &o);
+    n = check_table(text, lines, 16, true, rows, 0, false);
+    ck_assert_int_eq(n, 2);
+    free(text);
+}
+END_TEST
+
+// ----------------------------------------------------------------------------
+// Results file
+
+static char tmpdir[64];
+
+static void tmp_setup(void)
+{
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/kf_test_report_XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+}
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    return remove(path);
+}
+
+static void tmp_teardown(void)
+{
+    if (tmpdir[0])
+        nftw(tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static void tmp_path(char *buf, size_t len, const char *name)
+{
+    snprintf(buf, len, "%s/%s", tmpdir, name);
+}
+
+typedef struct {
+    int calls;
+    int stop_after;             /* 0: never */
+    kf_result last;
+    int *seen;                  /* concurrency: seen[proc * PER + i] */
+    int dup, bad;
+} read_ctx;
+
+static int count_fn(const kf_result *r, void *p)
+{
+    read_ctx *c = p;
+    c->calls++;
+    c->last = *r;
+    return c->stop_after && c->calls >= c->stop_after;
+}
+
+static void append_line(results_file *f, const kf_result *r)
+{
+    char *line = report_json(r, NULL);
+    ck_assert_int_eq(results_append(f, line), 0);
+    free(line);
+}
+
+/* The whole file, malloc'd. */
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    ck_assert_ptr_nonnull(f);
+    char *buf = NULL;
+    size_t len = 0, cap = 0, got;
+    do {
+        if (cap - len < 65536) {
+            cap = cap ? 2 * cap : 1 << 20;
+            buf = realloc(buf, cap + 1);
+            ck_assert_ptr_nonnull(buf);
+        }
+        got = fread(buf + len, 1, cap - len, f);
+        len += got;
+    } while (got > 0);
+    buf[len] = 0;
+    fclose(f);
+    return buf;
+}
+
+enum { PROCS = 8, PER = 200 };
+
+static int conc_fn(const kf_result *r, void *p)
+{
+    read_ctx *c = p;
+    c->calls++;
+    int proc = -1;
+    if (sscanf(r->v.name, "proc%d", &proc) != 1 || proc < 0 || proc >= PROCS || r->n < 0 ||
+        r->n >= PER) {
+        c->bad++;
+        return 0;
+    }
+    if (c->seen[proc * PER + r->n]++)
+        c->dup++;
+    return 0;
+}
+
+START_TEST(results_concurrent_append)
+{
+    char path[128];
+    tmp_path(path, sizeof path, "results.jsonl");
+    pid_t pids[PROCS];
+    for (int p = 0; p < PROCS; p++) {
+        pids[p] = fork();
+        ck_assert_int_ge(pids[p], 0);
+        if (pids[p] == 0) {
+            char err[256];
+            results_file *f = results_open(path, err, sizeof err);
+            if (!f)
+                _exit(2);
+            kf_result r = make_result(p);
+            /* long lines make torn writes likely if locking were broken */
+            memset(r.message, 'm', 400);
+            r.message[400] = 0;
+            int rc = 0;
+            for (int i = 0; i < PER && rc == 0; i++) {
+                snprintf(r.v.name, sizeof r.v.name, "proc%d", p);
+                r.n = i;
+                char *line = report_json(&r, NULL);
+                rc = line ? results_append(f, line) : -1;
+                free(line);
+            }
+            results_close(f);
+            _exit(rc == 0 ? 0 : 3);
+        }
+    }
+    for (int p = 0; p < PROCS; p++) {
+        int st;
+        ck_assert_int_eq(waitpid(pids[p], &st, 0), pids[p]);
+        ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "writer %d failed", p);
+    }
+
+    int *seen = calloc(PROCS * PER, sizeof *seen);
+    read_ctx c = {.seen = seen};
+    int skipped = -1;
+    char err[256] = "";
+    ck_assert_msg(results_read(path, conc_fn, &c, &skipped, err, sizeof err) == 0, "%s", err);
+    ck_assert_int_eq(skipped, 0);
+    ck_assert_int_eq(c.bad, 0);
+    ck_assert_int_eq(c.dup, 0);
+    ck_assert_int_eq(c.calls, PROCS * PER);
+    for (int i = 0; i < PROCS * PER; i++)
+        ck_assert_msg(seen[i] == 1, "line proc%d n=%d seen %d times", i / PER, i % PER, seen[i]);
+    free(seen);
+
+    /* the raw file: exactly PROCS*PER lines, each one JSON object, no blank lines */
+    char *text = slurp(path);
+    int lines = 0;
+    for (char *p = text; *p;) {
+        char *nl = strchr(p, '\n');
+        ck_assert_ptr_nonnull(nl);
+        *nl = 0;
+        ck_assert_msg(nl > p, "blank line in the results file");
+        cJSON *j = parse_strict(p);
+        cJSON_Delete(j);
+        lines++;
+        p = nl + 1;
+    }
+    ck_assert_int_eq(lines, PROCS * PER);
+    free(text);
+}
+END_TEST
+
+START_TEST(results_truncated_last_line)
+{
+    char path[128], err[256];
+    tmp_path(path, sizeof path, "trunc.jsonl");
+    results_file *f = results_open(path, err, sizeof err);
+    ck_assert_msg(f != NULL, "%s", err);
+    for (int i = 0; i < 3; i++) {
+        kf_result r = make_result(i);
+        append_line(f, &r);
+    }
+    /* a crash mid-write: half a line, no newline */
+    kf_result half = make_result(10);
+    char *line = report_json(&half, NULL);
+    int fd = open(path, O_WRONLY | O_APPEND);
+    ck_assert_int_ge(fd, 0);
+    size_t hl = strlen(line) / 2;
+    ck_assert_int_eq(write(fd, line, hl), (ssize_t)hl);
+    close(fd);
+    free(line);
+
+    read_ctx c = {0};
+    int skipped = -1;
+    ck_assert_int_eq(results_read(path, count_fn, &c, &skipped, err, sizeof err), 0);
+    ck_assert_int_eq(c.calls, 3);
+    ck_assert_int_eq(skipped, 1);
+    kf_result r2 = make_result(2);
+    assert_result_eq(&r2, &c.last, 2);
+
+    /* the next append starts on a line of its own */
+    kf_result next = make_result(11);
+    append_line(f, &next);
+    results_close(f);
+    memset(&c, 0, sizeof c);
+    ck_assert_int_eq(results_read(path, count_fn, &c, &skipped, err, sizeof err), 0);
+    ck_assert_int_eq(c.calls, 4);
+    ck_assert_int_eq(skipped, 1);           /* the torn line, now terminated */
+    assert_result_eq(&next, &c.last, 11);
+    char *text = slurp(path);
+    size_t len = strlen(text);
+    ck_assert(text[len - 1] == '\n');
+    char *last_nl = text + len - 1;
+    *last_nl = 0;
+    char *prev_nl = strrchr(text, '\n');
+    ck_assert_ptr_nonnull(prev_nl);
+    ck_assert(prev_nl[1] == '{');
+    cJSON *j = parse_strict(prev_nl + 1);
+    cJSON_Delete(j);
+    free(text);
+
+    /* skipped may be NULL */
+    memset(&c, 0, sizeof c);
+    ck_assert_int_eq(results_read(path, count_fn, &c, NULL, err, sizeof err), 0);
+    ck_assert_int_eq(c.calls, 4);
+}
+END_TEST
+
+START_TEST(results_missing_file)
+{
+    char path[128], err[256] = "";
+    tmp_path(path, sizeof path, "does-not-exist.jsonl");
+    read_ctx c = {0};
+    int skipped = 99;
+    ck_assert_int_eq(results_read(path, count_fn, &c, &skipped, err, sizeof err), 0);
+    ck_assert_int_eq(c.calls, 0);
+    ck_assert_int_eq(skipped, 0);
+    struct stat st;
+    ck_assert_msg(stat(path, &st) != 0, "reading created the file");
+
+    /* an empty file: nothing either */
+    int fd = open(path, O_CREAT | O_WRONLY, 0644);
+    close(fd);
+    skipped = 99;
+    ck_assert_int_eq(results_read(path, count_fn, &c, &skipped, err, sizeof err), 0);
+    ck_assert_int_eq(c.calls, 0);
+    ck_assert_int_eq(skipped, 0);
+}
+END_TEST
+
+START_TEST(results_garbled_middle)
+{
+    char path[128], err[256];
+    tmp_path(path, sizeof path, "garbled.jsonl");
+    kf_result a = make_result(1), b = make_result(2), c3 = make_result(3);
+    char *la = report_json(&a, NULL), *lb = report_json(&b, NULL), *lc = report_json(&c3, NULL);
+    FILE *fp = fopen(path, "w");
+    ck_assert_ptr_nonnull(fp);
+    fprintf(fp, "%s\n", la);
+    fprintf(fp, "{\"dtype\": garbage\n");             /* not JSON */
+    fprintf(fp, "%.*s\n", (int)strlen(lb) / 3, lb);    /* torn, then terminated */
+    fprintf(fp, "%s\n", lb);
+    fprintf(fp, "\n");                                 /* blank: not counted */
+    fprintf(fp, "{\"x\": 1}\n");                       /* JSON but not a result */
+    fprintf(fp, "[1, 2]\n");
+    fprintf(fp, "%s\n", lc);
+    fclose(fp);
+
+    read_ctx c = {0};
+    int skipped = -1;
+    ck_assert_int_eq(results_read(path, count_fn, &c, &skipped, err, sizeof err), 0);
+    ck_assert_int_eq(c.calls, 3);
+    ck_assert_int_eq(skipped, 4);
+    assert_result_eq(&c3, &c.last, 3);
+
+    /* fn returning non-zero stops the read */
+    memset(&c, 0, sizeof c);
+    c.stop_after = 2;
+    ck_assert_int_eq(results_read(path, count_fn, &c, &skipped, err, sizeof err), 0);
+    ck_assert_int_eq(c.calls, 2);
+    assert_result_eq(&b, &c.last, 2);
+    free(la);
+    free(lb);
+    free(lc);
+}
+END_TEST
+
+START_TEST(results_append_rules)
+{
+    char path[128], err[256];
+    tmp_path(path, sizeof path, "rules.jsonl");
+    results_file *f = results_open(path, err, sizeof err);
+    ck_assert_msg(f != NULL, "%s", err);
+    /* a line with a newline would become two lines: refused, file untouched */
+    ck_assert_int_eq(results_append(f, "{\"a\":1}\n{\"b\":2}"), -1);
+    ck_assert_int_eq(results_append(f, NULL), -1);
+    ck_assert_int_eq(results_append(NULL, "{}"), -1);
+    struct stat st;
+    ck_assert_int_eq(stat(path, &st), 0);
+    ck_assert_int_eq(st.st_size, 0);
+    /* appends go to the end even after reopening */
+    kf_result r = make_result(4);
+    append_line(f, &r);
+    results_close(f);
+    f = results_open(path, err, sizeof err);
+    ck_assert_ptr_nonnull(f);
+    append_line(f, &r);
+    results_close(f);
+    results_close(NULL);
+    read_ctx c = {0};
+    int skipped;
+    ck_assert_int_eq(results_read(path, count_fn, &c, &skipped, err, sizeof err), 0);
+    ck_assert_int_eq(c.calls, 2);
+    ck_assert_int_eq(skipped, 0);
+    char *text = slurp(path);
+    ck_assert(text[0] == '{');                 /* no leading blank line in a new file */
+    free(text);
+
+    /* opening in a missing directory fails with the path in the message */
+    char bad[160];
+    tmp_path(bad, sizeof bad, "no/such/dir/r.jsonl");
+    err[0] = 0;
+    ck_assert_ptr_null(results_open(bad, err, sizeof err));
+    ck_assert_msg(strstr(err, bad) != NULL, "%s", err);
+    /* reading a directory is an error, not "no results" */
+    err[0] = 0;
+    ck_assert_int_eq(results_read(tmpdir, count_fn, &c, &skipped, err, sizeof err), -1);
+    ck_assert(err[0] != 0);
+}
+END_TEST
+
+static Suite *report_suite(void)
+{
+    Suite *s = suite_create("report");
+    TCase *json = tcase_create("json");
+    tcase_set_timeout(json, 60);
+    tcase_add_test(json, json_round_trip_every_field);
+    tcase_add_test(json, json_round_trip_every_enum_value);
+    tcase_add_test(json, json_keys_and_run_info);
+    tcase_add_test(json, json_special_values);
+    tcase_add_test(json, json_cleans_bad_utf8);
+    tcase_add_test(json, parse_rejects_bad_lines);
+    tcase_add_test(json, parse_optional_fields_default);
+    suite_add_tcase(s, json);
+
+    TCase *key = tcase_create("case_key");
+    tcase_set_timeout(key, 60);
+    tcase_add_test(key, case_key_identity);
+    tcase_add_test(key, case_key_iff_equal_random);
+    suite_add_tcase(s, key);
+
+    TCase *rep = tcase_create("reports");
+    tcase_set_timeout(rep, 60);
+    tcase_add_test(rep, report_jsonl);
+    tcase_add_test(rep, report_json_array);
+    tcase_add_test(rep, report_csv);
+    tcase_add_test(rep, report_table);
+    tcase_add_test(rep, report_table_values);
+    suite_add_tcase(s, rep);
+
+    TCase *file = tcase_create("results_file");
+    tcase_set_timeout(file, 120);
+    tcase_add_checked_fixture(file, tmp_setup, tmp_teardown);
+    tcase_add_test(file, results_concurrent_append);
+    tcase_add_test(file, results_truncated_last_line);
+    tcase_add_test(file, results_missing_file);
+    tcase_add_test(file, results_garbled_middle);
+    tcase_add_test(file, results_append_rules);
+    suite_add_tcase(s, file);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(report_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

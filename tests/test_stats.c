@@ -1,0 +1,459 @@
+/*
+ * test_stats.c -- statistics of repeated timings, bandwidth and the
+ * stopping rule.
+ *
+ *   make build/tests/test_stats && build/tests/test_stats
+ */
+#include <check.h>
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stats.h"
+
+#define N_OF(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+/* Relative closeness for values computed in a different order than ours. */
+static void assert_close(double got, double want, const char *what)
+{
+    double tol = 1e-12 * (fabs(want) > 1 ? fabs(want) : 1);
+    ck_assert_msg(fabs(got - want) <= tol, "%s: got %.17g, want %.17g", what, got, want);
+}
+
+// ----------------------------------------------------------------------------
+// stats_compute
+
+START_TEST(compute_odd_count)
+{
+    /* sorted: 1 2 3 -> median 2; mean 2; deviations -1 0 1 -> sample var 2/2 = 1 */
+    const double ms[] = {3, 1, 2};
+    kf_stats s;
+    stats_compute(ms, N_OF(ms), &s);
+    ck_assert_int_eq(s.reps, 3);
+    assert_close(s.median_ms, 2, "median");
+    assert_close(s.min_ms, 1, "min");
+    assert_close(s.max_ms, 3, "max");
+    assert_close(s.mean_ms, 2, "mean");
+    assert_close(s.stddev_ms, 1, "stddev");
+    assert_close(s.noise, 0.5, "noise");
+    ck_assert(s.gbps == 0 && s.pct_peak == 0);
+}
+END_TEST
+
+START_TEST(compute_even_count)
+{
+    /* sorted: 1 2 3 4 -> median (2+3)/2; mean 2.5; squares 2.25 .25 .25 2.25 = 5; var 5/3 */
+    const double ms[] = {4, 1, 3, 2};
+    kf_stats s;
+    stats_compute(ms, N_OF(ms), &s);
+    ck_assert_int_eq(s.reps, 4);
+    assert_close(s.median_ms, 2.5, "median");
+    assert_close(s.min_ms, 1, "min");
+    assert_close(s.max_ms, 4, "max");
+    assert_close(s.mean_ms, 2.5, "mean");
+    assert_close(s.stddev_ms, sqrt(5.0 / 3.0), "stddev");
+    assert_close(s.noise, sqrt(5.0 / 3.0) / 2.5, "noise");
+}
+END_TEST
+
+START_TEST(compute_textbook_example)
+{
+    /* The classic 2 4 4 4 5 5 7 9: mean 5, squared deviations sum to 32,
+     * sample variance 32/7 (the population one would be 4). */
+    const double ms[] = {9, 4, 5, 2, 7, 4, 5, 4};
+    kf_stats s;
+    stats_compute(ms, N_OF(ms), &s);
+    ck_assert_int_eq(s.reps, 8);
+    assert_close(s.median_ms, 4.5, "median");
+    assert_close(s.min_ms, 2, "min");
+    assert_close(s.max_ms, 9, "max");
+    assert_close(s.mean_ms, 5, "mean");
+    assert_close(s.stddev_ms, sqrt(32.0 / 7.0), "stddev (sample, n-1)");
+    assert_close(s.noise, sqrt(32.0 / 7.0) / 5, "noise");
+}
+END_TEST
+
+START_TEST(compute_median_with_duplicates_and_outlier)
+{
+    const double a[] = {5, 5, 1, 5};            /* 1 5 5 5 -> (5+5)/2 */
+    const double b[] = {1, 1000, 2, 3, 2};      /* 1 2 2 3 1000 -> 2 */
+    const double c[] = {7, 7};
+    kf_stats s;
+    stats_compute(a, N_OF(a), &s);
+    assert_close(s.median_ms, 5, "median a");
+    stats_compute(b, N_OF(b), &s);
+    assert_close(s.median_ms, 2, "median b (robust to the outlier)");
+    assert_close(s.mean_ms, 1008.0 / 5, "mean b");
+    assert_close(s.max_ms, 1000, "max b");
+    stats_compute(c, N_OF(c), &s);
+    assert_close(s.median_ms, 7, "median c");
+    ck_assert(s.stddev_ms == 0 && s.noise == 0);
+}
+END_TEST
+
+START_TEST(compute_single_value)
+{
+    const double ms[] = {0.25};
+    kf_stats s;
+    stats_compute(ms, 1, &s);
+    ck_assert_int_eq(s.reps, 1);
+    ck_assert(s.median_ms == 0.25 && s.min_ms == 0.25 && s.max_ms == 0.25 && s.mean_ms == 0.25);
+    ck_assert_msg(s.stddev_ms == 0, "sample stddev of one value must be 0, not NaN");
+    ck_assert(s.noise == 0);
+}
+END_TEST
+
+START_TEST(compute_empty_and_null)
+{
+    kf_stats s;
+    memset(&s, 0x5a, sizeof s);
+    stats_compute(NULL, 5, &s);
+    ck_assert_int_eq(s.reps, 0);
+    ck_assert(s.median_ms == 0 && s.mean_ms == 0 && s.min_ms == 0 && s.max_ms == 0);
+    ck_assert(s.stddev_ms == 0 && s.noise == 0 && s.gbps == 0 && s.pct_peak == 0);
+
+    const double ms[] = {1, 2};
+    memset(&s, 0x5a, sizeof s);
+    stats_compute(ms, 0, &s);
+    ck_assert_int_eq(s.reps, 0);
+    ck_assert(s.median_ms == 0 && s.noise == 0 && s.gbps == 0);
+    memset(&s, 0x5a, sizeof s);
+    stats_compute(ms, -3, &s);
+    ck_assert_int_eq(s.reps, 0);
+    ck_assert(s.mean_ms == 0);
+}
+END_TEST
+
+START_TEST(compute_all_zero_is_not_nan)
+{
+    const double ms[] = {0, 0, 0, 0, 0};
+    kf_stats s;
+    stats_compute(ms, N_OF(ms), &s);
+    ck_assert_int_eq(s.reps, 5);
+    ck_assert(s.median_ms == 0 && s.mean_ms == 0 && s.stddev_ms == 0);
+    ck_assert_msg(s.noise == 0, "noise of all-zero times is %g", s.noise);
+}
+END_TEST
+
+START_TEST(compute_input_not_modified)
+{
+    double ms[] = {5, 3, 9, 1, 7, 2};
+    double copy[N_OF(ms)];
+    memcpy(copy, ms, sizeof ms);
+    kf_stats s;
+    stats_compute(ms, N_OF(ms), &s);
+    ck_assert(memcmp(ms, copy, sizeof ms) == 0);
+    assert_close(s.median_ms, 4, "median"); /* 1 2 3 5 7 9 -> (3+5)/2 */
+}
+END_TEST
+
+START_TEST(compute_large_offset_no_cancellation)
+{
+    /* A naive sum-of-squares formula loses everything here. */
+    const double ms[] = {1e9 + 1, 1e9 + 2, 1e9 + 3};
+    kf_stats s;
+    stats_compute(ms, N_OF(ms), &s);
+    assert_close(s.mean_ms, 1e9 + 2, "mean");
+    assert_close(s.median_ms, 1e9 + 2, "median");
+    ck_assert_msg(fabs(s.stddev_ms - 1) < 1e-9, "stddev %.17g, want 1", s.stddev_ms);
+}
+END_TEST
+
+/* Against a straightforward reference on many pseudo-random inputs. */
+START_TEST(compute_matches_reference)
+{
+    uint64_t x = 0x9e3779b97f4a7c15ull;
+    for (int n = 1; n <= 64; n++) {
+        double ms[64], sorted[64];
+        for (int i = 0; i < n; i++) {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            ms[i] = 0.5 + (double)(x % 100000) / 1000.0;
+        }
+        /* insertion sort, independent of the code under test */
+        memcpy(sorted, ms, (size_t)n * sizeof *ms);
+        for (int i = 1; i < n; i++)
+            for (int j = i; j > 0 && sorted[j - 1] > sorted[j]; j--) {
+                double t = sorted[j];
+                sorted[j] = sorted[j - 1];
+                sorted[j - 1] = t;
+            }
+        double med = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+        double sum = 0;
+        for (int i = 0; i < n; i++)
+            sum += ms[i];
+        double mean = sum / n, ss = 0;
+        for (int i = 0; i < n; i++)
+            ss += (ms[i] - mean) * (ms[i] - mean);
+        double sd = n > 1 ? sqrt(ss / (n - 1)) : 0;
+
+        kf_stats s;
+        stats_compute(ms, n, &s);
+        ck_assert_int_eq(s.reps, n);
+        ck_assert_msg(s.median_ms == med, "n=%d median %g want %g", n, s.median_ms, med);
+        ck_assert(s.min_ms == sorted[0] && s.max_ms == sorted[n - 1]);
+        assert_close(s.mean_ms, mean, "mean");
+        assert_close(s.stddev_ms, sd, "stddev");
+        assert_close(s.noise, sd / mean, "noise");
+        ck_assert(s.min_ms <= s.median_ms && s.median_ms <= s.max_ms);
+    }
+}
+END_TEST
+
+// ----------------------------------------------------------------------------
+// stats_bandwidth
+
+START_TEST(bandwidth_formula)
+{
+    /* 1e6 floats in 2 ms: 4e6 bytes / 2e-3 s = 2e9 B/s = 2 GB/s */
+    kf_stats s = {.reps = 3, .median_ms = 2.0, .mean_ms = 7, .noise = 0.25};
+    stats_bandwidth(&s, 1000000, 4, 100.0);
+    assert_close(s.gbps, 2.0, "gbps");
+    assert_close(s.pct_peak, 2.0, "pct_peak");
+    /* nothing else touched */
+    ck_assert(s.reps == 3 && s.median_ms == 2.0 && s.mean_ms == 7 && s.noise == 0.25);
+
+    /* the documented form GB/s = n * elem / median_ms / 1e6 for several shapes */
+    const int64_t ns[] = {1, 1000, 1 << 20, 123456789, (int64_t)1 << 32};
+    const size_t es[] = {4, 8};
+    const double meds[] = {0.001, 0.0375, 1.0, 12.5};
+    for (int i = 0; i < N_OF(ns); i++)
+        for (int j = 0; j < N_OF(es); j++)
+            for (int k = 0; k < N_OF(meds); k++) {
+                kf_stats t = {.median_ms = meds[k]};
+                stats_bandwidth(&t, ns[i], es[j], 3350.0);
+                double want = (double)ns[i] * (double)es[j] / meds[k] / 1e6;
+                assert_close(t.gbps, want, "gbps");
+                assert_close(t.pct_peak, want / 3350.0 * 100.0, "pct_peak");
+            }
+}
+END_TEST
+
+START_TEST(bandwidth_no_peak)
+{
+    kf_stats s = {.median_ms = 1.0, .pct_peak = 55};
+    stats_bandwidth(&s, 1 << 20, 8, 0);
+    assert_close(s.gbps, (double)(1 << 20) * 8 / 1.0 / 1e6, "gbps");
+    ck_assert_msg(s.pct_peak == 0, "peak 0 must give pct_peak 0, got %g", s.pct_peak);
+    s.pct_peak = 55;
+    stats_bandwidth(&s, 1 << 20, 8, -10);
+    ck_assert(s.pct_peak == 0);
+    ck_assert(s.gbps > 0);
+}
+END_TEST
+
+START_TEST(bandwidth_degenerate)
+{
+    /* no median (nothing measured) or no elements: 0 bandwidth, never inf/NaN */
+    kf_stats s = {.median_ms = 0, .gbps = 9, .pct_peak = 9};
+    stats_bandwidth(&s, 1000, 4, 100);
+    ck_assert(s.gbps == 0 && s.pct_peak == 0);
+    s = (kf_stats){.median_ms = 1.5, .gbps = 9, .pct_peak = 9};
+    stats_bandwidth(&s, 0, 4, 100);
+    ck_assert(s.gbps == 0 && s.pct_peak == 0);
+    s = (kf_stats){.median_ms = -1, .gbps = 9};
+    stats_bandwidth(&s, 1000, 4, 100);
+    ck_assert(s.gbps == 0 && isfinite(s.pct_peak));
+}
+END_TEST
+
+START_TEST(bandwidth_after_compute)
+{
+    const double ms[] = {0.5, 0.25, 1.0};
+    kf_stats s;
+    stats_compute(ms, 3, &s);
+    ck_assert(s.gbps == 0 && s.pct_peak == 0);
+    stats_bandwidth(&s, 1 << 24, 4, 1000);
+    /* median 0.5 ms; 64 MiB / 0.5 ms */
+    assert_close(s.gbps, (double)(1 << 24) * 4 / 0.5 / 1e6, "gbps");
+    assert_close(s.pct_peak, (double)(1 << 24) * 4 / 0.5 / 1e6 / 1000 * 100, "pct");
+}
+END_TEST
+
+// ----------------------------------------------------------------------------
+// stats_should_stop
+
+static kf_bench bench(int min_reps, int max_reps, double max_time_s, double max_noise)
+{
+    kf_bench b;
+    kf_bench_defaults(&b);
+    b.min_reps = min_reps;
+    b.max_reps = max_reps;
+    b.max_time_s = max_time_s;
+    b.max_noise = max_noise;
+    return b;
+}
+
+START_TEST(stop_never_without_reps)
+{
+    kf_bench b = bench(0, 0, 0, 1);
+    ck_assert(!stats_should_stop(NULL, 0, 100.0, &b));
+    double ms[1] = {1};
+    ck_assert(!stats_should_stop(ms, 0, 1e9, &b));
+}
+END_TEST
+
+START_TEST(stop_min_reps)
+{
+    double flat[20];
+    for (int i = 0; i < 20; i++)
+        flat[i] = 1.0;                  /* noise 0 */
+    kf_bench b = bench(10, 1000, 0.5, 0.01);
+    for (int r = 1; r < 10; r++) {
+        ck_assert_msg(!stats_should_stop(flat, r, 0.0, &b), "stopped at %d < min_reps", r);
+        /* the time budget does not override min_reps either */
+        ck_assert_msg(!stats_should_stop(flat, r, 1e6, &b), "time budget beat min_reps at %d", r);
+    }
+    ck_assert(stats_should_stop(flat, 10, 0.0, &b));
+    ck_assert(stats_should_stop(flat, 11, 0.0, &b));
+}
+END_TEST
+
+START_TEST(stop_max_reps)
+{
+    /* very noisy, no time spent: only max_reps stops it */
+    double ms[64];
+    for (int i = 0; i < 64; i++)
+        ms[i] = i % 2 ? 1.0 : 10.0;
+    kf_bench b = bench(4, 32, 1e9, 0.001);
+    for (int r = 1; r < 32; r++)
+        ck_assert_msg(!stats_should_stop(ms, r, 0.0, &b), "stopped early at %d", r);
+    ck_assert(stats_should_stop(ms, 32, 0.0, &b));
+    ck_assert(stats_should_stop(ms, 40, 0.0, &b));
+
+    /* max_reps wins even over a larger min_reps */
+    kf_bench c = bench(50, 5, 1e9, 0.001);
+    ck_assert(!stats_should_stop(ms, 4, 0.0, &c));
+    ck_assert(stats_should_stop(ms, 5, 0.0, &c));
+}
+END_TEST
+
+START_TEST(stop_noise_threshold)
+{
+    const double ms[] = {1.0, 1.1, 0.9, 1.05, 0.95, 1.0};
+    const int n = N_OF(ms);
+    kf_stats s;
+    stats_compute(ms, n, &s);
+    ck_assert(s.noise > 0);
+
+    /* noise <= max_noise stops, exactly at the threshold too */
+    kf_bench b = bench(2, 1000, 1e9, s.noise);
+    ck_assert_msg(stats_should_stop(ms, n, 0.0, &b), "noise == max_noise must stop");
+    b.max_noise = s.noise * 2;
+    ck_assert(stats_should_stop(ms, n, 0.0, &b));
+    b.max_noise = nextafter(s.noise, 0);
+    ck_assert_msg(!stats_should_stop(ms, n, 0.0, &b), "noise just above max_noise must not stop");
+    b.max_noise = s.noise / 2;
+    ck_assert(!stats_should_stop(ms, n, 0.0, &b));
+
+    /* zero spread stops even with max_noise 0 */
+    const double flat[] = {2, 2, 2};
+    kf_bench z = bench(3, 1000, 1e9, 0);
+    ck_assert(stats_should_stop(flat, 3, 0.0, &z));
+    const double spread[] = {2, 2, 2.000001};
+    ck_assert(!stats_should_stop(spread, 3, 0.0, &z));
+}
+END_TEST
+
+START_TEST(stop_uses_only_first_reps)
+{
+    /* the noise is that of ms[0..reps): a wild value beyond it is ignored */
+    double ms[] = {1, 1, 1, 1, 500};
+    kf_bench b = bench(2, 1000, 1e9, 0.001);
+    ck_assert(stats_should_stop(ms, 4, 0.0, &b));
+    ck_assert(!stats_should_stop(ms, 5, 0.0, &b));
+}
+END_TEST
+
+START_TEST(stop_time_budget)
+{
+    double ms[32];
+    for (int i = 0; i < 32; i++)
+        ms[i] = i % 2 ? 1.0 : 3.0;      /* noise 0.5 */
+    kf_bench b = bench(5, 1000, 0.5, 0.01);
+    ck_assert(!stats_should_stop(ms, 8, 0.0, &b));
+    ck_assert(!stats_should_stop(ms, 8, 0.4999, &b));
+    ck_assert_msg(stats_should_stop(ms, 8, 0.5, &b), "elapsed == max_time_s must stop");
+    ck_assert(stats_should_stop(ms, 8, 2.0, &b));
+    /* ... but only after min_reps */
+    ck_assert(!stats_should_stop(ms, 4, 2.0, &b));
+    ck_assert(stats_should_stop(ms, 5, 2.0, &b));
+
+    /* a zero budget stops as soon as min_reps is reached */
+    kf_bench z = bench(3, 1000, 0, 0.0001);
+    ck_assert(!stats_should_stop(ms, 2, 0.0, &z));
+    ck_assert(stats_should_stop(ms, 3, 0.0, &z));
+}
+END_TEST
+
+START_TEST(stop_defaults_are_sane)
+{
+    kf_bench b;
+    kf_bench_defaults(&b);
+    ck_assert_int_ge(b.min_reps, 1);
+    ck_assert_int_ge(b.max_reps, b.min_reps);
+    double flat[2048];
+    for (int i = 0; i < 2048; i++)
+        flat[i] = 0.1;
+    /* a perfectly quiet kernel stops exactly at min_reps */
+    int r = 1;
+    while (!stats_should_stop(flat, r, 0.0, &b))
+        r++;
+    ck_assert_int_eq(r, b.min_reps);
+    /* a hopelessly noisy one stops exactly at max_reps when time is free */
+    double noisy[2048];
+    for (int i = 0; i < 2048; i++)
+        noisy[i] = i % 3 ? 0.1 : 0.5;
+    ck_assert_int_le(b.max_reps, 2048);
+    r = 1;
+    while (!stats_should_stop(noisy, r, 0.0, &b))
+        r++;
+    ck_assert_int_eq(r, b.max_reps);
+}
+END_TEST
+
+static Suite *stats_suite(void)
+{
+    Suite *s = suite_create("stats");
+    TCase *comp = tcase_create("compute");
+    tcase_add_test(comp, compute_odd_count);
+    tcase_add_test(comp, compute_even_count);
+    tcase_add_test(comp, compute_textbook_example);
+    tcase_add_test(comp, compute_median_with_duplicates_and_outlier);
+    tcase_add_test(comp, compute_single_value);
+    tcase_add_test(comp, compute_empty_and_null);
+    tcase_add_test(comp, compute_all_zero_is_not_nan);
+    tcase_add_test(comp, compute_input_not_modified);
+    tcase_add_test(comp, compute_large_offset_no_cancellation);
+    tcase_add_test(comp, compute_matches_reference);
+    suite_add_tcase(s, comp);
+
+    TCase *bw = tcase_create("bandwidth");
+    tcase_add_test(bw, bandwidth_formula);
+    tcase_add_test(bw, bandwidth_no_peak);
+    tcase_add_test(bw, bandwidth_degenerate);
+    tcase_add_test(bw, bandwidth_after_compute);
+    suite_add_tcase(s, bw);
+
+    TCase *stop = tcase_create("stop");
+    tcase_add_test(stop, stop_never_without_reps);
+    tcase_add_test(stop, stop_min_reps);
+    tcase_add_test(stop, stop_max_reps);
+    tcase_add_test(stop, stop_noise_threshold);
+    tcase_add_test(stop, stop_uses_only_first_reps);
+    tcase_add_test(stop, stop_time_budget);
+    tcase_add_test(stop, stop_defaults_are_sane);
+    suite_add_tcase(s, stop);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(stats_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
