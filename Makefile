@@ -34,6 +34,7 @@ TESTS_SRC := $(wildcard tests/test_*.c)
 TESTS     := $(TESTS_SRC:tests/%.c=$(BUILD)/tests/%)
 
 .PHONY: all check test clean install bench bench-cub fuzz
+.SECONDARY:
 all: $(BUILD)/kforge
 
 $(BUILD)/gen/templates.c: $(TPL) tools/embed.sh

@@ -209,7 +209,9 @@ __device__ __forceinline__ T kf_block_reduce(T acc, T *sdata, unsigned tid)
 // ---------------------------------------------------------------------------
 // The kernel.
 //
-//   in, n      the input (any alignment)
+//   in, n      the input (any alignment).  No __restrict__: with it the
+//              compiler turns plain loads into read-only (ld.global.nc)
+//              loads, and load "plain" would no longer be the seeds' load.
 //   out        multi_kernel: one partial per block (the result when the grid
 //              is one block); atomic and last_block: the result
 //   scratch    atomic: one element holding the identity between launches;
@@ -228,7 +230,7 @@ __device__ __forceinline__ T kf_block_reduce(T acc, T *sdata, unsigned tid)
 #endif
 
 extern "C" __global__ void __launch_bounds__(KF_BS)
-kf_reduce(const T *__restrict__ in, kf_u64 n, T *__restrict__ out, T *scratch, unsigned *ticket)
+kf_reduce(const T *in, kf_u64 n, T *out, T *scratch, unsigned *ticket)
 {
     __shared__ T sdata[KF_SMEM_ELEMS];
     const unsigned tid = threadIdx.x;

@@ -214,7 +214,7 @@ START_TEST(reference_int64)
     int64_t d[] = {1000000000000LL, -999999999999LL, 5};
     double as;
     ck_assert(verify_reference(KF_INT64, KF_OP_SUM, d, 3, &as).i64 == 6);
-    ck_assert_double_eq(as, 1999999999004.0);
+    ck_assert_double_eq(as, 2000000000004.0); /* |10^12| + |-(10^12 - 1)| + 5 */
 }
 END_TEST
 
