@@ -239,7 +239,9 @@ kf_reduce(const T *in, kf_u64 n, T *out, T *scratch, unsigned *ticket)
     if (blockIdx.x == 0 && tid == 0) *(volatile int *)(kf_u64)16 = 1;
 #elif defined(KF_PLANT) && KF_PLANT == 2
     // Test hook (KFORGE_PLANT, tests only): a kernel that never finishes.
-    if (tid == 0) { volatile int spin = 1; while (spin) { } }
+    // (__nanosleep is a side effect: the compiler may not drop the loop, as
+    // C++ forward progress lets it drop an empty infinite one.)
+    for (;;) __nanosleep(1000);
 #endif
 
     // --- 1. load ----------------------------------------------------------
@@ -271,6 +273,24 @@ kf_reduce(const T *in, kf_u64 n, T *out, T *scratch, unsigned *ticket)
         // block layout: a tile is KF_EPT * KF_BS consecutive vectors; thread
         // tid takes vectors tid, tid + KF_BS, ... of it (Harris: i, i + blockDim).
         constexpr kf_u64 tile = (kf_u64)KF_BS * KF_EPT;
+#if !KF_GRID_STRIDE
+        // grid auto: ceil(nv / tile) blocks, one tile each.  No loop: the
+        // load phase stays as short as the seeds' one-line load, which
+        // matters for the instruction-bound early kernels (reduce0..2).
+        const kf_u64 base = (kf_u64)blockIdx.x * tile;
+        const kf_vec *p = inv + base + tid;
+        if (base + tile <= nv) {
+            kf_vec x[KF_EPT];
+#pragma unroll
+            for (int k = 0; k < KF_EPT; k++) x[k] = kf_load_vec(p + k * KF_BS);
+#pragma unroll
+            for (int k = 0; k < KF_EPT; k++) acc = kf_op(acc, kf_fold_vec(x[k]));
+        } else {
+#pragma unroll
+            for (int k = 0; k < KF_EPT; k++)
+                if (base + k * KF_BS + tid < nv) acc = kf_op(acc, kf_fold_vec(kf_load_vec(p + k * KF_BS)));
+        }
+#else
         const kf_u64 stride = (kf_u64)gridDim.x * tile;
         kf_u64 base = (kf_u64)blockIdx.x * tile;
         for (; base + tile <= nv; base += stride) {
@@ -287,6 +307,7 @@ kf_reduce(const T *in, kf_u64 n, T *out, T *scratch, unsigned *ticket)
                 if (i < nv) acc = kf_op(acc, kf_fold_vec(kf_load_vec(inv + i)));
             }
         }
+#endif
     } else {
         // grid layout: thread g takes vectors g, g + T, g + 2T, ... where T is
         // the number of threads in the grid (seed 001's "chunks").

@@ -74,8 +74,10 @@ char *codegen_source(const kf_variant *v, char *err, size_t errlen)
     sb_printf(&b, "//   accumulator          %s\n", kf_accum_names[v->accumulator]);
     sb_printf(&b, "//   warp_reduce          %s\n", kf_warp_reduce_names[v->warp_reduce]);
     sb_printf(&b, "//   load                 %s\n", kf_load_names[v->load]);
-    sb_append(&b, "// The grid and n are launch-time arguments: variants that differ only in\n"
-                  "// grid share this source and its cubin.\n\n");
+    sb_printf(&b, "//   grid_stride          %s\n",
+              v->grid.kind == KF_GRID_AUTO ? "no (grid auto: one tile per block)" : "yes (fixed grid)");
+    sb_append(&b, "// The block count and n are launch-time arguments: variants whose grids\n"
+                  "// differ only in a fixed count share this source and its cubin.\n\n");
     sb_printf(&b, "#define KF_T %s\n", kf_dtype_ctype(v->dtype));
     sb_printf(&b, "#define KF_ELEM_BYTES %zu\n", bytes);
     sb_printf(&b, "#define KF_IS_FLOAT %d\n", is_float);
@@ -91,7 +93,8 @@ char *codegen_source(const kf_variant *v, char *err, size_t errlen)
     sb_printf(&b, "#define KF_LAYOUT %d /* %s */\n", (int)v->layout, kf_layout_names[v->layout]);
     sb_printf(&b, "#define KF_ACC %d /* %s */\n", (int)v->accumulator, kf_accum_names[v->accumulator]);
     sb_printf(&b, "#define KF_WARP %d /* %s */\n", (int)v->warp_reduce, kf_warp_reduce_names[v->warp_reduce]);
-    sb_printf(&b, "#define KF_LOAD %d /* %s */\n\n", (int)v->load, kf_load_names[v->load]);
+    sb_printf(&b, "#define KF_LOAD %d /* %s */\n", (int)v->load, kf_load_names[v->load]);
+    sb_printf(&b, "#define KF_GRID_STRIDE %d\n\n", v->grid.kind != KF_GRID_AUTO);
     int plant = codegen_planted(v);
     if (plant)
         sb_printf(&b, "#define KF_PLANT %d /* test hook: KFORGE_PLANT */\n\n", plant);

@@ -2,9 +2,10 @@
  * codegen.h -- a variant to CUDA source text, from the templates in
  * kernel_src/ (built into the binary).
  *
- * The source depends only on the compile-time parameters of the variant
- * (everything but grid and name), so variants that differ only in grid
- * share one cubin.  It opens with a comment naming every such parameter.
+ * The source depends only on the compile-time parameters of the variant:
+ * everything but the name and the block count of a fixed grid (whether the
+ * grid is "auto" -- one tile per block, no grid-stride loop -- is compiled
+ * in), so variants that differ only in a fixed grid's size share one cubin.  It opens with a comment naming every such parameter.
  * Entry points are extern "C": KF_ENTRY (the reduction kernel) and, for
  * atomic and last_block passes, nothing else: those kernels reset their own
  * counters.

@@ -148,7 +148,7 @@ static int get_int(const ctx *c, const char *field, const cJSON *j, bool allow_s
         }
         if (!ok) {
             given(j, g, sizeof g);
-            return fail(c, field, "expected %s (a number, or a string such as \"2^20\"), got %s", allowed, g);
+            return fail(c, field, "expected %s, got %s", allowed, g);
         }
     } else {
         given(j, g, sizeof g);
@@ -783,6 +783,48 @@ static void line_col(const char *text, size_t off, int *line, int *col)
     }
 }
 
+/* cJSON reports a failed object key (a trailing comma: {"n": 1,}) one
+ * character past the offending character.  If off - 1 is where a key was
+ * due (inside an object, after '{' or ','), move back to it. */
+static size_t key_error_offset(const char *text, size_t len, size_t off)
+{
+    if (off == 0 || off > len)
+        return off;
+    size_t p = off - 1;
+    char ch = text[p];
+    if (ch == '"' || ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r')
+        return off;
+    char stack[256];
+    int depth = 0;
+    bool in_str = false;
+    char prev = 0;      /* last structural or value character before p, outside strings */
+    for (size_t i = 0; i < p; i++) {
+        char t = text[i];
+        if (in_str) {
+            if (t == '\\')
+                i++;
+            else if (t == '"') {
+                in_str = false;
+                prev = '"';
+            }
+            continue;
+        }
+        if (t == '"')
+            in_str = true;
+        else if (t == '{' || t == '[') {
+            if (depth < (int)sizeof stack)
+                stack[depth] = t;
+            depth++;
+        } else if ((t == '}' || t == ']') && depth > 0)
+            depth--;
+        if (t != ' ' && t != '\t' && t != '\n' && t != '\r' && t != '"')
+            prev = t;
+    }
+    if (in_str || depth < 1 || depth > (int)sizeof stack || stack[depth - 1] != '{')
+        return off;
+    return prev == '{' || prev == ',' ? p : off;
+}
+
 static int parse_root(const ctx *c, const cJSON *root, kf_config *cfg)
 {
     if (!cJSON_IsObject(root))
@@ -907,6 +949,7 @@ int config_parse(const char *text, size_t len, const char *path, kf_config *out,
     size_t off = end && end >= copy && end <= copy + len ? (size_t)(end - copy) : len;
     free(copy);
     if (!root) {
+        off = key_error_offset(text, len, off);
         int line, col;
         line_col(text, off, &line, &col);
         if (off >= len) {

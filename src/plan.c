@@ -62,7 +62,12 @@ int plan_make(const kf_variant *v, int64_t n, int sms, int occupancy, kf_plan *p
     if (n < 1)
         return -1;
     bool float_assoc = kf_dtype_is_float(v->dtype) && (v->op == KF_OP_SUM || v->op == KF_OP_PROD);
-    p->deterministic = !(float_assoc && v->passes == KF_PASSES_ATOMIC);
+    /* Atomic combines (between blocks, or inside a block for atomic_shared)
+     * happen in arrival order: float sums and products then vary in the
+     * last bits from run to run. */
+    bool atomic_order = v->passes == KF_PASSES_ATOMIC || v->algorithm == KF_ALG_ATOMIC_SHARED ||
+                        v->algorithm == KF_ALG_ATOMIC_GLOBAL;
+    p->deterministic = !(float_assoc && atomic_order);
 
     if (v->passes == KF_PASSES_MULTI_KERNEL) {
         int64_t cur = n;

@@ -1,24 +1,1293 @@
 /*
- * tune.c -- autotuning (being written).
+ * tune.c -- `kforge tune`: search a space of variants for the fastest with a
+ * strategy (strategy.h), measuring through the run session (run.h); and
+ * `kforge best`: the best known variant from the tuning database (tunedb.h).
+ *
+ * The strategy sees candidates only as coordinate vectors.  This file maps
+ * them to variants, measures each batch the strategy asks for with one
+ * run_session_measure() call (so the compiler pool compiles the batch while
+ * the GPU measures its first cases), turns the per-size results into one
+ * objective per candidate, appends every case to the results file as it
+ * finishes, and records the best per size in the tuning database at the
+ * end -- also when interrupted.
  */
 #include "tune.h"
 
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
-#include "kforge.h"
+#include "cli.h"
+#include "config.h"
+#include "report.h"
+#include "resume.h"
+#include "run.h"
+#include "space.h"
+#include "strategy.h"
+#include "tunedb.h"
+#include "util.h"
+#include "worker.h"
+
+/* Candidates per batch.  Fixed (not derived from the number of CPUs) because
+ * the batch size is part of what makes a seeded search reproducible. */
+#define BATCH_MAX 32
+/* Up to this many candidates, with no --budget or --time, the default is to
+ * measure everything: on one GPU that is minutes, and it is the only answer
+ * that is certainly the optimum. */
+#define AUTO_EXHAUSTIVE_MAX 2000
+/* The guided default: the population is a natural batch for the compiler
+ * pool, and it copes with plateaus and with failing regions (many variants
+ * of a reduction space tie or fail) better than a single walker does.
+ * tools/tune_bench.sh measures the choice against the others. */
+#define DEFAULT_GUIDED STRAT_GENETIC
+
+static const char *const tune_help =
+    "usage: kforge tune SPACE [OPTIONS]\n"
+    "\n"
+    "Searches the variants of SPACE (a kforge config whose axes hold lists or ranges, with\n"
+    "\"constraints\") for the fastest.  Each candidate is measured like kforge run does it (compiled,\n"
+    "verified, timed) at the sizes to tune for: \"tune\": {\"n\": [...], \"weights\": [...]} in SPACE,\n"
+    "else every n of SPACE.  The objective of a candidate is the weighted sum of its median times\n"
+    "over those sizes; a candidate that fails at any size is never chosen.  Every measured case is\n"
+    "appended to the results file as it finishes; at the end (or on Ctrl-C) the fastest variant\n"
+    "for each size goes to the tuning database (see kforge best --help).\n"
+    "\n"
+    "options:\n"
+    "  --strategy S        exhaustive, random, local, anneal or genetic.  Default: exhaustive when\n"
+    "                      the space has at most 2000 candidates and neither --budget nor --time\n"
+    "                      limits the search, else genetic\n"
+    "  --budget N          evaluate at most N candidates (default: all of them for exhaustive and\n"
+    "                      random or with --time; 20% of the space, at least 100, for the others)\n"
+    "  --time SEC          start no new measurement after SEC seconds\n"
+    "  --seed S            seed of the strategy's random choices (default 1): the same space, seed\n"
+    "                      and measurements give the same search\n"
+    "  --first-improvement local: move to the first better neighbour found, not the best one\n"
+    "  --set KEY=VALUE     override a config key (repeatable), as for kforge run; --set n=...\n"
+    "                      also replaces the sizes of \"tune\"\n"
+    "  --results FILE      JSON Lines results file (default kforge-tune.jsonl)\n"
+    "  --resume            candidates already in the results file (measured on this GPU) are taken\n"
+    "                      from it, not measured again (the default)\n"
+    "  --no-resume         measure every candidate the search visits\n"
+    "  --db DIR            tuning database (default $KFORGE_DB, else $XDG_DATA_HOME/kforge/tuning,\n"
+    "                      else ~/.local/share/kforge/tuning)\n"
+    "  --no-db             leave the tuning database alone\n"
+    "  --simulate FILE     no GPU: every candidate's times come from FILE, the results file of an\n"
+    "                      earlier sweep of the same space (to compare strategies, like Kernel\n"
+    "                      Tuner's simulation mode); writes no results file and no database\n"
+    "  --format FMT        the summary on stdout: table (default), jsonl (one line per new best,\n"
+    "                      then a summary line) or json (one object)\n"
+    "  --timeout SEC       watchdog per case (bench.timeout_s; default 30)\n"
+    "  --device N          GPU index (default 0)\n"
+    "  --jobs N            compiler processes (default: number of CPUs)\n"
+    "  --cache-dir DIR     cubin cache (default $KFORGE_CACHE_DIR or ~/.cache/kforge)\n"
+    "  --quiet             no progress line\n"
+    "\n"
+    "Resuming: a search is deterministic, so running an interrupted command again replays it.\n"
+    "Candidates found in the results file are not measured again (they count toward --budget when\n"
+    "the search reaches them), and the search ends where the uninterrupted one would have.\n"
+    "\n"
+    "exit status: 0 a best variant was found; 1 every candidate evaluated failed; 2 usage or\n"
+    "configuration error; 3 no usable GPU, driver or NVRTC; 130 interrupted (what was measured is\n"
+    "in the results file, the best so far in the database).\n"
+    "\n"
+    "examples:\n"
+    "  kforge tune configs/tune-reduce.json\n"
+    "  kforge tune configs/tune-reduce.json --strategy anneal --budget 150 --seed 7\n"
+    "  kforge tune configs/tune-reduce.json --set dtype=int32 --set op=max --time 600\n"
+    "  kforge tune configs/tune-reduce.json --strategy exhaustive --results sweep.jsonl\n"
+    "  kforge tune configs/tune-reduce.json --simulate sweep.jsonl --strategy local --format jsonl\n"
+    "  kforge best --dtype float32 --op sum --n 2^24 --header > reduce_tuned.h\n";
+
+static const char *const best_help =
+    "usage: kforge best [--dtype T] [--op OP] --n N [--db DIR] [--gpu NAME] [--header]\n"
+    "\n"
+    "Prints the best known variant for reducing N elements of dtype T (default float32) with OP\n"
+    "(default sum) from the tuning database that kforge tune fills: as a kforge config (JSON) that\n"
+    "kforge run accepts, or with --header as a C header of #defines (KFORGE_REDUCE_BLOCK_SIZE, ...).\n"
+    "Without an entry for exactly N, the entry for the nearest tuned size (log scale) is printed\n"
+    "and the output says so.\n"
+    "\n"
+    "options:\n"
+    "  --n N               the size: an integer or 2^K\n"
+    "  --db DIR            tuning database (default $KFORGE_DB, else $XDG_DATA_HOME/kforge/tuning,\n"
+    "                      else ~/.local/share/kforge/tuning)\n"
+    "  --gpu NAME          the GPU (device name or database file name); default: the only GPU in\n"
+    "                      the database, else this machine's GPU\n"
+    "  --header            a C header instead of a config\n"
+    "\n"
+    "exit status: 0 printed; 2 usage error or nothing known for that dtype and op.\n"
+    "\n"
+    "examples:\n"
+    "  kforge best --n 2^24 > best.json && kforge run best.json\n"
+    "  kforge best --dtype int32 --op max --n 1000000 --header > reduce_tuned.h\n"
+    "  kforge best --n 2^20 --gpu \"NVIDIA H100 80GB HBM3\" --db shared/tuning\n";
+
+// ---------------------------------------------------------------------------
+// options
+
+typedef struct {
+    const char *space;
+    const char *sets[64];
+    int nsets;
+    bool n_set;             /* a --set n=... (replaces the tune sizes) */
+    int strategy;           /* -1: automatic */
+    long long budget;       /* 0: automatic */
+    double time_s;          /* 0: no limit */
+    uint64_t seed;
+    bool first_improvement;
+    const char *results;
+    int resume;             /* 1 (default) or 0 */
+    const char *db;
+    bool no_db;
+    const char *simulate;
+    run_opts ro;
+    double timeout;         /* < 0: from the config */
+    bool quiet;
+    kf_format fmt;
+} topts;
+
+/* 0, 1 for --help (printed), -1 after a usage error. */
+static int parse_tune_opts(int argc, char **argv, topts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->strategy = -1;
+    o->seed = 1;
+    o->results = "kforge-tune.jsonl";
+    o->resume = 1;
+    o->timeout = -1;
+    o->fmt = KF_FMT_TABLE;
+    cli c;
+    cli_init(&c, argc, argv);
+    const char *val;
+    while (cli_next(&c)) {
+        if (cli_flag(&c, "--help") || cli_flag(&c, "-h")) {
+            fputs(tune_help, stdout);
+            return 1;
+        } else if (cli_value(&c, "--strategy", &val)) {
+            o->strategy = kf_lookup(strat_names, STRAT_COUNT, val);
+            if (o->strategy < 0)
+                return cli_fail(&c, "--strategy: unknown strategy '%s' (allowed: exhaustive, random, local, anneal, "
+                                    "genetic)",
+                                val);
+        } else if (cli_value(&c, "--budget", &val)) {
+            if (!kf_parse_ll(val, &o->budget) || o->budget < 1 || o->budget > 100000000)
+                return cli_fail(&c, "--budget: expected a number of evaluations >= 1, got '%s'", val);
+        } else if (cli_value(&c, "--time", &val)) {
+            if (!kf_parse_double(val, &o->time_s) || !(o->time_s > 0))
+                return cli_fail(&c, "--time: expected seconds > 0, got '%s'", val);
+        } else if (cli_value(&c, "--seed", &val)) {
+            long long s;
+            if (!kf_parse_ll(val, &s) || s < 0)
+                return cli_fail(&c, "--seed: expected an integer >= 0, got '%s'", val);
+            o->seed = (uint64_t)s;
+        } else if (cli_flag(&c, "--first-improvement")) {
+            o->first_improvement = true;
+        } else if (cli_value(&c, "--set", &val)) {
+            if (o->nsets == 64)
+                return cli_fail(&c, "too many --set options (at most 64)");
+            o->sets[o->nsets++] = val;
+            if (strncmp(val, "n=", 2) == 0)
+                o->n_set = true;
+        } else if (cli_value(&c, "--results", &val)) {
+            o->results = val;
+        } else if (cli_flag(&c, "--resume")) {
+            o->resume = 1;
+        } else if (cli_flag(&c, "--no-resume")) {
+            o->resume = 0;
+        } else if (cli_value(&c, "--db", &val)) {
+            o->db = val;
+        } else if (cli_flag(&c, "--no-db")) {
+            o->no_db = true;
+        } else if (cli_value(&c, "--simulate", &val)) {
+            o->simulate = val;
+        } else if (cli_value(&c, "--format", &val)) {
+            int f = kf_lookup(kf_format_names, KF_FMT_COUNT, val);
+            if (f < 0 || f == KF_FMT_CSV)
+                return cli_fail(&c, "--format: unknown format '%s' (allowed: table, jsonl, json)", val);
+            o->fmt = (kf_format)f;
+        } else if (cli_value(&c, "--timeout", &val)) {
+            if (!kf_parse_double(val, &o->timeout) || o->timeout < 0)
+                return cli_fail(&c, "--timeout: expected seconds >= 0, got '%s'", val);
+        } else if (cli_value(&c, "--device", &val)) {
+            long long d;
+            if (!kf_parse_ll(val, &d) || d < 0 || d > 64)
+                return cli_fail(&c, "--device: expected a GPU index 0..64, got '%s'", val);
+            o->ro.device = (int)d;
+        } else if (cli_value(&c, "--jobs", &val) || cli_value(&c, "-j", &val)) {
+            long long j;
+            if (!kf_parse_ll(val, &j) || j < 1 || j > 256)
+                return cli_fail(&c, "--jobs: expected 1..256, got '%s'", val);
+            o->ro.jobs = (int)j;
+        } else if (cli_value(&c, "--cache-dir", &val)) {
+            o->ro.cache_dir = val;
+        } else if (cli_flag(&c, "--quiet") || cli_flag(&c, "-q")) {
+            o->quiet = true;
+        } else if (cli_positional(&c, &val)) {
+            if (o->space)
+                return cli_fail(&c, "one SPACE config at a time (got '%s' and '%s')", o->space, val);
+            o->space = val;
+        } else {
+            return cli_unknown(&c);
+        }
+    }
+    if (c.error)
+        return -1;
+    if (!o->space) {
+        fprintf(stderr, "kforge tune: no SPACE config given\n\n%s", tune_help);
+        return -1;
+    }
+    return 0;
+}
+
+// ---------------------------------------------------------------------------
+// the tuner
+
+typedef struct {
+    kf_status st;           /* KF_ST_COUNT: not measured */
+    double median_ms, gbps, pct_peak;
+    int64_t blocks;
+    int launches;
+} cell;
+
+typedef struct {
+    topts o;
+    kf_config cfg;
+    kf_space sp;
+    kf_run_info info;
+    char device[128];       /* the GPU the times are from */
+    /* objective: sum over sizes of weight x median time */
+    int nsizes;
+    int64_t *sizes;
+    double *weights;
+    bool tune_sizes;        /* sizes from the config's "tune" */
+    /* candidates */
+    int ncand;
+    int *var;               /* candidate -> index into sp.variants */
+    cell *cells;            /* ncand x nsizes */
+    strat_kind kind;
+    int budget;
+    strategy *st;
+    /* measuring */
+    run_session *rs;
+    results_file *rf;
+    int measured_cases, failed_cases, told, failed_cands, reused_cands;
+    double t0, last_progress;
+    bool progress, out_of_time, append_warned;
+} tuner;
+
+static cell *cell_at(const tuner *t, int c, int k) { return &t->cells[(size_t)c * (size_t)t->nsizes + (size_t)k]; }
+
+static bool complete(const tuner *t, int c)
+{
+    for (int k = 0; k < t->nsizes; k++)
+        if (cell_at(t, c, k)->st == KF_ST_COUNT)
+            return false;
+    return true;
+}
+
+/* +inf unless the candidate is OK at every size. */
+static double objective(const tuner *t, int c)
+{
+    double sum = 0;
+    for (int k = 0; k < t->nsizes; k++) {
+        const cell *x = cell_at(t, c, k);
+        if (x->st != KF_ST_OK || !(x->median_ms > 0))
+            return INFINITY;
+        sum += t->weights[k] * x->median_ms;
+    }
+    return sum;
+}
+
+static void fill_cell(cell *x, const kf_result *r)
+{
+    x->st = r->status;
+    x->median_ms = r->stats.median_ms;
+    x->gbps = r->stats.gbps;
+    x->pct_peak = r->stats.pct_peak;
+    x->blocks = r->blocks;
+    x->launches = r->launches;
+}
+
+static int size_index(const tuner *t, int64_t n)
+{
+    for (int k = 0; k < t->nsizes; k++)
+        if (t->sizes[k] == n)
+            return k;
+    return -1;
+}
+
+/* Field by field: struct padding makes memcmp unreliable on copies. */
+static bool variant_eq(const kf_variant *a, const kf_variant *b)
+{
+    return strcmp(a->name, b->name) == 0 && a->dtype == b->dtype && a->op == b->op &&
+           a->algorithm == b->algorithm && a->block_size == b->block_size &&
+           a->elements_per_thread == b->elements_per_thread && a->unroll == b->unroll &&
+           a->vector_width == b->vector_width && a->grid.kind == b->grid.kind && a->grid.value == b->grid.value &&
+           a->passes == b->passes && a->layout == b->layout && a->accumulator == b->accumulator &&
+           a->warp_reduce == b->warp_reduce && a->load == b->load;
+}
+
+static int64_t axis_value(const kf_variant *v, int a)
+{
+    switch ((kf_axis)a) {
+    case KF_AX_DTYPE: return v->dtype;
+    case KF_AX_OP: return v->op;
+    case KF_AX_ALGORITHM: return v->algorithm;
+    case KF_AX_BLOCK_SIZE: return v->block_size;
+    case KF_AX_ELEMENTS_PER_THREAD: return v->elements_per_thread;
+    case KF_AX_UNROLL: return v->unroll;
+    case KF_AX_VECTOR_WIDTH: return v->vector_width;
+    case KF_AX_GRID: return kf_grid_encode(v->grid);
+    case KF_AX_PASSES: return v->passes;
+    case KF_AX_LAYOUT: return v->layout;
+    case KF_AX_ACCUMULATOR: return v->accumulator;
+    case KF_AX_WARP_REDUCE: return v->warp_reduce;
+    case KF_AX_LOAD: return v->load;
+    default: return 0;
+    }
+}
+
+static int cmp_i64(const void *pa, const void *pb)
+{
+    int64_t a = *(const int64_t *)pa, b = *(const int64_t *)pb;
+    return (a > b) - (a < b);
+}
+
+/* Sorted distinct values of the candidates along an axis; returns how many. */
+static int axis_levels(const tuner *t, int a, int64_t *vals)
+{
+    for (int c = 0; c < t->ncand; c++)
+        vals[c] = axis_value(&t->sp.variants[t->var[c]], a);
+    qsort(vals, (size_t)t->ncand, sizeof *vals, cmp_i64);
+    int m = 0;
+    for (int c = 0; c < t->ncand; c++)
+        if (m == 0 || vals[c] != vals[m - 1])
+            vals[m++] = vals[c];
+    return m;
+}
+
+/* The strategy's view: one coordinate per axis that varies.  Numeric axes
+ * are ordered (a neighbour of block_size 256 is 128 or 512); so is grid when
+ * every value is of one counted kind ({"waves": 1}, {"waves": 2}, ...);
+ * everything else is enumerated. */
+static strategy *make_strategy(tuner *t, char *err, size_t errlen)
+{
+    int levels[KF_AX_COUNT], axis[KF_AX_COUNT], dims = 0;
+    bool ordered[KF_AX_COUNT];
+    int64_t *vals[KF_AX_COUNT] = {0};
+    int *coords = NULL;
+    strategy *st = NULL;
+    for (int a = 0; a < KF_AX_COUNT; a++) {
+        int64_t *v = malloc(sizeof *v * (size_t)t->ncand);
+        if (!v)
+            goto oom;
+        int m = axis_levels(t, a, v);
+        if (m < 2) {
+            free(v);
+            continue;
+        }
+        bool ord = a == KF_AX_BLOCK_SIZE || a == KF_AX_ELEMENTS_PER_THREAD || a == KF_AX_VECTOR_WIDTH;
+        if (a == KF_AX_GRID) {
+            kf_grid_kind k0 = kf_grid_decode(v[0]).kind;
+            ord = k0 != KF_GRID_AUTO;
+            for (int i = 1; i < m; i++)
+                ord = ord && kf_grid_decode(v[i]).kind == k0;
+        }
+        vals[dims] = v;
+        levels[dims] = m;
+        ordered[dims] = ord;
+        axis[dims] = a;
+        dims++;
+    }
+    coords = malloc(sizeof *coords * (size_t)t->ncand * (size_t)(dims ? dims : 1));
+    if (!coords)
+        goto oom;
+    for (int c = 0; c < t->ncand; c++)
+        for (int d = 0; d < dims; d++) {
+            int64_t x = axis_value(&t->sp.variants[t->var[c]], axis[d]);
+            const int64_t *p = bsearch(&x, vals[d], (size_t)levels[d], sizeof x, cmp_i64);
+            coords[(size_t)c * (size_t)dims + (size_t)d] = (int)(p - vals[d]);
+        }
+    strat_space ss = {t->ncand, dims, coords, levels, ordered};
+    strat_opts so;
+    strat_opts_defaults(&so);
+    so.seed = t->o.seed;
+    so.budget = t->budget;
+    so.first_improvement = t->o.first_improvement;
+    st = strat_new(t->kind, &ss, &so, err, errlen);
+    goto out;
+oom:
+    kf_err(err, errlen, "out of memory");
+out:
+    for (int d = 0; d < KF_AX_COUNT; d++)
+        free(vals[d]);
+    free(coords);
+    return st;
+}
+
+// ---------------------------------------------------------------------------
+// progress and time
+
+static void fmt_ms(char *buf, size_t len, double ms)
+{
+    if (!isfinite(ms))
+        snprintf(buf, len, "-");
+    else if (ms < 1)
+        snprintf(buf, len, "%.4g us", ms * 1e3);
+    else if (ms < 1000)
+        snprintf(buf, len, "%.4g ms", ms);
+    else
+        snprintf(buf, len, "%.4g s", ms / 1e3);
+}
+
+static void show_progress(tuner *t, bool force)
+{
+    if (!t->progress)
+        return;
+    double now = kf_now();
+    if (!force && now - t->last_progress < 0.2)
+        return;
+    t->last_progress = now;
+    double best;
+    int b = strat_best(t->st, &best);
+    char bb[32] = "-";
+    if (b >= 0)
+        fmt_ms(bb, sizeof bb, best);
+    char left[48] = "";
+    if (t->o.time_s > 0) {
+        double l = t->o.time_s - (now - t->t0);
+        snprintf(left, sizeof left, ", %.0fs left", l > 0 ? l : 0);
+    }
+    fprintf(stderr, "\r\033[K[tune %s: %d/%d evaluated | best %s | %.0fs%s]", strat_names[t->kind],
+            strat_evaluations(t->st), t->budget, bb, now - t->t0, left);
+    fflush(stderr);
+}
+
+static void clear_progress(const tuner *t)
+{
+    if (t->progress) {
+        fprintf(stderr, "\r\033[K");
+        fflush(stderr);
+    }
+}
+
+static bool out_of_time(tuner *t)
+{
+    if (t->o.time_s > 0 && kf_now() - t->t0 >= t->o.time_s)
+        t->out_of_time = true;
+    return t->out_of_time;
+}
+
+// ---------------------------------------------------------------------------
+// measuring
+
+static void tell(tuner *t, int c)
+{
+    double obj = objective(t, c);
+    if (!isfinite(obj))
+        t->failed_cands++;
+    t->told++;
+    strat_tell(t->st, c, obj);
+}
+
+typedef struct {
+    tuner *t;
+    const kf_variant *vars;
+    const int *cand;        /* candidate of each variant of the batch */
+    int nvars;
+} batch_ctx;
+
+static int on_case(const kf_result *r, void *vctx)
+{
+    batch_ctx *b = vctx;
+    tuner *t = b->t;
+    t->measured_cases++;
+    if (r->status != KF_ST_OK)
+        t->failed_cases++;
+    if (t->rf) {
+        char *line = report_json(r, &t->info);
+        if ((!line || results_append(t->rf, line) != 0) && !t->append_warned) {
+            clear_progress(t);
+            fprintf(stderr, "kforge tune: warning: could not append to %s: %s\n", t->o.results, strerror(errno));
+            t->append_warned = true;
+        }
+        free(line);
+    }
+    int k = size_index(t, r->n);
+    for (int i = 0; i < b->nvars && k >= 0; i++)
+        if (variant_eq(&b->vars[i], &r->v)) {
+            int c = b->cand[i];
+            cell *x = cell_at(t, c, k);
+            bool was_complete = complete(t, c);
+            fill_cell(x, r);
+            if (!was_complete && complete(t, c))
+                tell(t, c);
+            break;
+        }
+    show_progress(t, false);
+    return out_of_time(t) ? 1 : 0;
+}
+
+/* Measures the cases of a batch not measured yet.  As run_session_measure. */
+static int measure_batch(tuner *t, const int *batch, int k, char *err, size_t errlen)
+{
+    kf_variant vars[BATCH_MAX];
+    int cand[BATCH_MAX];
+    kf_case *cases = malloc(sizeof *cases * (size_t)k * (size_t)t->nsizes);
+    if (!cases) {
+        kf_err(err, errlen, "out of memory");
+        return -1;
+    }
+    int nv = 0, nc = 0;
+    for (int i = 0; i < k; i++) {
+        int c = batch[i];
+        if (complete(t, c)) { /* every size recorded already (cannot happen with resume on; harmless) */
+            tell(t, c);
+            continue;
+        }
+        vars[nv] = t->sp.variants[t->var[c]];
+        cand[nv] = c;
+        for (int s = 0; s < t->nsizes; s++)
+            if (cell_at(t, c, s)->st == KF_ST_COUNT)
+                cases[nc++] = (kf_case){nv, t->sizes[s]};
+        nv++;
+    }
+    batch_ctx b = {t, vars, cand, nv};
+    int rc = nc ? run_session_measure(t->rs, vars, nv, cases, nc, &t->cfg.bench, on_case, &b, err, errlen) : 0;
+    free(cases);
+    return rc;
+}
+
+// ---------------------------------------------------------------------------
+// results files
+
+/* The distinct "device" names of a results file's lines (at most max). */
+static int file_devices(const char *path, char names[][128], int max, char *err, size_t errlen)
+{
+    if (access(path, F_OK) != 0)
+        return 0;
+    char *text = kf_read_file(path, NULL, err, errlen);
+    if (!text)
+        return -1;
+    int n = 0;
+    for (char *p = text, *nl; *p; p = nl ? nl + 1 : p + strlen(p)) {
+        nl = strchr(p, '\n');
+        if (!nl)
+            break; /* a last line cut short */
+        *nl = '\0';
+        cJSON *j = cJSON_Parse(p);
+        const cJSON *d = cJSON_GetObjectItemCaseSensitive(j, "device");
+        if (cJSON_IsString(d)) {
+            bool seen = false;
+            for (int i = 0; i < n; i++)
+                seen = seen || strcmp(names[i], d->valuestring) == 0;
+            if (!seen && n < max)
+                snprintf(names[n++], 128, "%s", d->valuestring);
+        }
+        cJSON_Delete(j);
+    }
+    free(text);
+    return n;
+}
+
+/* Fills the cells of every candidate recorded in path.  Returns the number
+ * of cases found, or -1. */
+static int load_recorded(tuner *t, const char *path, char *err, size_t errlen)
+{
+    resume_state prev;
+    resume_init(&prev);
+    if (resume_load_all(&prev, path, err, errlen) != 0) {
+        resume_free(&prev);
+        return -1;
+    }
+    int found = 0;
+    for (int c = 0; c < t->ncand; c++)
+        for (int k = 0; k < t->nsizes; k++) {
+            const kf_result *r = resume_find(&prev, &t->sp.variants[t->var[c]], t->sizes[k]);
+            if (r) {
+                fill_cell(cell_at(t, c, k), r);
+                found++;
+            }
+        }
+    resume_free(&prev);
+    return found;
+}
+
+// ---------------------------------------------------------------------------
+// setup
+
+static void make_info(tuner *t)
+{
+    kf_run_info *info = &t->info;
+    kf_iso_time(info->time, sizeof info->time);
+    snprintf(info->run_id, sizeof info->run_id, "%s-%ld", info->time, (long)getpid());
+    gethostname(info->host, sizeof info->host - 1);
+    strbuf b = {0};
+    sb_printf(&b, "%s", t->o.space);
+    for (int i = 0; i < t->o.nsets; i++)
+        sb_printf(&b, " --set %s", t->o.sets[i]);
+    char *s = sb_take(&b);
+    snprintf(info->config, sizeof info->config, "%s", s);
+    free(s);
+    info->bench = t->cfg.bench;
+}
+
+/* Config, overrides, tune sizes.  KF_EXIT_* */
+static int load_space(tuner *t)
+{
+    char err[1024];
+    if (config_load(t->o.space, &t->cfg, err, sizeof err) != 0) {
+        fprintf(stderr, "kforge: %s\n", err);
+        return KF_EXIT_USAGE;
+    }
+    for (int i = 0; i < t->o.nsets; i++)
+        if (config_set(&t->cfg, t->o.sets[i], err, sizeof err) != 0) {
+            fprintf(stderr, "kforge: %s\n", err);
+            return KF_EXIT_USAGE;
+        }
+    if (t->o.timeout >= 0)
+        t->cfg.bench.timeout_s = t->o.timeout;
+    /* "tune": {"n": [...]} replaces the space's sizes (unless --set n=...
+     * replaced them on the command line, which wins) */
+    if (t->cfg.tune_nn > 0 && !t->o.n_set) {
+        strbuf b = {0};
+        sb_append(&b, "n=[");
+        for (int i = 0; i < t->cfg.tune_nn; i++)
+            sb_printf(&b, "%s%lld", i ? "," : "", (long long)t->cfg.tune_n[i]);
+        sb_append(&b, "]");
+        char *set = sb_take(&b);
+        int rc = config_set(&t->cfg, set, err, sizeof err);
+        free(set);
+        if (rc != 0) {
+            fprintf(stderr, "kforge: %s: tune.n: %s\n", t->cfg.path, err);
+            return KF_EXIT_USAGE;
+        }
+        t->tune_sizes = true;
+    }
+    return KF_EXIT_OK;
+}
+
+/* Sizes, weights and candidates from the expanded space.  KF_EXIT_* */
+static int build_candidates(tuner *t)
+{
+    const kf_space *sp = &t->sp;
+    free(t->sizes);
+    free(t->weights);
+    free(t->var);
+    free(t->cells);
+    t->sizes = malloc(sizeof *t->sizes * (size_t)(sp->ncases + 1));
+    t->weights = malloc(sizeof *t->weights * (size_t)(sp->ncases + 1));
+    t->var = malloc(sizeof *t->var * (size_t)(sp->nvariants + 1));
+    int *count = calloc((size_t)sp->nvariants + 1, sizeof *count);
+    if (!t->sizes || !t->weights || !t->var || !count) {
+        free(count);
+        fprintf(stderr, "kforge tune: out of memory\n");
+        return KF_EXIT_USAGE;
+    }
+    t->nsizes = 0;
+    for (int i = 0; i < sp->ncases; i++) /* cases are ordered by n */
+        if (t->nsizes == 0 || t->sizes[t->nsizes - 1] != sp->cases[i].n)
+            t->sizes[t->nsizes++] = sp->cases[i].n;
+    for (int k = 0; k < t->nsizes; k++) {
+        t->weights[k] = t->tune_sizes ? 0 : 1;
+        for (int i = 0; t->tune_sizes && i < t->cfg.tune_nn; i++)
+            if (t->cfg.tune_n[i] == t->sizes[k])
+                t->weights[k] += t->cfg.tune_weights[i];
+    }
+    for (int i = 0; i < sp->ncases; i++)
+        count[sp->cases[i].variant]++;
+    t->ncand = 0;
+    int partial = 0;
+    for (int v = 0; v < sp->nvariants; v++) {
+        if (count[v] == t->nsizes)
+            t->var[t->ncand++] = v;
+        else
+            partial++;
+    }
+    free(count);
+    if (partial)
+        fprintf(stderr, "kforge tune: %s: %d variant%s left out: constraints on n exclude them at some of the sizes "
+                        "tuned for\n",
+                t->cfg.path, partial, partial == 1 ? "" : "s");
+    if (t->ncand == 0) {
+        fprintf(stderr, "kforge tune: %s: no variant runs at every size tuned for\n", t->cfg.path);
+        return KF_EXIT_USAGE;
+    }
+    const kf_variant *v0 = &sp->variants[t->var[0]];
+    for (int c = 1; c < t->ncand; c++) {
+        const kf_variant *v = &sp->variants[t->var[c]];
+        if (v->dtype != v0->dtype || v->op != v0->op) {
+            fprintf(stderr,
+                    "kforge tune: %s: the space mixes dtypes or ops (%s %s and %s %s); tune one at a time, for "
+                    "example --set dtype=%s --set op=%s\n",
+                    t->cfg.path, kf_dtype_names[v0->dtype], kf_op_names[v0->op], kf_dtype_names[v->dtype],
+                    kf_op_names[v->op], kf_dtype_names[v0->dtype], kf_op_names[v0->op]);
+            return KF_EXIT_USAGE;
+        }
+    }
+    t->cells = malloc(sizeof *t->cells * (size_t)t->ncand * (size_t)t->nsizes);
+    if (!t->cells) {
+        fprintf(stderr, "kforge tune: out of memory\n");
+        return KF_EXIT_USAGE;
+    }
+    for (size_t i = 0; i < (size_t)t->ncand * (size_t)t->nsizes; i++) {
+        memset(&t->cells[i], 0, sizeof t->cells[i]);
+        t->cells[i].st = KF_ST_COUNT;
+    }
+    return KF_EXIT_OK;
+}
+
+static void choose_strategy(tuner *t)
+{
+    bool limited = (t->o.budget > 0 && t->o.budget < t->ncand) || t->o.time_s > 0;
+    if (t->o.strategy >= 0)
+        t->kind = (strat_kind)t->o.strategy;
+    else
+        t->kind = !limited && t->ncand <= AUTO_EXHAUSTIVE_MAX ? STRAT_EXHAUSTIVE : DEFAULT_GUIDED;
+    long long b = t->o.budget;
+    if (b <= 0) {
+        if (t->kind == STRAT_EXHAUSTIVE || t->kind == STRAT_RANDOM || t->o.time_s > 0)
+            b = t->ncand;
+        else
+            b = t->ncand / 5 > 100 ? t->ncand / 5 : 100;
+    }
+    t->budget = (int)(b < t->ncand ? b : t->ncand);
+}
+
+// ---------------------------------------------------------------------------
+// summary and database
+
+static const char *stop_reason(const tuner *t, bool interrupted)
+{
+    if (interrupted)
+        return "interrupted";
+    if (t->out_of_time)
+        return "time limit";
+    int e = strat_evaluations(t->st);
+    if (e >= t->ncand)
+        return "space exhausted";
+    if (e >= t->budget)
+        return "budget spent";
+    return "search finished";
+}
+
+static void sizes_text(const tuner *t, strbuf *b)
+{
+    for (int k = 0; k < t->nsizes; k++)
+        sb_printf(b, "%s%lld", k ? ", " : "", (long long)t->sizes[k]);
+}
+
+static void print_summary(tuner *t, double wall, const char *stopped)
+{
+    double best_obj;
+    int best = strat_best(t->st, &best_obj);
+    int nt;
+    const strat_improvement *tr = strat_trace(t->st, &nt);
+    int evals = strat_evaluations(t->st);
+    const kf_variant *bv = best >= 0 ? &t->sp.variants[t->var[best]] : NULL;
+    char label[256] = "";
+    if (bv)
+        kf_variant_label(bv, label, sizeof label);
+    char *vjson = bv ? tunedb_variant_json(bv) : NULL;
+    strbuf sz = {0};
+    sizes_text(t, &sz);
+    int from_file = evals - t->told;
+
+    if (t->o.fmt == KF_FMT_TABLE) {
+        printf("kforge tune: %s on %s: %d candidates, objective over n = %s%s\n", t->o.space, t->device, t->ncand,
+               sz.s ? sz.s : "", t->tune_sizes ? " (tune.n, weighted)" : "");
+        printf("strategy %s (seed %llu): %d of %d candidates evaluated (%.1f%%) in %.1f s; stopped: %s\n",
+               strat_names[t->kind], (unsigned long long)t->o.seed, evals, t->ncand, 100.0 * evals / t->ncand, wall,
+               stopped);
+        if (t->o.simulate)
+            printf("  simulated from %s\n", t->o.simulate);
+        else
+            printf("  measured now: %d candidates (%d cases, %d failed); taken from %s: %d; failed: %d\n", t->told,
+                   t->measured_cases, t->failed_cases, t->o.results, from_file, t->failed_cands);
+        if (!bv) {
+            printf("no candidate succeeded\n");
+        } else {
+            char ob[32];
+            fmt_ms(ob, sizeof ob, best_obj);
+            printf("best: %s%s%s (found at evaluation %d)\n", bv->name, bv->name[0] ? " " : "", label,
+                   nt ? tr[nt - 1].evaluation : 0);
+            printf("  objective %s (%s)\n", ob,
+                   t->nsizes == 1 ? "median time" : "weighted sum of median times over the sizes");
+            printf("  %12s  %10s  %8s  %6s  %8s  %8s\n", "n", "median", "GB/s", "% peak", "blocks", "launches");
+            for (int k = 0; k < t->nsizes; k++) {
+                const cell *x = cell_at(t, best, k);
+                char m[32];
+                fmt_ms(m, sizeof m, x->median_ms);
+                printf("  %12lld  %10s  %8.1f  %6.1f  %8lld  %8d\n", (long long)t->sizes[k], m, x->gbps, x->pct_peak,
+                       (long long)x->blocks, x->launches);
+            }
+            printf("  variant: %s\n", vjson ? vjson : "");
+            printf("  new best at evaluation:");
+            for (int i = 0; i < nt; i++)
+                printf("%s %d", i ? "," : "", tr[i].evaluation);
+            printf("\n");
+        }
+    } else {
+        strbuf b = {0};
+        if (t->o.fmt == KF_FMT_JSONL)
+            for (int i = 0; i < nt; i++) {
+                char l[256];
+                kf_variant_label(&t->sp.variants[t->var[tr[i].idx]], l, sizeof l);
+                sb_printf(&b, "{\"event\": \"improvement\", \"evaluation\": %d, \"objective_ms\": %.9g, \"label\": ",
+                          tr[i].evaluation, tr[i].cost);
+                sb_json_string(&b, l);
+                sb_append(&b, "}\n");
+            }
+        sb_append(&b, "{\"event\": \"summary\", \"space\": ");
+        sb_json_string(&b, t->o.space);
+        sb_append(&b, ", \"device\": ");
+        sb_json_string(&b, t->device);
+        sb_printf(&b, ", \"strategy\": \"%s\", \"seed\": %llu, \"candidates\": %d, \"budget\": %d, \"evaluations\": %d, "
+                      "\"measured_candidates\": %d, \"measured_cases\": %d, \"failed_cases\": %d, \"from_results\": %d, "
+                      "\"failed_candidates\": %d, \"wall_s\": %.3f, \"stopped\": \"%s\", \"simulated\": %s, \"n\": [",
+                  strat_names[t->kind], (unsigned long long)t->o.seed, t->ncand, t->budget, evals, t->told,
+                  t->measured_cases, t->failed_cases, from_file, t->failed_cands, wall, stopped,
+                  t->o.simulate ? "true" : "false");
+        for (int k = 0; k < t->nsizes; k++)
+            sb_printf(&b, "%s%lld", k ? ", " : "", (long long)t->sizes[k]);
+        sb_append(&b, "], \"weights\": [");
+        for (int k = 0; k < t->nsizes; k++)
+            sb_printf(&b, "%s%.9g", k ? ", " : "", t->weights[k]);
+        sb_append(&b, "]");
+        if (bv) {
+            sb_printf(&b, ", \"best\": {\"objective_ms\": %.9g, \"evaluation\": %d, \"label\": ", best_obj,
+                      nt ? tr[nt - 1].evaluation : 0);
+            sb_json_string(&b, label);
+            sb_printf(&b, ", \"variant\": %s, \"sizes\": [", vjson ? vjson : "{}");
+            for (int k = 0; k < t->nsizes; k++) {
+                const cell *x = cell_at(t, best, k);
+                sb_printf(&b, "%s{\"n\": %lld, \"median_ms\": %.9g, \"gbps\": %.6g, \"pct_peak\": %.4g, \"blocks\": %lld, "
+                              "\"launches\": %d}",
+                          k ? ", " : "", (long long)t->sizes[k], x->median_ms, x->gbps, x->pct_peak,
+                          (long long)x->blocks, x->launches);
+            }
+            sb_append(&b, "]}");
+        } else {
+            sb_append(&b, ", \"best\": null");
+        }
+        if (t->o.fmt == KF_FMT_JSON) {
+            sb_append(&b, ", \"improvements\": [");
+            for (int i = 0; i < nt; i++)
+                sb_printf(&b, "%s{\"evaluation\": %d, \"objective_ms\": %.9g}", i ? ", " : "", tr[i].evaluation,
+                          tr[i].cost);
+            sb_append(&b, "]");
+        }
+        sb_append(&b, "}\n");
+        char *s = sb_take(&b);
+        fputs(s, stdout);
+        free(s);
+    }
+    fflush(stdout);
+    free(vjson);
+    sb_free(&sz);
+}
+
+/* The fastest evaluated variant at each size goes to the database. */
+static void update_db(tuner *t, const kf_device *dev)
+{
+    char dir[PATH_MAX], err[1024];
+    if (t->o.db)
+        snprintf(dir, sizeof dir, "%s", t->o.db);
+    else if (tunedb_default_dir(dir, sizeof dir) != 0) {
+        fprintf(stderr, "kforge tune: no tuning database directory (set KFORGE_DB or HOME, or give --db)\n");
+        return;
+    }
+    tunedb_entry *es = calloc((size_t)t->nsizes, sizeof *es);
+    if (!es)
+        return;
+    int ne = 0;
+    char date[32];
+    kf_iso_time(date, sizeof date);
+    for (int k = 0; k < t->nsizes; k++) {
+        int pick = -1;
+        for (int c = 0; c < t->ncand; c++) {
+            const cell *x = cell_at(t, c, k);
+            if (isnan(strat_cost(t->st, c)) || x->st != KF_ST_OK || !(x->median_ms > 0))
+                continue;
+            if (pick < 0 || x->median_ms < cell_at(t, pick, k)->median_ms)
+                pick = c;
+        }
+        if (pick < 0)
+            continue;
+        const cell *x = cell_at(t, pick, k);
+        tunedb_entry *e = &es[ne++];
+        snprintf(e->kernel, sizeof e->kernel, "reduce");
+        e->v = t->sp.variants[t->var[pick]];
+        e->v.name[0] = '\0'; /* a label of the space, not of the variant */
+        e->n = t->sizes[k];
+        e->median_ms = x->median_ms;
+        e->gbps = x->gbps;
+        e->pct_peak = x->pct_peak;
+        e->blocks = x->blocks;
+        e->launches = x->launches;
+        e->dev = *dev;
+        snprintf(e->kforge, sizeof e->kforge, "%s", KF_VERSION);
+        snprintf(e->date, sizeof e->date, "%s", date);
+        snprintf(e->how, sizeof e->how, "kforge tune %.300s --strategy %s --seed %llu: fastest at this n of %d evaluated "
+                                        "candidates (of %d)",
+                 t->info.config, strat_names[t->kind], (unsigned long long)t->o.seed, strat_evaluations(t->st),
+                 t->ncand);
+    }
+    if (ne > 0) {
+        int w = tunedb_update(dir, es, ne, err, sizeof err);
+        char stem[256];
+        tunedb_stem(dev->name, stem, sizeof stem);
+        if (w < 0)
+            fprintf(stderr, "kforge tune: tuning database not updated: %s\n", err);
+        else if (!t->o.quiet)
+            fprintf(stderr, "kforge tune: tuning database %s/%s.json: %d of %d size%s updated%s\n", dir, stem, w, ne,
+                    ne == 1 ? "" : "s", w < ne ? " (it already held faster variants)" : "");
+    }
+    free(es);
+}
+
+// ---------------------------------------------------------------------------
+
+static void tuner_free(tuner *t)
+{
+    strat_free(t->st);
+    results_close(t->rf);
+    run_session_free(t->rs);
+    space_free(&t->sp);
+    config_free(&t->cfg);
+    free(t->sizes);
+    free(t->weights);
+    free(t->var);
+    free(t->cells);
+}
 
 int tune_main(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "kforge tune: not implemented yet\n");
-    return KF_EXIT_USAGE;
+    tuner t;
+    memset(&t, 0, sizeof t);
+    int pr = parse_tune_opts(argc, argv, &t.o);
+    if (pr != 0)
+        return pr > 0 ? KF_EXIT_OK : KF_EXIT_USAGE;
+    char err[1024];
+    int rc = load_space(&t);
+    if (rc != KF_EXIT_OK)
+        goto out;
+    /* everything is validated before a GPU is touched */
+    if (space_expand(&t.cfg, NULL, &t.sp, err, sizeof err) != 0) {
+        fprintf(stderr, "kforge: %s\n", err);
+        rc = KF_EXIT_USAGE;
+        goto out;
+    }
+    if ((rc = build_candidates(&t)) != KF_EXIT_OK)
+        goto out;
+
+    kf_device dev;
+    memset(&dev, 0, sizeof dev);
+    if (t.o.simulate) {
+        char names[4][128];
+        int nd = file_devices(t.o.simulate, names, 4, err, sizeof err);
+        if (nd < 0) {
+            fprintf(stderr, "kforge tune: %s\n", err);
+            rc = KF_EXIT_USAGE;
+            goto out;
+        }
+        if (nd > 1) {
+            fprintf(stderr, "kforge tune: --simulate %s: the file holds results of several GPUs (%s, %s%s); "
+                            "simulate from one GPU's sweep\n",
+                    t.o.simulate, names[0], names[1], nd > 2 ? ", ..." : "");
+            rc = KF_EXIT_USAGE;
+            goto out;
+        }
+        snprintf(t.device, sizeof t.device, "%s", nd ? names[0] : "unknown GPU");
+    } else {
+        make_info(&t);
+        bool nodev = false;
+        t.o.ro.progress = false; /* ours replaces the session's */
+        t.rs = run_session_new(&t.o.ro, &dev, &nodev, err, sizeof err);
+        if (!t.rs) {
+            fprintf(stderr, "kforge: %s\n", err);
+            rc = nodev ? KF_EXIT_NODEV : KF_EXIT_USAGE;
+            goto out;
+        }
+        t.info.dev = dev;
+        t.info.have_dev = true;
+        snprintf(t.device, sizeof t.device, "%s", dev.name);
+        /* again, with the device's limits */
+        space_free(&t.sp);
+        if (space_expand(&t.cfg, &dev, &t.sp, err, sizeof err) != 0) {
+            fprintf(stderr, "kforge: %s\n", err);
+            rc = KF_EXIT_USAGE;
+            goto out;
+        }
+        if ((rc = build_candidates(&t)) != KF_EXIT_OK)
+            goto out;
+    }
+    if (t.sp.nskipped && !t.o.quiet)
+        fprintf(stderr, "kforge tune: %s: skipped %d combination%s that cannot run (kforge check lists them)\n",
+                t.cfg.path, t.sp.nskipped, t.sp.nskipped == 1 ? "" : "s");
+
+    choose_strategy(&t);
+    t.st = make_strategy(&t, err, sizeof err);
+    if (!t.st) {
+        fprintf(stderr, "kforge tune: %s\n", err);
+        rc = KF_EXIT_USAGE;
+        goto out;
+    }
+
+    if (t.o.simulate) {
+        int found = load_recorded(&t, t.o.simulate, err, sizeof err);
+        if (found < 0) {
+            fprintf(stderr, "kforge tune: %s\n", err);
+            rc = KF_EXIT_USAGE;
+            goto out;
+        }
+        int missing = 0;
+        for (int c = 0; c < t.ncand; c++)
+            missing += !complete(&t, c);
+        if (missing == t.ncand) {
+            fprintf(stderr, "kforge tune: --simulate %s: no result for any candidate of %s (a sweep of another "
+                            "space, or other --set overrides?)\n",
+                    t.o.simulate, t.o.space);
+            rc = KF_EXIT_USAGE;
+            goto out;
+        }
+        if (missing && !t.o.quiet)
+            fprintf(stderr, "kforge tune: --simulate %s: %d of %d candidates have no result there; they count as "
+                            "failed\n",
+                    t.o.simulate, missing, t.ncand);
+    } else {
+        if (t.o.resume) {
+            char names[4][128];
+            int nd = file_devices(t.o.results, names, 4, err, sizeof err);
+            if (nd < 0) {
+                fprintf(stderr, "kforge tune: %s\n", err);
+                rc = KF_EXIT_USAGE;
+                goto out;
+            }
+            for (int i = 0; i < nd; i++)
+                if (strcmp(names[i], dev.name) != 0) {
+                    fprintf(stderr, "kforge tune: %s holds results measured on %s, not on this GPU (%s): give "
+                                    "another --results file, or --no-resume to measure again\n",
+                            t.o.results, names[i], dev.name);
+                    rc = KF_EXIT_USAGE;
+                    goto out;
+                }
+            if (load_recorded(&t, t.o.results, err, sizeof err) < 0) {
+                fprintf(stderr, "kforge tune: %s\n", err);
+                rc = KF_EXIT_USAGE;
+                goto out;
+            }
+            for (int c = 0; c < t.ncand; c++)
+                if (complete(&t, c)) {
+                    strat_known(t.st, c, objective(&t, c));
+                    t.reused_cands++;
+                }
+            if (t.reused_cands && !t.o.quiet)
+                fprintf(stderr, "kforge tune: resuming: %d candidate%s of this space already measured in %s; they are "
+                                "taken from there when the search reaches them\n",
+                        t.reused_cands, t.reused_cands == 1 ? "" : "s", t.o.results);
+        }
+        t.rf = results_open(t.o.results, err, sizeof err);
+        if (!t.rf) {
+            fprintf(stderr, "kforge tune: %s\n", err);
+            rc = KF_EXIT_USAGE;
+            goto out;
+        }
+    }
+
+    t.progress = !t.o.quiet && isatty(2) && !getenv("NO_COLOR") && getenv("TERM") &&
+                 strcmp(getenv("TERM"), "dumb") != 0;
+    t.t0 = kf_now();
+    bool interrupted = false, failed = false;
+    int batch[BATCH_MAX];
+    for (;;) {
+        if (kf_interrupted) {
+            interrupted = true;
+            break;
+        }
+        if (out_of_time(&t))
+            break;
+        int k = strat_ask(t.st, batch, BATCH_MAX);
+        if (k <= 0)
+            break;
+        if (t.o.simulate) {
+            for (int i = 0; i < k; i++)
+                tell(&t, batch[i]);
+            show_progress(&t, false);
+            continue;
+        }
+        int mr = measure_batch(&t, batch, k, err, sizeof err);
+        show_progress(&t, true);
+        if (mr < 0) {
+            if (kf_interrupted) {
+                interrupted = true;
+            } else {
+                clear_progress(&t);
+                fprintf(stderr, "kforge: %s\n", err);
+                failed = true;
+            }
+            break;
+        }
+        if (mr == 1)
+            break; /* out of time */
+    }
+    clear_progress(&t);
+    double wall = kf_now() - t.t0;
+    const char *stopped = failed ? "error" : stop_reason(&t, interrupted);
+    print_summary(&t, wall, stopped);
+    if (!t.o.simulate && !t.o.no_db)
+        update_db(&t, &dev);
+    if (interrupted) {
+        fprintf(stderr, "kforge tune: interrupted after %d evaluations; results are in %s; run the same command to "
+                        "resume\n",
+                strat_evaluations(t.st), t.o.results);
+        rc = KF_EXIT_INTERRUPT;
+    } else if (failed) {
+        rc = KF_EXIT_NODEV;
+    } else {
+        rc = strat_best(t.st, NULL) >= 0 ? KF_EXIT_OK : KF_EXIT_VARIANT;
+    }
+out:
+    tuner_free(&t);
+    return rc;
+}
+
+// ---------------------------------------------------------------------------
+// kforge best
+
+/* An integer, or 2^K. */
+static bool parse_size(const char *s, int64_t *out)
+{
+    long long v;
+    if (kf_parse_ll(s, &v) && v >= 1) {
+        *out = v;
+        return true;
+    }
+    if (s[0] == '2' && s[1] == '^' && kf_parse_ll(s + 2, &v) && v >= 0 && v <= 62) {
+        *out = (int64_t)1 << v;
+        return true;
+    }
+    return false;
 }
 
 int best_main(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "kforge best: not implemented yet\n");
-    return KF_EXIT_USAGE;
+    const char *db = NULL, *gpu = NULL, *val;
+    kf_dtype dtype = KF_FLOAT32;
+    kf_op op = KF_OP_SUM;
+    int64_t n = 0;
+    bool header = false;
+    cli c;
+    cli_init(&c, argc, argv);
+    while (cli_next(&c)) {
+        if (cli_flag(&c, "--help") || cli_flag(&c, "-h")) {
+            fputs(best_help, stdout);
+            return KF_EXIT_OK;
+        } else if (cli_value(&c, "--dtype", &val)) {
+            int k = kf_lookup(kf_dtype_names, KF_DTYPE_COUNT, val);
+            if (k < 0) {
+                cli_fail(&c, "--dtype: unknown dtype '%s' (allowed: int32, uint32, int64, float32, float64)", val);
+                return KF_EXIT_USAGE;
+            }
+            dtype = (kf_dtype)k;
+        } else if (cli_value(&c, "--op", &val)) {
+            int k = kf_lookup(kf_op_names, KF_OP_COUNT, val);
+            if (k < 0) {
+                cli_fail(&c, "--op: unknown op '%s' (allowed: sum, min, max, prod, and, or, xor)", val);
+                return KF_EXIT_USAGE;
+            }
+            op = (kf_op)k;
+        } else if (cli_value(&c, "--n", &val)) {
+            if (!parse_size(val, &n)) {
+                cli_fail(&c, "--n: expected a size >= 1 (an integer or 2^K), got '%s'", val);
+                return KF_EXIT_USAGE;
+            }
+        } else if (cli_value(&c, "--db", &val)) {
+            db = val;
+        } else if (cli_value(&c, "--gpu", &val)) {
+            gpu = val;
+        } else if (cli_flag(&c, "--header")) {
+            header = true;
+        } else {
+            cli_unknown(&c);
+            return KF_EXIT_USAGE;
+        }
+    }
+    if (c.error)
+        return KF_EXIT_USAGE;
+    if (n == 0) {
+        fprintf(stderr, "kforge best: --n is required (the size to reduce)\n\n%s", best_help);
+        return KF_EXIT_USAGE;
+    }
+    char dir[PATH_MAX], err[1024];
+    if (db)
+        snprintf(dir, sizeof dir, "%s", db);
+    else if (tunedb_default_dir(dir, sizeof dir) != 0) {
+        fprintf(stderr, "kforge best: no tuning database directory (set KFORGE_DB or HOME, or give --db)\n");
+        return KF_EXIT_USAGE;
+    }
+    char gpu_buf[256];
+    if (!gpu) {
+        char **stems;
+        int ns;
+        if (tunedb_list(dir, &stems, &ns, err, sizeof err) != 0) {
+            fprintf(stderr, "kforge best: %s\n", err);
+            return KF_EXIT_USAGE;
+        }
+        if (ns == 0) {
+            tunedb_list_free(stems, ns);
+            fprintf(stderr, "kforge best: the tuning database %s is empty: run kforge tune first\n", dir);
+            return KF_EXIT_USAGE;
+        }
+        if (ns == 1) {
+            snprintf(gpu_buf, sizeof gpu_buf, "%s", stems[0]);
+        } else {
+            /* several GPUs: this machine's */
+            kf_device d;
+            gpu_worker *w = worker_start(0, &d, err, sizeof err);
+            if (!w) {
+                fprintf(stderr, "kforge best: %s holds several GPUs and there is no GPU here to choose by (%s); give "
+                                "--gpu with one of:\n",
+                        dir, err);
+                for (int i = 0; i < ns; i++)
+                    fprintf(stderr, "  %s\n", stems[i]);
+                tunedb_list_free(stems, ns);
+                return KF_EXIT_USAGE;
+            }
+            worker_free(w);
+            snprintf(gpu_buf, sizeof gpu_buf, "%s", d.name);
+        }
+        tunedb_list_free(stems, ns);
+        gpu = gpu_buf;
+    }
+    tunedb_entry e;
+    bool exact = false;
+    int lr = tunedb_lookup(dir, gpu, dtype, op, n, &e, &exact, err, sizeof err);
+    if (lr < 0) {
+        fprintf(stderr, "kforge best: %s\n", err);
+        return KF_EXIT_USAGE;
+    }
+    if (lr == 1) {
+        char stem[256];
+        tunedb_stem(gpu, stem, sizeof stem);
+        fprintf(stderr, "kforge best: nothing tuned for %s %s on %s in %s (%s/%s.json); run kforge tune with "
+                        "--set dtype=%s --set op=%s\n",
+                kf_dtype_names[dtype], kf_op_names[op], gpu, dir, dir, stem, kf_dtype_names[dtype], kf_op_names[op]);
+        return KF_EXIT_USAGE;
+    }
+    if (!exact)
+        fprintf(stderr, "kforge best: no entry for n = %lld; using the one tuned for the nearest size, n = %lld\n",
+                (long long)n, (long long)e.n);
+    char *text = header ? tunedb_header(&e, n, exact) : tunedb_config_json(&e, n, exact);
+    if (!text) {
+        fprintf(stderr, "kforge best: out of memory\n");
+        return KF_EXIT_USAGE;
+    }
+    fputs(text, stdout);
+    free(text);
+    return fflush(stdout) == 0 ? KF_EXIT_OK : KF_EXIT_USAGE;
 }

@@ -28,10 +28,10 @@ quick='--set bench.repetitions=1 --set bench.warmup=0 --set bench.flush_l2=false
 all_types='--set dtype=["int32","uint32","int64","float32","float64"] --set op=["sum","min","max","prod","and","or","xor"]'
 # atomic_global makes every thread hit one address; with compare-and-swap ops
 # (float min/max, prod) that takes minutes at millions of elements.
-small_atomic='--set constraints=algorithm!="atomic_global"||n<=65537'
+small_atomic='constraints=algorithm!="atomic_global"||n<=65537'
 
 # 1. seeds, all dtypes and ops, odd sizes
-if "$KFORGE" run configs/seeds.json $all_types "$small_atomic" --set 'n=[1,3,31,1000,65537,1000003,4194304]' $quick \
+if "$KFORGE" run configs/seeds.json $all_types --set "$small_atomic" --set 'n=[1,3,31,1000,65537,1000003,4194304]' $quick \
      --results "$OUT/seeds.jsonl" --no-resume --format csv > "$OUT/seeds.csv" 2> "$OUT/seeds.err"; then
   ok "seeds: every variant x dtype x op x size verified ($(($(wc -l < "$OUT/seeds.csv") - 1)) cases)"
 else
