@@ -273,10 +273,16 @@ kf_reduce(const T *in, kf_u64 n, T *out, T *scratch, unsigned *ticket)
         // block layout: a tile is KF_EPT * KF_BS consecutive vectors; thread
         // tid takes vectors tid, tid + KF_BS, ... of it (Harris: i, i + blockDim).
         constexpr kf_u64 tile = (kf_u64)KF_BS * KF_EPT;
-#if !KF_GRID_STRIDE
+#if !KF_GRID_STRIDE && KF_EPT == 1 && KF_VW == 1 && KF_ACC == 0
+        // grid auto, one element per thread (Harris' reduce0..2): the seeds'
+        // one-line load, plus the bound check that lets n be anything.  The
+        // early kernels are instruction-bound, so every instruction counts.
+        const kf_u64 i = (kf_u64)blockIdx.x * KF_BS + tid;
+        if (i < n) acc = kf_load_one(in + i);
+#elif !KF_GRID_STRIDE
         // grid auto: ceil(nv / tile) blocks, one tile each.  No loop: the
-        // load phase stays as short as the seeds' one-line load, which
-        // matters for the instruction-bound early kernels (reduce0..2).
+        // load phase stays short, which matters for the instruction-bound
+        // early kernels.
         const kf_u64 base = (kf_u64)blockIdx.x * tile;
         const kf_vec *p = inv + base + tid;
         if (base + tile <= nv) {

@@ -45,6 +45,7 @@ int64_t kf_grid_encode(kf_grid g)
 kf_grid kf_grid_decode(int64_t x)
 {
     kf_grid g;
+    memset(&g, 0, sizeof g);
     g.kind = (kf_grid_kind)(x >> 48);
     g.value = x & ((1LL << 48) - 1);
     return g;
@@ -99,7 +100,7 @@ static void subfield(char *out, size_t len, const char *field, const char *key)
 
 static void subindex(char *out, size_t len, const char *field, int i)
 {
-    snprintf(out, len, "%.200s[%d]", field, i);
+    snprintf(out, len, "%.200s[%d]", field ? field : "", i);
 }
 
 // ---------------------------------------------------------------------------
@@ -136,7 +137,7 @@ static int get_int(const ctx *c, const char *field, const cJSON *j, bool allow_s
             ok = kf_parse_ll(tmp, &base) && kf_parse_ll(op + (shift ? 2 : 1), &e) && e >= 0 && e <= 62;
             if (ok && shift) {
                 ok = base >= 0 && base <= 1024 && e <= 52;
-                v = base << e;
+                v = ok ? base << e : 0; /* a negative base must not be shifted (undefined) */
             } else if (ok) {
                 ok = base == 2;
                 v = 1LL << e;
@@ -516,7 +517,7 @@ static int parse_constraints(const ctx *c, const char *field, const cJSON *j, ch
         const cJSON *e = cJSON_IsString(j) ? j : cJSON_GetArrayItem(j, i);
         char f[256];
         if (cJSON_IsString(j))
-            snprintf(f, sizeof f, "%s", field);
+            snprintf(f, sizeof f, "%s", field ? field : "");
         else
             subindex(f, sizeof f, field, i);
         if (!cJSON_IsString(e)) {

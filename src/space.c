@@ -176,7 +176,14 @@ static void set_axis(kf_variant *v, kf_axis a, int64_t x)
     case KF_AX_ELEMENTS_PER_THREAD: v->elements_per_thread = (int)x; break;
     case KF_AX_UNROLL: v->unroll = (kf_unroll)x; break;
     case KF_AX_VECTOR_WIDTH: v->vector_width = (int)x; break;
-    case KF_AX_GRID: v->grid = kf_grid_decode(x); break;
+    case KF_AX_GRID: {
+        /* field by field: a struct copy could bring padding bytes along,
+         * and variants are hashed and compared byte by byte */
+        kf_grid g = kf_grid_decode(x);
+        v->grid.kind = g.kind;
+        v->grid.value = g.value;
+        break;
+    }
     case KF_AX_PASSES: v->passes = (kf_passes)x; break;
     case KF_AX_LAYOUT: v->layout = (kf_layout)x; break;
     case KF_AX_ACCUMULATOR: v->accumulator = (kf_accum)x; break;
@@ -366,6 +373,17 @@ static int expand_spec(builder *b, const kf_config *cfg, const kf_spec *sp, cons
                     if (push_skip(b, line) != 0)
                         goto oom;
                 }
+            }
+            /* grid auto launches one block per tile, and a grid holds at
+             * most 2^31 - 1 blocks */
+            if (ok && v.grid.kind == KF_GRID_AUTO &&
+                (n + (int64_t)v.block_size * v.elements_per_thread * v.vector_width - 1) /
+                        ((int64_t)v.block_size * v.elements_per_thread * v.vector_width) > 2147483647LL) {
+                ok = false;
+                snprintf(line, sizeof line, "%s%s%s n=%lld: grid auto would need more than 2^31-1 blocks; use a "
+                         "fixed grid", v.name, v.name[0] ? " " : "", label, (long long)n);
+                if (push_skip(b, line) != 0)
+                    goto oom;
             }
             if (!ok)
                 continue;
