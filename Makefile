@@ -67,6 +67,7 @@ check: $(TESTS) $(BUILD)/kforge
 	@fail=0; for t in $(TESTS); do \
 	  echo "== $$t"; KFORGE=$(BUILD)/kforge $$t || fail=1; \
 	done; \
+	KFORGE=$(BUILD)/kforge sh tests/tune_suite.sh || fail=1; \
 	KFORGE=$(BUILD)/kforge sh tests/gpu_suite.sh || fail=1; \
 	exit $$fail
 test: check

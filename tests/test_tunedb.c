@@ -1,0 +1,404 @@
+/*
+ * test_tunedb.c -- the tuning database: write and read back, replace only by
+ * a faster entry, nearest-n lookup, config and header output (the header
+ * must compile), and concurrent updaters.
+ *
+ *   make BUILD=build build/tests/test_tunedb && build/tests/test_tunedb
+ */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "space.h"
+#include "tunedb.h"
+#include "util.h"
+
+static char *tmpdir(void)
+{
+    char tmpl[] = "/tmp/kforge-test-tunedb-XXXXXX";
+    char *d = mkdtemp(tmpl);
+    ck_assert_ptr_nonnull(d);
+    return strdup(d);
+}
+
+static void rmrf(const char *dir)
+{
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+static tunedb_entry entry(const char *gpu, kf_dtype t, kf_op op, int64_t n, double ms, int block_size)
+{
+    tunedb_entry e;
+    memset(&e, 0, sizeof e);
+    snprintf(e.kernel, sizeof e.kernel, "reduce");
+    kf_variant_defaults(&e.v);
+    e.v.dtype = t;
+    e.v.op = op;
+    e.v.algorithm = KF_ALG_SHUFFLE;
+    e.v.block_size = block_size;
+    e.v.elements_per_thread = 4;
+    e.v.vector_width = 4;
+    e.v.unroll = KF_UNROLL_FULL;
+    e.v.grid.kind = KF_GRID_WAVES;
+    e.v.grid.value = 2;
+    e.v.passes = KF_PASSES_LAST_BLOCK;
+    e.v.load = KF_LOAD_STREAM;
+    e.n = n;
+    e.median_ms = ms;
+    e.gbps = (double)n * kf_dtype_size(t) / (ms * 1e6);
+    e.pct_peak = e.gbps / 33.5;
+    e.blocks = 1056;
+    e.launches = 1;
+    snprintf(e.dev.name, sizeof e.dev.name, "%s", gpu);
+    e.dev.cc_major = 9;
+    e.dev.cc_minor = 0;
+    e.dev.sms = 132;
+    e.dev.peak_gbps = 3352.3;
+    e.dev.driver_version = 13000;
+    e.dev.nvrtc_major = 13;
+    e.dev.nvrtc_minor = 0;
+    snprintf(e.kforge, sizeof e.kforge, "%s", KF_VERSION);
+    snprintf(e.date, sizeof e.date, "2026-11-22T15:40:00Z");
+    snprintf(e.how, sizeof e.how, "kforge tune configs/tune-reduce.json --strategy local --seed 1: best of 120 "
+                                  "evaluations");
+    return e;
+}
+
+static char *slurp(const char *path)
+{
+    char err[256];
+    char *s = kf_read_file(path, NULL, err, sizeof err);
+    ck_assert_msg(s != NULL, "%s", err);
+    return s;
+}
+
+// ----------------------------------------------------------------------------
+
+START_TEST(stems_and_default_dir)
+{
+    char b[256];
+    tunedb_stem("NVIDIA H100 80GB HBM3", b, sizeof b);
+    ck_assert_str_eq(b, "NVIDIA_H100_80GB_HBM3");
+    tunedb_stem("fake-gpu (KFORGE_FAKE_GPU)", b, sizeof b);
+    ck_assert_str_eq(b, "fake-gpu_KFORGE_FAKE_GPU");
+    tunedb_stem("  ../../etc/passwd  ", b, sizeof b);
+    ck_assert_str_eq(b, "etc_passwd");
+    tunedb_stem("", b, sizeof b);
+    ck_assert_str_eq(b, "unknown-gpu");
+    tunedb_stem("***", b, sizeof b);
+    ck_assert_str_eq(b, "unknown-gpu");
+
+    setenv("KFORGE_DB", "/x/db", 1);
+    ck_assert_int_eq(tunedb_default_dir(b, sizeof b), 0);
+    ck_assert_str_eq(b, "/x/db");
+    unsetenv("KFORGE_DB");
+    setenv("XDG_DATA_HOME", "/x/data", 1);
+    ck_assert_int_eq(tunedb_default_dir(b, sizeof b), 0);
+    ck_assert_str_eq(b, "/x/data/kforge/tuning");
+    unsetenv("XDG_DATA_HOME");
+    setenv("HOME", "/home/u", 1);
+    ck_assert_int_eq(tunedb_default_dir(b, sizeof b), 0);
+    ck_assert_str_eq(b, "/home/u/.local/share/kforge/tuning");
+}
+END_TEST
+
+START_TEST(write_read_replace_only_if_faster)
+{
+    char *dir = tmpdir();
+    char sub[512], err[512];
+    snprintf(sub, sizeof sub, "%s/a/b", dir); /* created on demand */
+    tunedb_entry e = entry("NVIDIA H100 80GB HBM3", KF_FLOAT32, KF_OP_SUM, 1 << 24, 1.0, 256);
+    ck_assert_int_eq(tunedb_update(sub, &e, 1, err, sizeof err), 1);
+
+    tunedb_entry r;
+    bool exact = false;
+    ck_assert_int_eq(tunedb_lookup(sub, "NVIDIA H100 80GB HBM3", KF_FLOAT32, KF_OP_SUM, 1 << 24, &r, &exact, err,
+                                   sizeof err),
+                     0);
+    ck_assert(exact);
+    ck_assert(memcmp(&r.v, &e.v, sizeof r.v) == 0);
+    ck_assert_int_eq(r.n, e.n);
+    ck_assert(r.median_ms == e.median_ms && fabs(r.gbps - e.gbps) < 1e-9);
+    ck_assert_int_eq(r.blocks, 1056);
+    ck_assert_int_eq(r.launches, 1);
+    ck_assert_str_eq(r.dev.name, e.dev.name);
+    ck_assert_int_eq(r.dev.cc_major, 9);
+    ck_assert_int_eq(r.dev.driver_version, 13000);
+    ck_assert_int_eq(r.dev.nvrtc_major, 13);
+    ck_assert_str_eq(r.kforge, KF_VERSION);
+    ck_assert_str_eq(r.date, e.date);
+    ck_assert_str_eq(r.how, e.how);
+    /* the file stem also finds it */
+    ck_assert_int_eq(tunedb_lookup(sub, "NVIDIA_H100_80GB_HBM3", KF_FLOAT32, KF_OP_SUM, 1 << 24, &r, &exact, err,
+                                   sizeof err),
+                     0);
+
+    /* slower or equal: kept */
+    tunedb_entry slow = entry("NVIDIA H100 80GB HBM3", KF_FLOAT32, KF_OP_SUM, 1 << 24, 1.5, 512);
+    ck_assert_int_eq(tunedb_update(sub, &slow, 1, err, sizeof err), 0);
+    tunedb_entry same = entry("NVIDIA H100 80GB HBM3", KF_FLOAT32, KF_OP_SUM, 1 << 24, 1.0, 512);
+    ck_assert_int_eq(tunedb_update(sub, &same, 1, err, sizeof err), 0);
+    ck_assert_int_eq(tunedb_lookup(sub, "NVIDIA H100 80GB HBM3", KF_FLOAT32, KF_OP_SUM, 1 << 24, &r, &exact, err,
+                                   sizeof err),
+                     0);
+    ck_assert_int_eq(r.v.block_size, 256);
+    /* faster: replaced, and other entries are untouched */
+    tunedb_entry other = entry("NVIDIA H100 80GB HBM3", KF_INT32, KF_OP_MAX, 1 << 24, 2.0, 128);
+    tunedb_entry fast[2] = {entry("NVIDIA H100 80GB HBM3", KF_FLOAT32, KF_OP_SUM, 1 << 24, 0.5, 1024), other};
+    ck_assert_int_eq(tunedb_update(sub, fast, 2, err, sizeof err), 2);
+    ck_assert_int_eq(tunedb_lookup(sub, "NVIDIA H100 80GB HBM3", KF_FLOAT32, KF_OP_SUM, 1 << 24, &r, &exact, err,
+                                   sizeof err),
+                     0);
+    ck_assert_int_eq(r.v.block_size, 1024);
+    ck_assert(r.median_ms == 0.5);
+    ck_assert_int_eq(tunedb_lookup(sub, "NVIDIA H100 80GB HBM3", KF_INT32, KF_OP_MAX, 1 << 24, &r, &exact, err,
+                                   sizeof err),
+                     0);
+    ck_assert_int_eq(r.v.block_size, 128);
+    /* failed measurements are never recorded */
+    tunedb_entry nan_e = entry("NVIDIA H100 80GB HBM3", KF_FLOAT64, KF_OP_SUM, 100, NAN, 64);
+    ck_assert_int_eq(tunedb_update(sub, &nan_e, 1, err, sizeof err), 0);
+
+    /* one file per GPU; lock files are not listed */
+    tunedb_entry a100 = entry("NVIDIA A100-SXM4-40GB", KF_FLOAT32, KF_OP_SUM, 1000, 0.01, 256);
+    ck_assert_int_eq(tunedb_update(sub, &a100, 1, err, sizeof err), 1);
+    char **stems;
+    int n;
+    ck_assert_int_eq(tunedb_list(sub, &stems, &n, err, sizeof err), 0);
+    ck_assert_int_eq(n, 2);
+    ck_assert_str_eq(stems[0], "NVIDIA_A100-SXM4-40GB");
+    ck_assert_str_eq(stems[1], "NVIDIA_H100_80GB_HBM3");
+    tunedb_list_free(stems, n);
+    char missing[600];
+    snprintf(missing, sizeof missing, "%s/none", dir);
+    ck_assert_int_eq(tunedb_list(missing, &stems, &n, err, sizeof err), 0);
+    ck_assert_int_eq(n, 0);
+    ck_assert_int_eq(tunedb_lookup(missing, "NVIDIA H100 80GB HBM3", KF_FLOAT32, KF_OP_SUM, 1, &r, &exact, err,
+                                   sizeof err),
+                     1);
+    rmrf(dir);
+    free(dir);
+}
+END_TEST
+
+START_TEST(unknown_fields_kept_malformed_refused)
+{
+    char *dir = tmpdir();
+    char path[600], err[512];
+    snprintf(path, sizeof path, "%s/GPU_X.json", dir);
+    const char *text = "{\"kforge_tuning_db\": 1, \"device\": \"GPU X\", \"future\": [1, 2],\n"
+                       " \"entries\": [{\"kernel\": \"scan\", \"dtype\": \"float32\", \"op\": \"sum\", \"n\": 5,"
+                       " \"median_ms\": 1, \"variant\": {}, \"extra\": true}, {\"garbage\": 1}]}\n";
+    ck_assert_int_eq(kf_write_file_atomic(path, text, strlen(text), err, sizeof err), 0);
+    tunedb_entry e = entry("GPU X", KF_FLOAT32, KF_OP_SUM, 5, 9.0, 256);
+    ck_assert_int_eq(tunedb_update(dir, &e, 1, err, sizeof err), 1); /* another kernel: no match */
+    char *s = slurp(path);
+    ck_assert(strstr(s, "\"future\"") && strstr(s, "\"extra\"") && strstr(s, "\"garbage\"") && strstr(s, "\"scan\""));
+    free(s);
+    tunedb_entry r;
+    bool exact;
+    ck_assert_int_eq(tunedb_lookup(dir, "GPU X", KF_FLOAT32, KF_OP_SUM, 5, &r, &exact, err, sizeof err), 0);
+    ck_assert(r.median_ms == 9.0);
+
+    const char *broken = "{\"entries\": [";
+    ck_assert_int_eq(kf_write_file_atomic(path, broken, strlen(broken), err, sizeof err), 0);
+    ck_assert_int_eq(tunedb_update(dir, &e, 1, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "GPU_X.json") && strstr(err, "not a kforge tuning database"), "%s", err);
+    s = slurp(path);
+    ck_assert_str_eq(s, broken); /* never overwritten */
+    free(s);
+    ck_assert_int_eq(tunedb_lookup(dir, "GPU X", KF_FLOAT32, KF_OP_SUM, 5, &r, &exact, err, sizeof err), -1);
+
+    /* a bad value names the file and field */
+    const char *badval = "{\"entries\": [{\"kernel\": \"reduce\", \"dtype\": \"float32\", \"op\": \"sum\", \"n\": 5,"
+                         " \"median_ms\": 1, \"variant\": {\"algorithm\": \"magic\"}}]}";
+    ck_assert_int_eq(kf_write_file_atomic(path, badval, strlen(badval), err, sizeof err), 0);
+    ck_assert_int_eq(tunedb_lookup(dir, "GPU X", KF_FLOAT32, KF_OP_SUM, 5, &r, &exact, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "GPU_X.json: entries[0].variant.algorithm"), "%s", err);
+    rmrf(dir);
+    free(dir);
+}
+END_TEST
+
+START_TEST(nearest_n_on_log_scale)
+{
+    char *dir = tmpdir();
+    char err[512];
+    tunedb_entry es[4] = {
+        entry("G", KF_FLOAT32, KF_OP_SUM, 1 << 10, 0.001, 64),
+        entry("G", KF_FLOAT32, KF_OP_SUM, 1 << 20, 0.01, 128),
+        entry("G", KF_FLOAT32, KF_OP_SUM, 1 << 24, 0.1, 256),
+        entry("G", KF_FLOAT64, KF_OP_SUM, 1000000, 0.1, 512),
+    };
+    ck_assert_int_eq(tunedb_update(dir, es, 4, err, sizeof err), 4);
+    tunedb_entry r;
+    bool exact = true;
+    ck_assert_int_eq(tunedb_lookup(dir, "G", KF_FLOAT32, KF_OP_SUM, 1000000, &r, &exact, err, sizeof err), 0);
+    ck_assert(!exact);
+    ck_assert_int_eq(r.n, 1 << 20);
+    /* 2^22 is as far from 2^20 as from 2^24: the larger wins */
+    ck_assert_int_eq(tunedb_lookup(dir, "G", KF_FLOAT32, KF_OP_SUM, 1 << 22, &r, &exact, err, sizeof err), 0);
+    ck_assert_int_eq(r.n, 1 << 24);
+    ck_assert_int_eq(tunedb_lookup(dir, "G", KF_FLOAT32, KF_OP_SUM, 1, &r, &exact, err, sizeof err), 0);
+    ck_assert_int_eq(r.n, 1 << 10);
+    ck_assert_int_eq(tunedb_lookup(dir, "G", KF_FLOAT32, KF_OP_SUM, (int64_t)1 << 33, &r, &exact, err, sizeof err), 0);
+    ck_assert_int_eq(r.n, 1 << 24);
+    ck_assert_int_eq(tunedb_lookup(dir, "G", KF_FLOAT32, KF_OP_SUM, 1 << 10, &r, &exact, err, sizeof err), 0);
+    ck_assert(exact);
+    ck_assert_int_eq(tunedb_lookup(dir, "G", KF_FLOAT64, KF_OP_SUM, 5, &r, &exact, err, sizeof err), 0);
+    ck_assert_int_eq(r.v.block_size, 512);
+    /* nothing for that dtype/op */
+    ck_assert_int_eq(tunedb_lookup(dir, "G", KF_INT32, KF_OP_SUM, 5, &r, &exact, err, sizeof err), 1);
+    ck_assert_int_eq(tunedb_lookup(dir, "G", KF_FLOAT32, KF_OP_MIN, 5, &r, &exact, err, sizeof err), 1);
+    rmrf(dir);
+    free(dir);
+}
+END_TEST
+
+START_TEST(config_output_is_a_kforge_config)
+{
+    tunedb_entry e = entry("NVIDIA H100 80GB HBM3", KF_FLOAT32, KF_OP_SUM, 1 << 20, 0.01, 256);
+    for (int exact = 0; exact < 2; exact++) {
+        char *text = tunedb_config_json(&e, exact ? 1 << 20 : 1000000, exact);
+        ck_assert_ptr_nonnull(text);
+        ck_assert(exact || strstr(text, "nearest size, n = 1048576"));
+        kf_config cfg;
+        char err[1024];
+        ck_assert_msg(config_parse(text, strlen(text), "best.json", &cfg, err, sizeof err) == 0, "%s\n%s", err, text);
+        kf_space sp;
+        memset(&sp, 0, sizeof sp);
+        ck_assert_msg(space_expand(&cfg, NULL, &sp, err, sizeof err) == 0, "%s", err);
+        ck_assert_int_eq(sp.nvariants, 1);
+        ck_assert_int_eq(sp.ncases, 1);
+        ck_assert_int_eq(sp.cases[0].n, exact ? 1 << 20 : 1000000);
+        ck_assert(memcmp(&sp.variants[0], &e.v, sizeof e.v) == 0);
+        space_free(&sp);
+        config_free(&cfg);
+        free(text);
+    }
+}
+END_TEST
+
+static void compile_header(const char *dir, const char *header)
+{
+    char hpath[600], cpath[600], cmd[2048], err[256];
+    snprintf(hpath, sizeof hpath, "%s/kforge_tuned.h", dir);
+    snprintf(cpath, sizeof cpath, "%s/use.c", dir);
+    ck_assert_int_eq(kf_write_file_atomic(hpath, header, strlen(header), err, sizeof err), 0);
+    const char *use = "#include \"kforge_tuned.h\"\n"
+                      "#include \"kforge_tuned.h\"\n" /* include guard */
+                      "_Static_assert(KFORGE_REDUCE_BLOCK_SIZE == 256, \"block size\");\n"
+                      "_Static_assert(KFORGE_REDUCE_ELEMENTS_PER_THREAD == 4, \"ept\");\n"
+                      "_Static_assert(KFORGE_REDUCE_TILE == 4096, \"tile\");\n"
+                      "_Static_assert(KFORGE_REDUCE_GRID_BLOCKS == 1056, \"blocks\");\n"
+                      "_Static_assert(KFORGE_REDUCE_TUNED_CC == 90, \"cc\");\n"
+                      "#if !KFORGE_REDUCE_ALGORITHM_SHUFFLE || !KFORGE_REDUCE_PASSES_LAST_BLOCK || "
+                      "!KFORGE_REDUCE_GRID_WAVES || KFORGE_REDUCE_GRID_VALUE != 2\n#error wrong\n#endif\n"
+                      "KFORGE_REDUCE_DTYPE acc = 0;\n"
+                      "const char *dev = KFORGE_REDUCE_TUNED_DEVICE;\n"
+                      "const char *alg = KFORGE_REDUCE_ALGORITHM_NAME;\n"
+                      "long long n = KFORGE_REDUCE_TUNED_N;\n"
+                      "double ms = KFORGE_REDUCE_TUNED_MEDIAN_MS, gbps = KFORGE_REDUCE_TUNED_GBPS;\n";
+    ck_assert_int_eq(kf_write_file_atomic(cpath, use, strlen(use), err, sizeof err), 0);
+    snprintf(cmd, sizeof cmd, "cc -std=c11 -Wall -Wextra -Werror -Wno-unused-variable -fsyntax-only '%s'", cpath);
+    ck_assert_msg(system(cmd) == 0, "the header does not compile:\n%s", header);
+}
+
+START_TEST(header_compiles)
+{
+    char *dir = tmpdir();
+    tunedb_entry e = entry("NVIDIA H100 80GB HBM3", KF_FLOAT32, KF_OP_SUM, 1 << 24, 0.035, 256);
+    char *h = tunedb_header(&e, 1 << 24, true);
+    ck_assert(strstr(h, "#define KFORGE_REDUCE_BLOCK_SIZE 256\n"));
+    ck_assert(strstr(h, "NVIDIA H100 80GB HBM3"));
+    ck_assert(strstr(h, "kforge tune configs/tune-reduce.json"));
+    compile_header(dir, h);
+    free(h);
+    /* hostile text: quotes, backslashes, a comment terminator, trigraphs, newlines */
+    snprintf(e.dev.name, sizeof e.dev.name, "GPU \"x\" \\ */ ?\?= \n end");
+    snprintf(e.how, sizeof e.how, "kforge tune a*/b.json\n#error injected");
+    h = tunedb_header(&e, 1000, false);
+    ck_assert(strstr(h, "nearest size"));
+    compile_header(dir, h);
+    free(h);
+    rmrf(dir);
+    free(dir);
+}
+END_TEST
+
+START_TEST(concurrent_updaters)
+{
+    /* 8 processes x 12 updates each: every distinct n survives, and the
+     * shared n ends with the fastest of all. */
+    char *dir = tmpdir();
+    enum { P = 8, K = 12 };
+    for (int p = 0; p < P; p++) {
+        pid_t pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+            char err[512];
+            for (int k = 0; k < K; k++) {
+                tunedb_entry e[2] = {
+                    entry("Shared GPU", KF_FLOAT32, KF_OP_SUM, 1000 + p * K + k, 1.0 + k, 256),
+                    entry("Shared GPU", KF_FLOAT32, KF_OP_SUM, 42, 10.0 + ((p * 7 + k * 5) % 31), 64 << (k % 4)),
+                };
+                if (tunedb_update(dir, e, 2, err, sizeof err) < 0) {
+                    fprintf(stderr, "%s\n", err);
+                    _exit(1);
+                }
+            }
+            _exit(0);
+        }
+    }
+    for (int p = 0; p < P; p++) {
+        int st;
+        ck_assert_int_gt(wait(&st), 0);
+        ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    }
+    char err[512];
+    tunedb_entry r;
+    bool exact;
+    for (int i = 0; i < P * K; i++) {
+        ck_assert_int_eq(tunedb_lookup(dir, "Shared GPU", KF_FLOAT32, KF_OP_SUM, 1000 + i, &r, &exact, err, sizeof err),
+                         0);
+        ck_assert_msg(exact, "entry for n = %d lost", 1000 + i);
+    }
+    ck_assert_int_eq(tunedb_lookup(dir, "Shared GPU", KF_FLOAT32, KF_OP_SUM, 42, &r, &exact, err, sizeof err), 0);
+    ck_assert(exact && r.median_ms == 10.0);
+    rmrf(dir);
+    free(dir);
+}
+END_TEST
+
+static Suite *tunedb_suite(void)
+{
+    Suite *s = suite_create("tunedb");
+    TCase *t = tcase_create("db");
+    tcase_set_timeout(t, 60);
+    tcase_add_test(t, stems_and_default_dir);
+    tcase_add_test(t, write_read_replace_only_if_faster);
+    tcase_add_test(t, unknown_fields_kept_malformed_refused);
+    tcase_add_test(t, nearest_n_on_log_scale);
+    tcase_add_test(t, config_output_is_a_kforge_config);
+    tcase_add_test(t, header_compiles);
+    tcase_add_test(t, concurrent_updaters);
+    suite_add_tcase(s, t);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(tunedb_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

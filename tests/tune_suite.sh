@@ -1,0 +1,225 @@
+#!/bin/sh
+# tune_suite.sh -- end-to-end tests of kforge tune and kforge best on the
+# synthetic GPU (KFORGE_FAKE_GPU=1: no GPU needed; NVRTC is, as for every
+# kforge run).
+#
+#   KFORGE=build/kforge sh tests/tune_suite.sh
+#
+#   1. a short search (random, budget 20): exit 0, one results line per case,
+#      a summary that names the best variant, the tuning database written;
+#   2. the same command again: nothing measured again (resumed from the file);
+#   3. a search interrupted with SIGINT (exit 130) while a case hangs, then the
+#      same command: it measures only what is missing and ends as an
+#      uninterrupted search with the same seed does;
+#   4. kforge best: a config kforge accepts, the nearest size when there is no
+#      exact one, a C header that compiles, exit 2 when nothing is known;
+#   5. an exhaustive sweep of a small space, every strategy simulated on it;
+#      usage errors.
+set -u
+KFORGE=${KFORGE:-build/kforge}
+case $KFORGE in /*) ;; *) KFORGE=$(pwd)/$KFORGE ;; esac
+ROOT=$(pwd)
+SPACE=$ROOT/configs/tune-reduce.json
+OUT=${KFORGE_TEST_OUT:-$(mktemp -d)}
+mkdir -p "$OUT"
+cd "$OUT" || exit 1
+export KFORGE_FAKE_GPU=1
+export KFORGE_CACHE_DIR="$OUT/cache"
+export KFORGE_DB="$OUT/db"
+unset KFORGE_FAULT_INJECT
+pass=0; fail=0
+ok()  { pass=$((pass+1)); echo "PASS: $1"; }
+bad() { fail=$((fail+1)); echo "FAIL: $1"; }
+lines() { if [ -f "$1" ]; then wc -l < "$1" | tr -d ' '; else echo 0; fi; }
+# the value of a numeric field in the jsonl summary line
+field() { sed -n "s/.*\"event\": \"summary\".*\"$2\": \([0-9.]*\).*/\1/p" "$1"; }
+
+if [ ! -x "$KFORGE" ]; then
+  echo "FAIL: $KFORGE not built"; exit 1
+fi
+# kforge tune compiles every candidate: without NVRTC there is nothing to test
+if ! "$KFORGE" --version | grep -q NVRTC; then
+  echo "SKIP: tune suite: NVRTC is not usable here"
+  echo "tune suite: 0 passed, 0 failed, 1 skipped"
+  exit 0
+fi
+
+# 1. a short search
+"$KFORGE" tune "$SPACE" --strategy random --budget 20 --seed 3 --results r1.jsonl --format jsonl \
+  > s1.jsonl 2> e1.txt
+rc=$?
+if [ $rc -eq 0 ] && [ "$(lines r1.jsonl)" -eq 20 ] && [ "$(field s1.jsonl evaluations)" = 20 ] &&
+   [ "$(field s1.jsonl measured_cases)" = 20 ] && grep -q '"best": {"objective_ms"' s1.jsonl; then
+  ok "random search, budget 20: 20 cases measured and recorded"
+else
+  bad "random search (exit $rc, $(lines r1.jsonl) lines): $(head -c 400 e1.txt)"
+fi
+if [ "$(grep -c '"status":"ok"' r1.jsonl)" -eq 20 ] && [ "$(grep -c '"device":"fake-gpu' r1.jsonl)" -eq 20 ]; then
+  ok "results lines carry status and device"
+else
+  bad "results lines: $(head -c 300 r1.jsonl)"
+fi
+if ls "$KFORGE_DB"/*.json > /dev/null 2>&1 && grep -q '"median_ms"' "$KFORGE_DB"/*.json; then
+  ok "tuning database written ($(cd "$KFORGE_DB" && echo *.json))"
+else
+  bad "no tuning database in $KFORGE_DB: $(cat e1.txt)"
+fi
+if "$KFORGE" tune "$SPACE" --strategy random --budget 20 --seed 3 --results r1.jsonl --quiet > t1.txt 2>&1 &&
+   grep -q '^best: ' t1.txt && grep -q 'new best at evaluation' t1.txt && grep -q '"block_size"' t1.txt; then
+  ok "table summary names the best variant"
+else
+  bad "table summary: $(cat t1.txt)"
+fi
+
+# 2. the same command again measures nothing
+if [ "$(lines r1.jsonl)" -eq 20 ]; then
+  ok "the same command again: nothing measured again"
+else
+  bad "the same command again appended $(( $(lines r1.jsonl) - 20 )) lines"
+fi
+"$KFORGE" tune "$SPACE" --strategy random --budget 20 --seed 3 --results r1.jsonl --no-resume --no-db --quiet \
+  --format jsonl > s1b.jsonl 2>&1
+if [ "$(lines r1.jsonl)" -eq 40 ] && [ "$(field s1b.jsonl measured_cases)" = 20 ]; then
+  ok "--no-resume measures again"
+else
+  bad "--no-resume: $(lines r1.jsonl) lines"
+fi
+
+# 3. interrupt while the 6th case hangs, resume, compare with an uninterrupted run
+"$KFORGE" tune "$SPACE" --strategy local --budget 40 --seed 5 --results full.jsonl --no-db --quiet \
+  --format jsonl > full.out 2>&1
+KFORGE_FAULT_INJECT=hang@6 "$KFORGE" tune "$SPACE" --strategy local --budget 40 --seed 5 --results r3.jsonl \
+  --quiet > s3a.txt 2> e3a.txt &
+pid=$!
+i=0
+while [ "$(lines r3.jsonl)" -lt 5 ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done
+sleep 0.3
+kill -INT $pid
+wait $pid
+rc=$?
+before=$(lines r3.jsonl)
+if [ $rc -eq 130 ] && [ "$before" -eq 5 ] && grep -q 'run the same command to resume' e3a.txt; then
+  ok "SIGINT during a hanging case: exit 130 with the 5 finished cases on disk"
+else
+  bad "interrupt: exit $rc, $before lines: $(cat e3a.txt)"
+fi
+if grep -q '"median_ms"' "$KFORGE_DB"/*.json 2>/dev/null; then
+  ok "interrupted search left the database updated"
+else
+  bad "database after the interrupt"
+fi
+"$KFORGE" tune "$SPACE" --strategy local --budget 40 --seed 5 --results r3.jsonl --format jsonl \
+  > s3b.jsonl 2> e3b.txt
+rc=$?
+after=$(lines r3.jsonl)
+if [ $rc -eq 0 ] && [ "$after" -eq 40 ] && [ "$(field s3b.jsonl from_results)" = 5 ] &&
+   [ "$(field s3b.jsonl measured_cases)" = 35 ] && grep -q 'resuming: 5 candidates' e3b.txt; then
+  ok "resumed: 5 cases taken from the file, 35 measured, 40 in all"
+else
+  bad "resume: exit $rc, $before -> $after lines: $(cat e3b.txt)"
+fi
+lab() { grep -o '"label":"[^"]*"' "$1"; }
+if [ "$(lab r3.jsonl)" = "$(lab full.jsonl)" ] &&
+   [ "$(sed -n 's/.*"best": {\([^}]*\)}.*/\1/p' s3b.jsonl | sed 's/"evaluation": [0-9]*//')" = \
+     "$(sed -n 's/.*"best": {\([^}]*\)}.*/\1/p' full.out | sed 's/"evaluation": [0-9]*//')" ]; then
+  ok "interrupted + resumed search = uninterrupted search (same cases in the same order, same best)"
+else
+  bad "resumed search differs from the uninterrupted one"
+fi
+
+# 4. kforge best
+if "$KFORGE" best --dtype float32 --op sum --n 2^24 > best.json 2> eb.txt && grep -q '"block_size"' best.json &&
+   ! grep -q '"comment"' best.json && "$KFORGE" check best.json > /dev/null 2>&1; then
+  ok "kforge best: a config that kforge check accepts"
+else
+  bad "kforge best: $(cat eb.txt) $(head -c 300 best.json)"
+fi
+if "$KFORGE" run best.json --no-results --quiet --format csv > run.csv 2> er.txt && grep -q ',ok,' run.csv; then
+  ok "kforge run takes the output of kforge best"
+else
+  bad "kforge run best.json: $(cat er.txt)"
+fi
+if "$KFORGE" best --n 1000 > near.json 2> en.txt && grep -q 'nearest size, n = 16777216' near.json &&
+   grep -q 'nearest' en.txt && grep -q '"n": \[1000\]' near.json; then
+  ok "kforge best: nearest tuned size, and it says so"
+else
+  bad "kforge best --n 1000: $(cat en.txt) $(head -c 300 near.json)"
+fi
+if "$KFORGE" best --n 2^24 --header > kforge_tuned.h 2> eh.txt && grep -q '#define KFORGE_REDUCE_BLOCK_SIZE' kforge_tuned.h; then
+  if command -v cc > /dev/null 2>&1; then
+    printf '#include "kforge_tuned.h"\nKFORGE_REDUCE_DTYPE x = 0;\nint bs = KFORGE_REDUCE_BLOCK_SIZE;\nconst char *d = KFORGE_REDUCE_TUNED_DEVICE;\n' > use.c
+    if cc -std=c11 -Wall -Werror -fsyntax-only use.c 2> ec.txt; then
+      ok "kforge best --header: a header that compiles"
+    else
+      bad "header does not compile: $(cat ec.txt)"
+    fi
+  else
+    ok "kforge best --header (no cc here to compile it)"
+  fi
+else
+  bad "kforge best --header: $(cat eh.txt)"
+fi
+"$KFORGE" best --dtype int64 --op xor --n 100 > /dev/null 2> e4.txt
+rc=$?
+if [ $rc -eq 2 ] && grep -q 'nothing tuned for int64 xor' e4.txt; then
+  ok "kforge best: nothing known -> exit 2 with a message"
+else
+  bad "kforge best with nothing known: exit $rc: $(cat e4.txt)"
+fi
+KFORGE_DB="$OUT/empty-db" "$KFORGE" best --n 100 > /dev/null 2> e5.txt
+rc=$?
+if [ $rc -eq 2 ] && grep -q 'empty' e5.txt; then
+  ok "kforge best: empty database -> exit 2"
+else
+  bad "kforge best, empty database: exit $rc: $(cat e5.txt)"
+fi
+
+# 5. --simulate on an exhaustive sweep of a small part of the space (24 candidates)
+small_tune() {
+  "$KFORGE" tune "$SPACE" --set algorithm=shuffle --set 'block_size=[128,256,512]' --set 'elements_per_thread=[2,4]' \
+    --set 'vector_width=[2,4]' --set load=plain --set 'grid=["auto",{"waves":1}]' --set passes=last_block \
+    --set layout=block --set unroll=full --set warp_reduce=shared "$@"
+}
+small_tune --results sweep.jsonl --no-db --quiet --format jsonl > sweep.out 2> ew.txt
+rc=$?
+opt=$(sed -n 's/.*"best": {"objective_ms": \([0-9.e-]*\).*/\1/p' sweep.out)
+if [ $rc -eq 0 ] && [ "$(lines sweep.jsonl)" -eq 24 ] && grep -q '"strategy": "exhaustive"' sweep.out; then
+  ok "exhaustive sweep (the default for a small space): 24 candidates"
+else
+  bad "sweep: exit $rc: $(cat ew.txt)"
+fi
+for s in exhaustive random local anneal genetic; do
+  small_tune --simulate sweep.jsonl --strategy $s --seed 2 --budget 24 --format jsonl > sim.jsonl 2> es.txt
+  rc=$?
+  got=$(sed -n 's/.*"best": {"objective_ms": \([0-9.e-]*\).*/\1/p' sim.jsonl)
+  if [ $rc -eq 0 ] && grep -q '"simulated": true' sim.jsonl && grep -q '"event": "improvement", "evaluation": 1,' sim.jsonl &&
+     [ "$(field sim.jsonl evaluations)" = 24 ] && [ "$got" = "$opt" ] && [ "$(lines sweep.jsonl)" -eq 24 ]; then
+    ok "--simulate --strategy $s: finds the sweep's optimum, measures nothing"
+  else
+    bad "--simulate --strategy $s: exit $rc, best $got vs $opt: $(cat es.txt)"
+  fi
+done
+"$KFORGE" tune "$SPACE" --strategy bogus > /dev/null 2> eu.txt
+rc=$?
+if [ $rc -eq 2 ] && grep -q "unknown strategy 'bogus'" eu.txt; then
+  ok "unknown strategy: exit 2"
+else
+  bad "unknown strategy: exit $rc: $(cat eu.txt)"
+fi
+"$KFORGE" tune > /dev/null 2> eu2.txt
+rc=$?
+if [ $rc -eq 2 ] && grep -q 'no SPACE' eu2.txt; then
+  ok "no SPACE: exit 2"
+else
+  bad "no SPACE: exit $rc"
+fi
+"$KFORGE" tune "$SPACE" --set dtype='["float32","int32"]' --quiet > /dev/null 2> eu3.txt
+rc=$?
+if [ $rc -eq 2 ] && grep -q 'mixes dtypes' eu3.txt; then
+  ok "a space of several dtypes is refused"
+else
+  bad "several dtypes: exit $rc: $(cat eu3.txt)"
+fi
+
+echo "tune suite: $pass passed, $fail failed (files in $OUT)"
+[ $fail -eq 0 ]
