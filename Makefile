@@ -3,6 +3,8 @@
 #   make                  build build/kforge
 #   make check            CPU test suites (+ GPU suites when a GPU is present; skipped loudly otherwise)
 #   make check SANITIZE=address,undefined
+#   make valgrind         CPU-side tests and commands under valgrind
+#   make fuzz             libFuzzer on the config/space parser (FUZZ_TIME=600 s)
 #   make bench            seeds table on the GPU (configs/seeds.json)
 #   make install PREFIX=/usr/local
 
@@ -63,10 +65,12 @@ $(BUILD)/tests/%: $(BUILD)/tests/%.o $(BUILD)/libkforge.a
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) $(CHECK_LIBS) -o $@
 
 # Every test binary runs even if an earlier one fails; the target fails if any did.
-check: $(TESTS) $(BUILD)/kforge
+check: $(TESTS) $(BUILD)/kforge $(BUILD)/fuzz_replay
 	@fail=0; for t in $(TESTS); do \
 	  echo "== $$t"; KFORGE=$(BUILD)/kforge $$t || fail=1; \
 	done; \
+	$(BUILD)/fuzz_replay tests/fuzz/regressions/* tests/fuzz/corpus/* || fail=1; \
+	KFORGE=$(BUILD)/kforge sh tests/cli_suite.sh || fail=1; \
 	KFORGE=$(BUILD)/kforge sh tests/tune_suite.sh || fail=1; \
 	KFORGE=$(BUILD)/kforge sh tests/gpu_suite.sh || fail=1; \
 	exit $$fail
@@ -84,6 +88,33 @@ install: $(BUILD)/kforge
 	install -m 755 $(BUILD)/kforge $(DESTDIR)$(PREFIX)/bin/kforge
 	install -m 644 man/kforge.1 $(DESTDIR)$(PREFIX)/share/man/man1/kforge.1
 	install -m 644 completion/kforge.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/kforge
+
+# Fuzzing (clang libFuzzer) and valgrind runs of the CPU side (issue 5).
+.PHONY: valgrind
+FUZZ_SRC  := tests/fuzz_config.c src/config.c src/expr.c src/space.c src/codegen.c src/kforge.c src/util.c
+FUZZ_TIME ?= 600
+VALGRIND  := valgrind -q --error-exitcode=99 --leak-check=full --show-leak-kinds=definite,indirect \
+             --errors-for-leak-kinds=definite,indirect
+$(BUILD)/fuzz_config: $(FUZZ_SRC) $(BUILD)/gen/templates.c
+	clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -std=c11 -D_GNU_SOURCE \
+	  -I src -I $(BUILD)/gen -isystem $(CUDA)/include $^ -lcjson -lm -o $@
+$(BUILD)/fuzz_replay: tests/fuzz_replay.c $(FUZZ_SRC) $(BUILD)/gen/templates.c
+	$(CC) -g -O1 -std=c11 -D_GNU_SOURCE $(if $(SANITIZE),-fsanitize=$(SANITIZE) -fno-sanitize-recover=all) \
+	  -I src -I $(BUILD)/gen -isystem $(CUDA)/include $^ -lcjson -lm -o $@
+fuzz: $(BUILD)/fuzz_config
+	$(BUILD)/fuzz_config tests/fuzz/regressions/*
+	mkdir -p $(BUILD)/fuzz-corpus && cp tests/fuzz/corpus/* $(BUILD)/fuzz-corpus/
+	$(BUILD)/fuzz_config -max_total_time=$(FUZZ_TIME) -timeout=10 -rss_limit_mb=2048 -max_len=8192 \
+	  -dict=tests/fuzz/config.dict -artifact_prefix=$(BUILD)/ $(BUILD)/fuzz-corpus
+valgrind: $(BUILD)/kforge $(BUILD)/fuzz_replay $(TESTS)
+	$(VALGRIND) $(BUILD)/fuzz_replay tests/fuzz/regressions/* tests/fuzz/corpus/*
+	for t in $(filter-out %/test_codegen %/test_rtc,$(TESTS)); do CK_FORK=no $(VALGRIND) $$t || exit 1; done
+	$(VALGRIND) $(BUILD)/kforge check configs/seeds.json configs/fast.json > /dev/null
+	$(VALGRIND) $(BUILD)/kforge gen configs/seeds.json > /dev/null
+	d=$$(mktemp -d) && export KFORGE_CACHE_DIR=$$d/cache KFORGE_FAKE_GPU=1 && \
+	  $(BUILD)/kforge run configs/fast.json --no-results --quiet > /dev/null && \
+	  $(VALGRIND) $(BUILD)/kforge run configs/fast.json --results $$d/r.jsonl --quiet > /dev/null; \
+	  rc=$$?; rm -rf $$d; exit $$rc
 
 clean:
 	rm -rf build build-san

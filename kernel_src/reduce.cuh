@@ -33,7 +33,8 @@
 // ---------------------------------------------------------------------------
 // Warp-level pieces.
 
-#if KF_INT32_LIKE
+#if KF_INT32_LIKE && (KF_ALG == KF_ALG_WARP_INTRINSIC || KF_WARP == 2)
+// (only when used: __reduce_*_sync needs sm_80, the rest runs on older GPUs)
 __device__ __forceinline__ T kf_warp_intrinsic(T v)
 {
     // __reduce_*_sync exist for 32-bit integers only (space.c enforces it).

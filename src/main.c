@@ -87,7 +87,7 @@ static const char *const gen_help =
     "comment that names every parameter.  Needs no GPU and no NVRTC.\n"
     "\n"
     "example:\n"
-    "  kforge gen configs/seeds.json --set algorithm=shuffle > shuffle.cu\n";
+    "  kforge gen configs/seeds.json --set block_size=512 > seeds512.cu\n";
 
 static const char *const check_help =
     "usage: kforge check [--compile] [--arch sm_XY] [--set KEY=VALUE]... CONFIG...\n"

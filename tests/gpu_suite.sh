@@ -89,5 +89,16 @@ else
   bad "planted fault and hang: exit $rc, $nfault fault, $ntime timeout, $nok ok of $total"
 fi
 
+# 5. a short real tuning run; its best variant, exported by kforge best, verifies
+if "$KFORGE" tune configs/tune-reduce.json --strategy local --budget 40 --seed 1 --quiet --db "$OUT/db" \
+     --results "$OUT/tune.jsonl" --no-resume > "$OUT/tune.out" 2> "$OUT/tune.err" &&
+   "$KFORGE" best --db "$OUT/db" --dtype float32 --op sum --n 16777216 > "$OUT/best.json" 2>> "$OUT/tune.err" &&
+   "$KFORGE" run "$OUT/best.json" --set bench.repetitions=5 --quiet --no-results --format csv > "$OUT/best.csv" \
+     2>> "$OUT/tune.err" && grep -q ',ok,' "$OUT/best.csv"; then
+  ok "tune (local, 40 evaluations) -> kforge best -> kforge run: the best variant verifies"
+else
+  bad "tuning run: $(tail -n 5 "$OUT/tune.err")"
+fi
+
 echo "GPU suite: $pass passed, $fail failed"
 [ $fail -eq 0 ]
