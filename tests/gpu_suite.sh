@@ -49,9 +49,9 @@ for off in 1 3; do
 done
 
 # 2. fast variants, all dtypes and ops
-if "$KFORGE" run configs/fast.json $all_types --set 'n=[1,3,1000,1000003,16777216]' $quick \
+if "$KFORGE" run configs/fast.json configs/best-h100.json $all_types --set 'n=[1,3,1000,1000003,16777216]' $quick \
      --no-results --format csv > "$OUT/fast.csv" 2> "$OUT/fast.err"; then
-  ok "fast variants: every dtype x op x size verified ($(($(wc -l < "$OUT/fast.csv") - 1)) cases)"
+  ok "fast and best-h100 variants: every dtype x op x size verified ($(($(wc -l < "$OUT/fast.csv") - 1)) cases)"
 else
   bad "fast variants verification: $(grep -v 'skipped' "$OUT/fast.err" | head -n 5)"
 fi
@@ -76,6 +76,7 @@ else
 fi
 
 # 4. a planted fault and a planted hang among good variants
+rm -f "$OUT/plant.jsonl"   # results files are appended to; count this run only
 KFORGE_PLANT="fault@reduce3,hang@reduce5" "$KFORGE" run configs/seeds.json --set 'n=[1000003]' $quick \
     --timeout 5 --results "$OUT/plant.jsonl" --no-resume --format csv > "$OUT/plant.csv" 2> "$OUT/plant.err"
 rc=$?
