@@ -352,9 +352,11 @@ START_TEST(concurrent_updaters)
                 };
                 if (tunedb_update(dir, e, 2, err, sizeof err) < 0) {
                     fprintf(stderr, "%s\n", err);
+                    free(dir);
                     _exit(1);
                 }
             }
+            free(dir);   /* the child's copy (valgrind follows children) */
             _exit(0);
         }
     }
