@@ -35,6 +35,11 @@
 /* Candidates per batch.  Fixed (not derived from the number of CPUs) because
  * the batch size is part of what makes a seeded search reproducible. */
 #define BATCH_MAX 32
+/* exhaustive and random search propose in an order fixed by the seed alone,
+ * so they can hand the compiler pool far more at once without changing the
+ * search: the pool then works ahead of the GPU across the whole sweep, not
+ * batch by batch.  (--time is still checked after every case.) */
+#define ORDER_BATCH_MAX 4096
 /* Up to this many candidates, with no --budget or --time, the default is to
  * measure everything: on one GPU that is minutes, and it is the only answer
  * that is certainly the optimum. */
@@ -548,10 +553,13 @@ static int on_case(const kf_result *r, void *vctx)
 /* Measures the cases of a batch not measured yet.  As run_session_measure. */
 static int measure_batch(tuner *t, const int *batch, int k, char *err, size_t errlen)
 {
-    kf_variant vars[BATCH_MAX];
-    int cand[BATCH_MAX];
+    kf_variant *vars = malloc(sizeof *vars * (size_t)k);
+    int *cand = malloc(sizeof *cand * (size_t)k);
     kf_case *cases = malloc(sizeof *cases * (size_t)k * (size_t)t->nsizes);
-    if (!cases) {
+    if (!cases || !vars || !cand) {
+        free(vars);
+        free(cand);
+        free(cases);
         kf_err(err, errlen, "out of memory");
         return -1;
     }
@@ -586,6 +594,8 @@ static int measure_batch(tuner *t, const int *batch, int k, char *err, size_t er
                         cell_at(t, cand[i], s)->st = KF_ST_LAUNCH;
                 tell(t, cand[i]);
             }
+    free(vars);
+    free(cand);
     return rc;
 }
 
@@ -1131,7 +1141,13 @@ int tune_main(int argc, char **argv)
                  strcmp(getenv("TERM"), "dumb") != 0;
     t.t0 = kf_now();
     bool interrupted = false, failed = false;
-    int batch[BATCH_MAX];
+    int bmax = t.kind == STRAT_EXHAUSTIVE || t.kind == STRAT_RANDOM ? ORDER_BATCH_MAX : BATCH_MAX;
+    int *batch = malloc(sizeof *batch * (size_t)bmax);
+    if (!batch) {
+        fprintf(stderr, "kforge tune: out of memory\n");
+        rc = KF_EXIT_USAGE;
+        goto out;
+    }
     for (;;) {
         if (kf_interrupted) {
             interrupted = true;
@@ -1139,7 +1155,7 @@ int tune_main(int argc, char **argv)
         }
         if (out_of_time(&t))
             break;
-        int k = strat_ask(t.st, batch, BATCH_MAX);
+        int k = strat_ask(t.st, batch, bmax);
         if (k <= 0)
             break;
         if (t.o.simulate) {
@@ -1163,6 +1179,7 @@ int tune_main(int argc, char **argv)
         if (mr == 1)
             break; /* out of time */
     }
+    free(batch);
     clear_progress(&t);
     double wall = kf_now() - t.t0;
     const char *stopped = failed ? "error" : stop_reason(&t, interrupted);
