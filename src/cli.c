@@ -3,6 +3,8 @@
  */
 #include "cli.h"
 
+#include "run.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -100,4 +102,32 @@ int cli_unknown(cli *c)
         return cli_fail(c, "unknown option '%s' (did you mean '%s'?); see 'kforge %s --help'", opt, near,
                         c->argv[0]);
     return cli_fail(c, "unknown option '%s'; see 'kforge %s --help'", opt, c->argv[0]);
+}
+
+int cli_run_option(cli *c, run_opts *ro, double *timeout)
+{
+    const char *val;
+    if (cli_value(c, "--timeout", &val)) {
+        if (!kf_parse_double(val, timeout) || *timeout < 0)
+            return cli_fail(c, "--timeout: expected seconds >= 0, got '%s'", val);
+    } else if (cli_value(c, "--device", &val)) {
+        long long d;
+        if (!kf_parse_ll(val, &d) || d < 0 || d > 64)
+            return cli_fail(c, "--device: expected a GPU index 0..64, got '%s'", val);
+        ro->device = (int)d;
+    } else if (cli_value(c, "--jobs", &val) || cli_value(c, "-j", &val)) {
+        long long j;
+        if (!kf_parse_ll(val, &j) || j < 1 || j > 256)
+            return cli_fail(c, "--jobs: expected 1..256, got '%s'", val);
+        ro->jobs = (int)j;
+    } else if (cli_value(c, "--cache-dir", &val)) {
+        ro->cache_dir = val;
+    } else if (cli_flag(c, "--no-cache")) {
+        ro->no_cache = true;
+    } else if (cli_flag(c, "--lineinfo")) {
+        ro->lineinfo = true;
+    } else {
+        return 0;
+    }
+    return 1;
 }

@@ -163,6 +163,7 @@ static int parse_opts(int argc, char **argv, const char *help, opts *o)
 {
     cli c;
     cli_init(&c, argc, argv);
+    int shared;
     const char *val;
     while (cli_next(&c)) {
         if (cli_flag(&c, "--help") || cli_flag(&c, "-h")) {
@@ -188,25 +189,9 @@ static int parse_opts(int argc, char **argv, const char *help, opts *o)
             o->resume = 0;
         } else if (cli_flag(&c, "--speedup")) {
             o->speedup = true;
-        } else if (cli_value(&c, "--timeout", &val)) {
-            if (!kf_parse_double(val, &o->timeout) || o->timeout < 0)
-                return cli_fail(&c, "--timeout: expected seconds >= 0, got '%s'", val);
-        } else if (cli_value(&c, "--device", &val)) {
-            long long d;
-            if (!kf_parse_ll(val, &d) || d < 0 || d > 64)
-                return cli_fail(&c, "--device: expected a GPU index 0..64, got '%s'", val);
-            o->ro.device = (int)d;
-        } else if (cli_value(&c, "--jobs", &val) || cli_value(&c, "-j", &val)) {
-            long long j;
-            if (!kf_parse_ll(val, &j) || j < 1 || j > 256)
-                return cli_fail(&c, "--jobs: expected 1..256, got '%s'", val);
-            o->ro.jobs = (int)j;
-        } else if (cli_value(&c, "--cache-dir", &val)) {
-            o->ro.cache_dir = val;
-        } else if (cli_flag(&c, "--no-cache")) {
-            o->ro.no_cache = true;
-        } else if (cli_flag(&c, "--lineinfo")) {
-            o->ro.lineinfo = true;
+        } else if ((shared = cli_run_option(&c, &o->ro, &o->timeout)) != 0) {
+            if (shared < 0)
+                return -1;
         } else if (cli_flag(&c, "--quiet") || cli_flag(&c, "-q")) {
             o->quiet = true;
         } else if (cli_flag(&c, "--compile")) {

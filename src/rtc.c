@@ -475,6 +475,14 @@ static _Noreturn void worker_main(int req_fd, int rep_fd, const rtc_cache *cache
     }
 }
 
+/* kill() for a worker's pid, which is -1 once the worker is gone: kill(-1)
+ * or kill(0) would signal every process of the user or the whole group. */
+static void signal_worker(pid_t pid, int sig)
+{
+    if (pid > 0)
+        kill(pid, sig);
+}
+
 static int spawn_worker(rtc_pool *p, int i, char *err, size_t errlen)
 {
     int req[2], rep[2];
@@ -488,7 +496,17 @@ static int spawn_worker(rtc_pool *p, int i, char *err, size_t errlen)
         close(req[1]);
         return -1;
     }
+    /* SIGINT and SIGTERM stay blocked across fork() until the worker has
+     * set its own dispositions (worker_main), so a Ctrl-C that arrives while
+     * a worker starts cannot kill it before it ignores SIGINT. */
+    sigset_t block, old;
+    sigemptyset(&block);
+    sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGTERM);
+    sigprocmask(SIG_BLOCK, &block, &old);
     pid_t pid = fork();
+    if (pid != 0)
+        sigprocmask(SIG_SETMASK, &old, NULL);
     if (pid < 0) {
         kf_err(err, errlen, "fork: %s", strerror(errno));
         close(req[0]);
@@ -559,7 +577,7 @@ static void send_job(rtc_pool *p, rtc_worker *w, rtc_job *j)
         write_nosigpipe(w->req_fd, j->src, srclen) != 0) {
         /* The worker is gone (or the pipe is unusable): make sure its reply
          * pipe reports EOF so the job fails through the usual path. */
-        kill(w->pid, SIGKILL);
+        signal_worker(w->pid, SIGKILL);
     }
 }
 
@@ -644,7 +662,7 @@ static void worker_died(rtc_pool *p, rtc_worker *w, rtc_done *d)
     close_worker_fds(w);
     /* A worker that already died is a zombie and keeps its status; one that
      * sent garbage is still running and must go. */
-    kill(w->pid, SIGKILL);
+    signal_worker(w->pid, SIGKILL);
     int st = 0;
     pid_t r;
     while ((r = waitpid(w->pid, &st, 0)) < 0 && errno == EINTR)
@@ -885,7 +903,7 @@ void rtc_pool_free(rtc_pool *p)
     for (int i = 0; i < p->n; i++) {
         close_worker_fds(&p->w[i]);
         if (p->w[i].pid > 0)
-            kill(p->w[i].pid, SIGTERM);
+            signal_worker(p->w[i].pid, SIGTERM);
     }
     double deadline = kf_now() + 2.0;
     for (int i = 0; i < p->n; i++) {
@@ -897,7 +915,7 @@ void rtc_pool_free(rtc_pool *p)
                 break;
             }
             if (kf_now() >= deadline) {
-                kill(w->pid, SIGKILL);
+                signal_worker(w->pid, SIGKILL);
                 while (waitpid(w->pid, NULL, 0) < 0 && errno == EINTR)
                     ;
                 w->pid = -1;

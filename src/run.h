@@ -18,7 +18,7 @@
 /* Set by the SIGINT/SIGTERM handler (main installs it). */
 extern volatile sig_atomic_t kf_interrupted;
 
-typedef struct {
+typedef struct run_opts_s {
     int device;             /* GPU ordinal */
     int jobs;               /* compiler processes; <= 0: online CPUs */
     const char *cache_dir;  /* NULL: default */

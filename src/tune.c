@@ -174,6 +174,7 @@ static int parse_tune_opts(int argc, char **argv, topts *o)
     o->fmt = KF_FMT_TABLE;
     cli c;
     cli_init(&c, argc, argv);
+    int shared;
     const char *val;
     while (cli_next(&c)) {
         if (cli_flag(&c, "--help") || cli_flag(&c, "-h")) {
@@ -221,21 +222,9 @@ static int parse_tune_opts(int argc, char **argv, topts *o)
             if (f < 0 || f == KF_FMT_CSV)
                 return cli_fail(&c, "--format: unknown format '%s' (allowed: table, jsonl, json)", val);
             o->fmt = (kf_format)f;
-        } else if (cli_value(&c, "--timeout", &val)) {
-            if (!kf_parse_double(val, &o->timeout) || o->timeout < 0)
-                return cli_fail(&c, "--timeout: expected seconds >= 0, got '%s'", val);
-        } else if (cli_value(&c, "--device", &val)) {
-            long long d;
-            if (!kf_parse_ll(val, &d) || d < 0 || d > 64)
-                return cli_fail(&c, "--device: expected a GPU index 0..64, got '%s'", val);
-            o->ro.device = (int)d;
-        } else if (cli_value(&c, "--jobs", &val) || cli_value(&c, "-j", &val)) {
-            long long j;
-            if (!kf_parse_ll(val, &j) || j < 1 || j > 256)
-                return cli_fail(&c, "--jobs: expected 1..256, got '%s'", val);
-            o->ro.jobs = (int)j;
-        } else if (cli_value(&c, "--cache-dir", &val)) {
-            o->ro.cache_dir = val;
+        } else if ((shared = cli_run_option(&c, &o->ro, &o->timeout)) != 0) {
+            if (shared < 0)
+                return -1;
         } else if (cli_flag(&c, "--quiet") || cli_flag(&c, "-q")) {
             o->quiet = true;
         } else if (cli_positional(&c, &val)) {

@@ -143,6 +143,11 @@ static void child_main(int ordinal, int in, int out)
     signal(SIGINT, SIG_IGN);
     signal(SIGTERM, SIG_DFL);
     signal(SIGPIPE, SIG_DFL);
+    /* blocked by worker_start across fork(); a pending SIGINT is dropped now
+     * that it is ignored */
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
     prctl(PR_SET_PDEATHSIG, SIGKILL);
 
     hello h = {0};
@@ -209,7 +214,17 @@ gpu_worker *worker_start(int ordinal, kf_device *dev, char *err, size_t errlen)
         return NULL;
     }
     fflush(NULL);
+    /* SIGINT and SIGTERM stay blocked across fork() until the child has set
+     * its dispositions (child_main): a Ctrl-C during the start must not kill
+     * the worker before it ignores SIGINT. */
+    sigset_t block, old;
+    sigemptyset(&block);
+    sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGTERM);
+    sigprocmask(SIG_BLOCK, &block, &old);
     pid_t pid = fork();
+    if (pid != 0)
+        sigprocmask(SIG_SETMASK, &old, NULL);
     if (pid < 0) {
         kf_err(err, errlen, "fork: %s", strerror(errno));
         close(req[0]); close(req[1]); close(rep[0]); close(rep[1]);
