@@ -21,7 +21,7 @@ _kforge_opts_static() {
     check) echo "--compile --arch --set --jobs -j --cache-dir --no-cache --lineinfo --help" ;;
     info) echo "--device --format --help" ;;
     tune) echo "--strategy --budget --time --seed --first-improvement --set --results --resume --no-resume --db
-               --no-db --simulate --format --timeout --device --jobs --cache-dir --quiet --help" ;;
+               --no-db --simulate --format --timeout --device --jobs --cache-dir --no-cache --lineinfo --quiet --help" ;;
     best) echo "--dtype --op --n --db --gpu --header --help" ;;
     esac
 }

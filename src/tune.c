@@ -96,6 +96,8 @@ static const char *const tune_help =
     "  --device N          GPU index (default 0)\n"
     "  --jobs N            compiler processes (default: number of CPUs)\n"
     "  --cache-dir DIR     cubin cache (default $KFORGE_CACHE_DIR or ~/.cache/kforge)\n"
+    "  --no-cache          compile everything afresh\n"
+    "  --lineinfo          compile with -lineinfo (for compute-sanitizer and ncu)\n"
     "  --quiet             no progress line\n"
     "\n"
     "Resuming: a search is deterministic, so running an interrupted command again replays it.\n"
