@@ -91,7 +91,7 @@ install: $(BUILD)/kforge
 
 # Fuzzing (clang libFuzzer) and valgrind runs of the CPU side (issue 5).
 .PHONY: valgrind
-FUZZ_SRC  := tests/fuzz_config.c src/config.c src/expr.c src/space.c src/codegen.c src/kforge.c src/util.c
+FUZZ_SRC  := tests/fuzz_config.c src/config.c src/expr.c src/space.c src/plan.c src/codegen.c src/kforge.c src/util.c
 FUZZ_TIME ?= 600
 VALGRIND  := valgrind -q --error-exitcode=99 --leak-check=full --show-leak-kinds=definite,indirect \
              --errors-for-leak-kinds=definite,indirect

@@ -1055,13 +1055,19 @@ int config_set(kf_config *cfg, const char *assignment, char *err, size_t errlen)
         for (int i = 0; i < cfg->nspecs && rc == 0; i++)
             rc = parse_constraints(&c, NULL, j, &cfg->specs[i].constraints, &cfg->specs[i].n_constraints);
     } else {
-        static const char *const keys[] = {
-            "dtype", "op", "algorithm", "block_size", "elements_per_thread", "unroll", "vector_width", "grid",
-            "passes", "layout", "accumulator", "warp_reduce", "load", "n", "constraints", "bench.warmup",
-            "bench.min_reps", "bench.max_reps", "bench.repetitions", "bench.max_time_s", "bench.max_noise",
-            "bench.flush_l2", "bench.seed", "bench.offset", "bench.timeout_s",
-        };
-        const char *near = kf_suggest(key, keys, (int)(sizeof keys / sizeof keys[0]));
+        /* every key --set takes: the axes, n, constraints and bench.KEY */
+        char benchq[N_BENCH_KEYS][32];
+        const char *keys[KF_AX_COUNT + 2 + N_BENCH_KEYS];
+        int nk = 0;
+        for (int ax = 0; ax < KF_AX_COUNT; ax++)
+            keys[nk++] = kf_axis_names[ax];
+        keys[nk++] = "n";
+        keys[nk++] = "constraints";
+        for (int b = 0; b < N_BENCH_KEYS; b++) {
+            snprintf(benchq[b], sizeof benchq[b], "bench.%s", bench_keys[b]);
+            keys[nk++] = benchq[b];
+        }
+        const char *near = kf_suggest(key, keys, nk);
         if (near)
             fail(&c, NULL, "unknown key (did you mean %s?)", near);
         else

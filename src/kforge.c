@@ -109,11 +109,12 @@ void kf_variant_label(const kf_variant *v, char *buf, size_t len)
     case KF_GRID_WAVES: snprintf(grid, sizeof grid, "%lldwaves", (long long)v->grid.value); break;
     default: snprintf(grid, sizeof grid, "?"); break;
     }
-    snprintf(buf, len, "%s/bs%d/ept%d/%s/v%d/%s/%s%s%s%s%s%s",
+    snprintf(buf, len, "%s/bs%d/ept%d/%s/v%d/%s/%s%s%s%s%s%s%s",
              kf_algorithm_names[v->algorithm], v->block_size, v->elements_per_thread,
              kf_unroll_names[v->unroll], v->vector_width, grid, kf_passes_names[v->passes],
              v->layout == KF_LAYOUT_GRID ? "/layout=grid" : "",
              v->accumulator == KF_ACC_SHARED ? "/acc=shared" : "",
-             v->warp_reduce != KF_WARP_SHARED ? (v->warp_reduce == KF_WARP_SHUFFLE ? "/warp=shuffle" : "/warp=intrinsic") : "",
+             v->warp_reduce != KF_WARP_SHARED ? "/warp=" : "",
+             v->warp_reduce != KF_WARP_SHARED ? kf_warp_reduce_names[v->warp_reduce] : "",
              v->load != KF_LOAD_PLAIN ? "/" : "", v->load != KF_LOAD_PLAIN ? kf_load_names[v->load] : "");
 }

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "expr.h"
+#include "plan.h"
 #include "util.h"
 
 #define MAX_COMBINATIONS 10000000LL   /* a cartesian product beyond this is a mistake */
@@ -376,9 +377,7 @@ static int expand_spec(builder *b, const kf_config *cfg, const kf_spec *sp, cons
             }
             /* grid auto launches one block per tile, and a grid holds at
              * most 2^31 - 1 blocks */
-            if (ok && v.grid.kind == KF_GRID_AUTO &&
-                (n + (int64_t)v.block_size * v.elements_per_thread * v.vector_width - 1) /
-                        ((int64_t)v.block_size * v.elements_per_thread * v.vector_width) > 2147483647LL) {
+            if (ok && v.grid.kind == KF_GRID_AUTO && (n + plan_tile(&v) - 1) / plan_tile(&v) > 2147483647LL) {
                 ok = false;
                 snprintf(line, sizeof line, "%s%s%s n=%lld: grid auto would need more than 2^31-1 blocks; use a "
                          "fixed grid", v.name, v.name[0] ? " " : "", label, (long long)n);
