@@ -16,8 +16,10 @@ WERROR    ?=
 
 BUILD     ?= build$(if $(SANITIZE),-san)
 CFLAGS    ?= -O2 -g
+SRC_DIRS  := $(sort $(patsubst %/,%,$(dir $(wildcard src/*/*.c src/*/*/*.c src/*/*.h src/*/*/*.h))))
+INCLUDES  := $(addprefix -I ,$(SRC_DIRS)) -I $(BUILD)/gen
 CFLAGS    += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wshadow -Wstrict-prototypes -Wformat=2 \
-             -Wno-format-nonliteral -MMD -MP -I src -I $(BUILD)/gen -isystem $(CUDA)/include
+             -Wno-format-nonliteral -MMD -MP $(INCLUDES) -isystem $(CUDA)/include
 ifneq ($(WERROR),)
 CFLAGS    += -Werror
 endif
@@ -29,9 +31,9 @@ LDFLAGS   += -fsanitize=$(SANITIZE)
 endif
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lm -lpthread)
 
-SRC       := $(filter-out src/main.c,$(wildcard src/*.c))
+SRC       := $(filter-out src/cmd/main.c,$(wildcard src/*/*.c src/*/*/*.c))
 OBJ       := $(SRC:src/%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/templates.o
-TPL       := $(sort $(wildcard kernel_src/*.cuh))
+TPL       := $(sort $(wildcard kernel_src/*.cuh kernel_src/*/*.cuh))
 TESTS_SRC := $(wildcard tests/test_*.c)
 TESTS     := $(TESTS_SRC:tests/%.c=$(BUILD)/tests/%)
 
@@ -54,7 +56,7 @@ $(BUILD)/obj/%.o: src/%.c
 $(BUILD)/libkforge.a: $(OBJ)
 	rm -f $@ && ar rcs $@ $^
 
-$(BUILD)/kforge: $(BUILD)/obj/main.o $(BUILD)/libkforge.a
+$(BUILD)/kforge: $(BUILD)/obj/cmd/main.o $(BUILD)/libkforge.a
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 $(BUILD)/tests/%.o: tests/%.c
@@ -91,16 +93,17 @@ install: $(BUILD)/kforge
 
 # Fuzzing (clang libFuzzer) and valgrind runs of the CPU side (issue 5).
 .PHONY: valgrind
-FUZZ_SRC  := tests/fuzz_config.c src/config.c src/expr.c src/space.c src/plan.c src/codegen.c src/kforge.c src/util.c
+FUZZ_SRC  := tests/fuzz_config.c src/core/config.c src/core/expr.c src/core/space.c src/families/reduce/plan.c \
+             src/families/reduce/codegen.c src/core/kforge.c src/core/util.c
 FUZZ_TIME ?= 600
 VALGRIND  := valgrind -q --error-exitcode=99 --leak-check=full --show-leak-kinds=definite,indirect \
              --errors-for-leak-kinds=definite,indirect
 $(BUILD)/fuzz_config: $(FUZZ_SRC) $(BUILD)/gen/templates.c
 	clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -std=c11 -D_GNU_SOURCE \
-	  -I src -I $(BUILD)/gen -isystem $(CUDA)/include $^ -lcjson -lm -o $@
+	  $(INCLUDES) -isystem $(CUDA)/include $^ -lcjson -lm -o $@
 $(BUILD)/fuzz_replay: tests/fuzz_replay.c $(FUZZ_SRC) $(BUILD)/gen/templates.c
 	$(CC) -g -O1 -std=c11 -D_GNU_SOURCE $(if $(SANITIZE),-fsanitize=$(SANITIZE) -fno-sanitize-recover=all) \
-	  -I src -I $(BUILD)/gen -isystem $(CUDA)/include $^ -lcjson -lm -o $@
+	  $(INCLUDES) -isystem $(CUDA)/include $^ -lcjson -lm -o $@
 fuzz: $(BUILD)/fuzz_config
 	$(BUILD)/fuzz_config tests/fuzz/regressions/*
 	mkdir -p $(BUILD)/fuzz-corpus && cp tests/fuzz/corpus/* $(BUILD)/fuzz-corpus/
@@ -119,4 +122,4 @@ valgrind: $(BUILD)/kforge $(BUILD)/fuzz_replay $(TESTS)
 clean:
 	rm -rf build build-san
 
--include $(wildcard $(BUILD)/obj/*.d $(BUILD)/tests/*.d)
+-include $(wildcard $(BUILD)/obj/*.d $(BUILD)/obj/*/*.d $(BUILD)/obj/*/*/*.d $(BUILD)/tests/*.d)

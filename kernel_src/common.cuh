@@ -11,14 +11,9 @@ typedef unsigned int kf_u32;
 
 #define KF_FULL_MASK 0xffffffffu
 
-// Operators, numbered as kf_op in kforge.h.
-#define KF_SUM 0
-#define KF_MIN 1
-#define KF_MAX 2
-#define KF_PROD 3
-#define KF_AND 4
-#define KF_OR 5
-#define KF_XOR 6
+// Operators: KF_OP_SUM, KF_OP_MIN, ... and every other enumerated value
+// (KF_LOAD_LDG, ...) are #defined by the generator from kforge's parameter
+// table, so templates compare names, never numbers that could drift.
 
 // Unsigned type of the same width: integer sums and products are done in
 // it, so that signed overflow wraps (as the CPU reference does) instead of
@@ -44,17 +39,17 @@ __device__ __forceinline__ T kf_from_bits(U x)
 
 __device__ __forceinline__ T kf_identity()
 {
-    if constexpr (KF_OP == KF_SUM || KF_OP == KF_OR || KF_OP == KF_XOR) {
+    if constexpr (KF_OP == KF_OP_SUM || KF_OP == KF_OP_OR || KF_OP == KF_OP_XOR) {
         return T(0);
-    } else if constexpr (KF_OP == KF_PROD) {
+    } else if constexpr (KF_OP == KF_OP_PROD) {
         return T(1);
-    } else if constexpr (KF_OP == KF_AND) {
+    } else if constexpr (KF_OP == KF_OP_AND) {
         return kf_from_bits(~U(0));
-    } else if constexpr (KF_OP == KF_MIN) {
+    } else if constexpr (KF_OP == KF_OP_MIN) {
         if constexpr (KF_IS_FLOAT) return kf_from_bits(sizeof(T) == 4 ? U(0x7f800000u) : U(0x7ff0000000000000ull));
         else if constexpr (KF_IS_SIGNED) return kf_from_bits(~U(0) >> 1);
         else return kf_from_bits(~U(0));
-    } else { // KF_MAX
+    } else { // KF_OP_MAX
         if constexpr (KF_IS_FLOAT) return kf_from_bits(sizeof(T) == 4 ? U(0xff800000u) : U(0xfff0000000000000ull));
         else if constexpr (KF_IS_SIGNED) return kf_from_bits(~(~U(0) >> 1));
         else return T(0);
@@ -63,21 +58,21 @@ __device__ __forceinline__ T kf_identity()
 
 __device__ __forceinline__ T kf_op(T a, T b)
 {
-#if KF_OP == KF_SUM && KF_IS_FLOAT
+#if KF_OP == KF_OP_SUM && KF_IS_FLOAT
     return a + b;
-#elif KF_OP == KF_SUM
+#elif KF_OP == KF_OP_SUM
     return kf_from_bits(kf_to_bits(a) + kf_to_bits(b));
-#elif KF_OP == KF_PROD && KF_IS_FLOAT
+#elif KF_OP == KF_OP_PROD && KF_IS_FLOAT
     return a * b;
-#elif KF_OP == KF_PROD
+#elif KF_OP == KF_OP_PROD
     return kf_from_bits(kf_to_bits(a) * kf_to_bits(b));
-#elif KF_OP == KF_MIN
+#elif KF_OP == KF_OP_MIN
     return min(a, b);
-#elif KF_OP == KF_MAX
+#elif KF_OP == KF_OP_MAX
     return max(a, b);
-#elif KF_OP == KF_AND
+#elif KF_OP == KF_OP_AND
     return a & b;
-#elif KF_OP == KF_OR
+#elif KF_OP == KF_OP_OR
     return a | b;
 #else
     return a ^ b;
@@ -88,19 +83,19 @@ __device__ __forceinline__ T kf_op(T a, T b)
 // atomics where the hardware has them, a compare-and-swap loop otherwise.
 __device__ __forceinline__ void kf_atomic(T *addr, T v)
 {
-#if KF_OP == KF_SUM && (KF_IS_FLOAT || KF_ELEM_BYTES == 4)
+#if KF_OP == KF_OP_SUM && (KF_IS_FLOAT || KF_ELEM_BYTES == 4)
     atomicAdd(addr, v);
-#elif KF_OP == KF_SUM
+#elif KF_OP == KF_OP_SUM
     atomicAdd((kf_u64 *)addr, (kf_u64)v);
-#elif KF_OP == KF_MIN && !KF_IS_FLOAT
+#elif KF_OP == KF_OP_MIN && !KF_IS_FLOAT
     atomicMin(addr, v);
-#elif KF_OP == KF_MAX && !KF_IS_FLOAT
+#elif KF_OP == KF_OP_MAX && !KF_IS_FLOAT
     atomicMax(addr, v);
-#elif KF_OP == KF_AND
+#elif KF_OP == KF_OP_AND
     atomicAnd((U *)addr, kf_to_bits(v));
-#elif KF_OP == KF_OR
+#elif KF_OP == KF_OP_OR
     atomicOr((U *)addr, kf_to_bits(v));
-#elif KF_OP == KF_XOR
+#elif KF_OP == KF_OP_XOR
     atomicXor((U *)addr, kf_to_bits(v));
 #else
     // float min/max and every product: compare-and-swap.
@@ -170,9 +165,9 @@ __device__ __forceinline__ uint4 kf_ld_pf(const uint4 *p)
 
 template <typename W> __device__ __forceinline__ W kf_ld_word(const W *p)
 {
-    if constexpr (KF_LOAD == 3) return kf_ld_pf(p);
-    else if constexpr (KF_LOAD == 1) return __ldg(p);
-    else if constexpr (KF_LOAD == 2) return __ldcs(p);
+    if constexpr (KF_LOAD == KF_LOAD_LDG_PREFETCH) return kf_ld_pf(p);
+    else if constexpr (KF_LOAD == KF_LOAD_LDG) return __ldg(p);
+    else if constexpr (KF_LOAD == KF_LOAD_STREAM) return __ldcs(p);
     else return *p;
 }
 
@@ -195,8 +190,8 @@ __device__ __forceinline__ kf_vec kf_load_vec(const kf_vec *p)
 
 __device__ __forceinline__ T kf_load_one(const T *p)
 {
-    if constexpr (KF_LOAD == 1 || KF_LOAD == 3) return __ldg(p);
-    else if constexpr (KF_LOAD == 2) return __ldcs(p);
+    if constexpr (KF_LOAD == KF_LOAD_LDG || KF_LOAD == KF_LOAD_LDG_PREFETCH) return __ldg(p);
+    else if constexpr (KF_LOAD == KF_LOAD_STREAM) return __ldcs(p);
     else return *p;
 }
 

@@ -9,7 +9,7 @@
 #   sh tests/cli_suite.sh crash hang       # only the checks whose names contain these words
 #
 # Runs without a GPU: measurements use the synthetic device (KFORGE_FAKE_GPU=1,
-# see src/worker.h); NVRTC must be usable for the compile checks.  Every check
+# see src/exec/worker.h); NVRTC must be usable for the compile checks.  Every check
 # runs in a fresh directory under one mktemp -d that is removed at the end;
 # the cubin cache (KFORGE_CACHE_DIR) lives there too.  Prints PASS/FAIL/SKIP
 # lines and a summary; exits 1 if any check failed.
@@ -623,7 +623,7 @@ t_gen_nvcc() {
 
 t_oom() {
     need_py
-    # The fake GPU (src/worker.c: fake_case) has no out-of-memory path: it
+    # The fake GPU (src/exec/worker.c: fake_case) has no out-of-memory path: it
     # reduces at most 2^22 elements on the CPU whatever n is.  So without a GPU
     # this only checks that a size beyond the device's memory (2^36 float64 =
     # 512 GiB) is measured without a crash; with a GPU it must be out_of_memory.

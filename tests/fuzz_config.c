@@ -5,8 +5,8 @@
  * up to 16 variants.  Everything is freed, so leaks show up under ASan.
  *
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -std=c11 -D_GNU_SOURCE \
- *     -I src -I build/gen -isystem /usr/local/cuda/include tests/fuzz_config.c \
- *     src/config.c src/expr.c src/space.c src/codegen.c src/kforge.c src/util.c \
+ *     -I src/core -I src/families/reduce -I build/gen -isystem /usr/local/cuda/include tests/fuzz_config.c \
+ *     src/core/config.c src/core/expr.c src/core/space.c src/families/reduce/codegen.c src/core/kforge.c src/core/util.c \
  *     build/gen/templates.c -lcjson -lm -o build/fuzz_config
  *   build/fuzz_config -dict=tests/fuzz/config.dict tests/fuzz/corpus
  *

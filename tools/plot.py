@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """plot.py -- the data half of tools/plot.sh: reads a kforge results file
-(JSON Lines, one case per line; keys as in report_json, src/report.c),
+(JSON Lines, one case per line; keys as in report_json, src/results/report.c),
 writes gnuplot data files and a gnuplot script into a work directory.
 tools/plot.sh runs gnuplot on the script.
 

@@ -1,0 +1,231 @@
+/*
+ * best.c -- `kforge best`: the best known variant from the tuning database,
+ * as a config or a C header.
+ */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "cmd.h"
+#include "family.h"
+#include "tunedb.h"
+#include "util.h"
+#include "worker.h"
+
+static const char *const best_help =
+    "usage: kforge best [--kernel K] [--dtype T] [--op OP] --SIZE N... [--db DIR] [--gpu NAME]\n"
+    "                   [--deterministic] [--header]\n"
+    "\n"
+    "Prints the best known variant of kernel family K (default reduce) for dtype T (default\n"
+    "float32), OP (default sum) and a size (reduce: --n N; reduce_rows: --rows R --cols C) from the\n"
+    "tuning database that kforge tune fills: as a kforge config (JSON) that kforge run accepts, or\n"
+    "with --header as a C header of #defines (KFORGE_REDUCE_BLOCK_SIZE, ...).  Without an entry for\n"
+    "exactly that size, the entry for the nearest tuned size (log scale) is printed and the output\n"
+    "says so.\n"
+    "\n"
+    "options:\n"
+    "  --kernel K          the kernel family (kforge axes lists them)\n"
+    "  --n N, --rows N ... the size, one option per size of the family: an integer or 2^K\n"
+    "  --deterministic     only variants whose result is the same bits run to run\n"
+    "  --db DIR            tuning database (default $KFORGE_DB, else $XDG_DATA_HOME/kforge/tuning,\n"
+    "                      else ~/.local/share/kforge/tuning)\n"
+    "  --gpu NAME          the GPU (device name or database file name); default: the only GPU in\n"
+    "                      the database, else this machine's GPU\n"
+    "  --header            a C header instead of a config\n"
+    "\n"
+    "exit status: 0 printed; 2 usage error or nothing known for that dtype and op.\n"
+    "\n"
+    "examples:\n"
+    "  kforge best --n 2^24 > best.json && kforge run best.json\n"
+    "  kforge best --dtype int32 --op max --n 1000000 --header > reduce_tuned.h\n"
+    "  kforge best --n 2^20 --gpu \"NVIDIA H100 80GB HBM3\" --db shared/tuning\n";
+
+// ---------------------------------------------------------------------------
+// kforge best
+
+/* An integer, 2^K or 1<<K. */
+static bool parse_size(const char *s, int64_t *out)
+{
+    long long v;
+    if (kf_parse_ll(s, &v) && v >= 1) {
+        *out = v;
+        return true;
+    }
+    if (s[0] == '2' && s[1] == '^' && kf_parse_ll(s + 2, &v) && v >= 0 && v <= 62) {
+        *out = (int64_t)1 << v;
+        return true;
+    }
+    if (s[0] == '1' && s[1] == '<' && s[2] == '<' && kf_parse_ll(s + 3, &v) && v >= 0 && v <= 62) {
+        *out = (int64_t)1 << v;
+        return true;
+    }
+    return false;
+}
+
+/* --NAME VALUE for a size of the family: its index, or -1. */
+static int size_option(cli *c, const kf_family *f, const char **val)
+{
+    for (int d = 0; d < f->nsizes; d++) {
+        char opt[64];
+        snprintf(opt, sizeof opt, "--%s", f->sizes[d].name);
+        if (cli_value(c, opt, val))
+            return d;
+    }
+    return -1;
+}
+
+int cmd_best(int argc, char **argv)
+{
+    const char *db = NULL, *gpu = NULL, *val;
+    kf_dtype dtype = KF_FLOAT32;
+    kf_op op = KF_OP_SUM;
+    int family = family_find("reduce");
+    kf_shape shape;
+    memset(&shape, 0, sizeof shape);
+    bool header = false, deterministic = false;
+    cli c;
+    cli_init(&c, argc, argv);
+    /* --kernel first: the size options depend on it */
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--kernel") == 0 && i + 1 < argc)
+            family = family_find(argv[i + 1]);
+        else if (strncmp(argv[i], "--kernel=", 9) == 0)
+            family = family_find(argv[i] + 9);
+    if (family < 0) {
+        fprintf(stderr, "kforge best: --kernel: unknown kernel family (kforge axes lists them)\n");
+        return KF_EXIT_USAGE;
+    }
+    const kf_family *fam = kf_families[family];
+    while (cli_next(&c)) {
+        int d = -1;
+        if (cli_flag(&c, "--help") || cli_flag(&c, "-h")) {
+            fputs(best_help, stdout);
+            return KF_EXIT_OK;
+        } else if (cli_value(&c, "--kernel", &val)) {
+            /* taken above */
+        } else if (cli_flag(&c, "--deterministic")) {
+            deterministic = true;
+        } else if (cli_value(&c, "--dtype", &val)) {
+            int k = kf_lookup(kf_dtype_names, KF_DTYPE_COUNT, val);
+            if (k < 0) {
+                cli_fail(&c, "--dtype: unknown dtype '%s' (allowed: int32, uint32, int64, float32, float64)", val);
+                return KF_EXIT_USAGE;
+            }
+            dtype = (kf_dtype)k;
+        } else if (cli_value(&c, "--op", &val)) {
+            int k = kf_lookup(kf_op_names, KF_OP_COUNT, val);
+            if (k < 0) {
+                cli_fail(&c, "--op: unknown op '%s' (allowed: sum, min, max, prod, and, or, xor)", val);
+                return KF_EXIT_USAGE;
+            }
+            op = (kf_op)k;
+        } else if ((d = size_option(&c, fam, &val)) >= 0) {
+            if (!parse_size(val, &shape.d[d])) {
+                cli_fail(&c, "--%s: expected a size >= 1 (an integer, 2^K or 1<<K), got '%s'", fam->sizes[d].name,
+                         val);
+                return KF_EXIT_USAGE;
+            }
+        } else if (cli_value(&c, "--db", &val)) {
+            db = val;
+        } else if (cli_value(&c, "--gpu", &val)) {
+            gpu = val;
+        } else if (cli_flag(&c, "--header")) {
+            header = true;
+        } else {
+            cli_unknown(&c);
+            return KF_EXIT_USAGE;
+        }
+    }
+    if (c.error)
+        return KF_EXIT_USAGE;
+    for (int d = 0; d < fam->nsizes; d++)
+        if (shape.d[d] == 0 && !fam->sizes[d].optional) {
+            fprintf(stderr, "kforge best: --%s is required (%s)\n\n%s", fam->sizes[d].name, fam->sizes[d].doc,
+                    best_help);
+            return KF_EXIT_USAGE;
+        }
+    if (fam->check_shape) {
+        kf_variant key;
+        variant_defaults(&key, family);
+        char why[256];
+        fam->check_shape(&key, &shape, why, sizeof why); /* fills the optional sizes */
+    }
+    char dir[PATH_MAX], err[1024];
+    if (db)
+        snprintf(dir, sizeof dir, "%s", db);
+    else if (tunedb_default_dir(dir, sizeof dir) != 0) {
+        fprintf(stderr, "kforge best: no tuning database directory (set KFORGE_DB or HOME, or give --db)\n");
+        return KF_EXIT_USAGE;
+    }
+    char gpu_buf[256];
+    if (!gpu) {
+        char **stems;
+        int ns;
+        if (tunedb_list(dir, &stems, &ns, err, sizeof err) != 0) {
+            fprintf(stderr, "kforge best: %s\n", err);
+            return KF_EXIT_USAGE;
+        }
+        if (ns == 0) {
+            tunedb_list_free(stems, ns);
+            fprintf(stderr, "kforge best: the tuning database %s is empty: run kforge tune first\n", dir);
+            return KF_EXIT_USAGE;
+        }
+        if (ns == 1) {
+            snprintf(gpu_buf, sizeof gpu_buf, "%s", stems[0]);
+        } else {
+            /* several GPUs: this machine's */
+            kf_device d;
+            gpu_worker *w = worker_start(0, &d, err, sizeof err);
+            if (!w) {
+                fprintf(stderr, "kforge best: %s holds several GPUs and there is no GPU here to choose by (%s); give "
+                                "--gpu with one of:\n",
+                        dir, err);
+                for (int i = 0; i < ns; i++)
+                    fprintf(stderr, "  %s\n", stems[i]);
+                tunedb_list_free(stems, ns);
+                return KF_EXIT_USAGE;
+            }
+            worker_free(w);
+            snprintf(gpu_buf, sizeof gpu_buf, "%s", d.name);
+        }
+        tunedb_list_free(stems, ns);
+        gpu = gpu_buf;
+    }
+    tunedb_entry e;
+    bool exact = false;
+    kf_variant key;
+    variant_defaults(&key, family);
+    key.p[fam->p_dtype] = dtype;
+    key.p[fam->p_op] = op;
+    int lr = tunedb_lookup(dir, gpu, &key, &shape, deterministic, &e, &exact, err, sizeof err);
+    if (lr < 0) {
+        fprintf(stderr, "kforge best: %s\n", err);
+        return KF_EXIT_USAGE;
+    }
+    if (lr == 1) {
+        char stem[256];
+        tunedb_stem(gpu, stem, sizeof stem);
+        fprintf(stderr, "kforge best: nothing%s tuned for %s %s %s on %s in %s (%s/%s.json); run kforge tune with "
+                        "--set dtype=%s --set op=%s\n",
+                deterministic ? " deterministic" : "", fam->name, kf_dtype_names[dtype], kf_op_names[op], gpu, dir,
+                dir, stem, kf_dtype_names[dtype], kf_op_names[op]);
+        return KF_EXIT_USAGE;
+    }
+    char want[128], got[128];
+    shape_text(fam, &shape, want, sizeof want);
+    shape_text(fam, &e.shape, got, sizeof got);
+    if (!exact)
+        fprintf(stderr, "kforge best: no entry for %s; using the one tuned for the nearest size, %s\n", want, got);
+    fprintf(stderr, "kforge best: %s variant (%s)\n", e.deterministic ? "a deterministic" : "a non-deterministic",
+            e.deterministic ? "the same bits every run" : "float results may differ in the last bits run to run");
+    char *text = header ? tunedb_header(&e, &shape, exact) : tunedb_config_json(&e, &shape, exact);
+    if (!text) {
+        fprintf(stderr, "kforge best: out of memory\n");
+        return KF_EXIT_USAGE;
+    }
+    fputs(text, stdout);
+    free(text);
+    return fflush(stdout) == 0 ? KF_EXIT_OK : KF_EXIT_USAGE;
+}

@@ -1,0 +1,124 @@
+/*
+ * check.c -- `kforge check`: validate configs and list their variants and
+ * cases without a GPU; --compile compiles them with NVRTC.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "family.h"
+#include "util.h"
+
+static const char *const check_help =
+    "usage: kforge check [--compile] [--arch sm_XY] [--set KEY=VALUE]... CONFIG...\n"
+    "\n"
+    "Validates configs and lists their variants and sizes without touching a GPU; combinations\n"
+    "that cannot run are listed with the reason.  --compile also compiles every variant with\n"
+    "NVRTC for --arch (default sm_90) and reports failures with the compiler log.\n"
+    "\n"
+    "examples:\n"
+    "  kforge check configs/seeds.json\n"
+    "  kforge check --compile --arch sm_90 configs/*.json\n";
+
+typedef struct {
+    int failed;
+} check_ctx;
+
+static int on_compiled(const kf_result *r, void *vctx)
+{
+    check_ctx *c = vctx;
+    char label[256];
+    family_of(&r->v)->label(&r->v, label, sizeof label);
+    if (r->status == KF_ST_OK)
+        printf("  compiled  %-10s %s%s\n", r->v.name, label, r->cached ? "  (cached)" : "");
+    else {
+        printf("  FAILED    %-10s %s: %s\n", r->v.name, label, r->message);
+        c->failed++;
+    }
+    return 0;
+}
+
+int cmd_check(int argc, char **argv)
+{
+    opts o;
+    opts_init(&o);
+    int pr = parse_opts(argc, argv, check_help, OPT_SET | OPT_COMPILE | OPT_CONFIGS, &o);
+    if (pr != 0)
+        return pr > 0 ? KF_EXIT_OK : KF_EXIT_USAGE;
+    if (o.nconfigs == 0) {
+        fprintf(stderr, "kforge check: no config file given\n%s", check_help);
+        return KF_EXIT_USAGE;
+    }
+    kf_config *cfgs = calloc((size_t)o.nconfigs, sizeof *cfgs);
+    if (!cfgs)
+        return KF_EXIT_USAGE;
+    char err[1024];
+    int rc = KF_EXIT_OK;
+    if (load_configs(&o, cfgs) != 0) {
+        rc = KF_EXIT_USAGE;
+        goto out;
+    }
+    for (int i = 0; i < o.nconfigs && rc == KF_EXIT_OK; i++) {
+        kf_space sp;
+        memset(&sp, 0, sizeof sp);
+        if (space_expand(&cfgs[i], NULL, &sp, err, sizeof err) != 0) {
+            fprintf(stderr, "kforge: %s\n", err);
+            rc = kf_interrupted ? KF_EXIT_INTERRUPT : KF_EXIT_USAGE;
+            break;
+        }
+        const kf_family *f = kf_families[cfgs[i].family];
+        printf("%s: %d variant%s, %d case%s\n", cfgs[i].path, sp.nvariants, sp.nvariants == 1 ? "" : "s",
+               sp.ncases, sp.ncases == 1 ? "" : "s");
+        /* per variant, its shapes: one pass over the cases per variant
+         * would be quadratic, so bucket the cases first */
+        int *first = malloc(sizeof *first * (size_t)(sp.nvariants + 1));
+        int *next = malloc(sizeof *next * (size_t)(sp.ncases + 1));
+        if (first && next) {
+            for (int v = 0; v < sp.nvariants; v++)
+                first[v] = -1;
+            for (int k = sp.ncases - 1; k >= 0; k--) {
+                next[k] = first[sp.cases[k].variant];
+                first[sp.cases[k].variant] = k;
+            }
+            for (int v = 0; v < sp.nvariants && !kf_interrupted; v++) {
+                char label[256];
+                f->label(&sp.variants[v], label, sizeof label);
+                printf("  %-12s %s  %s =", sp.variants[v].name[0] ? sp.variants[v].name : "-", label,
+                       f->nsizes == 1 ? f->sizes[0].name : "shapes");
+                for (int k = first[v]; k >= 0; k = next[k]) {
+                    char st[128];
+                    shape_short(f, &sp.cases[k].shape, st, sizeof st);
+                    printf(" %s", st);
+                }
+                printf("\n");
+            }
+        } else {
+            fprintf(stderr, "kforge: out of memory\n");
+            rc = KF_EXIT_USAGE;
+        }
+        free(first);
+        free(next);
+        print_skipped(&sp, cfgs[i].path, true);
+        if (kf_interrupted)
+            rc = KF_EXIT_INTERRUPT;
+        if (o.compile && rc == KF_EXIT_OK) {
+            run_opts ro = o.ro;
+            ro.arch = o.arch ? o.arch : "sm_90";
+            check_ctx cc = {0};
+            fflush(stdout);
+            int fl = run_compile_only(sp.variants, sp.nvariants, &ro, on_compiled, &cc, err, sizeof err);
+            if (fl < 0) {
+                fprintf(stderr, "kforge: %s\n", err);
+                rc = kf_interrupted ? KF_EXIT_INTERRUPT : KF_EXIT_NODEV;
+            } else if (fl > 0) {
+                rc = KF_EXIT_VARIANT;
+            }
+        }
+        space_free(&sp);
+    }
+out:
+    free_configs(cfgs, o.nconfigs);
+    free(cfgs);
+    return rc;
+}

@@ -1,0 +1,73 @@
+/*
+ * cmd.h -- the commands (one file each in src/cmd/) and what they share:
+ * option parsing where every command accepts only its own options, and
+ * loading configs with --set overrides.  Each command returns a KF_EXIT_*
+ * code; main() returns it.
+ */
+#ifndef KF_CMD_H
+#define KF_CMD_H
+
+#include <stdbool.h>
+
+#include "config.h"
+#include "report.h"
+#include "run.h"
+#include "space.h"
+
+int cmd_run(int argc, char **argv);
+int cmd_gen(int argc, char **argv);
+int cmd_check(int argc, char **argv);
+int cmd_info(int argc, char **argv);
+int cmd_best(int argc, char **argv);
+int cmd_axes(int argc, char **argv);
+int tune_main(int argc, char **argv);
+
+/* Option groups a command takes. */
+enum {
+    OPT_SET = 1 << 0,       /* --set KEY=VALUE */
+    OPT_FORMAT = 1 << 1,    /* --format */
+    OPT_RESULTS = 1 << 2,   /* --results, --no-results, --resume, --no-resume */
+    OPT_SPEEDUP = 1 << 3,   /* --speedup */
+    OPT_MEASURE = 1 << 4,   /* --timeout, --device, --jobs, --cache-dir, --no-cache, --lineinfo */
+    OPT_QUIET = 1 << 5,     /* --quiet */
+    OPT_COMPILE = 1 << 6,   /* --compile, --arch, --jobs, --cache-dir, --no-cache, --lineinfo */
+    OPT_DEVICE = 1 << 7,    /* --device */
+    OPT_CONFIGS = 1 << 8    /* positional CONFIG files */
+};
+
+typedef struct {
+    const char *sets[64];
+    int nsets;
+    const char *configs[64];
+    int nconfigs;
+    kf_format fmt;
+    const char *results;
+    bool no_results;
+    int resume;            /* -1 auto, 0 no, 1 yes */
+    bool speedup;
+    double timeout;        /* < 0: from config */
+    bool quiet;
+    bool compile;
+    const char *arch;
+    run_opts ro;
+    bool json_info;
+} opts;
+
+void opts_init(opts *o);
+
+/* Parses the options of a command that takes the groups in `allowed`;
+ * returns 0, 1 for --help (printed), or -1 after printing a usage error
+ * (an option of another command is refused, naming the command). */
+int parse_opts(int argc, char **argv, const char *help, unsigned allowed, opts *o);
+
+/* Loads every config and applies the --set overrides; messages printed. */
+int load_configs(const opts *o, kf_config *cfgs);
+void free_configs(kf_config *cfgs, int n);
+
+void print_skipped(const kf_space *sp, const char *path, bool all);
+
+/* The command identity for resuming: the command, its configs' paths and
+ * contents, the overrides and the options that change what is measured. */
+char *command_identity(const char *cmd, const opts *o, const kf_config *cfgs);
+
+#endif

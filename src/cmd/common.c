@@ -1,0 +1,158 @@
+/*
+ * common.c -- what the commands share (see cmd.h).
+ */
+#include "cmd.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "util.h"
+
+void opts_init(opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->fmt = KF_FMT_TABLE;
+    o->results = "kforge-results.jsonl";
+    o->resume = -1;
+    o->timeout = -1;
+}
+
+/* Options of some kforge command, for "not an option of this command". */
+static const char *const all_options[] = {
+    "--set", "--format", "--results", "--no-results", "--resume", "--no-resume", "--speedup", "--timeout",
+    "--device", "--jobs", "-j", "--cache-dir", "--no-cache", "--lineinfo", "--quiet", "-q", "--compile", "--arch",
+    "--strategy", "--budget", "--time", "--seed", "--db", "--no-db", "--simulate", "--first-improvement",
+    "--header", "--gpu", "--dtype", "--op", "--kernel", "--n"};
+
+static bool is_option(const char *arg, const char *name)
+{
+    size_t n = strlen(name);
+    return strncmp(arg, name, n) == 0 && (arg[n] == '\0' || arg[n] == '=');
+}
+
+int parse_opts(int argc, char **argv, const char *help, unsigned allowed, opts *o)
+{
+    cli c;
+    cli_init(&c, argc, argv);
+    int shared;
+    const char *val;
+    while (cli_next(&c)) {
+        const char *arg = c.argv[c.i];
+        if (cli_flag(&c, "--help") || cli_flag(&c, "-h")) {
+            fputs(help, stdout);
+            return 1;
+        }
+        /* --device alone (info); the compile options without a GPU (check) */
+        if (!(allowed & OPT_MEASURE) && !c.dashdash &&
+            (((allowed & OPT_COMPILE) &&
+              (is_option(arg, "--jobs") || is_option(arg, "-j") || is_option(arg, "--cache-dir") ||
+               is_option(arg, "--no-cache") || is_option(arg, "--lineinfo"))) ||
+             ((allowed & OPT_DEVICE) && is_option(arg, "--device")))) {
+            if ((shared = cli_run_option(&c, &o->ro, &o->timeout)) < 0)
+                return -1;
+            continue;
+        }
+        if ((allowed & OPT_SET) && cli_value(&c, "--set", &val)) {
+            if (o->nsets == 64)
+                return cli_fail(&c, "too many --set options (at most 64)");
+            o->sets[o->nsets++] = val;
+        } else if ((allowed & OPT_FORMAT) && cli_value(&c, "--format", &val)) {
+            int f = kf_lookup(kf_format_names, KF_FMT_COUNT, val);
+            if (f < 0)
+                return cli_fail(&c, "--format: unknown format '%s' (allowed: table, csv, jsonl, json)", val);
+            o->fmt = (kf_format)f;
+            o->json_info = f == KF_FMT_JSON || f == KF_FMT_JSONL;
+        } else if ((allowed & OPT_RESULTS) && cli_value(&c, "--results", &val)) {
+            o->results = val;
+        } else if ((allowed & OPT_RESULTS) && cli_flag(&c, "--no-results")) {
+            o->no_results = true;
+        } else if ((allowed & OPT_RESULTS) && cli_flag(&c, "--resume")) {
+            o->resume = 1;
+        } else if ((allowed & OPT_RESULTS) && cli_flag(&c, "--no-resume")) {
+            o->resume = 0;
+        } else if ((allowed & OPT_SPEEDUP) && cli_flag(&c, "--speedup")) {
+            o->speedup = true;
+        } else if ((allowed & OPT_MEASURE) && (shared = cli_run_option(&c, &o->ro, &o->timeout)) != 0) {
+            if (shared < 0)
+                return -1;
+        } else if ((allowed & OPT_QUIET) && (cli_flag(&c, "--quiet") || cli_flag(&c, "-q"))) {
+            o->quiet = true;
+        } else if ((allowed & OPT_COMPILE) && cli_flag(&c, "--compile")) {
+            o->compile = true;
+        } else if ((allowed & OPT_COMPILE) && cli_value(&c, "--arch", &val)) {
+            if (strncmp(val, "sm_", 3) != 0 || strlen(val) < 5 || strlen(val) > 8)
+                return cli_fail(&c, "--arch: expected sm_XY (for example sm_90), got '%s'", val);
+            o->arch = val;
+        } else if (cli_positional(&c, &val)) {
+            if (!(allowed & OPT_CONFIGS))
+                return cli_fail(&c, "unexpected argument '%s'; see 'kforge %s --help'", val, argv[0]);
+            if (o->nconfigs == 64)
+                return cli_fail(&c, "too many config files (at most 64)");
+            o->configs[o->nconfigs++] = val;
+        } else {
+            for (size_t k = 0; k < sizeof all_options / sizeof all_options[0]; k++)
+                if (is_option(arg, all_options[k]))
+                    return cli_fail(&c, "%s is not an option of 'kforge %s'; see 'kforge %s --help'", all_options[k],
+                                    argv[0], argv[0]);
+            return cli_unknown(&c);
+        }
+    }
+    if (c.error)
+        return -1;
+    o->ro.progress = !o->quiet && isatty(2) && !getenv("NO_COLOR") && getenv("TERM") &&
+                     strcmp(getenv("TERM"), "dumb") != 0;
+    return 0;
+}
+
+int load_configs(const opts *o, kf_config *cfgs)
+{
+    char err[1024];
+    for (int i = 0; i < o->nconfigs; i++) {
+        if (config_load(o->configs[i], &cfgs[i], err, sizeof err) != 0) {
+            fprintf(stderr, "kforge: %s\n", err);
+            return -1;
+        }
+        for (int k = 0; k < o->nsets; k++)
+            if (config_set(&cfgs[i], o->sets[k], err, sizeof err) != 0) {
+                fprintf(stderr, "kforge: %s\n", err);
+                return -1;
+            }
+        if (o->timeout >= 0)
+            cfgs[i].bench.timeout_s = o->timeout;
+    }
+    return 0;
+}
+
+void free_configs(kf_config *cfgs, int n)
+{
+    for (int i = 0; i < n; i++)
+        config_free(&cfgs[i]);
+}
+
+void print_skipped(const kf_space *sp, const char *path, bool all)
+{
+    if (sp->nskipped == 0)
+        return;
+    fprintf(stderr, "kforge: %s: skipped %d combination%s that cannot run%s\n", path, sp->nskipped,
+            sp->nskipped == 1 ? "" : "s", all ? ":" : " (kforge check lists them)");
+    if (all)
+        for (int i = 0; i < sp->nskipped; i++)
+            fprintf(stderr, "  %s\n", sp->skipped[i]);
+}
+
+char *command_identity(const char *cmd, const opts *o, const kf_config *cfgs)
+{
+    strbuf b = {0};
+    sb_printf(&b, "%s", cmd);
+    for (int i = 0; i < o->nconfigs; i++)
+        sb_printf(&b, " %s#%016llx", o->configs[i], (unsigned long long)cfgs[i].content_hash);
+    for (int i = 0; i < o->nsets; i++)
+        sb_printf(&b, " --set %s", o->sets[i]);
+    if (o->timeout >= 0)
+        sb_printf(&b, " --timeout %g", o->timeout);
+    sb_printf(&b, " --device %d", o->ro.device);
+    return sb_take(&b);
+}

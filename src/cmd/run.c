@@ -1,0 +1,325 @@
+/*
+ * run.c -- `kforge run`: generate, compile, verify and time every case of
+ * the configs, appending each result to the results file as it finishes,
+ * resuming an interrupted run of the same command.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "family.h"
+#include "report.h"
+#include "results.h"
+#include "resume.h"
+#include "util.h"
+
+static const char *const run_help =
+    "usage: kforge run [OPTIONS] CONFIG...     (CONFIG '-' reads standard input)\n"
+    "\n"
+    "Generates, compiles (NVRTC, cached, several processes), verifies against a CPU reference\n"
+    "and times every variant at every size.  Data goes to stdout, messages to stderr.\n"
+    "\n"
+    "options:\n"
+    "  --set KEY=VALUE     override a config key in every variant (repeatable); VALUE is JSON or\n"
+    "                      a bare word: --set block_size=128  --set n=[1024,4096]  --set bench.seed=7\n"
+    "  --format FMT        table (default), csv, jsonl or json\n"
+    "  --results FILE      JSON Lines results file, one line per case, flushed as each finishes\n"
+    "                      (default: kforge-results.jsonl)\n"
+    "  --no-results        write no results file\n"
+    "  --resume            skip cases already in the results file from an interrupted run of the\n"
+    "                      same configs (the default when the last run was interrupted)\n"
+    "  --no-resume         measure everything again\n"
+    "  --speedup           table: add step and cumulative speedup columns\n"
+    "  --timeout SEC       watchdog per case (bench.timeout_s; default 30)\n"
+    "  --device N          GPU index (default 0)\n"
+    "  --jobs N            compiler processes (default: number of CPUs)\n"
+    "  --cache-dir DIR     cubin cache (default $KFORGE_CACHE_DIR or ~/.cache/kforge)\n"
+    "  --no-cache          compile everything afresh\n"
+    "  --lineinfo          compile with -lineinfo (for compute-sanitizer and ncu)\n"
+    "  --quiet             no progress line\n"
+    "\n"
+    "examples:\n"
+    "  kforge run configs/seeds.json --speedup\n"
+    "  kforge run configs/fast.json --set n=2^30 --format csv > fast.csv\n"
+    "  for bs in 64 128 256; do kforge run cfg.json --set block_size=$bs --format jsonl; done \\\n"
+    "    | jq -r 'select(.status==\"ok\") | [.block_size, .gbps] | @tsv'\n";
+
+typedef struct {
+    report *rep;
+    results_file *rf;
+    const kf_run_info *info;
+    int failed, measured;
+    bool fmt_streams;
+    char write_error[1024];     /* a result could not be written: the run stops */
+} run_ctx;
+
+static int on_result(const kf_result *r, void *vctx)
+{
+    run_ctx *c = vctx;
+    c->measured++;
+    if (r->status != KF_ST_OK)
+        c->failed++;
+    if (c->rf) {
+        char *line = report_json(r, c->info);
+        int ar = line ? results_append(c->rf, line, c->write_error, sizeof c->write_error) : -1;
+        if (!line)
+            snprintf(c->write_error, sizeof c->write_error, "out of memory");
+        free(line);
+        if (ar != 0)
+            return 1;   /* stop: nothing measured may be lost */
+    }
+    report_add(c->rep, r);
+    if (r->status != KF_ST_OK && !c->fmt_streams) {
+        char label[256], st[128];
+        family_of(&r->v)->label(&r->v, label, sizeof label);
+        shape_text(family_of(&r->v), &r->shape, st, sizeof st);
+        fprintf(stderr, "kforge: %s%s%s %s: %s: %s\n", r->v.name, r->v.name[0] ? " " : "", label, st,
+                kf_status_names[r->status], r->message);
+    }
+    return 0;
+}
+
+static void make_run_info(kf_run_info *info, const opts *o)
+{
+    memset(info, 0, sizeof *info);
+    kf_iso_time(info->time, sizeof info->time);
+    snprintf(info->run_id, sizeof info->run_id, "%s-%ld", info->time, (long)getpid());
+    gethostname(info->host, sizeof info->host - 1);
+    strbuf b = {0};
+    for (int i = 0; i < o->nconfigs; i++)
+        sb_printf(&b, "%s%s", i ? " " : "", o->configs[i]);
+    for (int i = 0; i < o->nsets; i++)
+        sb_printf(&b, " --set %s", o->sets[i]);
+    char *s = sb_take(&b);
+    snprintf(info->config, sizeof info->config, "%s", s);
+    free(s);
+}
+
+/* Case identities seen in earlier configs of the same command: a case
+ * given twice (kforge run a.json a.json) is measured once. */
+typedef struct {
+    char **keys;
+    int n, cap;
+    int *table;
+    int tsize;
+} keyset;
+
+/* true if key was new (and is now in the set) */
+static bool keyset_add(keyset *k, const char *key)
+{
+    uint64_t h = kf_hash64(key, strlen(key), 5);
+    if (k->tsize)
+        for (uint64_t i = h & (uint64_t)(k->tsize - 1); k->table[i]; i = (i + 1) & (uint64_t)(k->tsize - 1))
+            if (strcmp(k->keys[k->table[i] - 1], key) == 0)
+                return false;
+    if (k->n == k->cap) {
+        int nc = k->cap ? k->cap * 2 : 256;
+        char **nk = realloc(k->keys, sizeof *nk * (size_t)nc);
+        if (!nk)
+            return true;
+        k->keys = nk;
+        k->cap = nc;
+    }
+    if ((k->n + 1) * 2 > k->tsize) {
+        int ns = k->tsize ? k->tsize * 2 : 512;
+        int *t = calloc((size_t)ns, sizeof *t);
+        if (!t)
+            return true;
+        for (int i = 0; i < k->n; i++) {
+            uint64_t j = kf_hash64(k->keys[i], strlen(k->keys[i]), 5) & (uint64_t)(ns - 1);
+            while (t[j])
+                j = (j + 1) & (uint64_t)(ns - 1);
+            t[j] = i + 1;
+        }
+        free(k->table);
+        k->table = t;
+        k->tsize = ns;
+    }
+    k->keys[k->n] = strdup(key);
+    if (!k->keys[k->n])
+        return true;
+    uint64_t j = h & (uint64_t)(k->tsize - 1);
+    while (k->table[j])
+        j = (j + 1) & (uint64_t)(k->tsize - 1);
+    k->table[j] = ++k->n;
+    return true;
+}
+
+static void keyset_free(keyset *k)
+{
+    for (int i = 0; i < k->n; i++)
+        free(k->keys[i]);
+    free(k->keys);
+    free(k->table);
+}
+
+int cmd_run(int argc, char **argv)
+{
+    opts o;
+    opts_init(&o);
+    int pr = parse_opts(argc, argv, run_help,
+                        OPT_SET | OPT_FORMAT | OPT_RESULTS | OPT_SPEEDUP | OPT_MEASURE | OPT_QUIET | OPT_CONFIGS, &o);
+    if (pr != 0)
+        return pr > 0 ? KF_EXIT_OK : KF_EXIT_USAGE;
+    if (o.nconfigs == 0) {
+        fprintf(stderr, "kforge run: no config file given\n%s", run_help);
+        return KF_EXIT_USAGE;
+    }
+    int rc = KF_EXIT_OK;
+    char err[1024];
+    kf_config *cfgs = calloc((size_t)o.nconfigs, sizeof *cfgs);
+    kf_space *spaces = calloc((size_t)o.nconfigs, sizeof *spaces);
+    run_session *s = NULL;
+    report *rep = NULL;
+    results_file *rf = NULL;
+    char *identity = NULL;
+    keyset seen;
+    memset(&seen, 0, sizeof seen);
+    resume_state rs;
+    resume_init(&rs);
+    if (!cfgs || !spaces) {
+        fprintf(stderr, "kforge: out of memory\n");
+        rc = KF_EXIT_USAGE;
+        goto out;
+    }
+
+    /* Everything is validated before anything runs. */
+    if (load_configs(&o, cfgs) != 0) {
+        rc = KF_EXIT_USAGE;
+        goto out;
+    }
+    for (int i = 0; i < o.nconfigs; i++) {
+        if (space_expand(&cfgs[i], NULL, &spaces[i], err, sizeof err) != 0) {
+            fprintf(stderr, "kforge: %s\n", err);
+            rc = kf_interrupted ? KF_EXIT_INTERRUPT : KF_EXIT_USAGE;
+            goto out;
+        }
+        space_free(&spaces[i]);
+    }
+
+    kf_run_info info;
+    make_run_info(&info, &o);
+    bool nodev = false;
+    s = run_session_new(&o.ro, &info.dev, &nodev, err, sizeof err);
+    if (!s) {
+        fprintf(stderr, "kforge: %s\n", err);
+        rc = nodev ? KF_EXIT_NODEV : KF_EXIT_USAGE;
+        goto out;
+    }
+    info.have_dev = true;
+    for (int i = 0; i < o.nconfigs; i++) {
+        /* again, now with the device's limits */
+        if (space_expand(&cfgs[i], &info.dev, &spaces[i], err, sizeof err) != 0) {
+            fprintf(stderr, "kforge: %s\n", err);
+            rc = kf_interrupted ? KF_EXIT_INTERRUPT : KF_EXIT_USAGE;
+            goto out;
+        }
+        print_skipped(&spaces[i], cfgs[i].path, false);
+    }
+
+    if (!o.no_results) {
+        identity = command_identity("run", &o, cfgs);
+        if (!identity || resume_begin(&rs, o.results, identity, o.resume, err, sizeof err) != 0) {
+            fprintf(stderr, "kforge: %s\n", identity ? err : "out of memory");
+            rc = KF_EXIT_IO;
+            goto out;
+        }
+        rf = results_open(o.results, err, sizeof err);
+        if (!rf) {
+            fprintf(stderr, "kforge: %s\n", err);
+            rc = KF_EXIT_IO;
+            goto out;
+        }
+    }
+
+    report_opts ropt = {.speedup = o.speedup, .color = isatty(1) && !getenv("NO_COLOR")};
+    rep = report_new(stdout, o.fmt, &info, &ropt);
+    run_ctx ctx = {.rep = rep, .rf = rf, .info = &info, .fmt_streams = false};
+    int total = 0, skipped_done = 0, duplicates = 0;
+    bool interrupted = false;
+    for (int i = 0; i < o.nconfigs && !interrupted; i++) {
+        kf_space *sp = &spaces[i];
+        const kf_bench *bench = &cfgs[i].bench;
+        /* cases already measured by the interrupted run we resume, and
+         * cases an earlier config of this command already has */
+        kf_case *todo = malloc(sizeof *todo * (size_t)(sp->ncases > 0 ? sp->ncases : 1));
+        if (!todo) {
+            fprintf(stderr, "kforge: out of memory\n");
+            rc = KF_EXIT_USAGE;
+            goto finish;
+        }
+        int ntodo = 0;
+        for (int k = 0; k < sp->ncases; k++) {
+            const kf_variant *v = &sp->variants[sp->cases[k].variant];
+            char key[2048];
+            results_case_key(v, &sp->cases[k].shape, bench, info.dev.name, key, sizeof key);
+            if (!keyset_add(&seen, key)) {
+                duplicates++;
+                continue;
+            }
+            total++;
+            const kf_result *prev = resume_find(&rs, v, &sp->cases[k].shape, bench, info.dev.name);
+            if (prev) {
+                report_add(rep, prev);
+                if (prev->status != KF_ST_OK)
+                    ctx.failed++;
+                skipped_done++;
+            } else {
+                todo[ntodo++] = sp->cases[k];
+            }
+        }
+        int mr = run_session_measure(s, sp->variants, sp->nvariants, todo, ntodo, bench, on_result, &ctx, err,
+                                     sizeof err);
+        free(todo);
+        if (mr < 0) {
+            if (kf_interrupted) {
+                interrupted = true;
+            } else {
+                fprintf(stderr, "kforge: %s\n", err);
+                rc = KF_EXIT_NODEV;
+                goto finish;
+            }
+        } else if (mr == 1 && ctx.write_error[0]) {
+            break;
+        }
+    }
+finish:
+    report_finish(rep);
+    if (duplicates)
+        fprintf(stderr, "kforge: %d case%s given more than once measured once\n", duplicates,
+                duplicates == 1 ? "" : "s");
+    if (skipped_done)
+        fprintf(stderr, "kforge: resumed: %d case%s taken from %s, %d measured now\n", skipped_done,
+                skipped_done == 1 ? "" : "s", o.results, ctx.measured);
+    if (ctx.write_error[0]) {
+        fprintf(stderr, "kforge: %s; the run stopped after %d of %d cases (the lines written before are intact)\n",
+                ctx.write_error, ctx.measured - 1 + skipped_done, total);
+        rc = KF_EXIT_IO;
+    } else if (interrupted) {
+        fprintf(stderr, "kforge: interrupted after %d of %d cases; results are in %s; run the same command to "
+                        "resume\n", ctx.measured + skipped_done, total, rf ? o.results : "(no results file)");
+        rc = KF_EXIT_INTERRUPT;
+    } else if (rc == KF_EXIT_OK) {
+        resume_end(&rs);
+        if (ctx.failed)
+            rc = KF_EXIT_VARIANT;
+    }
+out:
+    report_free(rep);
+    results_close(rf);
+    resume_free(&rs);
+    run_session_free(s);
+    keyset_free(&seen);
+    free(identity);
+    if (spaces)
+        for (int i = 0; i < o.nconfigs; i++)
+            space_free(&spaces[i]);
+    if (cfgs)
+        free_configs(cfgs, o.nconfigs);
+    free(cfgs);
+    free(spaces);
+    return rc;
+}

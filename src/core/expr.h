@@ -1,0 +1,39 @@
+/*
+ * expr.h -- constraint expressions over variant parameters, for example
+ *   "block_size * elements_per_thread <= 16384"
+ *   "algorithm != \"atomic_global\" || n <= 1048576"
+ *
+ * Grammar (C-like precedence): || && ! == != < <= > >= + - * / % unary -,
+ * parentheses, integer and decimal literals, "string" literals, and the
+ * identifiers of the config's family (family.h): every parameter
+ * (enumerated ones evaluate to their name as a string and compare only with
+ * == and != against strings; a grid is its block count, 0 unless fixed),
+ * every size dimension ("n"; "rows", "cols", "row_stride") and the
+ * family's derived names (reduce: "elem_bytes", "vector_bytes", "tile").
+ * Functions: log2(x), pow2(k), min(a,b), max(a,b).
+ */
+#ifndef KF_EXPR_H
+#define KF_EXPR_H
+
+#include "kforge.h"
+
+typedef struct kf_expr kf_expr;
+
+/* Parses text.  On error returns NULL and writes a message naming the
+ * expression and the 1-based character position:
+ *   'block_size <= ' at position 15: expected a value */
+kf_expr *expr_parse(const char *text, int family, char *err, size_t errlen);
+
+/* Evaluates e for variant v (of the family e was parsed for) at shape s
+ * (NULL when e uses no size).  Comparisons and logic yield 0 or 1.
+ * Returns 0, or -1 with a message (division by zero, comparing a string
+ * with a number). */
+int expr_eval(const kf_expr *e, const kf_variant *v, const kf_shape *s, double *out,
+              char *err, size_t errlen);
+
+/* True if the expression mentions a size (then it is checked per case). */
+bool expr_uses_n(const kf_expr *e);
+
+void expr_free(kf_expr *e);
+
+#endif

@@ -1,0 +1,99 @@
+/*
+ * family.c -- the family registry and what the engine does with any
+ * family's variants and shapes (see family.h).
+ */
+#include "family.h"
+
+#include <stdio.h>
+#include <string.h>
+
+extern const kf_family kf_family_reduce;
+
+/* The registry: one line per family. */
+const kf_family *const kf_families[] = {
+    &kf_family_reduce,
+};
+const int kf_nfamilies = (int)(sizeof kf_families / sizeof kf_families[0]);
+
+int family_find(const char *name)
+{
+    for (int i = 0; i < kf_nfamilies; i++)
+        if (strcmp(kf_families[i]->name, name) == 0)
+            return i;
+    return -1;
+}
+
+void variant_defaults(kf_variant *v, int family)
+{
+    memset(v, 0, sizeof *v);
+    v->family = family;
+    const kf_family *f = kf_families[family];
+    for (int i = 0; i < f->nparams; i++)
+        v->p[i] = f->params[i].def;
+}
+
+kf_dtype variant_dtype(const kf_variant *v) { return (kf_dtype)v->p[family_of(v)->p_dtype]; }
+kf_op variant_op(const kf_variant *v) { return (kf_op)v->p[family_of(v)->p_op]; }
+
+bool variant_eq(const kf_variant *a, const kf_variant *b)
+{
+    if (a->family != b->family || strcmp(a->name, b->name) != 0)
+        return false;
+    int np = family_of(a)->nparams;
+    for (int i = 0; i < np; i++)
+        if (a->p[i] != b->p[i])
+            return false;
+    return true;
+}
+
+uint64_t variant_hash(const kf_variant *v)
+{
+    uint64_t h = kf_hash64(v->name, strlen(v->name), (uint64_t)v->family + 1);
+    return kf_hash64(v->p, sizeof v->p[0] * (size_t)family_of(v)->nparams, h);
+}
+
+void variant_label(const kf_variant *v, char *buf, size_t len)
+{
+    if (v->name[0])
+        snprintf(buf, len, "%s", v->name);
+    else
+        family_of(v)->label(v, buf, len);
+}
+
+void variant_json(strbuf *b, const kf_variant *v)
+{
+    const kf_family *f = family_of(v);
+    sb_append(b, "{\"kernel\": ");
+    sb_json_string(b, f->name);
+    for (int i = 0; i < f->nparams; i++) {
+        sb_printf(b, ", \"%s\": ", f->params[i].name);
+        param_json(b, &f->params[i], v->p[i]);
+    }
+    sb_append(b, "}");
+}
+
+int64_t shape_elems(const kf_variant *v, const kf_shape *s)
+{
+    return family_of(v)->input_elems(s);
+}
+
+bool shape_eq(const kf_shape *a, const kf_shape *b)
+{
+    return memcmp(a->d, b->d, sizeof a->d) == 0;
+}
+
+void shape_text(const kf_family *f, const kf_shape *s, char *buf, size_t len)
+{
+    size_t o = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < f->nsizes && o < len; i++)
+        o += (size_t)snprintf(buf + o, len - o, "%s%s=%lld", i ? " " : "", f->sizes[i].name, (long long)s->d[i]);
+}
+
+void shape_short(const kf_family *f, const kf_shape *s, char *buf, size_t len)
+{
+    size_t o = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < f->nsizes && o < len; i++)
+        o += (size_t)snprintf(buf + o, len - o, "%s%lld", i ? "x" : "", (long long)s->d[i]);
+}

@@ -1,0 +1,123 @@
+/*
+ * family.h -- the kernel-family interface.  Everything a family knows and
+ * the engine does not: its parameter table and size dimensions, which
+ * combinations can run, launch planning, CUDA code generation from its
+ * templates in kernel_src/<family>/, the CPU reference and the comparison
+ * of its outputs, the bytes it moves, and a time model for the fake GPU.
+ *
+ * A family is one folder under src/families/ that defines one kf_family,
+ * plus one line in the registry (family.c: kf_families[]).
+ */
+#ifndef KF_FAMILY_H
+#define KF_FAMILY_H
+
+#include <stdint.h>
+
+#include "kforge.h"
+#include "param.h"
+
+/* A launch plan: what the engine needs to know, plus the family's own
+ * data (the passes and grids) in priv. */
+typedef struct {
+    int launches;               /* kernel launches per run */
+    int64_t blocks;             /* blocks of the first launch */
+    int64_t workspace_bytes;    /* device scratch the launches need */
+    int64_t depth;              /* most operations an input goes through (float tolerance) */
+    bool deterministic;         /* same bits run to run */
+    unsigned char priv[1024];   /* family-private (cast to the family's plan struct) */
+} kf_plan_info;
+
+/* The engine's launcher, handed to a family's enqueue (exec/bench.c). */
+typedef struct kf_launcher kf_launcher;
+int kf_launch(kf_launcher *l, int64_t grid, int block, void **args);
+
+/* Device buffers of one run. */
+typedef struct {
+    uint64_t in;                /* the input (offset applied) */
+    uint64_t out;               /* outputs(shape) elements */
+    uint64_t ws;                /* workspace_bytes, initialised by workspace_init */
+} kf_buffers;
+
+typedef struct kf_family {
+    const char *name;           /* "reduce": the config's "kernel" */
+    const char *doc;            /* one line */
+    const kf_param *params;     /* the variant axes */
+    int nparams;
+    const kf_param *sizes;      /* the size dimensions ("n"; "rows", "cols", "row_stride") */
+    int nsizes;
+    int p_dtype, p_op;          /* indices of the dtype and op parameters */
+    int p_block;                /* index of the threads-per-block parameter */
+    const char *entry;          /* the kernel's extern "C" name */
+    /* constraint identifiers beyond params and sizes ("tile", "vector_bytes", ...) */
+    const char *const *derived;
+    int nderived;
+    double (*derived_value)(const kf_variant *v, int which);
+
+    /* Turns "auto" choices into concrete ones (passes auto -> atomic, ...). */
+    void (*resolve)(kf_variant *v);
+    /* 0 if v can run (dev may be NULL: sm_90 limits), else -1 and why. */
+    int (*check)(const kf_variant *v, const kf_device *dev, char *why, size_t whylen);
+    /* Normalises a shape (row_stride 0 -> cols) and checks it against v:
+     * 0, or -1 and why. */
+    int (*check_shape)(const kf_variant *v, kf_shape *s, char *why, size_t whylen);
+    /* A one-line label of the parameters that matter. */
+    void (*label)(const kf_variant *v, char *buf, size_t len);
+    /* CUDA source (malloc'd): a comment naming every compile-time
+     * parameter, the #defines, the templates.  Depends only on what is
+     * compiled in, so variants that differ only in launch-time values
+     * share a cubin. */
+    char *(*source)(const kf_variant *v, char *err, size_t errlen);
+
+    /* Plans the launches for shape s on a GPU of sms multiprocessors where
+     * occupancy blocks fit per SM: 0, or -1. */
+    int (*plan)(const kf_variant *v, const kf_shape *s, int sms, int occupancy, kf_plan_info *p);
+    int64_t (*input_elems)(const kf_shape *s);   /* elements filled (padding included) */
+    int64_t (*outputs)(const kf_shape *s);       /* output elements */
+    double (*bytes)(const kf_shape *s, size_t elem_size); /* bytes a run must move (GB/s) */
+    /* The workspace's first contents (host image of workspace_bytes). */
+    void (*workspace_init)(const kf_variant *v, const kf_plan_info *p, void *ws);
+    /* Enqueues one whole run (every launch). */
+    int (*enqueue)(kf_launcher *l, const kf_variant *v, const kf_shape *s, const kf_plan_info *p,
+                   const kf_buffers *b);
+
+    /* Reference outputs from the host input (aux: one double per output,
+     * e.g. sum |x| for the float bound). */
+    void (*reference)(const kf_variant *v, const kf_shape *s, const void *in, void *ref, double *aux);
+    /* Compares outputs; fills r->gpu_value, ref_value, abs_err, tolerance
+     * from the worst output; returns how many outputs are wrong. */
+    int64_t (*compare)(const kf_variant *v, const kf_shape *s, const kf_plan_info *p, const void *got,
+                       const void *ref, const double *aux, kf_result *r);
+    /* Fake GPU: a smooth time model with one best point (ms). */
+    double (*fake_ms)(const kf_variant *v, const kf_shape *s, const kf_device *d, const kf_plan_info *p);
+} kf_family;
+
+/* The registry. */
+extern const kf_family *const kf_families[];
+extern const int kf_nfamilies;
+
+/* The family called name, or -1. */
+int family_find(const char *name);
+static inline const kf_family *family_of(const kf_variant *v) { return kf_families[v->family]; }
+
+/* Every parameter at its default. */
+void variant_defaults(kf_variant *v, int family);
+kf_dtype variant_dtype(const kf_variant *v);
+kf_op variant_op(const kf_variant *v);
+/* Same family, name and parameters. */
+bool variant_eq(const kf_variant *a, const kf_variant *b);
+uint64_t variant_hash(const kf_variant *v);
+/* "name" or the family's label. */
+void variant_label(const kf_variant *v, char *buf, size_t len);
+/* Every parameter as a JSON object in config syntax, kernel first:
+ * {"kernel": "reduce", "dtype": "float32", ...}. */
+void variant_json(strbuf *b, const kf_variant *v);
+
+/* Shapes. */
+int64_t shape_elems(const kf_variant *v, const kf_shape *s);
+bool shape_eq(const kf_shape *a, const kf_shape *b);
+/* "n=1048576" or "rows=64 cols=1024 row_stride=1024" */
+void shape_text(const kf_family *f, const kf_shape *s, char *buf, size_t len);
+/* "1048576" or "64x1024" (stride shown when it is not cols). */
+void shape_short(const kf_family *f, const kf_shape *s, char *buf, size_t len);
+
+#endif

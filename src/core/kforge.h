@@ -1,0 +1,160 @@
+/*
+ * kforge.h -- the types every module shares: what a variant is, what a
+ * measurement produces, element types and operators.
+ *
+ * A *variant* is everything that changes the compiled kernel or how it is
+ * launched: a family (family.h) and one value per parameter of its table
+ * (param.h).  A *case* is a variant at one shape.  Variants are plain
+ * structs with no pointers, so they can be copied through pipes to worker
+ * processes unchanged.
+ */
+#ifndef KFORGE_H
+#define KFORGE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define KF_VERSION "0.1.0"
+
+/* Exit codes (documented in README and man page). */
+enum {
+    KF_EXIT_OK = 0,          /* everything compiled, verified and was timed */
+    KF_EXIT_VARIANT = 1,     /* some variant failed; the others still ran */
+    KF_EXIT_USAGE = 2,       /* usage or configuration error */
+    KF_EXIT_NODEV = 3,       /* no usable GPU, driver or NVRTC */
+    KF_EXIT_IO = 4,          /* a result, the database or the output could not be written */
+    KF_EXIT_INTERRUPT = 130  /* SIGINT or SIGTERM */
+};
+
+/* ---------------------------------------------------------------------- */
+/* Element types and operators: shared by every reduction-like family.    */
+/* Each has a name table in kforge.c; the names are the JSON spelling.    */
+
+typedef enum { KF_INT32, KF_UINT32, KF_INT64, KF_FLOAT32, KF_FLOAT64, KF_DTYPE_COUNT } kf_dtype;
+
+typedef enum {
+    KF_OP_SUM, KF_OP_MIN, KF_OP_MAX, KF_OP_PROD, KF_OP_AND, KF_OP_OR, KF_OP_XOR, KF_OP_COUNT
+} kf_op;
+
+/* ---------------------------------------------------------------------- */
+/* A variant: one point of a family's space.  p[] holds one value per    */
+/* parameter of the family's table (param.h), in table order.             */
+
+#define KF_NAME_MAX 64
+#define KF_MAX_PARAMS 24
+#define KF_MAX_DIMS 3
+
+typedef struct {
+    char name[KF_NAME_MAX];     /* label from the config ("reduce6"), may be "" */
+    int family;                 /* index into kf_families[] (family.h) */
+    int64_t p[KF_MAX_PARAMS];   /* unused entries are 0 */
+} kf_variant;
+
+/* A problem size: the family's size dimensions in table order
+ * (reduce: n; reduce_rows: rows, cols, row_stride); unused entries 0. */
+typedef struct {
+    int64_t d[KF_MAX_DIMS];
+} kf_shape;
+
+/* Benchmark settings ("bench" in a config). */
+typedef struct {
+    int warmup;                 /* untimed runs before timing */
+    int min_reps;               /* at least this many timed repetitions */
+    int max_reps;               /* at most this many */
+    double max_time_s;          /* time budget per case for timed repetitions */
+    double max_noise;           /* stop early once relative stddev <= this (after min_reps) */
+    bool flush_l2;              /* overwrite L2 before every repetition */
+    uint64_t seed;              /* input data seed */
+    int64_t offset;             /* input pointer offset in elements (alignment tests) */
+    double timeout_s;           /* watchdog per case; 0 = none */
+} kf_bench;
+
+void kf_bench_defaults(kf_bench *b);
+
+/* ---------------------------------------------------------------------- */
+/* Measurement results.                                                   */
+
+typedef enum {
+    KF_ST_OK,            /* verified and timed */
+    KF_ST_WRONG,         /* gave a wrong answer; never ranked */
+    KF_ST_COMPILE,       /* NVRTC failed */
+    KF_ST_LAUNCH,        /* module load or launch refused (resources, config) */
+    KF_ST_FAULT,         /* the kernel faulted; the context was lost */
+    KF_ST_TIMEOUT,       /* the watchdog stopped it */
+    KF_ST_OOM,           /* not enough device memory for this n */
+    KF_ST_COUNT
+} kf_status;
+
+typedef struct {
+    int reps;
+    double median_ms, min_ms, max_ms, mean_ms, stddev_ms;
+    double noise;               /* stddev / mean */
+    double gbps;                /* n * sizeof(T) / median */
+    double pct_peak;            /* gbps / theoretical DRAM bandwidth * 100 */
+} kf_stats;
+
+#define KF_MSG_MAX 512
+
+typedef struct {
+    kf_variant v;
+    kf_shape shape;
+    kf_bench bench;             /* the settings it was measured with */
+    int device;                 /* GPU index it ran on (-1: none, e.g. compile only) */
+    char device_name[128];      /* the GPU's name and UUID ("" when not known) */
+    char device_uuid[48];
+    kf_status status;
+    char message[KF_MSG_MAX];   /* error text, compile log excerpt, ... */
+    /* verification */
+    char gpu_value[48];         /* printed with full precision */
+    char ref_value[48];
+    double abs_err;             /* |gpu - ref| (floats), 0 for exact matches */
+    double tolerance;           /* bound used (0 for exact) */
+    bool deterministic;         /* same bits run to run */
+    /* launch facts */
+    int launches;               /* kernel launches per reduction */
+    int64_t blocks;             /* blocks of the first launch */
+    int regs;                   /* registers per thread */
+    int smem_bytes;             /* static + dynamic shared memory per block */
+    int occupancy;              /* resident blocks per SM (occupancy calculator) */
+    double compile_ms;          /* 0 when the cubin came from the cache */
+    bool cached;
+    kf_stats stats;
+} kf_result;
+
+/* Facts about the device and software, recorded with every result. */
+typedef struct {
+    char name[128];
+    char uuid[48];              /* "GPU-xxxxxxxx-..." or "" */
+    int index;                  /* ordinal */
+    int cc_major, cc_minor;
+    int sms;
+    int64_t l2_bytes;
+    int64_t mem_bytes;
+    int mem_clock_khz;
+    int bus_width_bits;
+    double peak_gbps;           /* 2 * clock * bus width / 8 */
+    int max_threads_per_block;
+    int max_smem_per_block;     /* opt-in maximum */
+    int max_smem_per_sm;
+    int driver_version;         /* e.g. 13000 */
+    int nvrtc_major, nvrtc_minor;
+} kf_device;
+
+/* ---------------------------------------------------------------------- */
+/* Names.  *_name returns a static string; *_parse returns the enum or -1. */
+
+extern const char *const kf_dtype_names[];
+extern const char *const kf_op_names[];
+extern const char *const kf_status_names[];
+
+/* Index of s in names[0..count), or -1. */
+int kf_lookup(const char *const *names, int count, const char *s);
+
+size_t kf_dtype_size(kf_dtype t);
+bool kf_dtype_is_float(kf_dtype t);
+bool kf_op_is_bitwise(kf_op op);
+/* C/CUDA spelling of the element type ("int", "unsigned int", "long long", "float", "double"). */
+const char *kf_dtype_ctype(kf_dtype t);
+
+#endif

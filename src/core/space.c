@@ -1,0 +1,391 @@
+/*
+ * space.c -- specs to variants and cases (see space.h).
+ */
+#include "space.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "expr.h"
+#include "family.h"
+#include "util.h"
+
+#define MAX_COMBINATIONS 10000000LL   /* a cartesian product beyond this is a mistake */
+#define MAX_SHAPES 1000000LL
+
+void space_resolve(kf_variant *v)
+{
+    if (family_of(v)->resolve)
+        family_of(v)->resolve(v);
+}
+
+int space_check_variant(const kf_variant *v, const kf_device *dev, char *why, size_t whylen)
+{
+    return family_of(v)->check(v, dev, why, whylen);
+}
+
+// ---------------------------------------------------------------------------
+// hash sets of variants and cases
+
+typedef struct {
+    size_t *slot;       /* entry index + 1; 0 empty */
+    size_t size, count;
+} hset;
+
+typedef struct {
+    kf_space *s;
+    int vcap, ccap, kcap;
+    hset vset, cset;
+} builder;
+
+static uint64_t case_hash(const kf_case *c)
+{
+    return kf_hash64(c->shape.d, sizeof c->shape.d, (uint64_t)c->variant * 0x9e3779b97f4a7c15ULL + 1);
+}
+
+static uint64_t entry_hash(const builder *b, const hset *h, size_t i)
+{
+    return h == &b->vset ? variant_hash(&b->s->variants[i]) : case_hash(&b->s->cases[i]);
+}
+
+static bool entry_eq(const builder *b, const hset *h, size_t i, const void *key)
+{
+    if (h == &b->vset)
+        return variant_eq(&b->s->variants[i], key);
+    const kf_case *c = &b->s->cases[i], *k = key;
+    return c->variant == k->variant && shape_eq(&c->shape, &k->shape);
+}
+
+/* Index of key in the set, or -1. */
+static long hset_find(const builder *b, const hset *h, const void *key, uint64_t hash)
+{
+    if (!h->size)
+        return -1;
+    for (size_t i = hash & (h->size - 1);; i = (i + 1) & (h->size - 1)) {
+        if (!h->slot[i])
+            return -1;
+        if (entry_eq(b, h, h->slot[i] - 1, key))
+            return (long)(h->slot[i] - 1);
+    }
+}
+
+/* Adds entry idx (already stored in the space). */
+static int hset_add(builder *b, hset *h, size_t idx, uint64_t hash)
+{
+    if ((h->count + 1) * 2 > h->size) {
+        size_t ns = h->size ? h->size * 2 : 64;
+        size_t *t = calloc(ns, sizeof *t);
+        if (!t)
+            return -1;
+        for (size_t i = 0; i < h->size; i++)
+            if (h->slot[i]) {
+                size_t j = entry_hash(b, h, h->slot[i] - 1) & (ns - 1);
+                while (t[j])
+                    j = (j + 1) & (ns - 1);
+                t[j] = h->slot[i];
+            }
+        free(h->slot);
+        h->slot = t;
+        h->size = ns;
+    }
+    size_t j = hash & (h->size - 1);
+    while (h->slot[j])
+        j = (j + 1) & (h->size - 1);
+    h->slot[j] = idx + 1;
+    h->count++;
+    return 0;
+}
+
+static int push_skip(builder *b, const char *line)
+{
+    kf_space *s = b->s;
+    if (s->nskipped == b->kcap) {
+        int nc = b->kcap ? b->kcap * 2 : 16;
+        char **l = realloc(s->skipped, sizeof *l * (size_t)nc);
+        if (!l)
+            return -1;
+        s->skipped = l;
+        b->kcap = nc;
+    }
+    s->skipped[s->nskipped] = strdup(line);
+    if (!s->skipped[s->nskipped])
+        return -1;
+    s->nskipped++;
+    return 0;
+}
+
+static int add_variant(builder *b, const kf_variant *v)
+{
+    uint64_t h = variant_hash(v);
+    long i = hset_find(b, &b->vset, v, h);
+    if (i >= 0)
+        return (int)i;
+    kf_space *s = b->s;
+    if (s->nvariants == b->vcap) {
+        int nc = b->vcap ? b->vcap * 2 : 16;
+        kf_variant *l = realloc(s->variants, sizeof *l * (size_t)nc);
+        if (!l)
+            return -1;
+        s->variants = l;
+        b->vcap = nc;
+    }
+    s->variants[s->nvariants] = *v;
+    if (hset_add(b, &b->vset, (size_t)s->nvariants, h) != 0)
+        return -1;
+    return s->nvariants++;
+}
+
+static int add_case(builder *b, int variant, const kf_shape *shape)
+{
+    kf_case c = {variant, *shape};
+    uint64_t h = case_hash(&c);
+    if (hset_find(b, &b->cset, &c, h) >= 0)
+        return 0;
+    kf_space *s = b->s;
+    if (s->ncases == b->ccap) {
+        int nc = b->ccap ? b->ccap * 2 : 64;
+        kf_case *l = realloc(s->cases, sizeof *l * (size_t)nc);
+        if (!l)
+            return -1;
+        s->cases = l;
+        b->ccap = nc;
+    }
+    s->cases[s->ncases] = c;
+    if (hset_add(b, &b->cset, (size_t)s->ncases, h) != 0)
+        return -1;
+    s->ncases++;
+    return 0;
+}
+
+int space_cmp_shape(const kf_variant *v, const kf_shape *a, const kf_shape *b)
+{
+    int64_t ea = shape_elems(v, a), eb = shape_elems(v, b);
+    if (ea != eb)
+        return ea < eb ? -1 : 1;
+    for (int d = 0; d < KF_MAX_DIMS; d++)
+        if (a->d[d] != b->d[d])
+            return a->d[d] < b->d[d] ? -1 : 1;
+    return 0;
+}
+
+static const kf_space *sort_space;
+
+static int cmp_case(const void *pa, const void *pb)
+{
+    const kf_case *a = pa, *b = pb;
+    int c = space_cmp_shape(&sort_space->variants[a->variant], &a->shape, &b->shape);
+    if (c)
+        return c;
+    return (a->variant > b->variant) - (a->variant < b->variant);
+}
+
+// ---------------------------------------------------------------------------
+// expansion
+
+static int expand_spec(builder *b, const kf_config *cfg, const kf_spec *sp, const kf_device *dev, char *err,
+                       size_t errlen)
+{
+    const kf_family *fam = kf_families[cfg->family];
+    const char *where = sp->where[0] ? sp->where : "";
+    const char *sep = sp->where[0] ? ": " : "";
+    for (int d = 0; d < fam->nsizes; d++)
+        if (sp->sz[d].count == 0 && !fam->sizes[d].optional) {
+            kf_err(err, errlen, "%s: %s%sno sizes: give \"%s\" (for example \"%s\": [1000000, \"2^24\"]) or --set %s=...",
+                   cfg->path, where, sep, fam->sizes[d].name, fam->sizes[d].name, fam->sizes[d].name);
+            return -1;
+        }
+    kf_expr **ex = calloc((size_t)(sp->n_constraints + 1), sizeof *ex);
+    if (!ex) {
+        kf_err(err, errlen, "out of memory");
+        return -1;
+    }
+    int rc = -1;
+    for (int i = 0; i < sp->n_constraints; i++) {
+        char eerr[512];
+        ex[i] = expr_parse(sp->constraints[i], cfg->family, eerr, sizeof eerr);
+        if (!ex[i]) {
+            kf_err(err, errlen, "%s: %s%sconstraints[%d]: %s", cfg->path, where, sep, i, eerr);
+            goto out;
+        }
+    }
+
+    int64_t total = 1, nshapes = 1;
+    bool single = true;
+    for (int a = 0; a < fam->nparams; a++) {
+        int c = sp->ax[a].count > 0 ? sp->ax[a].count : 1;
+        if (c > 1)
+            single = false;
+        total *= c;
+        if (total > MAX_COMBINATIONS) {
+            kf_err(err, errlen, "%s: %s%sthe lists describe more than %lld combinations; narrow them or add "
+                                "constraints",
+                   cfg->path, where, sep, MAX_COMBINATIONS);
+            goto out;
+        }
+    }
+    for (int d = 0; d < fam->nsizes; d++) {
+        nshapes *= sp->sz[d].count > 0 ? sp->sz[d].count : 1;
+        if (nshapes > MAX_SHAPES) {
+            kf_err(err, errlen, "%s: %s%sthe sizes describe more than %lld shapes", cfg->path, where, sep, MAX_SHAPES);
+            goto out;
+        }
+    }
+
+    int idx[KF_MAX_PARAMS] = {0};
+    for (int64_t k = 0; k < total; k++) {
+        if ((k & 4095) == 0 && kf_interrupted) {
+            kf_err(err, errlen, "interrupted");
+            goto out;
+        }
+        kf_variant v;
+        variant_defaults(&v, cfg->family);
+        snprintf(v.name, sizeof v.name, "%s", sp->name);
+        for (int a = 0; a < fam->nparams; a++)
+            if (sp->ax[a].count > 0)
+                v.p[a] = sp->ax[a].vals[idx[a]];
+        /* next combination (odometer, last axis fastest) */
+        for (int a = fam->nparams - 1; a >= 0; a--) {
+            int c = sp->ax[a].count > 0 ? sp->ax[a].count : 1;
+            if (++idx[a] < c)
+                break;
+            idx[a] = 0;
+        }
+
+        char why[512], label[256], line[1024];
+        space_resolve(&v);
+        fam->label(&v, label, sizeof label);
+        if (space_check_variant(&v, dev, why, sizeof why) != 0) {
+            if (single) {
+                kf_err(err, errlen, "%s: %s%s%s%scannot run: %s", cfg->path, where, sep, v.name,
+                       v.name[0] ? " " : "", why);
+                goto out;
+            }
+            snprintf(line, sizeof line, "%s%s%s: %s", v.name, v.name[0] ? " " : "", label, why);
+            if (push_skip(b, line) != 0)
+                goto oom;
+            continue;
+        }
+        /* constraints without sizes: once per variant */
+        bool keep = true;
+        for (int i = 0; i < sp->n_constraints && keep; i++) {
+            if (expr_uses_n(ex[i]))
+                continue;
+            double r;
+            char eerr[512];
+            if (expr_eval(ex[i], &v, NULL, &r, eerr, sizeof eerr) != 0) {
+                kf_err(err, errlen, "%s: %s%sconstraints[%d]: %s", cfg->path, where, sep, i, eerr);
+                goto out;
+            }
+            if (r == 0) {
+                keep = false;
+                snprintf(line, sizeof line, "%s%s%s: constraint \"%s\" is false", v.name, v.name[0] ? " " : "",
+                         label, sp->constraints[i]);
+                if (push_skip(b, line) != 0)
+                    goto oom;
+            }
+        }
+        if (!keep)
+            continue;
+
+        /* shapes: the product of the size lists, constraints with sizes */
+        int vi = -1;
+        int sidx[KF_MAX_DIMS] = {0};
+        for (int64_t q = 0; q < nshapes; q++) {
+            kf_shape shape;
+            memset(&shape, 0, sizeof shape);
+            for (int d = 0; d < fam->nsizes; d++)
+                shape.d[d] = sp->sz[d].count > 0 ? sp->sz[d].vals[sidx[d]] : fam->sizes[d].def;
+            for (int d = fam->nsizes - 1; d >= 0; d--) {
+                int c = sp->sz[d].count > 0 ? sp->sz[d].count : 1;
+                if (++sidx[d] < c)
+                    break;
+                sidx[d] = 0;
+            }
+            char stext[128];
+            shape_text(fam, &shape, stext, sizeof stext);
+            bool ok = true;
+            if (fam->check_shape && fam->check_shape(&v, &shape, why, sizeof why) != 0) {
+                ok = false;
+                snprintf(line, sizeof line, "%s%s%s %s: %s", v.name, v.name[0] ? " " : "", label, stext, why);
+                if (push_skip(b, line) != 0)
+                    goto oom;
+            }
+            for (int i = 0; i < sp->n_constraints && ok; i++) {
+                if (!expr_uses_n(ex[i]))
+                    continue;
+                double r;
+                char eerr[512];
+                if (expr_eval(ex[i], &v, &shape, &r, eerr, sizeof eerr) != 0) {
+                    kf_err(err, errlen, "%s: %s%sconstraints[%d]: %s", cfg->path, where, sep, i, eerr);
+                    goto out;
+                }
+                if (r == 0) {
+                    ok = false;
+                    snprintf(line, sizeof line, "%s%s%s %s: constraint \"%s\" is false", v.name,
+                             v.name[0] ? " " : "", label, stext, sp->constraints[i]);
+                    if (push_skip(b, line) != 0)
+                        goto oom;
+                }
+            }
+            if (!ok)
+                continue;
+            if (vi < 0 && (vi = add_variant(b, &v)) < 0)
+                goto oom;
+            if (add_case(b, vi, &shape) != 0)
+                goto oom;
+        }
+    }
+    rc = 0;
+    goto out;
+oom:
+    kf_err(err, errlen, "%s: out of memory while expanding %s", cfg->path, where[0] ? where : "the config");
+out:
+    for (int i = 0; i < sp->n_constraints; i++)
+        expr_free(ex[i]);
+    free(ex);
+    return rc;
+}
+
+int space_expand(const kf_config *cfg, const kf_device *dev, kf_space *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    builder b;
+    memset(&b, 0, sizeof b);
+    b.s = out;
+    int rc = 0;
+    for (int i = 0; i < cfg->nspecs && rc == 0; i++)
+        rc = expand_spec(&b, cfg, &cfg->specs[i], dev, err, errlen);
+    free(b.vset.slot);
+    free(b.cset.slot);
+    if (rc != 0) {
+        space_free(out);
+        return -1;
+    }
+    if (out->ncases == 0) {
+        if (out->nskipped > 0)
+            kf_err(err, errlen, "%s: no combination can run (%d skipped; the first: %s)", cfg->path,
+                   out->nskipped, out->skipped[0]);
+        else
+            kf_err(err, errlen, "%s: describes no variant", cfg->path);
+        space_free(out);
+        return -1;
+    }
+    /* Size-major order: all variants at one shape, then the next.  Tables
+     * then compare variants side by side, and the worker's input cache is
+     * reused across consecutive cases. */
+    sort_space = out;
+    qsort(out->cases, (size_t)out->ncases, sizeof *out->cases, cmp_case);
+    sort_space = NULL;
+    return 0;
+}
+
+void space_free(kf_space *s)
+{
+    free(s->variants);
+    free(s->cases);
+    for (int i = 0; i < s->nskipped; i++)
+        free(s->skipped[i]);
+    free(s->skipped);
+    memset(s, 0, sizeof *s);
+}

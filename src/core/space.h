@@ -1,0 +1,49 @@
+/*
+ * space.h -- expanding specs into variants and cases.  The rules that say
+ * which combinations can run belong to each family (family.h: check,
+ * check_shape); this module applies them, and the constraints.
+ *
+ * A spec whose keys all hold single values describes one variant: if that
+ * variant cannot run, expansion fails with the reason.  A spec with lists
+ * describes the cartesian product: combinations that cannot run are
+ * skipped and listed (space.skipped), and expansion fails only if nothing
+ * is left.  Constraints filter combinations the same way.  Duplicates
+ * (the same variant or case twice) are dropped in O(1) each (hashing).
+ */
+#ifndef KF_SPACE_H
+#define KF_SPACE_H
+
+#include "config.h"
+#include "kforge.h"
+
+typedef struct {
+    int variant;        /* index into space.variants */
+    kf_shape shape;
+} kf_case;
+
+typedef struct {
+    kf_variant *variants;   /* distinct variants, in config order */
+    int nvariants;
+    kf_case *cases;         /* every (variant, shape), ordered by shape, then variant (config order) */
+    int ncases;
+    char **skipped;         /* one line per skipped combination: label + reason */
+    int nskipped;
+} kf_space;
+
+/* Checks whether v can run (the family's rules, with v resolved first).
+ * dev may be NULL (limits of sm_90 are assumed). */
+int space_check_variant(const kf_variant *v, const kf_device *dev, char *why, size_t whylen);
+
+/* Resolves the family's "auto" choices (passes auto -> ...). */
+void space_resolve(kf_variant *v);
+
+int space_expand(const kf_config *cfg, const kf_device *dev, kf_space *out,
+                 char *err, size_t errlen);
+
+/* Orders shapes: by elements (the family's input size), then dimension by
+ * dimension. */
+int space_cmp_shape(const kf_variant *v, const kf_shape *a, const kf_shape *b);
+
+void space_free(kf_space *s);
+
+#endif

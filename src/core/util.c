@@ -1,0 +1,342 @@
+/*
+ * util.c -- see util.h.
+ */
+#include "util.h"
+
+volatile sig_atomic_t kf_interrupted = 0;
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+// ---------------------------------------------------------------------------
+// string builder
+
+static bool sb_grow(strbuf *b, size_t extra)
+{
+    if (b->failed)
+        return false;
+    size_t need = b->len + extra + 1;
+    if (need <= b->cap)
+        return true;
+    size_t cap = b->cap ? b->cap : 256;
+    while (cap < need)
+        cap *= 2;
+    char *s = realloc(b->s, cap);
+    if (!s) {
+        b->failed = true;
+        return false;
+    }
+    b->s = s;
+    b->cap = cap;
+    return true;
+}
+
+void sb_appendn(strbuf *b, const char *s, size_t n)
+{
+    if (!sb_grow(b, n))
+        return;
+    memcpy(b->s + b->len, s, n);
+    b->len += n;
+    b->s[b->len] = '\0';
+}
+
+void sb_append(strbuf *b, const char *s) { sb_appendn(b, s, strlen(s)); }
+
+void sb_vprintf(strbuf *b, const char *fmt, va_list ap)
+{
+    va_list ap2;
+    va_copy(ap2, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap2);
+    va_end(ap2);
+    if (n < 0 || !sb_grow(b, (size_t)n))
+        return;
+    vsnprintf(b->s + b->len, (size_t)n + 1, fmt, ap);
+    b->len += (size_t)n;
+}
+
+void sb_printf(strbuf *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    sb_vprintf(b, fmt, ap);
+    va_end(ap);
+}
+
+void sb_json_string(strbuf *b, const char *s)
+{
+    sb_append(b, "\"");
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        switch (*p) {
+        case '"': sb_append(b, "\\\""); break;
+        case '\\': sb_append(b, "\\\\"); break;
+        case '\n': sb_append(b, "\\n"); break;
+        case '\r': sb_append(b, "\\r"); break;
+        case '\t': sb_append(b, "\\t"); break;
+        default:
+            if (*p < 0x20)
+                sb_printf(b, "\\u%04x", *p);
+            else
+                sb_appendn(b, (const char *)p, 1);
+        }
+    }
+    sb_append(b, "\"");
+}
+
+char *sb_take(strbuf *b)
+{
+    char *s = b->s;
+    if (!s)
+        s = calloc(1, 1);
+    b->s = NULL;
+    b->len = b->cap = 0;
+    b->failed = false;
+    return s;
+}
+
+void sb_free(strbuf *b)
+{
+    free(b->s);
+    b->s = NULL;
+    b->len = b->cap = 0;
+    b->failed = false;
+}
+
+// ---------------------------------------------------------------------------
+// errors and files
+
+void kf_err(char *err, size_t errlen, const char *fmt, ...)
+{
+    if (!err || !errlen)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
+
+char *kf_read_file(const char *path, size_t *len, char *err, size_t errlen)
+{
+    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+    if (!f) {
+        kf_err(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+        return NULL;
+    }
+    strbuf b = {0};
+    char chunk[65536];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
+        sb_appendn(&b, chunk, n);
+    int bad = ferror(f);
+    if (f != stdin)
+        fclose(f);
+    if (bad || b.failed) {
+        kf_err(err, errlen, "%s: %s", path, bad ? "read error" : "out of memory");
+        sb_free(&b);
+        return NULL;
+    }
+    if (len)
+        *len = b.len;
+    return sb_take(&b);
+}
+
+int kf_write_file_atomic(const char *path, const void *data, size_t len, char *err, size_t errlen)
+{
+    char tmp[PATH_MAX];
+    if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof tmp) {
+        kf_err(err, errlen, "%s: path too long", path);
+        return -1;
+    }
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0) {
+        kf_err(err, errlen, "%s: cannot create: %s", tmp, strerror(errno));
+        return -1;
+    }
+    if (kf_write_full(fd, data, len) != 0 || close(fd) != 0) {
+        kf_err(err, errlen, "%s: write failed: %s", tmp, strerror(errno));
+        unlink(tmp);
+        return -1;
+    }
+    if (rename(tmp, path) != 0) {
+        kf_err(err, errlen, "%s: rename failed: %s", path, strerror(errno));
+        unlink(tmp);
+        return -1;
+    }
+    return 0;
+}
+
+int kf_mkdir_p(const char *path, char *err, size_t errlen)
+{
+    char buf[PATH_MAX];
+    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf) {
+        kf_err(err, errlen, "%s: path too long", path);
+        return -1;
+    }
+    for (char *p = buf + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(buf, 0755) != 0 && errno != EEXIST) {
+            kf_err(err, errlen, "%s: cannot create directory: %s", buf, strerror(errno));
+            return -1;
+        }
+        *p = '/';
+    }
+    if (mkdir(buf, 0755) != 0 && errno != EEXIST) {
+        kf_err(err, errlen, "%s: cannot create directory: %s", buf, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+// ---------------------------------------------------------------------------
+// hashing (FNV-1a 64 with a final avalanche; two seeds make 128 bits)
+
+uint64_t kf_hash64(const void *data, size_t len, uint64_t seed)
+{
+    const unsigned char *p = data;
+    uint64_t h = 0xcbf29ce484222325ULL ^ seed;
+    for (size_t i = 0; i < len; i++) {
+        h ^= p[i];
+        h *= 0x100000001b3ULL;
+    }
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdULL;
+    h ^= h >> 33;
+    h *= 0xc4ceb9fe1a85ec53ULL;
+    h ^= h >> 33;
+    return h;
+}
+
+void kf_hash_hex(const void *data, size_t len, char out[33])
+{
+    uint64_t a = kf_hash64(data, len, 0);
+    uint64_t b = kf_hash64(data, len, 0x9e3779b97f4a7c15ULL);
+    snprintf(out, 33, "%016llx%016llx", (unsigned long long)a, (unsigned long long)b);
+}
+
+// ---------------------------------------------------------------------------
+// suggestions
+
+int kf_edit_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 256 || lb > 256)
+        return INT_MAX;
+    int prev[257], cur[257];
+    for (size_t j = 0; j <= lb; j++)
+        prev[j] = (int)j;
+    for (size_t i = 1; i <= la; i++) {
+        cur[0] = (int)i;
+        for (size_t j = 1; j <= lb; j++) {
+            int cost = a[i - 1] == b[j - 1] ? 0 : 1;
+            int best = prev[j] + 1;
+            if (cur[j - 1] + 1 < best)
+                best = cur[j - 1] + 1;
+            if (prev[j - 1] + cost < best)
+                best = prev[j - 1] + cost;
+            cur[j] = best;
+        }
+        memcpy(prev, cur, sizeof(int) * (lb + 1));
+    }
+    return prev[lb];
+}
+
+const char *kf_suggest(const char *s, const char *const *candidates, int count)
+{
+    const char *best = NULL;
+    int bestd = INT_MAX;
+    for (int i = 0; i < count; i++) {
+        int d = kf_edit_distance(s, candidates[i]);
+        if (d < bestd) {
+            bestd = d;
+            best = candidates[i];
+        }
+    }
+    int limit = (int)strlen(s) / 3;
+    if (limit < 2)
+        limit = 2;
+    return bestd <= limit ? best : NULL;
+}
+
+// ---------------------------------------------------------------------------
+// clocks, fds, numbers
+
+double kf_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+void kf_iso_time(char *buf, size_t len)
+{
+    time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+long kf_read_full(int fd, void *buf, size_t len)
+{
+    size_t got = 0;
+    while (got < len) {
+        ssize_t r = read(fd, (char *)buf + got, len - got);
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        if (r == 0)
+            break;
+        got += (size_t)r;
+    }
+    return (long)got;
+}
+
+int kf_write_full(int fd, const void *buf, size_t len)
+{
+    size_t done = 0;
+    while (done < len) {
+        ssize_t w = write(fd, (const char *)buf + done, len - done);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        done += (size_t)w;
+    }
+    return 0;
+}
+
+bool kf_parse_ll(const char *s, long long *out)
+{
+    if (!s || !*s)
+        return false;
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 0);
+    if (errno || *end)
+        return false;
+    *out = v;
+    return true;
+}
+
+bool kf_parse_double(const char *s, double *out)
+{
+    if (!s || !*s)
+        return false;
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || *end)
+        return false;
+    *out = v;
+    return true;
+}

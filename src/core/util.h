@@ -1,0 +1,77 @@
+/*
+ * util.h -- small pieces every module uses: a growable string builder,
+ * error-buffer formatting, whole-file reads, hashing, edit distance,
+ * clocks and directory creation.
+ */
+#ifndef KF_UTIL_H
+#define KF_UTIL_H
+
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(__GNUC__)
+#define KF_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define KF_PRINTF(a, b)
+#endif
+
+/* Set by the SIGINT/SIGTERM handler (main installs it); long loops poll it. */
+extern volatile sig_atomic_t kf_interrupted;
+
+/* Growable NUL-terminated string.  Zero-initialise ({0}) before use. */
+typedef struct {
+    char *s;
+    size_t len, cap;
+    bool failed;       /* an allocation failed; s holds what fitted */
+} strbuf;
+
+void sb_append(strbuf *b, const char *s);
+void sb_appendn(strbuf *b, const char *s, size_t n);
+void sb_printf(strbuf *b, const char *fmt, ...) KF_PRINTF(2, 3);
+void sb_vprintf(strbuf *b, const char *fmt, va_list ap) KF_PRINTF(2, 0);
+/* Appends s as a JSON string literal, quotes included. */
+void sb_json_string(strbuf *b, const char *s);
+/* Returns the string (never NULL) and gives up ownership; the caller frees it. */
+char *sb_take(strbuf *b);
+void sb_free(strbuf *b);
+
+/* snprintf into an error buffer; safe with err == NULL. */
+void kf_err(char *err, size_t errlen, const char *fmt, ...) KF_PRINTF(3, 4);
+
+/* Reads a whole file ("-" is stdin).  Returns a malloc'd NUL-terminated
+ * buffer and its length, or NULL with a message in err. */
+char *kf_read_file(const char *path, size_t *len, char *err, size_t errlen);
+
+/* Writes len bytes to path atomically (temporary file + rename). */
+int kf_write_file_atomic(const char *path, const void *data, size_t len, char *err, size_t errlen);
+
+/* mkdir -p; 0 on success. */
+int kf_mkdir_p(const char *path, char *err, size_t errlen);
+
+/* 128-bit non-cryptographic hash, written as 32 lowercase hex digits + NUL. */
+void kf_hash_hex(const void *data, size_t len, char out[33]);
+uint64_t kf_hash64(const void *data, size_t len, uint64_t seed);
+
+/* Levenshtein distance (for "did you mean" suggestions). */
+int kf_edit_distance(const char *a, const char *b);
+/* The candidate nearest to s, or NULL if none is close (distance > max(2, len/3)). */
+const char *kf_suggest(const char *s, const char *const *candidates, int count);
+
+/* Monotonic seconds. */
+double kf_now(void);
+/* Wall clock as ISO 8601 UTC ("2026-11-22T15:40:00Z"). */
+void kf_iso_time(char *buf, size_t len);
+
+/* Full-length read/write on a file descriptor, retrying on EINTR.
+ * read returns bytes read (short only at EOF) or -1. */
+long kf_read_full(int fd, void *buf, size_t len);
+int kf_write_full(int fd, const void *buf, size_t len);
+
+/* Parses a whole string as a long long / double; false on any junk. */
+bool kf_parse_ll(const char *s, long long *out);
+bool kf_parse_double(const char *s, double *out);
+
+#endif

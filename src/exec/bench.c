@@ -1,0 +1,435 @@
+/*
+ * bench.c -- see bench.h.
+ */
+#include "bench.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "family.h"
+#include "gpu.h"
+#include "stats.h"
+#include "util.h"
+#include "verify.h"
+
+#define KF_BATCH 32
+#define KF_MAX_REPS_CAP 100000
+
+struct bench {
+    kf_gpu g;
+    CUstream stream;
+    CUevent ev[2 * KF_BATCH];
+    CUdeviceptr flush;
+    size_t flush_words;
+    /* input and reference outputs, kept while cases share family, dtype,
+     * op, seed, shape and offset */
+    bool have_input;
+    int in_family;
+    kf_dtype in_dtype;
+    kf_op in_op;
+    uint64_t in_seed;
+    kf_shape in_shape;
+    int64_t in_offset;
+    CUdeviceptr d_in;
+    size_t in_cap;
+    void *ref;              /* outputs(shape) reference values */
+    double *aux;            /* one per output (sum |x| for the float bound) */
+    void *got, *got2;       /* host copies of the outputs */
+    int64_t nout;
+    /* work buffers, grown on demand */
+    CUdeviceptr d_ws, d_out;
+    size_t ws_cap, out_cap;
+    void *ws_init;
+    size_t ws_init_cap;
+    double *times;
+};
+
+/* Result of a CUDA call inside a case: sticky errors end the worker. */
+typedef struct {
+    kf_result *r;
+    bench *B;
+    CUresult last;
+} cctx;
+
+static bool cu_ok(cctx *c, CUresult res, const char *what)
+{
+    if (res == CUDA_SUCCESS)
+        return true;
+    c->last = res;
+    char text[200];
+    gpu_error_text(&c->B->g.cu, res, text, sizeof text);
+    if (res == CUDA_ERROR_OUT_OF_MEMORY)
+        c->r->status = KF_ST_OOM;
+    else if (gpu_error_is_sticky(res))
+        c->r->status = KF_ST_FAULT;
+    else
+        c->r->status = KF_ST_LAUNCH;
+    snprintf(c->r->message, sizeof c->r->message, "%s: %s", what, text);
+    return false;
+}
+
+bench *bench_new(int ordinal, kf_device *dev, char *err, size_t errlen)
+{
+    bench *B = calloc(1, sizeof *B);
+    if (!B) {
+        kf_err(err, errlen, "out of memory");
+        return NULL;
+    }
+    if (gpu_open(&B->g, ordinal, err, errlen) != 0) {
+        free(B);
+        return NULL;
+    }
+    kf_cu *cu = &B->g.cu;
+    if (CU_CALL(&B->g, err, errlen, cu->cuStreamCreate(&B->stream, CU_STREAM_NON_BLOCKING)) != CUDA_SUCCESS)
+        goto fail;
+    for (int i = 0; i < 2 * KF_BATCH; i++)
+        if (CU_CALL(&B->g, err, errlen, cu->cuEventCreate(&B->ev[i], CU_EVENT_DEFAULT)) != CUDA_SUCCESS)
+            goto fail;
+    /* Twice the L2 size, so that a memset over it evicts everything the
+     * previous repetition left in L2. */
+    size_t flush_bytes = (size_t)(B->g.info.l2_bytes > 0 ? B->g.info.l2_bytes : (64 << 20)) * 2;
+    B->flush_words = flush_bytes / 4;
+    if (CU_CALL(&B->g, err, errlen, cu->cuMemAlloc(&B->flush, flush_bytes)) != CUDA_SUCCESS)
+        goto fail;
+    B->times = malloc(sizeof(double) * KF_MAX_REPS_CAP);
+    if (!B->times) {
+        kf_err(err, errlen, "out of memory");
+        goto fail;
+    }
+    *dev = B->g.info;
+    return B;
+fail:
+    bench_free(B);
+    return NULL;
+}
+
+void bench_free(bench *B)
+{
+    if (!B)
+        return;
+    kf_cu *cu = &B->g.cu;
+    if (B->g.have_ctx) {
+        cu->cuCtxSynchronize();
+        CUdeviceptr bufs[] = {B->flush, B->d_in, B->d_ws, B->d_out};
+        for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
+            if (bufs[i])
+                cu->cuMemFree(bufs[i]);
+        for (int i = 0; i < 2 * KF_BATCH; i++)
+            if (B->ev[i])
+                cu->cuEventDestroy(B->ev[i]);
+        if (B->stream)
+            cu->cuStreamDestroy(B->stream);
+    }
+    gpu_close(&B->g);
+    free(B->times);
+    free(B->ref);
+    free(B->aux);
+    free(B->got);
+    free(B->got2);
+    free(B->ws_init);
+    free(B);
+}
+
+/* Grows *p to at least bytes (contents not kept). */
+static bool ensure(cctx *c, CUdeviceptr *p, size_t *cap, size_t bytes, const char *what)
+{
+    if (*p && *cap >= bytes)
+        return true;
+    kf_cu *cu = &c->B->g.cu;
+    if (*p)
+        cu->cuMemFree(*p);
+    *p = 0;
+    *cap = 0;
+    if (!cu_ok(c, cu->cuMemAlloc(p, bytes), what)) {
+        if (c->r->status == KF_ST_OOM) {
+            size_t fr = 0, tot = 0;
+            cu->cuMemGetInfo(&fr, &tot);
+            snprintf(c->r->message, sizeof c->r->message,
+                     "out of device memory: %s needs %.2f GiB, %.2f GiB free of %.2f GiB", what,
+                     bytes / 1073741824.0, fr / 1073741824.0, tot / 1073741824.0);
+        }
+        return false;
+    }
+    *cap = bytes;
+    return true;
+}
+
+static bool host_grow(cctx *c, void **p, size_t bytes)
+{
+    void *n = realloc(*p, bytes ? bytes : 1);
+    if (!n) {
+        c->r->status = KF_ST_OOM;
+        snprintf(c->r->message, sizeof c->r->message, "out of host memory (%zu bytes)", bytes);
+        return false;
+    }
+    *p = n;
+    return true;
+}
+
+static bool prepare_input(cctx *c, const kf_variant *v, const kf_shape *shape, const kf_bench *b)
+{
+    bench *B = c->B;
+    const kf_family *f = family_of(v);
+    kf_dtype t = variant_dtype(v);
+    kf_op op = variant_op(v);
+    if (B->have_input && B->in_family == v->family && B->in_dtype == t && B->in_op == op && B->in_seed == b->seed &&
+        shape_eq(&B->in_shape, shape) && B->in_offset == b->offset)
+        return true;
+    B->have_input = false;
+    size_t es = kf_dtype_size(t);
+    int64_t n = f->input_elems(shape);
+    int64_t nout = f->outputs(shape);
+    /* offset elements before the data and 64 bytes after it hold a poison
+     * pattern: a kernel that reads outside the input gets a wrong answer. */
+    size_t bytes = ((size_t)b->offset + (size_t)n) * es + 64;
+    if (!ensure(c, &B->d_in, &B->in_cap, bytes, "input"))
+        return false;
+    void *host = malloc((size_t)n * es + 1);
+    if (!host) {
+        c->r->status = KF_ST_OOM;
+        snprintf(c->r->message, sizeof c->r->message, "out of host memory for %lld input elements", (long long)n);
+        return false;
+    }
+    if (!host_grow(c, &B->ref, (size_t)nout * es) || !host_grow(c, (void **)&B->aux, (size_t)nout * sizeof(double)) ||
+        !host_grow(c, &B->got, (size_t)nout * es) || !host_grow(c, &B->got2, (size_t)nout * es)) {
+        free(host);
+        return false;
+    }
+    verify_fill(t, op, b->seed, host, n);
+    f->reference(v, shape, host, B->ref, B->aux);
+    kf_cu *cu = &B->g.cu;
+    bool ok = cu_ok(c, cu->cuMemsetD8Async(B->d_in, 0x5A, bytes, B->stream), "cuMemsetD8Async(input)") &&
+              cu_ok(c, cu->cuStreamSynchronize(B->stream), "cuStreamSynchronize") &&
+              cu_ok(c, cu->cuMemcpyHtoD(B->d_in + (CUdeviceptr)b->offset * es, host, (size_t)n * es),
+                    "cuMemcpyHtoD(input)");
+    free(host);
+    if (!ok)
+        return false;
+    B->have_input = true;
+    B->in_family = v->family;
+    B->in_dtype = t;
+    B->in_op = op;
+    B->in_seed = b->seed;
+    B->in_shape = *shape;
+    B->in_offset = b->offset;
+    B->nout = nout;
+    return true;
+}
+
+/* The engine's side of a family's enqueue. */
+struct kf_launcher {
+    cctx *c;
+    CUfunction f;
+};
+
+int kf_launch(kf_launcher *l, int64_t grid, int block, void **args)
+{
+    bench *B = l->c->B;
+    if (grid < 1 || grid > 2147483647LL) {
+        l->c->r->status = KF_ST_LAUNCH;
+        snprintf(l->c->r->message, sizeof l->c->r->message, "planned grid of %lld blocks is out of range",
+                 (long long)grid);
+        return -1;
+    }
+    return cu_ok(l->c, B->g.cu.cuLaunchKernel(l->f, (unsigned)grid, 1, 1, (unsigned)block, 1, 1, 0, B->stream, args,
+                                              NULL),
+                 "cuLaunchKernel")
+               ? 0
+               : -1;
+}
+
+typedef struct {
+    kf_launcher l;
+    const kf_variant *v;
+    const kf_shape *shape;
+    const kf_plan_info *p;
+    kf_buffers buf;
+    size_t out_bytes;
+} runner;
+
+/* Enqueues one whole run (every launch). */
+static bool enqueue(runner *R)
+{
+    return family_of(R->v)->enqueue(&R->l, R->v, R->shape, R->p, &R->buf) == 0;
+}
+
+/* Runs once with the output poisoned; copies the outputs to host. */
+static bool run_checked(runner *R, unsigned char poison, void *out)
+{
+    cctx *c = R->l.c;
+    kf_cu *cu = &c->B->g.cu;
+    return cu_ok(c, cu->cuMemsetD8Async(R->buf.out, poison, R->out_bytes, c->B->stream), "cuMemsetD8Async(out)") &&
+           enqueue(R) && cu_ok(c, cu->cuStreamSynchronize(c->B->stream), "kernel execution") &&
+           cu_ok(c, cu->cuMemcpyDtoH(out, R->buf.out, R->out_bytes), "cuMemcpyDtoH(out)");
+}
+
+/* Says which output is wrong, after compare() filled the values. */
+static void wrong(kf_result *r, int64_t bad, int64_t nout, const char *what)
+{
+    r->status = KF_ST_WRONG;
+    if (nout > 1)
+        snprintf(r->message, sizeof r->message, "%s: %lld of %lld outputs wrong; worst: GPU %s, reference %s "
+                 "(|error| %.3g, tolerance %.3g)", what, (long long)bad, (long long)nout, r->gpu_value, r->ref_value,
+                 r->abs_err, r->tolerance);
+    else
+        snprintf(r->message, sizeof r->message, "%s: GPU %s, reference %s (|error| %.3g, tolerance %.3g)", what,
+                 r->gpu_value, r->ref_value, r->abs_err, r->tolerance);
+}
+
+int bench_case(bench *B, const kf_variant *v, const kf_shape *shape, const kf_bench *b, const void *cubin,
+               size_t cubin_len, kf_result *r)
+{
+    (void)cubin_len;
+    const kf_family *fam = family_of(v);
+    cctx c = {.r = r, .B = B, .last = CUDA_SUCCESS};
+    kf_cu *cu = &B->g.cu;
+    CUmodule mod = NULL;
+    CUfunction f;
+    size_t es = kf_dtype_size(variant_dtype(v));
+    int block = 0;
+    r->v = *v;
+    r->shape = *shape;
+    r->bench = *b;
+    r->status = KF_ST_OK;
+    r->message[0] = '\0';
+
+    if (!cu_ok(&c, cu->cuModuleLoadData(&mod, cubin), "cuModuleLoadData"))
+        goto done;
+    if (!cu_ok(&c, cu->cuModuleGetFunction(&f, mod, fam->entry), "cuModuleGetFunction"))
+        goto done;
+    cu->cuFuncGetAttribute(&r->regs, CU_FUNC_ATTRIBUTE_NUM_REGS, f);
+    cu->cuFuncGetAttribute(&r->smem_bytes, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, f);
+    block = (int)v->p[fam->p_block];
+    if (!cu_ok(&c, cu->cuOccupancyMaxActiveBlocksPerMultiprocessor(&r->occupancy, f, block, 0),
+               "cuOccupancyMaxActiveBlocksPerMultiprocessor"))
+        goto done;
+    if (r->occupancy < 1) {
+        r->status = KF_ST_LAUNCH;
+        snprintf(r->message, sizeof r->message, "no block of %d threads fits on an SM (%d registers/thread)",
+                 block, r->regs);
+        goto done;
+    }
+
+    kf_plan_info p;
+    if (fam->plan(v, shape, B->g.info.sms, r->occupancy, &p) != 0) {
+        r->status = KF_ST_LAUNCH;
+        char st[128];
+        shape_text(fam, shape, st, sizeof st);
+        snprintf(r->message, sizeof r->message, "cannot plan launches for %s", st);
+        goto done;
+    }
+    r->launches = p.launches;
+    r->blocks = p.blocks;
+    r->deterministic = p.deterministic;
+
+    if (!prepare_input(&c, v, shape, b))
+        goto done;
+    runner R = {.l = {&c, f}, .v = v, .shape = shape, .p = &p};
+    R.out_bytes = (size_t)B->nout * es;
+    if (!ensure(&c, &B->d_out, &B->out_cap, R.out_bytes + 64, "outputs"))
+        goto done;
+    if (!ensure(&c, &B->d_ws, &B->ws_cap, (size_t)p.workspace_bytes + 256, "workspace"))
+        goto done;
+    if (p.workspace_bytes > 0) {
+        if (!host_grow(&c, &B->ws_init, (size_t)p.workspace_bytes))
+            goto done;
+        fam->workspace_init(v, &p, B->ws_init);
+        if (!cu_ok(&c, cu->cuMemcpyHtoD(B->d_ws, B->ws_init, (size_t)p.workspace_bytes), "cuMemcpyHtoD(workspace)"))
+            goto done;
+    }
+    R.buf.in = B->d_in + (CUdeviceptr)b->offset * es;
+    R.buf.out = B->d_out;
+    R.buf.ws = B->d_ws;
+
+    /* --- verify: twice, with different poison in the output ----------- */
+    if (!run_checked(&R, 0xFF, B->got))
+        goto done;
+    int64_t bad = fam->compare(v, shape, &p, B->got, B->ref, B->aux, r);
+    if (bad) {
+        wrong(r, bad, B->nout, "wrong result");
+        goto done;
+    }
+    if (!run_checked(&R, 0x00, B->got2))
+        goto done;
+    bad = fam->compare(v, shape, &p, B->got2, B->ref, B->aux, r);
+    if (bad || (p.deterministic && memcmp(B->got, B->got2, R.out_bytes) != 0)) {
+        if (bad)
+            wrong(r, bad, B->nout, "result changed between runs (a race or state not reset)");
+        else {
+            r->status = KF_ST_WRONG;
+            snprintf(r->message, sizeof r->message,
+                     "result changed between runs although the plan is deterministic: a race or state not reset");
+        }
+        goto done;
+    }
+    fam->compare(v, shape, &p, B->got, B->ref, B->aux, r); /* record the first run's figures */
+
+    /* --- time ---------------------------------------------------------- */
+    for (int i = 0; i < b->warmup; i++)
+        if (!enqueue(&R))
+            goto done;
+    if (!cu_ok(&c, cu->cuStreamSynchronize(B->stream), "warm-up"))
+        goto done;
+
+    int reps = 0, max_reps = b->max_reps < KF_MAX_REPS_CAP ? b->max_reps : KF_MAX_REPS_CAP;
+    double t0 = kf_now();
+    int batch = b->min_reps < KF_BATCH ? b->min_reps : KF_BATCH;
+    for (;;) {
+        if (batch > max_reps - reps)
+            batch = max_reps - reps;
+        if (batch < 1)
+            batch = 1;
+        for (int i = 0; i < batch; i++) {
+            if (b->flush_l2 &&
+                !cu_ok(&c, cu->cuMemsetD32Async(B->flush, (unsigned)(reps + i), B->flush_words, B->stream),
+                       "cuMemsetD32Async(L2 flush)"))
+                goto done;
+            if (!cu_ok(&c, cu->cuEventRecord(B->ev[2 * i], B->stream), "cuEventRecord") || !enqueue(&R) ||
+                !cu_ok(&c, cu->cuEventRecord(B->ev[2 * i + 1], B->stream), "cuEventRecord"))
+                goto done;
+        }
+        if (!cu_ok(&c, cu->cuEventSynchronize(B->ev[2 * batch - 1]), "timed repetitions"))
+            goto done;
+        for (int i = 0; i < batch; i++) {
+            float ms = 0;
+            if (!cu_ok(&c, cu->cuEventElapsedTime(&ms, B->ev[2 * i], B->ev[2 * i + 1]), "cuEventElapsedTime"))
+                goto done;
+            B->times[reps++] = ms;
+        }
+        double elapsed = kf_now() - t0;
+        if (stats_should_stop(B->times, reps, elapsed, b))
+            break;
+        /* next batch: what fits in the remaining budget, at least 1 */
+        double per = elapsed / reps;
+        double left = b->max_time_s - elapsed;
+        int fit = per > 0 ? (int)(left / per) : KF_BATCH;
+        batch = fit < 1 ? 1 : (fit > KF_BATCH ? KF_BATCH : fit);
+    }
+    stats_compute(B->times, reps, &r->stats);
+    stats_bandwidth(&r->stats, fam->bytes(shape, es), B->g.info.peak_gbps);
+
+    /* The last timed run's output must still be right (catches races that
+     * two checked runs missed, and single-pass state that drifted). */
+    if (!cu_ok(&c, cu->cuMemcpyDtoH(B->got2, B->d_out, R.out_bytes), "cuMemcpyDtoH(out)"))
+        goto done;
+    kf_result tmp = *r;
+    bad = fam->compare(v, shape, &p, B->got2, B->ref, B->aux, &tmp);
+    if (bad || (p.deterministic && memcmp(B->got, B->got2, R.out_bytes) != 0)) {
+        if (bad) {
+            *r = tmp;
+            wrong(r, bad, B->nout, "result changed during timing");
+        } else {
+            r->status = KF_ST_WRONG;
+            snprintf(r->message, sizeof r->message, "result changed during timing although the plan is deterministic");
+        }
+    }
+
+done:
+    if (c.last != CUDA_SUCCESS && gpu_error_is_sticky(c.last))
+        return -1;
+    if (mod)
+        cu->cuModuleUnload(mod);
+    return 0;
+}

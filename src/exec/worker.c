@@ -1,0 +1,340 @@
+/*
+ * worker.c -- see worker.h.
+ */
+#include "worker.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "bench.h"
+#include "family.h"
+#include "stats.h"
+#include "util.h"
+#include "verify.h"
+
+enum { REQ_MEASURE = 1, REQ_QUIT = 2 };
+
+typedef struct {
+    int type;
+    int inject;
+    kf_variant v;
+    kf_shape shape;
+    kf_bench b;
+    char cubin_path[PATH_MAX];
+} request;
+
+typedef struct {
+    int ok;
+    kf_device dev;
+    char err[KF_MSG_MAX];
+} hello;
+
+typedef struct {
+    kf_result r;
+    int fatal;      /* the worker ends after sending this */
+} reply;
+
+struct gpu_worker {
+    pid_t pid;
+    int to, from;   /* request pipe (write end), reply pipe (read end) */
+};
+
+static bool fake_gpu(void)
+{
+    const char *e = getenv("KFORGE_FAKE_GPU");
+    return e && *e && strcmp(e, "0") != 0;
+}
+
+int worker_injection(int k)
+{
+    const char *e = getenv("KFORGE_FAULT_INJECT");
+    if (!e)
+        return 0;
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", e);
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        char *at = strchr(tok, '@');
+        if (!at)
+            continue;
+        *at = '\0';
+        if (atoi(at + 1) != k)
+            continue;
+        if (strcmp(tok, "crash") == 0)
+            return 1;
+        if (strcmp(tok, "hang") == 0)
+            return 2;
+    }
+    return 0;
+}
+
+// ---------------------------------------------------------------------------
+// The fake device: CPU results and a formula for the time.  Never used
+// unless KFORGE_FAKE_GPU is set.
+
+static void fake_device(kf_device *d)
+{
+    memset(d, 0, sizeof *d);
+    snprintf(d->name, sizeof d->name, "fake-gpu (KFORGE_FAKE_GPU)");
+    d->cc_major = 9;
+    d->sms = 132;
+    d->l2_bytes = 50 << 20;
+    d->mem_bytes = (int64_t)80 << 30;
+    d->mem_clock_khz = 2619000;
+    d->bus_width_bits = 5120;
+    d->peak_gbps = 2.0 * d->mem_clock_khz * 1e3 * (d->bus_width_bits / 8.0) / 1e9;
+    d->max_threads_per_block = 1024;
+    d->max_smem_per_block = 232448;
+    d->max_smem_per_sm = 233472;
+    d->driver_version = 13000;
+}
+
+static void fake_case(const request *q, const kf_device *dev, kf_result *r)
+{
+    const kf_variant *v = &q->v;
+    const kf_family *f = family_of(v);
+    r->v = *v;
+    r->shape = q->shape;
+    r->status = KF_ST_OK;
+    kf_plan_info p;
+    if (f->plan(v, &q->shape, dev->sms, 8, &p) != 0) {
+        r->status = KF_ST_LAUNCH;
+        snprintf(r->message, sizeof r->message, "cannot plan launches for this shape");
+        return;
+    }
+    r->launches = p.launches;
+    r->blocks = p.blocks;
+    r->deterministic = p.deterministic;
+    r->occupancy = 8;
+    r->regs = 32;
+    kf_dtype t = variant_dtype(v);
+    size_t es = kf_dtype_size(t);
+    int64_t in = f->input_elems(&q->shape), outs = f->outputs(&q->shape);
+    /* the reference as the result (keeping the CPU work small) */
+    if (in <= (1 << 22) && outs <= (1 << 20)) {
+        void *buf = malloc((size_t)in * es + 1), *ref = malloc((size_t)outs * es + 1);
+        double *aux = malloc(sizeof *aux * (size_t)outs + 1);
+        if (buf && ref && aux) {
+            verify_fill(t, variant_op(v), q->b.seed, buf, in);
+            f->reference(v, &q->shape, buf, ref, aux);
+            f->compare(v, &q->shape, &p, ref, ref, aux, r);
+        }
+        free(buf);
+        free(ref);
+        free(aux);
+    }
+    double ms = f->fake_ms(v, &q->shape, dev, &p);
+    double t5[5];
+    for (int i = 0; i < 5; i++)
+        t5[i] = ms * (1.0 + 0.001 * i);
+    stats_compute(t5, 5, &r->stats);
+    stats_bandwidth(&r->stats, f->bytes(&q->shape, es), dev->peak_gbps);
+}
+
+// ---------------------------------------------------------------------------
+// The child.
+
+static void child_main(int ordinal, int in, int out)
+{
+    signal(SIGINT, SIG_IGN);
+    signal(SIGTERM, SIG_DFL);
+    signal(SIGPIPE, SIG_DFL);
+    /* blocked by worker_start across fork(); a pending SIGINT is dropped now
+     * that it is ignored */
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+
+    hello h = {0};
+    bench *B = NULL;
+    bool fake = fake_gpu();
+    if (fake) {
+        fake_device(&h.dev);
+        h.ok = 1;
+    } else {
+        B = bench_new(ordinal, &h.dev, h.err, sizeof h.err);
+        h.ok = B != NULL;
+    }
+    if (kf_write_full(out, &h, sizeof h) != 0 || !h.ok)
+        _exit(h.ok ? 1 : 3);
+
+    request q;
+    for (;;) {
+        if (kf_read_full(in, &q, sizeof q) != (long)sizeof q || q.type != REQ_MEASURE)
+            break;
+        if (q.inject == 1)
+            abort();
+        if (q.inject == 2)
+            for (;;)
+                pause();
+        reply rep;
+        memset(&rep, 0, sizeof rep);
+        if (fake) {
+            fake_case(&q, &h.dev, &rep.r);
+        } else {
+            char err[KF_MSG_MAX];
+            size_t len = 0;
+            void *cubin = kf_read_file(q.cubin_path, &len, err, sizeof err);
+            if (!cubin) {
+                rep.r.v = q.v;
+                rep.r.shape = q.shape;
+                rep.r.status = KF_ST_LAUNCH;
+                snprintf(rep.r.message, sizeof rep.r.message, "%s", err);
+            } else {
+                rep.fatal = bench_case(B, &q.v, &q.shape, &q.b, cubin, len, &rep.r) != 0;
+                free(cubin);
+            }
+        }
+        if (kf_write_full(out, &rep, sizeof rep) != 0 || rep.fatal)
+            break;
+    }
+    /* After a fault the context is unusable: do not tear it down, just go. */
+    _exit(0);
+}
+
+// ---------------------------------------------------------------------------
+// The parent's side.
+
+gpu_worker *worker_start(int ordinal, kf_device *dev, char *err, size_t errlen)
+{
+    int req[2], rep[2];
+    if (pipe2(req, O_CLOEXEC) != 0) {
+        kf_err(err, errlen, "pipe: %s", strerror(errno));
+        return NULL;
+    }
+    if (pipe2(rep, O_CLOEXEC) != 0) {
+        kf_err(err, errlen, "pipe: %s", strerror(errno));
+        close(req[0]);
+        close(req[1]);
+        return NULL;
+    }
+    fflush(NULL);
+    /* SIGINT and SIGTERM stay blocked across fork() until the child has set
+     * its dispositions (child_main): a Ctrl-C during the start must not kill
+     * the worker before it ignores SIGINT. */
+    sigset_t block, old;
+    sigemptyset(&block);
+    sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGTERM);
+    sigprocmask(SIG_BLOCK, &block, &old);
+    pid_t pid = fork();
+    if (pid != 0)
+        sigprocmask(SIG_SETMASK, &old, NULL);
+    if (pid < 0) {
+        kf_err(err, errlen, "fork: %s", strerror(errno));
+        close(req[0]); close(req[1]); close(rep[0]); close(rep[1]);
+        return NULL;
+    }
+    if (pid == 0) {
+        close(req[1]);
+        close(rep[0]);
+        child_main(ordinal, req[0], rep[1]);
+    }
+    close(req[0]);
+    close(rep[1]);
+    gpu_worker *w = calloc(1, sizeof *w);
+    if (!w) {
+        kf_err(err, errlen, "out of memory");
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+        close(req[1]);
+        close(rep[0]);
+        return NULL;
+    }
+    w->pid = pid;
+    w->to = req[1];
+    w->from = rep[0];
+    hello h;
+    if (kf_read_full(w->from, &h, sizeof h) != (long)sizeof h) {
+        kf_err(err, errlen, "the GPU worker died while opening the device");
+        worker_kill(w);
+        worker_free(w);
+        return NULL;
+    }
+    if (!h.ok) {
+        kf_err(err, errlen, "%s", h.err);
+        worker_kill(w);
+        worker_free(w);
+        return NULL;
+    }
+    *dev = h.dev;
+    return w;
+}
+
+int worker_fd(const gpu_worker *w) { return w->from; }
+pid_t worker_pid(const gpu_worker *w) { return w->pid; }
+
+int worker_send(gpu_worker *w, const kf_variant *v, const kf_shape *shape, const kf_bench *b,
+                const char *cubin_path, int inject)
+{
+    request q;
+    memset(&q, 0, sizeof q);
+    q.type = REQ_MEASURE;
+    q.inject = inject;
+    q.v = *v;
+    q.shape = *shape;
+    q.b = *b;
+    snprintf(q.cubin_path, sizeof q.cubin_path, "%s", cubin_path ? cubin_path : "");
+    return kf_write_full(w->to, &q, sizeof q);
+}
+
+static void describe_exit(int status, char *buf, size_t len)
+{
+    if (WIFSIGNALED(status))
+        snprintf(buf, len, "GPU worker died: signal %d (%s)", WTERMSIG(status), strsignal(WTERMSIG(status)));
+    else if (WIFEXITED(status))
+        snprintf(buf, len, "GPU worker exited with status %d", WEXITSTATUS(status));
+    else
+        snprintf(buf, len, "GPU worker died");
+}
+
+int worker_recv(gpu_worker *w, kf_result *r)
+{
+    reply rep;
+    long got = kf_read_full(w->from, &rep, sizeof rep);
+    if (got != (long)sizeof rep) {
+        int status = 0;
+        if (w->pid > 0 && waitpid(w->pid, &status, 0) == w->pid)
+            w->pid = -1;
+        r->status = KF_ST_FAULT;
+        describe_exit(status, r->message, sizeof r->message);
+        return -1;
+    }
+    *r = rep.r;
+    return rep.fatal ? -1 : 0;
+}
+
+void worker_kill(gpu_worker *w)
+{
+    if (w && w->pid > 0) {
+        kill(w->pid, SIGKILL);
+        waitpid(w->pid, NULL, 0);
+        w->pid = -1;
+    }
+}
+
+void worker_free(gpu_worker *w)
+{
+    if (!w)
+        return;
+    if (w->pid > 0) {
+        request q;
+        memset(&q, 0, sizeof q);
+        q.type = REQ_QUIT;
+        if (kf_write_full(w->to, &q, sizeof q) != 0 || waitpid(w->pid, NULL, 0) != w->pid)
+            worker_kill(w);
+        w->pid = -1;
+    }
+    close(w->to);
+    close(w->from);
+    free(w);
+}

@@ -1,0 +1,51 @@
+/*
+ * worker.h -- the GPU worker process.  Measurements run in a child process,
+ * so that a kernel that faults (which leaves the CUDA context unusable) or
+ * hangs costs only that case: the parent records it, starts a new worker
+ * and goes on.  The parent never initialises CUDA, so it can fork freely.
+ *
+ * KFORGE_FAKE_GPU=1 replaces the GPU by a synthetic device (results are
+ * computed on the CPU and timings come from a formula).  It exists for tests
+ * of the orchestration (faults, timeouts, signals, resume, tuning) on
+ * machines without a GPU; every result it produces names the device
+ * "fake-gpu (KFORGE_FAKE_GPU)".  KFORGE_FAULT_INJECT="crash@K,hang@K" makes
+ * the worker crash or hang on the K-th case (1-based, counted by the parent)
+ * -- for the same tests.
+ */
+#ifndef KF_WORKER_H
+#define KF_WORKER_H
+
+#include <sys/types.h>
+
+#include "kforge.h"
+
+typedef struct gpu_worker gpu_worker;
+
+/* Forks a worker for GPU `ordinal` and waits for it to open the device.
+ * NULL with a message if no GPU is usable. */
+gpu_worker *worker_start(int ordinal, kf_device *dev, char *err, size_t errlen);
+
+/* The fd that becomes readable when a result (or the worker's death) is there. */
+int worker_fd(const gpu_worker *w);
+pid_t worker_pid(const gpu_worker *w);
+
+/* Sends one case.  inject: 0 none, 1 crash, 2 hang (tests). */
+int worker_send(gpu_worker *w, const kf_variant *v, const kf_shape *shape, const kf_bench *b,
+                const char *cubin_path, int inject);
+
+/* Reads the result of the case in flight.  Returns 0, or -1 if the worker
+ * died (r->status = KF_ST_FAULT with the signal or exit status) or ended its
+ * process after a fault (r holds the worker's report; status FAULT).  Either
+ * way after -1 the worker is gone: worker_free it and start a new one. */
+int worker_recv(gpu_worker *w, kf_result *r);
+
+/* Kills (SIGKILL) and reaps. */
+void worker_kill(gpu_worker *w);
+
+/* Asks the worker to finish, reaps it, frees. */
+void worker_free(gpu_worker *w);
+
+/* Parses KFORGE_FAULT_INJECT for case number k (1-based): 0, 1 crash, 2 hang. */
+int worker_injection(int k);
+
+#endif

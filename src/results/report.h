@@ -1,0 +1,47 @@
+/*
+ * report.h -- output for people (an aligned table) and programs (CSV, JSON
+ * Lines, JSON), and the results file: JSON Lines, one line per case,
+ * appended and flushed as each case finishes.
+ *
+ * A results line holds the run (id, time, host, config), the device and
+ * software versions, the family and every parameter (the parameter table's
+ * names), the shape, the status and message, the verification outcome, the
+ * statistics and the bench settings.  results.h parses them back.
+ */
+#ifndef KF_REPORT_H
+#define KF_REPORT_H
+
+#include <stdio.h>
+
+#include "kforge.h"
+
+typedef enum { KF_FMT_TABLE, KF_FMT_CSV, KF_FMT_JSONL, KF_FMT_JSON, KF_FMT_COUNT } kf_format;
+extern const char *const kf_format_names[KF_FMT_COUNT];
+
+typedef struct {
+    char run_id[64];        /* unique per invocation */
+    char time[32];          /* ISO 8601 UTC start time */
+    char host[64];
+    char config[512];       /* config path(s) */
+    kf_device dev;
+    bool have_dev;
+} kf_run_info;
+
+typedef struct {
+    bool speedup;           /* table: step and cumulative speedup columns (vs the previous row with the same n) */
+    bool color;             /* table: colour the status column */
+} report_opts;
+
+typedef struct report report;
+
+/* csv (header from the first row's family) and jsonl print and flush each row as it is added; table and json
+ * print at report_finish (a table needs every row to align its columns). */
+report *report_new(FILE *out, kf_format fmt, const kf_run_info *info, const report_opts *o);
+void report_add(report *r, const kf_result *res);
+void report_finish(report *r);
+void report_free(report *r);
+
+/* One results line (no newline), malloc'd. */
+char *report_json(const kf_result *res, const kf_run_info *info);
+
+#endif

@@ -1,0 +1,59 @@
+/*
+ * results.h -- the results file, its one owner: JSON Lines, one line per
+ * case, appended whole under an exclusive flock() (so concurrent kforge
+ * processes never interleave), read back line by line by resume, tune,
+ * merge and the tests alike, and the case identity that decides whether a
+ * recorded line is the same measurement as one about to be made.
+ *
+ * A line holds the run (id, time, host, config), the device and software
+ * versions, the family ("kernel"), every parameter, the shape, the status
+ * and message, the verification outcome, the statistics and the bench
+ * settings it was measured with.  report.c writes lines (report_json);
+ * this module parses them.
+ */
+#ifndef KF_RESULTS_H
+#define KF_RESULTS_H
+
+#include "kforge.h"
+
+typedef struct results_file results_file;
+
+/* Opens (creating) path for appending. */
+results_file *results_open(const char *path, char *err, size_t errlen);
+
+/* Appends line + '\n' with a single write() while holding an exclusive
+ * flock(); a partial last line left by a crash is first terminated so that
+ * the new line starts on a line of its own.  0, or -1 with a message
+ * naming the file and the error (disk full, ...): the caller must stop. */
+int results_append(results_file *f, const char *line, char *err, size_t errlen);
+
+void results_close(results_file *f);
+
+/* Calls fn for every complete, parseable line of path, in order, reading
+ * line by line (constant memory).  Damaged bytes are skipped: NUL bytes are
+ * dropped, a line longer than 1 MiB, an unterminated last line or one that
+ * does not parse is counted in *skipped (may be NULL).  A missing file is
+ * not an error (no calls).  fn returning non-zero stops the read.  Returns
+ * 0, or -1 with a message. */
+int results_read(const char *path, int (*fn)(const kf_result *r, void *ctx), void *ctx, int *skipped,
+                 char *err, size_t errlen);
+
+/* The same from byte offset on (where a command began appending). */
+int results_read_from(const char *path, long offset, int (*fn)(const kf_result *r, void *ctx), void *ctx,
+                      int *skipped, char *err, size_t errlen);
+
+/* Parses one line (NUL-terminated) into r: 0, or -1 with a message.  A line
+ * without "kernel" is a reduce line (files of kforge 0.1). */
+int results_parse_line(const char *line, kf_result *r, char *err, size_t errlen);
+
+/* The case identity: family, name, every parameter, the shape, the GPU
+ * model, and the bench settings that change the value or the timing (all
+ * but the watchdog).  Two results are the same measurement iff their keys
+ * are equal. */
+void results_case_key(const kf_variant *v, const kf_shape *s, const kf_bench *b, const char *device, char *buf,
+                      size_t len);
+
+/* results_case_key of a recorded result. */
+void results_key_of(const kf_result *r, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,241 @@
+/*
+ * resume.c -- see resume.h.
+ */
+#include "resume.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "results.h"
+#include "util.h"
+
+#define KEY_MAX 2048
+
+void resume_init(resume_state *rs) { memset(rs, 0, sizeof *rs); }
+
+static int find_key(const resume_state *rs, const char *key)
+{
+    if (!rs->tsize)
+        return -1;
+    uint64_t h = kf_hash64(key, strlen(key), 0) & (uint64_t)(rs->tsize - 1);
+    while (rs->table[h] >= 0) {
+        if (strcmp(rs->keys[rs->table[h]], key) == 0)
+            return rs->table[h];
+        h = (h + 1) & (uint64_t)(rs->tsize - 1);
+    }
+    return -1;
+}
+
+static int add(const kf_result *r, void *ctx)
+{
+    resume_state *rs = ctx;
+    char key[KEY_MAX];
+    results_key_of(r, key, sizeof key);
+    /* a later line for the same case replaces the earlier one */
+    int old = find_key(rs, key);
+    if (old >= 0) {
+        rs->done[old] = *r;
+        return 0;
+    }
+    if (rs->ndone == rs->cap) {
+        int cap = rs->cap ? rs->cap * 2 : 64;
+        kf_result *d = realloc(rs->done, sizeof *d * (size_t)cap);
+        if (!d)
+            return -1;
+        rs->done = d;
+        char **k = realloc(rs->keys, sizeof *k * (size_t)cap);
+        if (!k)
+            return -1;
+        rs->keys = k;
+        rs->cap = cap;
+    }
+    rs->done[rs->ndone] = *r;
+    rs->keys[rs->ndone] = strdup(key);
+    if (!rs->keys[rs->ndone])
+        return -1;
+    rs->ndone++;
+    if (rs->ndone * 2 > rs->tsize) {    /* rebuild the index when it gets half full */
+        int ts = rs->tsize ? rs->tsize * 2 : 256;
+        while (ts < rs->ndone * 2)
+            ts *= 2;
+        int *t = malloc(sizeof *t * (size_t)ts);
+        if (!t)
+            return -1;
+        for (int i = 0; i < ts; i++)
+            t[i] = -1;
+        free(rs->table);
+        rs->table = t;
+        rs->tsize = ts;
+        for (int i = 0; i < rs->ndone; i++) {
+            uint64_t h = kf_hash64(rs->keys[i], strlen(rs->keys[i]), 0) & (uint64_t)(ts - 1);
+            while (t[h] >= 0)
+                h = (h + 1) & (uint64_t)(ts - 1);
+            t[h] = i;
+        }
+    } else {
+        int i = rs->ndone - 1;
+        uint64_t h = kf_hash64(rs->keys[i], strlen(rs->keys[i]), 0) & (uint64_t)(rs->tsize - 1);
+        while (rs->table[h] >= 0)
+            h = (h + 1) & (uint64_t)(rs->tsize - 1);
+        rs->table[h] = i;
+    }
+    return 0;
+}
+
+const kf_result *resume_find(const resume_state *rs, const kf_variant *v, const kf_shape *s, const kf_bench *b,
+                             const char *device)
+{
+    char key[KEY_MAX];
+    results_case_key(v, s, b, device, key, sizeof key);
+    int i = find_key(rs, key);
+    return i >= 0 ? &rs->done[i] : NULL;
+}
+
+/* Loads the lines of path from byte offset on. */
+static int load_from(resume_state *rs, const char *path, long offset, char *err, size_t errlen)
+{
+    return results_read_from(path, offset, add, rs, NULL, err, errlen);
+}
+
+int resume_load_all(resume_state *rs, const char *results_path, char *err, size_t errlen)
+{
+    return load_from(rs, results_path, 0, err, errlen);
+}
+
+// ---------------------------------------------------------------------------
+// the state file: "kforge-state 2" then "<identity> <offset>" lines
+
+#define STATE_MAX 256
+
+typedef struct {
+    char id[33];
+    long off;
+} entry;
+
+/* Opens and locks the state file; reads its entries. */
+static int state_open(const char *path, entry *e, int *n, char *err, size_t errlen)
+{
+    int fd;
+    for (;;) {
+        fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+        if (fd < 0) {
+            kf_err(err, errlen, "%s: cannot open the resume state: %s", path, strerror(errno));
+            return -1;
+        }
+        int rc;
+        do
+            rc = flock(fd, LOCK_EX);
+        while (rc < 0 && errno == EINTR);
+        /* another command may have removed the file while we waited */
+        struct stat a, b;
+        if (fstat(fd, &a) == 0 && stat(path, &b) == 0 && a.st_ino == b.st_ino && a.st_dev == b.st_dev)
+            break;
+        close(fd);
+    }
+    char buf[STATE_MAX * 64];
+    long got = kf_read_full(fd, buf, sizeof buf - 1);
+    *n = 0;
+    if (got > 0) {
+        buf[got] = '\0';
+        char *save = NULL;
+        for (char *l = strtok_r(buf, "\n", &save); l && *n < STATE_MAX; l = strtok_r(NULL, "\n", &save)) {
+            entry x;
+            if (sscanf(l, "%32s %ld", x.id, &x.off) == 2 && strlen(x.id) == 32 && x.off >= 0)
+                e[(*n)++] = x;
+        }
+    }
+    return fd;
+}
+
+/* Rewrites the entries and unlocks; an empty state removes the file. */
+static int state_close(int fd, const char *path, const entry *e, int n, char *err, size_t errlen)
+{
+    strbuf b = {0};
+    sb_append(&b, "kforge-state 2\n");
+    for (int i = 0; i < n; i++)
+        sb_printf(&b, "%s %ld\n", e[i].id, e[i].off);
+    int rc = 0;
+    if (n == 0) {
+        unlink(path);
+    } else if (ftruncate(fd, 0) != 0 || lseek(fd, 0, SEEK_SET) < 0 || kf_write_full(fd, b.s, b.len) != 0) {
+        kf_err(err, errlen, "%s: cannot write the resume state: %s", path, strerror(errno));
+        rc = -1;
+    }
+    sb_free(&b);
+    close(fd);
+    return rc;
+}
+
+int resume_begin(resume_state *rs, const char *results_path, const char *identity, int mode, char *err,
+                 size_t errlen)
+{
+    snprintf(rs->state_path, sizeof rs->state_path, "%s.state", results_path);
+    kf_hash_hex(identity, strlen(identity), rs->id);
+    struct stat st;
+    long size = stat(results_path, &st) == 0 ? (long)st.st_size : 0;
+
+    entry e[STATE_MAX];
+    int n;
+    int fd = state_open(rs->state_path, e, &n, err, errlen);
+    if (fd < 0)
+        return -1;
+    int mine = -1;
+    for (int i = 0; i < n; i++)
+        if (strcmp(e[i].id, rs->id) == 0)
+            mine = i;
+    if (mine >= 0 && e[mine].off > size)
+        e[mine].off = size;  /* the file was truncated: start again from its end */
+    int rc = 0;
+    if (mine >= 0 && mode != 0)
+        rc = load_from(rs, results_path, e[mine].off, err, errlen);
+    if (rc == 0 && mode == 1 && mine < 0)
+        rc = load_from(rs, results_path, 0, err, errlen);
+    if (rc == 0 && mine < 0) {
+        if (n == STATE_MAX) {   /* forget the oldest */
+            memmove(e, e + 1, sizeof *e * (STATE_MAX - 1));
+            n--;
+        }
+        snprintf(e[n].id, sizeof e[n].id, "%s", rs->id);
+        e[n].off = size;
+        n++;
+    } else if (rc == 0 && mode == 0) {
+        e[mine].off = size;
+    }
+    if (state_close(fd, rs->state_path, e, n, rc == 0 ? err : NULL, errlen) != 0)
+        rc = -1;
+    rs->active = rc == 0;
+    return rc;
+}
+
+void resume_end(resume_state *rs)
+{
+    if (!rs->active)
+        return;
+    rs->active = false;
+    entry e[STATE_MAX];
+    int n;
+    int fd = state_open(rs->state_path, e, &n, NULL, 0);
+    if (fd < 0)
+        return;
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        if (strcmp(e[i].id, rs->id) != 0)
+            e[k++] = e[i];
+    state_close(fd, rs->state_path, e, k, NULL, 0);
+}
+
+void resume_free(resume_state *rs)
+{
+    for (int i = 0; i < rs->ndone; i++)
+        free(rs->keys[i]);
+    free(rs->keys);
+    free(rs->done);
+    free(rs->table);
+    memset(rs, 0, sizeof *rs);
+}

@@ -1,0 +1,85 @@
+/*
+ * tunedb.h -- the tuning database: the best variant found so far for each
+ * (family, dtype, op, shape) on each GPU model.
+ *
+ * A directory with one JSON file per GPU model, named after the device name
+ * with everything outside [A-Za-z0-9_-] turned into '_'
+ * ("NVIDIA H100 80GB HBM3" -> NVIDIA_H100_80GB_HBM3.json):
+ *
+ *   {"kforge_tuning_db": 1, "device": "NVIDIA H100 80GB HBM3",
+ *    "entries": [
+ *      {"kernel": "reduce", "dtype": "float32", "op": "sum", "n": 16777216,     (sizes as in the family)
+ *       "variant": {"dtype": "float32", ..., "load": "stream"},    (config syntax)
+ *       "median_ms": 0.035, "gbps": 1917.4, "pct_peak": 57.2, "blocks": 1056, "launches": 1,
+ *       "device": {"name": ..., "cc": "9.0", "sms": 132, "driver": "13.0", "nvrtc": "13.0"},
+ *       "kforge": "0.1.0", "date": "2026-11-22T15:40:00Z", "how": "kforge tune ... (strategy, evaluations)"},
+ *      ...]}
+ *
+ * Updates take an exclusive flock() on <file>.lock, read the file, merge,
+ * and replace it atomically (temporary file + rename), so concurrent tuners
+ * never lose each other's entries and readers never see half a file.  An
+ * entry is replaced only by a faster one (lower median time).  Entries and
+ * fields this version does not know are kept as they are.
+ */
+#ifndef KF_TUNEDB_H
+#define KF_TUNEDB_H
+
+#include <limits.h>
+
+#include "kforge.h"
+
+typedef struct {
+    kf_variant v;               /* family and every parameter; the key parameters (dtype, op) are part of the key */
+    kf_shape shape;             /* the size it was tuned for */
+    bool deterministic;         /* run-to-run deterministic */
+    double median_ms, gbps, pct_peak;
+    int64_t blocks;             /* blocks of the first launch at n on that GPU */
+    int launches;
+    kf_device dev;              /* name, cc, sms, driver, NVRTC version */
+    char kforge[16];            /* kforge version that measured it */
+    char date[32];              /* ISO 8601 UTC */
+    char how[512];              /* how it was obtained (the tune command, strategy, evaluations) */
+} tunedb_entry;
+
+/* The database directory: $KFORGE_DB, else $XDG_DATA_HOME/kforge/tuning,
+ * else $HOME/.local/share/kforge/tuning.  -1 if none can be formed. */
+int tunedb_default_dir(char *buf, size_t len);
+
+/* File stem for a device name: [A-Za-z0-9_-] kept, runs of anything else
+ * become one '_', no leading or trailing '_'; "unknown-gpu" if empty. */
+void tunedb_stem(const char *device_name, char *buf, size_t len);
+
+/* Records entries (all for the GPU entries[0].dev.name), each unless the
+ * database already holds one at least as fast for its (kernel, dtype, op, n).
+ * Creates the directory.  Returns how many were written, or -1 with a
+ * message (a malformed existing file is an error, never overwritten). */
+int tunedb_update(const char *dir, const tunedb_entry *entries, int count, char *err, size_t errlen);
+
+/* Device file stems present in dir (malloc'd array of malloc'd strings,
+ * sorted).  A missing directory is 0 files.  -1 with a message on error. */
+int tunedb_list(const char *dir, char ***stems, int *count, char *err, size_t errlen);
+void tunedb_list_free(char **stems, int count);
+
+/* The entry for key's family and key parameters (dtype, op) at shape in the
+ * file of gpu (a device name or a file stem); deterministic: only entries
+ * whose variant is run-to-run deterministic.  If there is none for that
+ * shape, the one nearest on a log scale (summed over the dimensions; ties:
+ * the larger), *exact = false.  Returns 0 found, 1 nothing for that family,
+ * dtype and op (or no file for gpu), -1 error. */
+int tunedb_lookup(const char *dir, const char *gpu, const kf_variant *key, const kf_shape *shape,
+                  bool deterministic, tunedb_entry *out, bool *exact, char *err, size_t errlen);
+
+/* A variant as a JSON object in config syntax, every parameter, on one line
+ * ({"dtype": "float32", ..., "load": "stream"}).  malloc'd. */
+char *tunedb_variant_json(const kf_variant *v);
+
+/* The entry as a kforge config (flat form) that `kforge run` accepts:
+ * every parameter, "n": [requested_n], and a "description" saying where it
+ * came from (plus a "comment" when it was tuned for another n).  malloc'd. */
+char *tunedb_config_json(const tunedb_entry *e, const kf_shape *requested, bool exact);
+
+/* The entry as a C header of #defines (KFORGE_REDUCE_BLOCK_SIZE, ...), with a
+ * comment saying how it was obtained.  malloc'd. */
+char *tunedb_header(const tunedb_entry *e, const kf_shape *requested, bool exact);
+
+#endif
