@@ -139,7 +139,7 @@ if "$KFORGE" run best.json --no-results --quiet --format csv > run.csv 2> er.txt
 else
   bad "kforge run best.json: $(cat er.txt)"
 fi
-if "$KFORGE" best --n 1000 > near.json 2> en.txt && grep -q 'nearest size, n = 16777216' near.json &&
+if "$KFORGE" best --n 1000 > near.json 2> en.txt && grep -q 'nearest size, n=16777216' near.json &&
    grep -q 'nearest' en.txt && grep -q '"n": \[1000\]' near.json; then
   ok "kforge best: nearest tuned size, and it says so"
 else
@@ -161,7 +161,7 @@ else
 fi
 "$KFORGE" best --dtype int64 --op xor --n 100 > /dev/null 2> e4.txt
 rc=$?
-if [ $rc -eq 2 ] && grep -q 'nothing tuned for int64 xor' e4.txt; then
+if [ $rc -eq 2 ] && grep -q 'nothing tuned for reduce int64 xor' e4.txt; then
   ok "kforge best: nothing known -> exit 2 with a message"
 else
   bad "kforge best with nothing known: exit $rc: $(cat e4.txt)"

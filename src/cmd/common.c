@@ -151,8 +151,7 @@ char *command_identity(const char *cmd, const opts *o, const kf_config *cfgs)
         sb_printf(&b, " %s#%016llx", o->configs[i], (unsigned long long)cfgs[i].content_hash);
     for (int i = 0; i < o->nsets; i++)
         sb_printf(&b, " --set %s", o->sets[i]);
-    if (o->timeout >= 0)
-        sb_printf(&b, " --timeout %g", o->timeout);
+    /* not the watchdog: it changes no result */
     sb_printf(&b, " --device %d", o->ro.device);
     return sb_take(&b);
 }

@@ -179,6 +179,8 @@ int resume_begin(resume_state *rs, const char *results_path, const char *identit
     kf_hash_hex(identity, strlen(identity), rs->id);
     struct stat st;
     long size = stat(results_path, &st) == 0 ? (long)st.st_size : 0;
+    if (access(results_path, F_OK) == 0 && !S_ISREG(st.st_mode))
+        return 0;   /* a device or a pipe: nothing to resume from, no state beside it */
 
     entry e[STATE_MAX];
     int n;

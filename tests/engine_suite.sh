@@ -1,0 +1,157 @@
+#!/bin/sh
+# tests/engine_suite.sh -- end-to-end checks of the engine's structure and of
+# the results file's promises (issues 9 and 11): one results module, case
+# identity, per-command resume state, options per command, several configs
+# in one run, the kernel-family registry.  Runs on the fake GPU
+# (KFORGE_FAKE_GPU=1).  Prints PASS/FAIL lines and
+# "engine_suite: N passed, N failed"; exits 1 if a check failed.
+set -u
+KFORGE=${KFORGE:-build/kforge}
+case $KFORGE in /*) ;; *) KFORGE=$(pwd)/$KFORGE ;; esac
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/kforge-engine.XXXXXX") || exit 2
+trap 'rm -rf "$TMP"' EXIT
+trap 'exit 130' INT TERM HUP
+export KFORGE_CACHE_DIR="$TMP/cache" KFORGE_DB="$TMP/db" KFORGE_FAKE_GPU=1 LC_ALL=C
+unset KFORGE_FAULT_INJECT KFORGE_PLANT
+cd "$TMP" || exit 2
+npass=0
+nfail=0
+ok() { echo "PASS $1"; npass=$((npass + 1)); }
+bad() { echo "FAIL $1: $2"; nfail=$((nfail + 1)); }
+lines() { if [ -f "$1" ]; then grep -c . "$1"; else echo 0; fi; }
+
+cat > a.json <<'J'
+{"kernel": "reduce", "defaults": {"algorithm": "shuffle", "unroll": "full", "n": [1000, 5000]},
+ "variants": [{"name": "a1", "block_size": 128}, {"name": "a2", "block_size": 256},
+              {"name": "a3", "block_size": 512, "vector_width": 4}]}
+J
+cat > b.json <<'J'
+{"kernel": "reduce", "algorithm": "sequential", "unroll": "last_warp", "block_size": [128, 256],
+ "elements_per_thread": [1, 2], "n": [1000, 5000], "bench": {"seed": 777}}
+J
+
+# --- issue 9: several configs in one run --------------------------------
+# Compiles still in flight from a.json once landed in b.json's state array
+# (a heap overflow under ASan).  With some of a's cases already recorded and
+# one compiler process, every case of both must come out right, once each.
+"$KFORGE" run a.json --results r1.jsonl --set n=1000 --quiet > /dev/null 2>&1
+"$KFORGE" run a.json b.json --results r1.jsonl --resume --jobs 1 --no-cache --format jsonl --quiet > o1.jsonl 2> e1.txt
+rc=$?
+n_ok=$(grep -c '"status":"ok"' o1.jsonl)
+if [ $rc -eq 0 ] && [ "$n_ok" -eq 14 ] && [ "$(lines r1.jsonl)" -eq 14 ]; then
+  ok "two configs, partly resumed, one compiler: 14 cases once each"
+else
+  bad "two configs" "rc=$rc ok=$n_ok lines=$(lines r1.jsonl) $(head -3 e1.txt)"
+fi
+# Each result records its own config's bench settings.
+if grep '"name":"a1"' r1.jsonl | grep -q '"seed":42' && grep -q '"seed":777' r1.jsonl &&
+   [ "$(grep -c '"seed":777' r1.jsonl)" -eq 8 ]; then
+  ok "each config's results record its own bench settings"
+else
+  bad "bench per config" "$(grep -o '"seed":[0-9]*' r1.jsonl | sort | uniq -c | tr '\n' ' ')"
+fi
+# The same config twice is measured once.
+"$KFORGE" run a.json a.json --results r2.jsonl --quiet > /dev/null 2> e2.txt
+if [ "$(lines r2.jsonl)" -eq 6 ] && grep -q 'more than once' e2.txt; then
+  ok "run a.json a.json measures each case once"
+else
+  bad "same config twice" "lines=$(lines r2.jsonl) $(cat e2.txt)"
+fi
+
+# --- issue 9: every command rejects options it does not take ------------
+for cmdline in "info --compile" "info --set block_size=64" "info --no-resume" "gen a.json --results x" \
+               "check a.json --device 1" "best --n 5 --set x=1" "axes --results x"; do
+  # shellcheck disable=SC2086
+  "$KFORGE" $cmdline > /dev/null 2> e3.txt
+  rc=$?
+  if [ $rc -eq 2 ] && grep -q 'not an option of\|unknown option\|unexpected argument' e3.txt; then
+    ok "kforge $cmdline: refused (exit 2)"
+  else
+    bad "kforge $cmdline" "rc=$rc $(cat e3.txt)"
+  fi
+done
+
+# --- the family registry and the parameter table ------------------------
+if "$KFORGE" axes | grep -q '^reduce ' && "$KFORGE" axes reduce | grep -q 'warp_reduce' &&
+   "$KFORGE" axes reduce --format json | grep -q '"name": "block_size"'; then
+  ok "kforge axes lists families and the reduce table"
+else
+  bad "axes" "$("$KFORGE" axes reduce 2>&1 | head -3)"
+fi
+"$KFORGE" axes nosuch > /dev/null 2> e4.txt
+if [ $? -eq 2 ] && grep -q 'unknown kernel family' e4.txt; then ok "axes: unknown family, exit 2"; else bad "axes unknown" "$(cat e4.txt)"; fi
+echo '{"kernel": "reduse", "n": 10}' > k.json
+"$KFORGE" check k.json > /dev/null 2> e5.txt
+if [ $? -eq 2 ] && grep -q 'did you mean "reduce"' e5.txt; then ok "unknown kernel: did you mean"; else bad "unknown kernel" "$(cat e5.txt)"; fi
+
+# --- issue 11.1: a result that cannot be written stops the run ----------
+if [ -w /dev/full ]; then
+  "$KFORGE" run a.json --results /dev/full --quiet > /dev/null 2> e6.txt
+  rc=$?
+  if [ $rc -eq 4 ] && grep -q 'cannot append' e6.txt; then
+    ok "results file on a full disk: exit 4 with a message"
+  else
+    bad "results /dev/full" "rc=$rc $(cat e6.txt)"
+  fi
+fi
+echo x > dbfile
+"$KFORGE" tune a.json --db dbfile/sub --results t.jsonl --quiet > /dev/null 2> e7.txt
+rc=$?
+if [ $rc -eq 4 ] && grep -q 'tuning database not updated' e7.txt; then
+  ok "tune: a database that cannot be written is exit 4"
+else
+  bad "tune --db unwritable" "rc=$rc $(cat e7.txt)"
+fi
+
+# --- issue 11.3: resume takes a case only when its identity matches ------
+"$KFORGE" run a.json --results r3.jsonl --quiet > /dev/null 2>&1
+"$KFORGE" run a.json --results r3.jsonl --resume --set bench.seed=7 --set bench.offset=3 --format jsonl \
+  --quiet > o3.jsonl 2> e3.txt
+if [ "$(lines r3.jsonl)" -eq 12 ] && ! grep -q 'resumed' e3.txt && [ "$(grep -c '"seed":7' r3.jsonl)" -eq 6 ]; then
+  ok "resume with other bench settings measures again"
+else
+  bad "resume identity" "lines=$(lines r3.jsonl) $(cat e3.txt)"
+fi
+sed 's/fake-gpu (KFORGE_FAKE_GPU)/Other GPU/' r3.jsonl > r4.jsonl
+"$KFORGE" run a.json --results r4.jsonl --resume --quiet > /dev/null 2> e4.txt
+if [ "$(lines r4.jsonl)" -eq 18 ]; then
+  ok "resume does not take cases of another GPU"
+else
+  bad "resume device" "lines=$(lines r4.jsonl) $(cat e4.txt)"
+fi
+# A config edit changes the command's identity.
+printf '%s\n' '{"kernel": "reduce", "algorithm": "shuffle", "unroll": "full", "block_size": 256, "n": [1000, 2000, 3000, 4000, 5000, 6000]}' > c.json
+KFORGE_FAULT_INJECT=crash@3 "$KFORGE" run c.json --results r5.jsonl --quiet > /dev/null 2>&1
+setsid sh -c "KFORGE_FAULT_INJECT=hang@2 exec \"$KFORGE\" run c.json --results r5.jsonl --no-resume --quiet --timeout 60" > /dev/null 2>&1 &
+p=$!
+sleep 1.5
+kill -INT $p 2> /dev/null
+wait $p
+sed -i 's/6000]/6000], "bench": {"warmup": 2}/' c.json
+"$KFORGE" run c.json --results r5.jsonl --quiet > /dev/null 2> e5.txt
+if ! grep -q 'resumed' e5.txt; then
+  ok "an edited config is another command: nothing resumed"
+else
+  bad "config edit" "$(cat e5.txt)"
+fi
+
+# --- issue 11.4: concurrent commands keep each other's resume state -----
+cat > d.json <<'J'
+{"kernel": "reduce", "algorithm": "shuffle", "unroll": "full", "block_size": [64, 128, 256, 512], "n": [1000, 2000, 3000]}
+J
+setsid sh -c "KFORGE_FAULT_INJECT=hang@5 exec \"$KFORGE\" run d.json --results r6.jsonl --quiet --timeout 60" > /dev/null 2>&1 &
+p=$!
+sleep 1.5
+"$KFORGE" run a.json --results r6.jsonl --quiet > /dev/null 2>&1   # another command completes meanwhile
+kill -INT $p 2> /dev/null
+wait $p
+"$KFORGE" run d.json --results r6.jsonl --quiet > /dev/null 2> e6.txt
+n_d=$(grep -c '"block_size":\(64\|128\|512\)' r6.jsonl)
+if grep -q 'resumed: 4 cases' e6.txt; then
+  ok "another command on the same file leaves the interrupted one's resume state"
+else
+  bad "concurrent resume state" "$(cat e6.txt) ($n_d)"
+fi
+
+echo "engine_suite: $npass passed, $nfail failed"
+[ $nfail -eq 0 ]
