@@ -1,6 +1,7 @@
 /*
- * test_report.c -- results lines (JSON) and their parser, the table / CSV /
- * JSON Lines / JSON reports, case keys and the shared results file.
+ * test_report.c -- results lines (JSON) and their parser (results.h), the
+ * table / CSV / JSON Lines / JSON reports, case keys and the shared results
+ * file.
  *
  *   make build/tests/test_report && build/tests/test_report
  */
@@ -13,17 +14,42 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "config.h"
+#include "family.h"
+#include "param.h"
+#include "reduce.h"
 #include "report.h"
+#include "results.h"
 
 #define N_OF(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
 // ----------------------------------------------------------------------------
 // Helpers
+
+static int reduce_family(void)
+{
+    int f = family_find("reduce");
+    ck_assert_int_ge(f, 0);
+    return f;
+}
+
+static const kf_family *reduce_fam(void) { return kf_families[reduce_family()]; }
+
+static void reduce_variant_defaults(kf_variant *v) { variant_defaults(v, reduce_family()); }
+
+static kf_shape shape_n(int64_t n)
+{
+    kf_shape s;
+    memset(&s, 0, sizeof s);
+    s.d[0] = n;
+    return s;
+}
 
 /* A result whose every field depends on i, cycling through every value of
  * every enumerated axis, grid kind and status. */
@@ -31,26 +57,44 @@ static kf_result make_result(int i)
 {
     kf_result r;
     memset(&r, 0, sizeof r);
-    kf_variant *v = &r.v;
-    kf_variant_defaults(v);
+    reduce_v v;
+    reduce_defaults(&v);
     static const char *const names[] = {"reduce6", "", "with \"quotes\" and \\ back", "caf\xc3\xa9 \xe2\x82\xac",
                                         "tab\there", "a|b|c", "comma, name"};
-    snprintf(v->name, sizeof v->name, "%s", names[i % N_OF(names)]);
-    v->dtype = (kf_dtype)(i % KF_DTYPE_COUNT);
-    v->op = (kf_op)((i + 1) % KF_OP_COUNT);
-    v->algorithm = (kf_algorithm)((i + 2) % KF_ALG_COUNT);
-    v->block_size = 32 << (i % 6);
-    v->elements_per_thread = 1 + i % 9;
-    v->unroll = (kf_unroll)(i % KF_UNROLL_COUNT);
-    v->vector_width = 1 << (i % 3);
-    v->grid.kind = (kf_grid_kind)(i % KF_GRID_KIND_COUNT);
-    v->grid.value = v->grid.kind == KF_GRID_AUTO ? 0 : 1 + i * 37;
-    v->passes = (kf_passes)((i + 3) % KF_PASSES_COUNT);
-    v->layout = (kf_layout)(i % KF_LAYOUT_COUNT);
-    v->accumulator = (kf_accum)((i / 2) % KF_ACC_COUNT);
-    v->warp_reduce = (kf_warp_reduce)((i + 1) % KF_WARP_COUNT);
-    v->load = (kf_load)((i + 2) % KF_LOAD_COUNT);
-    r.n = ((int64_t)1 << (i % 40)) + i;
+    v.dtype = (kf_dtype)(i % KF_DTYPE_COUNT);
+    v.op = (kf_op)((i + 1) % KF_OP_COUNT);
+    v.algorithm = (kf_algorithm)((i + 2) % KF_ALG_COUNT);
+    v.block_size = 32 << (i % 6);
+    v.elements_per_thread = 1 + i % 9;
+    v.unroll = (kf_unroll)(i % KF_UNROLL_COUNT);
+    v.vector_width = 1 << (i % 3);
+    v.grid.kind = (kf_grid_kind)(i % KF_GRID_KIND_COUNT);
+    v.grid.value = v.grid.kind == KF_GRID_AUTO     ? 0
+                   : v.grid.kind == KF_GRID_BLOCKS ? 1 + i * 37
+                                                   : 1 + i % KF_GRID_MAX_PER_SM;
+    v.passes = (kf_passes)((i + 3) % KF_PASSES_COUNT);
+    v.layout = (kf_layout)(i % KF_LAYOUT_COUNT);
+    v.accumulator = (kf_accum)((i / 2) % KF_ACC_COUNT);
+    v.warp_reduce = (kf_warp_reduce)((i + 1) % KF_WARP_COUNT);
+    v.load = (kf_load)((i + 2) % KF_LOAD_COUNT);
+    reduce_encode(&v, names[i % N_OF(names)], &r.v);
+    r.shape.d[0] = ((int64_t)1 << (i % 40)) + i;
+    /* the result's own bench settings, device and UUID */
+    kf_bench_defaults(&r.bench);
+    r.bench.warmup = i % 5;
+    r.bench.min_reps = 1 + i % 7;
+    r.bench.max_reps = 100 + i;
+    r.bench.max_time_s = 0.25 * (i % 4);
+    r.bench.max_noise = 0.01 * (1 + i % 3);
+    r.bench.flush_l2 = i % 2 == 0;
+    r.bench.seed = 1234567 + (uint64_t)i * 1000003;
+    r.bench.offset = i % 5;
+    r.bench.timeout_s = i % 3 ? 30.5 : 0;
+    r.device = i % 4 == 3 ? -1 : i % 8;
+    static const char *const gpus[] = {"NVIDIA H100 80GB HBM3", "", "NVIDIA H200", "GPU \"q\" | x"};
+    snprintf(r.device_name, sizeof r.device_name, "%s", gpus[i % N_OF(gpus)]);
+    if (i % 3)
+        snprintf(r.device_uuid, sizeof r.device_uuid, "GPU-%08x-1111-2222-3333-%012d", 0xabc00 + i, i);
     r.status = (kf_status)(i % KF_ST_COUNT);
     static const char *const msgs[] = {"", "line 3: error: expected ';'\nline 4: note: here",
                                        "quote \" backslash \\ ctrl \x01 tab\t cr\r",
@@ -91,6 +135,8 @@ static kf_run_info make_info(bool have_dev)
     snprintf(info.config, sizeof info.config, "configs/a.json,configs/\"b\".json");
     info.have_dev = have_dev;
     snprintf(info.dev.name, sizeof info.dev.name, "NVIDIA H100 80GB HBM3");
+    snprintf(info.dev.uuid, sizeof info.dev.uuid, "GPU-00000000-aaaa-bbbb-cccc-000000000001");
+    info.dev.index = 2;
     info.dev.cc_major = 9;
     info.dev.cc_minor = 0;
     info.dev.sms = 132;
@@ -99,18 +145,40 @@ static kf_run_info make_info(bool have_dev)
     info.dev.driver_version = 12040;
     info.dev.nvrtc_major = 12;
     info.dev.nvrtc_minor = 8;
-    kf_bench_defaults(&info.bench);
-    info.bench.seed = 1234567;
-    info.bench.offset = 3;
     return info;
+}
+
+/* What a result reads back as after report_json(r, info): the device
+ * fields are written only with a device (the result's own, else the
+ * run's); without one they read back as none. */
+static kf_result as_written(const kf_result *r, const kf_run_info *info)
+{
+    kf_result w = *r;
+    if (!info || !info->have_dev) {
+        w.device = -1;
+        w.device_name[0] = 0;
+        w.device_uuid[0] = 0;
+        return w;
+    }
+    if (w.device < 0)
+        w.device = info->dev.index;
+    if (!w.device_name[0])
+        snprintf(w.device_name, sizeof w.device_name, "%s", info->dev.name);
+    if (!w.device_uuid[0])
+        snprintf(w.device_uuid, sizeof w.device_uuid, "%s", info->dev.uuid);
+    return w;
 }
 
 /* Doubles: equal, or both NaN. */
 static bool same_dbl(double a, double b) { return a == b || (isnan(a) && isnan(b)); }
 
-static void assert_variant_eq(const kf_variant *a, const kf_variant *b, int i)
+static void assert_variant_eq(const kf_variant *va, const kf_variant *vb, int i)
 {
-    ck_assert_msg(strcmp(a->name, b->name) == 0, "[%d] name '%s' != '%s'", i, a->name, b->name);
+    ck_assert_msg(va->family == vb->family, "[%d] family %d != %d", i, va->family, vb->family);
+    ck_assert_msg(strcmp(va->name, vb->name) == 0, "[%d] name '%s' != '%s'", i, va->name, vb->name);
+    reduce_v x, y, *a = &x, *b = &y;
+    reduce_decode(va, a);
+    reduce_decode(vb, b);
     ck_assert_msg(a->dtype == b->dtype, "[%d] dtype", i);
     ck_assert_msg(a->op == b->op, "[%d] op", i);
     ck_assert_msg(a->algorithm == b->algorithm, "[%d] algorithm", i);
@@ -125,12 +193,36 @@ static void assert_variant_eq(const kf_variant *a, const kf_variant *b, int i)
     ck_assert_msg(a->accumulator == b->accumulator, "[%d] accumulator", i);
     ck_assert_msg(a->warp_reduce == b->warp_reduce, "[%d] warp_reduce", i);
     ck_assert_msg(a->load == b->load, "[%d] load", i);
+    /* and the generic view: every parameter of the table */
+    ck_assert_msg(variant_eq(va, vb), "[%d] variant_eq", i);
+}
+
+static void assert_bench_eq(const kf_bench *a, const kf_bench *b, int i)
+{
+    ck_assert_msg(a->warmup == b->warmup, "[%d] bench.warmup", i);
+    ck_assert_msg(a->min_reps == b->min_reps, "[%d] bench.min_reps", i);
+    ck_assert_msg(a->max_reps == b->max_reps, "[%d] bench.max_reps", i);
+    ck_assert_msg(same_dbl(a->max_time_s, b->max_time_s), "[%d] bench.max_time_s", i);
+    ck_assert_msg(same_dbl(a->max_noise, b->max_noise), "[%d] bench.max_noise", i);
+    ck_assert_msg(a->flush_l2 == b->flush_l2, "[%d] bench.flush_l2", i);
+    ck_assert_msg(a->seed == b->seed, "[%d] bench.seed %llu != %llu", i, (unsigned long long)a->seed,
+                  (unsigned long long)b->seed);
+    ck_assert_msg(a->offset == b->offset, "[%d] bench.offset", i);
+    ck_assert_msg(same_dbl(a->timeout_s, b->timeout_s), "[%d] bench.timeout_s", i);
 }
 
 static void assert_result_eq(const kf_result *a, const kf_result *b, int i)
 {
     assert_variant_eq(&a->v, &b->v, i);
-    ck_assert_msg(a->n == b->n, "[%d] n %lld != %lld", i, (long long)a->n, (long long)b->n);
+    ck_assert_msg(a->shape.d[0] == b->shape.d[0], "[%d] n %lld != %lld", i, (long long)a->shape.d[0],
+                  (long long)b->shape.d[0]);
+    ck_assert_msg(shape_eq(&a->shape, &b->shape), "[%d] shape", i);
+    assert_bench_eq(&a->bench, &b->bench, i);
+    ck_assert_msg(a->device == b->device, "[%d] device %d != %d", i, a->device, b->device);
+    ck_assert_msg(strcmp(a->device_name, b->device_name) == 0, "[%d] device name '%s' != '%s'", i, a->device_name,
+                  b->device_name);
+    ck_assert_msg(strcmp(a->device_uuid, b->device_uuid) == 0, "[%d] uuid '%s' != '%s'", i, a->device_uuid,
+                  b->device_uuid);
     ck_assert_msg(a->status == b->status, "[%d] status", i);
     ck_assert_msg(strcmp(a->message, b->message) == 0, "[%d] message '%s' != '%s'", i, a->message,
                   b->message);
@@ -158,6 +250,13 @@ static void assert_result_eq(const kf_result *a, const kf_result *b, int i)
     ck_assert_msg(same_dbl(s->noise, t->noise), "[%d] noise", i);
     ck_assert_msg(same_dbl(s->gbps, t->gbps), "[%d] gbps", i);
     ck_assert_msg(same_dbl(s->pct_peak, t->pct_peak), "[%d] pct_peak", i);
+}
+
+/* r written with report_json(r, info) reads back as it should. */
+static void assert_read_back(const kf_result *r, const kf_run_info *info, const kf_result *back, int i)
+{
+    kf_result want = as_written(r, info);
+    assert_result_eq(&want, back, i);
 }
 
 /* Strict parse: the whole text must be one JSON value. */
@@ -391,16 +490,17 @@ static void strip_ansi(char *s)
 #define NVAR 84   /* covers every value of every axis, grid kind and status, many times over */
 
 // ----------------------------------------------------------------------------
-// report_json / report_parse_json
+// report_json / results_parse_line
 
 START_TEST(json_round_trip_every_field)
 {
-    kf_run_info info = make_info(true);
+    kf_run_info info = make_info(true), nodev = make_info(false);
     bool seen_grid[KF_GRID_KIND_COUNT] = {0}, seen_status[KF_ST_COUNT] = {0};
     for (int i = 0; i < NVAR; i++) {
         kf_result r = make_result(i);
-        seen_grid[r.v.grid.kind] = seen_status[r.status] = true;
-        char *line = report_json(&r, i % 2 ? &info : NULL);
+        seen_grid[kf_grid_decode(r.v.p[RP_GRID]).kind] = seen_status[r.status] = true;
+        const kf_run_info *ip = i % 3 == 0 ? NULL : i % 3 == 1 ? &info : &nodev;
+        char *line = report_json(&r, ip);
         ck_assert_ptr_nonnull(line);
         ck_assert_msg(strchr(line, '\n') == NULL, "a results line holds a newline");
         ck_assert_msg(valid_utf8(line), "not UTF-8: %s", line);
@@ -411,9 +511,15 @@ START_TEST(json_round_trip_every_field)
         kf_result back;
         memset(&back, 0x77, sizeof back);
         char err[256] = "";
-        ck_assert_msg(report_parse_json(line, &back, err, sizeof err) == 0, "[%d] %s: %s", i, err,
+        ck_assert_msg(results_parse_line(line, &back, err, sizeof err) == 0, "[%d] %s: %s", i, err,
                       line);
-        assert_result_eq(&r, &back, i);
+        assert_read_back(&r, ip, &back, i);
+        /* the case identity survives the round trip (resume relies on it) */
+        kf_result want = as_written(&r, ip);
+        char k1[2048], k2[2048];
+        results_key_of(&want, k1, sizeof k1);
+        results_key_of(&back, k2, sizeof k2);
+        ck_assert_msg(strcmp(k1, k2) == 0, "[%d] key %s != %s", i, k1, k2);
         free(line);
     }
     for (int k = 0; k < KF_GRID_KIND_COUNT; k++)
@@ -425,52 +531,53 @@ END_TEST
 
 START_TEST(json_round_trip_every_enum_value)
 {
-    /* each axis at each of its values, the others at the defaults */
-    for (int ax = 0; ax < 9; ax++) {
-        static const int counts[9] = {KF_DTYPE_COUNT, KF_OP_COUNT, KF_ALG_COUNT, KF_UNROLL_COUNT,
-                                      KF_PASSES_COUNT, KF_LAYOUT_COUNT, KF_ACC_COUNT,
-                                      KF_WARP_COUNT, KF_LOAD_COUNT};
-        for (int val = 0; val < counts[ax]; val++) {
+    /* each enumerated axis of the table at each of its values, the others at the defaults */
+    const kf_family *f = reduce_fam();
+    int enums = 0;
+    for (int ax = 0; ax < f->nparams; ax++) {
+        const kf_param *p = &f->params[ax];
+        if (p->kind != KF_PK_ENUM)
+            continue;
+        enums++;
+        for (int val = 0; val < p->count; val++) {
             kf_result r;
             memset(&r, 0, sizeof r);
-            kf_variant_defaults(&r.v);
-            r.n = 1000;
-            switch (ax) {
-            case 0: r.v.dtype = (kf_dtype)val; break;
-            case 1: r.v.op = (kf_op)val; break;
-            case 2: r.v.algorithm = (kf_algorithm)val; break;
-            case 3: r.v.unroll = (kf_unroll)val; break;
-            case 4: r.v.passes = (kf_passes)val; break;
-            case 5: r.v.layout = (kf_layout)val; break;
-            case 6: r.v.accumulator = (kf_accum)val; break;
-            case 7: r.v.warp_reduce = (kf_warp_reduce)val; break;
-            default: r.v.load = (kf_load)val; break;
-            }
+            reduce_variant_defaults(&r.v);
+            kf_bench_defaults(&r.bench);
+            r.device = -1;
+            r.shape = shape_n(1000);
+            r.v.p[ax] = val;
             char *line = report_json(&r, NULL);
+            cJSON *j = parse_strict(line);
+            ck_assert_str_eq(cJSON_GetObjectItem(j, p->name)->valuestring, p->names[val]);
+            cJSON_Delete(j);
             kf_result back;
             char err[256];
-            ck_assert_msg(report_parse_json(line, &back, err, sizeof err) == 0, "%s", err);
+            ck_assert_msg(results_parse_line(line, &back, err, sizeof err) == 0, "%s", err);
             assert_result_eq(&r, &back, ax * 100 + val);
             free(line);
         }
     }
-    /* grid kinds at a few values, status at each value */
+    ck_assert_int_eq(enums, 9);    /* dtype, op, algorithm, unroll, passes, layout, accumulator, warp_reduce, load */
+    /* grid kinds at a few values (the extremes of each range), status at each value */
     static const kf_grid grids[] = {{KF_GRID_AUTO, 0},    {KF_GRID_BLOCKS, 1},
-                                    {KF_GRID_BLOCKS, 65535}, {KF_GRID_BLOCKS, (int64_t)1 << 40},
-                                    {KF_GRID_PER_SM, 1},  {KF_GRID_PER_SM, 32},
-                                    {KF_GRID_WAVES, 1},   {KF_GRID_WAVES, 8}};
+                                    {KF_GRID_BLOCKS, 65535}, {KF_GRID_BLOCKS, KF_GRID_MAX_BLOCKS},
+                                    {KF_GRID_PER_SM, 1},  {KF_GRID_PER_SM, 32}, {KF_GRID_PER_SM, KF_GRID_MAX_PER_SM},
+                                    {KF_GRID_WAVES, 1},   {KF_GRID_WAVES, 8}, {KF_GRID_WAVES, KF_GRID_MAX_PER_SM}};
     for (int g = 0; g < N_OF(grids); g++)
         for (int st = 0; st < KF_ST_COUNT; st++) {
             kf_result r;
             memset(&r, 0, sizeof r);
-            kf_variant_defaults(&r.v);
-            r.v.grid = grids[g];
+            reduce_variant_defaults(&r.v);
+            kf_bench_defaults(&r.bench);
+            r.device = -1;
+            r.v.p[RP_GRID] = kf_grid_encode(grids[g]);
             r.status = (kf_status)st;
-            r.n = 1;
+            r.shape = shape_n(1);
             char *line = report_json(&r, NULL);
             kf_result back;
             char err[256];
-            ck_assert_msg(report_parse_json(line, &back, err, sizeof err) == 0, "%s", err);
+            ck_assert_msg(results_parse_line(line, &back, err, sizeof err) == 0, "%s", err);
             assert_result_eq(&r, &back, g * 100 + st);
             free(line);
         }
@@ -481,15 +588,22 @@ START_TEST(json_keys_and_run_info)
 {
     kf_run_info info = make_info(true);
     kf_result r = make_result(5);
+    r.device_name[0] = 0;          /* no device of its own: the run's */
+    r.device = -1;
+    r.device_uuid[0] = 0;
+    r.bench.seed = 1234567;
+    r.bench.offset = 3;
     char *line = report_json(&r, &info);
     cJSON *j = parse_strict(line);
-    /* the variant axes use the config's spelling */
-    for (int a = 0; a < KF_AX_COUNT; a++)
-        ck_assert_msg(cJSON_GetObjectItemCaseSensitive(j, kf_axis_names[a]) != NULL,
-                      "results line lacks the axis key \"%s\"", kf_axis_names[a]);
+    /* the variant axes use the config's spelling: the family's parameter table */
+    const kf_family *f = reduce_fam();
+    for (int a = 0; a < f->nparams; a++)
+        ck_assert_msg(cJSON_GetObjectItemCaseSensitive(j, f->params[a].name) != NULL,
+                      "results line lacks the axis key \"%s\"", f->params[a].name);
     static const char *const keys[] = {"run",      "time",   "host",      "config",    "device",
                                        "n",        "status", "message",   "median_ms", "gbps",
-                                       "pct_peak", "reps",   "gpu_value", "ref_value", "bench"};
+                                       "pct_peak", "reps",   "gpu_value", "ref_value", "bench",
+                                       "kernel",   "device_index", "uuid"};
     for (int k = 0; k < N_OF(keys); k++)
         ck_assert_msg(cJSON_GetObjectItemCaseSensitive(j, keys[k]) != NULL, "lacks \"%s\"", keys[k]);
     ck_assert_str_eq(cJSON_GetObjectItem(j, "run")->valuestring, info.run_id);
@@ -497,17 +611,21 @@ START_TEST(json_keys_and_run_info)
     ck_assert_str_eq(cJSON_GetObjectItem(j, "host")->valuestring, info.host);
     ck_assert_str_eq(cJSON_GetObjectItem(j, "config")->valuestring, info.config);
     ck_assert_str_eq(cJSON_GetObjectItem(j, "device")->valuestring, info.dev.name);
+    ck_assert_int_eq((int)cJSON_GetObjectItem(j, "device_index")->valuedouble, info.dev.index);
+    ck_assert_str_eq(cJSON_GetObjectItem(j, "uuid")->valuestring, info.dev.uuid);
+    ck_assert_str_eq(cJSON_GetObjectItem(j, "kernel")->valuestring, "reduce");
     ck_assert_int_eq((int)cJSON_GetObjectItem(j, "sms")->valuedouble, 132);
     ck_assert(cJSON_GetObjectItem(j, "peak_gbps")->valuedouble == info.dev.peak_gbps);
     ck_assert_str_eq(cJSON_GetObjectItem(j, "status")->valuestring, kf_status_names[r.status]);
-    ck_assert_str_eq(cJSON_GetObjectItem(j, "dtype")->valuestring, kf_dtype_names[r.v.dtype]);
-    ck_assert(cJSON_GetObjectItem(j, "n")->valuedouble == (double)r.n);
+    ck_assert_str_eq(cJSON_GetObjectItem(j, "dtype")->valuestring, kf_dtype_names[variant_dtype(&r.v)]);
+    ck_assert(cJSON_GetObjectItem(j, "n")->valuedouble == (double)r.shape.d[0]);
     const cJSON *b = cJSON_GetObjectItem(j, "bench");
     ck_assert(cJSON_IsObject(b));
     ck_assert(cJSON_GetObjectItem(b, "seed")->valuedouble == 1234567);
     ck_assert(cJSON_GetObjectItem(b, "offset")->valuedouble == 3);
-    ck_assert(cJSON_GetObjectItem(b, "min_reps")->valuedouble == info.bench.min_reps);
-    ck_assert(cJSON_GetObjectItem(b, "max_noise")->valuedouble == info.bench.max_noise);
+    ck_assert(cJSON_GetObjectItem(b, "min_reps")->valuedouble == r.bench.min_reps);
+    ck_assert(cJSON_GetObjectItem(b, "max_noise")->valuedouble == r.bench.max_noise);
+    ck_assert(cJSON_GetObjectItem(b, "timeout_s")->valuedouble == r.bench.timeout_s);
     ck_assert(cJSON_IsBool(cJSON_GetObjectItem(b, "flush_l2")));
     /* no key appears twice */
     for (const cJSON *x = j->child; x; x = x->next)
@@ -516,12 +634,43 @@ START_TEST(json_keys_and_run_info)
     cJSON_Delete(j);
     free(line);
 
+    /* the result's own device, index and UUID win over the run's */
+    kf_result own = r;
+    snprintf(own.device_name, sizeof own.device_name, "NVIDIA H200");
+    own.device = 7;
+    snprintf(own.device_uuid, sizeof own.device_uuid, "GPU-77777777-0000-0000-0000-000000000007");
+    line = report_json(&own, &info);
+    j = parse_strict(line);
+    ck_assert_str_eq(cJSON_GetObjectItem(j, "device")->valuestring, "NVIDIA H200");
+    ck_assert_int_eq((int)cJSON_GetObjectItem(j, "device_index")->valuedouble, 7);
+    ck_assert_str_eq(cJSON_GetObjectItem(j, "uuid")->valuestring, own.device_uuid);
+    cJSON_Delete(j);
+    free(line);
+
+    /* "bench" is each result's own: two results of one run, two benches */
+    kf_result other = r;
+    other.bench.seed = 99;
+    other.bench.offset = 17;
+    other.bench.flush_l2 = !r.bench.flush_l2;
+    line = report_json(&other, &info);
+    j = parse_strict(line);
+    b = cJSON_GetObjectItem(j, "bench");
+    ck_assert(cJSON_GetObjectItem(b, "seed")->valuedouble == 99);
+    ck_assert(cJSON_GetObjectItem(b, "offset")->valuedouble == 17);
+    ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(b, "flush_l2")) == other.bench.flush_l2);
+    cJSON_Delete(j);
+    free(line);
+
     /* without a device there are no device keys */
     info.have_dev = false;
     line = report_json(&r, &info);
     j = parse_strict(line);
     ck_assert(cJSON_GetObjectItem(j, "device") == NULL);
+    ck_assert(cJSON_GetObjectItem(j, "device_index") == NULL);
+    ck_assert(cJSON_GetObjectItem(j, "uuid") == NULL);
     ck_assert(cJSON_GetObjectItem(j, "run") != NULL);
+    ck_assert(cJSON_GetObjectItem(j, "kernel") != NULL);
+    ck_assert(cJSON_GetObjectItem(j, "bench") != NULL);
     cJSON_Delete(j);
     free(line);
 }
@@ -545,7 +694,7 @@ START_TEST(json_special_values)
     cJSON_Delete(j);
     kf_result back;
     char err[256];
-    ck_assert_msg(report_parse_json(line, &back, err, sizeof err) == 0, "%s", err);
+    ck_assert_msg(results_parse_line(line, &back, err, sizeof err) == 0, "%s", err);
     ck_assert(isnan(back.abs_err) && isnan(back.stats.noise) && isnan(back.stats.gbps));
     ck_assert(back.stats.median_ms == 5e-324);
     ck_assert(back.stats.mean_ms == 1.7976931348623157e308);
@@ -555,18 +704,22 @@ START_TEST(json_special_values)
 
     /* longest strings, large n and blocks */
     memset(&r, 0, sizeof r);
-    kf_variant_defaults(&r.v);
+    reduce_variant_defaults(&r.v);
+    kf_bench_defaults(&r.bench);
+    r.device = -1;
     memset(r.v.name, 'N', sizeof r.v.name - 1);
     for (size_t i = 0; i < sizeof r.message - 1; i++)
         r.message[i] = (char)('a' + i % 26);
     memset(r.gpu_value, '9', sizeof r.gpu_value - 1);
-    r.n = ((int64_t)1 << 53) - 1;
+    r.shape.d[0] = ((int64_t)1 << 53) - 1;
+    r.bench.seed = ((uint64_t)1 << 53) - 1;   /* the largest seed a config takes */
+    r.bench.offset = 4096;
     r.blocks = -((int64_t)1 << 52);
     r.launches = -1;
     r.regs = 2147483647;
     r.smem_bytes = -2147483647 - 1;
     line = report_json(&r, NULL);
-    ck_assert_msg(report_parse_json(line, &back, err, sizeof err) == 0, "%s", err);
+    ck_assert_msg(results_parse_line(line, &back, err, sizeof err) == 0, "%s", err);
     assert_result_eq(&r, &back, 0);
     free(line);
 }
@@ -578,15 +731,19 @@ START_TEST(json_cleans_bad_utf8)
     /* stray continuation byte, truncated sequence, overlong '/', surrogate, 0xFF */
     snprintf(r.message, sizeof r.message, "a\x80 b\xe2\x82 c\xc0\xaf d\xed\xa0\x80 e\xff f\xc3\xa9");
     snprintf(r.v.name, sizeof r.v.name, "n\xfe");
-    char *line = report_json(&r, NULL);
+    snprintf(r.device_name, sizeof r.device_name, "GPU\xc0 \xe2\x82\xac");
+    kf_run_info info = make_info(true);
+    char *line = report_json(&r, &info);
     ck_assert_msg(valid_utf8(line), "results line is not UTF-8");
     cJSON *j = parse_strict(line);
     cJSON_Delete(j);
     kf_result back;
     char err[256];
-    ck_assert_msg(report_parse_json(line, &back, err, sizeof err) == 0, "%s", err);
+    ck_assert_msg(results_parse_line(line, &back, err, sizeof err) == 0, "%s", err);
     ck_assert(valid_utf8(back.message));
     ck_assert(valid_utf8(back.v.name));
+    ck_assert(valid_utf8(back.device_name));
+    ck_assert(strstr(back.device_name, "\xe2\x82\xac") != NULL);
     ck_assert(strncmp(back.message, "a", 1) == 0);
     ck_assert(strstr(back.message, "f\xc3\xa9") != NULL);   /* good characters kept */
     ck_assert(strstr(back.message, " b") && strstr(back.message, " c") && strstr(back.message, " e"));
@@ -597,7 +754,8 @@ END_TEST
 START_TEST(parse_rejects_bad_lines)
 {
     kf_result r = make_result(1);
-    char *good = report_json(&r, NULL);
+    kf_run_info info = make_info(true);
+    char *good = report_json(&r, &info);   /* with the device keys */
     kf_result back;
     char err[256];
 
@@ -607,31 +765,36 @@ START_TEST(parse_rejects_bad_lines)
     };
     for (int i = 0; i < N_OF(bad); i++) {
         err[0] = 0;
-        ck_assert_msg(report_parse_json(bad[i], &back, err, sizeof err) == -1, "accepted '%s'", bad[i]);
+        ck_assert_msg(results_parse_line(bad[i], &back, err, sizeof err) == -1, "accepted '%s'", bad[i]);
         ck_assert_msg(err[0] != 0, "no message for '%s'", bad[i]);
     }
     /* trailing junk after the object */
     size_t len = strlen(good);
     char *junk = malloc(len + 8);
     snprintf(junk, len + 8, "%s xyz", good);
-    ck_assert_int_eq(report_parse_json(junk, &back, err, sizeof err), -1);
+    ck_assert_int_eq(results_parse_line(junk, &back, err, sizeof err), -1);
     /* half a line (what a crash leaves) */
     memcpy(junk, good, len / 2);
     junk[len / 2] = 0;
-    ck_assert_int_eq(report_parse_json(junk, &back, err, sizeof err), -1);
+    ck_assert_int_eq(results_parse_line(junk, &back, err, sizeof err), -1);
     free(junk);
 
-    /* one field removed or corrupted at a time */
-    static const char *const required[] = {"dtype", "op", "algorithm", "block_size",
-                                           "elements_per_thread", "unroll", "vector_width",
-                                           "grid", "passes", "layout", "accumulator",
-                                           "warp_reduce", "load", "n", "status"};
-    for (int k = 0; k < N_OF(required); k++) {
+    /* one field removed or corrupted at a time: every parameter of the
+     * table, the size and the status are required */
+    const kf_family *f = reduce_fam();
+    const char *required[KF_MAX_PARAMS + 4];
+    int nreq = 0;
+    for (int a = 0; a < f->nparams; a++)
+        required[nreq++] = f->params[a].name;
+    required[nreq++] = "n";
+    required[nreq++] = "status";
+    ck_assert_int_eq(nreq, 15);
+    for (int k = 0; k < nreq; k++) {
         cJSON *j = parse_strict(good);
         cJSON_DeleteItemFromObjectCaseSensitive(j, required[k]);
         char *s = cJSON_PrintUnformatted(j);
         err[0] = 0;
-        ck_assert_msg(report_parse_json(s, &back, err, sizeof err) == -1, "accepted without %s",
+        ck_assert_msg(results_parse_line(s, &back, err, sizeof err) == -1, "accepted without %s",
                       required[k]);
         ck_assert_msg(strstr(err, required[k]) != NULL, "message lacks \"%s\": %s", required[k], err);
         free(s);
@@ -647,6 +810,14 @@ START_TEST(parse_rejects_bad_lines)
         {"grid", "{\"waves\": 0}"},  {"grid", "[4]"},       {"grid", "2.5"},
         {"grid", "{\"waves\": 2, \"blocks_per_sm\": 2}"},  {"median_ms", "\"fast\""},
         {"deterministic", "1"},      {"message", "7"},      {"name", "false"},
+        /* the engine's values: the table's ranges, the family, the device, the bench */
+        {"grid", "1099511627776"},   {"grid", "{\"waves\": 65}"}, {"grid", "{\"blocks_per_sm\": 0}"},
+        {"block_size", "2000"},      {"block_size", "0"},  {"vector_width", "3"},
+        {"elements_per_thread", "257"}, {"kernel", "\"scan\""}, {"kernel", "7"},
+        {"kernel", "null"},          {"device_index", "\"0\""}, {"device_index", "1.5"},
+        {"uuid", "5"},               {"device", "[]"},
+        {"bench", "{\"seed\": -1}"}, {"bench", "{\"seed\": \"x\"}"}, {"bench", "{\"offset\": -1}"},
+        {"bench", "{\"flush_l2\": 1}"}, {"bench", "{\"min_reps\": 1.5}"}, {"bench", "{\"timeout_s\": \"no\"}"},
     };
     for (int k = 0; k < N_OF(corrupt); k++) {
         cJSON *j = parse_strict(good);
@@ -655,21 +826,21 @@ START_TEST(parse_rejects_bad_lines)
         cJSON_ReplaceItemInObjectCaseSensitive(j, corrupt[k].key, val);
         char *s = cJSON_PrintUnformatted(j);
         err[0] = 0;
-        ck_assert_msg(report_parse_json(s, &back, err, sizeof err) == -1, "accepted %s = %s",
+        ck_assert_msg(results_parse_line(s, &back, err, sizeof err) == -1, "accepted %s = %s",
                       corrupt[k].key, corrupt[k].json);
         ck_assert_msg(err[0] != 0, "no message for %s = %s", corrupt[k].key, corrupt[k].json);
         free(s);
         cJSON_Delete(j);
     }
     /* a NULL message buffer is fine */
-    ck_assert_int_eq(report_parse_json("{", &back, NULL, 0), -1);
+    ck_assert_int_eq(results_parse_line("{", &back, NULL, 0), -1);
     free(good);
 }
 END_TEST
 
 START_TEST(parse_optional_fields_default)
 {
-    /* a minimal line: only the required keys */
+    /* a minimal line: only the required keys (and no "kernel": a kforge 0.1 line) */
     const char *line = "{\"dtype\":\"int64\",\"op\":\"xor\",\"algorithm\":\"shuffle\","
                        "\"block_size\":128,\"elements_per_thread\":2,\"unroll\":\"full\","
                        "\"vector_width\":4,\"grid\":{\"waves\":3},\"passes\":\"atomic\","
@@ -677,125 +848,303 @@ START_TEST(parse_optional_fields_default)
                        "\"load\":\"stream\",\"n\":4096,\"status\":\"timeout\",\"unknown_key\":[1]}";
     kf_result r;
     char err[256];
-    ck_assert_msg(report_parse_json(line, &r, err, sizeof err) == 0, "%s", err);
-    ck_assert(r.v.dtype == KF_INT64 && r.v.op == KF_OP_XOR && r.v.algorithm == KF_ALG_SHUFFLE);
-    ck_assert(r.v.block_size == 128 && r.v.elements_per_thread == 2 && r.v.vector_width == 4);
-    ck_assert(r.v.unroll == KF_UNROLL_FULL && r.v.passes == KF_PASSES_ATOMIC);
-    ck_assert(r.v.grid.kind == KF_GRID_WAVES && r.v.grid.value == 3);
-    ck_assert(r.v.layout == KF_LAYOUT_GRID && r.v.accumulator == KF_ACC_SHARED);
-    ck_assert(r.v.warp_reduce == KF_WARP_INTRINSIC && r.v.load == KF_LOAD_STREAM);
-    ck_assert(r.n == 4096 && r.status == KF_ST_TIMEOUT);
+    ck_assert_msg(results_parse_line(line, &r, err, sizeof err) == 0, "%s", err);
+    ck_assert_int_eq(r.v.family, reduce_family());
+    reduce_v x;
+    reduce_decode(&r.v, &x);
+    ck_assert(x.dtype == KF_INT64 && x.op == KF_OP_XOR && x.algorithm == KF_ALG_SHUFFLE);
+    ck_assert(x.block_size == 128 && x.elements_per_thread == 2 && x.vector_width == 4);
+    ck_assert(x.unroll == KF_UNROLL_FULL && x.passes == KF_PASSES_ATOMIC);
+    ck_assert(x.grid.kind == KF_GRID_WAVES && x.grid.value == 3);
+    ck_assert(x.layout == KF_LAYOUT_GRID && x.accumulator == KF_ACC_SHARED);
+    ck_assert(x.warp_reduce == KF_WARP_INTRINSIC && x.load == KF_LOAD_STREAM);
+    ck_assert(r.shape.d[0] == 4096 && r.status == KF_ST_TIMEOUT);
+    ck_assert(r.shape.d[1] == 0 && r.shape.d[2] == 0);
     ck_assert_str_eq(r.v.name, "");
     ck_assert_str_eq(r.message, "");
     ck_assert(r.stats.reps == 0 && r.stats.median_ms == 0 && r.blocks == 0 && !r.cached);
+    /* no device: index -1, no name or UUID; no bench: the defaults */
+    ck_assert_int_eq(r.device, -1);
+    ck_assert_str_eq(r.device_name, "");
+    ck_assert_str_eq(r.device_uuid, "");
+    kf_bench def;
+    kf_bench_defaults(&def);
+    assert_bench_eq(&def, &r.bench, 0);
+    /* a bench object with only some keys: the others at their defaults */
+    char *partial = malloc(strlen(line) + 64);
+    snprintf(partial, strlen(line) + 64, "%.*s,\"bench\":{\"seed\":77}}", (int)strlen(line) - 1, line);
+    ck_assert_msg(results_parse_line(partial, &r, err, sizeof err) == 0, "%s: %s", err, partial);
+    ck_assert_int_eq(r.bench.seed, 77);
+    def.seed = 77;
+    assert_bench_eq(&def, &r.bench, 1);
+    free(partial);
+}
+END_TEST
+
+START_TEST(parse_without_kernel_is_reduce)
+{
+    /* every results line of kforge 0.1 lacks "kernel": it is a reduce line,
+     * read exactly like the same line with "kernel": "reduce" */
+    kf_run_info info = make_info(true);
+    for (int i = 0; i < NVAR; i += 5) {
+        kf_result r = make_result(i);
+        char *line = report_json(&r, &info);
+        cJSON *j = parse_strict(line);
+        ck_assert_str_eq(cJSON_GetObjectItem(j, "kernel")->valuestring, "reduce");
+        cJSON_Delete(j);
+        /* the same text without the key (not re-printed: cJSON may round numbers) */
+        char *old = strdup(line);
+        char *k = strstr(old, "\"kernel\":\"reduce\",");
+        ck_assert_msg(k != NULL, "%s", line);
+        memmove(k, k + strlen("\"kernel\":\"reduce\","), strlen(k + strlen("\"kernel\":\"reduce\",")) + 1);
+        ck_assert(strstr(old, "\"kernel\"") == NULL);
+        j = parse_strict(old);
+        cJSON_Delete(j);
+        kf_result a, b;
+        char err[256];
+        ck_assert_msg(results_parse_line(line, &a, err, sizeof err) == 0, "%s", err);
+        ck_assert_msg(results_parse_line(old, &b, err, sizeof err) == 0, "[%d] without kernel: %s", i, err);
+        ck_assert_int_eq(b.v.family, reduce_family());
+        assert_result_eq(&a, &b, i);
+        assert_read_back(&r, &info, &b, i);
+        free(old);
+        free(line);
+    }
+    /* and a line of kforge 0.1 as it was written (no kernel, device_index, uuid, timeout_s) */
+    const char *v01 = "{\"kforge\":\"0.1.0\",\"run\":\"r1\",\"device\":\"NVIDIA H100 80GB HBM3\",\"name\":\"reduce6\","
+                      "\"label\":\"x\",\"dtype\":\"float32\",\"op\":\"sum\",\"algorithm\":\"sequential\","
+                      "\"block_size\":256,\"elements_per_thread\":1,\"unroll\":\"full\",\"vector_width\":1,"
+                      "\"grid\":\"auto\",\"passes\":\"multi_kernel\",\"layout\":\"block\",\"accumulator\":\"register\","
+                      "\"warp_reduce\":\"shared\",\"load\":\"plain\",\"n\":16777216,\"status\":\"ok\","
+                      "\"median_ms\":0.05,\"bench\":{\"warmup\":3,\"min_reps\":10,\"max_reps\":100,"
+                      "\"max_time_s\":1,\"max_noise\":0.02,\"flush_l2\":true,\"seed\":42,\"offset\":0}}";
+    kf_result r;
+    char err[256];
+    ck_assert_msg(results_parse_line(v01, &r, err, sizeof err) == 0, "%s", err);
+    ck_assert_int_eq(r.v.family, reduce_family());
+    ck_assert_str_eq(r.v.name, "reduce6");
+    ck_assert_int_eq(r.v.p[RP_ALGORITHM], KF_ALG_SEQUENTIAL);
+    ck_assert_int_eq(r.v.p[RP_UNROLL], KF_UNROLL_FULL);
+    ck_assert_int_eq(r.shape.d[0], 16777216);
+    ck_assert_str_eq(r.device_name, "NVIDIA H100 80GB HBM3");
+    ck_assert_int_eq(r.device, -1);
+    ck_assert_int_eq(r.bench.seed, 42);
+    ck_assert(r.bench.flush_l2 && r.bench.warmup == 3 && r.stats.median_ms == 0.05);
 }
 END_TEST
 
 // ----------------------------------------------------------------------------
-// report_case_key
+// results_case_key
 
-static bool variant_eq(const kf_variant *a, const kf_variant *b)
+/* results_case_key into buf with a default bench and GPU. */
+static void key_of(const kf_variant *v, int64_t n, char *buf, size_t len)
 {
-    return strcmp(a->name, b->name) == 0 && a->dtype == b->dtype && a->op == b->op &&
-           a->algorithm == b->algorithm && a->block_size == b->block_size &&
-           a->elements_per_thread == b->elements_per_thread && a->unroll == b->unroll &&
-           a->vector_width == b->vector_width && a->grid.kind == b->grid.kind &&
-           a->grid.value == b->grid.value && a->passes == b->passes && a->layout == b->layout &&
-           a->accumulator == b->accumulator && a->warp_reduce == b->warp_reduce &&
-           a->load == b->load;
+    kf_shape s = shape_n(n);
+    kf_bench b;
+    kf_bench_defaults(&b);
+    results_case_key(v, &s, &b, "NVIDIA H100 80GB HBM3", buf, len);
 }
 
 START_TEST(case_key_identity)
 {
     kf_variant a, b;
-    char ka[1024], kb[1024];
+    char ka[2048], kb[2048];
     for (int i = 0; i < NVAR; i++) {
         a = make_result(i).v;
         memset(&b, 0x33, sizeof b);     /* padding differs: must not matter */
         b = a;
-        report_case_key(&a, 1000, ka, sizeof ka);
-        report_case_key(&b, 1000, kb, sizeof kb);
+        key_of(&a, 1000, ka, sizeof ka);
+        key_of(&b, 1000, kb, sizeof kb);
         ck_assert_str_eq(ka, kb);
-        report_case_key(&a, 1001, kb, sizeof kb);
+        key_of(&a, 1001, kb, sizeof kb);
         ck_assert_msg(strcmp(ka, kb) != 0, "n is not part of the key");
     }
 
     /* one field changed at a time */
     kf_variant base = make_result(7).v;
-    report_case_key(&base, 64, ka, sizeof ka);
+    reduce_v bv;
+    reduce_decode(&base, &bv);
+    key_of(&base, 64, ka, sizeof ka);
     for (int f = 0; f < 17; f++) {
-        b = base;
+        reduce_v x = bv;
+        char name[KF_NAME_MAX];
+        snprintf(name, sizeof name, "%s", base.name);
         switch (f) {
-        case 0: snprintf(b.name, sizeof b.name, "%.62s.", base.name); break;
-        case 1: b.dtype = (kf_dtype)((b.dtype + 1) % KF_DTYPE_COUNT); break;
-        case 2: b.op = (kf_op)((b.op + 1) % KF_OP_COUNT); break;
-        case 3: b.algorithm = (kf_algorithm)((b.algorithm + 1) % KF_ALG_COUNT); break;
-        case 4: b.block_size *= 2; break;
-        case 5: b.elements_per_thread += 1; break;
-        case 6: b.unroll = (kf_unroll)((b.unroll + 1) % KF_UNROLL_COUNT); break;
-        case 7: b.vector_width = b.vector_width == 1 ? 2 : 1; break;
-        case 8: b.grid.kind = KF_GRID_BLOCKS; b.grid.value = 4; break;
-        case 9: b.grid.kind = KF_GRID_PER_SM; b.grid.value = 4; break;
-        case 10: b.grid.kind = KF_GRID_WAVES; b.grid.value = 4; break;
-        case 11: b.passes = (kf_passes)((b.passes + 1) % KF_PASSES_COUNT); break;
-        case 12: b.layout = (kf_layout)((b.layout + 1) % KF_LAYOUT_COUNT); break;
-        case 13: b.accumulator = (kf_accum)((b.accumulator + 1) % KF_ACC_COUNT); break;
-        case 14: b.warp_reduce = (kf_warp_reduce)((b.warp_reduce + 1) % KF_WARP_COUNT); break;
-        case 15: b.load = (kf_load)((b.load + 1) % KF_LOAD_COUNT); break;
-        default: b.grid.kind = KF_GRID_AUTO; b.grid.value = 0; break;
+        case 0: snprintf(name, sizeof name, "%.62s.", base.name); break;
+        case 1: x.dtype = (kf_dtype)((x.dtype + 1) % KF_DTYPE_COUNT); break;
+        case 2: x.op = (kf_op)((x.op + 1) % KF_OP_COUNT); break;
+        case 3: x.algorithm = (kf_algorithm)((x.algorithm + 1) % KF_ALG_COUNT); break;
+        case 4: x.block_size = x.block_size == 1024 ? 512 : x.block_size * 2; break;
+        case 5: x.elements_per_thread += 1; break;
+        case 6: x.unroll = (kf_unroll)((x.unroll + 1) % KF_UNROLL_COUNT); break;
+        case 7: x.vector_width = x.vector_width == 1 ? 2 : 1; break;
+        case 8: x.grid.kind = KF_GRID_BLOCKS; x.grid.value = 4; break;
+        case 9: x.grid.kind = KF_GRID_PER_SM; x.grid.value = 4; break;
+        case 10: x.grid.kind = KF_GRID_WAVES; x.grid.value = 4; break;
+        case 11: x.passes = (kf_passes)((x.passes + 1) % KF_PASSES_COUNT); break;
+        case 12: x.layout = (kf_layout)((x.layout + 1) % KF_LAYOUT_COUNT); break;
+        case 13: x.accumulator = (kf_accum)((x.accumulator + 1) % KF_ACC_COUNT); break;
+        case 14: x.warp_reduce = (kf_warp_reduce)((x.warp_reduce + 1) % KF_WARP_COUNT); break;
+        case 15: x.load = (kf_load)((x.load + 1) % KF_LOAD_COUNT); break;
+        default: x.grid.kind = KF_GRID_AUTO; x.grid.value = 0; break;
         }
+        reduce_encode(&x, name, &b);
         if (variant_eq(&b, &base))
             continue;   /* e.g. base already had that grid */
-        report_case_key(&b, 64, kb, sizeof kb);
+        key_of(&b, 64, kb, sizeof kb);
         ck_assert_msg(strcmp(ka, kb) != 0, "changing field %d leaves the key at %s", f, ka);
     }
 }
 END_TEST
 
+START_TEST(case_key_device_bench_shape)
+{
+    /* the identity also holds the GPU model, the bench settings that change
+     * the value or the timing, and every dimension of the shape */
+    kf_variant v = make_result(3).v;
+    kf_shape s = shape_n(1 << 20);
+    kf_bench b;
+    kf_bench_defaults(&b);
+    b.seed = 42;
+    b.offset = 1;
+    char k0[2048], k1[2048];
+    results_case_key(&v, &s, &b, "NVIDIA H100 80GB HBM3", k0, sizeof k0);
+    results_case_key(&v, &s, &b, "NVIDIA H100 80GB HBM3", k1, sizeof k1);
+    ck_assert_str_eq(k0, k1);
+
+    /* device name */
+    static const char *const devs[] = {"NVIDIA H200", "", "NVIDIA H100 80GB HBM3 ", "nvidia h100 80gb hbm3"};
+    for (int d = 0; d < N_OF(devs); d++) {
+        results_case_key(&v, &s, &b, devs[d], k1, sizeof k1);
+        ck_assert_msg(strcmp(k0, k1) != 0, "device \"%s\" gives the same key", devs[d]);
+    }
+    /* NULL device is the same as "" (no GPU) */
+    char kn[2048], ke[2048];
+    results_case_key(&v, &s, &b, NULL, kn, sizeof kn);
+    results_case_key(&v, &s, &b, "", ke, sizeof ke);
+    ck_assert_str_eq(kn, ke);
+
+    /* bench seed and offset (they change the input), and the timing settings */
+    for (int f = 0; f < 9; f++) {
+        kf_bench c = b;
+        switch (f) {
+        case 0: c.seed = 43; break;
+        case 1: c.seed = 0; break;
+        case 2: c.offset = 0; break;
+        case 3: c.offset = 2; break;
+        case 4: c.flush_l2 = !c.flush_l2; break;
+        case 5: c.warmup += 1; break;
+        case 6: c.min_reps += 1; break;
+        case 7: c.max_reps += 1; break;
+        default: c.max_noise += 0.001; break;
+        }
+        results_case_key(&v, &s, &c, "NVIDIA H100 80GB HBM3", k1, sizeof k1);
+        ck_assert_msg(strcmp(k0, k1) != 0, "bench change %d gives the same key %s", f, k0);
+    }
+    kf_bench t = b;
+    t.max_time_s += 0.5;
+    results_case_key(&v, &s, &t, "NVIDIA H100 80GB HBM3", k1, sizeof k1);
+    ck_assert_msg(strcmp(k0, k1) != 0, "max_time_s is not part of the key");
+    /* the watchdog is not: it changes neither the value nor the timing */
+    t = b;
+    t.timeout_s = b.timeout_s + 60;
+    results_case_key(&v, &s, &t, "NVIDIA H100 80GB HBM3", k1, sizeof k1);
+    ck_assert_str_eq(k0, k1);
+
+    /* shape: n, and the unused dimensions are not looked at by reduce (one
+     * size), but n must be */
+    kf_shape s2 = shape_n((1 << 20) + 1);
+    results_case_key(&v, &s2, &b, "NVIDIA H100 80GB HBM3", k1, sizeof k1);
+    ck_assert_msg(strcmp(k0, k1) != 0, "shape is not part of the key");
+    s2 = shape_n(1);
+    results_case_key(&v, &s2, &b, "NVIDIA H100 80GB HBM3", k1, sizeof k1);
+    ck_assert(strcmp(k0, k1) != 0);
+
+    /* no device name and variant name can be confused: '|' in either */
+    kf_variant x = v, y = v;
+    snprintf(x.name, sizeof x.name, "c");
+    snprintf(y.name, sizeof y.name, "b|c");
+    results_case_key(&x, &s, &b, "a|b", k0, sizeof k0);
+    results_case_key(&y, &s, &b, "a", k1, sizeof k1);
+    ck_assert_msg(strcmp(k0, k1) != 0, "device/name boundary is ambiguous: %s", k0);
+    snprintf(x.name, sizeof x.name, "dev=1:a|x");
+    snprintf(y.name, sizeof y.name, "x");
+    results_case_key(&x, &s, &b, "", k0, sizeof k0);
+    results_case_key(&y, &s, &b, "dev=1:a", k1, sizeof k1);
+    ck_assert_msg(strcmp(k0, k1) != 0, "device/name boundary is ambiguous: %s", k0);
+
+    /* results_key_of is results_case_key of the result's own fields */
+    kf_result r = make_result(9);
+    r.bench = b;
+    snprintf(r.device_name, sizeof r.device_name, "NVIDIA H200");
+    results_key_of(&r, k0, sizeof k0);
+    results_case_key(&r.v, &r.shape, &r.bench, r.device_name, k1, sizeof k1);
+    ck_assert_str_eq(k0, k1);
+}
+END_TEST
+
 START_TEST(case_key_iff_equal_random)
 {
-    /* Random variants from small value sets (so that equal ones occur):
-     * key equality must match field-by-field equality exactly. */
+    /* Random variants, shapes, seeds, offsets and GPUs from small value sets
+     * (so that equal ones occur): key equality must match field-by-field
+     * equality exactly. */
     enum { M = 600 };
     static kf_variant vs[M];
     static int64_t ns[M];
-    static char keys[M][1024];
+    static uint64_t seeds[M];
+    static int64_t offs[M];
+    static int devs[M];
+    static char keys[M][2048];
     static const char *const names[] = {"", "a", "a|b", "a|float32", "b", "x|y|z|1|2"};
+    static const char *const gpus[] = {"NVIDIA H100 80GB HBM3", "NVIDIA H200", "", "a|b"};
     static const kf_grid grids[] = {{KF_GRID_AUTO, 0}, {KF_GRID_BLOCKS, 4}, {KF_GRID_PER_SM, 4},
                                     {KF_GRID_WAVES, 4}, {KF_GRID_BLOCKS, 44}};
     uint64_t x = 88172645463325252ull;
 #define RND(k) (x ^= x << 13, x ^= x >> 7, x ^= x << 17, (int)(x % (uint64_t)(k)))
     for (int i = 0; i < M; i++) {
-        kf_variant *v = &vs[i];
-        kf_variant_defaults(v);
-        snprintf(v->name, sizeof v->name, "%s", names[RND(N_OF(names))]);
-        v->dtype = (kf_dtype)RND(2);
-        v->op = (kf_op)RND(2);
-        v->algorithm = (kf_algorithm)RND(2);
-        v->block_size = 128 << RND(2);
-        v->elements_per_thread = 1 + RND(2);
-        v->unroll = (kf_unroll)RND(2);
-        v->vector_width = 1 + RND(2);
-        v->grid = grids[RND(N_OF(grids))];
-        v->passes = (kf_passes)RND(2);
-        v->layout = (kf_layout)RND(2);
-        v->accumulator = (kf_accum)RND(2);
-        v->warp_reduce = (kf_warp_reduce)RND(2);
-        v->load = (kf_load)RND(2);
+        reduce_v v;
+        reduce_defaults(&v);
+        const char *name = names[RND(N_OF(names))];
+        v.dtype = (kf_dtype)RND(2);
+        v.op = (kf_op)RND(2);
+        v.algorithm = (kf_algorithm)RND(2);
+        v.block_size = 128 << RND(2);
+        v.elements_per_thread = 1 + RND(2);
+        v.unroll = (kf_unroll)RND(2);
+        v.vector_width = 1 + RND(2);
+        v.grid = grids[RND(N_OF(grids))];
+        v.passes = (kf_passes)RND(2);
+        v.layout = (kf_layout)RND(2);
+        v.accumulator = (kf_accum)RND(2);
+        v.warp_reduce = (kf_warp_reduce)RND(2);
+        v.load = (kf_load)RND(2);
+        reduce_encode(&v, name, &vs[i]);
         ns[i] = 1 + RND(2);
+        seeds[i] = (uint64_t)RND(2);
+        offs[i] = RND(2);
+        devs[i] = RND(N_OF(gpus));
         /* copy an earlier one now and then so that equal pairs are common */
-        if (i > 0 && RND(3) == 0) {
+        if (i > 0 && RND(2) == 0) {
             int j = RND(i);
             vs[i] = vs[j];
             ns[i] = ns[j];
+            seeds[i] = seeds[j];
+            offs[i] = offs[j];
+            devs[i] = devs[j];
         }
-        report_case_key(&vs[i], ns[i], keys[i], sizeof keys[i]);
+        kf_shape s = shape_n(ns[i]);
+        kf_bench b;
+        kf_bench_defaults(&b);
+        b.seed = seeds[i];
+        b.offset = offs[i];
+        results_case_key(&vs[i], &s, &b, gpus[devs[i]], keys[i], sizeof keys[i]);
     }
 #undef RND
     int equal_pairs = 0;
     for (int i = 0; i < M; i++)
         for (int j = i + 1; j < M; j++) {
-            bool same = variant_eq(&vs[i], &vs[j]) && ns[i] == ns[j];
+            bool same = variant_eq(&vs[i], &vs[j]) && ns[i] == ns[j] && seeds[i] == seeds[j] &&
+                        offs[i] == offs[j] && devs[i] == devs[j];
             bool same_key = strcmp(keys[i], keys[j]) == 0;
             ck_assert_msg(same == same_key, "variants %d and %d: equal %d, keys equal %d (%s / %s)",
                           i, j, same, same_key, keys[i], keys[j]);
@@ -827,8 +1176,8 @@ START_TEST(report_jsonl)
         cJSON_Delete(j);
         kf_result back;
         char err[256];
-        ck_assert_msg(report_parse_json(lines[i], &back, err, sizeof err) == 0, "%s", err);
-        assert_result_eq(&rows[i], &back, i);
+        ck_assert_msg(results_parse_line(lines[i], &back, err, sizeof err) == 0, "%s", err);
+        assert_read_back(&rows[i], &info, &back, i);
     }
     free(text);
 
@@ -883,49 +1232,101 @@ START_TEST(report_csv)
     ck_assert_int_gt(nf, 30);
     for (int r = 1; r < d.nrec; r++)
         ck_assert_msg(d.nfields[r] == nf, "row %d has %d fields, the header %d", r, d.nfields[r], nf);
-    /* header: distinct names, including the axes and the bench settings */
+    /* header: distinct names, including the family, the axes and the bench settings */
     for (int a = 0; a < nf; a++)
         for (int b = a + 1; b < nf; b++)
             ck_assert_msg(strcmp(d.fields[0][a], d.fields[0][b]) != 0, "duplicate column %s",
                           d.fields[0][a]);
-    for (int a = 0; a < KF_AX_COUNT; a++)
-        ck_assert_msg(csv_col(&d, kf_axis_names[a]) >= 0, "no column %s", kf_axis_names[a]);
+    const kf_family *fam = reduce_fam();
+    for (int a = 0; a < fam->nparams; a++)
+        ck_assert_msg(csv_col(&d, fam->params[a].name) >= 0, "no column %s", fam->params[a].name);
     ck_assert(csv_col(&d, "bench.seed") >= 0 && csv_col(&d, "bench.min_reps") >= 0);
+    ck_assert(csv_col(&d, "bench.offset") >= 0 && csv_col(&d, "bench.timeout_s") >= 0);
     int c_name = csv_col(&d, "name"), c_n = csv_col(&d, "n"), c_st = csv_col(&d, "status");
     int c_msg = csv_col(&d, "message"), c_med = csv_col(&d, "median_ms");
     int c_dt = csv_col(&d, "dtype"), c_seed = csv_col(&d, "bench.seed"), c_run = csv_col(&d, "run");
     int c_grid = csv_col(&d, "grid"), c_bs = csv_col(&d, "block_size");
+    int c_kernel = csv_col(&d, "kernel"), c_off = csv_col(&d, "bench.offset");
     ck_assert(c_name >= 0 && c_n >= 0 && c_st >= 0 && c_msg >= 0 && c_med >= 0 && c_dt >= 0);
     ck_assert(c_grid >= 0 && c_bs >= 0 && c_run >= 0);
+    ck_assert_msg(c_kernel >= 0, "no \"kernel\" column");
+    /* the family comes before its parameters */
+    ck_assert_int_lt(c_kernel, c_dt);
     /* the values survive CSV quoting */
     for (int i = 0; i < NVAR; i++) {
         char **f = d.fields[i + 1];
         const kf_result *r = &rows[i];
+        reduce_v x;
+        reduce_decode(&r->v, &x);
         ck_assert_str_eq(f[c_name], r->v.name);
+        ck_assert_str_eq(f[c_kernel], "reduce");
         ck_assert_str_eq(f[c_msg], r->message);
         ck_assert_str_eq(f[c_st], kf_status_names[r->status]);
-        ck_assert_str_eq(f[c_dt], kf_dtype_names[r->v.dtype]);
+        ck_assert_str_eq(f[c_dt], kf_dtype_names[x.dtype]);
         ck_assert_str_eq(f[c_run], info.run_id);
-        ck_assert_int_eq(strtoll(f[c_n], NULL, 10), r->n);
-        ck_assert_int_eq(atoi(f[c_bs]), r->v.block_size);
-        ck_assert_int_eq(strtoull(f[c_seed], NULL, 10), info.bench.seed);
+        ck_assert_int_eq(strtoll(f[c_n], NULL, 10), r->shape.d[0]);
+        ck_assert_int_eq(atoi(f[c_bs]), x.block_size);
+        /* the bench settings are the row's own */
+        ck_assert_int_eq(strtoull(f[c_seed], NULL, 10), r->bench.seed);
+        ck_assert_int_eq(strtoll(f[c_off], NULL, 10), r->bench.offset);
         ck_assert(strtod(f[c_med], NULL) == r->stats.median_ms);
-        if (r->v.grid.kind == KF_GRID_AUTO)
-            ck_assert_str_eq(f[c_grid], "auto");
-        else if (r->v.grid.kind == KF_GRID_BLOCKS)
-            ck_assert_int_eq(strtoll(f[c_grid], NULL, 10), r->v.grid.value);
-        else
-            ck_assert_msg(strstr(f[c_grid], r->v.grid.kind == KF_GRID_WAVES ? "waves" : "blocks_per_sm"),
-                          "grid column %s", f[c_grid]);
+        /* the grid as text: auto, a count, 4xSM, 2waves */
+        char want[64];
+        switch (x.grid.kind) {
+        case KF_GRID_AUTO: snprintf(want, sizeof want, "auto"); break;
+        case KF_GRID_BLOCKS: snprintf(want, sizeof want, "%lld", (long long)x.grid.value); break;
+        case KF_GRID_PER_SM: snprintf(want, sizeof want, "%lldxSM", (long long)x.grid.value); break;
+        default: snprintf(want, sizeof want, "%lldwaves", (long long)x.grid.value); break;
+        }
+        ck_assert_msg(strcmp(f[c_grid], want) == 0, "grid column %s, want %s", f[c_grid], want);
     }
     csv_free(&d);
     free(text);
 
-    /* no rows: the header alone */
+    /* the header is written with the first row: no rows, no output at all */
     text = run_report(KF_FMT_CSV, rows, 0, &info, NULL);
+    ck_assert_str_eq(text, "");
+    free(text);
+    /* one row: the same header, once */
+    text = run_report(KF_FMT_CSV, rows, 1, &info, NULL);
     csv_parse(text, &d);
-    ck_assert_int_eq(d.nrec, 1);
+    ck_assert_int_eq(d.nrec, 2);
     ck_assert_int_eq(d.nfields[0], nf);
+    ck_assert_int_eq(d.nfields[1], nf);
+    ck_assert_int_ge(csv_col(&d, "kernel"), 0);
+    csv_free(&d);
+    free(text);
+}
+END_TEST
+
+START_TEST(report_csv_streams_rows)
+{
+    /* csv prints (and flushes) each row as it is added, the header with the first */
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    ck_assert_ptr_nonnull(f);
+    kf_run_info info = make_info(false);
+    report *r = report_new(f, KF_FMT_CSV, &info, NULL);
+    ck_assert_ptr_nonnull(r);
+    fflush(f);
+    ck_assert_int_eq(len, 0);
+    kf_result a = make_result(1), b = make_result(2);
+    report_add(r, &a);
+    fflush(f);
+    size_t after_one = len;
+    ck_assert_int_gt(after_one, 0);
+    ck_assert_int_eq(text[after_one - 1], '\n');
+    report_add(r, &b);
+    fflush(f);
+    ck_assert_int_gt(len, after_one);
+    report_finish(r);
+    report_free(r);
+    fclose(f);
+    static csv_doc d;
+    csv_parse(text, &d);
+    ck_assert_int_eq(d.nrec, 3);
+    ck_assert_str_eq(d.fields[0][0], "kforge");
     csv_free(&d);
     free(text);
 }
@@ -935,7 +1336,7 @@ END_TEST
 static int check_table(char *text, char **lines, int max, bool speedup, const kf_result *rows,
                        int nrows, bool have_dev)
 {
-    static const char *const titles[] = {"name", "dtype", "op", "n", "status", "time",
+    static const char *const titles[] = {"name", "dtype", "op", "size", "status", "time",
                                          "noise", "GB/s", "% peak", "step", "cumul."};
     strip_ansi(text);
     int n = split_lines(text, lines, max);
@@ -952,11 +1353,13 @@ static int check_table(char *text, char **lines, int max, bool speedup, const kf
         ck_assert(*p == '-');
     ck_assert(strncmp(head, "name", 4) == 0);
 
-    /* header columns: name, dtype, op left; n right; status left */
+    /* the size column is "size" (it was "n") */
+    ck_assert_msg(strstr(head, " n ") == NULL, "old \"n\" column title: %s", head);
+    /* header columns: name, dtype, op left; size right; status left */
     int c_dtype = col_at(head, (size_t)(strstr(head, "dtype") - head));
-    const char *pn = strstr(head, " n  status");
+    const char *pn = strstr(head, " size  status");
     ck_assert_ptr_nonnull(pn);
-    int c_n_end = col_at(head, (size_t)(pn - head)) + 2;   /* the column after the 'n' */
+    int c_n_end = col_at(head, (size_t)(pn - head)) + 5;   /* the column after the "size" */
     int c_status = col_at(head, (size_t)(strstr(head, "status") - head));
     for (int i = 0; i < nrows; i++) {
         const char *line = lines[2 + i];
@@ -965,19 +1368,22 @@ static int check_table(char *text, char **lines, int max, bool speedup, const kf
         if (r->v.name[0])
             snprintf(label, sizeof label, "%s", r->v.name);
         else
-            kf_variant_label(&r->v, label, sizeof label);
+            family_of(&r->v)->label(&r->v, label, sizeof label);
+        char vl[256];
+        variant_label(&r->v, vl, sizeof vl);
+        ck_assert_str_eq(vl, label);
         /* (the table cuts labels to the 95 bytes of its cells) */
         size_t ll = strlen(label) < 95 ? strlen(label) : 95;
         ck_assert_msg(strncmp(line, label, ll) == 0, "row %d does not start with %s: %s", i, label,
                       line);
         /* the dtype column starts at the same column in every row */
-        const char *dt = kf_dtype_names[r->v.dtype];
+        const char *dt = kf_dtype_names[variant_dtype(&r->v)];
         size_t off = off_at_col(line, c_dtype);
         ck_assert_msg(strncmp(line + off, dt, strlen(dt)) == 0, "row %d: dtype not at column %d: %s",
                       i, c_dtype, line);
-        /* n ends where the header's n ends */
+        /* the size ends where the header's "size" ends */
         char want[64];
-        int numlen = snprintf(want, sizeof want, " %lld  ", (long long)r->n) - 3;
+        int numlen = snprintf(want, sizeof want, " %lld  ", (long long)r->shape.d[0]) - 3;
         const char *pv = strstr(line + off, want);
         ck_assert_msg(pv != NULL, "row %d lacks n: %s", i, line);
         ck_assert_int_eq(col_at(line, (size_t)(pv - line)) + 1 + numlen, c_n_end);
@@ -1033,7 +1439,7 @@ START_TEST(report_table_values)
         rows[i] = make_result(0);
         snprintf(rows[i].v.name, sizeof rows[i].v.name, "k%d", i);
         rows[i].status = KF_ST_OK;
-        rows[i].n = 1 << 20;
+        rows[i].shape = shape_n(1 << 20);
         rows[i].stats.median_ms = med[i];
         rows[i].stats.reps = 10;
         rows[i].stats.noise = 0.02;
@@ -1126,7 +1532,9 @@ static int count_fn(const kf_result *r, void *p)
 static void append_line(results_file *f, const kf_result *r)
 {
     char *line = report_json(r, NULL);
-    ck_assert_int_eq(results_append(f, line), 0);
+    char err[512] = "";
+    ck_assert_msg(results_append(f, line, err, sizeof err) == 0, "%s", err);
+    ck_assert_str_eq(err, "");
     free(line);
 }
 
@@ -1158,12 +1566,12 @@ static int conc_fn(const kf_result *r, void *p)
     read_ctx *c = p;
     c->calls++;
     int proc = -1;
-    if (sscanf(r->v.name, "proc%d", &proc) != 1 || proc < 0 || proc >= PROCS || r->n < 0 ||
-        r->n >= PER) {
+    int64_t n = r->shape.d[0];
+    if (sscanf(r->v.name, "proc%d", &proc) != 1 || proc < 0 || proc >= PROCS || n < 0 || n >= PER) {
         c->bad++;
         return 0;
     }
-    if (c->seen[proc * PER + r->n]++)
+    if (c->seen[proc * PER + n]++)
         c->dup++;
     return 0;
 }
@@ -1188,9 +1596,9 @@ START_TEST(results_concurrent_append)
             int rc = 0;
             for (int i = 0; i < PER && rc == 0; i++) {
                 snprintf(r.v.name, sizeof r.v.name, "proc%d", p);
-                r.n = i;
+                r.shape.d[0] = i;
                 char *line = report_json(&r, NULL);
-                rc = line ? results_append(f, line) : -1;
+                rc = line ? results_append(f, line, err, sizeof err) : -1;
                 free(line);
             }
             results_close(f);
@@ -1260,7 +1668,7 @@ START_TEST(results_truncated_last_line)
     ck_assert_int_eq(c.calls, 3);
     ck_assert_int_eq(skipped, 1);
     kf_result r2 = make_result(2);
-    assert_result_eq(&r2, &c.last, 2);
+    assert_read_back(&r2, NULL, &c.last, 2);
 
     /* the next append starts on a line of its own */
     kf_result next = make_result(11);
@@ -1270,7 +1678,7 @@ START_TEST(results_truncated_last_line)
     ck_assert_int_eq(results_read(path, count_fn, &c, &skipped, err, sizeof err), 0);
     ck_assert_int_eq(c.calls, 4);
     ck_assert_int_eq(skipped, 1);           /* the torn line, now terminated */
-    assert_result_eq(&next, &c.last, 11);
+    assert_read_back(&next, NULL, &c.last, 11);
     char *text = slurp(path);
     size_t len = strlen(text);
     ck_assert(text[len - 1] == '\n');
@@ -1335,14 +1743,14 @@ START_TEST(results_garbled_middle)
     ck_assert_int_eq(results_read(path, count_fn, &c, &skipped, err, sizeof err), 0);
     ck_assert_int_eq(c.calls, 3);
     ck_assert_int_eq(skipped, 4);
-    assert_result_eq(&c3, &c.last, 3);
+    assert_read_back(&c3, NULL, &c.last, 3);
 
     /* fn returning non-zero stops the read */
     memset(&c, 0, sizeof c);
     c.stop_after = 2;
     ck_assert_int_eq(results_read(path, count_fn, &c, &skipped, err, sizeof err), 0);
     ck_assert_int_eq(c.calls, 2);
-    assert_result_eq(&b, &c.last, 2);
+    assert_read_back(&b, NULL, &c.last, 2);
     free(la);
     free(lb);
     free(lc);
@@ -1355,10 +1763,19 @@ START_TEST(results_append_rules)
     tmp_path(path, sizeof path, "rules.jsonl");
     results_file *f = results_open(path, err, sizeof err);
     ck_assert_msg(f != NULL, "%s", err);
-    /* a line with a newline would become two lines: refused, file untouched */
-    ck_assert_int_eq(results_append(f, "{\"a\":1}\n{\"b\":2}"), -1);
-    ck_assert_int_eq(results_append(f, NULL), -1);
-    ck_assert_int_eq(results_append(NULL, "{}"), -1);
+    /* a line with a newline would become two lines: refused (with a message
+     * naming the file), file untouched */
+    err[0] = 0;
+    ck_assert_int_eq(results_append(f, "{\"a\":1}\n{\"b\":2}", err, sizeof err), -1);
+    ck_assert_msg(strstr(err, path) != NULL, "%s", err);
+    err[0] = 0;
+    ck_assert_int_eq(results_append(f, NULL, err, sizeof err), -1);
+    ck_assert(err[0] != 0);
+    err[0] = 0;
+    ck_assert_int_eq(results_append(NULL, "{}", err, sizeof err), -1);
+    ck_assert(err[0] != 0);
+    /* a NULL message buffer is fine */
+    ck_assert_int_eq(results_append(f, "{\"a\":1}\n", NULL, 0), -1);
     struct stat st;
     ck_assert_int_eq(stat(path, &st), 0);
     ck_assert_int_eq(st.st_size, 0);
@@ -1390,6 +1807,219 @@ START_TEST(results_append_rules)
     err[0] = 0;
     ck_assert_int_eq(results_read(tmpdir, count_fn, &c, &skipped, err, sizeof err), -1);
     ck_assert(err[0] != 0);
+    /* so is opening one for appending */
+    err[0] = 0;
+    ck_assert_ptr_null(results_open(tmpdir, err, sizeof err));
+    ck_assert_msg(strstr(err, tmpdir) != NULL, "%s", err);
+}
+END_TEST
+
+START_TEST(results_append_write_error)
+{
+    /* a write that fails (here: past the file size limit, as on a full disk)
+     * is reported with the file and the reason, so the caller can stop */
+    char path[128], err[512] = "";
+    tmp_path(path, sizeof path, "limited.jsonl");
+    results_file *f = results_open(path, err, sizeof err);
+    ck_assert_msg(f != NULL, "%s", err);
+    kf_result r = make_result(1);
+    append_line(f, &r);
+    struct stat st;
+    ck_assert_int_eq(stat(path, &st), 0);
+    struct rlimit old, lim;
+    ck_assert_int_eq(getrlimit(RLIMIT_FSIZE, &old), 0);
+    lim = old;
+    lim.rlim_cur = (rlim_t)st.st_size + 10;     /* room for 10 more bytes only */
+    void (*prev)(int) = signal(SIGXFSZ, SIG_IGN);
+    ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &lim), 0);
+    char *line = report_json(&r, NULL);
+    err[0] = 0;
+    int rc = results_append(f, line, err, sizeof err);
+    ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &old), 0);
+    signal(SIGXFSZ, prev);
+    ck_assert_int_eq(rc, -1);
+    ck_assert_msg(strstr(err, path) != NULL, "%s", err);
+    ck_assert_msg(strstr(err, strerror(EFBIG)) != NULL, "%s", err);
+    free(line);
+    results_close(f);
+}
+END_TEST
+
+/* Appends text (len bytes, NULs included) to path. */
+static void append_raw(const char *path, const void *text, size_t len)
+{
+    int fd = open(path, O_WRONLY | O_APPEND | O_CREAT, 0644);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(write(fd, text, len), (ssize_t)len);
+    close(fd);
+}
+
+typedef struct {
+    int calls;
+    int64_t ns[64];
+} ns_ctx;
+
+static int ns_fn(const kf_result *r, void *p)
+{
+    ns_ctx *c = p;
+    if (c->calls < 64)
+        c->ns[c->calls] = r->shape.d[0];
+    c->calls++;
+    return 0;
+}
+
+START_TEST(results_read_skips_nul_bytes)
+{
+    /* A crash can leave blocks of NUL bytes (a file extended before its data
+     * was written).  They are dropped, and every valid line around them is
+     * read: after a line, before one, in big blocks (across the reader's
+     * 64 KiB chunks) and in front of the last line. */
+    char path[128], err[256] = "";
+    tmp_path(path, sizeof path, "nul.jsonl");
+    static const size_t blocks[] = {3, 3, 1, 4096, 65536 + 17, 200000, 3};
+    const int nlines = N_OF(blocks) + 1;
+    char *zeros = calloc(200000, 1);
+    ck_assert_ptr_nonnull(zeros);
+    for (int i = 0; i < nlines; i++) {
+        kf_result r = make_result(i);
+        r.shape.d[0] = 1000 + i;
+        char *line = report_json(&r, NULL);
+        append_raw(path, line, strlen(line));
+        append_raw(path, "\n", 1);
+        free(line);
+        if (i < N_OF(blocks))
+            append_raw(path, zeros, blocks[i]);     /* "\0\0\0" between valid lines */
+    }
+    free(zeros);
+    ns_ctx c = {0};
+    int skipped = -1;
+    ck_assert_msg(results_read(path, ns_fn, &c, &skipped, err, sizeof err) == 0, "%s", err);
+    ck_assert_int_eq(c.calls, nlines);
+    for (int i = 0; i < nlines; i++)
+        ck_assert_msg(c.ns[i] == 1000 + i, "line %d read as n=%lld", i, (long long)c.ns[i]);
+    ck_assert_int_eq(skipped, 0);
+
+    /* NULs followed by a newline make a blank line (not counted); NULs
+     * inside a line are dropped and the line reads as if they were not there */
+    tmp_path(path, sizeof path, "nul2.jsonl");
+    kf_result a = make_result(1), b = make_result(2);
+    char *la = report_json(&a, NULL), *lb = report_json(&b, NULL);
+    append_raw(path, la, strlen(la));
+    append_raw(path, "\n\0\0\0\n\0\0\0", 8);
+    append_raw(path, lb, 10);
+    append_raw(path, "\0\0\0", 3);
+    append_raw(path, lb + 10, strlen(lb) - 10);
+    append_raw(path, "\n\0\0\0", 4);     /* trailing NULs after the last line */
+    memset(&c, 0, sizeof c);
+    ck_assert_msg(results_read(path, ns_fn, &c, &skipped, err, sizeof err) == 0, "%s", err);
+    ck_assert_int_eq(c.calls, 2);
+    ck_assert_int_eq(c.ns[0], a.shape.d[0]);
+    ck_assert_int_eq(c.ns[1], b.shape.d[0]);
+    ck_assert_int_eq(skipped, 0);
+
+    /* a torn line followed by NULs (the crash), then new appends: the torn
+     * line is skipped, the lines after it are read */
+    tmp_path(path, sizeof path, "nul3.jsonl");
+    append_raw(path, la, strlen(la));
+    append_raw(path, "\n", 1);
+    append_raw(path, lb, strlen(lb) / 2);
+    append_raw(path, "\0\0\0\0\0\0\0\0", 8);
+    results_file *f = results_open(path, err, sizeof err);
+    ck_assert_msg(f != NULL, "%s", err);
+    kf_result n1 = make_result(3), n2 = make_result(4);
+    append_line(f, &n1);
+    append_line(f, &n2);
+    results_close(f);
+    memset(&c, 0, sizeof c);
+    ck_assert_msg(results_read(path, ns_fn, &c, &skipped, err, sizeof err) == 0, "%s", err);
+    ck_assert_int_eq(c.calls, 3);
+    ck_assert_int_eq(c.ns[0], a.shape.d[0]);
+    ck_assert_int_eq(c.ns[1], n1.shape.d[0]);
+    ck_assert_int_eq(c.ns[2], n2.shape.d[0]);
+    ck_assert_int_eq(skipped, 1);
+    free(la);
+    free(lb);
+}
+END_TEST
+
+START_TEST(results_read_long_line)
+{
+    /* a line longer than 1 MiB is skipped (counted), and the next is read */
+    char path[128], err[256] = "";
+    tmp_path(path, sizeof path, "long.jsonl");
+    size_t big = (1u << 20) + 4096;
+    char *junk = malloc(big);
+    ck_assert_ptr_nonnull(junk);
+    memset(junk, 'x', big);
+    kf_result a = make_result(1), b = make_result(2);
+    char *la = report_json(&a, NULL), *lb = report_json(&b, NULL);
+    append_raw(path, la, strlen(la));
+    append_raw(path, "\n", 1);
+    append_raw(path, junk, big);
+    append_raw(path, "\n", 1);
+    append_raw(path, lb, strlen(lb));
+    append_raw(path, "\n", 1);
+    ns_ctx c = {0};
+    int skipped = -1;
+    ck_assert_msg(results_read(path, ns_fn, &c, &skipped, err, sizeof err) == 0, "%s", err);
+    ck_assert_int_eq(c.calls, 2);
+    ck_assert_int_eq(c.ns[1], b.shape.d[0]);
+    ck_assert_int_eq(skipped, 1);
+    free(junk);
+    free(la);
+    free(lb);
+}
+END_TEST
+
+START_TEST(results_read_from_offset)
+{
+    /* reading from where a command began appending */
+    char path[128], err[256] = "";
+    tmp_path(path, sizeof path, "from.jsonl");
+    results_file *f = results_open(path, err, sizeof err);
+    ck_assert_msg(f != NULL, "%s", err);
+    long offs[5];
+    for (int i = 0; i < 5; i++) {
+        struct stat st;
+        ck_assert_int_eq(stat(path, &st), 0);
+        offs[i] = (long)st.st_size;
+        kf_result r = make_result(i);
+        r.shape.d[0] = 500 + i;
+        append_line(f, &r);
+    }
+    results_close(f);
+    struct stat st;
+    ck_assert_int_eq(stat(path, &st), 0);
+    for (int k = 0; k < 5; k++) {
+        ns_ctx c = {0};
+        int skipped = -1;
+        ck_assert_msg(results_read_from(path, offs[k], ns_fn, &c, &skipped, err, sizeof err) == 0, "%s", err);
+        ck_assert_int_eq(c.calls, 5 - k);
+        ck_assert_int_eq(c.ns[0], 500 + k);
+        ck_assert_int_eq(skipped, 0);
+    }
+    /* at the end: nothing */
+    ns_ctx c = {0};
+    int skipped = -1;
+    ck_assert_int_eq(results_read_from(path, (long)st.st_size, ns_fn, &c, &skipped, err, sizeof err), 0);
+    ck_assert_int_eq(c.calls, 0);
+    ck_assert_int_eq(skipped, 0);
+    /* offset 0 is the whole file, like results_read */
+    memset(&c, 0, sizeof c);
+    ck_assert_int_eq(results_read_from(path, 0, ns_fn, &c, &skipped, err, sizeof err), 0);
+    ck_assert_int_eq(c.calls, 5);
+    /* in the middle of a line: that partial line is skipped, the rest read */
+    memset(&c, 0, sizeof c);
+    ck_assert_int_eq(results_read_from(path, offs[2] + 5, ns_fn, &c, &skipped, err, sizeof err), 0);
+    ck_assert_int_eq(c.calls, 2);
+    ck_assert_int_eq(c.ns[0], 503);
+    ck_assert_int_eq(skipped, 1);
+    /* a missing file: nothing, no error */
+    char missing[160];
+    tmp_path(missing, sizeof missing, "none.jsonl");
+    memset(&c, 0, sizeof c);
+    ck_assert_int_eq(results_read_from(missing, 100, ns_fn, &c, &skipped, err, sizeof err), 0);
+    ck_assert_int_eq(c.calls, 0);
 }
 END_TEST
 
@@ -1405,11 +2035,13 @@ static Suite *report_suite(void)
     tcase_add_test(json, json_cleans_bad_utf8);
     tcase_add_test(json, parse_rejects_bad_lines);
     tcase_add_test(json, parse_optional_fields_default);
+    tcase_add_test(json, parse_without_kernel_is_reduce);
     suite_add_tcase(s, json);
 
     TCase *key = tcase_create("case_key");
     tcase_set_timeout(key, 60);
     tcase_add_test(key, case_key_identity);
+    tcase_add_test(key, case_key_device_bench_shape);
     tcase_add_test(key, case_key_iff_equal_random);
     suite_add_tcase(s, key);
 
@@ -1418,6 +2050,7 @@ static Suite *report_suite(void)
     tcase_add_test(rep, report_jsonl);
     tcase_add_test(rep, report_json_array);
     tcase_add_test(rep, report_csv);
+    tcase_add_test(rep, report_csv_streams_rows);
     tcase_add_test(rep, report_table);
     tcase_add_test(rep, report_table_values);
     suite_add_tcase(s, rep);
@@ -1430,6 +2063,10 @@ static Suite *report_suite(void)
     tcase_add_test(file, results_missing_file);
     tcase_add_test(file, results_garbled_middle);
     tcase_add_test(file, results_append_rules);
+    tcase_add_test(file, results_append_write_error);
+    tcase_add_test(file, results_read_skips_nul_bytes);
+    tcase_add_test(file, results_read_long_line);
+    tcase_add_test(file, results_read_from_offset);
     suite_add_tcase(s, file);
     return s;
 }

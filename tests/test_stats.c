@@ -209,13 +209,14 @@ START_TEST(bandwidth_formula)
 {
     /* 1e6 floats in 2 ms: 4e6 bytes / 2e-3 s = 2e9 B/s = 2 GB/s */
     kf_stats s = {.reps = 3, .median_ms = 2.0, .mean_ms = 7, .noise = 0.25};
-    stats_bandwidth(&s, 1000000, 4, 100.0);
+    stats_bandwidth(&s, 1000000.0 * 4, 100.0);
     assert_close(s.gbps, 2.0, "gbps");
     assert_close(s.pct_peak, 2.0, "pct_peak");
     /* nothing else touched */
     ck_assert(s.reps == 3 && s.median_ms == 2.0 && s.mean_ms == 7 && s.noise == 0.25);
 
-    /* the documented form GB/s = n * elem / median_ms / 1e6 for several shapes */
+    /* the documented form GB/s = bytes / median_ms / 1e6 (bytes = n * elem for a reduction)
+     * for several shapes */
     const int64_t ns[] = {1, 1000, 1 << 20, 123456789, (int64_t)1 << 32};
     const size_t es[] = {4, 8};
     const double meds[] = {0.001, 0.0375, 1.0, 12.5};
@@ -223,7 +224,7 @@ START_TEST(bandwidth_formula)
         for (int j = 0; j < N_OF(es); j++)
             for (int k = 0; k < N_OF(meds); k++) {
                 kf_stats t = {.median_ms = meds[k]};
-                stats_bandwidth(&t, ns[i], es[j], 3350.0);
+                stats_bandwidth(&t, (double)ns[i] * (double)es[j], 3350.0);
                 double want = (double)ns[i] * (double)es[j] / meds[k] / 1e6;
                 assert_close(t.gbps, want, "gbps");
                 assert_close(t.pct_peak, want / 3350.0 * 100.0, "pct_peak");
@@ -234,11 +235,11 @@ END_TEST
 START_TEST(bandwidth_no_peak)
 {
     kf_stats s = {.median_ms = 1.0, .pct_peak = 55};
-    stats_bandwidth(&s, 1 << 20, 8, 0);
+    stats_bandwidth(&s, (double)(1 << 20) * 8, 0);
     assert_close(s.gbps, (double)(1 << 20) * 8 / 1.0 / 1e6, "gbps");
     ck_assert_msg(s.pct_peak == 0, "peak 0 must give pct_peak 0, got %g", s.pct_peak);
     s.pct_peak = 55;
-    stats_bandwidth(&s, 1 << 20, 8, -10);
+    stats_bandwidth(&s, (double)(1 << 20) * 8, -10);
     ck_assert(s.pct_peak == 0);
     ck_assert(s.gbps > 0);
 }
@@ -248,13 +249,13 @@ START_TEST(bandwidth_degenerate)
 {
     /* no median (nothing measured) or no elements: 0 bandwidth, never inf/NaN */
     kf_stats s = {.median_ms = 0, .gbps = 9, .pct_peak = 9};
-    stats_bandwidth(&s, 1000, 4, 100);
+    stats_bandwidth(&s, 1000.0 * 4, 100);
     ck_assert(s.gbps == 0 && s.pct_peak == 0);
     s = (kf_stats){.median_ms = 1.5, .gbps = 9, .pct_peak = 9};
-    stats_bandwidth(&s, 0, 4, 100);
+    stats_bandwidth(&s, 0.0 * 4, 100);
     ck_assert(s.gbps == 0 && s.pct_peak == 0);
     s = (kf_stats){.median_ms = -1, .gbps = 9};
-    stats_bandwidth(&s, 1000, 4, 100);
+    stats_bandwidth(&s, 1000.0 * 4, 100);
     ck_assert(s.gbps == 0 && isfinite(s.pct_peak));
 }
 END_TEST
@@ -265,10 +266,32 @@ START_TEST(bandwidth_after_compute)
     kf_stats s;
     stats_compute(ms, 3, &s);
     ck_assert(s.gbps == 0 && s.pct_peak == 0);
-    stats_bandwidth(&s, 1 << 24, 4, 1000);
+    stats_bandwidth(&s, (double)(1 << 24) * 4, 1000);
     /* median 0.5 ms; 64 MiB / 0.5 ms */
     assert_close(s.gbps, (double)(1 << 24) * 4 / 0.5 / 1e6, "gbps");
     assert_close(s.pct_peak, (double)(1 << 24) * 4 / 0.5 / 1e6 / 1000 * 100, "pct");
+}
+END_TEST
+
+START_TEST(bandwidth_bytes_any_double)
+{
+    /* bytes is a double (a family's bytes(): rows x cols x elem, padding, ...):
+     * not limited to whole numbers or to int64 */
+    kf_stats s = {.median_ms = 2.0};
+    stats_bandwidth(&s, 1000.5, 10);
+    assert_close(s.gbps, 1000.5 / 2.0 / 1e6, "fractional bytes");
+    assert_close(s.pct_peak, 1000.5 / 2.0 / 1e6 / 10 * 100, "fractional bytes pct");
+    s = (kf_stats){.median_ms = 1.0};
+    stats_bandwidth(&s, 1e20, 0);
+    assert_close(s.gbps, 1e20 / 1.0 / 1e6, "bytes past int64");
+    ck_assert(s.pct_peak == 0);
+    /* negative or NaN bytes: 0, never negative or NaN bandwidth */
+    s = (kf_stats){.median_ms = 1.0, .gbps = 9, .pct_peak = 9};
+    stats_bandwidth(&s, -4096, 100);
+    ck_assert(s.gbps == 0 && s.pct_peak == 0);
+    s = (kf_stats){.median_ms = 1.0, .gbps = 9, .pct_peak = 9};
+    stats_bandwidth(&s, NAN, 100);
+    ck_assert_msg(s.gbps == 0 && s.pct_peak == 0, "NaN bytes gave %g GB/s, %g%%", s.gbps, s.pct_peak);
 }
 END_TEST
 
@@ -435,6 +458,7 @@ static Suite *stats_suite(void)
     tcase_add_test(bw, bandwidth_no_peak);
     tcase_add_test(bw, bandwidth_degenerate);
     tcase_add_test(bw, bandwidth_after_compute);
+    tcase_add_test(bw, bandwidth_bytes_any_double);
     suite_add_tcase(s, bw);
 
     TCase *stop = tcase_create("stop");
