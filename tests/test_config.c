@@ -8,6 +8,7 @@
  *   (run from the repository root, or set KFORGE_SRCDIR to it)
  */
 #include <check.h>
+#include <cjson/cJSON.h>
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,9 @@
 #include <sys/stat.h>
 
 #include "config.h"
+#include "family.h"
+#include "param.h"
+#include "reduce.h"
 #include "space.h"
 #include "util.h"
 
@@ -44,16 +48,25 @@ static const char *parse_bad(const char *text)
 #define ck_contains(hay, needle)                                                                          \
     ck_assert_msg(strstr((hay), (needle)) != NULL, "expected \"%s\" in \"%s\"", (needle), (hay))
 
-static void ax_is(const kf_spec *s, kf_axis a, int count, const int64_t *want)
+/* The reduce family (the default "kernel") and the name of its parameter a. */
+static const kf_family *reduce_family(void)
 {
-    ck_assert_msg(s->ax[a].count == count, "%s: %d values, expected %d", kf_axis_names[a], s->ax[a].count,
-                  count);
+    int f = family_find("reduce");
+    ck_assert_int_ge(f, 0);
+    return kf_families[f];
+}
+
+static const char *pname(int a) { return reduce_family()->params[a].name; }
+
+static void ax_is(const kf_spec *s, reduce_param a, int count, const int64_t *want)
+{
+    ck_assert_msg(s->ax[a].count == count, "%s: %d values, expected %d", pname(a), s->ax[a].count, count);
     for (int i = 0; i < count; i++)
-        ck_assert_msg(s->ax[a].vals[i] == want[i], "%s[%d] = %lld, expected %lld", kf_axis_names[a], i,
+        ck_assert_msg(s->ax[a].vals[i] == want[i], "%s[%d] = %lld, expected %lld", pname(a), i,
                       (long long)s->ax[a].vals[i], (long long)want[i]);
 }
 
-static void ax1(const kf_spec *s, kf_axis a, int64_t want) { ax_is(s, a, 1, &want); }
+static void ax1(const kf_spec *s, reduce_param a, int64_t want) { ax_is(s, a, 1, &want); }
 
 static void n_is(const int64_t *n, int count, int want_count, const int64_t *want)
 {
@@ -113,20 +126,20 @@ START_TEST(flat_every_key)
     const kf_spec *s = &c.specs[0];
     ck_assert_str_eq(s->name, "flat1");
     ck_assert_str_eq(s->where, "");
-    ax1(s, KF_AX_DTYPE, KF_INT64);
-    ax1(s, KF_AX_OP, KF_OP_MAX);
-    ax1(s, KF_AX_ALGORITHM, KF_ALG_SEQUENTIAL);
-    ax1(s, KF_AX_BLOCK_SIZE, 512);
-    ax1(s, KF_AX_ELEMENTS_PER_THREAD, 4);
-    ax1(s, KF_AX_UNROLL, KF_UNROLL_LAST_WARP);
-    ax1(s, KF_AX_VECTOR_WIDTH, 2);
-    ax1(s, KF_AX_GRID, grid(KF_GRID_BLOCKS, 2048));
-    ax1(s, KF_AX_PASSES, KF_PASSES_LAST_BLOCK);
-    ax1(s, KF_AX_LAYOUT, KF_LAYOUT_GRID);
-    ax1(s, KF_AX_ACCUMULATOR, KF_ACC_SHARED);
-    ax1(s, KF_AX_WARP_REDUCE, KF_WARP_SHUFFLE);
-    ax1(s, KF_AX_LOAD, KF_LOAD_LDG_PREFETCH);
-    n_is(s->n, s->n_count, 1, (int64_t[]){1000000});
+    ax1(s, RP_DTYPE, KF_INT64);
+    ax1(s, RP_OP, KF_OP_MAX);
+    ax1(s, RP_ALGORITHM, KF_ALG_SEQUENTIAL);
+    ax1(s, RP_BLOCK_SIZE, 512);
+    ax1(s, RP_ELEMENTS_PER_THREAD, 4);
+    ax1(s, RP_UNROLL, KF_UNROLL_LAST_WARP);
+    ax1(s, RP_VECTOR_WIDTH, 2);
+    ax1(s, RP_GRID, grid(KF_GRID_BLOCKS, 2048));
+    ax1(s, RP_PASSES, KF_PASSES_LAST_BLOCK);
+    ax1(s, RP_LAYOUT, KF_LAYOUT_GRID);
+    ax1(s, RP_ACCUMULATOR, KF_ACC_SHARED);
+    ax1(s, RP_WARP_REDUCE, KF_WARP_SHUFFLE);
+    ax1(s, RP_LOAD, KF_LOAD_LDG_PREFETCH);
+    n_is(s->sz[0].vals, s->sz[0].count, 1, (int64_t[]){1000000});
     ck_assert_int_eq(s->n_constraints, 2);
     ck_assert_str_eq(s->constraints[0], "tile <= 65536");
     ck_assert_str_eq(s->constraints[1], "n >= 1");
@@ -138,8 +151,13 @@ START_TEST(flat_every_key)
     ck_assert_int_eq(c.bench.max_reps, d.max_reps);
     ck_assert(c.bench.seed == d.seed);
     ck_assert(c.bench.flush_l2 == d.flush_l2);
-    ck_assert_int_eq(c.tune_nn, 0);
-    ck_assert_ptr_null(c.tune_n);
+    for (int k = 0; k < KF_MAX_DIMS; k++) {
+        ck_assert_int_eq(c.tune_sz[k].count, 0);
+        ck_assert_ptr_null(c.tune_sz[k].vals);
+    }
+    ck_assert_ptr_null(c.tune_weights);
+    ck_assert_int_eq(c.tune_nweights, 0);
+    ck_assert_int_eq(c.family, family_find("reduce"));
     config_free(&c);
     ck_assert_int_eq(c.nspecs, 0);
     ck_assert_ptr_null(c.specs);
@@ -151,8 +169,12 @@ START_TEST(flat_omitted_axes)
     kf_config c;
     parse_ok("{\"n\": 4096}", &c);
     ck_assert_int_eq(c.nspecs, 1);
-    for (int a = 0; a < KF_AX_COUNT; a++)
-        ck_assert_msg(c.specs[0].ax[a].count == 0, "%s given", kf_axis_names[a]);
+    ck_assert_int_eq(c.family, family_find("reduce"));   /* "kernel" defaults to reduce */
+    ck_assert_int_eq(reduce_family()->nparams, RP_COUNT);
+    for (int a = 0; a < KF_MAX_PARAMS; a++)
+        ck_assert_msg(c.specs[0].ax[a].count == 0, "%s given", a < RP_COUNT ? pname(a) : "(unused)");
+    for (int d = 0; d < KF_MAX_DIMS; d++)
+        ck_assert_int_eq(c.specs[0].sz[d].count, d == 0 ? 1 : 0);
     ck_assert_str_eq(c.specs[0].name, "");
     ck_assert_int_eq(c.specs[0].n_constraints, 0);
     config_free(&c);
@@ -160,7 +182,7 @@ START_TEST(flat_omitted_axes)
     /* "kernel" may be left out; every other shape needs nothing more */
     parse_ok("{}", &c);
     ck_assert_int_eq(c.nspecs, 1);
-    ck_assert_int_eq(c.specs[0].n_count, 0);
+    ck_assert_int_eq(c.specs[0].sz[0].count, 0);
     config_free(&c);
 }
 END_TEST
@@ -193,20 +215,20 @@ START_TEST(defaults_and_variants)
     ck_assert_str_eq(u->where, "variants[2]");
 
     /* top-level keys act as defaults; "defaults" overrides them; variants override both */
-    ax1(a, KF_AX_DTYPE, KF_INT32);
-    ax1(a, KF_AX_OP, KF_OP_MIN);
-    ax1(a, KF_AX_BLOCK_SIZE, 256);
-    ck_assert_int_eq(a->ax[KF_AX_ALGORITHM].count, 0);
-    n_is(a->n, a->n_count, 2, (int64_t[]){1024, 4096});
+    ax1(a, RP_DTYPE, KF_INT32);
+    ax1(a, RP_OP, KF_OP_MIN);
+    ax1(a, RP_BLOCK_SIZE, 256);
+    ck_assert_int_eq(a->ax[RP_ALGORITHM].count, 0);
+    n_is(a->sz[0].vals, a->sz[0].count, 2, (int64_t[]){1024, 4096});
 
-    ax1(b, KF_AX_DTYPE, KF_FLOAT32);
-    ax1(b, KF_AX_OP, KF_OP_SUM);
-    ax1(b, KF_AX_BLOCK_SIZE, 256);
-    n_is(b->n, b->n_count, 1, (int64_t[]){77});
+    ax1(b, RP_DTYPE, KF_FLOAT32);
+    ax1(b, RP_OP, KF_OP_SUM);
+    ax1(b, RP_BLOCK_SIZE, 256);
+    n_is(b->sz[0].vals, b->sz[0].count, 1, (int64_t[]){77});
 
-    ax_is(u, KF_AX_BLOCK_SIZE, 2, (int64_t[]){32, 64});
-    ax1(u, KF_AX_OP, KF_OP_MIN);
-    ax1(u, KF_AX_DTYPE, KF_INT32);
+    ax_is(u, RP_BLOCK_SIZE, 2, (int64_t[]){32, 64});
+    ax1(u, RP_OP, KF_OP_MIN);
+    ax1(u, RP_DTYPE, KF_INT32);
 
     /* constraints accumulate: the variant's own, then the defaults', then the top level's */
     ck_assert_int_eq(a->n_constraints, 2);
@@ -228,13 +250,13 @@ START_TEST(variants_without_defaults)
              &c);
     ck_assert_int_eq(c.nspecs, 2);
     for (int i = 0; i < 2; i++) {
-        ax1(&c.specs[i], KF_AX_ALGORITHM, KF_ALG_SHUFFLE);
-        ax1(&c.specs[i], KF_AX_UNROLL, KF_UNROLL_FULL);
+        ax1(&c.specs[i], RP_ALGORITHM, KF_ALG_SHUFFLE);
+        ax1(&c.specs[i], RP_UNROLL, KF_UNROLL_FULL);
     }
-    ax1(&c.specs[0], KF_AX_BLOCK_SIZE, 64);
-    ck_assert_int_eq(c.specs[1].ax[KF_AX_BLOCK_SIZE].count, 0);
-    n_is(c.specs[0].n, c.specs[0].n_count, 1, (int64_t[]){100});
-    n_is(c.specs[1].n, c.specs[1].n_count, 2, (int64_t[]){5, 6});
+    ax1(&c.specs[0], RP_BLOCK_SIZE, 64);
+    ck_assert_int_eq(c.specs[1].ax[RP_BLOCK_SIZE].count, 0);
+    n_is(c.specs[0].sz[0].vals, c.specs[0].sz[0].count, 1, (int64_t[]){100});
+    n_is(c.specs[1].sz[0].vals, c.specs[1].sz[0].count, 2, (int64_t[]){5, 6});
     config_free(&c);
 }
 END_TEST
@@ -259,19 +281,19 @@ START_TEST(lists)
              &c);
     const kf_spec *s = &c.specs[0];
     /* first occurrence order, repeats dropped */
-    ax_is(s, KF_AX_DTYPE, 3, (int64_t[]){KF_INT32, KF_FLOAT64, KF_UINT32});
-    ax_is(s, KF_AX_OP, 7, (int64_t[]){0, 1, 2, 3, 4, 5, 6});
-    ax_is(s, KF_AX_ALGORITHM, 7, (int64_t[]){0, 1, 2, 3, 4, 5, 6});
-    ax_is(s, KF_AX_UNROLL, 3, (int64_t[]){KF_UNROLL_FULL, KF_UNROLL_NONE, KF_UNROLL_LAST_WARP});
-    ax_is(s, KF_AX_PASSES, 4, (int64_t[]){0, 1, 2, 3});
-    ax_is(s, KF_AX_LAYOUT, 2, (int64_t[]){KF_LAYOUT_GRID, KF_LAYOUT_BLOCK});
-    ax_is(s, KF_AX_ACCUMULATOR, 2, (int64_t[]){KF_ACC_REGISTER, KF_ACC_SHARED});
-    ax_is(s, KF_AX_WARP_REDUCE, 3, (int64_t[]){0, 1, 2});
-    ax_is(s, KF_AX_LOAD, 4, (int64_t[]){0, 1, 2, 3});
-    ax_is(s, KF_AX_VECTOR_WIDTH, 3, (int64_t[]){4, 1, 2});
-    ax_is(s, KF_AX_BLOCK_SIZE, 3, (int64_t[]){1024, 32, 1});
-    ax_is(s, KF_AX_ELEMENTS_PER_THREAD, 2, (int64_t[]){256, 1});
-    n_is(s->n, s->n_count, 2, (int64_t[]){3, 1 << 20});
+    ax_is(s, RP_DTYPE, 3, (int64_t[]){KF_INT32, KF_FLOAT64, KF_UINT32});
+    ax_is(s, RP_OP, 7, (int64_t[]){0, 1, 2, 3, 4, 5, 6});
+    ax_is(s, RP_ALGORITHM, 7, (int64_t[]){0, 1, 2, 3, 4, 5, 6});
+    ax_is(s, RP_UNROLL, 3, (int64_t[]){KF_UNROLL_FULL, KF_UNROLL_NONE, KF_UNROLL_LAST_WARP});
+    ax_is(s, RP_PASSES, 4, (int64_t[]){0, 1, 2, 3});
+    ax_is(s, RP_LAYOUT, 2, (int64_t[]){KF_LAYOUT_GRID, KF_LAYOUT_BLOCK});
+    ax_is(s, RP_ACCUMULATOR, 2, (int64_t[]){KF_ACC_REGISTER, KF_ACC_SHARED});
+    ax_is(s, RP_WARP_REDUCE, 3, (int64_t[]){0, 1, 2});
+    ax_is(s, RP_LOAD, 4, (int64_t[]){0, 1, 2, 3});
+    ax_is(s, RP_VECTOR_WIDTH, 3, (int64_t[]){4, 1, 2});
+    ax_is(s, RP_BLOCK_SIZE, 3, (int64_t[]){1024, 32, 1});
+    ax_is(s, RP_ELEMENTS_PER_THREAD, 2, (int64_t[]){256, 1});
+    n_is(s->sz[0].vals, s->sz[0].count, 2, (int64_t[]){3, 1 << 20});
     config_free(&c);
 }
 END_TEST
@@ -284,9 +306,9 @@ START_TEST(ranges)
              " \"n\": {\"range\": [\"2^10\", \"1<<13\"], \"step\": \"pow2\"}}",
              &c);
     const kf_spec *s = &c.specs[0];
-    ax_is(s, KF_AX_BLOCK_SIZE, 6, (int64_t[]){32, 64, 128, 256, 512, 1024});
-    ax_is(s, KF_AX_ELEMENTS_PER_THREAD, 3, (int64_t[]){1, 4, 7});
-    n_is(s->n, s->n_count, 4, (int64_t[]){1024, 2048, 4096, 8192});
+    ax_is(s, RP_BLOCK_SIZE, 6, (int64_t[]){32, 64, 128, 256, 512, 1024});
+    ax_is(s, RP_ELEMENTS_PER_THREAD, 3, (int64_t[]){1, 4, 7});
+    n_is(s->sz[0].vals, s->sz[0].count, 4, (int64_t[]){1024, 2048, 4096, 8192});
     config_free(&c);
 
     /* a pow2 range stops below hi when hi is not a power of two; a step range too */
@@ -295,9 +317,9 @@ START_TEST(ranges)
              " \"n\": {\"range\": [1000, 3000], \"step\": 1000}}",
              &c);
     s = &c.specs[0];
-    ax_is(s, KF_AX_BLOCK_SIZE, 4, (int64_t[]){48, 96, 192, 384});
-    ax_is(s, KF_AX_ELEMENTS_PER_THREAD, 3, (int64_t[]){64, 80, 96});
-    n_is(s->n, s->n_count, 3, (int64_t[]){1000, 2000, 3000});
+    ax_is(s, RP_BLOCK_SIZE, 4, (int64_t[]){48, 96, 192, 384});
+    ax_is(s, RP_ELEMENTS_PER_THREAD, 3, (int64_t[]){64, 80, 96});
+    n_is(s->sz[0].vals, s->sz[0].count, 3, (int64_t[]){1000, 2000, 3000});
     config_free(&c);
 
     /* ranges inside lists, mixed with scalars; a one-value range */
@@ -306,9 +328,9 @@ START_TEST(ranges)
              " \"n\": [{\"range\": [1, 4]}, \"2^36\"]}",
              &c);
     s = &c.specs[0];
-    ax_is(s, KF_AX_BLOCK_SIZE, 4, (int64_t[]){32, 64, 256, 128});
-    ax_is(s, KF_AX_ELEMENTS_PER_THREAD, 1, (int64_t[]){2});
-    n_is(s->n, s->n_count, 4, (int64_t[]){1, 2, 4, 1LL << 36});
+    ax_is(s, RP_BLOCK_SIZE, 4, (int64_t[]){32, 64, 256, 128});
+    ax_is(s, RP_ELEMENTS_PER_THREAD, 1, (int64_t[]){2});
+    n_is(s->sz[0].vals, s->sz[0].count, 4, (int64_t[]){1, 2, 4, 1LL << 36});
     config_free(&c);
 
     /* a range whose step list would exceed the per-axis limit */
@@ -328,14 +350,14 @@ START_TEST(sizes)
 {
     kf_config c;
     parse_ok("{\"n\": [1000000, \"2^20\", \"1<<10\", \"3<<4\", \"12345\", 1, \"2^36\", 1024]}", &c);
-    n_is(c.specs[0].n, c.specs[0].n_count, 7,
+    n_is(c.specs[0].sz[0].vals, c.specs[0].sz[0].count, 7,
          (int64_t[]){1000000, 1 << 20, 1024, 48, 12345, 1, 1LL << 36});
     config_free(&c);
     parse_ok("{\"n\": \"2^0\"}", &c);
-    n_is(c.specs[0].n, c.specs[0].n_count, 1, (int64_t[]){1});
+    n_is(c.specs[0].sz[0].vals, c.specs[0].sz[0].count, 1, (int64_t[]){1});
     config_free(&c);
     parse_ok("{\"n\": 1e6}", &c);   /* a JSON number without a fraction is an integer */
-    n_is(c.specs[0].n, c.specs[0].n_count, 1, (int64_t[]){1000000});
+    n_is(c.specs[0].sz[0].vals, c.specs[0].sz[0].count, 1, (int64_t[]){1000000});
     config_free(&c);
 
     ck_contains(parse_bad("{\"n\": \"2^37\"}"), "n: expected a size 1..2^36");
@@ -360,19 +382,19 @@ START_TEST(grids)
              " {\"waves\": 64}, {\"blocks_per_sm\": 1}]}",
              &c);
     const kf_spec *s = &c.specs[0];
-    ck_assert_int_eq(s->ax[KF_AX_GRID].count, 8);
+    ck_assert_int_eq(s->ax[RP_GRID].count, 8);
     static const kf_grid want[] = {{KF_GRID_AUTO, 0},    {KF_GRID_BLOCKS, 4096},       {KF_GRID_PER_SM, 4},
                                    {KF_GRID_WAVES, 2},   {KF_GRID_BLOCKS, 1},          {KF_GRID_BLOCKS, 2147483647},
                                    {KF_GRID_WAVES, 64},  {KF_GRID_PER_SM, 1}};
     for (int i = 0; i < 8; i++) {
-        kf_grid g = kf_grid_decode(s->ax[KF_AX_GRID].vals[i]);
+        kf_grid g = kf_grid_decode(s->ax[RP_GRID].vals[i]);
         ck_assert_msg(g.kind == want[i].kind && g.value == want[i].value, "grid[%d]: kind %d value %lld", i,
                       (int)g.kind, (long long)g.value);
     }
     config_free(&c);
 
     parse_ok("{\"grid\": {\"waves\": 3}}", &c);
-    kf_grid g = kf_grid_decode(c.specs[0].ax[KF_AX_GRID].vals[0]);
+    kf_grid g = kf_grid_decode(c.specs[0].ax[RP_GRID].vals[0]);
     ck_assert_int_eq(g.kind, KF_GRID_WAVES);
     ck_assert_int_eq(g.value, 3);
     config_free(&c);
@@ -447,21 +469,34 @@ START_TEST(bench_keys)
 }
 END_TEST
 
+/* The weight of tuning shape i ("weights" left out: NULL, 1 each). */
+static double tune_weight(const kf_config *c, int i)
+{
+    if (!c->tune_weights)
+        return 1.0;
+    ck_assert_int_lt(i, c->tune_nweights);
+    return c->tune_weights[i];
+}
+
 START_TEST(tune_keys)
 {
     kf_config c;
     parse_ok("{\"n\": 1, \"tune\": {\"n\": [\"2^20\", 4096, \"1<<24\"], \"weights\": [2, 0.5, 1]}}", &c);
-    n_is(c.tune_n, c.tune_nn, 3, (int64_t[]){1 << 20, 4096, 1 << 24});
+    n_is(c.tune_sz[0].vals, c.tune_sz[0].count, 3, (int64_t[]){1 << 20, 4096, 1 << 24});
     ck_assert_double_eq(c.tune_weights[0], 2.0);
     ck_assert_double_eq(c.tune_weights[1], 0.5);
     ck_assert_double_eq(c.tune_weights[2], 1.0);
+    ck_assert_int_eq(c.tune_nweights, 3);
     config_free(&c);
-    ck_assert_ptr_null(c.tune_n);
+    ck_assert_ptr_null(c.tune_sz[0].vals);
     ck_assert_ptr_null(c.tune_weights);
 
     parse_ok("{\"n\": 1, \"tune\": {\"n\": \"2^22\"}}", &c);
-    n_is(c.tune_n, c.tune_nn, 1, (int64_t[]){1 << 22});
-    ck_assert_double_eq(c.tune_weights[0], 1.0);
+    n_is(c.tune_sz[0].vals, c.tune_sz[0].count, 1, (int64_t[]){1 << 22});
+    /* no weights: NULL, which means 1 each */
+    ck_assert_ptr_null(c.tune_weights);
+    ck_assert_int_eq(c.tune_nweights, 0);
+    ck_assert_double_eq(tune_weight(&c, 0), 1.0);
     config_free(&c);
 
     ck_contains(parse_bad("{\"tune\": {\"weights\": [1]}}"), "tune: missing \"n\"");
@@ -516,7 +551,9 @@ START_TEST(names_and_misc)
     ck_contains(parse_bad("{\"defaults\": [1]}"), "defaults: expected an object");
     ck_contains(parse_bad("{\"defaults\": {\"kernel\": \"reduce\"}}"), "defaults.kernel: unknown key");
     ck_contains(parse_bad("{\"variants\": [{\"bench\": {}}]}"), "variants[0].bench: unknown key");
-    ck_contains(parse_bad("{\"kernel\": 1}"), "kernel: expected \"reduce\"");
+    /* "kernel" names a family of the registry (the message lists them) */
+    ck_contains(parse_bad("{\"kernel\": 1}"), "kernel: expected one of \"reduce\"");
+    ck_contains(parse_bad("{\"kernel\": 1}"), "got 1");
     ck_contains(parse_bad("{\"varaints\": []}"), "varaints: unknown key (did you mean \"variants\"?)");
     ck_contains(parse_bad("\"just a string\""), "expected a JSON object at the top level");
     ck_contains(parse_bad("{} {}"), "malformed JSON at line 1, column 4");
@@ -533,7 +570,7 @@ START_TEST(parse_length_and_stdin)
     const char text[] = "{\"n\": 1024}garbage";
     kf_config c;
     ck_assert_int_eq(config_parse(text, 11, "x.json", &c, err, sizeof err), 0);
-    n_is(c.specs[0].n, c.specs[0].n_count, 1, (int64_t[]){1024});
+    n_is(c.specs[0].sz[0].vals, c.specs[0].sz[0].count, 1, (int64_t[]){1024});
     config_free(&c);
 
     /* a NUL inside the length is an error */
@@ -573,10 +610,61 @@ START_TEST(load_files)
     snprintf(path, sizeof path, "%s/configs/explore-h100.json", srcdir());
     ck_assert_msg(config_load(path, &c, err, sizeof err) == 0, "%s", err);
     ck_assert_int_eq(c.nspecs, 1);
-    ck_assert_int_eq(c.specs[0].n_count, 9);
-    ck_assert(c.specs[0].n[8] == (1LL << 30));
+    ck_assert_int_eq(c.specs[0].sz[0].count, 9);
+    ck_assert(c.specs[0].sz[0].vals[8] == (1LL << 30));
     ck_assert_double_eq(c.bench.max_time_s, 0.2);
     config_free(&c);
+}
+END_TEST
+
+/* config_param_value: one value of one parameter from JSON, validated as in
+ * a config (the decoder results files and the tuning database use). */
+static int param_value(const kf_param *p, const char *json, int64_t *out)
+{
+    cJSON *j = cJSON_Parse(json);
+    ck_assert_msg(j != NULL, "bad JSON in the test: %s", json);
+    err[0] = '\0';
+    int rc = config_param_value(p, j, "results line", out, err, sizeof err);
+    cJSON_Delete(j);
+    return rc;
+}
+
+START_TEST(param_values)
+{
+    const kf_family *f = reduce_family();
+    int64_t x = -1;
+    ck_assert_int_eq(param_value(&f->params[RP_ALGORITHM], "\"shuffle\"", &x), 0);
+    ck_assert_int_eq(x, KF_ALG_SHUFFLE);
+    ck_assert_int_eq(param_value(&f->params[RP_DTYPE], "\"uint32\"", &x), 0);
+    ck_assert_int_eq(x, KF_UINT32);
+    ck_assert_int_eq(param_value(&f->params[RP_BLOCK_SIZE], "512", &x), 0);
+    ck_assert_int_eq(x, 512);
+    ck_assert_int_eq(param_value(&f->params[RP_VECTOR_WIDTH], "4", &x), 0);
+    ck_assert_int_eq(x, 4);
+    ck_assert_int_eq(param_value(&f->params[RP_GRID], "{\"waves\": 2}", &x), 0);
+    ck_assert(x == grid(KF_GRID_WAVES, 2));
+    ck_assert_int_eq(param_value(&f->params[RP_GRID], "\"auto\"", &x), 0);
+    ck_assert(x == grid(KF_GRID_AUTO, 0));
+    ck_assert_int_eq(param_value(&f->params[RP_GRID], "2048", &x), 0);
+    ck_assert(x == grid(KF_GRID_BLOCKS, 2048));
+    ck_assert_int_eq(param_value(&f->sizes[0], "\"2^20\"", &x), 0);
+    ck_assert_int_eq(x, 1 << 20);
+
+    /* the same checks as a config; the message names what and the field */
+    x = 77;
+    ck_assert_int_eq(param_value(&f->params[RP_DTYPE], "\"flaot32\"", &x), -1);
+    ck_contains(err, "results line: dtype: unknown value \"flaot32\" (did you mean \"float32\"?)");
+    ck_assert_int_eq(param_value(&f->params[RP_BLOCK_SIZE], "0", &x), -1);
+    ck_contains(err, "results line: block_size: expected an integer 1..1024");
+    ck_assert_int_eq(param_value(&f->params[RP_VECTOR_WIDTH], "3", &x), -1);
+    ck_contains(err, "results line: vector_width: expected 1, 2 or 4");
+    ck_assert_int_eq(param_value(&f->params[RP_GRID], "{\"waves\": 65}", &x), -1);
+    ck_contains(err, "results line: grid.waves: expected an integer 1..64");
+    ck_assert_int_eq(param_value(&f->params[RP_ELEMENTS_PER_THREAD], "[4]", &x), -1);
+    ck_contains(err, "results line: elements_per_thread: expected an integer 1..256");
+    ck_assert_int_eq(param_value(&f->sizes[0], "\"2^37\"", &x), -1);
+    ck_contains(err, "results line: n: expected a size 1..2^36");
+    ck_assert_int_eq(x, 77);   /* untouched on failure */
 }
 END_TEST
 
@@ -617,17 +705,17 @@ START_TEST(set_axes)
     set_ok(&c, "unroll=\"full\"");      /* a JSON string works too */
     for (int i = 0; i < 2; i++) {
         const kf_spec *s = &c.specs[i];
-        ax1(s, KF_AX_DTYPE, KF_FLOAT64);
-        ax_is(s, KF_AX_BLOCK_SIZE, 2, (int64_t[]){64, 128});
-        ax_is(s, KF_AX_ELEMENTS_PER_THREAD, 3, (int64_t[]){1, 2, 4});
-        ax1(s, KF_AX_GRID, grid(KF_GRID_AUTO, 0));
-        ax_is(s, KF_AX_LOAD, 2, (int64_t[]){KF_LOAD_LDG, KF_LOAD_STREAM});
-        ax1(s, KF_AX_UNROLL, KF_UNROLL_FULL);
+        ax1(s, RP_DTYPE, KF_FLOAT64);
+        ax_is(s, RP_BLOCK_SIZE, 2, (int64_t[]){64, 128});
+        ax_is(s, RP_ELEMENTS_PER_THREAD, 3, (int64_t[]){1, 2, 4});
+        ax1(s, RP_GRID, grid(KF_GRID_AUTO, 0));
+        ax_is(s, RP_LOAD, 2, (int64_t[]){KF_LOAD_LDG, KF_LOAD_STREAM});
+        ax1(s, RP_UNROLL, KF_UNROLL_FULL);
     }
     set_ok(&c, "grid={\"waves\": 2}");
-    ax1(&c.specs[1], KF_AX_GRID, grid(KF_GRID_WAVES, 2));
+    ax1(&c.specs[1], RP_GRID, grid(KF_GRID_WAVES, 2));
     set_ok(&c, "grid=4096");
-    ax1(&c.specs[0], KF_AX_GRID, grid(KF_GRID_BLOCKS, 4096));
+    ax1(&c.specs[0], RP_GRID, grid(KF_GRID_BLOCKS, 4096));
 
     /* failures leave the config as it was */
     ck_contains(set_bad(&c, "dtype=flaot32"), "--set dtype: unknown value \"flaot32\" (did you mean \"float32\"?)");
@@ -635,9 +723,9 @@ START_TEST(set_axes)
     ck_contains(set_bad(&c, "block_size=[64, 0]"), "--set block_size: [1]: expected an integer");
     ck_contains(set_bad(&c, "block_size=[]"), "empty list");
     ck_contains(set_bad(&c, "grid={\"waves\": 0}"), "--set grid: waves: expected an integer 1..64");
-    ax1(&c.specs[0], KF_AX_DTYPE, KF_FLOAT64);
-    ax_is(&c.specs[0], KF_AX_BLOCK_SIZE, 2, (int64_t[]){64, 128});
-    ax1(&c.specs[0], KF_AX_GRID, grid(KF_GRID_BLOCKS, 4096));
+    ax1(&c.specs[0], RP_DTYPE, KF_FLOAT64);
+    ax_is(&c.specs[0], RP_BLOCK_SIZE, 2, (int64_t[]){64, 128});
+    ax1(&c.specs[0], RP_GRID, grid(KF_GRID_BLOCKS, 4096));
     config_free(&c);
 }
 END_TEST
@@ -647,15 +735,15 @@ START_TEST(set_sizes_bench_constraints)
     kf_config c = two_specs();
     set_ok(&c, "n=2^30");
     for (int i = 0; i < 2; i++)
-        n_is(c.specs[i].n, c.specs[i].n_count, 1, (int64_t[]){1LL << 30});
+        n_is(c.specs[i].sz[0].vals, c.specs[i].sz[0].count, 1, (int64_t[]){1LL << 30});
     set_ok(&c, "n=[1000, \"2^20\", \"1<<4\"]");
     for (int i = 0; i < 2; i++)
-        n_is(c.specs[i].n, c.specs[i].n_count, 3, (int64_t[]){1000, 1 << 20, 16});
+        n_is(c.specs[i].sz[0].vals, c.specs[i].sz[0].count, 3, (int64_t[]){1000, 1 << 20, 16});
     set_ok(&c, "n=77");
-    n_is(c.specs[1].n, c.specs[1].n_count, 1, (int64_t[]){77});
+    n_is(c.specs[1].sz[0].vals, c.specs[1].sz[0].count, 1, (int64_t[]){77});
     ck_contains(set_bad(&c, "n=2^99"), "--set n: expected a size");
     ck_contains(set_bad(&c, "n=0"), "--set n");
-    n_is(c.specs[1].n, c.specs[1].n_count, 1, (int64_t[]){77});
+    n_is(c.specs[1].sz[0].vals, c.specs[1].sz[0].count, 1, (int64_t[]){77});
 
     set_ok(&c, "bench.seed=7");
     ck_assert(c.bench.seed == 7);
@@ -686,6 +774,17 @@ START_TEST(set_sizes_bench_constraints)
     ck_assert_str_eq(c.specs[1].constraints[3], "n < pow2(40)");
     ck_contains(set_bad(&c, "constraints=block_size <="), "--set constraints: 'block_size <=' at position");
     ck_contains(set_bad(&c, "constraints=blok_size > 1"), "did you mean 'block_size'");
+#if 0 /* SRC BUG (minor, predates the engine refactor): src/core/config.c, config_set -> parse_constraints
+       * appends each expression of a list to a spec as soon as it parses, so when a later element is bad
+       * the earlier ones stay appended to the first spec: --set constraints=["tile >= 1", "n >"] fails
+       * but leaves specs[0] with a 5th constraint "tile >= 1" (specs[1] keeps 4).  Every other failed
+       * --set leaves the config as it was (set_axes, bench.min_reps above).  Harmless to today's callers
+       * (cmd/common.c and tune/tune.c exit on a failed --set).  Fix: parse and validate the whole list
+       * first, then append copies to every spec. */
+    ck_contains(set_bad(&c, "constraints=[\"tile >= 1\", \"n >\"]"), "--set constraints: [1]: 'n >'");
+    for (int i = 0; i < 2; i++)
+        ck_assert_int_eq(c.specs[i].n_constraints, 4);
+#endif
     config_free(&c);
 }
 END_TEST
@@ -704,6 +803,148 @@ START_TEST(set_unknown_and_malformed)
     /* '=' inside the value is fine */
     set_ok(&c, "constraints=block_size == 64 || n >= 1");
     ck_assert_str_eq(c.specs[0].constraints[1], "block_size == 64 || n >= 1");
+    config_free(&c);
+}
+END_TEST
+
+/* "kernel" picks a family of the registry; an unknown one is rejected with
+ * the list of known families. */
+START_TEST(kernel_family)
+{
+    kf_config c;
+    parse_ok("{\"kernel\": \"reduce\", \"n\": 8}", &c);
+    ck_assert_int_eq(c.family, family_find("reduce"));
+    config_free(&c);
+    /* config_free keeps the family (callers print it after freeing) */
+    ck_assert_int_eq(c.family, family_find("reduce"));
+
+    const char *m = parse_bad("{\"kernel\": \"nonexistent\", \"n\": 1024}");
+    ck_contains(m, "t.json: kernel: unknown value \"nonexistent\"");
+    ck_assert_int_ge(kf_nfamilies, 1);
+    for (int i = 0; i < kf_nfamilies; i++) {
+        char q[96];
+        snprintf(q, sizeof q, "\"%s\"", kf_families[i]->name);
+        ck_contains(m, q);
+    }
+    ck_contains(m, "allowed: \"reduce\"");
+    /* no family is close: no suggestion */
+    ck_assert_ptr_null(strstr(m, "did you mean"));
+    /* a near miss gets one */
+    ck_contains(parse_bad("{\"kernel\": \"reduse\", \"n\": 1}"),
+                "kernel: unknown value \"reduse\" (did you mean \"reduce\"?)");
+    ck_contains(parse_bad("{\"kernel\": \"Reduce\", \"n\": 1}"), "did you mean \"reduce\"?");
+    ck_contains(parse_bad("{\"kernel\": [\"reduce\"], \"n\": 1}"), "kernel: expected one of \"reduce\"");
+    /* "kernel" belongs to the top level only */
+    ck_contains(parse_bad("{\"variants\": [{\"kernel\": \"reduce\", \"n\": 1}]}"), "variants[0].kernel: unknown key");
+}
+END_TEST
+
+/* content_hash identifies the file's bytes (the command identity of
+ * resume state): equal for the same text, different for different texts,
+ * independent of the path and of anything past len. */
+START_TEST(content_hash)
+{
+    static const char t1[] = "{\"n\": 1024, \"block_size\": [64, 128]}";
+    static const char t2[] = "{\"n\": 2048, \"block_size\": [64, 128]}";
+    static const char t3[] = "{\"n\": 1024,  \"block_size\": [64, 128]}"; /* same config, other bytes */
+    kf_config a, b, d;
+    parse_ok(t1, &a);
+    parse_ok(t1, &b);
+    ck_assert(a.content_hash != 0);
+    ck_assert(a.content_hash == b.content_hash);
+    config_free(&b);
+    parse_ok(t2, &d);
+    ck_assert(d.content_hash != a.content_hash);
+    config_free(&d);
+    parse_ok(t3, &d);
+    ck_assert(d.content_hash != a.content_hash);
+    config_free(&d);
+
+    /* the path is not part of it */
+    ck_assert_int_eq(config_parse(t1, strlen(t1), "elsewhere/other.json", &b, err, sizeof err), 0);
+    ck_assert(b.content_hash == a.content_hash);
+    config_free(&b);
+    /* only the len bytes parsed count */
+    char longer[128];
+    snprintf(longer, sizeof longer, "%sgarbage", t1);
+    ck_assert_int_eq(config_parse(longer, strlen(t1), "t.json", &b, err, sizeof err), 0);
+    ck_assert(b.content_hash == a.content_hash);
+    config_free(&b);
+    /* --set is recorded beside it (command_identity), not folded in */
+    uint64_t h = a.content_hash;
+    set_ok(&a, "block_size=256");
+    ck_assert(a.content_hash == h);
+    config_free(&a);
+    ck_assert(a.content_hash == 0);
+
+    /* a file: the hash of its bytes, the same as parsing them */
+    char path[1024];
+    snprintf(path, sizeof path, "%s/configs/seeds.json", srcdir());
+    size_t len;
+    char *text = kf_read_file(path, &len, err, sizeof err);
+    ck_assert_msg(text != NULL, "%s", err);
+    ck_assert_msg(config_load(path, &a, err, sizeof err) == 0, "%s", err);
+    ck_assert_int_eq(config_parse(text, len, "copy.json", &b, err, sizeof err), 0);
+    ck_assert(a.content_hash == b.content_hash);
+    ck_assert(a.content_hash != h);
+    config_free(&a);
+    config_free(&b);
+    free(text);
+}
+END_TEST
+
+/* An unknown --set key suggests the nearest key --set takes, for every key
+ * of the table (parameters, sizes, constraints, bench.KEY), and changes
+ * nothing. */
+START_TEST(set_unknown_key_suggests)
+{
+    kf_config c = two_specs();
+    ck_contains(set_bad(&c, "elements_per_thred=4"),
+                "--set elements_per_thred: unknown key (did you mean elements_per_thread?)");
+    ck_contains(set_bad(&c, "vectr_width=2"), "did you mean vector_width?");
+    ck_contains(set_bad(&c, "warp_reduse=shuffle"), "did you mean warp_reduce?");
+    ck_contains(set_bad(&c, "accumulater=shared"), "did you mean accumulator?");
+    ck_contains(set_bad(&c, "constraint=n > 1"), "--set constraint: unknown key (did you mean constraints?)");
+    ck_contains(set_bad(&c, "bench.max_rep=5"), "--set bench.max_rep: unknown bench key (did you mean bench.max_reps?)");
+    ck_contains(set_bad(&c, "bench.sed=5"), "did you mean bench.seed?");
+    ck_contains(set_bad(&c, "benchseed=5"), "did you mean bench.seed?");
+    /* nothing changed */
+    for (int i = 0; i < 2; i++) {
+        ck_assert_int_eq(c.specs[i].ax[RP_ELEMENTS_PER_THREAD].count, 0);
+        ck_assert_int_eq(c.specs[i].ax[RP_VECTOR_WIDTH].count, 0);
+        ck_assert_int_eq(c.specs[i].n_constraints, 1);
+    }
+    ck_assert_int_eq(c.bench.max_reps, 1000);
+    ck_assert(c.bench.seed == 42);
+
+    /* the keys --set takes are the family's table plus constraints and bench.KEY */
+    const kf_family *f = reduce_family();
+    /* a copy: the table is static storage until the next call, and
+     * config_set calls it for its suggestions */
+    const char *keys[KF_MAX_PARAMS + KF_MAX_DIMS + 16];
+    const char *const *tab = config_set_keys(c.family);
+    int nk = 0, nbench = 0;
+    for (; tab[nk]; nk++) {
+        ck_assert_int_lt(nk, (int)(sizeof keys / sizeof keys[0]));
+        keys[nk] = strdup(tab[nk]);
+        nbench += strncmp(keys[nk], "bench.", 6) == 0;
+    }
+    ck_assert_int_eq(nbench, 10);
+    ck_assert_int_eq(nk, f->nparams + f->nsizes + 1 + nbench);
+    for (int i = 0; i < f->nparams; i++)
+        ck_assert_int_ge(kf_lookup(keys, nk, f->params[i].name), 0);
+    ck_assert_int_ge(kf_lookup(keys, nk, "n"), 0);
+    ck_assert_int_ge(kf_lookup(keys, nk, "constraints"), 0);
+    ck_assert_int_ge(kf_lookup(keys, nk, "bench.timeout_s"), 0);
+    /* every key, misspelt by one letter more, is suggested back */
+    for (int i = 0; i < nk; i++) {
+        char a[160], want[160];
+        snprintf(a, sizeof a, "%sq=1", keys[i]);
+        snprintf(want, sizeof want, "(did you mean %s?)", keys[i]);
+        ck_contains(set_bad(&c, a), want);
+    }
+    for (int i = 0; i < nk; i++)
+        free((char *)keys[i]);
     config_free(&c);
 }
 END_TEST
@@ -829,12 +1070,16 @@ static Suite *config_suite(void)
     tcase_add_test(tc, names_and_misc);
     tcase_add_test(tc, parse_length_and_stdin);
     tcase_add_test(tc, load_files);
+    tcase_add_test(tc, kernel_family);
+    tcase_add_test(tc, param_values);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("set");
     tcase_add_test(tc, set_axes);
     tcase_add_test(tc, set_sizes_bench_constraints);
     tcase_add_test(tc, set_unknown_and_malformed);
+    tcase_add_test(tc, set_unknown_key_suggests);
+    tcase_add_test(tc, content_hash);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("bad");

@@ -15,7 +15,11 @@
 #include <sys/stat.h>
 
 #include "config.h"
+#include "family.h"
+#include "param.h"
+#include "reduce.h"
 #include "space.h"
+#include "util.h"
 
 static char err[2048];
 
@@ -54,6 +58,15 @@ static const char *expand_bad(const char *text, const kf_device *dev)
     return err;
 }
 
+/* A variant's reduce parameters, decoded. */
+static reduce_v rv(const kf_variant *v)
+{
+    ck_assert_int_eq(v->family, family_find("reduce"));
+    reduce_v r;
+    reduce_decode(v, &r);
+    return r;
+}
+
 static bool any_skipped(const kf_space *s, const char *a, const char *b)
 {
     for (int i = 0; i < s->nskipped; i++)
@@ -88,17 +101,17 @@ START_TEST(product_count_and_order)
     static const kf_dtype dt[] = {KF_INT32, KF_INT32, KF_INT32, KF_FLOAT32, KF_FLOAT32, KF_FLOAT32};
     static const int bs[] = {64, 128, 256, 64, 128, 256};
     for (int i = 0; i < 6; i++) {
-        ck_assert_int_eq(s.variants[i].dtype, dt[i]);
-        ck_assert_int_eq(s.variants[i].block_size, bs[i]);
+        ck_assert_int_eq(s.variants[i].p[RP_DTYPE], dt[i]);
+        ck_assert_int_eq(s.variants[i].p[RP_BLOCK_SIZE], bs[i]);
         /* the rest are the defaults, passes resolved */
-        ck_assert_int_eq(s.variants[i].algorithm, KF_ALG_SEQUENTIAL);
-        ck_assert_int_eq(s.variants[i].passes, KF_PASSES_MULTI_KERNEL);
-        ck_assert_int_eq(s.variants[i].grid.kind, KF_GRID_AUTO);
+        ck_assert_int_eq(s.variants[i].p[RP_ALGORITHM], KF_ALG_SEQUENTIAL);
+        ck_assert_int_eq(s.variants[i].p[RP_PASSES], KF_PASSES_MULTI_KERNEL);
+        ck_assert_int_eq(rv(&s.variants[i]).grid.kind, KF_GRID_AUTO);
         ck_assert_str_eq(s.variants[i].name, "");
     }
     /* cases: by n, then variant */
     for (int i = 0; i < 12; i++) {
-        ck_assert_int_eq(s.cases[i].n, i < 6 ? 1024 : 4096);
+        ck_assert_int_eq(s.cases[i].shape.d[0], i < 6 ? 1024 : 4096);
         ck_assert_int_eq(s.cases[i].variant, i % 6);
     }
     space_free(&s);
@@ -118,18 +131,18 @@ START_TEST(product_several_specs)
               NULL, &s);
     ck_assert_int_eq(s.nvariants, 5);
     ck_assert_str_eq(s.variants[0].name, "a");
-    ck_assert_int_eq(s.variants[0].block_size, 128);
-    ck_assert_int_eq(s.variants[1].block_size, 64);
+    ck_assert_int_eq(s.variants[0].p[RP_BLOCK_SIZE], 128);
+    ck_assert_int_eq(s.variants[1].p[RP_BLOCK_SIZE], 64);
     ck_assert_str_eq(s.variants[2].name, "b");
     ck_assert_str_eq(s.variants[3].name, "c");
-    ck_assert_int_eq(s.variants[3].op, KF_OP_MIN);
-    ck_assert_int_eq(s.variants[4].op, KF_OP_MAX);
+    ck_assert_int_eq(s.variants[3].p[RP_OP], KF_OP_MIN);
+    ck_assert_int_eq(s.variants[4].p[RP_OP], KF_OP_MAX);
     /* n=5: b; n=1000: a64 a128 b cmin cmax; n=2^20: a128 a64 */
     static const struct { int64_t n; int v; } want[] = {
         {5, 2}, {1000, 0}, {1000, 1}, {1000, 2}, {1000, 3}, {1000, 4}, {1 << 20, 0}, {1 << 20, 1}};
     ck_assert_int_eq(s.ncases, 8);
     for (int i = 0; i < 8; i++) {
-        ck_assert_int_eq(s.cases[i].n, want[i].n);
+        ck_assert_int_eq(s.cases[i].shape.d[0], want[i].n);
         ck_assert_int_eq(s.cases[i].variant, want[i].v);
     }
     space_free(&s);
@@ -150,12 +163,13 @@ START_TEST(duplicates_removed)
               " {\"block_size\": [256, 128], \"n\": [2048, 4096]}]}",
               NULL, &s);
     ck_assert_int_eq(s.nvariants, 2);
-    ck_assert_int_eq(s.variants[0].block_size, 128);
-    ck_assert_int_eq(s.variants[1].block_size, 256);
+    ck_assert_int_eq(s.variants[0].p[RP_BLOCK_SIZE], 128);
+    ck_assert_int_eq(s.variants[1].p[RP_BLOCK_SIZE], 256);
     ck_assert_int_eq(s.ncases, 6); /* 128 and 256, each at 1024 2048 4096 */
     for (int i = 0; i < s.ncases; i++)
         for (int j = 0; j < i; j++)
-            ck_assert(s.cases[i].variant != s.cases[j].variant || s.cases[i].n != s.cases[j].n);
+            ck_assert(s.cases[i].variant != s.cases[j].variant ||
+                      !shape_eq(&s.cases[i].shape, &s.cases[j].shape));
     space_free(&s);
 
     /* names are part of a variant: the same parameters under two names stay two */
@@ -226,7 +240,7 @@ START_TEST(constraints_without_n)
     ck_assert_int_eq(s.ncases, 12);
     ck_assert_int_eq(s.nskipped, 3);
     for (int i = 0; i < s.nvariants; i++)
-        ck_assert(s.variants[i].block_size * s.variants[i].elements_per_thread <= 512);
+        ck_assert(s.variants[i].p[RP_BLOCK_SIZE] * s.variants[i].p[RP_ELEMENTS_PER_THREAD] <= 512);
     ck_assert(any_skipped(&s, "bs512/ept4", "constraint \"block_size * elements_per_thread <= 512\" is false"));
     /* per variant, not per case: no "n=" in these lines */
     ck_assert(!any_skipped(&s, "n=", NULL));
@@ -238,8 +252,8 @@ START_TEST(constraints_without_n)
               " \"n\": 10}",
               NULL, &s);
     ck_assert_int_eq(s.nvariants, 3); /* int32 sum, int32 max, float32 sum */
-    ck_assert_int_eq(s.variants[2].dtype, KF_FLOAT32);
-    ck_assert_int_eq(s.variants[2].op, KF_OP_SUM);
+    ck_assert_int_eq(s.variants[2].p[RP_DTYPE], KF_FLOAT32);
+    ck_assert_int_eq(s.variants[2].p[RP_OP], KF_OP_SUM);
     space_free(&s);
 
     /* a constraint that rejects a single-valued spec: nothing can run */
@@ -266,14 +280,14 @@ START_TEST(constraints_with_n)
     ck_assert_int_eq(s.nskipped, 1);
     ck_contains(s.skipped[0], "atomic_global/");
     ck_contains(s.skipped[0], "n=10000000: constraint");
-    ck_assert_int_eq(s.cases[4].n, 10000000);
-    ck_assert_int_eq(s.variants[s.cases[4].variant].algorithm, KF_ALG_SEQUENTIAL);
+    ck_assert_int_eq(s.cases[4].shape.d[0], 10000000);
+    ck_assert_int_eq(s.variants[s.cases[4].variant].p[RP_ALGORITHM], KF_ALG_SEQUENTIAL);
     space_free(&s);
 
     /* a variant rejected at every n is not in the space at all */
     expand_ok("{\"block_size\": [64, 1024], \"n\": [100, 1000], \"constraints\": [\"tile <= n\"]}", NULL, &s);
     ck_assert_int_eq(s.nvariants, 1);
-    ck_assert_int_eq(s.variants[0].block_size, 64);
+    ck_assert_int_eq(s.variants[0].p[RP_BLOCK_SIZE], 64);
     ck_assert_int_eq(s.ncases, 2);
     ck_assert_int_eq(s.nskipped, 2);
     ck_assert(any_skipped(&s, "bs1024", "n=100:"));
@@ -306,7 +320,7 @@ START_TEST(missing_sizes)
     ck_assert_int_eq(config_set(&c, "n=2^30", err, sizeof err), 0);
     ck_assert_msg(space_expand(&c, NULL, &s, err, sizeof err) == 0, "%s", err);
     ck_assert_int_eq(s.ncases, 2);
-    ck_assert_int_eq(s.cases[0].n, 1LL << 30);
+    ck_assert_int_eq(s.cases[0].shape.d[0], 1LL << 30);
     space_free(&s);
     config_free(&c);
 }
@@ -324,6 +338,131 @@ START_TEST(too_many_combinations)
 }
 END_TEST
 
+/* A time limit for a test that guards against quadratic work: limit
+ * seconds in a plain build; 10 times that under sanitizers and 50 times
+ * under valgrind (`make valgrind` preloads its vgpreload library), where
+ * everything is slower but a quadratic blow-up is still far beyond it. */
+static double time_limit(double limit)
+{
+    const char *pre = getenv("LD_PRELOAD");
+    if (pre && strstr(pre, "vgpreload"))
+        return 50 * limit;
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+    return 10 * limit;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer)
+    return 10 * limit;
+#endif
+#endif
+    return limit;
+}
+
+/* The large space: elements_per_thread 1..256 x grid 1..400 at one
+ * n.  Every combination can run, so there are 256 * 400 variants and as
+ * many cases.  head opens the object, tail follows the grid list. */
+static char *large_config(const char *head, const char *tail)
+{
+    strbuf b = {0};
+    sb_append(&b, head);
+    sb_append(&b, "\"elements_per_thread\": {\"range\": [1, 256], \"step\": 1}, \"grid\": [");
+    for (int g = 1; g <= 400; g++)
+        sb_printf(&b, "%s%d", g > 1 ? ", " : "", g);
+    sb_append(&b, "]");
+    sb_append(&b, tail);
+    ck_assert(!b.failed);
+    return sb_take(&b);
+}
+
+/* Checks that the space holds exactly the 256 x 400 variants, in config
+ * order (elements_per_thread slowest), every other parameter at its default. */
+static void check_large_variants(const kf_space *s)
+{
+    ck_assert_int_eq(s->nvariants, 256 * 400);
+    ck_assert_int_eq(s->nskipped, 0);
+    /* one assertion at the end: check records every assertion it passes */
+    int bad = -1;
+    for (int i = 0; i < s->nvariants && bad < 0; i++) {
+        reduce_v r;
+        reduce_decode(&s->variants[i], &r);
+        if (s->variants[i].family != family_find("reduce") || s->variants[i].name[0] ||
+            r.elements_per_thread != 1 + i / 400 || r.grid.kind != KF_GRID_BLOCKS || r.grid.value != 1 + i % 400 ||
+            r.block_size != 256 || r.passes != KF_PASSES_MULTI_KERNEL)
+            bad = i;
+    }
+    if (bad >= 0) {
+        char label[256];
+        family_of(&s->variants[bad])->label(&s->variants[bad], label, sizeof label);
+        ck_abort_msg("variant %d is %s", bad, label);
+    }
+}
+
+/* Case i must be variant i % per_shape at the (i / per_shape)-th n of ns. */
+static void check_large_cases(const kf_space *s, int per_shape, const int64_t *ns, int nns)
+{
+    ck_assert_int_eq(s->ncases, per_shape * nns);
+    int bad = -1;
+    for (int i = 0; i < s->ncases && bad < 0; i++)
+        if (s->cases[i].variant != i % per_shape || s->cases[i].shape.d[0] != ns[i / per_shape] ||
+            s->cases[i].shape.d[1] != 0 || s->cases[i].shape.d[2] != 0)
+            bad = i;
+    ck_assert_msg(bad < 0, "case %d: variant %d, n=%lld", bad, bad < 0 ? 0 : s->cases[bad].variant,
+                  bad < 0 ? 0LL : (long long)s->cases[bad].shape.d[0]);
+}
+
+START_TEST(large_space_expands_fast)
+{
+    char *text = large_config("{\"n\": 4096, ", "}");
+    kf_config c;
+    load_text(text, &c);
+    free(text);
+    kf_space s;
+    double t0 = kf_now();
+    int rc = space_expand(&c, NULL, &s, err, sizeof err);
+    double dt = kf_now() - t0;
+    config_free(&c);
+    ck_assert_msg(rc == 0, "%s", err);
+    check_large_variants(&s);
+    ck_assert_int_eq(s.ncases, 102400);
+    check_large_cases(&s, 256 * 400, (int64_t[]){4096}, 1);
+    space_free(&s);
+    ck_assert_msg(dt < time_limit(2.0), "expanding 102400 variants took %.3f s (duplicate detection is not O(1)?)",
+                  dt);
+}
+END_TEST
+
+/* The same space three times over (the same unnamed variants from three
+ * specs, one with the grid list reversed, one adding a second n): each
+ * variant and each (variant, n) is kept once, still fast. */
+START_TEST(large_space_duplicates_dropped_fast)
+{
+    strbuf grid_rev = {0};
+    for (int g = 400; g >= 1; g--)
+        sb_printf(&grid_rev, "%s%d", g < 400 ? ", " : "", g);
+    strbuf tail = {0};
+    sb_printf(&tail, "}, \"variants\": [{}, {\"grid\": [%s]}, {\"n\": [8192, 4096, \"2^12\"]}]}", grid_rev.s);
+    sb_free(&grid_rev);
+    char *text = large_config("{\"defaults\": {\"n\": 4096, ", tail.s);
+    sb_free(&tail);
+    kf_config c;
+    load_text(text, &c);
+    free(text);
+    ck_assert_int_eq(c.nspecs, 3);
+    kf_space s;
+    double t0 = kf_now();
+    int rc = space_expand(&c, NULL, &s, err, sizeof err);
+    double dt = kf_now() - t0;
+    config_free(&c);
+    ck_assert_msg(rc == 0, "%s", err);
+    /* the variants keep the order of their first occurrence (the first spec) */
+    check_large_variants(&s);
+    /* every variant at 4096, then every variant at 8192 */
+    ck_assert_int_eq(s.ncases, 204800);
+    check_large_cases(&s, 256 * 400, (int64_t[]){4096, 8192}, 2);
+    space_free(&s);
+    ck_assert_msg(dt < time_limit(2.0), "expanding 3 x 102400 combinations took %.3f s", dt);
+}
+END_TEST
+
 START_TEST(device_limits)
 {
     kf_device dev;
@@ -333,7 +472,7 @@ START_TEST(device_limits)
     kf_space s;
     expand_ok("{\"block_size\": [256, 512, 1024], \"n\": 1}", &dev, &s);
     ck_assert_int_eq(s.nvariants, 2);
-    ck_assert_int_eq(s.variants[1].block_size, 512);
+    ck_assert_int_eq(s.variants[1].p[RP_BLOCK_SIZE], 512);
     ck_assert_int_eq(s.nskipped, 1);
     ck_contains(s.skipped[0], "block_size 1024: the kernels need a power of two from 32 to 512");
     space_free(&s);
@@ -358,37 +497,56 @@ END_TEST
 // ---------------------------------------------------------------------------
 // rules
 
-/* A variant that passes every rule; each test changes it. */
-static kf_variant base(void)
+/* The rule tests build variants field by field as reduce_v (reduce.h) and
+ * check them through the generic space_check_variant. */
+static kf_variant enc(const reduce_v *r)
 {
     kf_variant v;
-    kf_variant_defaults(&v);
-    space_resolve(&v);
+    reduce_encode(r, "", &v);
     return v;
 }
 
-static void accept(const kf_variant *v, const kf_device *dev)
+/* The family's resolve ("auto" choices), through space_resolve. */
+static void resolve(reduce_v *r)
 {
-    char why[512] = "";
-    char label[256];
-    kf_variant_label(v, label, sizeof label);
-    ck_assert_msg(space_check_variant(v, dev, why, sizeof why) == 0, "%s %s/%s rejected: %s", label,
-                  kf_dtype_names[v->dtype], kf_op_names[v->op], why);
+    kf_variant v = enc(r);
+    space_resolve(&v);
+    reduce_decode(&v, r);
 }
 
-static void reject(const kf_variant *v, const kf_device *dev, const char *reason)
+/* A variant that passes every rule; each test changes it. */
+static reduce_v base(void)
+{
+    reduce_v v;
+    reduce_defaults(&v);
+    resolve(&v);
+    return v;
+}
+
+static void accept(const reduce_v *r, const kf_device *dev)
 {
     char why[512] = "";
     char label[256];
-    kf_variant_label(v, label, sizeof label);
-    ck_assert_msg(space_check_variant(v, dev, why, sizeof why) != 0, "%s %s/%s accepted (expected: %s)", label,
-                  kf_dtype_names[v->dtype], kf_op_names[v->op], reason);
+    kf_variant v = enc(r);
+    family_of(&v)->label(&v, label, sizeof label);
+    ck_assert_msg(space_check_variant(&v, dev, why, sizeof why) == 0, "%s %s/%s rejected: %s", label,
+                  kf_dtype_names[r->dtype], kf_op_names[r->op], why);
+}
+
+static void reject(const reduce_v *r, const kf_device *dev, const char *reason)
+{
+    char why[512] = "";
+    char label[256];
+    kf_variant v = enc(r);
+    family_of(&v)->label(&v, label, sizeof label);
+    ck_assert_msg(space_check_variant(&v, dev, why, sizeof why) != 0, "%s %s/%s accepted (expected: %s)", label,
+                  kf_dtype_names[r->dtype], kf_op_names[r->op], reason);
     ck_assert_msg(strstr(why, reason) != NULL, "%s: expected \"%s\" in \"%s\"", label, reason, why);
 }
 
 START_TEST(rule_bitwise_needs_integer)
 {
-    kf_variant v = base();
+    reduce_v v = base();
     for (int op = KF_OP_AND; op <= KF_OP_XOR; op++) {
         v.op = (kf_op)op;
         for (int t = 0; t < KF_DTYPE_COUNT; t++) {
@@ -407,7 +565,7 @@ END_TEST
 
 START_TEST(rule_block_size)
 {
-    kf_variant v = base();
+    reduce_v v = base();
     static const int ok[] = {32, 64, 128, 256, 512, 1024};
     static const int bad[] = {0, 1, 16, 48, 96, 1000, 2048, -256};
     for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
@@ -430,7 +588,7 @@ END_TEST
 
 START_TEST(rule_elements_per_thread)
 {
-    kf_variant v = base();
+    reduce_v v = base();
     v.elements_per_thread = 1;
     accept(&v, NULL);
     v.elements_per_thread = 256;
@@ -444,7 +602,7 @@ END_TEST
 
 START_TEST(rule_vector_width)
 {
-    kf_variant v = base();
+    reduce_v v = base();
     for (int w = 0; w <= 8; w++) {
         v.vector_width = w;
         if (w == 1 || w == 2 || w == 4)
@@ -457,7 +615,7 @@ END_TEST
 
 START_TEST(rule_warp_intrinsic)
 {
-    kf_variant v = base();
+    reduce_v v = base();
     v.algorithm = KF_ALG_WARP_INTRINSIC;
     v.unroll = KF_UNROLL_FULL;
     v.dtype = KF_INT32;
@@ -492,7 +650,7 @@ END_TEST
 
 START_TEST(rule_warp_reduce_needs_unrolled_sequential)
 {
-    kf_variant v = base();
+    reduce_v v = base();
     v.warp_reduce = KF_WARP_SHUFFLE;
     v.unroll = KF_UNROLL_LAST_WARP;
     accept(&v, NULL);
@@ -512,7 +670,7 @@ END_TEST
 
 START_TEST(rule_shared_accumulator_needs_tree)
 {
-    kf_variant v = base();
+    reduce_v v = base();
     v.accumulator = KF_ACC_SHARED;
     static const kf_algorithm trees[] = {KF_ALG_INTERLEAVED_DIVERGENT, KF_ALG_INTERLEAVED_STRIDED,
                                          KF_ALG_SEQUENTIAL};
@@ -530,7 +688,7 @@ END_TEST
 
 START_TEST(rule_atomic_has_no_tree)
 {
-    kf_variant v = base();
+    reduce_v v = base();
     v.algorithm = KF_ALG_ATOMIC_SHARED;
     v.passes = KF_PASSES_ATOMIC;
     accept(&v, NULL);
@@ -546,7 +704,7 @@ END_TEST
 
 START_TEST(rule_last_warp_sequential_only)
 {
-    kf_variant v = base();
+    reduce_v v = base();
     v.unroll = KF_UNROLL_LAST_WARP;
     accept(&v, NULL);
     static const kf_algorithm others[] = {KF_ALG_INTERLEAVED_DIVERGENT, KF_ALG_INTERLEAVED_STRIDED,
@@ -566,7 +724,7 @@ END_TEST
 
 START_TEST(rule_atomic_global_passes)
 {
-    kf_variant v = base();
+    reduce_v v = base();
     v.algorithm = KF_ALG_ATOMIC_GLOBAL;
     v.passes = KF_PASSES_ATOMIC;
     accept(&v, NULL);
@@ -585,7 +743,7 @@ END_TEST
 
 START_TEST(rule_grid_ranges)
 {
-    kf_variant v = base();
+    reduce_v v = base();
     v.grid = (kf_grid){KF_GRID_BLOCKS, 1};
     accept(&v, NULL);
     v.grid.value = 2147483647LL;
@@ -614,7 +772,7 @@ START_TEST(rule_shared_memory)
     kf_device dev;
     memset(&dev, 0, sizeof dev);
     dev.max_threads_per_block = 8192;
-    kf_variant v = base();
+    reduce_v v = base();
     v.dtype = KF_FLOAT64;
     v.block_size = 4096;    /* 32 KiB + 16 */
     accept(&v, &dev);
@@ -630,18 +788,18 @@ END_TEST
 START_TEST(resolve_passes)
 {
     for (int a = 0; a < KF_ALG_COUNT; a++) {
-        kf_variant v;
-        kf_variant_defaults(&v);
+        reduce_v v;
+        reduce_defaults(&v);
         v.algorithm = (kf_algorithm)a;
         ck_assert_int_eq(v.passes, KF_PASSES_AUTO);
-        space_resolve(&v);
+        resolve(&v);
         kf_passes want = (a == KF_ALG_ATOMIC_GLOBAL || a == KF_ALG_ATOMIC_SHARED) ? KF_PASSES_ATOMIC
                                                                                   : KF_PASSES_MULTI_KERNEL;
         ck_assert_int_eq(v.passes, want);
         /* explicit choices are kept */
         for (int p = KF_PASSES_MULTI_KERNEL; p < KF_PASSES_COUNT; p++) {
             v.passes = (kf_passes)p;
-            space_resolve(&v);
+            resolve(&v);
             ck_assert_int_eq(v.passes, p);
         }
     }
@@ -649,8 +807,8 @@ START_TEST(resolve_passes)
     kf_space s;
     expand_ok("{\"algorithm\": [\"atomic_shared\", \"shuffle\"], \"n\": 1}", NULL, &s);
     ck_assert_int_eq(s.nvariants, 2);
-    ck_assert_int_eq(s.variants[0].passes, KF_PASSES_ATOMIC);
-    ck_assert_int_eq(s.variants[1].passes, KF_PASSES_MULTI_KERNEL);
+    ck_assert_int_eq(s.variants[0].p[RP_PASSES], KF_PASSES_ATOMIC);
+    ck_assert_int_eq(s.variants[1].p[RP_PASSES], KF_PASSES_MULTI_KERNEL);
     space_free(&s);
 }
 END_TEST
@@ -667,7 +825,7 @@ START_TEST(expanded_never_auto)
               NULL, &s);
     ck_assert_int_gt(s.nvariants, 10);
     for (int i = 0; i < s.nvariants; i++) {
-        ck_assert_int_ne(s.variants[i].passes, KF_PASSES_AUTO);
+        ck_assert_int_ne(s.variants[i].p[RP_PASSES], KF_PASSES_AUTO);
         char why[256];
         ck_assert(space_check_variant(&s.variants[i], NULL, why, sizeof why) == 0);
     }
@@ -704,8 +862,8 @@ START_TEST(shipped_configs_expand)
             ck_assert_int_gt(s.nvariants, 0);
             ck_assert_int_gt(s.ncases, 0);
             for (int i = 1; i < s.ncases; i++)
-                ck_assert(s.cases[i - 1].n < s.cases[i].n ||
-                          (s.cases[i - 1].n == s.cases[i].n && s.cases[i - 1].variant < s.cases[i].variant));
+                ck_assert(s.cases[i - 1].shape.d[0] < s.cases[i].shape.d[0] ||
+                          (s.cases[i - 1].shape.d[0] == s.cases[i].shape.d[0] && s.cases[i - 1].variant < s.cases[i].variant));
             space_free(&s);
         }
         config_free(&c);
@@ -728,14 +886,14 @@ START_TEST(seeds_config_contents)
     ck_assert_int_eq(s.ncases, 28);
     ck_assert_int_eq(s.nskipped, 0);
     ck_assert_str_eq(s.variants[0].name, "reduce0");
-    ck_assert_int_eq(s.variants[0].algorithm, KF_ALG_INTERLEAVED_DIVERGENT);
+    ck_assert_int_eq(s.variants[0].p[RP_ALGORITHM], KF_ALG_INTERLEAVED_DIVERGENT);
     ck_assert_str_eq(s.variants[6].name, "reduce6");
-    ck_assert_int_eq(s.variants[6].grid.kind, KF_GRID_BLOCKS);
-    ck_assert_int_eq(s.variants[6].grid.value, 2048);
+    ck_assert_int_eq(rv(&s.variants[6]).grid.kind, KF_GRID_BLOCKS);
+    ck_assert_int_eq(rv(&s.variants[6]).grid.value, 2048);
     ck_assert_str_eq(s.variants[8].name, "atomic_global");
-    ck_assert_int_eq(s.variants[8].passes, KF_PASSES_ATOMIC);
+    ck_assert_int_eq(s.variants[8].p[RP_PASSES], KF_PASSES_ATOMIC);
     for (int i = 0; i < 14; i++)
-        ck_assert_int_eq(s.cases[i].n, 1 << 22);
+        ck_assert_int_eq(s.cases[i].shape.d[0], 1 << 22);
     space_free(&s);
     config_free(&c);
 }
@@ -755,6 +913,8 @@ static Suite *space_suite(void)
     tcase_add_test(tc, constraints_with_n);
     tcase_add_test(tc, missing_sizes);
     tcase_add_test(tc, too_many_combinations);
+    tcase_add_test(tc, large_space_expands_fast);
+    tcase_add_test(tc, large_space_duplicates_dropped_fast);
     tcase_add_test(tc, device_limits);
     suite_add_tcase(s, tc);
 
