@@ -4,10 +4,7 @@
  * expansion is small enough to stay fast) and generate the CUDA source of
  * up to 16 variants.  Everything is freed, so leaks show up under ASan.
  *
- *   clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -std=c11 -D_GNU_SOURCE \
- *     -I src/core -I src/families/reduce -I build/gen -isystem /usr/local/cuda/include tests/fuzz_config.c \
- *     src/core/config.c src/core/expr.c src/core/space.c src/families/reduce/codegen.c src/core/kforge.c src/core/util.c \
- *     build/gen/templates.c -lcjson -lm -o build/fuzz_config
+ *   make build/fuzz_config     (the Makefile's FUZZ_SRC lists the sources it needs)
  *   build/fuzz_config -dict=tests/fuzz/config.dict tests/fuzz/corpus
  *
  * tests/fuzz_replay.c is a main() that feeds files to this function, so
@@ -19,6 +16,7 @@
 
 #include "codegen.h"
 #include "config.h"
+#include "family.h"
 #include "space.h"
 
 /* space.c accepts up to 10 million combinations per spec: fine for a user,
@@ -32,8 +30,14 @@ static int64_t combinations(const kf_config *cfg)
     int64_t total = 0;
     for (int i = 0; i < cfg->nspecs; i++) {
         const kf_spec *sp = &cfg->specs[i];
-        int64_t t = sp->n_count > 0 ? sp->n_count : 1;
-        for (int a = 0; a < KF_AX_COUNT; a++) {
+        const kf_family *f = kf_families[cfg->family];
+        int64_t t = 1;
+        for (int d = 0; d < f->nsizes && d < KF_MAX_DIMS; d++) {
+            t *= sp->sz[d].count > 0 ? sp->sz[d].count : 1;
+            if (t > FUZZ_MAX_COMBINATIONS)
+                return t;
+        }
+        for (int a = 0; a < f->nparams; a++) {
             t *= sp->ax[a].count > 0 ? sp->ax[a].count : 1;
             if (t > FUZZ_MAX_COMBINATIONS)
                 return t;

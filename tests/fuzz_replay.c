@@ -4,10 +4,7 @@
  * regression inputs and the seed corpus with any C compiler (add
  * -fsanitize=address,undefined -fno-sanitize-recover=all where available):
  *
- *   cc -std=c11 -D_GNU_SOURCE -I src/core -I src/families/reduce -I build/gen -isystem /usr/local/cuda/include \
- *     tests/fuzz_replay.c tests/fuzz_config.c src/core/config.c src/core/expr.c src/core/space.c \
- *     src/families/reduce/codegen.c src/core/kforge.c src/core/util.c build/gen/templates.c -lcjson -lm \
- *     -o build/fuzz_replay
+ *   make build/fuzz_replay     (tests/fuzz_config.c and the Makefile's FUZZ_SRC)
  *   build/fuzz_replay tests/fuzz/regressions/<files> tests/fuzz/corpus/<files>
  *
  * Exit status 0 when every file was read and run; a bug found by a

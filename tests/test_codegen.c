@@ -1,6 +1,8 @@
 /*
- * test_codegen.c -- generated CUDA source (header comment, #defines, what
- * the source depends on, the KFORGE_PLANT hook), launch plans (pure
+ * test_codegen.c -- generated CUDA source (header comment, #defines, the
+ * macros of every enumerated value of every family and their agreement with
+ * the C enums and the templates, what the source depends on, the
+ * KFORGE_PLANT hook), reduce launch plans (pure
  * arithmetic), and NVRTC compilation of every variant of every shipped
  * config plus a sample across dtypes, ops, algorithms, vector widths and
  * load flavours.  Needs NVRTC (the CUDA toolkit), not a GPU.
@@ -20,7 +22,9 @@
 
 #include "codegen.h"
 #include "config.h"
+#include "family.h"
 #include "plan.h"
+#include "reduce.h"
 #include "rtc.h"
 #include "space.h"
 #include "util.h"
@@ -41,12 +45,33 @@ static const char *srcdir(void)
     return "..";
 }
 
+static int reduce_family(void)
+{
+    int f = family_find("reduce");
+    ck_assert_int_ge(f, 0);
+    return f;
+}
+
+/* The reduce family's defaults, resolved (passes auto -> multi_kernel). */
 static kf_variant base(void)
 {
     kf_variant v;
-    kf_variant_defaults(&v);
+    variant_defaults(&v, reduce_family());
     space_resolve(&v);
     return v;
+}
+
+static reduce_v rbase(void)
+{
+    kf_variant v = base();
+    reduce_v r;
+    reduce_decode(&v, &r);
+    return r;
+}
+
+static int64_t grid(kf_grid_kind kind, int64_t value)
+{
+    return kf_grid_encode((kf_grid){kind, value});
 }
 
 static char *gen(const kf_variant *v)
@@ -57,23 +82,25 @@ static char *gen(const kf_variant *v)
     return s;
 }
 
-/* The value of axis a in v, as the header comment and JSON spell it. */
-static void axis_value(const kf_variant *v, kf_axis a, char *buf, size_t len)
+/* The value of reduce parameter a in v, as the header comment spells it
+ * (from the name tables, not through the parameter table). */
+static void axis_value(const kf_variant *var, int a, char *buf, size_t len)
 {
-    switch (a) {
-    case KF_AX_DTYPE: snprintf(buf, len, "%s", kf_dtype_names[v->dtype]); break;
-    case KF_AX_OP: snprintf(buf, len, "%s", kf_op_names[v->op]); break;
-    case KF_AX_ALGORITHM: snprintf(buf, len, "%s", kf_algorithm_names[v->algorithm]); break;
-    case KF_AX_BLOCK_SIZE: snprintf(buf, len, "%d", v->block_size); break;
-    case KF_AX_ELEMENTS_PER_THREAD: snprintf(buf, len, "%d", v->elements_per_thread); break;
-    case KF_AX_UNROLL: snprintf(buf, len, "%s", kf_unroll_names[v->unroll]); break;
-    case KF_AX_VECTOR_WIDTH: snprintf(buf, len, "%d", v->vector_width); break;
-    case KF_AX_GRID: kf_grid_format(&v->grid, buf, len); break;
-    case KF_AX_PASSES: snprintf(buf, len, "%s", kf_passes_names[v->passes]); break;
-    case KF_AX_LAYOUT: snprintf(buf, len, "%s", kf_layout_names[v->layout]); break;
-    case KF_AX_ACCUMULATOR: snprintf(buf, len, "%s", kf_accum_names[v->accumulator]); break;
-    case KF_AX_WARP_REDUCE: snprintf(buf, len, "%s", kf_warp_reduce_names[v->warp_reduce]); break;
-    case KF_AX_LOAD: snprintf(buf, len, "%s", kf_load_names[v->load]); break;
+    reduce_v vv, *v = &vv;
+    reduce_decode(var, v);
+    switch ((reduce_param)a) {
+    case RP_DTYPE: snprintf(buf, len, "%s", kf_dtype_names[v->dtype]); break;
+    case RP_OP: snprintf(buf, len, "%s", kf_op_names[v->op]); break;
+    case RP_ALGORITHM: snprintf(buf, len, "%s", kf_algorithm_names[v->algorithm]); break;
+    case RP_BLOCK_SIZE: snprintf(buf, len, "%d", v->block_size); break;
+    case RP_ELEMENTS_PER_THREAD: snprintf(buf, len, "%d", v->elements_per_thread); break;
+    case RP_UNROLL: snprintf(buf, len, "%s", kf_unroll_names[v->unroll]); break;
+    case RP_VECTOR_WIDTH: snprintf(buf, len, "%d", v->vector_width); break;
+    case RP_PASSES: snprintf(buf, len, "%s", kf_passes_names[v->passes]); break;
+    case RP_LAYOUT: snprintf(buf, len, "%s", kf_layout_names[v->layout]); break;
+    case RP_ACCUMULATOR: snprintf(buf, len, "%s", kf_accum_names[v->accumulator]); break;
+    case RP_WARP_REDUCE: snprintf(buf, len, "%s", kf_warp_reduce_names[v->warp_reduce]); break;
+    case RP_LOAD: snprintf(buf, len, "%s", kf_load_names[v->load]); break;
     default: snprintf(buf, len, "?"); break;
     }
 }
@@ -116,21 +143,22 @@ static void comment_has(const char *comment, const char *key, const char *value)
 
 static kf_variant unusual(void)
 {
-    kf_variant v = base();
-    v.dtype = KF_UINT32;
-    v.op = KF_OP_XOR;
-    v.algorithm = KF_ALG_SEQUENTIAL;
-    v.block_size = 512;
-    v.elements_per_thread = 8;
-    v.unroll = KF_UNROLL_LAST_WARP;
-    v.vector_width = 4;
-    v.grid = (kf_grid){KF_GRID_WAVES, 2};
-    v.passes = KF_PASSES_LAST_BLOCK;
-    v.layout = KF_LAYOUT_GRID;
-    v.accumulator = KF_ACC_SHARED;
-    v.warp_reduce = KF_WARP_INTRINSIC;
-    v.load = KF_LOAD_LDG_PREFETCH;
-    snprintf(v.name, sizeof v.name, "odd_one");
+    reduce_v r = rbase();
+    r.dtype = KF_UINT32;
+    r.op = KF_OP_XOR;
+    r.algorithm = KF_ALG_SEQUENTIAL;
+    r.block_size = 512;
+    r.elements_per_thread = 8;
+    r.unroll = KF_UNROLL_LAST_WARP;
+    r.vector_width = 4;
+    r.grid = (kf_grid){KF_GRID_WAVES, 2};
+    r.passes = KF_PASSES_LAST_BLOCK;
+    r.layout = KF_LAYOUT_GRID;
+    r.accumulator = KF_ACC_SHARED;
+    r.warp_reduce = KF_WARP_INTRINSIC;
+    r.load = KF_LOAD_LDG_PREFETCH;
+    kf_variant v;
+    reduce_encode(&r, "odd_one", &v);
     return v;
 }
 
@@ -140,34 +168,38 @@ START_TEST(header_names_every_parameter)
     vs[0] = base();
     vs[1] = unusual();
     vs[2] = base();
-    vs[2].dtype = KF_FLOAT64;
-    vs[2].op = KF_OP_PROD;
-    vs[2].algorithm = KF_ALG_ATOMIC_SHARED;
-    vs[2].passes = KF_PASSES_ATOMIC;
-    vs[2].load = KF_LOAD_STREAM;
-    vs[2].vector_width = 2;
+    vs[2].p[RP_DTYPE] = KF_FLOAT64;
+    vs[2].p[RP_OP] = KF_OP_PROD;
+    vs[2].p[RP_ALGORITHM] = KF_ALG_ATOMIC_SHARED;
+    vs[2].p[RP_PASSES] = KF_PASSES_ATOMIC;
+    vs[2].p[RP_LOAD] = KF_LOAD_STREAM;
+    vs[2].p[RP_VECTOR_WIDTH] = 2;
     vs[3] = base();
-    vs[3].dtype = KF_INT64;
-    vs[3].algorithm = KF_ALG_INTERLEAVED_STRIDED;
-    vs[3].unroll = KF_UNROLL_FULL;
-    vs[3].load = KF_LOAD_LDG;
-    vs[3].block_size = 32;
+    vs[3].p[RP_DTYPE] = KF_INT64;
+    vs[3].p[RP_ALGORITHM] = KF_ALG_INTERLEAVED_STRIDED;
+    vs[3].p[RP_UNROLL] = KF_UNROLL_FULL;
+    vs[3].p[RP_LOAD] = KF_LOAD_LDG;
+    vs[3].p[RP_BLOCK_SIZE] = 32;
+    const kf_family *f = kf_families[reduce_family()];
     for (int i = 0; i < 4; i++) {
         char why[256];
         ck_assert_msg(space_check_variant(&vs[i], NULL, why, sizeof why) == 0, "%d: %s", i, why);
         char *src = gen(&vs[i]);
         ck_assert(strncmp(src, "// kforge " KF_VERSION, 10 + strlen(KF_VERSION)) == 0);
+        ck_assert(strncmp(src, "// kforge " KF_VERSION " generated reduce kernel\n",
+                          strlen("// kforge " KF_VERSION " generated reduce kernel\n")) == 0);
         char *c = opening_comment(src);
         comment_has(c, "kernel", "reduce");
-        for (int a = 0; a < KF_AX_COUNT; a++) {
-            if (a == KF_AX_GRID) {
+        for (int a = 0; a < RP_COUNT; a++) {
+            if (a == RP_GRID) {
                 /* only auto-or-fixed is compiled in; the block count is launch-time */
-                comment_has(c, "grid_stride", vs[i].grid.kind == KF_GRID_AUTO ? "no" : "yes");
+                comment_has(c, "grid_stride",
+                            kf_grid_decode(vs[i].p[RP_GRID]).kind == KF_GRID_AUTO ? "no" : "yes");
                 continue;
             }
             char val[64];
-            axis_value(&vs[i], (kf_axis)a, val, sizeof val);
-            comment_has(c, kf_axis_names[a], val);
+            axis_value(&vs[i], a, val, sizeof val);
+            comment_has(c, f->params[a].name, val);
         }
         ck_contains(c, "launch-time");
         free(c);
@@ -185,6 +217,7 @@ START_TEST(defines)
     ck_contains(s, "\n#define KF_IS_FLOAT 0\n");
     ck_contains(s, "\n#define KF_IS_SIGNED 0\n");
     ck_contains(s, "\n#define KF_INT32_LIKE 1\n");
+    ck_contains(s, "\n#define KF_DTYPE 1 /* uint32 */\n");
     ck_contains(s, "\n#define KF_OP 6 /* xor */\n");
     ck_contains(s, "\n#define KF_ALG 4 /* sequential */\n");
     ck_contains(s, "\n#define KF_BS 512\n");
@@ -203,7 +236,7 @@ START_TEST(defines)
     free(s);
 
     v = base();
-    v.dtype = KF_INT64;
+    v.p[RP_DTYPE] = KF_INT64;
     s = gen(&v);
     ck_contains(s, "\n#define KF_T long long\n");
     ck_contains(s, "\n#define KF_ELEM_BYTES 8\n");
@@ -212,11 +245,11 @@ START_TEST(defines)
     ck_contains(s, "\n#define KF_PASSES 1 /* multi_kernel */\n");
     ck_contains(s, "\n#define KF_GRID_STRIDE 0\n");     /* grid auto: one tile per block */
     free(s);
-    v.grid = (kf_grid){KF_GRID_BLOCKS, 2048};
+    v.p[RP_GRID] = grid(KF_GRID_BLOCKS, 2048);
     s = gen(&v);
     ck_contains(s, "\n#define KF_GRID_STRIDE 1\n");
     free(s);
-    v.grid = (kf_grid){KF_GRID_PER_SM, 2};
+    v.p[RP_GRID] = grid(KF_GRID_PER_SM, 2);
     s = gen(&v);
     ck_contains(s, "\n#define KF_GRID_STRIDE 1\n");
     free(s);
@@ -225,11 +258,11 @@ START_TEST(defines)
     static const int bytes[] = {4, 4, 8, 4, 8};
     for (int t = 0; t < KF_DTYPE_COUNT; t++) {
         v = base();
-        v.dtype = (kf_dtype)t;
+        v.p[RP_DTYPE] = t;
         s = gen(&v);
         char line[128];
         snprintf(line, sizeof line, "\n#define KF_T %s\n#define KF_ELEM_BYTES %d\n#define KF_IS_FLOAT %d\n", ctype[t],
-                 bytes[t], kf_dtype_is_float(v.dtype));
+                 bytes[t], kf_dtype_is_float((kf_dtype)t));
         ck_contains(s, line);
         snprintf(line, sizeof line, "\n#define KF_IS_SIGNED %d\n", t == KF_INT32 || t == KF_INT64);
         ck_contains(s, line);
@@ -252,7 +285,7 @@ START_TEST(template_numbering)
         ck_contains(s, line);
     }
     for (int o = 0; o < KF_OP_COUNT; o++) {
-        int k = snprintf(line, sizeof line, "#define KF_");
+        int k = snprintf(line, sizeof line, "#define KF_OP_");
         for (const char *p = kf_op_names[o]; *p; p++)
             line[k++] = (char)toupper((unsigned char)*p);
         snprintf(line + k, sizeof line - (size_t)k, " %d\n", o);
@@ -265,7 +298,7 @@ START_TEST(template_numbering)
         snprintf(line + k, sizeof line - (size_t)k, " %d", u);
         ck_contains(s, line);
     }
-    for (int p = KF_PASSES_MULTI_KERNEL; p < KF_PASSES_COUNT; p++) {
+    for (int p = 0; p < KF_PASSES_COUNT; p++) {
         int k = snprintf(line, sizeof line, "#define KF_PASSES_");
         for (const char *q = kf_passes_names[p]; *q; q++)
             line[k++] = (char)toupper((unsigned char)*q);
@@ -276,19 +309,169 @@ START_TEST(template_numbering)
 }
 END_TEST
 
+/* "last_warp" -> "LAST_WARP": the test's own spelling of a value's macro
+ * suffix (not param_macro_suffix). */
+static void upper_ident(const char *s, char *buf, size_t len)
+{
+    size_t i = 0;
+    for (; s[i] && i + 1 < len; i++)
+        buf[i] = isalnum((unsigned char)s[i]) ? (char)toupper((unsigned char)s[i]) : '_';
+    buf[i] = '\0';
+}
+
+static int count_of(const char *hay, const char *needle)
+{
+    int n = 0;
+    for (const char *p = strstr(hay, needle); p; p = strstr(p + 1, needle))
+        n++;
+    return n;
+}
+
+static bool ident_char(char c) { return isalnum((unsigned char)c) || c == '_'; }
+
+/* Every comparison "M == X" / "M != X" of enumerated macro M in a template
+ * compares with a value name M_..., never a number that could drift. */
+static void template_compares_names(const char *tpl, const char *tplname, const char *m)
+{
+    size_t ml = strlen(m);
+    for (const char *p = strstr(tpl, m); p; p = strstr(p + 1, m)) {
+        if ((p > tpl && ident_char(p[-1])) || ident_char(p[ml]))
+            continue;
+        const char *q = p + ml;
+        while (*q == ' ' || *q == '\t')
+            q++;
+        if (!((q[0] == '=' || q[0] == '!') && q[1] == '='))
+            continue;
+        q += 2;
+        while (*q == ' ' || *q == '\t')
+            q++;
+        ck_assert_msg(strncmp(q, m, ml) == 0 && q[ml] == '_',
+                      "template %s compares %s with \"%.20s\", not with a %s_* name", tplname, m, q, m);
+    }
+}
+
+/* For every enumerated parameter of every family, the generated source
+ * #defines each value name with its index (exactly once), and the value
+ * itself; every generated macro is defined once, and the templates never
+ * redefine one nor compare an enumerated macro with a number. */
+START_TEST(enum_value_names_defined)
+{
+    int checked = 0;
+    for (int fi = 0; fi < kf_nfamilies; fi++) {
+        const kf_family *f = kf_families[fi];
+        kf_variant v;
+        variant_defaults(&v, fi);
+        space_resolve(&v);
+        char why[256];
+        ck_assert_msg(space_check_variant(&v, NULL, why, sizeof why) == 0, "%s defaults: %s", f->name, why);
+        char *src = gen(&v);
+        char head[64];
+        snprintf(head, sizeof head, "// kforge %s generated %s kernel\n", KF_VERSION, f->name);
+        ck_assert_msg(strncmp(src, head, strlen(head)) == 0, "source does not start with %s", head);
+
+        /* the generated part: everything before the first template */
+        const char *common = codegen_template("common");
+        const char *own = codegen_template(f->name);
+        ck_assert_msg(common && own, "%s: templates missing", f->name);
+        const char *tpl_start = strstr(src, common);
+        ck_assert_ptr_nonnull(tpl_start);
+        char *gpart = strndup(src, (size_t)(tpl_start - src));
+
+        for (int i = 0; i < f->nparams; i++) {
+            const kf_param *p = &f->params[i];
+            if (p->kind != KF_PK_ENUM || !p->macro)
+                continue;   /* not compiled in: the templates never see it */
+            for (int k = 0; k < p->count; k++) {
+                char suf[64], line[192], def[160];
+                upper_ident(p->names[k], suf, sizeof suf);
+                snprintf(line, sizeof line, "\n#define %s_%s %d\n", p->macro, suf, k);
+                ck_assert_msg(strstr(gpart, line) != NULL, "%s: %s = %s (%d) is not #defined as \"%s\"", f->name,
+                              p->name, p->names[k], k, line + 1);
+                snprintf(def, sizeof def, "#define %s_%s ", p->macro, suf);
+                ck_assert_msg(count_of(src, def) == 1, "%s_%s defined %d times", p->macro, suf, count_of(src, def));
+                checked++;
+            }
+            char line[192];
+            snprintf(line, sizeof line, "\n#define %s %d /* %s */\n", p->macro, (int)v.p[i], p->names[v.p[i]]);
+            ck_contains(gpart, line);
+            template_compares_names(common, "common", p->macro);
+            template_compares_names(own, f->name, p->macro);
+        }
+
+        /* no generated macro is defined twice, here or in the templates */
+        for (const char *d = strstr(gpart, "#define "); d; d = strstr(d + 1, "#define ")) {
+            char name[128], def[160];
+            if (sscanf(d, "#define %127s", name) != 1)
+                continue;
+            snprintf(def, sizeof def, "#define %s ", name);
+            ck_assert_msg(count_of(gpart, def) == 1, "%s: %s is #defined %d times", f->name, name,
+                          count_of(gpart, def));
+            ck_assert_msg(count_of(common, def) == 0 && count_of(own, def) == 0,
+                          "%s: a template redefines the generated %s", f->name, name);
+        }
+        free(gpart);
+        free(src);
+    }
+    ck_assert_int_gt(checked, 0);
+}
+END_TEST
+
+/* The reduce family's value macros carry the numbers of the C enums
+ * (reduce.h, kforge.h) the host code uses: a template compares KF_ALG with
+ * KF_ALG_SHUFFLE and gets what the planner and the checks meant by it. */
+#define CE(x) {#x, x}
+START_TEST(reduce_value_macros_match_c_enums)
+{
+    static const struct {
+        const char *macro;
+        int value;
+    } ce[] = {
+        {"KF_DTYPE_INT32", KF_INT32}, {"KF_DTYPE_UINT32", KF_UINT32}, {"KF_DTYPE_INT64", KF_INT64},
+        {"KF_DTYPE_FLOAT32", KF_FLOAT32}, {"KF_DTYPE_FLOAT64", KF_FLOAT64},
+        CE(KF_OP_SUM), CE(KF_OP_MIN), CE(KF_OP_MAX), CE(KF_OP_PROD), CE(KF_OP_AND), CE(KF_OP_OR), CE(KF_OP_XOR),
+        CE(KF_ALG_ATOMIC_GLOBAL), CE(KF_ALG_ATOMIC_SHARED), CE(KF_ALG_INTERLEAVED_DIVERGENT),
+        CE(KF_ALG_INTERLEAVED_STRIDED), CE(KF_ALG_SEQUENTIAL), CE(KF_ALG_SHUFFLE), CE(KF_ALG_WARP_INTRINSIC),
+        CE(KF_UNROLL_NONE), CE(KF_UNROLL_LAST_WARP), CE(KF_UNROLL_FULL),
+        CE(KF_PASSES_AUTO), CE(KF_PASSES_MULTI_KERNEL), CE(KF_PASSES_ATOMIC), CE(KF_PASSES_LAST_BLOCK),
+        CE(KF_LAYOUT_BLOCK), CE(KF_LAYOUT_GRID),
+        CE(KF_ACC_REGISTER), CE(KF_ACC_SHARED),
+        CE(KF_WARP_SHARED), CE(KF_WARP_SHUFFLE), CE(KF_WARP_INTRINSIC),
+        CE(KF_LOAD_PLAIN), CE(KF_LOAD_LDG), CE(KF_LOAD_STREAM), CE(KF_LOAD_LDG_PREFETCH),
+    };
+    /* every value of every enumerated reduce parameter is listed above */
+    const kf_family *f = kf_families[reduce_family()];
+    int values = 0;
+    for (int i = 0; i < f->nparams; i++)
+        if (f->params[i].kind == KF_PK_ENUM)
+            values += f->params[i].count;
+    ck_assert_int_eq(values, (int)(sizeof ce / sizeof ce[0]));
+    ck_assert_int_eq(values, KF_DTYPE_COUNT + KF_OP_COUNT + KF_ALG_COUNT + KF_UNROLL_COUNT + KF_PASSES_COUNT +
+                                 KF_LAYOUT_COUNT + KF_ACC_COUNT + KF_WARP_COUNT + KF_LOAD_COUNT);
+    kf_variant v = unusual();
+    char *s = gen(&v);
+    for (size_t i = 0; i < sizeof ce / sizeof ce[0]; i++) {
+        char line[128];
+        snprintf(line, sizeof line, "\n#define %s %d\n", ce[i].macro, ce[i].value);
+        ck_contains(s, line);
+    }
+    free(s);
+}
+END_TEST
+#undef CE
+
 START_TEST(source_depends_on_compile_time_parameters_only)
 {
     kf_variant a = base();
-    a.dtype = KF_INT32;
-    a.unroll = KF_UNROLL_FULL;
-    a.grid = (kf_grid){KF_GRID_BLOCKS, 2048};
+    a.p[RP_DTYPE] = KF_INT32;
+    a.p[RP_UNROLL] = KF_UNROLL_FULL;
+    a.p[RP_GRID] = grid(KF_GRID_BLOCKS, 2048);
     char *sa = gen(&a);
 
     /* a fixed grid's size and kind, and the name: the same source */
     kf_grid grids[] = {{KF_GRID_BLOCKS, 64}, {KF_GRID_PER_SM, 4}, {KF_GRID_WAVES, 1}, {KF_GRID_WAVES, 2}};
     for (int i = 0; i < 4; i++) {
         kf_variant b = a;
-        b.grid = grids[i];
+        b.p[RP_GRID] = kf_grid_encode(grids[i]);
         snprintf(b.name, sizeof b.name, "other%d", i);
         char *sb = gen(&b);
         ck_assert_msg(strcmp(sa, sb) == 0, "grid %d/name changed the source", i);
@@ -296,8 +479,8 @@ START_TEST(source_depends_on_compile_time_parameters_only)
     }
     /* auto is compiled in (no grid-stride loop), with any name */
     kf_variant au = a, au2 = a;
-    au.grid = (kf_grid){KF_GRID_AUTO, 0};
-    au2.grid = au.grid;
+    au.p[RP_GRID] = grid(KF_GRID_AUTO, 0);
+    au2.p[RP_GRID] = au.p[RP_GRID];
     snprintf(au2.name, sizeof au2.name, "named");
     char *su = gen(&au), *su2 = gen(&au2);
     ck_assert_msg(strcmp(sa, su) != 0, "grid auto and a fixed grid share a source");
@@ -306,29 +489,34 @@ START_TEST(source_depends_on_compile_time_parameters_only)
     free(su2);
 
     /* any other axis: a different source */
-    for (int ax = 0; ax < KF_AX_COUNT; ax++) {
-        if (ax == KF_AX_GRID)
+    const kf_family *f = kf_families[reduce_family()];
+    for (int ax = 0; ax < RP_COUNT; ax++) {
+        if (ax == RP_GRID)
             continue;
         kf_variant b = a;
-        switch ((kf_axis)ax) {
-        case KF_AX_DTYPE: b.dtype = KF_UINT32; break;
-        case KF_AX_OP: b.op = KF_OP_MAX; break;
-        case KF_AX_ALGORITHM: b.algorithm = KF_ALG_SHUFFLE; break;
-        case KF_AX_BLOCK_SIZE: b.block_size = 512; break;
-        case KF_AX_ELEMENTS_PER_THREAD: b.elements_per_thread = 2; break;
-        case KF_AX_UNROLL: b.unroll = KF_UNROLL_LAST_WARP; break;
-        case KF_AX_VECTOR_WIDTH: b.vector_width = 2; break;
-        case KF_AX_PASSES: b.passes = KF_PASSES_LAST_BLOCK; break;
-        case KF_AX_LAYOUT: b.layout = KF_LAYOUT_GRID; break;
-        case KF_AX_ACCUMULATOR: b.accumulator = KF_ACC_SHARED; break;
-        case KF_AX_WARP_REDUCE: b.warp_reduce = KF_WARP_SHUFFLE; break;
-        case KF_AX_LOAD: b.load = KF_LOAD_LDG; break;
+        int64_t val = -1;
+        switch ((reduce_param)ax) {
+        case RP_DTYPE: val = KF_UINT32; break;
+        case RP_OP: val = KF_OP_MAX; break;
+        case RP_ALGORITHM: val = KF_ALG_SHUFFLE; break;
+        case RP_BLOCK_SIZE: val = 512; break;
+        case RP_ELEMENTS_PER_THREAD: val = 2; break;
+        case RP_UNROLL: val = KF_UNROLL_LAST_WARP; break;
+        case RP_VECTOR_WIDTH: val = 2; break;
+        case RP_PASSES: val = KF_PASSES_LAST_BLOCK; break;
+        case RP_LAYOUT: val = KF_LAYOUT_GRID; break;
+        case RP_ACCUMULATOR: val = KF_ACC_SHARED; break;
+        case RP_WARP_REDUCE: val = KF_WARP_SHUFFLE; break;
+        case RP_LOAD: val = KF_LOAD_LDG; break;
         default: break;
         }
+        ck_assert_msg(val >= 0, "no other value for %s", f->params[ax].name);
+        ck_assert_msg(val != a.p[ax], "%s: the other value is the same", f->params[ax].name);
+        b.p[ax] = val;
         char why[256];
-        ck_assert_msg(space_check_variant(&b, NULL, why, sizeof why) == 0, "%s: %s", kf_axis_names[ax], why);
+        ck_assert_msg(space_check_variant(&b, NULL, why, sizeof why) == 0, "%s: %s", f->params[ax].name, why);
         char *sb = gen(&b);
-        ck_assert_msg(strcmp(sa, sb) != 0, "changing %s left the source the same", kf_axis_names[ax]);
+        ck_assert_msg(strcmp(sa, sb) != 0, "changing %s left the source the same", f->params[ax].name);
         free(sb);
     }
     free(sa);
@@ -345,7 +533,8 @@ END_TEST
 START_TEST(unresolved_passes_refused)
 {
     kf_variant v;
-    kf_variant_defaults(&v);
+    variant_defaults(&v, reduce_family());
+    ck_assert_int_eq(v.p[RP_PASSES], KF_PASSES_AUTO);
     char e[256] = "";
     ck_assert_ptr_null(codegen_source(&v, e, sizeof e));
     ck_contains(e, "passes must be resolved");
@@ -361,7 +550,7 @@ START_TEST(launch_comment)
     ck_contains(c, "//   grid                 {\"waves\": 2}\n");
     free(c);
     v = base();
-    v.grid = (kf_grid){KF_GRID_BLOCKS, 2048};
+    v.p[RP_GRID] = grid(KF_GRID_BLOCKS, 2048);
     c = codegen_launch_comment(&v);
     ck_contains(c, "// ===== variant sequential/bs256/ept1/none/v1/2048/multi_kernel\n");
     ck_contains(c, "(none)");
@@ -411,9 +600,9 @@ END_TEST
 // ---------------------------------------------------------------------------
 // plans
 
-static kf_variant shaped(int bs, int ept, int vw, kf_grid g, kf_passes p)
+static reduce_v shaped(int bs, int ept, int vw, kf_grid g, kf_passes p)
 {
-    kf_variant v = base();
+    reduce_v v = rbase();
     v.block_size = bs;
     v.elements_per_thread = ept;
     v.vector_width = vw;
@@ -426,7 +615,7 @@ static const kf_grid AUTO = {KF_GRID_AUTO, 0};
 
 START_TEST(plan_tiles_and_blocks)
 {
-    kf_variant v = shaped(256, 2, 4, AUTO, KF_PASSES_MULTI_KERNEL);
+    reduce_v v = shaped(256, 2, 4, AUTO, KF_PASSES_MULTI_KERNEL);
     ck_assert_int_eq(plan_tile(&v), 2048);
     ck_assert_int_eq(plan_blocks(&v, 1, 132, 4), 1);
     ck_assert_int_eq(plan_blocks(&v, 0, 132, 4), 1);
@@ -455,7 +644,7 @@ START_TEST(plan_tiles_and_blocks)
     ck_assert_int_eq(plan_blocks(&v, 2048 * 3 + 7, 132, 3), 4);
 
     /* beyond int range: capped */
-    kf_variant t = shaped(32, 1, 1, AUTO, KF_PASSES_MULTI_KERNEL);
+    reduce_v t = shaped(32, 1, 1, AUTO, KF_PASSES_MULTI_KERNEL);
     ck_assert_int_eq(plan_tile(&t), 32);
     ck_assert_int_eq(plan_blocks(&t, 1LL << 36, 132, 1), 2147483647);
 }
@@ -480,7 +669,7 @@ static void check_chain(const kf_plan *p, int64_t n)
 
 START_TEST(plan_multi_kernel_passes)
 {
-    kf_variant v = shaped(256, 1, 1, AUTO, KF_PASSES_MULTI_KERNEL);
+    reduce_v v = shaped(256, 1, 1, AUTO, KF_PASSES_MULTI_KERNEL);
     static const struct { int64_t n; int passes; int64_t b0; } cases[] = {
         {1, 1, 1},           {256, 1, 1},          {257, 2, 2},           {65536, 2, 256},
         {65537, 3, 257},     {1 << 24, 3, 65536},  {(1 << 24) + 1, 4, 65537}, {1LL << 30, 4, 1 << 22},
@@ -532,7 +721,7 @@ START_TEST(plan_single_pass)
     static const int64_t ns[] = {1, 1000, 1 << 20, (1LL << 30) + 3};
     for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++) {
         kf_plan p;
-        kf_variant v = shaped(256, 4, 4, (kf_grid){KF_GRID_WAVES, 1}, KF_PASSES_ATOMIC);
+        reduce_v v = shaped(256, 4, 4, (kf_grid){KF_GRID_WAVES, 1}, KF_PASSES_ATOMIC);
         ck_assert_int_eq(plan_make(&v, ns[i], 132, 2, &p), 0);
         ck_assert_int_eq(p.npasses, 1);
         ck_assert_int_eq(p.n_in[0], ns[i]);
@@ -566,7 +755,7 @@ START_TEST(plan_determinism)
         for (int o = 0; o < KF_OP_COUNT; o++)
             for (int a = 0; a < KF_ALG_COUNT; a++)
                 for (int p = KF_PASSES_MULTI_KERNEL; p < KF_PASSES_COUNT; p++) {
-                    kf_variant v = base();
+                    reduce_v v = rbase();
                     v.dtype = (kf_dtype)t;
                     v.op = (kf_op)o;
                     v.algorithm = (kf_algorithm)a;
@@ -585,7 +774,7 @@ START_TEST(plan_determinism)
                                   kf_algorithm_names[a], kf_passes_names[p], pl.deterministic);
                 }
     /* the cases named in plan.h */
-    kf_variant v = base();
+    reduce_v v = rbase();
     kf_plan pl;
     v.passes = KF_PASSES_ATOMIC;
     plan_make(&v, 1000, 1, 1, &pl);
@@ -632,9 +821,9 @@ static void add_source(srcset *ss, const kf_variant *v, const char *from)
         ck_assert(ss->src && ss->hash && ss->label);
     }
     char l[128];
-    kf_variant_label(v, l, sizeof l);
-    snprintf(ss->label[ss->n], sizeof ss->label[0], "%s %s/%s %s", from, kf_dtype_names[v->dtype],
-             kf_op_names[v->op], l);
+    variant_label(v, l, sizeof l);
+    snprintf(ss->label[ss->n], sizeof ss->label[0], "%s %s/%s %s", from, kf_dtype_names[variant_dtype(v)],
+             kf_op_names[variant_op(v)], l);
     ss->src[ss->n] = s;
     ss->hash[ss->n] = h;
     ss->n++;
@@ -755,7 +944,7 @@ static bool sample_variant(kf_dtype t, kf_op o, kf_algorithm a, int k, kf_varian
     static const int bss[] = {32, 64, 128, 256, 512, 1024};
     static const int epts[] = {1, 2, 4, 8};
     static const int vws[] = {1, 2, 4};
-    kf_variant v = base();
+    reduce_v v = rbase();
     v.dtype = t;
     v.op = o;
     v.algorithm = a;
@@ -779,11 +968,9 @@ static bool sample_variant(kf_dtype t, kf_op o, kf_algorithm a, int k, kf_varian
         if (v.warp_reduce == KF_WARP_INTRINSIC && (!i32 || o == KF_OP_PROD))
             v.warp_reduce = KF_WARP_SHUFFLE;
     }
+    reduce_encode(&v, NULL, out);
     char why[256];
-    if (space_check_variant(&v, NULL, why, sizeof why) != 0)
-        return false;
-    *out = v;
-    return true;
+    return space_check_variant(out, NULL, why, sizeof why) == 0;
 }
 
 START_TEST(nvrtc_sample)
@@ -809,7 +996,7 @@ START_TEST(nvrtc_sample)
     for (int t = 0; t < KF_DTYPE_COUNT; t++)
         for (int w = 1; w <= 4; w *= 2)
             for (int l = 0; l < KF_LOAD_COUNT; l++) {
-                kf_variant v = base();
+                reduce_v v = rbase();
                 v.dtype = (kf_dtype)t;
                 v.vector_width = w;
                 v.load = (kf_load)l;
@@ -817,16 +1004,18 @@ START_TEST(nvrtc_sample)
                 v.unroll = KF_UNROLL_FULL;
                 v.algorithm = (t + w + l) % 2 ? KF_ALG_SHUFFLE : KF_ALG_SEQUENTIAL;
                 v.passes = (kf_passes)(KF_PASSES_MULTI_KERNEL + (t + l) % 3);
+                kf_variant kv;
+                reduce_encode(&v, NULL, &kv);
                 char why[256];
-                ck_assert_msg(space_check_variant(&v, NULL, why, sizeof why) == 0, "%s", why);
-                add_source(&ss, &v, "loads");
+                ck_assert_msg(space_check_variant(&kv, NULL, why, sizeof why) == 0, "%s", why);
+                add_source(&ss, &kv, "loads");
             }
     static const kf_dtype wide[] = {KF_INT64, KF_FLOAT64};
     static const kf_op wide_ops[] = {KF_OP_SUM, KF_OP_MIN, KF_OP_PROD, KF_OP_XOR};
     for (int i = 0; i < 2; i++)
         for (int o = 0; o < 4; o++)
             for (int l = 0; l < KF_LOAD_COUNT; l++) {
-                kf_variant v = base();
+                reduce_v v = rbase();
                 v.dtype = wide[i];
                 v.op = wide_ops[o];
                 if (kf_op_is_bitwise(v.op) && kf_dtype_is_float(v.dtype))
@@ -836,9 +1025,11 @@ START_TEST(nvrtc_sample)
                 v.algorithm = l % 2 ? KF_ALG_ATOMIC_SHARED : KF_ALG_SEQUENTIAL;
                 v.passes = l % 2 ? KF_PASSES_ATOMIC : KF_PASSES_LAST_BLOCK;
                 v.layout = (kf_layout)(o % 2);
+                kf_variant kv;
+                reduce_encode(&v, NULL, &kv);
                 char why[256];
-                ck_assert_msg(space_check_variant(&v, NULL, why, sizeof why) == 0, "%s", why);
-                add_source(&ss, &v, "wide");
+                ck_assert_msg(space_check_variant(&kv, NULL, why, sizeof why) == 0, "%s", why);
+                add_source(&ss, &kv, "wide");
             }
     int failed = compile_all(&ss);
     ck_assert_msg(failed == 0, "%d of %d sample sources failed to compile", failed, ss.n);
@@ -869,6 +1060,8 @@ static Suite *codegen_suite(void)
     tcase_add_test(tc, header_names_every_parameter);
     tcase_add_test(tc, defines);
     tcase_add_test(tc, template_numbering);
+    tcase_add_test(tc, enum_value_names_defined);
+    tcase_add_test(tc, reduce_value_macros_match_c_enums);
     tcase_add_test(tc, source_depends_on_compile_time_parameters_only);
     tcase_add_test(tc, unresolved_passes_refused);
     tcase_add_test(tc, launch_comment);

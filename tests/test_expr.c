@@ -1,9 +1,13 @@
 /*
- * test_expr.c -- constraint expressions: parsing, evaluation, messages.
+ * test_expr.c -- constraint expressions: parsing, evaluation, messages,
+ * the identifiers each family's table gives (and no other family's); and
+ * the parameter values those identifiers read (param.h: param_valid,
+ * param_json and param_text round trips for enum, int and grid values).
  *
  *   make build/tests/test_expr && build/tests/test_expr
  */
 #include <check.h>
+#include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,38 +15,68 @@
 
 #include "config.h"
 #include "expr.h"
+#include "family.h"
+#include "param.h"
+#include "reduce.h"
 
 #define N_OF(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
+/* The reduce family's index (kf_families[]). */
+static int reduce_family(void)
+{
+    int f = family_find("reduce");
+    ck_assert_int_ge(f, 0);
+    return f;
+}
+
+static kf_expr *parse(const char *text, char *err, size_t errlen)
+{
+    return expr_parse(text, reduce_family(), err, errlen);
+}
+
+static kf_shape shape_n(int64_t n)
+{
+    kf_shape s = {{n, 0, 0}};
+    return s;
+}
+
 static kf_variant base(void)
 {
+    reduce_v r;
+    reduce_defaults(&r);
+    r.dtype = KF_FLOAT64;
+    r.op = KF_OP_MAX;
+    r.algorithm = KF_ALG_SHUFFLE;
+    r.block_size = 256;
+    r.elements_per_thread = 4;
+    r.unroll = KF_UNROLL_FULL;
+    r.vector_width = 2;
+    r.grid.kind = KF_GRID_BLOCKS;
+    r.grid.value = 2048;
+    r.passes = KF_PASSES_LAST_BLOCK;
+    r.layout = KF_LAYOUT_GRID;
+    r.accumulator = KF_ACC_SHARED;
+    r.warp_reduce = KF_WARP_SHUFFLE;
+    r.load = KF_LOAD_LDG;
     kf_variant v;
-    kf_variant_defaults(&v);
-    v.dtype = KF_FLOAT64;
-    v.op = KF_OP_MAX;
-    v.algorithm = KF_ALG_SHUFFLE;
-    v.block_size = 256;
-    v.elements_per_thread = 4;
-    v.unroll = KF_UNROLL_FULL;
-    v.vector_width = 2;
-    v.grid.kind = KF_GRID_BLOCKS;
-    v.grid.value = 2048;
-    v.passes = KF_PASSES_LAST_BLOCK;
-    v.layout = KF_LAYOUT_GRID;
-    v.accumulator = KF_ACC_SHARED;
-    v.warp_reduce = KF_WARP_SHUFFLE;
-    v.load = KF_LOAD_LDG;
+    reduce_encode(&r, NULL, &v);
     return v;
+}
+
+static int64_t grid_blocks(int64_t blocks)
+{
+    return kf_grid_encode((kf_grid){KF_GRID_BLOCKS, blocks});
 }
 
 /* Parses and evaluates; both must succeed. */
 static double ev_v(const char *text, const kf_variant *v, int64_t n)
 {
     char err[512] = "";
-    kf_expr *e = expr_parse(text, err, sizeof err);
+    kf_expr *e = parse(text, err, sizeof err);
     ck_assert_msg(e != NULL, "parse of '%s' failed: %s", text, err);
     double out = NAN;
-    int rc = expr_eval(e, v, n, &out, err, sizeof err);
+    kf_shape sh = shape_n(n);
+    int rc = expr_eval(e, v, &sh, &out, err, sizeof err);
     ck_assert_msg(rc == 0, "eval of '%s' failed: %s", text, err);
     expr_free(e);
     return out;
@@ -67,7 +101,7 @@ static double ev(const char *text)
 static void parse_fails(const char *text, int pos, const char *needle)
 {
     char err[512] = "";
-    kf_expr *e = expr_parse(text, err, sizeof err);
+    kf_expr *e = parse(text, err, sizeof err);
     ck_assert_msg(e == NULL, "'%s' parsed but should not", text);
     ck_assert_msg(err[0] != 0, "'%s': no message", text);
     ck_assert_msg(strstr(err, text) != NULL, "message for '%s' lacks the text: %s", text, err);
@@ -86,11 +120,12 @@ static void eval_fails_v(const char *text, const kf_variant *v, int64_t n, int p
                          const char *needle)
 {
     char err[512] = "";
-    kf_expr *e = expr_parse(text, err, sizeof err);
+    kf_expr *e = parse(text, err, sizeof err);
     ck_assert_msg(e != NULL, "parse of '%s' failed: %s", text, err);
     double out = 0;
     err[0] = 0;
-    int rc = expr_eval(e, v, n, &out, err, sizeof err);
+    kf_shape sh = shape_n(n);
+    int rc = expr_eval(e, v, &sh, &out, err, sizeof err);
     ck_assert_msg(rc == -1, "eval of '%s' gave rc %d (value %g), want -1", text, rc, out);
     ck_assert_msg(err[0] != 0, "eval of '%s': no message", text);
     ck_assert_msg(strstr(err, text) != NULL, "message lacks the text: %s", err);
@@ -244,9 +279,9 @@ START_TEST(identifiers)
     ck_assert(ev_v("tile == block_size * elements_per_thread * vector_width", &v, 7) == 1);
 
     for (int t = 0; t < KF_DTYPE_COUNT; t++) {
-        v.dtype = (kf_dtype)t;
+        v.p[RP_DTYPE] = t;
         for (int vw = 1; vw <= 4; vw *= 2) {
-            v.vector_width = vw;
+            v.p[RP_VECTOR_WIDTH] = vw;
             double es = (double)kf_dtype_size((kf_dtype)t);
             ck_assert(ev_v("elem_bytes", &v, 1) == es);
             ck_assert(ev_v("vector_bytes", &v, 1) == es * vw);
@@ -254,10 +289,10 @@ START_TEST(identifiers)
         }
     }
     v = base();
-    v.elements_per_thread = 8;
-    v.block_size = 1024;
+    v.p[RP_ELEMENTS_PER_THREAD] = 8;
+    v.p[RP_BLOCK_SIZE] = 1024;
     ck_assert(ev_v("block_size * elements_per_thread <= 16384", &v, 1) == 1);
-    v.elements_per_thread = 32;
+    v.p[RP_ELEMENTS_PER_THREAD] = 32;
     ck_assert(ev_v("block_size * elements_per_thread <= 16384", &v, 1) == 0);
     ck_assert(ev_v("n % tile == 0", &v, 1024 * 32 * 2 * 3) == 1);
     ck_assert(ev_v("n % tile == 0", &v, 1024 * 32 * 2 * 3 + 1) == 0);
@@ -271,36 +306,36 @@ END_TEST
 /* Every enumerated axis compares with each of its names, from either side. */
 START_TEST(enum_axes_compare_with_strings)
 {
+    const kf_family *f = kf_families[reduce_family()];
     struct {
-        kf_axis ax;
+        int ax;
         const char *const *names;
         int count;
     } axes[] = {
-        {KF_AX_DTYPE, kf_dtype_names, KF_DTYPE_COUNT},
-        {KF_AX_OP, kf_op_names, KF_OP_COUNT},
-        {KF_AX_ALGORITHM, kf_algorithm_names, KF_ALG_COUNT},
-        {KF_AX_UNROLL, kf_unroll_names, KF_UNROLL_COUNT},
-        {KF_AX_PASSES, kf_passes_names, KF_PASSES_COUNT},
-        {KF_AX_LAYOUT, kf_layout_names, KF_LAYOUT_COUNT},
-        {KF_AX_ACCUMULATOR, kf_accum_names, KF_ACC_COUNT},
-        {KF_AX_WARP_REDUCE, kf_warp_reduce_names, KF_WARP_COUNT},
-        {KF_AX_LOAD, kf_load_names, KF_LOAD_COUNT},
+        {RP_DTYPE, kf_dtype_names, KF_DTYPE_COUNT},
+        {RP_OP, kf_op_names, KF_OP_COUNT},
+        {RP_ALGORITHM, kf_algorithm_names, KF_ALG_COUNT},
+        {RP_UNROLL, kf_unroll_names, KF_UNROLL_COUNT},
+        {RP_PASSES, kf_passes_names, KF_PASSES_COUNT},
+        {RP_LAYOUT, kf_layout_names, KF_LAYOUT_COUNT},
+        {RP_ACCUMULATOR, kf_accum_names, KF_ACC_COUNT},
+        {RP_WARP_REDUCE, kf_warp_reduce_names, KF_WARP_COUNT},
+        {RP_LOAD, kf_load_names, KF_LOAD_COUNT},
     };
+    /* the list above is every enumerated parameter of the table */
+    int nenum = 0;
+    for (int i = 0; i < f->nparams; i++)
+        nenum += f->params[i].kind == KF_PK_ENUM;
+    ck_assert_int_eq(nenum, N_OF(axes));
     for (int a = 0; a < N_OF(axes); a++) {
-        const char *axis = kf_axis_names[axes[a].ax];
+        const kf_param *pa = &f->params[axes[a].ax];
+        ck_assert_int_eq(pa->kind, KF_PK_ENUM);
+        ck_assert(pa->names == axes[a].names);
+        ck_assert_int_eq(pa->count, axes[a].count);
+        const char *axis = pa->name;
         for (int val = 0; val < axes[a].count; val++) {
             kf_variant v = base();
-            switch (axes[a].ax) {
-            case KF_AX_DTYPE: v.dtype = (kf_dtype)val; break;
-            case KF_AX_OP: v.op = (kf_op)val; break;
-            case KF_AX_ALGORITHM: v.algorithm = (kf_algorithm)val; break;
-            case KF_AX_UNROLL: v.unroll = (kf_unroll)val; break;
-            case KF_AX_PASSES: v.passes = (kf_passes)val; break;
-            case KF_AX_LAYOUT: v.layout = (kf_layout)val; break;
-            case KF_AX_ACCUMULATOR: v.accumulator = (kf_accum)val; break;
-            case KF_AX_WARP_REDUCE: v.warp_reduce = (kf_warp_reduce)val; break;
-            default: v.load = (kf_load)val; break;
-            }
+            v.p[axes[a].ax] = val;
             for (int other = 0; other < axes[a].count; other++) {
                 char text[160];
                 const char *name = axes[a].names[other];
@@ -318,7 +353,7 @@ START_TEST(enum_axes_compare_with_strings)
     kf_variant v = base();     /* shuffle, float64, max */
     ck_assert(ev_v("algorithm == \"shuffle\"", &v, 1) == 1);
     ck_assert(ev_v("algorithm != \"atomic_global\" || n <= 1048576", &v, 1 << 30) == 1);
-    v.algorithm = KF_ALG_ATOMIC_GLOBAL;
+    v.p[RP_ALGORITHM] = KF_ALG_ATOMIC_GLOBAL;
     ck_assert(ev_v("algorithm != \"atomic_global\" || n <= 1048576", &v, 1 << 30) == 0);
     ck_assert(ev_v("algorithm != \"atomic_global\" || n <= 1048576", &v, 1 << 20) == 1);
     ck_assert(ev_v("dtype == \"float64\" && op == \"max\" && !(load == \"stream\")", &v, 1) == 1);
@@ -329,8 +364,7 @@ END_TEST
 START_TEST(grid_identifier)
 {
     kf_variant v = base();
-    v.grid.kind = KF_GRID_BLOCKS;
-    v.grid.value = 4096;
+    v.p[RP_GRID] = grid_blocks(4096);
     ck_assert(ev_v("grid == 4096", &v, 1) == 1);
     ck_assert(ev_v("grid / 2", &v, 1) == 2048);
 }
@@ -355,7 +389,7 @@ START_TEST(uses_n)
     };
     for (int i = 0; i < N_OF(cases); i++) {
         char err[256];
-        kf_expr *e = expr_parse(cases[i].text, err, sizeof err);
+        kf_expr *e = parse(cases[i].text, err, sizeof err);
         ck_assert_msg(e != NULL, "%s: %s", cases[i].text, err);
         ck_assert_msg(expr_uses_n(e) == cases[i].uses, "expr_uses_n('%s') wrong", cases[i].text);
         expr_free(e);
@@ -369,19 +403,124 @@ END_TEST
 START_TEST(reuse_parsed)
 {
     char err[256];
-    kf_expr *e = expr_parse("block_size * elements_per_thread * 2 <= n", err, sizeof err);
+    kf_expr *e = parse("block_size * elements_per_thread * 2 <= n", err, sizeof err);
     ck_assert_msg(e != NULL, "%s", err);
     kf_variant v = base();
     for (int bs = 32; bs <= 1024; bs *= 2)
         for (int ept = 1; ept <= 16; ept *= 2)
             for (int64_t n = 1; n <= 1 << 16; n *= 4) {
-                v.block_size = bs;
-                v.elements_per_thread = ept;
+                v.p[RP_BLOCK_SIZE] = bs;
+                v.p[RP_ELEMENTS_PER_THREAD] = ept;
                 double out;
-                ck_assert_int_eq(expr_eval(e, &v, n, &out, err, sizeof err), 0);
+                kf_shape sh = shape_n(n);
+                ck_assert_int_eq(expr_eval(e, &v, &sh, &out, err, sizeof err), 0);
                 ck_assert(out == (bs * ept * 2 <= n));
             }
     expr_free(e);
+}
+END_TEST
+
+/* Every identifier of family f: its parameters, sizes and derived names. */
+static int family_identifiers(const kf_family *f, const char **out, int max)
+{
+    int k = 0;
+    for (int i = 0; i < f->nparams && k < max; i++)
+        out[k++] = f->params[i].name;
+    for (int i = 0; i < f->nsizes && k < max; i++)
+        out[k++] = f->sizes[i].name;
+    for (int i = 0; i < f->nderived && k < max; i++)
+        out[k++] = f->derived[i];
+    return k;
+}
+
+static bool has_name(const char *const *names, int count, const char *s)
+{
+    for (int i = 0; i < count; i++)
+        if (strcmp(names[i], s) == 0)
+            return true;
+    return false;
+}
+
+/* The reduce family's derived names are identifiers (they parse alone and
+ * in expressions, and do not count as sizes); every identifier of each
+ * family's own table parses for that family. */
+START_TEST(family_identifiers_accepted)
+{
+    int rf = reduce_family();
+    const kf_family *f = kf_families[rf];
+    static const char *const derived[] = {"tile", "vector_bytes", "elem_bytes"};
+    for (int i = 0; i < N_OF(derived); i++) {
+        ck_assert_msg(has_name(f->derived, f->nderived, derived[i]), "reduce lacks derived name %s", derived[i]);
+        char err[256] = "";
+        kf_expr *e = expr_parse(derived[i], rf, err, sizeof err);
+        ck_assert_msg(e != NULL, "'%s' rejected: %s", derived[i], err);
+        ck_assert(!expr_uses_n(e));
+        expr_free(e);
+        char text[96];
+        snprintf(text, sizeof text, "%s * 2 > 0 && %s <= n", derived[i], derived[i]);
+        e = expr_parse(text, rf, err, sizeof err);
+        ck_assert_msg(e != NULL, "'%s' rejected: %s", text, err);
+        ck_assert(expr_uses_n(e));
+        expr_free(e);
+    }
+    /* and they evaluate to the family's derived_value */
+    kf_variant v = base();
+    for (int i = 0; i < f->nderived; i++)
+        ck_assert(ev_v(f->derived[i], &v, 1) == f->derived_value(&v, i));
+
+    for (int fi = 0; fi < kf_nfamilies; fi++) {
+        const char *ids[KF_MAX_PARAMS + KF_MAX_DIMS + 32];
+        int n = family_identifiers(kf_families[fi], ids, N_OF(ids));
+        for (int i = 0; i < n; i++) {
+            char err[256] = "";
+            kf_expr *e = expr_parse(ids[i], fi, err, sizeof err);
+            ck_assert_msg(e != NULL, "%s: own identifier '%s' rejected: %s", kf_families[fi]->name, ids[i], err);
+            expr_free(e);
+        }
+    }
+}
+END_TEST
+
+/* A name of another family's table is not an identifier of this one: the
+ * constraint is refused at parse time, naming the identifier and where. */
+START_TEST(other_family_identifiers_rejected)
+{
+    /* the row-reduction family's size dimensions (expr.h) are not reduce's */
+    parse_fails("rows > 0", 1, "unknown name 'rows'");
+    parse_fails("cols <= 4096", 1, "unknown name 'cols'");
+    parse_fails("n > 0 && row_stride == cols", 10, "row_stride");
+    for (int fi = 0; fi < kf_nfamilies; fi++) {
+        const char *own[KF_MAX_PARAMS + KF_MAX_DIMS + 32];
+        int nown = family_identifiers(kf_families[fi], own, N_OF(own));
+        for (int gi = 0; gi < kf_nfamilies; gi++) {
+            if (gi == fi)
+                continue;
+            const char *theirs[KF_MAX_PARAMS + KF_MAX_DIMS + 32];
+            int nth = family_identifiers(kf_families[gi], theirs, N_OF(theirs));
+            for (int i = 0; i < nth; i++) {
+                if (has_name(own, nown, theirs[i]))
+                    continue;     /* shared (dtype, op, ...) */
+                char err[256] = "";
+                kf_expr *e = expr_parse(theirs[i], fi, err, sizeof err);
+                ck_assert_msg(e == NULL, "%s accepted %s's identifier '%s'", kf_families[fi]->name,
+                              kf_families[gi]->name, theirs[i]);
+                ck_assert_msg(strstr(err, theirs[i]) != NULL, "message lacks '%s': %s", theirs[i], err);
+            }
+        }
+    }
+    /* an expression parsed for one family is not evaluated on another's variant */
+    if (kf_nfamilies > 1) {
+        char err[256] = "";
+        kf_expr *e = expr_parse("1 == 1", reduce_family(), err, sizeof err);
+        ck_assert_ptr_nonnull(e);
+        int other = reduce_family() == 0 ? 1 : 0;
+        kf_variant w;
+        variant_defaults(&w, other);
+        double out = 0;
+        ck_assert_int_eq(expr_eval(e, &w, NULL, &out, err, sizeof err), -1);
+        ck_assert_msg(strstr(err, "written for kernel reduce") != NULL, "%s", err);
+        expr_free(e);
+    }
 }
 END_TEST
 
@@ -431,15 +570,15 @@ END_TEST
 START_TEST(parse_error_null_buffers)
 {
     /* no message buffer: just NULL, no crash */
-    ck_assert_ptr_null(expr_parse("(", NULL, 0));
-    ck_assert_ptr_null(expr_parse(NULL, NULL, 0));
+    ck_assert_ptr_null(parse("(", NULL, 0));
+    ck_assert_ptr_null(parse(NULL, NULL, 0));
     char err[64] = "";
-    ck_assert_ptr_null(expr_parse(NULL, err, sizeof err));
+    ck_assert_ptr_null(parse(NULL, err, sizeof err));
     ck_assert(err[0] != 0);
     /* a tiny buffer is still NUL-terminated */
     char tiny[8];
     memset(tiny, 'x', sizeof tiny);
-    ck_assert_ptr_null(expr_parse("unknown_name_here + 1", tiny, sizeof tiny));
+    ck_assert_ptr_null(parse("unknown_name_here + 1", tiny, sizeof tiny));
     ck_assert(memchr(tiny, 0, sizeof tiny) != NULL);
 }
 END_TEST
@@ -455,13 +594,13 @@ START_TEST(parse_hostile_input)
     memset(s + depth + 1, ')', depth);
     s[2 * depth + 1] = 0;
     char err[256];
-    ck_assert_ptr_null(expr_parse(s, err, sizeof err));
+    ck_assert_ptr_null(parse(s, err, sizeof err));
     memset(s, '!', depth);
     s[depth] = '1';
     s[depth + 1] = 0;
-    ck_assert_ptr_null(expr_parse(s, err, sizeof err));
+    ck_assert_ptr_null(parse(s, err, sizeof err));
     memset(s, '-', depth);
-    ck_assert_ptr_null(expr_parse(s, err, sizeof err));
+    ck_assert_ptr_null(parse(s, err, sizeof err));
     free(s);
 
     /* 1+1+...+1 with 50000 terms: refused or evaluated, never a crash */
@@ -473,11 +612,12 @@ START_TEST(parse_hostile_input)
         s[2 * i + 1] = '+';
     }
     s[2 * terms - 1] = 0;
-    kf_expr *e = expr_parse(s, err, sizeof err);
+    kf_expr *e = parse(s, err, sizeof err);
     if (e) {
         kf_variant v = base();
         double out;
-        ck_assert_int_eq(expr_eval(e, &v, 1, &out, err, sizeof err), 0);
+        kf_shape sh = shape_n(1);
+        ck_assert_int_eq(expr_eval(e, &v, &sh, &out, err, sizeof err), 0);
         ck_assert(out == (double)terms);
         expr_free(e);
     }
@@ -526,16 +666,267 @@ START_TEST(eval_errors_2)
     eval_fails("log2(-4)", 1, NULL);
     /* missing arguments */
     char err[128];
-    kf_expr *e = expr_parse("n > 0", err, sizeof err);
+    kf_expr *e = parse("n > 0", err, sizeof err);
     ck_assert_ptr_nonnull(e);
     double out;
     kf_variant v = base();
-    ck_assert_int_eq(expr_eval(NULL, &v, 1, &out, err, sizeof err), -1);
-    ck_assert_int_eq(expr_eval(e, NULL, 1, &out, err, sizeof err), -1);
-    ck_assert_int_eq(expr_eval(e, &v, 1, NULL, err, sizeof err), -1);
-    ck_assert_int_eq(expr_eval(e, &v, 1, &out, NULL, 0), 0);
+    kf_shape sh = shape_n(1);
+    ck_assert_int_eq(expr_eval(NULL, &v, &sh, &out, err, sizeof err), -1);
+    ck_assert_int_eq(expr_eval(e, NULL, &sh, &out, err, sizeof err), -1);
+    ck_assert_int_eq(expr_eval(e, &v, &sh, NULL, err, sizeof err), -1);
+    ck_assert_int_eq(expr_eval(e, &v, &sh, &out, NULL, 0), 0);
     ck_assert(out == 1);
+    /* no shape: sizes read as 0 */
+    ck_assert_int_eq(expr_eval(e, &v, NULL, &out, err, sizeof err), 0);
+    ck_assert(out == 0);
     expr_free(e);
+}
+END_TEST
+
+// ----------------------------------------------------------------------------
+// Parameter values (param.h): what the identifiers above read, and what
+// configs, results lines, labels and #defines write.  For every value x,
+// param_valid(x) holds exactly when param_json(x) reads back (through the
+// config decoder, the one decoder of parameter values) as x; param_text
+// names the same value.
+
+/* param_json(x), parsed and decoded back: 0 and *back, or -1. */
+static int json_back(const kf_param *p, int64_t x, int64_t *back, char *json, size_t jsonlen)
+{
+    strbuf b = {0};
+    param_json(&b, p, x);
+    ck_assert(!b.failed && b.s);
+    snprintf(json, jsonlen, "%s", b.s);
+    cJSON *j = cJSON_Parse(b.s);
+    ck_assert_msg(j != NULL, "%s: param_json gave invalid JSON: %s", p->name, b.s);
+    sb_free(&b);
+    char err[512] = "";
+    int rc = config_param_value(p, j, "test", back, err, sizeof err);
+    if (rc != 0)
+        ck_assert_msg(err[0] != 0, "%s: refused %s without a message", p->name, json);
+    cJSON_Delete(j);
+    return rc;
+}
+
+static void text_of(const kf_param *p, int64_t x, char *buf, size_t len)
+{
+    strbuf b = {0};
+    param_text(&b, p, x);
+    ck_assert(!b.failed && b.s);
+    snprintf(buf, len, "%s", b.s);
+    sb_free(&b);
+}
+
+/* The test's own reading of param_text's forms: a name, a number, "auto",
+ * "<k>xSM", "<k>waves". */
+static bool text_back(const kf_param *p, const char *t, int64_t *out)
+{
+    long long k;
+    size_t l = strlen(t);
+    switch (p->kind) {
+    case KF_PK_ENUM:
+        *out = kf_lookup(p->names, p->count, t);
+        return *out >= 0;
+    case KF_PK_INT:
+        if (!kf_parse_ll(t, &k))
+            return false;
+        *out = k;
+        return true;
+    case KF_PK_GRID: {
+        char num[64];
+        kf_grid g = {KF_GRID_AUTO, 0};
+        if (strcmp(t, "auto") == 0) {
+            *out = kf_grid_encode(g);
+            return true;
+        }
+        if (l > 5 && strcmp(t + l - 5, "waves") == 0) {
+            g.kind = KF_GRID_WAVES;
+            l -= 5;
+        } else if (l > 3 && strcmp(t + l - 3, "xSM") == 0) {
+            g.kind = KF_GRID_PER_SM;
+            l -= 3;
+        } else {
+            g.kind = KF_GRID_BLOCKS;
+        }
+        snprintf(num, sizeof num, "%.*s", (int)l, t);
+        if (!kf_parse_ll(num, &k))
+            return false;
+        g.value = k;
+        *out = kf_grid_encode(g);
+        return true;
+    }
+    }
+    return false;
+}
+
+/* The round-trip property for x; returns param_valid(x). */
+static bool roundtrip(const kf_param *p, int64_t x)
+{
+    char json[256], text[256];
+    int64_t back = -12345;
+    bool valid = param_valid(p, x);
+    int rc = json_back(p, x, &back, json, sizeof json);
+    text_of(p, x, text, sizeof text);
+    if (valid) {
+        ck_assert_msg(rc == 0, "%s: valid value %lld as JSON %s does not read back", p->name, (long long)x, json);
+        ck_assert_msg(back == x, "%s: %lld -> %s -> %lld", p->name, (long long)x, json, (long long)back);
+        int64_t tb = -12345;
+        ck_assert_msg(text_back(p, text, &tb) && tb == x, "%s: %lld -> text '%s' -> %lld", p->name,
+                      (long long)x, text, (long long)tb);
+        ck_assert_msg(strchr(text, '?') == NULL, "%s: text of a valid value: %s", p->name, text);
+    } else {
+        ck_assert_msg(rc != 0 || back != x, "%s: invalid value %lld read back from %s", p->name, (long long)x,
+                      json);
+    }
+    return valid;
+}
+
+START_TEST(param_enum_roundtrip)
+{
+    int nenum = 0;
+    for (int fi = 0; fi < kf_nfamilies; fi++) {
+        const kf_family *f = kf_families[fi];
+        for (int i = 0; i < f->nparams; i++) {
+            const kf_param *p = &f->params[i];
+            if (p->kind != KF_PK_ENUM)
+                continue;
+            nenum++;
+            ck_assert_int_gt(p->count, 0);
+            for (int k = 0; k < p->count; k++) {
+                ck_assert_msg(roundtrip(p, k), "%s: %s not valid", p->name, p->names[k]);
+                char json[256], text[256], want[256];
+                int64_t back;
+                ck_assert_int_eq(json_back(p, k, &back, json, sizeof json), 0);
+                snprintf(want, sizeof want, "\"%s\"", p->names[k]);
+                ck_assert_str_eq(json, want);
+                text_of(p, k, text, sizeof text);
+                ck_assert_str_eq(text, p->names[k]);
+            }
+            static const int64_t bad[] = {-1, -100, INT64_MIN};
+            for (int b = 0; b < N_OF(bad); b++)
+                ck_assert_msg(!roundtrip(p, bad[b]), "%s: %lld valid", p->name, (long long)bad[b]);
+            ck_assert(!roundtrip(p, p->count));
+            ck_assert(!roundtrip(p, p->count + 1000));
+            char text[64];
+            text_of(p, p->count, text, sizeof text);
+            ck_assert_str_eq(text, "?");
+        }
+    }
+    ck_assert_int_ge(nenum, 9);   /* reduce alone has nine */
+    /* one by name */
+    const kf_family *f = kf_families[reduce_family()];
+    char json[64];
+    int64_t back;
+    ck_assert_int_eq(json_back(&f->params[RP_ALGORITHM], KF_ALG_SHUFFLE, &back, json, sizeof json), 0);
+    ck_assert_str_eq(json, "\"shuffle\"");
+    ck_assert_int_eq(back, KF_ALG_SHUFFLE);
+}
+END_TEST
+
+START_TEST(param_int_roundtrip)
+{
+    int nint = 0;
+    for (int fi = 0; fi < kf_nfamilies; fi++) {
+        const kf_family *f = kf_families[fi];
+        for (int pass = 0; pass < 2; pass++) {
+            const kf_param *t = pass ? f->sizes : f->params;
+            int count = pass ? f->nsizes : f->nparams;
+            for (int i = 0; i < count; i++) {
+                const kf_param *p = &t[i];
+                if (p->kind != KF_PK_INT)
+                    continue;
+                nint++;
+                ck_assert_int_le(p->lo, p->hi);
+                int64_t probes[] = {p->lo > INT64_MIN ? p->lo - 1 : p->lo, p->lo, p->lo + (p->lo < p->hi),
+                                    p->hi - (p->lo < p->hi), p->hi, p->hi < INT64_MAX ? p->hi + 1 : p->hi,
+                                    p->lo + (p->hi - p->lo) / 2, 0, -1, 3, INT64_MIN, INT64_MAX};
+                for (int k = 0; k < N_OF(probes); k++) {
+                    int64_t x = probes[k];
+                    bool in_range = x >= p->lo && x <= p->hi;
+                    bool listed = !p->only;
+                    for (const int64_t *o = p->only; o && *o; o++)
+                        listed = listed || *o == x;
+                    ck_assert_msg(roundtrip(p, x) == (in_range && listed), "%s: %lld", p->name, (long long)x);
+                }
+                for (const int64_t *o = p->only; o && *o; o++)
+                    ck_assert_msg(roundtrip(p, *o), "%s: listed value %lld", p->name, (long long)*o);
+                if (!pass)
+                    ck_assert_msg(param_valid(p, p->def), "%s: default %lld", p->name, (long long)p->def);
+            }
+        }
+    }
+    ck_assert_int_ge(nint, 4);   /* reduce: block_size, elements_per_thread, vector_width, n */
+
+    const kf_family *f = kf_families[reduce_family()];
+    const kf_param *bs = &f->params[RP_BLOCK_SIZE], *vw = &f->params[RP_VECTOR_WIDTH];
+    char json[64], text[64];
+    int64_t back;
+    ck_assert_int_eq(json_back(bs, 256, &back, json, sizeof json), 0);
+    ck_assert_str_eq(json, "256");
+    ck_assert_int_eq(back, 256);
+    text_of(bs, 256, text, sizeof text);
+    ck_assert_str_eq(text, "256");
+    ck_assert(roundtrip(bs, 1024));
+    ck_assert(!roundtrip(bs, 1025));
+    ck_assert(!roundtrip(bs, 0));
+    ck_assert(roundtrip(vw, 1));
+    ck_assert(roundtrip(vw, 2));
+    ck_assert(!roundtrip(vw, 3));     /* in 1..4 but not one of 1, 2, 4 */
+    ck_assert(roundtrip(vw, 4));
+    int n = param_find(f->sizes, f->nsizes, "n");
+    ck_assert_int_ge(n, 0);
+    ck_assert(roundtrip(&f->sizes[n], 1LL << 36));
+    ck_assert(!roundtrip(&f->sizes[n], (1LL << 36) + 1));
+}
+END_TEST
+
+START_TEST(param_grid_roundtrip)
+{
+    const kf_family *f = kf_families[reduce_family()];
+    const kf_param *p = &f->params[RP_GRID];
+    ck_assert_int_eq(p->kind, KF_PK_GRID);
+    ck_assert_int_eq(param_find(f->params, f->nparams, "grid"), RP_GRID);
+    static const struct {
+        kf_grid g;
+        const char *json, *text;
+    } good[] = {
+        {{KF_GRID_AUTO, 0}, "\"auto\"", "auto"},
+        {{KF_GRID_BLOCKS, 1}, "1", "1"},
+        {{KF_GRID_BLOCKS, 2048}, "2048", "2048"},
+        {{KF_GRID_BLOCKS, KF_GRID_MAX_BLOCKS}, "2147483647", "2147483647"},
+        {{KF_GRID_PER_SM, 1}, "{\"blocks_per_sm\": 1}", "1xSM"},
+        {{KF_GRID_PER_SM, 4}, "{\"blocks_per_sm\": 4}", "4xSM"},
+        {{KF_GRID_PER_SM, KF_GRID_MAX_PER_SM}, "{\"blocks_per_sm\": 64}", "64xSM"},
+        {{KF_GRID_WAVES, 1}, "{\"waves\": 1}", "1waves"},
+        {{KF_GRID_WAVES, 2}, "{\"waves\": 2}", "2waves"},
+        {{KF_GRID_WAVES, KF_GRID_MAX_PER_SM}, "{\"waves\": 64}", "64waves"},
+    };
+    for (int i = 0; i < N_OF(good); i++) {
+        int64_t x = kf_grid_encode(good[i].g);
+        kf_grid d = kf_grid_decode(x);
+        ck_assert_int_eq(d.kind, good[i].g.kind);
+        ck_assert_int_eq(d.value, good[i].g.value);
+        ck_assert_msg(roundtrip(p, x), "%s not valid", good[i].json);
+        char json[128], text[128];
+        int64_t back;
+        ck_assert_int_eq(json_back(p, x, &back, json, sizeof json), 0);
+        ck_assert_str_eq(json, good[i].json);
+        ck_assert_int_eq(back, x);
+        text_of(p, x, text, sizeof text);
+        ck_assert_str_eq(text, good[i].text);
+    }
+    ck_assert_int_eq(kf_grid_encode((kf_grid){KF_GRID_AUTO, 0}), p->def);   /* the default: auto */
+    static const kf_grid bad[] = {
+        {KF_GRID_AUTO, 5},  {KF_GRID_BLOCKS, 0},  {KF_GRID_BLOCKS, -1},
+        {KF_GRID_BLOCKS, KF_GRID_MAX_BLOCKS + 1}, {KF_GRID_PER_SM, 0}, {KF_GRID_PER_SM, KF_GRID_MAX_PER_SM + 1},
+        {KF_GRID_WAVES, 0}, {KF_GRID_WAVES, -3},  {KF_GRID_WAVES, KF_GRID_MAX_PER_SM + 1},
+        {KF_GRID_KIND_COUNT, 1},
+    };
+    for (int i = 0; i < N_OF(bad); i++)
+        ck_assert_msg(!roundtrip(p, kf_grid_encode(bad[i])), "grid kind %d value %lld valid", bad[i].kind,
+                      (long long)bad[i].value);
+    ck_assert(!roundtrip(p, -1));
+    ck_assert(!roundtrip(p, INT64_MIN));
 }
 END_TEST
 
@@ -552,16 +943,24 @@ static Suite *expr_suite(void)
     tcase_add_test(ev_tc, grid_identifier);
     tcase_add_test(ev_tc, uses_n);
     tcase_add_test(ev_tc, reuse_parsed);
+    tcase_add_test(ev_tc, family_identifiers_accepted);
     suite_add_tcase(s, ev_tc);
 
     TCase *err = tcase_create("errors");
     tcase_set_timeout(err, 60);
     tcase_add_test(err, parse_error_positions);
+    tcase_add_test(err, other_family_identifiers_rejected);
     tcase_add_test(err, parse_error_null_buffers);
     tcase_add_test(err, parse_hostile_input);
     tcase_add_test(err, eval_errors);
     tcase_add_test(err, eval_errors_2);
     suite_add_tcase(s, err);
+
+    TCase *pt = tcase_create("param");
+    tcase_add_test(pt, param_enum_roundtrip);
+    tcase_add_test(pt, param_int_roundtrip);
+    tcase_add_test(pt, param_grid_roundtrip);
+    suite_add_tcase(s, pt);
     return s;
 }
 
