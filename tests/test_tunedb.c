@@ -359,7 +359,7 @@ static void compile_header(const char *dir, const char *header)
                       "_Static_assert(KFORGE_REDUCE_BLOCK_SIZE == 256, \"block size\");\n"
                       "_Static_assert(KFORGE_REDUCE_ELEMENTS_PER_THREAD == 4, \"ept\");\n"
                       "_Static_assert(KFORGE_REDUCE_TILE == 4096, \"tile\");\n"
-                      "_Static_assert(KFORGE_REDUCE_GRID_BLOCKS == 1056, \"blocks\");\n"
+                      "_Static_assert(KFORGE_REDUCE_TUNED_BLOCKS == 1056, \"blocks\");\n"
                       "_Static_assert(KFORGE_REDUCE_TUNED_CC == 90, \"cc\");\n"
                       "_Static_assert(KFORGE_REDUCE_DETERMINISTIC == 1, \"deterministic\");\n"
                       "_Static_assert(KFORGE_REDUCE_VECTOR_BYTES == 16, \"vector bytes\");\n"
@@ -573,13 +573,7 @@ START_TEST(header_every_grid_kind_compiles)
 }
 END_TEST
 
-#if 0 /* SRC BUG: src/results/tunedb.c, tunedb_header(): for a variant whose grid is a fixed block count
-       * ({"grid": 512}), define_named() emits "#define KFORGE_REDUCE_GRID_BLOCKS 1" (the kind flag,
-       * KFORGE_REDUCE_GRID_<KIND>) and the launch facts then emit "#define KFORGE_REDUCE_GRID_BLOCKS <blocks>"
-       * (blocks of the tuned launch): the same macro twice with different values, so the header does not
-       * compile with -Werror ("KFORGE_REDUCE_GRID_BLOCKS" redefined) and means two things.  Already so
-       * before the engine refactor.  Fix: rename the launch fact (e.g. KFORGE_REDUCE_TUNED_BLOCKS) or the
-       * kind flags. */
+/* A fixed grid's kind flag and the tuned launch's block count were one macro (a redefinition). */
 START_TEST(header_grid_blocks_kind_compiles)
 {
     char *dir = tmpdir();
@@ -588,7 +582,6 @@ START_TEST(header_grid_blocks_kind_compiles)
     free(dir);
 }
 END_TEST
-#endif
 
 START_TEST(concurrent_updaters)
 {
@@ -651,9 +644,7 @@ static Suite *tunedb_suite(void)
     tcase_add_test(t, lookup_deterministic_skips_others);
     tcase_add_test(t, header_defines_from_table);
     tcase_add_test(t, header_every_grid_kind_compiles);
-#if 0 /* SRC BUG: see header_grid_blocks_kind_compiles */
     tcase_add_test(t, header_grid_blocks_kind_compiles);
-#endif
     tcase_add_test(t, concurrent_updaters);
     suite_add_tcase(s, t);
     return s;

@@ -1002,9 +1002,29 @@ int config_set(kf_config *cfg, const char *assignment, char *err, size_t errlen)
         }
         free(nv.vals);
     } else if (strcmp(key, "constraints") == 0) {
-        rc = 0;
-        for (int i = 0; i < cfg->nspecs && rc == 0; i++)
-            rc = parse_constraints(&c, cfg->family, NULL, j, &cfg->specs[i].constraints, &cfg->specs[i].n_constraints);
+        /* the whole list is validated first: a failed --set changes nothing */
+        char **list = NULL;
+        int n = 0;
+        rc = parse_constraints(&c, cfg->family, NULL, j, &list, &n);
+        for (int i = 0; i < cfg->nspecs && rc == 0; i++) {
+            kf_spec *sp = &cfg->specs[i];
+            char **l = realloc(sp->constraints, sizeof *l * (size_t)(sp->n_constraints + n + 1));
+            if (!l) {
+                rc = fail(&c, NULL, "out of memory");
+                break;
+            }
+            sp->constraints = l;
+            for (int k = 0; k < n && rc == 0; k++) {
+                l[sp->n_constraints] = strdup(list[k]);
+                if (!l[sp->n_constraints])
+                    rc = fail(&c, NULL, "out of memory");
+                else
+                    sp->n_constraints++;
+            }
+        }
+        for (int k = 0; k < n; k++)
+            free(list[k]);
+        free(list);
     } else {
         const char *const *keys = config_set_keys(cfg->family);
         int nk = 0;

@@ -207,8 +207,6 @@ static bool entry_shape(const cJSON *o, const kf_family *f, kf_shape *s)
     return true;
 }
 
-/* Whether stored entry o is for the family, key parameters (dtype, op) and
- * (when shape is not NULL) the shape of v. */
 static bool entry_matches(const cJSON *o, const kf_variant *v, const kf_shape *shape)
 {
     int fam = entry_family(o);
@@ -227,6 +225,16 @@ static bool entry_matches(const cJSON *o, const kf_variant *v, const kf_shape *s
     if (!entry_shape(o, f, &s))
         return false;
     return !shape || shape_eq(&s, shape);
+}
+
+/* Whether stored entry o is for the family, key parameters (dtype, op) and
+ * (when shape is not NULL) the shape of v, and (det >= 0) of that
+ * determinism class. */
+static bool entry_matches_class(const cJSON *o, const kf_variant *v, const kf_shape *shape, int det)
+{
+    if (det >= 0 && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "deterministic")) != (det == 1))
+        return false;
+    return entry_matches(o, v, shape);
 }
 
 static int parse_entry(const pctx *c, const cJSON *o, tunedb_entry *e)
@@ -363,8 +371,11 @@ int tunedb_update(const char *dir, const tunedb_entry *entries, int count, char 
             continue;
         int pos = 0;
         cJSON *old = NULL;
+        /* the fastest of each determinism class is kept, so that best
+         * --deterministic still has an answer when a faster
+         * non-deterministic variant exists */
         for (cJSON *it = list->child; it; it = it->next, pos++)
-            if (entry_matches(it, &e->v, &e->shape)) {
+            if (entry_matches_class(it, &e->v, &e->shape, e->deterministic ? 1 : 0)) {
                 old = it;
                 break;
             }
@@ -469,7 +480,7 @@ int tunedb_lookup(const char *dir, const char *gpu, const kf_variant *key, const
     const cJSON *list = cJSON_GetObjectItemCaseSensitive(root, "entries");
     const cJSON *pick = NULL;
     int pick_index = -1, index = 0;
-    double pick_size = 0, pick_dist = INFINITY;
+    double pick_size = 0, pick_dist = INFINITY, pick_ms = INFINITY;
     for (const cJSON *it = list->child; it; it = it->next, index++) {
         kf_shape s;
         if (!entry_matches(it, key, NULL) || !entry_shape(it, f, &s))
@@ -489,7 +500,11 @@ int tunedb_lookup(const char *dir, const char *gpu, const kf_variant *key, const
         }
         if (!ok)
             continue;
-        if (dist < pick_dist || (dist == pick_dist && size > pick_size)) {
+        const cJSON *m = cJSON_GetObjectItemCaseSensitive(it, "median_ms");
+        double ms = cJSON_IsNumber(m) ? m->valuedouble : INFINITY;
+        if (dist < pick_dist || (dist == pick_dist && size > pick_size) ||
+            (dist == pick_dist && size == pick_size && ms < pick_ms)) {
+            pick_ms = ms;
             pick = it;
             pick_index = index;
             pick_size = size;
@@ -708,7 +723,7 @@ char *tunedb_header(const tunedb_entry *e, const kf_shape *requested, bool exact
         sb_printf(&b, "#define %s_%s %lld\n", P, A, (long long)f->derived_value(v, k));
     }
     sb_printf(&b, "/* blocks of the first launch and launches per run at the tuned size on the tuned GPU */\n"
-                  "#define %s_GRID_BLOCKS %lld\n#define %s_LAUNCHES %d\n#define %s_DETERMINISTIC %d\n",
+                  "#define %s_TUNED_BLOCKS %lld\n#define %s_TUNED_LAUNCHES %d\n#define %s_DETERMINISTIC %d\n",
               P, (long long)e->blocks, P, e->launches, P, e->deterministic ? 1 : 0);
 
     sb_printf(&b, "\n/* what it was tuned for */\n#define %s_TUNED_DEVICE ", P);
