@@ -127,6 +127,15 @@ static void install_signals(void)
     signal(SIGPIPE, SIG_IGN);
 }
 
+/* Runs as main returns: a command that failed after SIGINT/SIGTERM (a config
+ * read from a pipe, say) was interrupted. */
+static void finish(int status, void *arg)
+{
+    (void)arg;
+    if (kf_interrupted && status != KF_EXIT_OK && status != KF_EXIT_INTERRUPT)
+        _exit(KF_EXIT_INTERRUPT);
+}
+
 // ---------------------------------------------------------------------------
 // shared option handling
 
@@ -625,6 +634,7 @@ static int cmd_info(int argc, char **argv)
 int main(int argc, char **argv)
 {
     install_signals();
+    on_exit(finish, NULL);
     if (argc < 2) {
         fputs(main_help, stderr);
         return KF_EXIT_USAGE;

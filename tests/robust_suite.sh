@@ -1,0 +1,265 @@
+#!/bin/sh
+# tests/robust_suite.sh -- what kforge does when its environment misbehaves
+# (issue 11): corrupted cache entries, unusable cache directories, killed
+# compiler workers, endless or oversized input, SIGTERM to the process group,
+# non-finite options, write errors on stdout and closed pipes.
+#
+#   sh tests/robust_suite.sh                  # uses build/kforge
+#   KFORGE=build-san/kforge sh tests/robust_suite.sh
+#   sh tests/robust_suite.sh cache sigterm    # only the checks whose names contain these words
+#
+# Runs without a GPU (KFORGE_FAKE_GPU=1, see src/worker.h); NVRTC must be
+# usable for the compile checks.  Every check runs in a fresh directory under
+# one mktemp -d that is removed at the end.  Prints PASS/FAIL/SKIP lines and
+# "robust_suite: N passed, N failed"; exits 1 if any check failed.
+
+# The checks are called through check() by name, which shellcheck cannot follow.
+# shellcheck disable=SC2317
+
+set -u
+
+KFORGE=${KFORGE:-build/kforge}
+case $KFORGE in
+/*) ;;
+*) KFORGE=$(pwd)/$KFORGE ;;
+esac
+if [ ! -x "$KFORGE" ]; then
+    echo "robust_suite: $KFORGE is not an executable (build it first, or set KFORGE)" >&2
+    exit 2
+fi
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/kforge-robust.XXXXXX") || exit 2
+trap 'rm -rf "$TMP"' EXIT
+trap 'exit 130' INT TERM HUP
+
+export KFORGE_CACHE_DIR="$TMP/cache"
+export KFORGE_DB="$TMP/tuning-db"
+unset KFORGE_FAKE_GPU KFORGE_FAULT_INJECT KFORGE_PLANT
+export LC_ALL=C
+
+# A sanitizer build reserves terabytes of address space (no ulimit -v) and
+# must come first in the library list (no LD_PRELOAD).
+SANITIZED=0
+grep -q __asan_init "$KFORGE" 2>/dev/null && SANITIZED=1
+
+npass=0
+nfail=0
+nskip=0
+failed_names=
+
+# ---------------------------------------------------------------------------
+# helpers (used inside the checks, which run in subshells)
+
+die() {
+    printf '%s\n' "$*"
+    exit 1
+}
+
+skip() {
+    printf '%s\n' "$*"
+    exit 77
+}
+
+# expect_rc WANT CMD...: runs CMD with stdout > out, stderr > err.
+expect_rc() {
+    want=$1
+    shift
+    "$@" >out 2>err
+    got=$?
+    if [ "$got" != "$want" ]; then
+        printf 'exit status %s, expected %s: %s\n--- stderr:\n' "$got" "$want" "$*"
+        head -c 2000 err
+        exit 1
+    fi
+}
+
+# grep_in FILE PATTERN [what]: FILE must contain the extended regex PATTERN.
+grep_in() {
+    grep -Eq -- "$2" "$1" || {
+        printf '%s does not match /%s/%s\n--- %s:\n' "$1" "$2" "${3:+ ($3)}" "$1"
+        head -c 2000 "$1"
+        exit 1
+    }
+}
+
+lines() {
+    if [ -f "$1" ]; then wc -l <"$1" | tr -d ' '; else echo 0; fi
+}
+
+# wait_lines FILE N SECONDS: waits until FILE has at least N lines.
+wait_lines() {
+    i=0
+    while [ "$i" -lt $(($3 * 10)) ]; do
+        [ "$(lines "$1")" -ge "$2" ] && return 0
+        sleep 0.1
+        i=$((i + 1))
+    done
+    return 1
+}
+
+# wait_pid PID SECONDS: waits for a background child; sets $wrc to its status.
+# Kills it (and fails the check) if it is still running after SECONDS.
+wait_pid() {
+    i=0
+    while kill -0 "$1" 2>/dev/null; do
+        if [ "$i" -ge $(($2 * 10)) ]; then
+            kill -KILL "$1" 2>/dev/null
+            wait "$1" 2>/dev/null
+            die "process $1 still running after $2 s: killed"
+        fi
+        sleep 0.1
+        i=$((i + 1))
+    done
+    wait "$1"
+    wrc=$?
+}
+
+# statuses FILE: "name n status" per line of a results file.
+statuses() {
+    sed -e 's/.*"name":"\([^"]*\)".*"n":\([0-9]*\).*"status":"\([a-z_]*\)".*/\1 \2 \3/' "$1"
+}
+
+write_configs() {
+    cat >three.json <<'EOF'
+{
+  "kernel": "reduce",
+  "defaults": {"dtype": "float32", "op": "sum", "block_size": 256, "n": ["2^10", "2^16"]},
+  "variants": [
+    {"name": "seq", "algorithm": "sequential", "elements_per_thread": 2, "unroll": "full"},
+    {"name": "shfl", "algorithm": "shuffle", "elements_per_thread": 4, "unroll": "full"},
+    {"name": "atom", "algorithm": "atomic_shared"}
+  ]
+}
+EOF
+    cat >one.json <<'EOF'
+{"kernel": "reduce", "algorithm": "shuffle", "unroll": "full", "block_size": 256, "elements_per_thread": 2, "n": 4096}
+EOF
+    cat >sweep.json <<'EOF'
+{
+  "kernel": "reduce",
+  "algorithm": "shuffle",
+  "unroll": "full",
+  "block_size": [64, 128, 256, 512],
+  "elements_per_thread": [1, 2, 4],
+  "n": ["2^10", "2^12", "2^14"]
+}
+EOF
+}
+
+# ---------------------------------------------------------------------------
+# the runner
+
+ONLY="$*"
+
+selected() {
+    [ -z "$ONLY" ] && return 0
+    for w in $ONLY; do
+        case $1 in *"$w"*) return 0 ;; esac
+    done
+    return 1
+}
+
+# check NAME FUNCTION: runs FUNCTION in a subshell in its own directory.
+check() {
+    selected "$1" || return 0
+    d="$TMP/$1"
+    mkdir -p "$d"
+    (cd "$d" && write_configs && "$2") >"$d/.log" 2>&1
+    rc=$?
+    case $rc in
+    0)
+        npass=$((npass + 1))
+        printf 'PASS %s\n' "$1"
+        ;;
+    77)
+        nskip=$((nskip + 1))
+        printf 'SKIP %s: %s\n' "$1" "$(tail -n 1 "$d/.log")"
+        ;;
+    *)
+        nfail=$((nfail + 1))
+        failed_names="$failed_names $1"
+        printf 'FAIL %s\n' "$1"
+        sed -e 's/^/    /' "$d/.log" | head -n 40
+        ;;
+    esac
+}
+
+# ---------------------------------------------------------------------------
+# input without end or out of bounds (item 6)
+
+# limit_memory: a failure to stop reading must not take the machine's memory.
+limit_memory() {
+    [ "$SANITIZED" = 1 ] || ulimit -v 4194304
+}
+
+t_config_dev_zero() {
+    t0=$(date +%s)
+    (limit_memory && exec timeout -s KILL 30 "$KFORGE" check /dev/zero) >out 2>err
+    rc=$?
+    [ "$rc" = 2 ] || die "exit status $rc, expected 2: $(head -c 500 err)"
+    [ $(($(date +%s) - t0)) -le 10 ] || die "took more than 10 s"
+    grep_in err '/dev/zero: larger than the 16 MiB limit'
+}
+
+t_config_endless_stdin() {
+    (limit_memory && yes | timeout -s KILL 30 "$KFORGE" check -) >out 2>err
+    rc=$?
+    [ "$rc" = 2 ] || die "exit status $rc, expected 2: $(head -c 500 err)"
+    grep_in err '<stdin>: larger than the 16 MiB limit'
+}
+
+t_config_limit() {
+    # a valid config padded with blanks to exactly 16 MiB is read; one byte more is not
+    size=$(wc -c <one.json)
+    { cat one.json; head -c $((16 * 1024 * 1024 - size)) /dev/zero | tr '\0' ' '; } >big.json
+    [ "$(wc -c <big.json)" = 16777216 ] || die "big.json has the wrong size"
+    expect_rc 0 "$KFORGE" check big.json
+    grep_in out '1 variant, 1 case'
+    printf ' ' >>big.json
+    expect_rc 2 "$KFORGE" check big.json
+    grep_in err 'big\.json: larger than the 16 MiB limit'
+    expect_rc 2 "$KFORGE" check - <big.json
+    grep_in err '<stdin>: larger than the 16 MiB limit'
+}
+
+t_config_directory() {
+    mkdir cfgdir
+    expect_rc 2 "$KFORGE" check cfgdir
+    grep_in err 'cfgdir: is a directory'
+    expect_rc 2 "$KFORGE" gen cfgdir
+    grep_in err 'cfgdir: is a directory'
+    expect_rc 2 "$KFORGE" check - <cfgdir
+    grep_in err '<stdin>: is a directory'
+}
+
+t_config_stdin_interrupted() {
+    # kforge waits on a pipe that never delivers; SIGTERM ends the wait at once
+    mkfifo fifo || skip "mkfifo failed"
+    exec 3<>fifo
+    "$KFORGE" check - <fifo >out 2>err &
+    pid=$!
+    sleep 0.5
+    kill -TERM "$pid"
+    wait_pid "$pid" 5
+    exec 3>&-
+    [ "$wrc" = 130 ] || die "exit status $wrc after SIGTERM, expected 130: $(cat err)"
+    grep_in err '<stdin>: interrupted'
+}
+
+# ---------------------------------------------------------------------------
+
+echo "robust_suite: $KFORGE"
+
+check config-dev-zero t_config_dev_zero
+check config-endless-stdin t_config_endless_stdin
+check config-limit t_config_limit
+check config-directory t_config_directory
+check config-stdin-interrupted t_config_stdin_interrupted
+
+[ "$nskip" -gt 0 ] && echo "robust_suite: $nskip skipped"
+echo "robust_suite: $npass passed, $nfail failed"
+if [ "$nfail" -gt 0 ]; then
+    echo "robust_suite: failed:$failed_names"
+    exit 1
+fi
+exit 0
