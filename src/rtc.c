@@ -281,6 +281,50 @@ void rtc_cache_key(const char *src, const rtc_options *opt, char key[33])
     free(text);
 }
 
+/* The first line of a .key file: the cubin's length and hash, so that a
+ * cubin that was cut short, overwritten or damaged is a miss. */
+static void entry_header(strbuf *b, const void *cubin, size_t len)
+{
+    char hash[33];
+    kf_hash_hex(cubin, len, hash);
+    sb_printf(b, "cubin %zu %s\n", len, hash);
+}
+
+/* True if the .key file's text is a header for some cubin followed by
+ * exactly the key text; *cubin_len and hash get the header's values. */
+static bool parse_entry(const char *stored, size_t len, const char *text, size_t tlen,
+                        size_t *cubin_len, char hash[33])
+{
+    const char *nl = memchr(stored, '\n', len);
+    if (!nl || nl - stored > 80)
+        return false;
+    char line[96];
+    memcpy(line, stored, (size_t)(nl - stored));
+    line[nl - stored] = '\0';
+    unsigned long long n = 0;
+    int end = 0;
+    if (sscanf(line, "cubin %llu %32[0-9a-f]%n", &n, hash, &end) != 2 || line[end] != '\0' ||
+        strlen(hash) != 32 || n == 0 || n > SIZE_MAX)
+        return false;
+    *cubin_len = (size_t)n;
+    size_t hl = (size_t)(nl + 1 - stored);
+    return len - hl == tlen && memcmp(stored + hl, text, tlen) == 0;
+}
+
+/* The cubin at path has exactly len bytes with that hash, and is an ELF file. */
+static bool cubin_intact(const char *path, size_t len, const char hash[33])
+{
+    size_t got = 0;
+    char *bin = kf_read_file_max(path, len, &got, NULL, 0);
+    if (!bin)
+        return false;
+    char h[33];
+    kf_hash_hex(bin, got, h);
+    bool ok = got == len && got >= 4 && memcmp(bin, "\177ELF", 4) == 0 && strcmp(h, hash) == 0;
+    free(bin);
+    return ok;
+}
+
 bool rtc_cache_lookup(const rtc_cache *c, const char *src, const rtc_options *opt,
                       char *path, size_t pathlen)
 {
@@ -298,18 +342,16 @@ bool rtc_cache_lookup(const rtc_cache *c, const char *src, const rtc_options *op
     if (snprintf(keypath, sizeof keypath, "%s/%s.key", c->dir, key) >= (int)sizeof keypath ||
         snprintf(binpath, sizeof binpath, "%s/%s.cubin", c->dir, key) >= (int)sizeof binpath)
         goto out;
-    size_t len = 0;
+    if (strlen(binpath) >= pathlen)
+        goto out;
+    size_t len = 0, cubin_len = 0;
+    char hash[33];
     char *stored = kf_read_file(keypath, &len, NULL, 0);
     if (!stored)
         goto out;
-    bool same = len == tlen && memcmp(stored, text, tlen) == 0;
+    bool same = parse_entry(stored, len, text, tlen, &cubin_len, hash);
     free(stored);
-    if (!same)
-        goto out;
-    struct stat st;
-    if (stat(binpath, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0)
-        goto out;
-    if (strlen(binpath) >= pathlen)
+    if (!same || !cubin_intact(binpath, cubin_len, hash))
         goto out;
     memcpy(path, binpath, strlen(binpath) + 1);
     hit = true;
@@ -342,11 +384,22 @@ int rtc_cache_store(const rtc_cache *c, const char *src, const rtc_options *opt,
         kf_err(err, errlen, "%s: cache path too long", dir);
         goto out;
     }
-    /* The .key goes last: its presence promises a complete .cubin. */
+    /* The .key goes last; its header lets a lookup check the .cubin. */
     if (kf_write_file_atomic(binpath, cubin, len, err, errlen) != 0)
         goto out;
-    if (enabled && kf_write_file_atomic(keypath, text, tlen, err, errlen) != 0)
-        goto out;
+    if (enabled) {
+        strbuf entry = {0};
+        entry_header(&entry, cubin, len);
+        sb_appendn(&entry, text, tlen);
+        int wr = -1;
+        if (entry.failed)
+            kf_err(err, errlen, "out of memory");
+        else
+            wr = kf_write_file_atomic(keypath, entry.s, entry.len, err, errlen);
+        sb_free(&entry);
+        if (wr != 0)
+            goto out;
+    }
     memcpy(path, binpath, strlen(binpath) + 1);
     rc = 0;
 out:

@@ -8,10 +8,13 @@
  *
  * Cache layout: <dir>/<key>.cubin and <dir>/<key>.key, where key is the
  * 128-bit hash (hex) of the key text: NVRTC version, options, architecture
- * and the full source.  The .key file holds that text, and a lookup
- * compares it byte for byte, so a hash collision is a miss, not a wrong
- * binary.  Files are written atomically (temporary file + rename), so
- * concurrent kforge processes can share one cache.
+ * and the full source.  The .key file holds a line "cubin LEN HASH" (the
+ * cubin's length and kf_hash_hex) and then that text.  A lookup compares the
+ * text byte for byte, so a hash collision is a miss, not a wrong binary, and
+ * checks the cubin's length, hash and ELF magic, so a damaged or truncated
+ * cubin is a miss too (recompiled and replaced), never a binary the driver
+ * reads past its end.  Files are written atomically (temporary file +
+ * rename), so concurrent kforge processes can share one cache.
  */
 #ifndef KF_RTC_H
 #define KF_RTC_H
@@ -53,7 +56,8 @@ int rtc_cache_init(rtc_cache *c, const char *dir, bool enabled, char *err, size_
 char *rtc_key_text(const char *src, const rtc_options *opt);
 void rtc_cache_key(const char *src, const rtc_options *opt, char key[33]);
 
-/* If a valid entry exists, writes the cubin path and returns true. */
+/* If a valid entry exists (key text, cubin length, hash and ELF magic all
+ * match), writes the cubin path and returns true. */
 bool rtc_cache_lookup(const rtc_cache *c, const char *src, const rtc_options *opt,
                       char *path, size_t pathlen);
 

@@ -247,6 +247,46 @@ t_config_stdin_interrupted() {
 }
 
 # ---------------------------------------------------------------------------
+# the cubin cache (items 8 and 9)
+
+# is_elf FILE
+is_elf() {
+    [ "$(head -c 4 "$1" | od -An -c | tr -d ' ')" = '177ELF' ]
+}
+
+t_cache_corrupt() {
+    expect_rc 0 "$KFORGE" check --compile one.json
+    grep -q 'cached' out && die "first compile said cached"
+    n=$(ls "$KFORGE_CACHE_DIR"/*.cubin | wc -l | tr -d ' ')
+    [ "$n" = 1 ] || die "$n cubins in the cache, expected 1"
+    cubin=$(ls "$KFORGE_CACHE_DIR"/*.cubin)
+    cp "$cubin" good.cubin
+    # garbage, a truncated ELF, one byte changed: each is a miss, recompiled and replaced
+    for how in garbage truncated flipped; do
+        case $how in
+        garbage) echo garbage >"$cubin" ;;
+        truncated) head -c 200 good.cubin >"$cubin" ;;
+        flipped)
+            size=$(wc -c <good.cubin)
+            { head -c $((size - 1)) good.cubin; printf 'X'; } >"$cubin"
+            ;;
+        esac
+        expect_rc 0 "$KFORGE" check --compile one.json
+        grep_in out 'compiled ' "$how"
+        grep -q 'cached' out && die "a $how cubin was a cache hit"
+        is_elf "$cubin" || die "the $how cubin was not replaced"
+        cmp -s "$cubin" good.cubin || die "the $how cubin was replaced by different bytes"
+        expect_rc 0 "$KFORGE" check --compile one.json
+        grep_in out '\(cached\)' "after the $how entry was replaced"
+    done
+    # the same through run: the GPU worker never gets the damaged file
+    echo garbage >"$cubin"
+    expect_rc 0 env KFORGE_FAKE_GPU=1 "$KFORGE" run one.json --format jsonl --no-results
+    grep_in out '"cached":false'
+    is_elf "$cubin" || die "run did not replace the cubin"
+}
+
+# ---------------------------------------------------------------------------
 
 echo "robust_suite: $KFORGE"
 
@@ -255,6 +295,7 @@ check config-endless-stdin t_config_endless_stdin
 check config-limit t_config_limit
 check config-directory t_config_directory
 check config-stdin-interrupted t_config_stdin_interrupted
+check cache-corrupt t_cache_corrupt
 
 [ "$nskip" -gt 0 ] && echo "robust_suite: $nskip skipped"
 echo "robust_suite: $npass passed, $nfail failed"

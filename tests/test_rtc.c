@@ -330,6 +330,12 @@ START_TEST(test_store_lookup)
 }
 END_TEST
 
+static void put_file(const char *path, const void *data, size_t len)
+{
+    char err[256] = "";
+    ck_assert_msg(kf_write_file_atomic(path, data, len, err, sizeof err) == 0, "%s", err);
+}
+
 START_TEST(test_tampered)
 {
     make_tmpdir();
@@ -343,27 +349,75 @@ START_TEST(test_tampered)
                                      sizeof err), 0);
     ck_assert(rtc_cache_lookup(&c, GOOD, &o, hit, sizeof hit));
 
-    /* Same hash, different text: what a collision looks like. */
-    char key[33];
+    /* The .key file: "cubin LEN HASH", then the key text. */
+    char key[33], hash[33], head[128];
     rtc_cache_key(GOOD, &o, key);
     snprintf(keypath, sizeof keypath, "%s/%s.key", tmpdir, key);
+    kf_hash_hex(bytes, sizeof bytes, hash);
+    snprintf(head, sizeof head, "cubin %zu %s\n", sizeof bytes, hash);
+    size_t elen = 0;
+    char *entry = kf_read_file(keypath, &elen, err, sizeof err);
+    ck_assert_ptr_nonnull(entry);
     char *text = rtc_key_text(GOOD, &o);
-    text[strlen(text) - 2] ^= 1;
-    ck_assert_int_eq(kf_write_file_atomic(keypath, text, strlen(text), err, sizeof err), 0);
-    ck_assert(!rtc_cache_lookup(&c, GOOD, &o, hit, sizeof hit));
+    size_t tlen = strlen(text);
+    ck_assert_uint_eq(elen, strlen(head) + tlen);
+    ck_assert_int_eq(memcmp(entry, head, strlen(head)), 0);
+    ck_assert_int_eq(memcmp(entry + strlen(head), text, tlen), 0);
 
-    /* Truncated key text. */
-    text[strlen(text) - 2] ^= 1;
-    ck_assert_int_eq(kf_write_file_atomic(keypath, text, strlen(text) - 1, err, sizeof err), 0);
+    /* Same hash, different text: what a collision looks like. */
+    entry[elen - 2] ^= 1;
+    put_file(keypath, entry, elen);
     ck_assert(!rtc_cache_lookup(&c, GOOD, &o, hit, sizeof hit));
+    entry[elen - 2] ^= 1;
 
-    /* Right key, empty or missing cubin. */
-    ck_assert_int_eq(kf_write_file_atomic(keypath, text, strlen(text), err, sizeof err), 0);
+    /* Truncated key text; no header (an entry of an older kforge); a bad header. */
+    put_file(keypath, entry, elen - 1);
+    ck_assert(!rtc_cache_lookup(&c, GOOD, &o, hit, sizeof hit));
+    put_file(keypath, text, tlen);
+    ck_assert(!rtc_cache_lookup(&c, GOOD, &o, hit, sizeof hit));
+    entry[6] = 'x';
+    put_file(keypath, entry, elen);
+    ck_assert(!rtc_cache_lookup(&c, GOOD, &o, hit, sizeof hit));
+    entry[6] = head[6];
+    put_file(keypath, entry, elen);
     ck_assert(rtc_cache_lookup(&c, GOOD, &o, hit, sizeof hit));
-    ck_assert_int_eq(kf_write_file_atomic(path, "", 0, err, sizeof err), 0);
+
+    /* Right key, damaged cubin: garbage, cut short, one byte changed, one
+     * byte more, empty, missing. */
+    put_file(path, "garbage\n", 8);
+    ck_assert(!rtc_cache_lookup(&c, GOOD, &o, hit, sizeof hit));
+    put_file(path, bytes, sizeof bytes / 2);
+    ck_assert(!rtc_cache_lookup(&c, GOOD, &o, hit, sizeof hit));
+    char changed[sizeof bytes + 1];
+    memcpy(changed, bytes, sizeof bytes);
+    changed[6] ^= 0x20;
+    put_file(path, changed, sizeof bytes);
+    ck_assert(!rtc_cache_lookup(&c, GOOD, &o, hit, sizeof hit));
+    memcpy(changed, bytes, sizeof bytes);
+    changed[sizeof bytes] = '\0';
+    put_file(path, changed, sizeof bytes + 1);
+    ck_assert(!rtc_cache_lookup(&c, GOOD, &o, hit, sizeof hit));
+    put_file(path, "", 0);
     ck_assert(!rtc_cache_lookup(&c, GOOD, &o, hit, sizeof hit));
     ck_assert_int_eq(unlink(path), 0);
     ck_assert(!rtc_cache_lookup(&c, GOOD, &o, hit, sizeof hit));
+
+    /* Length and hash agree, but it is not an ELF file. */
+    const char notelf[] = "#!ELF pretend";
+    kf_hash_hex(notelf, sizeof notelf, hash);
+    strbuf b = {0};
+    sb_printf(&b, "cubin %zu %s\n", sizeof notelf, hash);
+    sb_append(&b, text);
+    put_file(keypath, b.s, b.len);
+    put_file(path, notelf, sizeof notelf);
+    ck_assert(!rtc_cache_lookup(&c, GOOD, &o, hit, sizeof hit));
+    sb_free(&b);
+
+    /* A store replaces a bad entry. */
+    ck_assert_int_eq(rtc_cache_store(&c, GOOD, &o, bytes, sizeof bytes, path, sizeof path, err,
+                                     sizeof err), 0);
+    ck_assert(rtc_cache_lookup(&c, GOOD, &o, hit, sizeof hit));
+    free(entry);
     free(text);
     remove_tmpdir();
 }
