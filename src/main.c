@@ -557,7 +557,7 @@ static int cmd_check(int argc, char **argv)
             int f = run_compile_only(sp.variants, sp.nvariants, &ro, on_compiled, &cc, err, sizeof err);
             if (f < 0) {
                 fprintf(stderr, "kforge: %s\n", err);
-                rc = kf_interrupted ? KF_EXIT_INTERRUPT : KF_EXIT_NODEV;
+                rc = kf_interrupted ? KF_EXIT_INTERRUPT : f == -2 ? KF_EXIT_USAGE : KF_EXIT_NODEV;
             } else if (f > 0) {
                 rc = KF_EXIT_VARIANT;
             }

@@ -206,6 +206,34 @@ static const char *nocache_dir(char *err, size_t errlen)
     return nocache_dir_path;
 }
 
+/* A directory this process can create files in.  Checked once, up front: a
+ * cache that cannot be written would otherwise fail every compile. */
+static int usable_dir(const char *dir, char *err, size_t errlen)
+{
+    struct stat st;
+    if (stat(dir, &st) != 0) {
+        kf_err(err, errlen, "%s: %s", dir, strerror(errno));
+        return -1;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        kf_err(err, errlen, "%s: not a directory", dir);
+        return -1;
+    }
+    char probe[PATH_MAX];
+    if (snprintf(probe, sizeof probe, "%s/.kforge-probe-XXXXXX", dir) >= (int)sizeof probe) {
+        kf_err(err, errlen, "%s: path too long", dir);
+        return -1;
+    }
+    int fd = mkostemp(probe, O_CLOEXEC);
+    if (fd < 0) {
+        kf_err(err, errlen, "%s: cannot create files: %s", dir, strerror(errno));
+        return -1;
+    }
+    close(fd);
+    unlink(probe);
+    return 0;
+}
+
 int rtc_cache_init(rtc_cache *c, const char *dir, bool enabled, char *err, size_t errlen)
 {
     memset(c, 0, sizeof *c);
@@ -231,8 +259,12 @@ int rtc_cache_init(rtc_cache *c, const char *dir, bool enabled, char *err, size_
     }
     if (!enabled)
         return 0;
-    if (kf_mkdir_p(c->dir, err, errlen) != 0)
+    char why[PATH_MAX + 128];
+    if (kf_mkdir_p(c->dir, why, sizeof why) != 0 || usable_dir(c->dir, why, sizeof why) != 0) {
+        kf_err(err, errlen, "cubin cache directory unusable: %s (choose another with --cache-dir or "
+               "KFORGE_CACHE_DIR, or use --no-cache)", why);
         return -1;
+    }
     if (shared_tmp) {
         /* Anyone can create a name in /tmp; cubins from a directory someone
          * else controls would be run on the GPU. */

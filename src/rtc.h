@@ -47,9 +47,10 @@ typedef struct {
 
 /* dir: explicit directory, or NULL for $KFORGE_CACHE_DIR, else
  * $XDG_CACHE_HOME/kforge, else $HOME/.cache/kforge, else /tmp/kforge-cache-<uid>.
- * Creates the directory when enabled (the /tmp fallback must then be owned
- * by this user and not group/world writable); a disabled cache only records
- * the path. */
+ * Creates the directory when enabled and checks that files can be created
+ * in it (the /tmp fallback must also be owned by this user and not
+ * group/world writable); the message then names the directory.  A disabled
+ * cache only records the path. */
 int rtc_cache_init(rtc_cache *c, const char *dir, bool enabled, char *err, size_t errlen);
 
 /* Key text (malloc'd) and its hash. */

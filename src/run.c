@@ -39,6 +39,7 @@ struct run_session {
     int ncompiled, ncached;
 };
 
+/* -1: NVRTC or the pool failed; -2: the cache directory is unusable. */
 static int setup_compiler(const run_opts *o, const char *arch, rtc_cache *cache, rtc_options *ropt,
                           rtc_pool **pool, char *err, size_t errlen)
 {
@@ -51,7 +52,7 @@ static int setup_compiler(const run_opts *o, const char *arch, rtc_cache *cache,
         return -1;
     }
     if (rtc_cache_init(cache, o->cache_dir, !o->no_cache, err, errlen) != 0)
-        return -1;
+        return -2;
     *pool = rtc_pool_new(o->jobs, cache, ropt, err, errlen);
     return *pool ? 0 : -1;
 }
@@ -83,8 +84,9 @@ run_session *run_session_new(const run_opts *o, kf_device *dev, bool *nodev, cha
         snprintf(arch, sizeof arch, "%s", o->arch);
     else
         snprintf(arch, sizeof arch, "sm_%d%d", s->dev.cc_major, s->dev.cc_minor);
-    if (setup_compiler(o, arch, &s->cache, &s->ropt, &s->pool, err, errlen) != 0) {
-        *nodev = true;
+    int sc = setup_compiler(o, arch, &s->cache, &s->ropt, &s->pool, err, errlen);
+    if (sc != 0) {
+        *nodev = sc != -2;
         worker_free(s->w);
         free(s);
         return NULL;
@@ -344,8 +346,9 @@ int run_compile_only(const kf_variant *variants, int nvariants, const run_opts *
     rtc_cache cache;
     rtc_options ropt;
     rtc_pool *pool = NULL;
-    if (setup_compiler(o, o->arch ? o->arch : "sm_90", &cache, &ropt, &pool, err, errlen) != 0)
-        return -1;
+    int sc = setup_compiler(o, o->arch ? o->arch : "sm_90", &cache, &ropt, &pool, err, errlen);
+    if (sc != 0)
+        return sc;
     int failed = 0, ncached = 0, rc = 0;
     vstate *vs = calloc((size_t)(nvariants > 0 ? nvariants : 1), sizeof *vs);
     if (!vs || prepare_variants(pool, &cache, &ropt, variants, nvariants, vs, &ncached, err, errlen) != 0) {

@@ -286,6 +286,43 @@ t_cache_corrupt() {
     is_elf "$cubin" || die "run did not replace the cubin"
 }
 
+# expect_bad_cache DIR: check --compile, run and tune refuse the cache
+# directory DIR before any work, with exit status 2 and a message naming it.
+expect_bad_cache() {
+    pat=$(printf '%s' "$1" | sed -e 's/[.[\*^$]/\\&/g')
+    expect_rc 2 env KFORGE_CACHE_DIR="$1" "$KFORGE" check --compile one.json
+    grep_in err "cubin cache directory unusable: $pat" "check --compile"
+    grep -q 'FAILED' out && die "check --compile compiled into $1"
+    expect_rc 2 env KFORGE_CACHE_DIR="$1" KFORGE_FAKE_GPU=1 "$KFORGE" run one.json --results r.jsonl
+    grep_in err "cubin cache directory unusable: $pat" "run"
+    [ "$(lines r.jsonl)" = 0 ] || die "run recorded results with an unusable cache: $(head -c 300 r.jsonl)"
+    expect_rc 2 env KFORGE_FAKE_GPU=1 "$KFORGE" run one.json --no-results --cache-dir "$1"
+    grep_in err "cubin cache directory unusable: $pat" "run --cache-dir"
+    expect_rc 2 env KFORGE_CACHE_DIR="$1" KFORGE_FAKE_GPU=1 "$KFORGE" tune one.json --no-db --results t.jsonl
+    grep_in err "cubin cache directory unusable: $pat" "tune"
+    [ "$(lines t.jsonl)" = 0 ] || die "tune recorded results with an unusable cache"
+}
+
+t_cache_dir_file() {
+    echo not a directory >file
+    expect_bad_cache "$PWD/file"
+    grep_in err 'not a directory'
+    expect_bad_cache "$PWD/file/sub"
+}
+
+t_cache_dir_unwritable() {
+    # /proc: no new directories and no files there, even for root
+    expect_bad_cache /proc/kfc
+    expect_bad_cache /proc
+    if [ "$(id -u)" != 0 ]; then
+        mkdir ro && chmod 555 ro
+        expect_bad_cache "$PWD/ro"
+        grep_in err 'Permission denied'
+        chmod 755 ro
+    fi
+    return 0
+}
+
 # ---------------------------------------------------------------------------
 
 echo "robust_suite: $KFORGE"
@@ -296,6 +333,8 @@ check config-limit t_config_limit
 check config-directory t_config_directory
 check config-stdin-interrupted t_config_stdin_interrupted
 check cache-corrupt t_cache_corrupt
+check cache-dir-file t_cache_dir_file
+check cache-dir-unwritable t_cache_dir_unwritable
 
 [ "$nskip" -gt 0 ] && echo "robust_suite: $nskip skipped"
 echo "robust_suite: $npass passed, $nfail failed"
