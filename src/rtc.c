@@ -460,6 +460,7 @@ typedef struct rtc_job {
     int tag;
     char *src, *name;        /* name may be NULL */
     char *msg;               /* failure text for jobs that never reached a worker */
+    int deaths;              /* workers that died running it */
     struct rtc_job *next;
 } rtc_job;
 
@@ -496,9 +497,10 @@ static void job_free(rtc_job *j)
 static _Noreturn void worker_main(int req_fd, int rep_fd, const rtc_cache *cache,
                                   const rtc_options *opt)
 {
-    /* Ctrl-C goes to the whole process group; the parent decides what dies. */
+    /* Ctrl-C, and the SIGTERM of timeout, systemd or Slurm, go to the whole
+     * process group; the parent decides what dies (rtc_pool_free). */
     signal(SIGINT, SIG_IGN);
-    signal(SIGTERM, SIG_DFL);
+    signal(SIGTERM, SIG_IGN);
     signal(SIGPIPE, SIG_DFL);
     sigset_t none;
     sigemptyset(&none);
@@ -723,11 +725,12 @@ static void dispatch(rtc_pool *p)
 static void describe_status(int st, char *buf, size_t len)
 {
     if (WIFSIGNALED(st))
-        snprintf(buf, len, "compiler worker died (signal %d)", WTERMSIG(st));
+        snprintf(buf, len, "compiler worker died twice on this job (signal %d: %s)", WTERMSIG(st),
+                 strsignal(WTERMSIG(st)));
     else if (WIFEXITED(st))
-        snprintf(buf, len, "compiler worker died (exit status %d)", WEXITSTATUS(st));
+        snprintf(buf, len, "compiler worker died twice on this job (exit status %d)", WEXITSTATUS(st));
     else
-        snprintf(buf, len, "compiler worker died");
+        snprintf(buf, len, "compiler worker died twice on this job");
 }
 
 static void close_worker_fds(rtc_worker *w)
@@ -739,9 +742,21 @@ static void close_worker_fds(rtc_worker *w)
     w->req_fd = w->rep_fd = -1;
 }
 
-/* The worker's reply pipe hit EOF or garbage: reap it, fail its job, and
- * start a replacement. */
-static void worker_died(rtc_pool *p, rtc_worker *w, rtc_done *d)
+/* Puts a job back at the head of the queue. */
+static void requeue(rtc_pool *p, rtc_job *j)
+{
+    j->next = p->head;
+    p->head = j;
+    if (!p->tail)
+        p->tail = j;
+    p->nqueued++;
+}
+
+/* The worker's reply pipe hit EOF or garbage: reap it and start a
+ * replacement.  The first death on a job retries it (the OOM killer or a
+ * stray kill, not the source, is the likely cause); the second fails it into
+ * d.  Returns true when d was filled. */
+static bool worker_died(rtc_pool *p, rtc_worker *w, rtc_done *d)
 {
     rtc_job *j = w->job;
     close_worker_fds(w);
@@ -761,40 +776,43 @@ static void worker_died(rtc_pool *p, rtc_worker *w, rtc_done *d)
     w->job = NULL;
     p->nbusy--;
 
-    d->tag = j->tag;
-    d->ok = false;
-    d->cubin_path[0] = '\0';
-    d->ms = 0;
-    d->log = strdup(msg);
-    job_free(j);
+    bool failed = ++j->deaths >= 2;
+    if (failed) {
+        d->tag = j->tag;
+        d->ok = false;
+        d->cubin_path[0] = '\0';
+        d->ms = 0;
+        d->log = strdup(msg);
+        job_free(j);
+    } else {
+        requeue(p, j);
+    }
 
     int i = (int)(w - p->w);
     spawn_worker(p, i, p->spawn_err, sizeof p->spawn_err);
+    return failed;
 }
 
-/* Reads one reply from a readable worker into d. */
-static void read_reply(rtc_pool *p, rtc_worker *w, rtc_done *d)
+/* Reads one reply from a readable worker into d.  Returns true when d was
+ * filled (false: the worker died and its job is queued again). */
+static bool read_reply(rtc_pool *p, rtc_worker *w, rtc_done *d)
 {
     rep_hdr h;
     if (kf_read_full(w->rep_fd, &h, sizeof h) != (long)sizeof h || h.tag != w->job->tag ||
-        h.pathlen >= sizeof d->cubin_path || h.loglen > RTC_MAX_LOG) {
-        worker_died(p, w, d);
-        return;
-    }
+        h.pathlen >= sizeof d->cubin_path || h.loglen > RTC_MAX_LOG)
+        return worker_died(p, w, d);
     char *log = NULL;
     if (h.loglen) {
         log = malloc((size_t)h.loglen + 1);
         if (!log) {
             /* Cannot drain the reply; the stream is lost with this worker. */
-            worker_died(p, w, d);
-            return;
+            return worker_died(p, w, d);
         }
     }
     if (kf_read_full(w->rep_fd, d->cubin_path, h.pathlen) != (long)h.pathlen ||
         (log && kf_read_full(w->rep_fd, log, h.loglen) != (long)h.loglen)) {
         free(log);
-        worker_died(p, w, d);
-        return;
+        return worker_died(p, w, d);
     }
     d->cubin_path[h.pathlen] = '\0';
     if (log)
@@ -806,6 +824,7 @@ static void read_reply(rtc_pool *p, rtc_worker *w, rtc_done *d)
     job_free(w->job);
     w->job = NULL;
     p->nbusy--;
+    return true;
 }
 
 rtc_pool *rtc_pool_new(int jobs, const rtc_cache *cache, const rtc_options *opt,
@@ -942,7 +961,8 @@ int rtc_pool_collect(rtc_pool *p, const struct pollfd *fds, int nfds, rtc_done *
         struct pollfd pf = {.fd = w->rep_fd, .events = POLLIN};
         if (poll(&pf, 1, 0) <= 0)
             continue;
-        read_reply(p, w, &done[got++]);
+        if (read_reply(p, w, &done[got]))
+            got++;
     }
     dispatch(p);
     return got;
@@ -984,11 +1004,12 @@ void rtc_pool_free(rtc_pool *p)
 {
     if (!p)
         return;
-    /* Idle workers exit on EOF; busy ones get SIGTERM, SIGKILL if they linger. */
+    /* Idle workers exit on EOF; busy ones (which ignore SIGTERM) are killed,
+     * and so is any that lingers. */
     for (int i = 0; i < p->n; i++) {
         close_worker_fds(&p->w[i]);
-        if (p->w[i].pid > 0)
-            signal_worker(p->w[i].pid, SIGTERM);
+        if (p->w[i].job)
+            signal_worker(p->w[i].pid, SIGKILL);
     }
     double deadline = kf_now() + 2.0;
     for (int i = 0; i < p->n; i++) {

@@ -101,8 +101,10 @@ int rtc_pool_pollfds(rtc_pool *p, struct pollfd *fds, int max);
 
 /* After poll(): reads the results of workers whose fds are readable, gives
  * queued jobs to idle workers, and returns the number of rtc_done written
- * (at most maxdone).  A worker that died is replaced; its job is reported as
- * failed with a message. */
+ * (at most maxdone).  A worker that died is replaced and its job runs again
+ * on a new worker; a job whose second worker dies too is reported as failed,
+ * with a message that names the signal or exit status.  Workers ignore
+ * SIGINT and SIGTERM (sent to the whole process group): the parent decides. */
 int rtc_pool_collect(rtc_pool *p, const struct pollfd *fds, int nfds, rtc_done *done, int maxdone);
 
 /* Blocking convenience: waits up to timeout_ms (-1 = forever) for one job to
