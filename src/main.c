@@ -127,6 +127,11 @@ static void install_signals(void)
     signal(SIGPIPE, SIG_IGN);
 }
 
+/* Installed again before the shared libraries' initialisers run (NVRTC's take
+ * milliseconds), so that a SIGTERM that early is an interruption (130), not
+ * death by signal (143). */
+__attribute__((section(".preinit_array"), used)) static void (*preinit_signals)(void) = install_signals;
+
 /* Runs as main returns: a command that failed after SIGINT/SIGTERM (a config
  * read from a pipe, say) was interrupted. */
 static void finish(int status, void *arg)

@@ -283,6 +283,8 @@ int run_session_measure(run_session *s, const kf_variant *variants, int nvariant
             r.v = variants[c->variant];
             r.n = c->n;
             int wr = worker_recv(s->w, &r);
+            if (wr != 0 && kf_interrupted)
+                continue;   /* it died with us (a signal to the process group): not a result */
             r.v = variants[c->variant]; /* the name and grid as the caller knows them */
             r.n = c->n;
             fill_compile_facts(&r, &vs[vs[c->variant].owner]);
@@ -300,7 +302,7 @@ int run_session_measure(run_session *s, const kf_variant *variants, int nvariant
                 rc = -1;
                 goto out;
             }
-        } else if (inflight >= 0 && b->timeout_s > 0 && kf_now() - t_sent >= b->timeout_s) {
+        } else if (inflight >= 0 && !kf_interrupted && b->timeout_s > 0 && kf_now() - t_sent >= b->timeout_s) {
             const kf_case *c = &cases[inflight];
             worker_kill(s->w);
             worker_free(s->w);

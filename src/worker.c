@@ -140,11 +140,14 @@ static void fake_case(const request *q, const kf_device *dev, kf_result *r)
 
 static void child_main(int ordinal, int in, int out)
 {
+    /* Ctrl-C, and the SIGTERM of timeout, systemd or Slurm, go to the whole
+     * process group: a worker that died of them would be recorded as a GPU
+     * fault.  The parent kills the worker itself (SIGKILL). */
     signal(SIGINT, SIG_IGN);
-    signal(SIGTERM, SIG_DFL);
+    signal(SIGTERM, SIG_IGN);
     signal(SIGPIPE, SIG_DFL);
-    /* blocked by worker_start across fork(); a pending SIGINT is dropped now
-     * that it is ignored */
+    /* blocked by worker_start across fork(); a pending SIGINT or SIGTERM is
+     * dropped now that it is ignored */
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);

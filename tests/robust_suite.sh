@@ -324,6 +324,88 @@ t_cache_dir_unwritable() {
 }
 
 # ---------------------------------------------------------------------------
+# SIGTERM to the process group (item 2, item 11)
+
+# no_fault FILE: FILE has no fault, timeout or compile_error line.
+no_fault() {
+    if grep -Eq '"status":"(fault|timeout|compile_error)"' "$1"; then
+        printf '%s records a failure for an interrupted case:\n' "$1"
+        grep -E '"status":"(fault|timeout|compile_error)"' "$1" | head -c 600
+        exit 1
+    fi
+}
+
+# resumes_clean: the same command again measures the rest, all ok.
+resumes_clean() {
+    expect_rc 0 env KFORGE_FAKE_GPU=1 "$KFORGE" run three.json --results h.jsonl --timeout 300 --format jsonl
+    grep_in err 'resumed: 1 case taken from h\.jsonl, 5 measured now'
+    [ "$(lines h.jsonl)" = 6 ] || die "h.jsonl has $(lines h.jsonl) lines after resuming, expected 6"
+    [ "$(grep -c '"status":"ok"' h.jsonl)" = 6 ] || die "not every case ok: $(statuses h.jsonl)"
+}
+
+t_sigterm_group() {
+    command -v setsid >/dev/null 2>&1 || skip "setsid not found"
+    # what timeout(1), systemd and Slurm do: SIGTERM to every process of the group
+    setsid env KFORGE_FAKE_GPU=1 KFORGE_FAULT_INJECT=hang@2 "$KFORGE" run three.json --results h.jsonl \
+        --timeout 300 --format jsonl >out 2>err &
+    pid=$!
+    wait_lines h.jsonl 1 60 || {
+        kill -KILL "$pid"
+        die "the first result did not appear within 60 s"
+    }
+    sleep 0.5 # the 2nd case is in flight (and hangs)
+    kill -TERM "-$pid"
+    wait_pid "$pid" 20
+    [ "$wrc" = 130 ] || die "exit status $wrc after SIGTERM to the group, expected 130: $(cat err)"
+    [ "$(lines h.jsonl)" = 1 ] || die "h.jsonl has $(lines h.jsonl) lines, expected 1: $(statuses h.jsonl)"
+    no_fault h.jsonl
+    resumes_clean
+}
+
+t_sigterm_workers_first() {
+    command -v pgrep >/dev/null 2>&1 || skip "pgrep not found"
+    # The group's signal can reach the workers before kforge itself: a worker
+    # must not die of it (and be recorded as a GPU fault or a compile error).
+    KFORGE_FAKE_GPU=1 KFORGE_FAULT_INJECT=hang@2 "$KFORGE" run three.json --results h.jsonl \
+        --timeout 300 --format jsonl >out 2>err &
+    pid=$!
+    wait_lines h.jsonl 1 60 || {
+        kill -KILL "$pid"
+        die "the first result did not appear within 60 s"
+    }
+    sleep 0.5
+    kids=$(pgrep -P "$pid")
+    [ -n "$kids" ] || die "kforge has no worker processes"
+    for k in $kids; do
+        kill -TERM "$k" 2>/dev/null
+    done
+    sleep 1
+    kill -0 "$pid" 2>/dev/null || die "kforge ended when its workers got SIGTERM: $(cat err)"
+    [ "$(lines h.jsonl)" = 1 ] || die "a result was recorded after SIGTERM to the workers: $(statuses h.jsonl)"
+    kill -TERM "$pid"
+    wait_pid "$pid" 20
+    [ "$wrc" = 130 ] || die "exit status $wrc after SIGTERM, expected 130: $(cat err)"
+    [ "$(lines h.jsonl)" = 1 ] || die "h.jsonl has $(lines h.jsonl) lines, expected 1: $(statuses h.jsonl)"
+    no_fault h.jsonl
+    resumes_clean
+}
+
+t_sigterm_early() {
+    [ "$SANITIZED" = 1 ] && skip "LD_PRELOAD does not mix with a sanitizer build"
+    command -v cc >/dev/null 2>&1 || skip "no C compiler for the preloaded library"
+    # A SIGTERM while the shared libraries initialise (NVRTC's take
+    # milliseconds), before main: sent from a preloaded library's constructor.
+    cat >early.c <<'EOF'
+#include <signal.h>
+#include <unistd.h>
+__attribute__((constructor)) static void early_sigterm(void) { kill(getpid(), SIGTERM); }
+EOF
+    cc -shared -fPIC -o early.so early.c || skip "cannot build the preloaded library"
+    expect_rc 130 env LD_PRELOAD="$PWD/early.so" KFORGE_FAKE_GPU=1 "$KFORGE" run three.json --results h.jsonl
+    [ "$(lines h.jsonl)" = 0 ] || die "cases were measured after SIGTERM"
+}
+
+# ---------------------------------------------------------------------------
 
 echo "robust_suite: $KFORGE"
 
@@ -335,6 +417,9 @@ check config-stdin-interrupted t_config_stdin_interrupted
 check cache-corrupt t_cache_corrupt
 check cache-dir-file t_cache_dir_file
 check cache-dir-unwritable t_cache_dir_unwritable
+check sigterm-group t_sigterm_group
+check sigterm-workers-first t_sigterm_workers_first
+check sigterm-early t_sigterm_early
 
 [ "$nskip" -gt 0 ] && echo "robust_suite: $nskip skipped"
 echo "robust_suite: $npass passed, $nfail failed"
