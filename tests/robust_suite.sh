@@ -406,6 +406,36 @@ EOF
 }
 
 # ---------------------------------------------------------------------------
+# options (item 11)
+
+t_timeout_range() {
+    for t in nan NaN inf -inf infinity 1e9 86401 -1 0x1p99; do
+        expect_rc 2 "$KFORGE" check one.json --timeout "$t"
+        grep_in err "--timeout: expected seconds 0\.\.86400" "--timeout $t"
+        expect_rc 2 env KFORGE_FAKE_GPU=1 "$KFORGE" run one.json --no-results --timeout="$t"
+        expect_rc 2 env KFORGE_FAKE_GPU=1 "$KFORGE" tune one.json --no-db --results t.jsonl --timeout "$t"
+    done
+    [ "$(lines t.jsonl)" = 0 ] || die "tune measured with a bad --timeout"
+    for t in 0 2.5 86400; do
+        expect_rc 0 "$KFORGE" check one.json --timeout "$t"
+    done
+    expect_rc 0 env KFORGE_FAKE_GPU=1 "$KFORGE" run one.json --no-results --timeout 86400
+}
+
+t_fake_device() {
+    # the fake GPU is device 0 and the only one, as a machine with one GPU
+    expect_rc 3 env KFORGE_FAKE_GPU=1 "$KFORGE" run one.json --device 5 --results r.jsonl
+    grep_in err 'no GPU with index 5 \(KFORGE_FAKE_GPU provides 1 device\)'
+    [ "$(lines r.jsonl)" = 0 ] || die "a result was recorded for a device that does not exist"
+    expect_rc 3 env KFORGE_FAKE_GPU=1 "$KFORGE" info --device 1
+    grep_in err 'no GPU with index 1'
+    expect_rc 3 env KFORGE_FAKE_GPU=1 "$KFORGE" tune one.json --no-db --results t.jsonl --device 1
+    expect_rc 0 env KFORGE_FAKE_GPU=1 "$KFORGE" info --device 0
+    grep_in out 'fake-gpu'
+    expect_rc 0 env KFORGE_FAKE_GPU=1 "$KFORGE" run one.json --device 0 --no-results
+}
+
+# ---------------------------------------------------------------------------
 
 echo "robust_suite: $KFORGE"
 
@@ -420,6 +450,8 @@ check cache-dir-unwritable t_cache_dir_unwritable
 check sigterm-group t_sigterm_group
 check sigterm-workers-first t_sigterm_workers_first
 check sigterm-early t_sigterm_early
+check timeout-range t_timeout_range
+check fake-device t_fake_device
 
 [ "$nskip" -gt 0 ] && echo "robust_suite: $nskip skipped"
 echo "robust_suite: $npass passed, $nfail failed"
