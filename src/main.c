@@ -132,11 +132,17 @@ static void install_signals(void)
  * death by signal (143). */
 __attribute__((section(".preinit_array"), used)) static void (*preinit_signals)(void) = install_signals;
 
-/* Runs as main returns: a command that failed after SIGINT/SIGTERM (a config
- * read from a pipe, say) was interrupted. */
+/* Runs as main returns: output that could not be written (a full disk, a
+ * closed pipe) is an error, and a command that failed after SIGINT/SIGTERM
+ * (a config read from a pipe, say) was interrupted. */
 static void finish(int status, void *arg)
 {
     (void)arg;
+    char err[256];
+    if (kf_stdout_close(err, sizeof err) != 0) {
+        fprintf(stderr, "kforge: %s\n", err);
+        _exit(KF_EXIT_USAGE);
+    }
     if (kf_interrupted && status != KF_EXIT_OK && status != KF_EXIT_INTERRUPT)
         _exit(KF_EXIT_INTERRUPT);
 }
@@ -414,7 +420,7 @@ static int cmd_run(int argc, char **argv)
                                      err, sizeof err);
         free(todo);
         if (mr < 0) {
-            if (kf_interrupted) {
+            if (kf_interrupted || kf_output_broken) {
                 interrupted = true;
             } else {
                 fprintf(stderr, "kforge: %s\n", err);

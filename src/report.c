@@ -636,7 +636,8 @@ void report_add(report *r, const kf_result *res)
     if (r->fmt == KF_FMT_CSV) {
         char *line = csv_line(res, &r->info, false);
         fputs(line, r->out);
-        fflush(r->out);
+        if (fflush(r->out) != 0 || ferror(r->out))
+            kf_output_broken = 1;   /* EPIPE: the reader is gone; the run stops */
         free(line);
         return;
     }
@@ -644,7 +645,8 @@ void report_add(report *r, const kf_result *res)
         char *line = report_json(res, &r->info);
         fputs(line, r->out);
         fputc('\n', r->out);
-        fflush(r->out);
+        if (fflush(r->out) != 0 || ferror(r->out))
+            kf_output_broken = 1;
         free(line);
         return;
     }

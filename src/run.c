@@ -211,7 +211,7 @@ int run_session_measure(run_session *s, const kf_variant *variants, int nvariant
     double t_sent = 0, t0 = kf_now(), last_progress = 0;
     kf_result r;
     while (head < ncases || inflight >= 0) {
-        if (kf_interrupted) {
+        if (kf_interrupted || kf_output_broken) {
             if (inflight >= 0)
                 worker_kill(s->w);
             rc = -1;

@@ -6,8 +6,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -192,6 +194,35 @@ fail:
 char *kf_read_file(const char *path, size_t *len, char *err, size_t errlen)
 {
     return kf_read_file_max(path, SIZE_MAX, len, err, errlen);
+}
+
+volatile sig_atomic_t kf_output_broken = 0;
+
+int kf_stdout_close(char *err, size_t errlen)
+{
+    /* After gnulib's close_stdout: a stdout that was closed to begin with
+     * (EBADF) is fine as long as nothing was written to it. */
+    bool pending = __fpending(stdout) != 0;
+    bool failed_before = ferror(stdout) != 0;
+    int e = 0;
+    if (failed_before) {
+        /* The failed write's errno is gone; the usual cause is a pipe whose
+         * reader has left, which poll() still tells. */
+        struct pollfd pf = {.fd = fileno(stdout), .events = POLLOUT};
+        if (pf.fd >= 0 && poll(&pf, 1, 0) == 1 && (pf.revents & POLLERR))
+            e = EPIPE;
+    }
+    errno = 0;
+    bool close_failed = fclose(stdout) != 0;
+    if (close_failed && errno)
+        e = errno;
+    if (!failed_before && (!close_failed || (!pending && e == EBADF)))
+        return 0;
+    if (e)
+        kf_err(err, errlen, "write error on standard output: %s", strerror(e));
+    else
+        kf_err(err, errlen, "write error on standard output");
+    return -1;
 }
 
 int kf_write_file_atomic(const char *path, const void *data, size_t len, char *err, size_t errlen)

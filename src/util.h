@@ -6,6 +6,7 @@
 #ifndef KF_UTIL_H
 #define KF_UTIL_H
 
+#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -48,6 +49,15 @@ void kf_err(char *err, size_t errlen, const char *fmt, ...) KF_PRINTF(3, 4);
 char *kf_read_file_max(const char *path, size_t max, size_t *len, char *err, size_t errlen);
 /* kf_read_file_max without a size limit. */
 char *kf_read_file(const char *path, size_t *len, char *err, size_t errlen);
+
+/* Set when a write to standard output failed (a full disk, or EPIPE: the
+ * reader is gone).  Loops that produce output stop as if interrupted. */
+extern volatile sig_atomic_t kf_output_broken;
+
+/* Flushes and closes stdout.  -1 with a message if anything written to it
+ * was lost (ENOSPC, EPIPE, EIO ...); 0 otherwise, also when stdout was
+ * closed to begin with and nothing was written. */
+int kf_stdout_close(char *err, size_t errlen);
 
 /* Writes len bytes to path atomically (temporary file + rename). */
 int kf_write_file_atomic(const char *path, const void *data, size_t len, char *err, size_t errlen);

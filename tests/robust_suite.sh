@@ -436,6 +436,66 @@ t_fake_device() {
 }
 
 # ---------------------------------------------------------------------------
+# write errors on stdout (item 10)
+
+t_stdout_full() {
+    [ -w /dev/full ] || skip "no /dev/full"
+    for cmd in "gen one.json" "check one.json" "--help" "--version" "run --help"; do
+        # shellcheck disable=SC2086
+        "$KFORGE" $cmd >/dev/full 2>err
+        rc=$?
+        [ "$rc" = 2 ] || die "kforge $cmd >/dev/full: exit status $rc, expected 2"
+        grep_in err '^kforge: write error on standard output' "kforge $cmd"
+    done
+}
+
+t_stdout_full_run() {
+    [ -w /dev/full ] || skip "no /dev/full"
+    for fmt in table csv jsonl json; do
+        KFORGE_FAKE_GPU=1 "$KFORGE" run three.json --format $fmt --results r.jsonl --no-resume >/dev/full 2>err
+        rc=$?
+        [ "$rc" = 2 ] || die "run --format $fmt >/dev/full: exit status $rc, expected 2: $(cat err)"
+        grep_in err 'write error on standard output' "run --format $fmt"
+        [ "$(lines r.jsonl)" -ge 1 ] || die "nothing on disk"
+        rm -f r.jsonl r.jsonl.state
+    done
+    KFORGE_FAKE_GPU=1 "$KFORGE" info >/dev/full 2>err
+    [ $? = 2 ] || die "info >/dev/full did not exit 2"
+}
+
+t_stdout_closed() {
+    "$KFORGE" check one.json >&- 2>err
+    rc=$?
+    [ "$rc" = 2 ] || die "check with stdout closed: exit status $rc, expected 2"
+    grep_in err 'write error on standard output: Bad file descriptor'
+    # nothing written, nothing lost
+    "$KFORGE" check nonexistent.json >&- 2>err
+    [ $? = 2 ] || die "exit status"
+    grep -q 'standard output' err && die "a failure that wrote nothing blamed stdout: $(cat err)"
+    return 0
+}
+
+t_stdout_pipe_closed() {
+    # the reader goes away after one row: kforge stops after the case in
+    # flight (not all 36), with what was measured on disk, and says why
+    t0=$(date +%s)
+    { KFORGE_FAKE_GPU=1 KFORGE_FAULT_INJECT=hang@3 "$KFORGE" run sweep.json --format jsonl --results r.jsonl \
+        --timeout 2 2>err; echo $? >rc; } | head -n 1 >first
+    [ $(($(date +%s) - t0)) -le 20 ] || die "took $(($(date +%s) - t0)) s"
+    [ "$(lines first)" = 1 ] || die "head got no row"
+    [ "$(cat rc)" = 2 ] || die "exit status $(cat rc), expected 2: $(cat err)"
+    grep_in err 'write error on standard output: Broken pipe'
+    n=$(lines r.jsonl)
+    [ "$n" -ge 1 ] && [ "$n" -le 4 ] || die "$n cases measured after the pipe closed at the first"
+    # the same command again resumes from there (exit 1 if the hung case was recorded as a timeout)
+    want=0
+    grep -q '"status":"timeout"' r.jsonl && want=1
+    expect_rc $want env KFORGE_FAKE_GPU=1 "$KFORGE" run sweep.json --format jsonl --results r.jsonl --timeout 2
+    grep_in err "resumed: $n cases? taken from r\.jsonl"
+    [ "$(lines r.jsonl)" = 36 ] || die "r.jsonl has $(lines r.jsonl) lines after resuming, expected 36"
+}
+
+# ---------------------------------------------------------------------------
 
 echo "robust_suite: $KFORGE"
 
@@ -452,6 +512,10 @@ check sigterm-workers-first t_sigterm_workers_first
 check sigterm-early t_sigterm_early
 check timeout-range t_timeout_range
 check fake-device t_fake_device
+check stdout-full t_stdout_full
+check stdout-full-run t_stdout_full_run
+check stdout-closed t_stdout_closed
+check stdout-pipe-closed t_stdout_pipe_closed
 
 [ "$nskip" -gt 0 ] && echo "robust_suite: $nskip skipped"
 echo "robust_suite: $npass passed, $nfail failed"
