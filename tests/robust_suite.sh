@@ -31,6 +31,7 @@ fi
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/kforge-robust.XXXXXX") || exit 2
 trap 'rm -rf "$TMP"' EXIT
 trap 'exit 130' INT TERM HUP
+trap 'exit 141' PIPE # sh tests/robust_suite.sh | head: still clean up
 
 export KFORGE_CACHE_DIR="$TMP/cache"
 export KFORGE_DB="$TMP/tuning-db"
