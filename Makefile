@@ -73,6 +73,7 @@ check: $(TESTS) $(BUILD)/kforge $(BUILD)/fuzz_replay
 	done; \
 	$(BUILD)/fuzz_replay tests/fuzz/regressions/* tests/fuzz/corpus/* || fail=1; \
 	KFORGE=$(BUILD)/kforge sh tests/cli_suite.sh || fail=1; \
+	KFORGE=$(BUILD)/kforge sh tests/robust_suite.sh || fail=1; \
 	KFORGE=$(BUILD)/kforge sh tests/tune_suite.sh || fail=1; \
 	KFORGE=$(BUILD)/kforge sh tests/gpu_suite.sh || fail=1; \
 	exit $$fail

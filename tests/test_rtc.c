@@ -330,6 +330,12 @@ START_TEST(test_store_lookup)
 }
 END_TEST
 
+static void put_file(const char *path, const void *data, size_t len)
+{
+    char err[256] = "";
+    ck_assert_msg(kf_write_file_atomic(path, data, len, err, sizeof err) == 0, "%s", err);
+}
+
 START_TEST(test_tampered)
 {
     make_tmpdir();
@@ -343,27 +349,75 @@ START_TEST(test_tampered)
                                      sizeof err), 0);
     ck_assert(rtc_cache_lookup(&c, GOOD, &o, hit, sizeof hit));
 
-    /* Same hash, different text: what a collision looks like. */
-    char key[33];
+    /* The .key file: "cubin LEN HASH", then the key text. */
+    char key[33], hash[33], head[128];
     rtc_cache_key(GOOD, &o, key);
     snprintf(keypath, sizeof keypath, "%s/%s.key", tmpdir, key);
+    kf_hash_hex(bytes, sizeof bytes, hash);
+    snprintf(head, sizeof head, "cubin %zu %s\n", sizeof bytes, hash);
+    size_t elen = 0;
+    char *entry = kf_read_file(keypath, &elen, err, sizeof err);
+    ck_assert_ptr_nonnull(entry);
     char *text = rtc_key_text(GOOD, &o);
-    text[strlen(text) - 2] ^= 1;
-    ck_assert_int_eq(kf_write_file_atomic(keypath, text, strlen(text), err, sizeof err), 0);
-    ck_assert(!rtc_cache_lookup(&c, GOOD, &o, hit, sizeof hit));
+    size_t tlen = strlen(text);
+    ck_assert_uint_eq(elen, strlen(head) + tlen);
+    ck_assert_int_eq(memcmp(entry, head, strlen(head)), 0);
+    ck_assert_int_eq(memcmp(entry + strlen(head), text, tlen), 0);
 
-    /* Truncated key text. */
-    text[strlen(text) - 2] ^= 1;
-    ck_assert_int_eq(kf_write_file_atomic(keypath, text, strlen(text) - 1, err, sizeof err), 0);
+    /* Same hash, different text: what a collision looks like. */
+    entry[elen - 2] ^= 1;
+    put_file(keypath, entry, elen);
     ck_assert(!rtc_cache_lookup(&c, GOOD, &o, hit, sizeof hit));
+    entry[elen - 2] ^= 1;
 
-    /* Right key, empty or missing cubin. */
-    ck_assert_int_eq(kf_write_file_atomic(keypath, text, strlen(text), err, sizeof err), 0);
+    /* Truncated key text; no header (an entry of an older kforge); a bad header. */
+    put_file(keypath, entry, elen - 1);
+    ck_assert(!rtc_cache_lookup(&c, GOOD, &o, hit, sizeof hit));
+    put_file(keypath, text, tlen);
+    ck_assert(!rtc_cache_lookup(&c, GOOD, &o, hit, sizeof hit));
+    entry[6] = 'x';
+    put_file(keypath, entry, elen);
+    ck_assert(!rtc_cache_lookup(&c, GOOD, &o, hit, sizeof hit));
+    entry[6] = head[6];
+    put_file(keypath, entry, elen);
     ck_assert(rtc_cache_lookup(&c, GOOD, &o, hit, sizeof hit));
-    ck_assert_int_eq(kf_write_file_atomic(path, "", 0, err, sizeof err), 0);
+
+    /* Right key, damaged cubin: garbage, cut short, one byte changed, one
+     * byte more, empty, missing. */
+    put_file(path, "garbage\n", 8);
+    ck_assert(!rtc_cache_lookup(&c, GOOD, &o, hit, sizeof hit));
+    put_file(path, bytes, sizeof bytes / 2);
+    ck_assert(!rtc_cache_lookup(&c, GOOD, &o, hit, sizeof hit));
+    char changed[sizeof bytes + 1];
+    memcpy(changed, bytes, sizeof bytes);
+    changed[6] ^= 0x20;
+    put_file(path, changed, sizeof bytes);
+    ck_assert(!rtc_cache_lookup(&c, GOOD, &o, hit, sizeof hit));
+    memcpy(changed, bytes, sizeof bytes);
+    changed[sizeof bytes] = '\0';
+    put_file(path, changed, sizeof bytes + 1);
+    ck_assert(!rtc_cache_lookup(&c, GOOD, &o, hit, sizeof hit));
+    put_file(path, "", 0);
     ck_assert(!rtc_cache_lookup(&c, GOOD, &o, hit, sizeof hit));
     ck_assert_int_eq(unlink(path), 0);
     ck_assert(!rtc_cache_lookup(&c, GOOD, &o, hit, sizeof hit));
+
+    /* Length and hash agree, but it is not an ELF file. */
+    const char notelf[] = "#!ELF pretend";
+    kf_hash_hex(notelf, sizeof notelf, hash);
+    strbuf b = {0};
+    sb_printf(&b, "cubin %zu %s\n", sizeof notelf, hash);
+    sb_append(&b, text);
+    put_file(keypath, b.s, b.len);
+    put_file(path, notelf, sizeof notelf);
+    ck_assert(!rtc_cache_lookup(&c, GOOD, &o, hit, sizeof hit));
+    sb_free(&b);
+
+    /* A store replaces a bad entry. */
+    ck_assert_int_eq(rtc_cache_store(&c, GOOD, &o, bytes, sizeof bytes, path, sizeof path, err,
+                                     sizeof err), 0);
+    ck_assert(rtc_cache_lookup(&c, GOOD, &o, hit, sizeof hit));
+    free(entry);
     free(text);
     remove_tmpdir();
 }
@@ -554,11 +608,13 @@ START_TEST(test_pool_worker_killed)
     ck_assert_int_eq(children(kids, 4), 1);
     pid_t victim = kids[0];
 
-    /* Ctrl-C is the parent's business. */
+    /* Ctrl-C, and SIGTERM to the process group, are the parent's business. */
     ck_assert_int_eq(kill(victim, SIGINT), 0);
+    ck_assert_int_eq(kill(victim, SIGTERM), 0);
     sleep_ms(50);
     ck_assert_int_eq(waitpid(victim, NULL, WNOHANG), 0);
 
+    /* A worker killed mid-compile: its job runs again on a new worker. */
     rtc_pool_submit(p, 1, SLOW, "slow.cu");
     sleep_ms(150);
     ck_assert_int_eq(kill(victim, SIGKILL), 0);
@@ -566,28 +622,43 @@ START_TEST(test_pool_worker_killed)
     char *g3 = good_variant(3);
     rtc_pool_submit(p, 3, g3, NULL);
 
-    bool seen[4] = {false};
+    bool seen[5] = {false};
     rtc_done d;
     for (int n = 0; n < 3; n++) {
         ck_assert_int_eq(rtc_pool_wait(p, 30000, &d), 1);
         ck_assert(d.tag >= 1 && d.tag <= 3);
         ck_assert(!seen[d.tag]);
         seen[d.tag] = true;
-        if (d.tag == 1) {
-            ck_assert(!d.ok);
-            ck_assert_ptr_nonnull(d.log);
-            ck_assert_msg(strcmp(d.log, "compiler worker died (signal 9)") == 0, "log: %s", d.log);
-        } else {
-            ck_assert_msg(d.ok, "tag %d failed: %s", d.tag, d.log ? d.log : "");
-            ck_assert(is_elf_file(d.cubin_path));
-            ck_assert_ptr_nonnull(strstr(d.cubin_path, "/tmp/kforge-nocache-"));
-        }
+        ck_assert_msg(d.ok, "tag %d failed: %s", d.tag, d.log ? d.log : "");
+        ck_assert(is_elf_file(d.cubin_path));
+        ck_assert_ptr_nonnull(strstr(d.cubin_path, "/tmp/kforge-nocache-"));
         free(d.log);
     }
     ck_assert_int_eq(rtc_pool_wait(p, 100, &d), -1);
-
     ck_assert_int_eq(children(kids, 4), 1);
     ck_assert_int_ne(kids[0], victim);
+
+    /* Killed again on the retry: now the job fails, naming the signal. */
+    rtc_pool_submit(p, 4, SLOW, "slow.cu");
+    pid_t first = kids[0];
+    sleep_ms(150);
+    ck_assert_int_eq(kill(first, SIGKILL), 0);
+    ck_assert_int_eq(rtc_pool_wait(p, 100, &d), 0);   /* noticed, retrying */
+    ck_assert_int_eq(rtc_pool_pending(p), 1);
+    ck_assert_int_eq(children(kids, 4), 1);
+    ck_assert_int_ne(kids[0], first);
+    sleep_ms(100);
+    ck_assert_int_eq(kill(kids[0], SIGKILL), 0);
+    ck_assert_int_eq(rtc_pool_wait(p, 30000, &d), 1);
+    ck_assert_int_eq(d.tag, 4);
+    ck_assert(!d.ok);
+    ck_assert_ptr_nonnull(d.log);
+    ck_assert_msg(strcmp(d.log, "compiler worker died twice on this job (signal 9: Killed)") == 0, "log: %s",
+                  d.log);
+    free(d.log);
+    ck_assert_int_eq(rtc_pool_wait(p, 100, &d), -1);
+
+    ck_assert_int_eq(children(kids, 4), 1);
     rtc_pool_free(p);
     assert_no_children();
     free(g3);

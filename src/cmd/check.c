@@ -110,7 +110,7 @@ int cmd_check(int argc, char **argv)
             int fl = run_compile_only(sp.variants, sp.nvariants, &ro, on_compiled, &cc, err, sizeof err);
             if (fl < 0) {
                 fprintf(stderr, "kforge: %s\n", err);
-                rc = kf_interrupted ? KF_EXIT_INTERRUPT : KF_EXIT_NODEV;
+                rc = kf_interrupted ? KF_EXIT_INTERRUPT : fl == -2 ? KF_EXIT_USAGE : KF_EXIT_NODEV;
             } else if (fl > 0) {
                 rc = KF_EXIT_VARIANT;
             }

@@ -65,11 +65,32 @@ static void install_signals(void)
     signal(SIGPIPE, SIG_IGN);
 }
 
+/* Installed again before the shared libraries' initialisers run (NVRTC's take
+ * milliseconds), so that a SIGTERM that early is an interruption (130), not
+ * death by signal (143). */
+__attribute__((section(".preinit_array"), used)) static void (*preinit_signals)(void) = install_signals;
+
+/* Runs as main returns: output that could not be written (a full disk, a
+ * closed pipe) is an error, and a command that failed after SIGINT/SIGTERM
+ * (a config read from a pipe, say) was interrupted. */
+static void finish(int status, void *arg)
+{
+    (void)arg;
+    char err[256];
+    if (kf_stdout_close(err, sizeof err) != 0) {
+        fprintf(stderr, "kforge: %s\n", err);
+        _exit(KF_EXIT_IO);
+    }
+    if (kf_interrupted && status != KF_EXIT_OK && status != KF_EXIT_INTERRUPT)
+        _exit(KF_EXIT_INTERRUPT);
+}
+
 // ---------------------------------------------------------------------------
 
 int main(int argc, char **argv)
 {
     install_signals();
+    on_exit(finish, NULL);
     if (argc < 2) {
         fputs(main_help, stderr);
         return KF_EXIT_USAGE;

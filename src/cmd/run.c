@@ -275,7 +275,7 @@ int cmd_run(int argc, char **argv)
                                      sizeof err);
         free(todo);
         if (mr < 0) {
-            if (kf_interrupted) {
+            if (kf_interrupted || kf_output_broken) {
                 interrupted = true;
             } else {
                 fprintf(stderr, "kforge: %s\n", err);

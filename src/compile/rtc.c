@@ -206,6 +206,34 @@ static const char *nocache_dir(char *err, size_t errlen)
     return nocache_dir_path;
 }
 
+/* A directory this process can create files in.  Checked once, up front: a
+ * cache that cannot be written would otherwise fail every compile. */
+static int usable_dir(const char *dir, char *err, size_t errlen)
+{
+    struct stat st;
+    if (stat(dir, &st) != 0) {
+        kf_err(err, errlen, "%s: %s", dir, strerror(errno));
+        return -1;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        kf_err(err, errlen, "%s: not a directory", dir);
+        return -1;
+    }
+    char probe[PATH_MAX];
+    if (snprintf(probe, sizeof probe, "%s/.kforge-probe-XXXXXX", dir) >= (int)sizeof probe) {
+        kf_err(err, errlen, "%s: path too long", dir);
+        return -1;
+    }
+    int fd = mkostemp(probe, O_CLOEXEC);
+    if (fd < 0) {
+        kf_err(err, errlen, "%s: cannot create files: %s", dir, strerror(errno));
+        return -1;
+    }
+    close(fd);
+    unlink(probe);
+    return 0;
+}
+
 int rtc_cache_init(rtc_cache *c, const char *dir, bool enabled, char *err, size_t errlen)
 {
     memset(c, 0, sizeof *c);
@@ -231,8 +259,12 @@ int rtc_cache_init(rtc_cache *c, const char *dir, bool enabled, char *err, size_
     }
     if (!enabled)
         return 0;
-    if (kf_mkdir_p(c->dir, err, errlen) != 0)
+    char why[PATH_MAX + 128];
+    if (kf_mkdir_p(c->dir, why, sizeof why) != 0 || usable_dir(c->dir, why, sizeof why) != 0) {
+        kf_err(err, errlen, "cubin cache directory unusable: %s (choose another with --cache-dir or "
+               "KFORGE_CACHE_DIR, or use --no-cache)", why);
         return -1;
+    }
     if (shared_tmp) {
         /* Anyone can create a name in /tmp; cubins from a directory someone
          * else controls would be run on the GPU. */
@@ -281,6 +313,50 @@ void rtc_cache_key(const char *src, const rtc_options *opt, char key[33])
     free(text);
 }
 
+/* The first line of a .key file: the cubin's length and hash, so that a
+ * cubin that was cut short, overwritten or damaged is a miss. */
+static void entry_header(strbuf *b, const void *cubin, size_t len)
+{
+    char hash[33];
+    kf_hash_hex(cubin, len, hash);
+    sb_printf(b, "cubin %zu %s\n", len, hash);
+}
+
+/* True if the .key file's text is a header for some cubin followed by
+ * exactly the key text; *cubin_len and hash get the header's values. */
+static bool parse_entry(const char *stored, size_t len, const char *text, size_t tlen,
+                        size_t *cubin_len, char hash[33])
+{
+    const char *nl = memchr(stored, '\n', len);
+    if (!nl || nl - stored > 80)
+        return false;
+    char line[96];
+    memcpy(line, stored, (size_t)(nl - stored));
+    line[nl - stored] = '\0';
+    unsigned long long n = 0;
+    int end = 0;
+    if (sscanf(line, "cubin %llu %32[0-9a-f]%n", &n, hash, &end) != 2 || line[end] != '\0' ||
+        strlen(hash) != 32 || n == 0 || n > SIZE_MAX)
+        return false;
+    *cubin_len = (size_t)n;
+    size_t hl = (size_t)(nl + 1 - stored);
+    return len - hl == tlen && memcmp(stored + hl, text, tlen) == 0;
+}
+
+/* The cubin at path has exactly len bytes with that hash, and is an ELF file. */
+static bool cubin_intact(const char *path, size_t len, const char hash[33])
+{
+    size_t got = 0;
+    char *bin = kf_read_file_max(path, len, &got, NULL, 0);
+    if (!bin)
+        return false;
+    char h[33];
+    kf_hash_hex(bin, got, h);
+    bool ok = got == len && got >= 4 && memcmp(bin, "\177ELF", 4) == 0 && strcmp(h, hash) == 0;
+    free(bin);
+    return ok;
+}
+
 bool rtc_cache_lookup(const rtc_cache *c, const char *src, const rtc_options *opt,
                       char *path, size_t pathlen)
 {
@@ -298,18 +374,16 @@ bool rtc_cache_lookup(const rtc_cache *c, const char *src, const rtc_options *op
     if (snprintf(keypath, sizeof keypath, "%s/%s.key", c->dir, key) >= (int)sizeof keypath ||
         snprintf(binpath, sizeof binpath, "%s/%s.cubin", c->dir, key) >= (int)sizeof binpath)
         goto out;
-    size_t len = 0;
+    if (strlen(binpath) >= pathlen)
+        goto out;
+    size_t len = 0, cubin_len = 0;
+    char hash[33];
     char *stored = kf_read_file(keypath, &len, NULL, 0);
     if (!stored)
         goto out;
-    bool same = len == tlen && memcmp(stored, text, tlen) == 0;
+    bool same = parse_entry(stored, len, text, tlen, &cubin_len, hash);
     free(stored);
-    if (!same)
-        goto out;
-    struct stat st;
-    if (stat(binpath, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0)
-        goto out;
-    if (strlen(binpath) >= pathlen)
+    if (!same || !cubin_intact(binpath, cubin_len, hash))
         goto out;
     memcpy(path, binpath, strlen(binpath) + 1);
     hit = true;
@@ -342,11 +416,22 @@ int rtc_cache_store(const rtc_cache *c, const char *src, const rtc_options *opt,
         kf_err(err, errlen, "%s: cache path too long", dir);
         goto out;
     }
-    /* The .key goes last: its presence promises a complete .cubin. */
+    /* The .key goes last; its header lets a lookup check the .cubin. */
     if (kf_write_file_atomic(binpath, cubin, len, err, errlen) != 0)
         goto out;
-    if (enabled && kf_write_file_atomic(keypath, text, tlen, err, errlen) != 0)
-        goto out;
+    if (enabled) {
+        strbuf entry = {0};
+        entry_header(&entry, cubin, len);
+        sb_appendn(&entry, text, tlen);
+        int wr = -1;
+        if (entry.failed)
+            kf_err(err, errlen, "out of memory");
+        else
+            wr = kf_write_file_atomic(keypath, entry.s, entry.len, err, errlen);
+        sb_free(&entry);
+        if (wr != 0)
+            goto out;
+    }
     memcpy(path, binpath, strlen(binpath) + 1);
     rc = 0;
 out:
@@ -375,6 +460,7 @@ typedef struct rtc_job {
     int tag;
     char *src, *name;        /* name may be NULL */
     char *msg;               /* failure text for jobs that never reached a worker */
+    int deaths;              /* workers that died running it */
     struct rtc_job *next;
 } rtc_job;
 
@@ -411,9 +497,10 @@ static void job_free(rtc_job *j)
 static _Noreturn void worker_main(int req_fd, int rep_fd, const rtc_cache *cache,
                                   const rtc_options *opt)
 {
-    /* Ctrl-C goes to the whole process group; the parent decides what dies. */
+    /* Ctrl-C, and the SIGTERM of timeout, systemd or Slurm, go to the whole
+     * process group; the parent decides what dies (rtc_pool_free). */
     signal(SIGINT, SIG_IGN);
-    signal(SIGTERM, SIG_DFL);
+    signal(SIGTERM, SIG_IGN);
     signal(SIGPIPE, SIG_DFL);
     sigset_t none;
     sigemptyset(&none);
@@ -638,11 +725,12 @@ static void dispatch(rtc_pool *p)
 static void describe_status(int st, char *buf, size_t len)
 {
     if (WIFSIGNALED(st))
-        snprintf(buf, len, "compiler worker died (signal %d)", WTERMSIG(st));
+        snprintf(buf, len, "compiler worker died twice on this job (signal %d: %s)", WTERMSIG(st),
+                 strsignal(WTERMSIG(st)));
     else if (WIFEXITED(st))
-        snprintf(buf, len, "compiler worker died (exit status %d)", WEXITSTATUS(st));
+        snprintf(buf, len, "compiler worker died twice on this job (exit status %d)", WEXITSTATUS(st));
     else
-        snprintf(buf, len, "compiler worker died");
+        snprintf(buf, len, "compiler worker died twice on this job");
 }
 
 static void close_worker_fds(rtc_worker *w)
@@ -654,9 +742,21 @@ static void close_worker_fds(rtc_worker *w)
     w->req_fd = w->rep_fd = -1;
 }
 
-/* The worker's reply pipe hit EOF or garbage: reap it, fail its job, and
- * start a replacement. */
-static void worker_died(rtc_pool *p, rtc_worker *w, rtc_done *d)
+/* Puts a job back at the head of the queue. */
+static void requeue(rtc_pool *p, rtc_job *j)
+{
+    j->next = p->head;
+    p->head = j;
+    if (!p->tail)
+        p->tail = j;
+    p->nqueued++;
+}
+
+/* The worker's reply pipe hit EOF or garbage: reap it and start a
+ * replacement.  The first death on a job retries it (the OOM killer or a
+ * stray kill, not the source, is the likely cause); the second fails it into
+ * d.  Returns true when d was filled. */
+static bool worker_died(rtc_pool *p, rtc_worker *w, rtc_done *d)
 {
     rtc_job *j = w->job;
     close_worker_fds(w);
@@ -676,40 +776,43 @@ static void worker_died(rtc_pool *p, rtc_worker *w, rtc_done *d)
     w->job = NULL;
     p->nbusy--;
 
-    d->tag = j->tag;
-    d->ok = false;
-    d->cubin_path[0] = '\0';
-    d->ms = 0;
-    d->log = strdup(msg);
-    job_free(j);
+    bool failed = ++j->deaths >= 2;
+    if (failed) {
+        d->tag = j->tag;
+        d->ok = false;
+        d->cubin_path[0] = '\0';
+        d->ms = 0;
+        d->log = strdup(msg);
+        job_free(j);
+    } else {
+        requeue(p, j);
+    }
 
     int i = (int)(w - p->w);
     spawn_worker(p, i, p->spawn_err, sizeof p->spawn_err);
+    return failed;
 }
 
-/* Reads one reply from a readable worker into d. */
-static void read_reply(rtc_pool *p, rtc_worker *w, rtc_done *d)
+/* Reads one reply from a readable worker into d.  Returns true when d was
+ * filled (false: the worker died and its job is queued again). */
+static bool read_reply(rtc_pool *p, rtc_worker *w, rtc_done *d)
 {
     rep_hdr h;
     if (kf_read_full(w->rep_fd, &h, sizeof h) != (long)sizeof h || h.tag != w->job->tag ||
-        h.pathlen >= sizeof d->cubin_path || h.loglen > RTC_MAX_LOG) {
-        worker_died(p, w, d);
-        return;
-    }
+        h.pathlen >= sizeof d->cubin_path || h.loglen > RTC_MAX_LOG)
+        return worker_died(p, w, d);
     char *log = NULL;
     if (h.loglen) {
         log = malloc((size_t)h.loglen + 1);
         if (!log) {
             /* Cannot drain the reply; the stream is lost with this worker. */
-            worker_died(p, w, d);
-            return;
+            return worker_died(p, w, d);
         }
     }
     if (kf_read_full(w->rep_fd, d->cubin_path, h.pathlen) != (long)h.pathlen ||
         (log && kf_read_full(w->rep_fd, log, h.loglen) != (long)h.loglen)) {
         free(log);
-        worker_died(p, w, d);
-        return;
+        return worker_died(p, w, d);
     }
     d->cubin_path[h.pathlen] = '\0';
     if (log)
@@ -721,6 +824,7 @@ static void read_reply(rtc_pool *p, rtc_worker *w, rtc_done *d)
     job_free(w->job);
     w->job = NULL;
     p->nbusy--;
+    return true;
 }
 
 rtc_pool *rtc_pool_new(int jobs, const rtc_cache *cache, const rtc_options *opt,
@@ -857,7 +961,8 @@ int rtc_pool_collect(rtc_pool *p, const struct pollfd *fds, int nfds, rtc_done *
         struct pollfd pf = {.fd = w->rep_fd, .events = POLLIN};
         if (poll(&pf, 1, 0) <= 0)
             continue;
-        read_reply(p, w, &done[got++]);
+        if (read_reply(p, w, &done[got]))
+            got++;
     }
     dispatch(p);
     return got;
@@ -899,11 +1004,12 @@ void rtc_pool_free(rtc_pool *p)
 {
     if (!p)
         return;
-    /* Idle workers exit on EOF; busy ones get SIGTERM, SIGKILL if they linger. */
+    /* Idle workers exit on EOF; busy ones (which ignore SIGTERM) are killed,
+     * and so is any that lingers. */
     for (int i = 0; i < p->n; i++) {
         close_worker_fds(&p->w[i]);
-        if (p->w[i].pid > 0)
-            signal_worker(p->w[i].pid, SIGTERM);
+        if (p->w[i].job)
+            signal_worker(p->w[i].pid, SIGKILL);
     }
     double deadline = kf_now() + 2.0;
     for (int i = 0; i < p->n; i++) {

@@ -8,10 +8,13 @@
  *
  * Cache layout: <dir>/<key>.cubin and <dir>/<key>.key, where key is the
  * 128-bit hash (hex) of the key text: NVRTC version, options, architecture
- * and the full source.  The .key file holds that text, and a lookup
- * compares it byte for byte, so a hash collision is a miss, not a wrong
- * binary.  Files are written atomically (temporary file + rename), so
- * concurrent kforge processes can share one cache.
+ * and the full source.  The .key file holds a line "cubin LEN HASH" (the
+ * cubin's length and kf_hash_hex) and then that text.  A lookup compares the
+ * text byte for byte, so a hash collision is a miss, not a wrong binary, and
+ * checks the cubin's length, hash and ELF magic, so a damaged or truncated
+ * cubin is a miss too (recompiled and replaced), never a binary the driver
+ * reads past its end.  Files are written atomically (temporary file +
+ * rename), so concurrent kforge processes can share one cache.
  */
 #ifndef KF_RTC_H
 #define KF_RTC_H
@@ -44,16 +47,18 @@ typedef struct {
 
 /* dir: explicit directory, or NULL for $KFORGE_CACHE_DIR, else
  * $XDG_CACHE_HOME/kforge, else $HOME/.cache/kforge, else /tmp/kforge-cache-<uid>.
- * Creates the directory when enabled (the /tmp fallback must then be owned
- * by this user and not group/world writable); a disabled cache only records
- * the path. */
+ * Creates the directory when enabled and checks that files can be created
+ * in it (the /tmp fallback must also be owned by this user and not
+ * group/world writable); the message then names the directory.  A disabled
+ * cache only records the path. */
 int rtc_cache_init(rtc_cache *c, const char *dir, bool enabled, char *err, size_t errlen);
 
 /* Key text (malloc'd) and its hash. */
 char *rtc_key_text(const char *src, const rtc_options *opt);
 void rtc_cache_key(const char *src, const rtc_options *opt, char key[33]);
 
-/* If a valid entry exists, writes the cubin path and returns true. */
+/* If a valid entry exists (key text, cubin length, hash and ELF magic all
+ * match), writes the cubin path and returns true. */
 bool rtc_cache_lookup(const rtc_cache *c, const char *src, const rtc_options *opt,
                       char *path, size_t pathlen);
 
@@ -96,8 +101,10 @@ int rtc_pool_pollfds(rtc_pool *p, struct pollfd *fds, int max);
 
 /* After poll(): reads the results of workers whose fds are readable, gives
  * queued jobs to idle workers, and returns the number of rtc_done written
- * (at most maxdone).  A worker that died is replaced; its job is reported as
- * failed with a message. */
+ * (at most maxdone).  A worker that died is replaced and its job runs again
+ * on a new worker; a job whose second worker dies too is reported as failed,
+ * with a message that names the signal or exit status.  Workers ignore
+ * SIGINT and SIGTERM (sent to the whole process group): the parent decides. */
 int rtc_pool_collect(rtc_pool *p, const struct pollfd *fds, int nfds, rtc_done *done, int maxdone);
 
 /* Blocking convenience: waits up to timeout_ms (-1 = forever) for one job to

@@ -5,6 +5,7 @@
 
 #include "run.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -108,8 +109,9 @@ int cli_run_option(cli *c, run_opts *ro, double *timeout)
 {
     const char *val;
     if (cli_value(c, "--timeout", &val)) {
-        if (!kf_parse_double(val, timeout) || *timeout < 0)
-            return cli_fail(c, "--timeout: expected seconds >= 0, got '%s'", val);
+        /* as bench.timeout_s; nan and inf would switch the watchdog off */
+        if (!kf_parse_double(val, timeout) || !isfinite(*timeout) || *timeout < 0 || *timeout > 86400)
+            return cli_fail(c, "--timeout: expected seconds 0..86400 (0: no watchdog), got '%s'", val);
     } else if (cli_value(c, "--device", &val)) {
         long long d;
         if (!kf_parse_ll(val, &d) || d < 0 || d > 64)

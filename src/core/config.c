@@ -943,7 +943,7 @@ int config_load(const char *path, kf_config *out, char *err, size_t errlen)
     size_t len;
     char rerr[512];
     memset(out, 0, sizeof *out);
-    char *text = kf_read_file(path, &len, rerr, sizeof rerr);
+    char *text = kf_read_file_max(path, KF_CONFIG_MAX_BYTES, &len, rerr, sizeof rerr);
     if (!text) {
         kf_err(err, errlen, "%s", rerr);
         return -1;

@@ -8,7 +8,10 @@ volatile sig_atomic_t kf_interrupted = 0;
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -121,29 +124,107 @@ void kf_err(char *err, size_t errlen, const char *fmt, ...)
     va_end(ap);
 }
 
-char *kf_read_file(const char *path, size_t *len, char *err, size_t errlen)
+static void too_large(const char *path, size_t max, char *err, size_t errlen)
 {
-    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
-    if (!f) {
+    if (max % ((size_t)1 << 20) == 0)
+        kf_err(err, errlen, "%s: larger than the %zu MiB limit", path, max >> 20);
+    else
+        kf_err(err, errlen, "%s: larger than the %zu-byte limit", path, max);
+}
+
+char *kf_read_file_max(const char *path, size_t max, size_t *len, char *err, size_t errlen)
+{
+    bool is_stdin = strcmp(path, "-") == 0;
+    int fd = is_stdin ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
+    const char *name = is_stdin ? "<stdin>" : path;
+    if (fd < 0) {
         kf_err(err, errlen, "%s: cannot open: %s", path, strerror(errno));
         return NULL;
     }
-    strbuf b = {0};
-    char chunk[65536];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
-        sb_appendn(&b, chunk, n);
-    int bad = ferror(f);
-    if (f != stdin)
-        fclose(f);
-    if (bad || b.failed) {
-        kf_err(err, errlen, "%s: %s", path, bad ? "read error" : "out of memory");
-        sb_free(&b);
-        return NULL;
+    char *buf = NULL;
+    size_t got = 0, cap = 0;
+    /* max + 1 bytes tell "too large" from "exactly max", plus the NUL */
+    size_t most = max < SIZE_MAX - 2 ? max + 2 : SIZE_MAX;
+    struct stat st;
+    if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+        kf_err(err, errlen, "%s: is a directory", name);
+        goto fail;
     }
+    /* read(), not stdio: a signal must end the wait (EINTR) rather than be
+     * retried, and a source without end (/dev/zero, `yes |`) stops at max. */
+    for (;;) {
+        if (got > max) {
+            too_large(name, max, err, errlen);
+            goto fail;
+        }
+        if (cap - got < 2) {
+            size_t ncap = !cap ? (most < 65536 ? most : 65536) : cap <= most / 2 ? cap * 2 : most;
+            char *nb = realloc(buf, ncap);
+            if (!nb) {
+                kf_err(err, errlen, "%s: out of memory", name);
+                goto fail;
+            }
+            buf = nb;
+            cap = ncap;
+        }
+        ssize_t r = read(fd, buf + got, cap - got - 1);
+        if (r == 0)
+            break;
+        if (r < 0) {
+            /* kforge's SIGINT/SIGTERM handlers do not restart system calls */
+            if (errno == EINTR)
+                kf_err(err, errlen, "%s: interrupted", name);
+            else
+                kf_err(err, errlen, "%s: read error: %s", name, strerror(errno));
+            goto fail;
+        }
+        got += (size_t)r;
+    }
+    if (!is_stdin)
+        close(fd);
+    buf[got] = '\0';
     if (len)
-        *len = b.len;
-    return sb_take(&b);
+        *len = got;
+    return buf;
+fail:
+    if (!is_stdin)
+        close(fd);
+    free(buf);
+    return NULL;
+}
+
+char *kf_read_file(const char *path, size_t *len, char *err, size_t errlen)
+{
+    return kf_read_file_max(path, SIZE_MAX, len, err, errlen);
+}
+
+volatile sig_atomic_t kf_output_broken = 0;
+
+int kf_stdout_close(char *err, size_t errlen)
+{
+    /* After gnulib's close_stdout: a stdout that was closed to begin with
+     * (EBADF) is fine as long as nothing was written to it. */
+    bool pending = __fpending(stdout) != 0;
+    bool failed_before = ferror(stdout) != 0;
+    int e = 0;
+    if (failed_before) {
+        /* The failed write's errno is gone; the usual cause is a pipe whose
+         * reader has left, which poll() still tells. */
+        struct pollfd pf = {.fd = fileno(stdout), .events = POLLOUT};
+        if (pf.fd >= 0 && poll(&pf, 1, 0) == 1 && (pf.revents & POLLERR))
+            e = EPIPE;
+    }
+    errno = 0;
+    bool close_failed = fclose(stdout) != 0;
+    if (close_failed && errno)
+        e = errno;
+    if (!failed_before && (!close_failed || (!pending && e == EBADF)))
+        return 0;
+    if (e)
+        kf_err(err, errlen, "write error on standard output: %s", strerror(e));
+    else
+        kf_err(err, errlen, "write error on standard output");
+    return -1;
 }
 
 int kf_write_file_atomic(const char *path, const void *data, size_t len, char *err, size_t errlen)

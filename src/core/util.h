@@ -41,9 +41,26 @@ void sb_free(strbuf *b);
 /* snprintf into an error buffer; safe with err == NULL. */
 void kf_err(char *err, size_t errlen, const char *fmt, ...) KF_PRINTF(3, 4);
 
+/* The largest config file kforge reads (16 MiB): far above any real config,
+ * and small enough that `kforge check /dev/zero` fails at once. */
+#define KF_CONFIG_MAX_BYTES ((size_t)16 << 20)
+
 /* Reads a whole file ("-" is stdin).  Returns a malloc'd NUL-terminated
- * buffer and its length, or NULL with a message in err. */
+ * buffer and its length, or NULL with a message in err: "is a directory",
+ * "larger than the N MiB limit" (more than max bytes), "interrupted" (a
+ * signal arrived while it waited for input), "out of memory". */
+char *kf_read_file_max(const char *path, size_t max, size_t *len, char *err, size_t errlen);
+/* kf_read_file_max without a size limit. */
 char *kf_read_file(const char *path, size_t *len, char *err, size_t errlen);
+
+/* Set when a write to standard output failed (a full disk, or EPIPE: the
+ * reader is gone).  Loops that produce output stop as if interrupted. */
+extern volatile sig_atomic_t kf_output_broken;
+
+/* Flushes and closes stdout.  -1 with a message if anything written to it
+ * was lost (ENOSPC, EPIPE, EIO ...); 0 otherwise, also when stdout was
+ * closed to begin with and nothing was written. */
+int kf_stdout_close(char *err, size_t errlen);
 
 /* Writes len bytes to path atomically (temporary file + rename). */
 int kf_write_file_atomic(const char *path, const void *data, size_t len, char *err, size_t errlen);

@@ -109,6 +109,7 @@ static void src_free(srctab *t)
     memset(t, 0, sizeof *t);
 }
 
+/* -1: NVRTC or the pool failed; -2: the cache directory is unusable. */
 static int setup_compiler(const run_opts *o, const char *arch, rtc_cache *cache, rtc_options *ropt,
                           rtc_pool **pool, char *err, size_t errlen)
 {
@@ -121,7 +122,7 @@ static int setup_compiler(const run_opts *o, const char *arch, rtc_cache *cache,
         return -1;
     }
     if (rtc_cache_init(cache, o->cache_dir, !o->no_cache, err, errlen) != 0)
-        return -1;
+        return -2;
     *pool = rtc_pool_new(o->jobs, cache, ropt, err, errlen);
     return *pool ? 0 : -1;
 }
@@ -153,8 +154,9 @@ run_session *run_session_new(const run_opts *o, kf_device *dev, bool *nodev, cha
         snprintf(arch, sizeof arch, "%s", o->arch);
     else
         snprintf(arch, sizeof arch, "sm_%d%d", s->dev.cc_major, s->dev.cc_minor);
-    if (setup_compiler(o, arch, &s->cache, &s->ropt, &s->pool, err, errlen) != 0) {
-        *nodev = true;
+    int sc = setup_compiler(o, arch, &s->cache, &s->ropt, &s->pool, err, errlen);
+    if (sc != 0) {
+        *nodev = sc != -2;
         worker_free(s->w);
         free(s);
         return NULL;
@@ -305,7 +307,7 @@ int run_session_measure(run_session *s, const kf_variant *variants, int nvariant
     double t_sent = 0, t0 = kf_now(), last_progress = 0;
     kf_result r;
     while (head < ncases || inflight >= 0) {
-        if (kf_interrupted) {
+        if (kf_interrupted || kf_output_broken) {
             if (inflight >= 0)
                 worker_kill(s->w);
             rc = -1;
@@ -399,7 +401,7 @@ int run_session_measure(run_session *s, const kf_variant *variants, int nvariant
                 rc = -1;
                 goto out;
             }
-        } else if (inflight >= 0 && b->timeout_s > 0 && kf_now() - t_sent >= b->timeout_s) {
+        } else if (inflight >= 0 && !kf_interrupted && b->timeout_s > 0 && kf_now() - t_sent >= b->timeout_s) {
             const kf_case *c = &cases[inflight];
             worker_kill(s->w);
             worker_free(s->w);
@@ -441,8 +443,9 @@ int run_compile_only(const kf_variant *variants, int nvariants, const run_opts *
     rtc_cache cache;
     rtc_options ropt;
     rtc_pool *pool = NULL;
-    if (setup_compiler(o, o->arch ? o->arch : "sm_90", &cache, &ropt, &pool, err, errlen) != 0)
-        return -1;
+    int sc = setup_compiler(o, o->arch ? o->arch : "sm_90", &cache, &ropt, &pool, err, errlen);
+    if (sc != 0)
+        return sc;
     int failed = 0, ncached = 0, rc = 0;
     srctab t;
     memset(&t, 0, sizeof t);

@@ -30,7 +30,7 @@ typedef struct run_session run_session;
 
 /* Starts the GPU worker (fills *dev; fails with exit-code-3 class errors:
  * *nodev is set when the failure is "no usable GPU / driver") and the
- * compiler pool. */
+ * compiler pool (*nodev is not set when the cache directory is unusable). */
 run_session *run_session_new(const run_opts *o, kf_device *dev, bool *nodev, char *err, size_t errlen);
 
 /* Called for every finished case, in completion order.  Return non-zero to
@@ -51,7 +51,8 @@ void run_session_free(run_session *s);
 
 /* Compiles every variant without a GPU (kforge check --compile): results
  * through fn with status OK or COMPILE (and the NVRTC log in stderr).
- * Returns the number that failed, or -1 on an internal error. */
+ * Returns the number that failed, -1 on an internal error, or -2 when the
+ * cache directory is unusable (a usage error). */
 int run_compile_only(const kf_variant *variants, int nvariants, const run_opts *o, run_result_fn fn, void *ctx,
                      char *err, size_t errlen);
 

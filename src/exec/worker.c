@@ -48,10 +48,13 @@ struct gpu_worker {
     int to, from;   /* request pipe (write end), reply pipe (read end) */
 };
 
-static bool fake_gpu(void)
+/* How many fake devices KFORGE_FAKE_GPU provides (0: the real GPU is used).
+ * Any value but "0" is one device for now; KFORGE_FAKE_GPU=N meaning N
+ * devices is planned, and only this function needs to learn it. */
+static int fake_gpu_count(void)
 {
     const char *e = getenv("KFORGE_FAKE_GPU");
-    return e && *e && strcmp(e, "0") != 0;
+    return e && *e && strcmp(e, "0") != 0 ? 1 : 0;
 }
 
 int worker_injection(int k)
@@ -144,11 +147,14 @@ static void fake_case(const request *q, const kf_device *dev, kf_result *r)
 
 static void child_main(int ordinal, int in, int out)
 {
+    /* Ctrl-C, and the SIGTERM of timeout, systemd or Slurm, go to the whole
+     * process group: a worker that died of them would be recorded as a GPU
+     * fault.  The parent kills the worker itself (SIGKILL). */
     signal(SIGINT, SIG_IGN);
-    signal(SIGTERM, SIG_DFL);
+    signal(SIGTERM, SIG_IGN);
     signal(SIGPIPE, SIG_DFL);
-    /* blocked by worker_start across fork(); a pending SIGINT is dropped now
-     * that it is ignored */
+    /* blocked by worker_start across fork(); a pending SIGINT or SIGTERM is
+     * dropped now that it is ignored */
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
@@ -156,8 +162,13 @@ static void child_main(int ordinal, int in, int out)
 
     hello h = {0};
     bench *B = NULL;
-    bool fake = fake_gpu();
-    if (fake) {
+    int nfake = fake_gpu_count();
+    bool fake = nfake > 0;
+    if (fake && (ordinal < 0 || ordinal >= nfake)) {
+        /* as gpu_open words a missing device */
+        snprintf(h.err, sizeof h.err, "no GPU with index %d (KFORGE_FAKE_GPU provides %d device%s)", ordinal,
+                 nfake, nfake == 1 ? "" : "s");
+    } else if (fake) {
         fake_device(&h.dev);
         h.ok = 1;
     } else {

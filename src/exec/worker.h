@@ -8,7 +8,8 @@
  * computed on the CPU and timings come from a formula).  It exists for tests
  * of the orchestration (faults, timeouts, signals, resume, tuning) on
  * machines without a GPU; every result it produces names the device
- * "fake-gpu (KFORGE_FAKE_GPU)".  KFORGE_FAULT_INJECT="crash@K,hang@K" makes
+ * "fake-gpu (KFORGE_FAKE_GPU)".  It is device 0 and the only one: any other
+ * --device fails as a missing GPU does.  KFORGE_FAULT_INJECT="crash@K,hang@K" makes
  * the worker crash or hang on the K-th case (1-based, counted by the parent)
  * -- for the same tests.
  */

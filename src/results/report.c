@@ -360,7 +360,8 @@ void report_add(report *r, const kf_result *res)
         }
         char *line = csv_line(res, &r->info, false);
         fputs(line, r->out);
-        fflush(r->out);
+        if (fflush(r->out) != 0 || ferror(r->out))
+            kf_output_broken = 1;   /* EPIPE: the reader is gone; the run stops */
         free(line);
         return;
     }
@@ -368,7 +369,8 @@ void report_add(report *r, const kf_result *res)
         char *line = report_json(res, &r->info);
         fputs(line, r->out);
         fputc('\n', r->out);
-        fflush(r->out);
+        if (fflush(r->out) != 0 || ferror(r->out))
+            kf_output_broken = 1;
         free(line);
         return;
     }
