@@ -64,6 +64,19 @@ $(BUILD)/tests/%.o: tests/%.c
 $(BUILD)/tests/%: $(BUILD)/tests/%.o $(BUILD)/libkforge.a
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) $(CHECK_LIBS) -o $@
 
+# A scripted stand-in for libnvidia-ml.so.1 that test_nvml loads from its own
+# directory: with the pre-R535 name of the clock reasons query, and with the new one.
+FAKE_NVML := $(BUILD)/tests/libfakenvml.so $(BUILD)/tests/libfakenvml-new.so
+$(BUILD)/tests/libfakenvml.so: tests/fake_nvml.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -fPIC -shared $(LDFLAGS) $< -o $@
+$(BUILD)/tests/libfakenvml-new.so: tests/fake_nvml.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -DFAKE_NVML_EVENT_REASONS -fPIC -shared $(LDFLAGS) $< -o $@
+$(BUILD)/tests/test_nvml: | $(FAKE_NVML)
+# src/nvml.c declares the NVML it uses; where the toolkit has nvml.h, it checks against it.
+$(BUILD)/obj/nvml.o: CFLAGS += $(if $(wildcard $(CUDA)/include/nvml.h),-DKF_TOOLKIT_NVML_H='"$(CUDA)/include/nvml.h"')
+
 # Every test binary runs even if an earlier one fails; the target fails if any did.
 check: $(TESTS) $(BUILD)/kforge $(BUILD)/fuzz_replay
 	@fail=0; for t in $(TESTS); do \
