@@ -96,12 +96,18 @@ bench: $(BUILD)/kforge
 bench-cub: $(BUILD)/kforge
 	sh tools/bench_cub.sh
 
+# The binary, its man page and completion, and what the man page's EXAMPLES
+# use: the configs and tools/plot.sh (which finds plot.py next to itself).
 install: $(BUILD)/kforge
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
-	  $(DESTDIR)$(PREFIX)/share/bash-completion/completions
+	  $(DESTDIR)$(PREFIX)/share/bash-completion/completions \
+	  $(DESTDIR)$(PREFIX)/share/kforge/configs $(DESTDIR)$(PREFIX)/share/kforge/tools
 	install -m 755 $(BUILD)/kforge $(DESTDIR)$(PREFIX)/bin/kforge
 	install -m 644 man/kforge.1 $(DESTDIR)$(PREFIX)/share/man/man1/kforge.1
 	install -m 644 completion/kforge.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/kforge
+	install -m 644 configs/*.json $(DESTDIR)$(PREFIX)/share/kforge/configs/
+	install -m 755 tools/plot.sh $(DESTDIR)$(PREFIX)/share/kforge/tools/plot.sh
+	install -m 644 tools/plot.py $(DESTDIR)$(PREFIX)/share/kforge/tools/plot.py
 
 # Fuzzing (clang libFuzzer) and valgrind runs of the CPU side (issue 5).
 .PHONY: valgrind
