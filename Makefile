@@ -66,6 +66,19 @@ $(BUILD)/tests/%.o: tests/%.c
 $(BUILD)/tests/%: $(BUILD)/tests/%.o $(BUILD)/libkforge.a
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) $(CHECK_LIBS) -o $@
 
+# A scripted stand-in for libnvidia-ml.so.1 that test_nvml loads from its own
+# directory: with the pre-R535 name of the clock reasons query, and with the new one.
+FAKE_NVML := $(BUILD)/tests/libfakenvml.so $(BUILD)/tests/libfakenvml-new.so
+$(BUILD)/tests/libfakenvml.so: tests/fake_nvml.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -fPIC -shared $(LDFLAGS) $< -o $@
+$(BUILD)/tests/libfakenvml-new.so: tests/fake_nvml.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -DFAKE_NVML_EVENT_REASONS -fPIC -shared $(LDFLAGS) $< -o $@
+$(BUILD)/tests/test_nvml: | $(FAKE_NVML)
+# src/exec/nvml.c declares the NVML it uses; where the toolkit has nvml.h, it checks against it.
+$(BUILD)/obj/exec/nvml.o: CFLAGS += $(if $(wildcard $(CUDA)/include/nvml.h),-DKF_TOOLKIT_NVML_H='"$(CUDA)/include/nvml.h"')
+
 # Every test binary runs even if an earlier one fails; the target fails if any did.
 check: $(TESTS) $(BUILD)/kforge $(BUILD)/fuzz_replay
 	@fail=0; for t in $(TESTS); do \
@@ -75,6 +88,7 @@ check: $(TESTS) $(BUILD)/kforge $(BUILD)/fuzz_replay
 	KFORGE=$(BUILD)/kforge sh tests/cli_suite.sh || fail=1; \
 	KFORGE=$(BUILD)/kforge sh tests/robust_suite.sh || fail=1; \
 	KFORGE=$(BUILD)/kforge sh tests/tune_suite.sh || fail=1; \
+	sh tests/plot_suite.sh || fail=1; \
 	KFORGE=$(BUILD)/kforge sh tests/gpu_suite.sh || fail=1; \
 	exit $$fail
 test: check
@@ -85,12 +99,18 @@ bench: $(BUILD)/kforge
 bench-cub: $(BUILD)/kforge
 	sh tools/bench_cub.sh
 
+# The binary, its man page and completion, and what the man page's EXAMPLES
+# use: the configs and tools/plot.sh (which finds plot.py next to itself).
 install: $(BUILD)/kforge
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
-	  $(DESTDIR)$(PREFIX)/share/bash-completion/completions
+	  $(DESTDIR)$(PREFIX)/share/bash-completion/completions \
+	  $(DESTDIR)$(PREFIX)/share/kforge/configs $(DESTDIR)$(PREFIX)/share/kforge/tools
 	install -m 755 $(BUILD)/kforge $(DESTDIR)$(PREFIX)/bin/kforge
 	install -m 644 man/kforge.1 $(DESTDIR)$(PREFIX)/share/man/man1/kforge.1
 	install -m 644 completion/kforge.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/kforge
+	install -m 644 configs/*.json $(DESTDIR)$(PREFIX)/share/kforge/configs/
+	install -m 755 tools/plot.sh $(DESTDIR)$(PREFIX)/share/kforge/tools/plot.sh
+	install -m 644 tools/plot.py $(DESTDIR)$(PREFIX)/share/kforge/tools/plot.py
 
 # Fuzzing (clang libFuzzer) and valgrind runs of the CPU side (issue 5).
 .PHONY: valgrind

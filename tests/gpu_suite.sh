@@ -10,7 +10,17 @@
 #      recorded as such, every other variant measured and recorded.
 set -u
 KFORGE=${KFORGE:-build/kforge}
-OUT=${KFORGE_TEST_OUT:-$(mktemp -d)}
+# Files go to $KFORGE_TEST_OUT (kept), else to a temporary directory that is
+# removed when every test passed (or the suite was skipped) and kept (and
+# named) when one failed.
+if [ -n "${KFORGE_TEST_OUT:-}" ]; then
+  OUT=$KFORGE_TEST_OUT; own_out=0
+else
+  OUT=$(mktemp -d "${TMPDIR:-/tmp}/kforge-gpu-suite.XXXXXX") || exit 2; own_out=1
+fi
+keep_out=0
+trap 'if [ $own_out = 1 ] && [ $keep_out = 0 ]; then rm -rf "$OUT"; fi' EXIT
+trap 'exit 130' INT TERM HUP
 mkdir -p "$OUT"
 pass=0; fail=0
 ok()   { pass=$((pass+1)); echo "PASS: $1"; }
@@ -101,5 +111,9 @@ else
   bad "tuning run: $(tail -n 5 "$OUT/tune.err")"
 fi
 
+if [ $fail -gt 0 ] || [ $own_out = 0 ]; then
+  keep_out=1
+  echo "GPU suite: files kept in $OUT"
+fi
 echo "GPU suite: $pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -7,6 +7,7 @@
 #include <check.h>
 #include <float.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -437,6 +438,252 @@ START_TEST(stop_defaults_are_sane)
 }
 END_TEST
 
+// ----------------------------------------------------------------------------
+// Welch's t-test and the significance rule.  Reference values from SciPy 1.10
+// (scipy.special.betainc, scipy.stats.t.cdf, scipy.stats.ttest_ind_from_stats
+// with equal_var=False) and closed forms.
+
+static void assert_rel(double got, double want, double rel, const char *what)
+{
+    double tol = rel * fabs(want);
+    ck_assert_msg(fabs(got - want) <= tol, "%s: got %.17g, want %.17g", what, got, want);
+}
+
+static kf_stats summary(int reps, double median, double mean, double sd)
+{
+    kf_stats s;
+    memset(&s, 0, sizeof s);
+    s.reps = reps;
+    s.median_ms = median;
+    s.mean_ms = mean;
+    s.stddev_ms = sd;
+    s.min_ms = mean - 2 * sd;
+    s.max_ms = mean + 2 * sd;
+    s.noise = mean > 0 ? sd / mean : 0;
+    return s;
+}
+
+START_TEST(incbeta_reference_values)
+{
+    static const struct {
+        double a, b, x, want;
+    } v[] = {
+        {0.5, 0.5, 0.3, 0.3690101195655454},
+        {2, 3, 0.4, 0.5248},
+        {5, 0.5, 0.9, 0.316642915020012},
+        {100, 0.5, 0.99, 0.15677586542443941},
+        {1000, 0.5, 0.999, 0.15724727426683946},
+        {10, 10, 0.5, 0.5},
+        {2.5, 0.5, 1e-6, 3.395306665236898e-16},
+        {1500.5, 0.5, 0.996, 0.0005246160046133629},
+    };
+    for (int i = 0; i < N_OF(v); i++) {
+        char what[64];
+        snprintf(what, sizeof what, "I_%g(%g, %g)", v[i].x, v[i].a, v[i].b);
+        assert_rel(stats_incbeta(v[i].a, v[i].b, v[i].x), v[i].want, 1e-11, what);
+    }
+}
+END_TEST
+
+START_TEST(incbeta_closed_forms_and_edges)
+{
+    for (double x = 0.05; x < 1; x += 0.1) {
+        assert_rel(stats_incbeta(1, 1, x), x, 1e-13, "I_x(1,1) = x");
+        assert_rel(stats_incbeta(3, 1, x), x * x * x, 1e-13, "I_x(a,1) = x^a");
+        assert_rel(stats_incbeta(1, 4, x), 1 - pow(1 - x, 4), 1e-13, "I_x(1,b) = 1-(1-x)^b");
+        /* I_x(a, b) = 1 - I_(1-x)(b, a) */
+        ck_assert(fabs(stats_incbeta(7.5, 2.25, x) + stats_incbeta(2.25, 7.5, 1 - x) - 1) < 1e-14);
+        /* I_x(1/2, 1/2) = (2/pi) asin(sqrt(x)) */
+        assert_rel(stats_incbeta(0.5, 0.5, x), 2 / M_PI * asin(sqrt(x)), 1e-13, "arcsine");
+    }
+    ck_assert(stats_incbeta(2, 3, 0) == 0);
+    ck_assert(stats_incbeta(2, 3, 1) == 1);
+    ck_assert(isnan(stats_incbeta(0, 3, 0.5)));
+    ck_assert(isnan(stats_incbeta(2, -1, 0.5)));
+    ck_assert(isnan(stats_incbeta(2, 3, -0.1)));
+    ck_assert(isnan(stats_incbeta(2, 3, 1.1)));
+    ck_assert(isnan(stats_incbeta(2, 3, NAN)));
+    ck_assert(isnan(stats_incbeta(INFINITY, 3, 0.5)));
+}
+END_TEST
+
+START_TEST(t_cdf_values)
+{
+    /* df = 1 is the Cauchy distribution, df = 2 has a closed form too */
+    for (double t = -20; t <= 20; t += 0.75) {
+        assert_rel(stats_t_cdf(t, 1), 0.5 + atan(t) / M_PI, 1e-12, "Cauchy");
+        assert_rel(stats_t_cdf(t, 2), 0.5 + t / (2 * sqrt(2 + t * t)), 1e-12, "df 2");
+    }
+    assert_close(stats_t_cdf(0, 5), 0.5, "t = 0");
+    assert_rel(stats_t_cdf(2.0, 3), 0.9303370157205785, 1e-12, "t(3) at 2");
+    assert_rel(stats_t_cdf(-2.5, 7.5), 0.019410129136812757, 1e-11, "t(7.5) at -2.5");
+    assert_rel(stats_t_cdf(3.3, 1000), 0.9994995016374989, 1e-12, "t(1000) at 3.3");
+    assert_rel(stats_t_cdf(1.96, 1e6), 0.9750019662073651, 1e-12, "t(1e6) at 1.96");
+    assert_rel(stats_t_cdf(-5, 2e5), 2.8689324583921453e-07, 1e-10, "t(2e5) at -5");
+    assert_rel(stats_t_cdf(0.5, 5e4), 0.6914613610732707, 1e-12, "t(5e4) at 0.5");
+    /* a far tail, computed without cancellation */
+    assert_rel(stats_t_cdf(-40, 30), 6.863022597203181e-28, 1e-10, "t(30) at -40");
+    /* symmetry */
+    assert_rel(stats_t_cdf(1.7, 4.2) + stats_t_cdf(-1.7, 4.2), 1, 1e-14, "symmetry");
+    /* infinite df: the normal distribution */
+    assert_rel(stats_t_cdf(1.96, INFINITY), 0.9750021048517795, 1e-14, "normal");
+    ck_assert(stats_t_cdf(INFINITY, 3) == 1 && stats_t_cdf(-INFINITY, 3) == 0);
+    ck_assert(isnan(stats_t_cdf(1, 0)) && isnan(stats_t_cdf(1, -2)) && isnan(stats_t_cdf(NAN, 3)));
+}
+END_TEST
+
+START_TEST(welch_reference_values)
+{
+    /* mean_a, sd_a, n_a, mean_b, sd_b, n_b -> t, df, two-sided p */
+    static const struct {
+        double ma, sa;
+        int na;
+        double mb, sb;
+        int nb;
+        double t, df, p;
+    } v[] = {
+        {1.0, 0.1, 10, 1.1, 0.1, 10, -2.236067977499791, 18.0, 0.03824961451611377},
+        {0.0561, 0.0009, 50, 0.0570, 0.0012, 40, -3.9391929857916987, 70.61606397469134, 0.00018977123435783005},
+        {20.0, 2.0, 3, 25.0, 8.0, 5, -1.3299879414973288, 4.773152081563297, 0.24352661247910667},
+        {1.0, 0.02, 1000, 1.001, 0.02, 1000, -1.1180339887497717, 1998.0, 0.2636868869107871},
+        {5, 1, 2, 6, 1, 2, -1.0, 2.0, 0.42264973081037427},
+        {10.0, 0.0, 10, 10.5, 1.0, 10, -1.5811388300841895, 9.0, 0.14830470736655946},
+        {0.0123, 0.0001, 200, 0.0119, 0.0004, 15, 3.8639378297404687, 14.131535772447354, 0.0016923461486939534},
+    };
+    for (int i = 0; i < N_OF(v); i++) {
+        kf_stats a = summary(v[i].na, v[i].ma, v[i].ma, v[i].sa);
+        kf_stats b = summary(v[i].nb, v[i].mb, v[i].mb, v[i].sb);
+        double t, df;
+        double p = stats_welch(&a, &b, &t, &df);
+        char what[64];
+        snprintf(what, sizeof what, "case %d t", i);
+        assert_rel(t, v[i].t, 1e-12, what);
+        snprintf(what, sizeof what, "case %d df", i);
+        assert_rel(df, v[i].df, 1e-12, what);
+        snprintf(what, sizeof what, "case %d p", i);
+        assert_rel(p, v[i].p, 1e-10, what);
+        /* the test is symmetric */
+        double p2 = stats_welch(&b, &a, &t, &df);
+        assert_rel(t, -v[i].t, 1e-12, "swapped t");
+        assert_rel(p2, p, 1e-14, "swapped p");
+    }
+}
+END_TEST
+
+START_TEST(significant_identical_never)
+{
+    const kf_stats cases[] = {
+        summary(10, 1.0, 1.0, 0.1), summary(1000, 0.0561, 0.0562, 1e-5), summary(2, 3, 3, 0),
+        summary(5, 0, 0, 0),
+    };
+    for (int i = 0; i < N_OF(cases); i++) {
+        double p = -1;
+        ck_assert(!stats_significant(&cases[i], &cases[i], 0.05, &p));
+        ck_assert(!stats_significant(&cases[i], &cases[i], 0.999, &p));
+        ck_assert_msg(p == 1, "case %d: p = %g", i, p);
+    }
+    /* and from the same timings */
+    const double ms[] = {0.52, 0.50, 0.51, 0.55, 0.49, 0.50, 0.53};
+    kf_stats a, b;
+    stats_compute(ms, N_OF(ms), &a);
+    stats_compute(ms, N_OF(ms), &b);
+    ck_assert(!stats_significant(&a, &b, 0.05, NULL));
+}
+END_TEST
+
+START_TEST(significant_clear_difference)
+{
+    /* 10% apart, 1% noise, 50 reps each */
+    kf_stats a = summary(50, 1.00, 1.001, 0.01), b = summary(50, 1.10, 1.101, 0.011);
+    double p = -1;
+    ck_assert(stats_significant(&a, &b, 0.05, &p));
+    ck_assert(p >= 0 && p < 1e-20);
+    ck_assert(stats_significant(&b, &a, 0.05, NULL));
+    /* 1.0 against 1.1 with stddev 0.09 and 10 reps: p = 0.023, significant at
+     * 5%, not at 1% (SciPy) */
+    a = summary(10, 1.0, 1.0, 0.09);
+    b = summary(10, 1.1, 1.1, 0.09);
+    ck_assert(stats_significant(&a, &b, 0.05, &p));
+    assert_rel(p, 0.023036813642647293, 1e-10, "p");
+    ck_assert(!stats_significant(&a, &b, 0.01, &p));
+    /* the first reference case, p = 0.038, but medians only half a stddev apart */
+    a = summary(10, 1.0, 1.0, 0.1);
+    b = summary(10, 1.05, 1.1, 0.1);
+    ck_assert(!stats_significant(&a, &b, 0.05, &p));
+    assert_rel(p, 0.03824961451611377, 1e-10, "p");
+}
+END_TEST
+
+START_TEST(significant_minimum_effect)
+{
+    /* 0.5% apart with 2% noise: 5000 reps make the t-test certain (p ~ 1e-35),
+     * but the difference is inside either run's spread */
+    kf_stats a = summary(5000, 1.000, 1.000, 0.020), b = summary(5000, 1.005, 1.005, 0.020);
+    double t, df, p = stats_welch(&a, &b, &t, &df);
+    ck_assert_msg(p < 1e-30, "p = %g", p);
+    ck_assert(!stats_significant(&a, &b, 0.05, &p));
+    ck_assert(p < 1e-30); /* p_out is the test's p-value all the same */
+    /* just beyond the larger stddev: significant */
+    b = summary(5000, 1.0201, 1.0201, 0.020);
+    ck_assert(stats_significant(&a, &b, 0.05, NULL));
+}
+END_TEST
+
+START_TEST(significant_zero_variance)
+{
+    /* both without spread: any difference is certain */
+    kf_stats a = summary(10, 2.0, 2.0, 0), b = summary(10, 2.5, 2.5, 0);
+    double t, df, p = stats_welch(&a, &b, &t, &df);
+    ck_assert(p == 0 && isinf(t) && t < 0 && df == 18);
+    ck_assert(stats_significant(&a, &b, 0.05, &p));
+    ck_assert(p == 0);
+    /* equal means without spread */
+    b = summary(10, 2.0, 2.0, 0);
+    ck_assert(stats_welch(&a, &b, &t, &df) == 1 && t == 0);
+    ck_assert(!stats_significant(&a, &b, 0.05, NULL));
+    /* one side without spread: the other side's n - 1 degrees of freedom */
+    b = summary(7, 2.6, 2.6, 0.1);
+    p = stats_welch(&a, &b, &t, &df);
+    assert_rel(df, 6, 1e-14, "df");
+    assert_rel(t, -0.6 / (0.1 / sqrt(7)), 1e-12, "t");
+    ck_assert(p > 0 && p < 1e-5);
+    ck_assert(stats_significant(&a, &b, 0.05, NULL));
+}
+END_TEST
+
+START_TEST(significant_no_test_possible)
+{
+    kf_stats good = summary(10, 1.0, 1.0, 0.1);
+    kf_stats bad[] = {summary(1, 2.0, 2.0, 0), summary(0, 0, 0, 0), summary(10, 2.0, NAN, 0.1),
+                      summary(10, 2.0, 2.0, -0.1), summary(10, 2.0, 2.0, INFINITY), summary(10, 2.0, -2.0, 0.1)};
+    for (int i = 0; i < N_OF(bad); i++) {
+        double p = 0, t = 0, df = 0;
+        ck_assert(isnan(stats_welch(&good, &bad[i], &t, &df)));
+        ck_assert(isnan(t) && isnan(df));
+        ck_assert(!stats_significant(&good, &bad[i], 0.05, &p));
+        ck_assert_msg(isnan(p), "case %d: p = %g", i, p);
+        ck_assert(!stats_significant(&bad[i], &good, 0.05, NULL));
+    }
+    ck_assert(isnan(stats_welch(NULL, &good, NULL, NULL)));
+    /* alpha outside (0, 1) */
+    kf_stats far = summary(10, 5.0, 5.0, 0.1);
+    ck_assert(stats_significant(&good, &far, 0.05, NULL));
+    ck_assert(!stats_significant(&good, &far, 0, NULL));
+    ck_assert(!stats_significant(&good, &far, 1, NULL));
+    ck_assert(!stats_significant(&good, &far, NAN, NULL));
+}
+END_TEST
+
+START_TEST(significant_direction_must_agree)
+{
+    /* the medians say a is slower, the means (pulled by outliers) say faster */
+    kf_stats a = summary(100, 1.30, 1.00, 0.05), b = summary(100, 1.00, 1.20, 0.05);
+    double p;
+    ck_assert(stats_welch(&a, &b, NULL, NULL) < 1e-10);
+    ck_assert(!stats_significant(&a, &b, 0.05, &p));
+}
+END_TEST
+
 static Suite *stats_suite(void)
 {
     Suite *s = suite_create("stats");
@@ -470,6 +717,19 @@ static Suite *stats_suite(void)
     tcase_add_test(stop, stop_time_budget);
     tcase_add_test(stop, stop_defaults_are_sane);
     suite_add_tcase(s, stop);
+
+    TCase *sig = tcase_create("significance");
+    tcase_add_test(sig, incbeta_reference_values);
+    tcase_add_test(sig, incbeta_closed_forms_and_edges);
+    tcase_add_test(sig, t_cdf_values);
+    tcase_add_test(sig, welch_reference_values);
+    tcase_add_test(sig, significant_identical_never);
+    tcase_add_test(sig, significant_clear_difference);
+    tcase_add_test(sig, significant_minimum_effect);
+    tcase_add_test(sig, significant_zero_variance);
+    tcase_add_test(sig, significant_no_test_possible);
+    tcase_add_test(sig, significant_direction_must_agree);
+    suite_add_tcase(s, sig);
     return s;
 }
 

@@ -20,7 +20,16 @@ KFORGE=${KFORGE:-build/kforge}
 case $KFORGE in /*) ;; *) KFORGE=$(pwd)/$KFORGE ;; esac
 ROOT=$(pwd)
 SPACE=$ROOT/configs/tune-reduce.json
-OUT=${KFORGE_TEST_OUT:-$(mktemp -d)}
+# Files go to $KFORGE_TEST_OUT (kept), else to a temporary directory that is
+# removed when every test passed and kept (and named) when one failed.
+if [ -n "${KFORGE_TEST_OUT:-}" ]; then
+  OUT=$KFORGE_TEST_OUT; own_out=0
+else
+  OUT=$(mktemp -d "${TMPDIR:-/tmp}/kforge-tune-suite.XXXXXX") || exit 2; own_out=1
+fi
+keep_out=0
+trap 'if [ $own_out = 1 ] && [ $keep_out = 0 ]; then rm -rf "$OUT"; fi' EXIT
+trap 'exit 130' INT TERM HUP
 mkdir -p "$OUT"
 cd "$OUT" || exit 1
 export KFORGE_FAKE_GPU=1
@@ -221,5 +230,9 @@ else
   bad "several dtypes: exit $rc: $(cat eu3.txt)"
 fi
 
-echo "tune suite: $pass passed, $fail failed (files in $OUT)"
+if [ $fail -gt 0 ] || [ $own_out = 0 ]; then
+  keep_out=1
+  echo "tune suite: files kept in $OUT"
+fi
+echo "tune suite: $pass passed, $fail failed"
 [ $fail -eq 0 ]

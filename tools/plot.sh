@@ -1,31 +1,41 @@
 #!/bin/sh
 # tools/plot.sh -- PNG charts from a kforge results file (JSON Lines).
 #
-#   tools/plot.sh RESULTS.jsonl [--out DIR] [--heat X,Y] [--n N] [--filter KEY=VALUE]...
+#   tools/plot.sh RESULTS.jsonl [--out DIR] [--heat X,Y] [--n N] [--filter KEY=VALUE]... [--print-data]
 #
-#   DIR/bandwidth.png  GB/s against n (log2 axis), one line per variant (name, or
-#                      label when unnamed); status ok rows only; the best median
-#                      where a (variant, n) was measured more than once
-#   DIR/heat.png       median time over parameters X and Y (default
-#                      block_size,elements_per_thread) at size N (default: the
-#                      largest measured), the minimum over all other parameters,
-#                      each cell annotated
+#   DIR/bandwidth.png  GB/s against n, one line per variant (its name, else the
+#                      parts of its label that tell it apart), status ok rows
+#                      only; at most 8 lines: with more variants, the best of
+#                      each algorithm
+#   DIR/heat.png       median time in % of the best cell over parameters X and Y
+#                      (default block_size,elements_per_thread) at size N
+#                      (default: the largest measured), the minimum over all
+#                      other parameters, each cell annotated
+#
+#   Titles name the GPU, dtype and op, the heat map also the date.  Axes are
+#   logarithmic where the values span two decades.  A case measured several
+#   times (same device, variant and n) is drawn from its latest run, and a
+#   footnote says so.  Results of several devices are never merged: each gets
+#   its own charts, DIR/bandwidth-DEVICE.png and DIR/heat-DEVICE.png.
 #
 #   --out DIR          where the PNGs go (default: kforge-plots)
 #   --filter KEY=VALUE keep only rows whose KEY equals VALUE (repeatable; all must
 #                      hold): --filter dtype=float32 --filter n=2^20 --filter name=reduce6
+#   --print-data       draw nothing: print each chart's file, title, notes, axes
+#                      and data (no gnuplot needed)
 #
 # Examples:
 #   kforge run sweep.json --results sweep.jsonl && tools/plot.sh sweep.jsonl
 #   tools/plot.sh sweep.jsonl --heat block_size,vector_width --n 2^24 --filter dtype=float32
 #
-# Needs gnuplot (with the pngcairo terminal) and python3 (tools/plot.py extracts
-# the data).  Exit status: 0; 1 gnuplot failed; 2 usage or nothing to plot.
+# Needs python3 (tools/plot.py extracts the data) and gnuplot with the
+# pngcairo terminal (Debian: gnuplot-nox).  Exit status: 0; 1 gnuplot failed;
+# 2 usage or nothing to plot.
 
 set -u
 
 usage() {
-    sed -n '4,17p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '4,30p' "$0" | sed 's/^# \{0,1\}//'
 }
 
 die() {
@@ -37,6 +47,7 @@ results=
 out=kforge-plots
 heat=
 n=
+print_data=
 # filters are passed through to plot.py as repeated "--filter KV" arguments
 nfilters=0
 while [ $# -gt 0 ]; do
@@ -44,6 +55,10 @@ while [ $# -gt 0 ]; do
     -h | --help)
         usage
         exit 0
+        ;;
+    --print-data)
+        print_data=1
+        shift
         ;;
     --out | --heat | --n | --filter)
         [ $# -ge 2 ] || die "$1 needs a value"
@@ -84,16 +99,10 @@ done
 }
 [ -r "$results" ] || die "cannot read '$results'"
 command -v python3 >/dev/null 2>&1 || die "python3 not found"
-command -v gnuplot >/dev/null 2>&1 || die "gnuplot not found (apt-get install gnuplot-nox)"
-
 here=$(cd "$(dirname "$0")" && pwd)
-work=$(mktemp -d "${TMPDIR:-/tmp}/kforge-plot.XXXXXX") || exit 2
-trap 'rm -rf "$work"' EXIT
-trap 'exit 130' INT TERM HUP
-mkdir -p "$out" || die "cannot create '$out'"
 
 # Rebuild the argument list for plot.py: results, options, then the filters.
-set -- "$results" --work "$work" --out "$out"
+set -- "$results" --out "$out"
 [ -n "$heat" ] && set -- "$@" --heat "$heat"
 [ -n "$n" ] && set -- "$@" --n "$n"
 i=1
@@ -101,8 +110,17 @@ while [ "$i" -le "$nfilters" ]; do
     eval "set -- \"\$@\" --filter \"\$filter_$i\""
     i=$((i + 1))
 done
+if [ -n "$print_data" ]; then
+    exec python3 "$here/plot.py" "$@" --print-data
+fi
 
-python3 "$here/plot.py" "$@" || exit 2
+command -v gnuplot >/dev/null 2>&1 || die "gnuplot not found (apt-get install gnuplot-nox)"
+work=$(mktemp -d "${TMPDIR:-/tmp}/kforge-plot.XXXXXX") || exit 2
+trap 'rm -rf "$work"' EXIT
+trap 'exit 130' INT TERM HUP
+mkdir -p "$out" || die "cannot create '$out'"
+
+python3 "$here/plot.py" "$@" --work "$work" || exit 2
 gnuplot "$work/plot.gp" 2>"$work/gnuplot.log" || {
     cat "$work/gnuplot.log" >&2
     echo "plot: gnuplot failed" >&2

@@ -84,3 +84,154 @@ bool stats_should_stop(const double *ms, int reps, double elapsed_s, const kf_be
     double noise = mean > 0 ? sd / mean : 0;
     return noise <= b->max_noise;
 }
+
+// ----------------------------------------------------------------------------
+// Welch's t-test
+
+/* The continued fraction of I_x(a, b) (modified Lentz), which converges fast
+ * for x < (a + 1) / (a + b + 2); stats_incbeta uses the symmetry
+ * I_x(a, b) = 1 - I_(1-x)(b, a) for the other side. */
+static double incbeta_cf(double a, double b, double x)
+{
+    const double tiny = 1e-300, eps = 1e-15;
+    double c = 1, d = 1 - (a + b) * x / (a + 1);
+    if (fabs(d) < tiny)
+        d = tiny;
+    d = 1 / d;
+    double h = d;
+    for (int m = 1; m <= 10000; m++) {
+        /* even step */
+        double num = m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m));
+        d = 1 + num * d;
+        d = fabs(d) < tiny ? 1 / tiny : 1 / d;
+        c = 1 + num / c;
+        if (fabs(c) < tiny)
+            c = tiny;
+        h *= d * c;
+        /* odd step */
+        num = -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1));
+        d = 1 + num * d;
+        d = fabs(d) < tiny ? 1 / tiny : 1 / d;
+        c = 1 + num / c;
+        if (fabs(c) < tiny)
+            c = tiny;
+        double step = d * c;
+        h *= step;
+        if (fabs(step - 1) < eps)
+            break;
+    }
+    return h;
+}
+
+/* lgamma(x) - Stirling's approximation (x - 1/2) log x - x + log(2 pi) / 2,
+ * by its asymptotic series: for x >= 100 the first omitted term is below
+ * 1e-21. */
+static double stirling_rest(double x)
+{
+    double r = 1 / (x * x);
+    return (1.0 / 12 - r * (1.0 / 360 - r * (1.0 / 1260 - r / 1680))) / x;
+}
+
+/* log(Gamma(a + b) / (Gamma(a) Gamma(b))).  For large a or b the plain
+ * difference of lgammas loses digits (lgamma(5e5) is 6e6); there the
+ * Stirling form of lgamma(a + b) - lgamma(max) is taken in pieces that do not
+ * cancel. */
+static double log_inv_beta(double a, double b)
+{
+    double big = a > b ? a : b, small = a > b ? b : a;
+    if (big < 100)
+        return lgamma(a + b) - lgamma(a) - lgamma(b);
+    double ratio = (big - 0.5) * log1p(small / big) + small * log(big + small) - small +
+                   stirling_rest(big + small) - stirling_rest(big);
+    return ratio - lgamma(small);
+}
+
+/* I_x(a, b) with y = 1 - x given separately, so that callers who know both
+ * precisely (stats_t_cdf) lose nothing when x is close to 1. */
+static double incbeta_xy(double a, double b, double x, double y)
+{
+    if (x == 0 || y == 0)
+        return x == 0 ? 0 : 1;
+    double lx = x < 0.5 ? log(x) : log1p(-y), ly = y < 0.5 ? log(y) : log1p(-x);
+    /* x^a y^b / (a B(a, b)), in logarithms */
+    double lfront = log_inv_beta(a, b) + a * lx + b * ly;
+    if (x < (a + 1) / (a + b + 2))
+        return exp(lfront) * incbeta_cf(a, b, x) / a;
+    return 1 - exp(lfront) * incbeta_cf(b, a, y) / b;
+}
+
+double stats_incbeta(double a, double b, double x)
+{
+    if (!(a > 0) || !(b > 0) || !(x >= 0) || !(x <= 1) || isinf(a) || isinf(b))
+        return NAN;
+    return incbeta_xy(a, b, x, 1 - x);
+}
+
+/* P(|T| > |t|) for t with df degrees of freedom: I_x(df/2, 1/2) at
+ * x = df / (df + t^2), 1 - x = t^2 / (df + t^2). */
+static double t_two_sided(double t, double df)
+{
+    double t2 = t * t;
+    return incbeta_xy(df / 2, 0.5, df / (df + t2), t2 / (df + t2));
+}
+
+double stats_t_cdf(double t, double df)
+{
+    if (isnan(t) || !(df > 0))
+        return NAN;
+    if (isinf(t))
+        return t > 0 ? 1 : 0;
+    if (isinf(df))
+        return 0.5 * erfc(-t / sqrt(2.0));
+    double tail = 0.5 * t_two_sided(t, df);
+    return t > 0 ? 1 - tail : tail;
+}
+
+static bool summary_usable(const kf_stats *s)
+{
+    return s && s->reps >= 2 && isfinite(s->mean_ms) && isfinite(s->stddev_ms) && s->stddev_ms >= 0 &&
+           s->mean_ms >= 0;
+}
+
+double stats_welch(const kf_stats *a, const kf_stats *b, double *t_out, double *df_out)
+{
+    if (t_out)
+        *t_out = NAN;
+    if (df_out)
+        *df_out = NAN;
+    if (!summary_usable(a) || !summary_usable(b))
+        return NAN;
+    double va = a->stddev_ms * a->stddev_ms / a->reps;
+    double vb = b->stddev_ms * b->stddev_ms / b->reps;
+    double diff = a->mean_ms - b->mean_ms;
+    double se2 = va + vb;
+    if (se2 == 0) {
+        /* no spread: any difference of the means is certain */
+        if (t_out)
+            *t_out = diff == 0 ? 0 : diff > 0 ? INFINITY : -INFINITY;
+        if (df_out)
+            *df_out = a->reps + b->reps - 2;
+        return diff == 0 ? 1 : 0;
+    }
+    double t = diff / sqrt(se2);
+    double df = se2 * se2 / (va * va / (a->reps - 1) + vb * vb / (b->reps - 1));
+    if (t_out)
+        *t_out = t;
+    if (df_out)
+        *df_out = df;
+    return t_two_sided(t, df);
+}
+
+bool stats_significant(const kf_stats *a, const kf_stats *b, double alpha, double *p_out)
+{
+    double p = stats_welch(a, b, NULL, NULL);
+    if (p_out)
+        *p_out = p;
+    if (isnan(p) || !(alpha > 0 && alpha < 1) || !(p < alpha))
+        return false;
+    double dmed = a->median_ms - b->median_ms, dmean = a->mean_ms - b->mean_ms;
+    double spread = a->stddev_ms > b->stddev_ms ? a->stddev_ms : b->stddev_ms;
+    if (!(fabs(dmed) > spread))
+        return false;
+    return (dmed > 0) == (dmean > 0) && dmean != 0;
+}

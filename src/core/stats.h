@@ -21,4 +21,38 @@ void stats_bandwidth(kf_stats *s, double bytes, double peak_gbps);
  * spent in timed repetitions so far. */
 bool stats_should_stop(const double *ms, int reps, double elapsed_s, const kf_bench *b);
 
+// ----------------------------------------------------------------------------
+// Is a difference real?  Welch's t-test on two summaries (issue 14)
+
+/* The regularized incomplete beta function I_x(a, b) for a, b > 0 and
+ * 0 <= x <= 1 (NaN otherwise), by its continued fraction: relative error
+ * about 1e-12 or better for the parameters the t distribution needs (b = 1/2,
+ * a up to millions). */
+double stats_incbeta(double a, double b, double x);
+
+/* P(T <= t) for Student's t distribution with df > 0 degrees of freedom (not
+ * necessarily an integer; infinite gives the normal distribution).  NaN for
+ * df <= 0 or a NaN argument. */
+double stats_t_cdf(double t, double df);
+
+/* Welch's unequal-variances t-test of the means of a and b: the two-sided
+ * p-value, with t = (mean_a - mean_b) / sqrt(sd_a^2/n_a + sd_b^2/n_b) and the
+ * Welch-Satterthwaite degrees of freedom in *t_out and *df_out (either may
+ * be NULL).  With no spread at all (both stddevs 0) the p-value is 0 when
+ * the means differ and 1 when they are equal.  NaN when no test is possible:
+ * fewer than 2 reps on a side, or a mean or stddev that is negative or not
+ * finite. */
+double stats_welch(const kf_stats *a, const kf_stats *b, double *t_out, double *df_out);
+
+/* Whether a and b really differ.  All of:
+ *   - Welch's two-sided p-value (stats_welch) is below alpha (0 < alpha < 1);
+ *   - the minimum effect: the medians (the figures kforge reports) differ by
+ *     more than the larger of the two standard deviations.  A difference
+ *     within one measurement's own spread is never significant, however
+ *     many repetitions make the t-test sure of it;
+ *   - the medians and the means differ in the same direction.
+ * *p_out (may be NULL) gets the p-value, NaN when no test is possible.
+ * Identical summaries are never significant. */
+bool stats_significant(const kf_stats *a, const kf_stats *b, double alpha, double *p_out);
+
 #endif

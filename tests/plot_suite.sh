@@ -1,0 +1,281 @@
+#!/bin/sh
+# tests/plot_suite.sh -- tools/plot.sh on synthetic results files: a case
+# measured twice is drawn from its latest run (and a footnote says so), two
+# devices are never merged, legends keep to 8 lines (the best variant of each
+# algorithm) with names or short labels, log axes only where values span
+# decades, heat maps in % of the best with the GPU and date in the title.
+#
+#   sh tests/plot_suite.sh
+#
+# The data checks read `tools/plot.sh --print-data` (python3 only); one check
+# draws the PNGs and needs gnuplot (skipped without it).  Works in a mktemp -d
+# directory that is removed when every check passed and kept (and named)
+# otherwise.  Prints PASS/FAIL/SKIP lines and "plot_suite: N passed, N failed".
+
+set -u
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+PLOT="$ROOT/tools/plot.sh"
+export LC_ALL=C
+
+npass=0
+nfail=0
+nskip=0
+if ! command -v python3 >/dev/null 2>&1; then
+    echo "SKIP: plot suite: python3 not found"
+    echo "plot_suite: 0 passed, 0 failed, 1 skipped"
+    exit 0
+fi
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/kforge-plot-suite.XXXXXX") || exit 2
+trap 'exit 130' INT TERM HUP
+
+# row DEVICE TIME NAME ALGORITHM BLOCK EPT N STATUS GBPS: one results line
+# (the keys plot.py reads; median_ms from GB/s and 4-byte elements)
+row() {
+    awk -v dev="$1" -v t="$2" -v name="$3" -v alg="$4" -v bs="$5" -v ept="$6" -v n="$7" -v st="$8" -v g="$9" \
+        'BEGIN {
+            ms = n * 4 / (g * 1e9) * 1e3
+            printf "{\"kforge\":\"0.1.0\",\"run\":\"%s-1\",\"time\":\"%s\",\"device\":\"%s\",\"peak_gbps\":3352.32,", t, t, dev
+            printf "\"name\":\"%s\",\"label\":\"%s/bs%d/ept%d/full/v1/auto/multi_kernel\",\"dtype\":\"float32\",", name, alg, bs, ept
+            printf "\"op\":\"sum\",\"algorithm\":\"%s\",\"block_size\":%d,\"elements_per_thread\":%d,\"unroll\":\"full\",", alg, bs, ept
+            printf "\"vector_width\":1,\"grid\":\"auto\",\"passes\":\"multi_kernel\",\"n\":%d,\"status\":\"%s\",", n, st
+            printf "\"reps\":10,\"median_ms\":%.9g,\"gbps\":%.9g}\n", ms, g
+        }'
+}
+
+H100="NVIDIA H100 80GB HBM3"
+A100="NVIDIA A100-SXM4-80GB"
+K=1024
+M=1048576
+G=1073741824
+
+# Two devices.  On the H100, fast at 2^20 twice: the later run (11-22, 1400
+# GB/s) comes first in the file and is slower than the earlier (11-20, 1500):
+# the chart must show 1400.  broken at 2^20 was ok, then wrong: not shown.
+write_two_devices() {
+    {
+        row "$H100" 2026-11-21T10:00:00Z fast shuffle 256 4 $K ok 10
+        row "$H100" 2026-11-22T10:00:00Z fast shuffle 256 4 $M ok 1400
+        row "$H100" 2026-11-21T10:00:00Z fast shuffle 256 4 $G ok 2900
+        row "$H100" 2026-11-21T10:00:00Z reduce6 sequential 256 2 $K ok 8
+        row "$H100" 2026-11-21T10:00:00Z reduce6 sequential 256 2 $M ok 900
+        row "$H100" 2026-11-21T10:00:00Z reduce6 sequential 256 2 $G ok 2000
+        row "$H100" 2026-11-20T10:00:00Z fast shuffle 256 4 $M ok 1500
+        row "$H100" 2026-11-20T10:00:00Z broken shuffle 512 1 $M ok 1700
+        row "$H100" 2026-11-22T11:00:00Z broken shuffle 512 1 $M wrong 1750
+        row "$A100" 2026-11-19T09:00:00Z fast shuffle 256 4 $K ok 7
+        row "$A100" 2026-11-19T09:00:00Z fast shuffle 256 4 $M ok 1000
+        row "$A100" 2026-11-19T09:00:00Z fast shuffle 256 4 $G ok 1800
+        row "$A100" 2026-11-19T09:00:00Z reduce6 sequential 256 2 $M ok 700
+        row "$A100" 2026-11-19T09:00:00Z reduce6 sequential 256 2 $G ok 1300
+    } >two.jsonl
+}
+
+# One device, 12 variants: 10 unnamed shuffle ones (the best is bs512/ept4),
+# seq and atom; sizes 4096 and 8192 only.
+write_many() {
+    {
+        g=100
+        for bs in 64 128 256 512 1024; do
+            for ept in 1 4; do
+                g=$((g + 10))
+                best=$g
+                [ "$bs" = 512 ] && [ "$ept" = 4 ] && best=900
+                row "$H100" 2026-11-22T10:00:00Z "" shuffle "$bs" "$ept" 4096 ok "$best"
+                row "$H100" 2026-11-22T10:00:00Z "" shuffle "$bs" "$ept" 8192 ok "$((best + 50))"
+            done
+        done
+        row "$H100" 2026-11-22T10:00:00Z seq sequential 256 2 4096 ok 300
+        row "$H100" 2026-11-22T10:00:00Z seq sequential 256 2 8192 ok 320
+        row "$H100" 2026-11-22T10:00:00Z atom atomic_shared 256 1 4096 ok 50
+        row "$H100" 2026-11-22T10:00:00Z atom atomic_shared 256 1 8192 ok 60
+    } >many.jsonl
+}
+
+die() {
+    printf '%s\n' "$*"
+    exit 1
+}
+
+skip() {
+    printf '%s\n' "$*"
+    exit 77
+}
+
+# has FILE REGEX: FILE has a line matching the extended REGEX
+has() {
+    grep -Eq -- "$2" "$1" || die "no line matching '$2' in $1:
+$(cat "$1")"
+}
+
+hasnot() {
+    ! grep -Eq -- "$2" "$1" || die "a line matches '$2' in $1:
+$(grep -E -- "$2" "$1")"
+}
+
+# the part of print-data output that belongs to chart $2
+chart() {
+    awk -v c="chart $2" '/^chart / { on = ($0 == c) } on' "$1"
+}
+
+# print_data FILE ARGS...: tools/plot.sh FILE --print-data ARGS > out, stderr > err; must exit 0
+print_data() {
+    f=$1
+    shift
+    sh "$PLOT" "$f" --print-data "$@" >out 2>err || die "plot.sh $f --print-data $*: exit $?: $(cat err)"
+}
+
+check() {
+    name=$1
+    fn=$2
+    dir="$TMP/$name"
+    mkdir -p "$dir"
+    (cd "$dir" && write_two_devices && write_many && "$fn") >"$dir/log" 2>&1
+    rc=$?
+    case $rc in
+    0)
+        npass=$((npass + 1))
+        echo "PASS $name"
+        ;;
+    77)
+        nskip=$((nskip + 1))
+        echo "SKIP $name: $(tail -n 1 "$dir/log")"
+        ;;
+    *)
+        nfail=$((nfail + 1))
+        echo "FAIL $name"
+        sed 's/^/    /' "$dir/log"
+        ;;
+    esac
+}
+
+# ---------------------------------------------------------------------------
+
+t_devices_apart() {
+    print_data two.jsonl
+    [ "$(grep -c '^chart bandwidth-' out)" = 2 ] || die "expected 2 bandwidth charts: $(cat out)"
+    [ "$(grep -c '^chart heat-' out)" = 2 ] || die "expected 2 heat maps: $(cat out)"
+    chart out bandwidth-nvidia-h100-80gb-hbm3.png >h100
+    chart out bandwidth-nvidia-a100-sxm4-80gb.png >a100
+    has h100 "title: .*float32 sum on $H100"
+    has a100 "title: .*float32 sum on $A100"
+    # each chart holds its own device's numbers only
+    has h100 '^  series fast \| 2\^10=10 2\^20=1400 2\^30=2900$'
+    has a100 '^  series fast \| 2\^10=7 2\^20=1000 2\^30=1800$'
+    has a100 '^  series reduce6 \| 2\^20=700 2\^30=1300$'
+    hasnot a100 '=1400|=2900|=900'
+    hasnot h100 '=1000|=1800|=700'
+}
+
+t_latest_run() {
+    print_data two.jsonl
+    chart out bandwidth-nvidia-h100-80gb-hbm3.png >h100
+    # the later run, although slower and earlier in the file
+    has h100 '2\^20=1400'
+    hasnot h100 '2\^20=1500'
+    # broken: latest run wrong, so no line, though an earlier run was ok
+    hasnot h100 'series broken'
+    has h100 'note: 2 earlier measurements of a case \(same variant and n\) set aside: the latest run of each is shown'
+    has h100 'note: 1 case not shown: the latest run failed'
+    chart out bandwidth-nvidia-a100-sxm4-80gb.png >a100
+    hasnot a100 'note:'
+    # a filter that keeps one device: one chart, the plain file names
+    print_data two.jsonl --filter "device=$A100"
+    has out '^chart bandwidth.png$'
+    has out '^chart heat.png$'
+    [ "$(grep -c '^chart ' out)" = 2 ] || die "expected 2 charts: $(cat out)"
+}
+
+t_log_axes() {
+    print_data two.jsonl
+    chart out bandwidth-nvidia-h100-80gb-hbm3.png >h100
+    has h100 '^  x: n, log, 2\^10\.\.2\^30$'
+    has h100 '^  y: GB/s, log$'
+    print_data many.jsonl
+    has out '^  x: n, linear, 2\^12\.\.2\^13$'
+    has out '^  y: GB/s, linear$'
+}
+
+t_legend_limit() {
+    print_data many.jsonl
+    chart out bandwidth.png >bw
+    [ "$(grep -c '^  series ' bw)" = 3 ] || die "expected 3 series (one per algorithm): $(cat bw)"
+    has bw 'note: 12 variants: the best of each algorithm is shown \(3 of 12;'
+    # the best shuffle variant, by a short label: the label parts the shown series do not share
+    has bw '^  series shuffle/bs512/ept4 \| 2\^12=900 2\^13=950$'
+    has bw '^  series seq \| '
+    has bw '^  series atom \| '
+    # 10 variants of one algorithm and nothing else: still one line
+    print_data many.jsonl --filter algorithm=shuffle
+    [ "$(grep -c '^  series ' out)" = 1 ] || die "expected 1 series: $(cat out)"
+    # 5 variants: every one, by short label (bs and ept: what differs)
+    print_data many.jsonl --filter algorithm=shuffle --filter elements_per_thread=4
+    [ "$(grep -c '^  series ' out)" = 5 ] || die "expected 5 series: $(cat out)"
+    has out '^  series bs64 \| '
+    has out '^  series bs1024 \| '
+    hasnot out 'note: .*variants'
+}
+
+t_heat_percent() {
+    print_data two.jsonl --heat block_size,elements_per_thread --n 2^30
+    chart out heat-nvidia-h100-80gb-hbm3.png >heat
+    # the title names what, where and when
+    has heat "title: kforge: median time in % of the best at n = 2\\^30, float32 sum / $H100, 2026-11-21$"
+    # fast (2900 GB/s) is the best; reduce6 (2000) takes 2900/2000 as long: 69.0%
+    has heat '^  cell block_size=256 elements_per_thread=4: 100\.0% '
+    has heat '^  cell block_size=256 elements_per_thread=2: 69\.0% '
+    has heat 'note: 100% = .* ms \(block_size = 256, elements_per_thread = 4, fast\)'
+    chart out heat-nvidia-a100-sxm4-80gb.png >heat
+    has heat "$A100, 2026-11-19"
+    # a size only one device has: the other gets no heat map, with a note
+    print_data two.jsonl --n 1024
+    [ "$(grep -c '^chart heat' out)" = 2 ] || die "both devices have 2^10: $(cat out)"
+    sh "$PLOT" two.jsonl --print-data --n 2^40 >out 2>err && die "--n 2^40 should fail"
+    has err 'no heat map could be drawn'
+}
+
+t_usage() {
+    sh "$PLOT" two.jsonl --print-data --heat block_size >out 2>err
+    [ $? = 2 ] || die "--heat with one key: expected exit 2"
+    sh "$PLOT" two.jsonl --print-data --filter status=nosuch >out 2>err
+    [ $? = 2 ] || die "a filter nothing matches: expected exit 2"
+    sh "$PLOT" two.jsonl --print-data --heat block_size,nosuch >out 2>err
+    [ $? = 2 ] || die "unknown heat key: expected exit 2"
+    has err "no result has the key 'nosuch'"
+}
+
+t_draw() {
+    command -v gnuplot >/dev/null 2>&1 || skip "gnuplot not found"
+    sh "$PLOT" two.jsonl --out plots >out 2>err || die "plot.sh: exit $?: $(cat err)"
+    for f in bandwidth-nvidia-h100-80gb-hbm3 bandwidth-nvidia-a100-sxm4-80gb heat-nvidia-h100-80gb-hbm3 \
+        heat-nvidia-a100-sxm4-80gb; do
+        [ -s "plots/$f.png" ] || die "plots/$f.png missing: $(cat err)"
+        [ "$(head -c 4 "plots/$f.png" | od -An -c | tr -d ' ')" = '211PNG' ] || die "$f.png is not a PNG"
+        has out "^plots/$f.png$"
+    done
+    [ "$(find plots -type f | wc -l)" = 4 ] || die "expected 4 files: $(find plots -type f)"
+    sh "$PLOT" many.jsonl --out p2 >out 2>err || die "plot.sh many: exit $?: $(cat err)"
+    if [ ! -s p2/bandwidth.png ] || [ ! -s p2/heat.png ]; then
+        die "many.jsonl: $(find p2 -type f)"
+    fi
+}
+
+check devices-apart t_devices_apart
+check latest-run t_latest_run
+check log-axes t_log_axes
+check legend-limit t_legend_limit
+check heat-percent t_heat_percent
+check usage t_usage
+check draw t_draw
+
+if [ "$nfail" -eq 0 ]; then
+    rm -rf "$TMP"
+else
+    echo "plot_suite: files kept in $TMP"
+fi
+if [ "$nskip" -gt 0 ]; then
+    echo "plot_suite: $npass passed, $nfail failed, $nskip skipped"
+else
+    echo "plot_suite: $npass passed, $nfail failed"
+fi
+[ "$nfail" -eq 0 ]
