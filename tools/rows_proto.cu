@@ -103,6 +103,10 @@ static std::string config_label()
     n += snprintf(b + n, sizeof b - n, ".vw%d.ld%d", KF_VW, KF_LOAD);
     if (KF_ROWS_MAP >= 2) n += snprintf(b + n, sizeof b - n, ".br%d", KF_BLOCK_REDUCE);
     if (KF_ROWS_MAP == 3) n += snprintf(b + n, sizeof b - n, ".sc%d", KF_SPLIT_COMBINE);
+    if (KF_PIPE) n += snprintf(b + n, sizeof b - n, ".pipe");
+#ifdef KF_MIN_BLOCKS
+    n += snprintf(b + n, sizeof b - n, ".mb%d", KF_MIN_BLOCKS);
+#endif
     return b;
 }
 
@@ -130,11 +134,12 @@ static long long tiles_of(long long rows, long long splits)
     return rows * splits;
 }
 
-// splits auto (map 3): enough blocks for two full waves, but no block with
-// less than one tile of KF_BS * KF_EPT vectors.
+// splits auto (map 3): about eight parts per resident block (with a grid
+// of one wave, the blocks' shares then differ by an eighth of a share at
+// most), but no part under one tile of KF_BS * KF_EPT vectors.
 static long long auto_splits(long long rows, long long cols, long long resident)
 {
-    const long long want = (2 * resident + rows - 1) / rows;
+    const long long want = (8 * resident + rows - 1) / rows;
     const long long tile = (long long)KF_BS * KF_EPT * KF_VW;
     long long most = (cols + tile - 1) / tile;
     if (most < 1) most = 1;
@@ -194,7 +199,8 @@ int main(int argc, char **argv)
         unsigned *d_tickets = nullptr;
         RB_CHECK(cudaMalloc(&d_out, s.rows * sizeof(T)));
         if (KF_ROWS_MAP == 3) {
-            const long long np = KF_SPLIT_COMBINE == 0 ? s.rows : s.rows * max_splits;
+            // combine 1: rows + grid - 1 elements, grid <= rows * splits
+            const long long np = KF_SPLIT_COMBINE == 0 ? s.rows : s.rows * (max_splits + 1);
             RB_CHECK(cudaMalloc(&d_partial, np * sizeof(T)));
             rp_fill_identity<<<1024, 256>>>(d_partial, np);
             RB_CHECK(cudaGetLastError());

@@ -14,13 +14,16 @@
 //                       1  a group of KF_GROUP consecutive lanes per row
 //                          (2, 4, 8, 16 or 32; 32 = a warp per row)
 //                       2  a block per row
-//                       3  a row split over `splits` blocks (combined by
-//                          KF_SPLIT_COMBINE)
+//                       3  every row cut in `splits` parts; the rows * splits
+//                          parts are dealt to the blocks in balanced
+//                          contiguous ranges, so a block may hold several
+//                          parts of one row (folded as one range, no extra
+//                          reduction) or parts of several rows; the blocks
+//                          of a row combine by KF_SPLIT_COMBINE
 //   KF_GROUP          lanes per row for map 1 (2..32, power of two).  Map 0
 //                     is the group of 1 (KF_GROUP absent or 1); ignored by
 //                     maps 2 and 3.
-//   KF_BS             threads per block (power of two, 32..1024; >= 32 for
-//                     every map since map 1 groups live inside a warp).
+//   KF_BS             threads per block (power of two, 32..1024).
 //   KF_EPT            vector loads in flight per thread per row tile
 //                     (1..16): a team of P lanes (P = 1, KF_GROUP, KF_BS)
 //                     walks a row in tiles of P * KF_EPT vectors.
@@ -29,6 +32,11 @@
 //                     KF_RPG rows is loaded before any of it is folded, so
 //                     short rows still have KF_RPG * KF_EPT loads in flight.
 //                     KF_RPG * KF_EPT <= 16.
+//   KF_PIPE           maps 0..2, optional (default 0): 1 issues the row
+//                     information and first-tile loads of the block's next
+//                     tile before folding the current one (software
+//                     pipelining across grid-stride iterations; pays off
+//                     only with a capped grid; doubles the tile registers).
 //   KF_VW             elements per vector load (1, 2, 4).  Each row has its
 //                     own aligned prefix (< KF_VW elements before the first
 //                     aligned vector) and tail, so any row start alignment,
@@ -38,45 +46,55 @@
 //   KF_BLOCK_REDUCE   maps 2 and 3: 0 warp shuffles + one shared slot per
 //                     warp, 1 shared-memory tree down to 64 values, then the
 //                     last warp by shuffles.  Default 0.
-//   KF_SPLIT_COMBINE  map 3: 0 atomic (kf_atomic into partial[row], the last
-//                     block of the row, by a per-row ticket, moves it to
-//                     out[row] and leaves the identity behind; float sums
-//                     are then not run-to-run deterministic), 1 last block
-//                     (each block stores its partial, the last block of the
-//                     row folds the row's `splits` partials in a fixed
-//                     order: deterministic).  Default 1.
+//   KF_SPLIT_COMBINE  map 3, for rows held by more than one block: 0 atomic
+//                     (kf_atomic into partial[row]; the row's last block, by
+//                     a per-row ticket, moves it to out[row] and leaves the
+//                     identity behind; float sums are then not run-to-run
+//                     deterministic), 1 last block (each block stores its
+//                     partial; warp 0 of the row's last block folds the
+//                     row's partials in block order: deterministic).
+//                     Default 1.
+//   KF_MIN_BLOCKS     optional: resident blocks per SM asked of the compiler
+//                     (__launch_bounds__(KF_BS, KF_MIN_BLOCKS): caps registers
+//                     at 65536 / (KF_BS * KF_MIN_BLOCKS)).  Absent: plain
+//                     __launch_bounds__(KF_BS).
 //
 // Kernel
 //   kf_reduce_rows(in, rows, cols, stride, out, partial, tickets, splits)
 //     in       rows x cols elements, row r at in + r * stride (stride >=
-//              cols; any alignment of in and of stride)
+//              cols; any alignment of in and of stride); rows, cols >= 1
 //     out      rows results (every element written by every launch)
 //     partial  map 3 only (else may be NULL):
 //                combine 0: rows elements, each holding kf_identity()
 //                           before the first launch; every launch leaves
 //                           them so.
-//                combine 1: rows * splits elements, no initialisation.
+//                combine 1: rows + gridDim.x - 1 elements (block b's partial
+//                           of row r is partial[r + b]), no initialisation.
 //     tickets  map 3 only (else may be NULL): rows unsigned, 0 before the
 //              first launch; every launch leaves them 0.
-//     splits   map 3: blocks per row (>= 1; 1 writes out directly); other
-//              maps ignore it.
+//              partial and tickets may be shared by consecutive launches on
+//              one stream, not by concurrent ones.
+//     splits   map 3: parts per row (>= 1; 1: whole rows dealt to blocks,
+//              no combine); other maps ignore it.
 //
 // Launch rule (block = KF_BS threads, no dynamic shared memory):
 //   maps 0, 1: rows_per_tile = (KF_BS / G) * KF_RPG (G = 1 for map 0,
 //              KF_GROUP for map 1); tiles = ceil(rows / rows_per_tile)
 //   map 2:     tiles = ceil(rows / KF_RPG)
-//   map 3:     tiles = rows * splits (block w: row w / splits, part
-//              w % splits; part p takes vectors [p*chunk, (p+1)*chunk) of the
-//              row, chunk = ceil(nvec / splits) rounded up to 8 vectors)
-//   grid.x = min(tiles, cap) for any cap >= 1, at most 2^31 - 1: every map
-//   is a grid-stride loop over its tiles (blockIdx.x, + gridDim.x, ...), so
-//   a capped (persistent) grid is correct.  gridDim.y/z are never used:
-//   rows beyond 65535 or 2^31 need nothing special.
+//   map 3:     tiles = rows * splits (part p of a row is vectors
+//              [p*chunk, (p+1)*chunk), chunk = ceil(nvec / splits) rounded up
+//              to 8 vectors; the first (tiles % grid) blocks take
+//              tiles / grid + 1 consecutive parts, the others tiles / grid)
+//   grid.x = min(tiles, cap) for any cap >= 1, at most 2^31 - 1.  Maps 0-2
+//   are grid-stride loops over their tiles and map 3 deals its parts to
+//   whatever grid it gets, so a capped (persistent) grid is correct.
+//   gridDim.y/z are never used: rows beyond 65535 or 2^31 need nothing
+//   special.
 //
 // Determinism: every map except map 3 with KF_SPLIT_COMBINE 0 folds each
-// row in an order fixed by the compile-time parameters, rows, cols, the
-// alignment of the row and splits (not by the grid size for maps 0-2,
-// nor by block timing): bit-identical results run to run.
+// row in an order fixed by the compile-time parameters, cols, the alignment
+// of the row and (map 3) splits and the grid size: bit-identical results run
+// to run for a given launch.
 // ---------------------------------------------------------------------------
 
 #ifndef KF_GROUP
@@ -90,6 +108,9 @@
 #endif
 #ifndef KF_SPLIT_COMBINE
 #define KF_SPLIT_COMBINE 1
+#endif
+#ifndef KF_PIPE
+#define KF_PIPE 0
 #endif
 
 #define KF_ROWS_THREAD 0
@@ -113,7 +134,7 @@ static_assert(KF_ROWS_MAP != KF_ROWS_GROUP || (KF_GROUP >= 2 && KF_GROUP <= 32 &
               "map 1: KF_GROUP is 2, 4, 8, 16 or 32");
 static_assert(KF_VW == 1 || KF_VW == 2 || KF_VW == 4, "KF_VW is 1, 2 or 4");
 static_assert(KF_EPT >= 1 && KF_RPG >= 1 && KF_RPG * KF_EPT <= 16, "1 <= KF_RPG * KF_EPT <= 16");
-static_assert(KF_ROWS_MAP != KF_ROWS_SPLIT || KF_RPG == 1, "map 3 takes one row per block: KF_RPG 1");
+static_assert(KF_ROWS_MAP != KF_ROWS_SPLIT || (KF_RPG == 1 && !KF_PIPE), "map 3: KF_RPG 1, KF_PIPE 0");
 static_assert(KF_BLOCK_REDUCE != 1 || KF_RPG * KF_BS * KF_ELEM_BYTES <= 32768,
               "shared-memory tree: KF_RPG * KF_BS * element bytes <= 32 KiB");
 
@@ -166,8 +187,8 @@ __device__ __forceinline__ T kf_row_edges(const kf_row &R, unsigned l, T acc, bo
         if ((do_prefix && R.prefix) || (do_tail && R.tail)) {
             const T *tp = R.p + R.prefix + R.nv * KF_VW;
 #pragma unroll
-            for (unsigned i = 0; i < KF_VW - 1; i += P) {
-                const unsigned e = i + l;
+            for (int i = 0; i < KF_VW - 1; i += P) {
+                const unsigned e = (unsigned)i + l;
                 if (do_prefix && e < R.prefix) acc = kf_op(acc, kf_load_one(R.p + e));
                 if (do_tail && e < R.tail) acc = kf_op(acc, kf_load_one(tp + e));
             }
@@ -276,10 +297,66 @@ __device__ __forceinline__ void kf_rows_block_reduce(T (&v)[N], unsigned tid)
 #endif
 }
 
+// Map 3: the block holding item i when `work` items are dealt in contiguous
+// ranges to nb blocks, the first rem = work % nb blocks taking q + 1 = work /
+// nb + 1 items, the others q (no product can overflow).
+__device__ __forceinline__ kf_u64 kf_rows_block_of(kf_u64 i, kf_u64 q, kf_u64 rem)
+{
+    const kf_u64 big = rem * (q + 1);
+    return i < big ? i / (q + 1) : rem + (i - big) / q;
+}
+
+// Maps 0-2: row information and the first tile (KF_EPT vectors per row and
+// lane) of the KF_RPG rows r0, r0 + teams, ...; rows past the end are empty
+// (no loads).
+template <int P, int TEAMS>
+__device__ __forceinline__ void kf_rows_prep(const T *in, kf_u64 r0, kf_u64 nrows, kf_u64 ncols, kf_u64 rstride,
+                                             unsigned l, kf_row (&R)[KF_RPG], kf_vec (&x)[KF_RPG][KF_EPT])
+{
+#pragma unroll
+    for (int j = 0; j < KF_RPG; j++) {
+        const kf_u64 r = r0 + (kf_u64)j * TEAMS;
+        const bool ok = r < nrows;
+        R[j] = kf_row_at(in + (ok ? r : 0) * rstride, ok ? ncols : 0);
+    }
+#pragma unroll
+    for (int j = 0; j < KF_RPG; j++) {
+#pragma unroll
+        for (int k = 0; k < KF_EPT; k++) {
+            const kf_u64 i = (kf_u64)k * P + l;
+            x[j][k] = i < R[j].nv ? kf_load_vec(R[j].v + i) : kf_rows_vec_identity();
+        }
+    }
+}
+
+// Maps 0-2: folds the first tile, the edges and the rest of each row.
+template <int P>
+__device__ __forceinline__ void kf_rows_finish(const kf_row (&R)[KF_RPG], const kf_vec (&x)[KF_RPG][KF_EPT],
+                                               unsigned l, T (&acc)[KF_RPG])
+{
+#pragma unroll
+    for (int j = 0; j < KF_RPG; j++) {
+        T a = kf_fold_vec(x[j][0]);
+#pragma unroll
+        for (int k = 1; k < KF_EPT; k++)
+            a = kf_op(a, kf_fold_vec(x[j][k]));
+        a = kf_row_edges<P>(R[j], l, a, true, true);
+        constexpr kf_u64 first = (kf_u64)P * KF_EPT;
+        if (first < R[j].nv) a = kf_row_body<P>(R[j].v, first, R[j].nv, l, a);
+        acc[j] = a;
+    }
+}
+
 // ---------------------------------------------------------------------------
 // The kernel.  No __restrict__ (as reduce.cuh: load "plain" stays plain).
 
-extern "C" __global__ void __launch_bounds__(KF_BS)
+#ifdef KF_MIN_BLOCKS
+#define KF_ROWS_BOUNDS __launch_bounds__(KF_BS, KF_MIN_BLOCKS)
+#else
+#define KF_ROWS_BOUNDS __launch_bounds__(KF_BS)
+#endif
+
+extern "C" __global__ void KF_ROWS_BOUNDS
 kf_reduce_rows(const T *in, long long rows, long long cols, long long stride, T *out, T *partial,
                unsigned *tickets, int splits)
 {
@@ -297,46 +374,40 @@ kf_reduce_rows(const T *in, long long rows, long long cols, long long stride, T 
     (void)tickets;
     (void)splits;
 
+    // Row j of a team: r0 + j * teams, so that for every j the teams of a
+    // warp read neighbouring rows (coalesced when rows are short).
+#if KF_PIPE
+    // Pipelined: the next tile's row information and first loads are issued
+    // before this tile is folded and reduced (needs a capped grid to matter).
+    kf_row R[KF_RPG];
+    kf_vec x[KF_RPG][KF_EPT];
+    kf_rows_prep<P, teams>(in, (kf_u64)blockIdx.x * rows_per_tile + team, nrows, ncols, rstride, l, R, x);
     for (kf_u64 t = blockIdx.x; t < ntiles; t += gridDim.x) {
-        // Row j of this team: r0 + j * teams, so that for every j the teams
-        // of a warp read neighbouring rows (coalesced when rows are short).
         const kf_u64 r0 = t * rows_per_tile + team;
-        kf_row R[KF_RPG];
+        kf_row Rn[KF_RPG];
+        kf_vec xn[KF_RPG][KF_EPT];
+        kf_rows_prep<P, teams>(in, (t + gridDim.x) * rows_per_tile + team, nrows, ncols, rstride, l, Rn, xn);
         T acc[KF_RPG];
-#pragma unroll
-        for (int j = 0; j < KF_RPG; j++) {
-            const kf_u64 r = r0 + (kf_u64)j * teams;
-            const bool ok = r < nrows;
-            R[j] = kf_row_at(in + (ok ? r : 0) * rstride, ok ? ncols : 0);
-        }
+        kf_rows_finish<P>(R, x, l, acc);
+#else
+    for (kf_u64 t = blockIdx.x; t < ntiles; t += gridDim.x) {
+        const kf_u64 r0 = t * rows_per_tile + team;
+        T acc[KF_RPG];
         if constexpr (KF_RPG == 1) {
             // One row: the tile loop from the start (unpredicated full tiles).
-            acc[0] = kf_row_edges<P>(R[0], l, kf_identity(), true, true);
-            acc[0] = kf_row_body<P>(R[0].v, 0, R[0].nv, l, acc[0]);
+            const bool ok = r0 < nrows;
+            const kf_row R = kf_row_at(in + (ok ? r0 : 0) * rstride, ok ? ncols : 0);
+            acc[0] = kf_row_edges<P>(R, l, kf_identity(), true, true);
+            acc[0] = kf_row_body<P>(R.v, 0, R.nv, l, acc[0]);
         } else {
             // First tile of every row: all KF_RPG * KF_EPT loads before any
             // use, then the rest of each row (long rows only).
+            kf_row R[KF_RPG];
             kf_vec x[KF_RPG][KF_EPT];
-#pragma unroll
-            for (int j = 0; j < KF_RPG; j++) {
-#pragma unroll
-                for (int k = 0; k < KF_EPT; k++) {
-                    const kf_u64 i = (kf_u64)k * P + l;
-                    x[j][k] = i < R[j].nv ? kf_load_vec(R[j].v + i) : kf_rows_vec_identity();
-                }
-            }
-#pragma unroll
-            for (int j = 0; j < KF_RPG; j++) {
-                T a = kf_fold_vec(x[j][0]);
-#pragma unroll
-                for (int k = 1; k < KF_EPT; k++)
-                    a = kf_op(a, kf_fold_vec(x[j][k]));
-                a = kf_row_edges<P>(R[j], l, a, true, true);
-                constexpr kf_u64 first = (kf_u64)P * KF_EPT;
-                if (first < R[j].nv) a = kf_row_body<P>(R[j].v, first, R[j].nv, l, a);
-                acc[j] = a;
-            }
+            kf_rows_prep<P, teams>(in, r0, nrows, ncols, rstride, l, R, x);
+            kf_rows_finish<P>(R, x, l, acc);
         }
+#endif
 
 #if KF_ROWS_MAP == KF_ROWS_GROUP
 #pragma unroll
@@ -352,62 +423,95 @@ kf_reduce_rows(const T *in, long long rows, long long cols, long long stride, T 
                 if (r < nrows) out[r] = acc[j];
             }
         }
+#if KF_PIPE
+#pragma unroll
+        for (int j = 0; j < KF_RPG; j++) {
+            R[j] = Rn[j];
+#pragma unroll
+            for (int k = 0; k < KF_EPT; k++)
+                x[j][k] = xn[j][k];
+        }
+#endif
     }
 #else
-    // --- map 3: a row split over `splits` blocks ---------------------------
-    __shared__ bool last;
+    // --- map 3: rows split in `splits` parts, balanced over the grid --------
+    // The rows * splits parts (row-major) are dealt to the blocks in
+    // contiguous, balanced ranges (kf_rows_block_of).  A block folds the parts
+    // it holds of one row as one contiguous vector range, then reduces and
+    // either writes the row (it holds the whole row) or publishes a partial;
+    // a per-row ticket counts the row's blocks and the last one combines.
     const kf_u64 ns = splits > 1 ? (kf_u64)splits : 1;
-    const kf_u64 work = nrows * ns;
-    for (kf_u64 w = blockIdx.x; w < work; w += gridDim.x) {
-        const kf_u64 r = w / ns, part = w - r * ns;
+    const kf_u64 work = nrows * ns, nb = gridDim.x;
+    const kf_u64 q = work / nb, rem = work % nb, b = blockIdx.x;
+    kf_u64 i = b * q + (b < rem ? b : rem);
+    const kf_u64 iend = i + q + (b < rem ? 1 : 0);
+    while (i < iend) {
+        const kf_u64 r = i / ns, p0 = i - r * ns;
+        const kf_u64 p1 = ns - p0 < iend - i ? ns : p0 + (iend - i);
+        i += p1 - p0;
         const kf_row R = kf_row_at(in + r * rstride, ncols);
-        // Contiguous chunks of whole 8-vector groups (128 B for float x 4):
-        // neighbouring blocks share no DRAM sector.
+        // Parts of whole 8-vector groups (128 B for float x 4): neighbouring
+        // blocks share no DRAM sector.
         const kf_u64 chunk = ((R.nv + ns - 1) / ns + 7) & ~(kf_u64)7;
-        kf_u64 lo = part * chunk, hi = lo + chunk;
+        kf_u64 lo = p0 * chunk, hi = p1 * chunk;
         if (lo > R.nv) lo = R.nv;
         if (hi > R.nv) hi = R.nv;
         T a = kf_identity();
-        a = kf_row_edges<KF_BS>(R, tid, a, part == 0, part == ns - 1);
+        a = kf_row_edges<KF_BS>(R, tid, a, p0 == 0, p1 == ns);
         a = kf_row_body<KF_BS>(R.v, lo, hi, tid, a);
         T v[1] = {a};
         kf_rows_block_reduce<1>(v, tid);
-        if (ns == 1) {
+        if (p0 == 0 && p1 == ns) { // the whole row is this block's
             if (tid == 0) out[r] = v[0];
             continue;
         }
+        // Blocks fb..lb hold parts of row r.
+        const kf_u64 fb = kf_rows_block_of(r * ns, q, rem), lb = kf_rows_block_of(r * ns + ns - 1, q, rem);
+        const kf_u64 n = lb - fb + 1;
 #if KF_SPLIT_COMBINE == 0
         // Combine into partial[r]; the row's last block moves the value to
         // out[r] and leaves the identity (and ticket 0) for the next launch.
         if (tid == 0) {
             kf_atomic(partial + r, v[0]);
-            if (kf_ticket(tickets + r) == ns - 1) {
+            if (kf_ticket(tickets + r) == n - 1) {
                 out[r] = kf_atomic_take(partial + r);
                 tickets[r] = 0;
             }
         }
-        (void)last;
 #else
-        // Partials to partial[r * splits + part]; the ticket (release)
-        // publishes them, the row's last block (acquire) folds the row's
-        // partials in a fixed order (deterministic) and resets the ticket.
-        if (tid == 0) {
-            partial[r * ns + part] = v[0];
-            last = kf_ticket(tickets + r) == ns - 1;
-        }
-        __syncthreads();
-        if (last) {
-            T b = kf_identity();
-            for (kf_u64 i = tid; i < ns; i += KF_BS)
-                b = kf_op(b, ((volatile T *)partial)[r * ns + i]);
-            T u[1] = {b};
-            kf_rows_block_reduce<1>(u, tid);
+        // Block b's partial of row r goes to partial[r + b] (distinct for
+        // every (row, block) pair: the blocks of row r + 1 start at lb or
+        // later).  The ticket (release) publishes it; warp 0 of the row's last
+        // block (acquire by lane 0, then __syncwarp, which orders memory among
+        // the warp's lanes) folds partial[r + fb .. r + lb] in a fixed order
+        // (deterministic for a given grid) and resets the ticket.  Only warp
+        // 0 waits for the ticket: the other warps go on to their next part.
+        if (tid < 32) {
+            int last = 0;
             if (tid == 0) {
-                out[r] = u[0];
-                tickets[r] = 0;
+                partial[r + b] = v[0];
+                last = kf_ticket(tickets + r) == n - 1;
+            }
+            last = __shfl_sync(KF_FULL_MASK, last, 0);
+            if (last) {
+                __syncwarp();
+                // volatile: L2, never a stale L1 line
+                const volatile T *pp = (const volatile T *)partial + r + fb;
+                T c = kf_identity();
+                kf_u64 k = tid;
+                for (; k + 96 < n; k += 128) {
+                    const T x0 = pp[k], x1 = pp[k + 32], x2 = pp[k + 64], x3 = pp[k + 96];
+                    c = kf_op(kf_op(kf_op(kf_op(c, x0), x1), x2), x3);
+                }
+                for (; k < n; k += 32)
+                    c = kf_op(c, pp[k]);
+                c = kf_rows_group_reduce<32>(c);
+                if (tid == 0) {
+                    out[r] = c;
+                    tickets[r] = 0;
+                }
             }
         }
-        __syncthreads(); // every thread has read `last` before thread 0 rewrites it
 #endif
     }
 #endif
