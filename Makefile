@@ -37,7 +37,7 @@ TPL       := $(sort $(wildcard kernel_src/*.cuh kernel_src/*/*.cuh))
 TESTS_SRC := $(wildcard tests/test_*.c)
 TESTS     := $(TESTS_SRC:tests/%.c=$(BUILD)/tests/%)
 
-.PHONY: all check test clean install bench bench-cub fuzz
+.PHONY: all check test clean install bench bench-cub bench-rows fuzz
 .SECONDARY:
 all: $(BUILD)/kforge
 
@@ -99,6 +99,9 @@ bench: $(BUILD)/kforge
 
 bench-cub: $(BUILD)/kforge
 	sh tools/bench_cub.sh
+
+bench-rows: $(BUILD)/kforge
+	KFORGE=$(BUILD)/kforge sh tools/bench_rows.sh
 
 # The binary, its man page and completion, and what the man page's EXAMPLES
 # use: the configs and tools/plot.sh (which finds plot.py next to itself).

@@ -66,14 +66,29 @@ else
   bad "fast variants verification: $(grep -v 'skipped' "$OUT/fast.err" | head -n 5)"
 fi
 
+# 2b. row-wise reductions: every mapping at stress shapes, all dtypes and ops
+if "$KFORGE" run configs/rows-stress.json $all_types $quick --no-results --format csv > "$OUT/rows.csv" \
+     2> "$OUT/rows.err" &&
+   "$KFORGE" run configs/rows.json --set 'dtype=["int32","float32","float64"]' --set 'op=["sum","max"]' \
+     --set bench.offset=3 $quick --no-results --format csv > "$OUT/rows2.csv" 2>> "$OUT/rows.err" &&
+   "$KFORGE" run configs/rows.json --set 'rows=[16777217,70000]' --set 'cols=[1,2,3]' \
+     --set 'constraints=rows*cols>1' $quick --no-results --format csv > "$OUT/rows3.csv" 2>> "$OUT/rows.err"; then
+  ok "reduce_rows: every mapping x dtype x op at stress shapes, misaligned, > 2^24 rows verified ($(cat "$OUT"/rows*.csv | grep -vc '^kforge'))"
+else
+  bad "reduce_rows verification: $(grep -v 'skipped' "$OUT/rows.err" | head -n 5)"
+fi
+
 # 3. compute-sanitizer
 if command -v compute-sanitizer >/dev/null 2>&1; then
   for tool in memcheck racecheck; do
     if compute-sanitizer --tool $tool --error-exitcode 99 --target-processes all \
          "$KFORGE" run configs/seeds.json configs/fast.json --set 'n=[100003]' $quick --no-results \
-         --timeout 600 > "$OUT/$tool.log" 2>&1; then
+         --timeout 600 > "$OUT/$tool.log" 2>&1 &&
+       compute-sanitizer --tool $tool --error-exitcode 99 --target-processes all \
+         "$KFORGE" run configs/rows-stress.json --set 'rows=[3,1000]' --set 'cols=[33,4099]' $quick --no-results \
+         --timeout 600 >> "$OUT/$tool.log" 2>&1; then
       if grep -q "ERROR SUMMARY: 0 errors" "$OUT/$tool.log" || ! grep -q "ERROR SUMMARY" "$OUT/$tool.log"; then
-        ok "compute-sanitizer $tool clean on the seed and fast variants"
+        ok "compute-sanitizer $tool clean on the seed, fast and row-wise variants"
       else
         bad "compute-sanitizer $tool: $(grep -m3 'ERROR SUMMARY\|Error' "$OUT/$tool.log")"
       fi

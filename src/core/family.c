@@ -7,11 +7,12 @@
 #include <stdio.h>
 #include <string.h>
 
-extern const kf_family kf_family_reduce;
+extern const kf_family kf_family_reduce, kf_family_reduce_rows;
 
 /* The registry: one line per family. */
 const kf_family *const kf_families[] = {
     &kf_family_reduce,
+    &kf_family_reduce_rows,
 };
 const int kf_nfamilies = (int)(sizeof kf_families / sizeof kf_families[0]);
 
@@ -82,12 +83,20 @@ bool shape_eq(const kf_shape *a, const kf_shape *b)
     return memcmp(a->d, b->d, sizeof a->d) == 0;
 }
 
+/* An optional size equal to the one before it (row_stride = cols) is its
+ * default: shapes leave it out. */
+static bool shown(const kf_family *f, const kf_shape *s, int i)
+{
+    return !(i > 0 && f->sizes[i].optional && s->d[i] == s->d[i - 1]);
+}
+
 void shape_text(const kf_family *f, const kf_shape *s, char *buf, size_t len)
 {
     size_t o = 0;
     buf[0] = '\0';
     for (int i = 0; i < f->nsizes && o < len; i++)
-        o += (size_t)snprintf(buf + o, len - o, "%s%s=%lld", i ? " " : "", f->sizes[i].name, (long long)s->d[i]);
+        if (shown(f, s, i))
+            o += (size_t)snprintf(buf + o, len - o, "%s%s=%lld", i ? " " : "", f->sizes[i].name, (long long)s->d[i]);
 }
 
 void shape_short(const kf_family *f, const kf_shape *s, char *buf, size_t len)
@@ -95,5 +104,7 @@ void shape_short(const kf_family *f, const kf_shape *s, char *buf, size_t len)
     size_t o = 0;
     buf[0] = '\0';
     for (int i = 0; i < f->nsizes && o < len; i++)
-        o += (size_t)snprintf(buf + o, len - o, "%s%lld", i ? "x" : "", (long long)s->d[i]);
+        if (shown(f, s, i))
+            o += (size_t)snprintf(buf + o, len - o, "%s%lld", i ? (f->sizes[i].optional ? "/" : "x") : "",
+                                  (long long)s->d[i]);
 }

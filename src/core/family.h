@@ -115,9 +115,10 @@ void variant_json(strbuf *b, const kf_variant *v);
 /* Shapes. */
 int64_t shape_elems(const kf_variant *v, const kf_shape *s);
 bool shape_eq(const kf_shape *a, const kf_shape *b);
-/* "n=1048576" or "rows=64 cols=1024 row_stride=1024" */
+/* "n=1048576" or "rows=64 cols=1024" (an optional size equal to the one
+ * before it -- row_stride = cols -- is left out; else "row_stride=1025") */
 void shape_text(const kf_family *f, const kf_shape *s, char *buf, size_t len);
-/* "1048576" or "64x1024" (stride shown when it is not cols). */
+/* "1048576", "64x1024", or "64x1024/1025" with a row_stride of 1025. */
 void shape_short(const kf_family *f, const kf_shape *s, char *buf, size_t len);
 
 #endif

@@ -303,9 +303,10 @@ static int expand_spec(builder *b, const kf_config *cfg, const kf_spec *sp, cons
                 sidx[d] = 0;
             }
             char stext[128];
-            shape_text(fam, &shape, stext, sizeof stext);
             bool ok = true;
-            if (fam->check_shape && fam->check_shape(&v, &shape, why, sizeof why) != 0) {
+            int sc = fam->check_shape ? fam->check_shape(&v, &shape, why, sizeof why) : 0;
+            shape_text(fam, &shape, stext, sizeof stext);   /* normalised: row_stride 0 -> cols */
+            if (sc != 0) {
                 ok = false;
                 snprintf(line, sizeof line, "%s%s%s %s: %s", v.name, v.name[0] ? " " : "", label, stext, why);
                 if (push_skip(b, line) != 0)

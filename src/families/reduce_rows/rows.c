@@ -1,0 +1,400 @@
+/*
+ * rows.c -- the row-wise reduction family: one value per row of a
+ * rows x cols matrix whose rows start row_stride elements apart
+ * (kernel_src/reduce_rows/rows.cuh, whose header documents the launch
+ * rule this file follows).  Its parameter table, rules, launch plan, code
+ * generation, per-row reference and comparison, and the fake-GPU model.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codegen.h"
+#include "family.h"
+#include "util.h"
+#include "verify.h"
+
+#define N_OF(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+/* Parameter indices: kf_variant.p[WP_...]. */
+enum {
+    WP_DTYPE, WP_OP, WP_MAP, WP_GROUP, WP_BLOCK_SIZE, WP_EPT, WP_RPG, WP_VECTOR_WIDTH, WP_LOAD, WP_BLOCK_REDUCE,
+    WP_SPLITS, WP_COMBINE, WP_GRID, WP_PIPE, WP_MIN_BLOCKS, WP_COUNT
+};
+enum { MAP_THREAD, MAP_GROUP, MAP_BLOCK, MAP_SPLIT, MAP_COUNT };
+enum { COMBINE_ATOMIC, COMBINE_LAST_BLOCK };
+
+static const char *const map_names[] = {"thread", "group", "block", "split"};
+static const char *const block_reduce_names[] = {"shuffle", "shared"};
+static const char *const combine_names[] = {"atomic", "last_block"};
+static const char *const pipe_names[] = {"none", "next_tile"};
+static const char *const load_names[] = {"plain", "ldg", "stream", "ldg_prefetch"};
+_Static_assert(N_OF(map_names) == MAP_COUNT, "map names");
+
+static const int64_t group_only[] = {1, 2, 4, 8, 16, 32, 0};
+static const int64_t vw_only[] = {1, 2, 4, 0};
+
+static const kf_param params[] = {
+    {.name = "dtype", .kind = KF_PK_ENUM, .names = kf_dtype_names, .count = KF_DTYPE_COUNT, .def = KF_FLOAT32,
+     .key = true, .macro = "KF_DTYPE", .doc = "element type"},
+    {.name = "op", .kind = KF_PK_ENUM, .names = kf_op_names, .count = KF_OP_COUNT, .def = KF_OP_SUM, .key = true,
+     .macro = "KF_OP", .doc = "reduction operator (and, or, xor need an integer dtype)"},
+    {.name = "map", .kind = KF_PK_ENUM, .names = map_names, .count = MAP_COUNT, .def = MAP_BLOCK,
+     .macro = "KF_ROWS_MAP", .doc = "rows to threads: a thread, a group of lanes, a block per row, or rows split "
+                                    "over blocks"},
+    {.name = "group", .kind = KF_PK_INT, .lo = 1, .hi = 32, .only = group_only, .def = 1,
+     .allowed = "1, 2, 4, 8, 16 or 32 (lanes per row; map group: 2..32, others 1)", .macro = "KF_GROUP",
+     .doc = "lanes per row for map group (32: a warp per row)"},
+    {.name = "block_size", .kind = KF_PK_INT, .lo = 1, .hi = 1024, .def = 256,
+     .allowed = "an integer 1..1024 (threads per block)", .macro = "KF_BS",
+     .doc = "threads per block (a power of two, 32..1024)"},
+    {.name = "elements_per_thread", .kind = KF_PK_INT, .lo = 1, .hi = 16, .def = 4, .allowed = "an integer 1..16",
+     .macro = "KF_EPT", .doc = "vector loads in flight per thread per row"},
+    {.name = "rows_per_group", .kind = KF_PK_INT, .lo = 1, .hi = 16, .def = 1, .allowed = "an integer 1..16",
+     .macro = "KF_RPG", .doc = "rows a team loads before folding any (short rows: more loads in flight)"},
+    {.name = "vector_width", .kind = KF_PK_INT, .lo = 1, .hi = 4, .only = vw_only, .def = 4,
+     .allowed = "1, 2 or 4 (elements per load)", .macro = "KF_VW",
+     .doc = "elements per load (each row gets its own aligned prefix and tail)"},
+    {.name = "load", .kind = KF_PK_ENUM, .names = load_names, .count = N_OF(load_names), .def = 0, .macro = "KF_LOAD",
+     .doc = "global load flavour"},
+    {.name = "block_reduce", .kind = KF_PK_ENUM, .names = block_reduce_names, .count = 2, .def = 0,
+     .macro = "KF_BLOCK_REDUCE", .doc = "maps block and split: warp shuffles or a shared-memory tree"},
+    {.name = "splits", .kind = KF_PK_INT, .lo = 1, .hi = 65536, .def = 1, .allowed = "an integer 1..65536",
+     .doc = "map split: parts per row (launch-time)"},
+    {.name = "split_combine", .kind = KF_PK_ENUM, .names = combine_names, .count = 2, .def = COMBINE_LAST_BLOCK,
+     .macro = "KF_SPLIT_COMBINE", .doc = "map split: atomics, or the row's last block folds (deterministic)"},
+    {.name = "grid", .kind = KF_PK_GRID, .def = 0, .doc = "blocks: auto (every tile), a count, "
+     "{\"blocks_per_sm\": k} or {\"waves\": k} (grid-stride over the tiles)"},
+    {.name = "pipeline", .kind = KF_PK_ENUM, .names = pipe_names, .count = 2, .def = 0, .macro = "KF_PIPE",
+     .doc = "maps thread, group, block: load the next tile before folding this one"},
+    {.name = "min_blocks", .kind = KF_PK_INT, .lo = 0, .hi = 32, .def = 0, .allowed = "an integer 0..32",
+     .macro = "KF_ROWS_MIN_BLOCKS", .doc = "resident blocks per SM asked of the compiler (0: none)"},
+};
+_Static_assert(N_OF(params) == WP_COUNT, "one table entry per parameter");
+
+static const kf_param sizes[] = {
+    {.name = "rows", .kind = KF_PK_INT, .lo = 1, .hi = 1LL << 36, .pow2_strings = true,
+     .allowed = "a row count 1..2^36 (an integer or a string such as \"2^20\")", .doc = "rows of the matrix"},
+    {.name = "cols", .kind = KF_PK_INT, .lo = 1, .hi = 1LL << 36, .pow2_strings = true,
+     .allowed = "a column count 1..2^36 (an integer or a string such as \"2^10\")", .doc = "elements per row"},
+    {.name = "row_stride", .kind = KF_PK_INT, .lo = 0, .hi = 1LL << 36, .pow2_strings = true, .optional = true,
+     .allowed = "elements between row starts, >= cols (0: cols)", .doc = "elements between row starts (default and 0: cols)"},
+};
+
+#define MAX_ELEMS (1LL << 36)
+
+static int p_int(const kf_variant *v, int i) { return (int)v->p[i]; }
+static bool is_pow2(int64_t x) { return x > 0 && (x & (x - 1)) == 0; }
+
+static int check(const kf_variant *v, const kf_device *dev, char *why, size_t whylen)
+{
+    kf_dtype t = variant_dtype(v);
+    int map = p_int(v, WP_MAP), bs = p_int(v, WP_BLOCK_SIZE), group = p_int(v, WP_GROUP);
+    int ept = p_int(v, WP_EPT), rpg = p_int(v, WP_RPG);
+    int max_threads = dev && dev->max_threads_per_block > 0 ? dev->max_threads_per_block : 1024;
+    if (kf_op_is_bitwise(variant_op(v)) && kf_dtype_is_float(t)) {
+        kf_err(why, whylen, "op %s is bitwise: it needs an integer dtype, got %s", kf_op_names[variant_op(v)],
+               kf_dtype_names[t]);
+        return -1;
+    }
+    if (!is_pow2(bs) || bs < 32 || bs > max_threads) {
+        kf_err(why, whylen, "block_size %d: the kernel needs a power of two from 32 to %d", bs, max_threads);
+        return -1;
+    }
+    if (map == MAP_GROUP && (group < 2 || group > 32)) {
+        kf_err(why, whylen, "map group needs group 2, 4, 8, 16 or 32 (lanes per row), got %d", group);
+        return -1;
+    }
+    if (map != MAP_GROUP && group != 1) {
+        kf_err(why, whylen, "group %d applies to map group only (map %s: group 1)", group, map_names[map]);
+        return -1;
+    }
+    if (rpg * ept > 16) {
+        kf_err(why, whylen, "rows_per_group x elements_per_thread must be at most 16 (loads in flight), got %d x %d",
+               rpg, ept);
+        return -1;
+    }
+    if (map == MAP_SPLIT && (rpg != 1 || v->p[WP_PIPE] != 0)) {
+        kf_err(why, whylen, "map split takes rows_per_group 1 and pipeline none");
+        return -1;
+    }
+    if (map != MAP_SPLIT && (v->p[WP_SPLITS] != 1 || v->p[WP_COMBINE] != COMBINE_LAST_BLOCK)) {
+        kf_err(why, whylen, "splits and split_combine apply to map split only (map %s: splits 1, split_combine "
+                            "last_block)", map_names[map]);
+        return -1;
+    }
+    if ((map == MAP_THREAD || map == MAP_GROUP) && v->p[WP_BLOCK_REDUCE] != 0) {
+        kf_err(why, whylen, "block_reduce applies to maps block and split (map %s: shuffle)", map_names[map]);
+        return -1;
+    }
+    if (v->p[WP_BLOCK_REDUCE] == 1 && (int64_t)rpg * bs * (int64_t)kf_dtype_size(t) > 32768) {
+        kf_err(why, whylen, "block_reduce shared needs rows_per_group x block_size x %zu bytes <= 32 KiB",
+               kf_dtype_size(t));
+        return -1;
+    }
+    if (v->p[WP_MIN_BLOCKS] > 0 && (int64_t)bs * v->p[WP_MIN_BLOCKS] > 2048) {
+        kf_err(why, whylen, "min_blocks %lld x block_size %d is more threads than an SM holds (2048)",
+               (long long)v->p[WP_MIN_BLOCKS], bs);
+        return -1;
+    }
+    return 0;
+}
+
+static int check_shape(const kf_variant *v, kf_shape *s, char *why, size_t whylen)
+{
+    (void)v;
+    if (s->d[2] == 0)
+        s->d[2] = s->d[1];
+    if (s->d[2] < s->d[1]) {
+        kf_err(why, whylen, "row_stride %lld is below cols %lld: rows would overlap", (long long)s->d[2],
+               (long long)s->d[1]);
+        return -1;
+    }
+    if (s->d[0] > MAX_ELEMS / s->d[2]) {
+        kf_err(why, whylen, "rows x row_stride is more than 2^36 elements");
+        return -1;
+    }
+    return 0;
+}
+
+static void label(const kf_variant *v, char *buf, size_t len)
+{
+    strbuf g = {0};
+    param_text(&g, &params[WP_GRID], v->p[WP_GRID]);
+    int map = p_int(v, WP_MAP);
+    char how[32];
+    if (map == MAP_GROUP)
+        snprintf(how, sizeof how, "group%d", p_int(v, WP_GROUP));
+    else if (map == MAP_SPLIT)
+        snprintf(how, sizeof how, "split%d/%s", p_int(v, WP_SPLITS), combine_names[v->p[WP_COMBINE]]);
+    else
+        snprintf(how, sizeof how, "%s", map_names[map]);
+    snprintf(buf, len, "%s/bs%d/ept%d/rpg%d/v%d/%s%s%s%s%s", how, p_int(v, WP_BLOCK_SIZE), p_int(v, WP_EPT),
+             p_int(v, WP_RPG), p_int(v, WP_VECTOR_WIDTH), g.s ? g.s : "?",
+             v->p[WP_LOAD] ? "/" : "", v->p[WP_LOAD] ? load_names[v->p[WP_LOAD]] : "",
+             v->p[WP_BLOCK_REDUCE] ? "/shared_tree" : "", v->p[WP_PIPE] ? "/pipe" : "");
+    sb_free(&g);
+}
+
+static const char *const derived_names[] = {"elem_bytes", "vector_bytes", "team"};
+
+static double derived_value(const kf_variant *v, int which)
+{
+    double es = (double)kf_dtype_size(variant_dtype(v));
+    int map = p_int(v, WP_MAP);
+    switch (which) {
+    case 0: return es;
+    case 1: return es * (double)v->p[WP_VECTOR_WIDTH];
+    default: return map == MAP_THREAD ? 1 : map == MAP_GROUP ? (double)v->p[WP_GROUP] : (double)v->p[WP_BLOCK_SIZE];
+    }
+}
+
+static char *source(const kf_variant *v, char *err, size_t errlen)
+{
+    const char *common = codegen_template("common");
+    const char *rows = codegen_template("rows");
+    if (!common || !rows) {
+        kf_err(err, errlen, "kernel templates missing from the build (kernel_src/common.cuh, reduce_rows/rows.cuh)");
+        return NULL;
+    }
+    strbuf b = {0};
+    codegen_comment(&b, v);
+    sb_append(&b, "// rows, cols, row_stride, splits and the grid are launch-time arguments.\n\n");
+    codegen_defines(&b, v);
+    sb_append(&b, "#if KF_ROWS_MIN_BLOCKS > 0\n#define KF_MIN_BLOCKS KF_ROWS_MIN_BLOCKS\n#endif\n\n");
+    int plant = codegen_planted(v);
+    if (plant)
+        sb_printf(&b, "#define KF_PLANT %d /* test hook: KFORGE_PLANT */\n\n", plant);
+    sb_append(&b, common);
+    sb_append(&b, "\n");
+    sb_append(&b, rows);
+    if (b.failed) {
+        sb_free(&b);
+        kf_err(err, errlen, "codegen: out of memory");
+        return NULL;
+    }
+    return sb_take(&b);
+}
+
+// ---------------------------------------------------------------------------
+// launches (rows.cuh: "Launch rule")
+
+typedef struct {
+    int64_t grid, tiles;
+    int64_t off_partial;        /* workspace: [tickets][partial] */
+    int64_t partial_elems;
+} wplan;
+_Static_assert(sizeof(wplan) <= sizeof(((kf_plan_info *)0)->priv), "plan fits");
+
+static int64_t align256(int64_t x) { return (x + 255) & ~(int64_t)255; }
+
+static int plan(const kf_variant *v, const kf_shape *s, int sms, int occupancy, kf_plan_info *pi)
+{
+    memset(pi, 0, sizeof *pi);
+    wplan *w = (wplan *)pi->priv;
+    int64_t rows = s->d[0], cols = s->d[1];
+    if (rows < 1 || cols < 1)
+        return -1;
+    int map = p_int(v, WP_MAP), bs = p_int(v, WP_BLOCK_SIZE), rpg = p_int(v, WP_RPG);
+    int64_t splits = map == MAP_SPLIT ? v->p[WP_SPLITS] : 1;
+    switch (map) {
+    case MAP_THREAD: w->tiles = (rows + (int64_t)bs * rpg - 1) / ((int64_t)bs * rpg); break;
+    case MAP_GROUP: {
+        int64_t per = (int64_t)(bs / p_int(v, WP_GROUP)) * rpg;
+        w->tiles = (rows + per - 1) / per;
+        break;
+    }
+    case MAP_BLOCK: w->tiles = (rows + rpg - 1) / rpg; break;
+    default: w->tiles = rows * splits; break;
+    }
+    kf_grid g = kf_grid_decode(v->p[WP_GRID]);
+    int64_t cap;
+    switch (g.kind) {
+    case KF_GRID_BLOCKS: cap = g.value; break;
+    case KF_GRID_PER_SM: cap = g.value * (sms > 0 ? sms : 1); break;
+    case KF_GRID_WAVES: cap = g.value * (occupancy > 0 ? occupancy : 1) * (sms > 0 ? sms : 1); break;
+    default: cap = w->tiles; break;
+    }
+    w->grid = w->tiles < cap ? w->tiles : cap;
+    if (w->grid > 2147483647LL)
+        w->grid = 2147483647LL;
+    if (w->grid < 1)
+        w->grid = 1;
+    bool combine = map == MAP_SPLIT;
+    bool atomic = combine && v->p[WP_COMBINE] == COMBINE_ATOMIC;
+    int64_t es = (int64_t)kf_dtype_size(variant_dtype(v));
+    if (combine) {
+        w->partial_elems = atomic ? rows : rows + w->grid - 1;
+        w->off_partial = align256(rows * 4);
+        pi->workspace_bytes = align256(w->off_partial + w->partial_elems * es);
+    }
+    pi->launches = 1;
+    pi->blocks = w->grid;
+    /* any order of at most cols + the block's tree: the sequential bound */
+    pi->depth = cols + 2 * 11 + splits;
+    kf_op op = variant_op(v);
+    pi->deterministic = !(atomic && kf_dtype_is_float(variant_dtype(v)) && (op == KF_OP_SUM || op == KF_OP_PROD));
+    return 0;
+}
+
+static int64_t input_elems(const kf_shape *s) { return (s->d[0] - 1) * s->d[2] + s->d[1]; }
+static int64_t outputs(const kf_shape *s) { return s->d[0]; }
+static double bytes(const kf_shape *s, size_t es) { return (double)s->d[0] * (double)s->d[1] * (double)es; }
+
+/* tickets 0; partials the identity (the atomic combine accumulates in them) */
+static void workspace_init(const kf_variant *v, const kf_plan_info *pi, void *ws)
+{
+    const wplan *w = (const wplan *)pi->priv;
+    memset(ws, 0, (size_t)pi->workspace_bytes);
+    if (w->partial_elems == 0)
+        return;
+    kf_value id = verify_identity(variant_dtype(v), variant_op(v));
+    size_t es = kf_dtype_size(variant_dtype(v));
+    for (int64_t i = 0; i < w->partial_elems; i++)
+        memcpy((char *)ws + w->off_partial + i * (int64_t)es, &id, es);
+}
+
+static int enqueue(kf_launcher *l, const kf_variant *v, const kf_shape *s, const kf_plan_info *pi,
+                   const kf_buffers *b)
+{
+    const wplan *w = (const wplan *)pi->priv;
+    unsigned long long in = b->in, out = b->out;
+    unsigned long long tickets = w->partial_elems ? b->ws : 0;
+    unsigned long long partial = w->partial_elems ? b->ws + (uint64_t)w->off_partial : 0;
+    long long rows = s->d[0], cols = s->d[1], stride = s->d[2];
+    int splits = p_int(v, WP_MAP) == MAP_SPLIT ? p_int(v, WP_SPLITS) : 1;
+    void *args[] = {&in, &rows, &cols, &stride, &out, &partial, &tickets, &splits};
+    return kf_launch(l, w->grid, p_int(v, WP_BLOCK_SIZE), args);
+}
+
+// ---------------------------------------------------------------------------
+// reference: every row
+
+static void reference(const kf_variant *v, const kf_shape *s, const void *in, void *ref, double *aux)
+{
+    kf_dtype t = variant_dtype(v);
+    size_t es = kf_dtype_size(t);
+    for (int64_t r = 0; r < s->d[0]; r++) {
+        kf_value x = verify_reference(t, variant_op(v), (const char *)in + (size_t)(r * s->d[2]) * es, s->d[1], &aux[r]);
+        memcpy((char *)ref + (size_t)r * es, &x, es);
+    }
+}
+
+static int64_t compare(const kf_variant *v, const kf_shape *s, const kf_plan_info *pi, const void *got,
+                       const void *ref, const double *aux, kf_result *r)
+{
+    kf_dtype t = variant_dtype(v);
+    kf_op op = variant_op(v);
+    size_t es = kf_dtype_size(t);
+    int64_t bad = 0, shown = -1;
+    double worst = -1;
+    kf_result tmp;
+    for (int64_t i = 0; i < s->d[0]; i++) {
+        kf_value g, rf;
+        memset(&g, 0, sizeof g);
+        memset(&rf, 0, sizeof rf);
+        memcpy(&g, (const char *)got + (size_t)i * es, es);
+        memcpy(&rf, (const char *)ref + (size_t)i * es, es);
+        double tol = verify_tolerance(t, op, s->d[1], pi->depth, aux[i], rf);
+        bool ok = verify_compare(t, op, g, rf, tol, &tmp);
+        /* show the first wrong row, else the row closest to its bound */
+        double score = ok ? (tmp.tolerance > 0 ? tmp.abs_err / tmp.tolerance : 0) : INFINITY;
+        if (!ok)
+            bad++;
+        if ((!ok && bad == 1) || (bad == 0 && score > worst)) {
+            worst = score;
+            shown = i;
+            snprintf(r->gpu_value, sizeof r->gpu_value, "%s", tmp.gpu_value);
+            snprintf(r->ref_value, sizeof r->ref_value, "%s", tmp.ref_value);
+            r->abs_err = tmp.abs_err;
+            r->tolerance = tmp.tolerance;
+        }
+    }
+    (void)shown;
+    return bad;
+}
+
+/* A smooth landscape: a block per row is best for long rows, a thread or
+ * group for short ones, splits for few long rows. */
+static double fake_ms(const kf_variant *v, const kf_shape *s, const kf_device *d, const kf_plan_info *pi)
+{
+    (void)d;
+    double cols = (double)s->d[1], rows = (double)s->d[0];
+    double team = derived_value(v, 2);
+    double fit = 1.0 / (1.0 + 0.2 * fabs(log2((cols / 4 + 1) / team)));
+    double bw = 2400.0 * fit / (1.0 + 0.1 * fabs(log2(v->p[WP_BLOCK_SIZE] / 256.0)));
+    if (rows < 132 && p_int(v, WP_MAP) != MAP_SPLIT)
+        bw *= rows / 132.0;
+    return bytes(s, kf_dtype_size(variant_dtype(v))) / (bw * 1e9) * 1e3 + 0.002 * pi->launches;
+}
+
+const kf_family kf_family_reduce_rows = {
+    .name = "reduce_rows",
+    .doc = "row-wise reduction: one value per row of a rows x cols matrix (row_stride apart)",
+    .params = params,
+    .nparams = WP_COUNT,
+    .sizes = sizes,
+    .nsizes = N_OF(sizes),
+    .p_dtype = WP_DTYPE,
+    .p_op = WP_OP,
+    .p_block = WP_BLOCK_SIZE,
+    .entry = "kf_reduce_rows",
+    .derived = derived_names,
+    .nderived = N_OF(derived_names),
+    .derived_value = derived_value,
+    .resolve = NULL,
+    .check = check,
+    .check_shape = check_shape,
+    .label = label,
+    .source = source,
+    .plan = plan,
+    .input_elems = input_elems,
+    .outputs = outputs,
+    .bytes = bytes,
+    .workspace_init = workspace_init,
+    .enqueue = enqueue,
+    .reference = reference,
+    .compare = compare,
+    .fake_ms = fake_ms,
+};

@@ -1,0 +1,122 @@
+#!/bin/sh
+# bench_rows.sh -- row-wise reduction: kforge tuned per shape against CUB
+# (cub::DeviceSegmentedReduce from the toolkit, and its fixed-size-segment
+# API when CCCL_DIR points at CCCL >= 3.2 headers) and PyTorch x.sum(dim=1),
+# all on one GPU in one run.
+#
+#   1. for every shape: kforge tune configs/tune-rows.json --set rows=R --set cols=C
+#      (database in $DIR/db), then kforge best for that shape;
+#   2. ROUNDS rounds, the order of the tools rotating every round: kforge run
+#      of the best variant, tools/rows_cub (offsets; fixed), tools/rows_torch.py;
+#   3. a table: per shape, each tool's median GB/s (median over rounds) and
+#      kforge's ratio to the best baseline.
+#
+#   sh tools/bench_rows.sh [--total "2^26 2^20"] [--cols "4 32 128 1024 8192 65536 2^20"]
+#                          [--dtype float32] [--op sum] [--rounds 3] [--budget N] [--dir DIR]
+# environment: KFORGE (build/kforge), NVCC, CCCL_DIR, PYTHON (python3), TUNE_CONFIG
+# Every tool verifies every row before it is timed; a wrong row is exit 2.
+# The L2 is flushed before every repetition by all three (2 x L2 memset);
+# GB/s = rows x cols x element size / median time.
+set -eu
+KFORGE=${KFORGE:-build/kforge}
+NVCC=${NVCC:-nvcc}
+PYTHON=${PYTHON:-python3}
+TUNE_CONFIG=${TUNE_CONFIG:-configs/tune-rows.json}
+TOTALS="2^26 2^20"
+COLS="4 32 128 1024 8192 65536 2^20"
+DTYPE=float32 OP=sum ROUNDS=3 BUDGET= DIR=build/bench-rows
+while [ $# -gt 0 ]; do
+  case $1 in
+    --total) TOTALS=$2; shift 2 ;;
+    --cols) COLS=$2; shift 2 ;;
+    --dtype) DTYPE=$2; shift 2 ;;
+    --op) OP=$2; shift 2 ;;
+    --rounds) ROUNDS=$2; shift 2 ;;
+    --budget) BUDGET="--budget $2"; shift 2 ;;
+    --dir) DIR=$2; shift 2 ;;
+    *) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+  esac
+done
+pow() { case $1 in 2^*) echo $((1 << ${1#2^})) ;; *) echo "$1" ;; esac; }
+mkdir -p "$DIR"
+cmdline="$0 --total \"$TOTALS\" --cols \"$COLS\" --dtype $DTYPE --op $OP --rounds $ROUNDS $BUDGET"
+CUB="$DIR/rows_cub"
+[ -x "$CUB" ] || "$NVCC" -O3 -std=c++17 -arch=sm_90 tools/rows_cub.cu -o "$CUB"
+CUBF=
+if [ -n "${CCCL_DIR:-}" ]; then
+  CUBF="$DIR/rows_cub_fixed"
+  [ -x "$CUBF" ] || "$NVCC" -O3 -std=c++17 -arch=sm_90 -DKF_CCCL_FIXED -I"$CCCL_DIR/cub" -I"$CCCL_DIR/thrust" \
+    -I"$CCCL_DIR/libcudacxx/include" tools/rows_cub.cu -o "$CUBF"
+fi
+shapes=
+for t in $TOTALS; do
+  for c in $COLS; do
+    T=$(pow "$t"); C=$(pow "$c")
+    [ "$C" -le "$T" ] || continue
+    shapes="$shapes $((T / C)),$C"
+  done
+done
+: > "$DIR/kforge.jsonl"; : > "$DIR/base.txt"
+export KFORGE_DB="$DIR/db"
+t0=$(date +%s)
+for s in $shapes; do
+  R=${s%,*} C=${s#*,}
+  # shellcheck disable=SC2086
+  "$KFORGE" tune "$TUNE_CONFIG" --set rows=$R --set cols=$C --set dtype=$DTYPE --set op=$OP $BUDGET \
+    --results "$DIR/tune.jsonl" --quiet > /dev/null
+  "$KFORGE" best --kernel reduce_rows --dtype "$DTYPE" --op "$OP" --rows "$R" --cols "$C" > "$DIR/best-$R-$C.json" \
+    2> /dev/null
+done
+t1=$(date +%s)
+r=1
+while [ $r -le "$ROUNDS" ]; do
+  for s in $shapes; do
+    R=${s%,*} C=${s#*,}
+    k() { "$KFORGE" run "$DIR/best-$R-$C.json" --set 'bench.min_reps=30' --no-results --format jsonl --quiet >> "$DIR/kforge.jsonl"; }
+    c() { "$CUB" --dtype "$DTYPE" --op "$OP" --shape "$R,$C" >> "$DIR/base.txt" 2> /dev/null
+          [ -z "$CUBF" ] || "$CUBF" --dtype "$DTYPE" --op "$OP" --shape "$R,$C" >> "$DIR/base.txt" 2> /dev/null; }
+    p() { "$PYTHON" tools/rows_torch.py --dtype "$DTYPE" --op "$OP" --shape "$R,$C" >> "$DIR/base.txt" 2> /dev/null; }
+    case $((r % 3)) in 1) k; c; p ;; 2) c; p; k ;; 0) p; k; c ;; esac
+  done
+  r=$((r + 1))
+done
+"$PYTHON" - "$DIR/kforge.jsonl" "$DIR/base.txt" "$cmdline" "$((t1 - t0))" <<'PY'
+import json, re, statistics, sys
+kf, base = {}, {}
+bad = 0
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    key = (r["rows"], r["cols"])
+    if r["status"] != "ok":
+        bad += 1
+        continue
+    kf.setdefault(key, []).append(r["gbps"])
+    dev = r.get("device", "?")
+for line in open(sys.argv[2]):
+    if not line.startswith("ROW "):
+        continue
+    f = dict(x.split("=", 1) for x in line.split()[1:] if "=" in x)
+    m = re.match(r"(\d+)x(\d+)$", f["shape"])
+    if not m:
+        continue
+    if f.get("status") != "PASS":
+        bad += 1
+        continue
+    impl = re.sub(r"cub\d+", "cub", f["impl"])
+    base.setdefault((int(m.group(1)), int(m.group(2))), {}).setdefault(impl, []).append(float(f["gbps"]))
+impls = sorted({i for v in base.values() for i in v})
+print("# row-wise %s, %s; command: %s; kforge tuning took %s s" % (sys.argv[3].split("--dtype ")[1].split(" --rounds")[0], dev, sys.argv[3], sys.argv[4]))
+print("| rows x cols | total | kforge GB/s | " + " | ".join(impls) + " | kforge / best baseline |")
+print("|---|---|---:|" + "---:|" * len(impls) + "---:|")
+for key in sorted(kf, key=lambda k: (-(k[0] * k[1]), k[1])):
+    k = statistics.median(kf[key])
+    b = {i: statistics.median(v) for i, v in base.get(key, {}).items()}
+    best = max(b.values()) if b else float("nan")
+    tot = key[0] * key[1]
+    t = "2^%d" % (tot.bit_length() - 1) if tot & (tot - 1) == 0 else str(tot)
+    print("| %d x %d | %s | %.0f | %s | %.2f |" % (key[0], key[1], t, k,
+          " | ".join("%.0f" % b[i] if i in b else "-" for i in impls), k / best))
+if bad:
+    print("FAILED or wrong: %d measurements" % bad)
+    sys.exit(2)
+PY
