@@ -13,6 +13,7 @@ trap 'rm -rf "$TMP"' EXIT
 trap 'exit 130' INT TERM HUP
 export KFORGE_CACHE_DIR="$TMP/cache" KFORGE_DB="$TMP/db" KFORGE_FAKE_GPU=1 LC_ALL=C
 unset KFORGE_FAULT_INJECT KFORGE_PLANT
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$TMP" || exit 2
 npass=0
 nfail=0
@@ -151,6 +152,49 @@ if grep -q 'resumed: 4 cases' e6.txt; then
   ok "another command on the same file leaves the interrupted one's resume state"
 else
   bad "concurrent resume state" "$(cat e6.txt) ($n_d)"
+fi
+
+# --- the second family: reduce_rows ------------------------------------
+if "$KFORGE" axes reduce_rows | grep -q 'rows_per_group' && "$KFORGE" axes reduce_rows | grep -q 'row_stride'; then
+  ok "kforge axes reduce_rows"
+else
+  bad "axes reduce_rows" "$("$KFORGE" axes reduce_rows 2>&1 | head -3)"
+fi
+"$KFORGE" run "$ROOT/configs/rows-stress.json" --set 'rows=[1,3]' --set 'cols=[1,7,33]' --results rows.jsonl --quiet \
+  --format csv > rows.csv 2> rows.err
+rc=$?
+n_ok=$(grep -c ',ok,' rows.csv)
+if [ $rc -eq 0 ] && [ "$n_ok" -gt 100 ] && grep -q '"kernel":"reduce_rows"' rows.jsonl && grep -q '"row_stride":4101' rows.jsonl; then
+  ok "reduce_rows: stress shapes on the fake GPU ($n_ok cases), results carry kernel and sizes"
+else
+  bad "reduce_rows run" "rc=$rc ok=$n_ok $(head -3 rows.err)"
+fi
+echo '{"kernel": "reduce_rows", "map": "block", "rows": 10, "cols": 100, "row_stride": 99}' > rs.json
+"$KFORGE" check rs.json > /dev/null 2> rs.err
+if [ $? -eq 2 ] && grep -q 'row_stride 99 is below cols 100' rs.err; then ok "row_stride below cols: exit 2 naming both"; else bad "row_stride" "$(cat rs.err)"; fi
+echo '{"kernel": "reduce_rows", "map": "group", "rows": 10, "cols": 100}' > rg.json
+"$KFORGE" check rg.json > /dev/null 2> rg.err
+if [ $? -eq 2 ] && grep -q 'map group needs group' rg.err; then ok "map group without group: exit 2"; else bad "map group" "$(cat rg.err)"; fi
+# tuning per shape, and best for a shape (exact, then nearest)
+"$KFORGE" tune "$ROOT/configs/tune-rows.json" --set rows=8192 --set cols=128 --results tr.jsonl --quiet > tr.out 2> tr.err
+rc1=$?
+"$KFORGE" tune "$ROOT/configs/tune-rows.json" --set rows=64 --set cols=1048576 --results tr.jsonl --quiet > /dev/null 2>> tr.err
+rc2=$?
+"$KFORGE" best --kernel reduce_rows --rows 8192 --cols 128 > b1.json 2> b1.err
+rc3=$?
+"$KFORGE" best --kernel reduce_rows --rows 9000 --cols 100 > b2.json 2> b2.err
+rc4=$?
+if [ $rc1 -eq 0 ] && [ $rc2 -eq 0 ] && [ $rc3 -eq 0 ] && [ $rc4 -eq 0 ] && grep -q '"rows": \[8192\]' b1.json &&
+   grep -q 'nearest size, rows=8192 cols=128' b2.err && grep -q '"rows": \[9000\]' b2.json &&
+   "$KFORGE" run b2.json --no-results --quiet > /dev/null 2>&1; then
+  ok "reduce_rows: tune per shape, best exact and nearest shape, the best runs"
+else
+  bad "rows tune/best" "rc=$rc1 $rc2 $rc3 $rc4 $(cat tr.err b1.err b2.err | head -5)"
+fi
+if "$KFORGE" best --kernel reduce_rows --rows 64 --cols 1048576 2>&1 >/dev/null | grep -q 'variant'; then
+  ok "best says whether the variant is deterministic"
+else
+  bad "best determinism note" "$("$KFORGE" best --kernel reduce_rows --rows 64 --cols 1048576 2>&1 | head -3)"
 fi
 
 echo "engine_suite: $npass passed, $nfail failed"
