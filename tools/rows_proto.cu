@@ -52,6 +52,18 @@
 #ifndef KF_OP
 #define KF_OP 0 // 0 sum, 1 min, 2 max (kforge's kf_op numbering)
 #endif
+// value names that kforge's generator #defines from its parameter table
+#define KF_OP_SUM 0
+#define KF_OP_MIN 1
+#define KF_OP_MAX 2
+#define KF_OP_PROD 3
+#define KF_OP_AND 4
+#define KF_OP_OR 5
+#define KF_OP_XOR 6
+#define KF_LOAD_PLAIN 0
+#define KF_LOAD_LDG 1
+#define KF_LOAD_STREAM 2
+#define KF_LOAD_LDG_PREFETCH 3
 #ifndef KF_ROWS_MAP
 #define KF_ROWS_MAP 1
 #endif

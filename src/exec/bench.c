@@ -203,7 +203,12 @@ static bool prepare_input(cctx *c, const kf_variant *v, const kf_shape *shape, c
     bool ok = cu_ok(c, cu->cuMemsetD8Async(B->d_in, 0x5A, bytes, B->stream), "cuMemsetD8Async(input)") &&
               cu_ok(c, cu->cuStreamSynchronize(B->stream), "cuStreamSynchronize") &&
               cu_ok(c, cu->cuMemcpyHtoD(B->d_in + (CUdeviceptr)b->offset * es, host, (size_t)n * es),
-                    "cuMemcpyHtoD(input)");
+                    "cuMemcpyHtoD(input)") &&
+              /* From pageable memory cuMemcpyHtoD may return before its DMA
+               * lands, and our stream does not wait for the legacy stream
+               * (CU_STREAM_NON_BLOCKING): wait for it here, or a kernel can
+               * read the poison that was there before. */
+              cu_ok(c, cu->cuCtxSynchronize(), "cuCtxSynchronize(input)");
     free(host);
     if (!ok)
         return false;
@@ -336,7 +341,8 @@ int bench_case(bench *B, const kf_variant *v, const kf_shape *shape, const kf_be
         if (!host_grow(&c, &B->ws_init, (size_t)p.workspace_bytes))
             goto done;
         fam->workspace_init(v, &p, B->ws_init);
-        if (!cu_ok(&c, cu->cuMemcpyHtoD(B->d_ws, B->ws_init, (size_t)p.workspace_bytes), "cuMemcpyHtoD(workspace)"))
+        if (!cu_ok(&c, cu->cuMemcpyHtoD(B->d_ws, B->ws_init, (size_t)p.workspace_bytes), "cuMemcpyHtoD(workspace)") ||
+            !cu_ok(&c, cu->cuCtxSynchronize(), "cuCtxSynchronize(workspace)"))   /* as for the input */
             goto done;
     }
     R.buf.in = B->d_in + (CUdeviceptr)b->offset * es;
