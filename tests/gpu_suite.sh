@@ -69,8 +69,8 @@ fi
 # 2b. row-wise reductions: every mapping at stress shapes (rows or cols of 1,
 # cols not a multiple of the vector width, padded rows, > 65535 and > 2^24
 # rows, a misaligned base), every dtype, the ops that differ in kind
-rows_types='--set dtype=["int32","uint32","int64","float32","float64"] --set op=["sum","min","prod","xor"]'
-if "$KFORGE" run configs/rows-stress.json $rows_types --set 'rows=[1,3]' --set 'cols=[1,7,33,4099]' $quick \
+rows_types='--set dtype=["int32","int64","float32","float64"] --set op=["sum","min","xor"]'
+if "$KFORGE" run configs/rows-stress.json $rows_types --set 'rows=[1,3]' --set 'cols=[1,7,4099]' $quick \
      --no-results --format csv > "$OUT/rows.csv" 2> "$OUT/rows.err" &&
    "$KFORGE" run configs/rows-stress.json --set 'dtype=["int32","float32"]' --set 'op=["sum","max"]' \
      --set 'rows=[70001]' $quick --no-results --format csv > "$OUT/rows1.csv" 2>> "$OUT/rows.err" &&
