@@ -68,16 +68,19 @@ for s in $shapes; do
     2> /dev/null
 done
 t1=$(date +%s)
+# one process per tool per round, every shape in it; the order rotates
+cfgs= cubargs=
+for s in $shapes; do cfgs="$cfgs $DIR/best-${s%,*}-${s#*,}.json"; cubargs="$cubargs --shape $s"; done
+k() { # shellcheck disable=SC2086
+      "$KFORGE" run $cfgs --set 'bench.min_reps=30' --no-results --format jsonl --quiet >> "$DIR/kforge.jsonl"; }
+c() { # shellcheck disable=SC2086
+      "$CUB" --dtype "$DTYPE" --op "$OP" $cubargs >> "$DIR/base.txt" 2> /dev/null
+      [ -z "$CUBF" ] || "$CUBF" --dtype "$DTYPE" --op "$OP" $cubargs >> "$DIR/base.txt" 2> /dev/null; }
+p() { # shellcheck disable=SC2086
+      "$PYTHON" tools/rows_torch.py --dtype "$DTYPE" --op "$OP" $cubargs >> "$DIR/base.txt" 2> /dev/null; }
 r=1
 while [ $r -le "$ROUNDS" ]; do
-  for s in $shapes; do
-    R=${s%,*} C=${s#*,}
-    k() { "$KFORGE" run "$DIR/best-$R-$C.json" --set 'bench.min_reps=30' --no-results --format jsonl --quiet >> "$DIR/kforge.jsonl"; }
-    c() { "$CUB" --dtype "$DTYPE" --op "$OP" --shape "$R,$C" >> "$DIR/base.txt" 2> /dev/null
-          [ -z "$CUBF" ] || "$CUBF" --dtype "$DTYPE" --op "$OP" --shape "$R,$C" >> "$DIR/base.txt" 2> /dev/null; }
-    p() { "$PYTHON" tools/rows_torch.py --dtype "$DTYPE" --op "$OP" --shape "$R,$C" >> "$DIR/base.txt" 2> /dev/null; }
-    case $((r % 3)) in 1) k; c; p ;; 2) c; p; k ;; 0) p; k; c ;; esac
-  done
+  case $((r % 3)) in 1) k; c; p ;; 2) c; p; k ;; 0) p; k; c ;; esac
   r=$((r + 1))
 done
 "$PYTHON" - "$DIR/kforge.jsonl" "$DIR/base.txt" "$cmdline" "$((t1 - t0))" <<'PY'
