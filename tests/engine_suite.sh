@@ -176,9 +176,9 @@ echo '{"kernel": "reduce_rows", "map": "group", "rows": 10, "cols": 100}' > rg.j
 "$KFORGE" check rg.json > /dev/null 2> rg.err
 if [ $? -eq 2 ] && grep -q 'map group needs group' rg.err; then ok "map group without group: exit 2"; else bad "map group" "$(cat rg.err)"; fi
 # tuning per shape, and best for a shape (exact, then nearest)
-"$KFORGE" tune "$ROOT/configs/tune-rows.json" --set rows=8192 --set cols=128 --results tr.jsonl --quiet > tr.out 2> tr.err
+"$KFORGE" tune "$ROOT/configs/tune-rows.json" --set rows=8192 --set cols=128 --strategy random --budget 12 --results tr.jsonl --quiet > tr.out 2> tr.err
 rc1=$?
-"$KFORGE" tune "$ROOT/configs/tune-rows.json" --set rows=64 --set cols=1048576 --results tr.jsonl --quiet > /dev/null 2>> tr.err
+"$KFORGE" tune "$ROOT/configs/tune-rows.json" --set rows=64 --set cols=1048576 --strategy random --budget 12 --results tr.jsonl --quiet > /dev/null 2>> tr.err
 rc2=$?
 "$KFORGE" best --kernel reduce_rows --rows 8192 --cols 128 > b1.json 2> b1.err
 rc3=$?
