@@ -22,7 +22,8 @@ _kforge_opts_static() {
     info) echo "--device --format --help" ;;
     tune) echo "--strategy --budget --time --seed --first-improvement --set --results --resume --no-resume --db
                --no-db --simulate --format --timeout --device --jobs --cache-dir --no-cache --lineinfo --quiet --help" ;;
-    best) echo "--dtype --op --n --db --gpu --header --help" ;;
+    best) echo "--kernel --dtype --op --n --rows --cols --row_stride --db --gpu --deterministic --header --help" ;;
+    axes) echo "--format --help" ;;
     esac
 }
 
@@ -43,31 +44,26 @@ _kforge_opts() {
     echo "${!var}"
 }
 
+# Keys and values come from the parameter table (kforge axes --format csv),
+# so new axes and families need no edit here.
+_kforge_axes() {
+    if [[ -z ${_kforge_axes_cache-} ]]; then
+        _kforge_axes_cache=$("${_kforge_bin:-kforge}" axes --format csv 2>/dev/null)
+    fi
+    printf '%s\n' "$_kforge_axes_cache"
+}
+
 _kforge_set_keys() {
-    echo "dtype= op= algorithm= block_size= elements_per_thread= unroll= vector_width= grid= passes= layout=
-          accumulator= warp_reduce= load= n= constraints= bench.warmup= bench.min_reps= bench.max_reps=
-          bench.repetitions= bench.max_time_s= bench.max_noise= bench.flush_l2= bench.seed= bench.offset=
-          bench.timeout_s="
+    local keys
+    keys=$(_kforge_axes | cut -d, -f2 | sort -u | sed 's/$/=/' | tr '\n' ' ')
+    echo "$keys constraints= bench.warmup= bench.min_reps= bench.max_reps= bench.repetitions= bench.max_time_s=
+          bench.max_noise= bench.flush_l2= bench.seed= bench.offset= bench.timeout_s="
 }
 
 _kforge_set_values() {
     case $1 in
-    dtype) echo "int32 uint32 int64 float32 float64" ;;
-    op) echo "sum min max prod and or xor" ;;
-    algorithm) echo "atomic_global atomic_shared interleaved_divergent interleaved_strided sequential shuffle
-                     warp_intrinsic" ;;
-    block_size) echo "32 64 128 256 512 1024" ;;
-    elements_per_thread) echo "1 2 4 8 16 32" ;;
-    unroll) echo "none last_warp full" ;;
-    vector_width) echo "1 2 4" ;;
-    grid) echo "auto" ;;
-    passes) echo "auto multi_kernel atomic last_block" ;;
-    layout) echo "block grid" ;;
-    accumulator) echo "register shared" ;;
-    warp_reduce) echo "shared shuffle intrinsic" ;;
-    load) echo "plain ldg stream ldg_prefetch" ;;
-    n) echo "2^10 2^16 2^20 2^24 2^28 2^30" ;;
     bench.flush_l2) echo "true false" ;;
+    *) _kforge_axes | awk -F, -v k="$1" '$2 == k { print $3 }' | tr ' ' '\n' | sort -u | tr '\n' ' ' ;;
     esac
 }
 
@@ -85,6 +81,7 @@ _kforge() {
     local cmd='' i
     COMPREPLY=()
     [[ $bin == */* || $(type -t "$bin") == file ]] || bin=kforge
+    _kforge_bin=$bin
 
     for ((i = 1; i < COMP_CWORD; i++)); do
         case ${COMP_WORDS[i]} in
@@ -95,7 +92,7 @@ _kforge() {
         esac
     done
     if [[ -z $cmd ]]; then
-        COMPREPLY=($(compgen -W "run gen check info tune best help --help --version" -- "$cur"))
+        COMPREPLY=($(compgen -W "run gen check info tune best axes help --help --version" -- "$cur"))
         return
     fi
 
@@ -160,7 +157,11 @@ _kforge() {
         _kforge_files '' dirs
         return
         ;;
-    --timeout | --device | --jobs | -j | --budget | --time | --seed | --n | --gpu)
+    --kernel)
+        COMPREPLY=($(compgen -W "$("$bin" axes 2>/dev/null | cut -d' ' -f1)" -- "$cur"))
+        return
+        ;;
+    --timeout | --device | --jobs | -j | --budget | --time | --seed | --n | --rows | --cols | --row_stride | --gpu)
         return # a number: nothing to offer
         ;;
     esac
@@ -172,7 +173,8 @@ _kforge() {
     fi
     case $cmd in
     run | gen | check | tune) _kforge_files '*.json' ;;
-    help) COMPREPLY=($(compgen -W "run gen check info tune best" -- "$cur")) ;;
+    help) COMPREPLY=($(compgen -W "run gen check info tune best axes" -- "$cur")) ;;
+    axes) COMPREPLY=($(compgen -W "$("$bin" axes 2>/dev/null | cut -d' ' -f1)" -- "$cur")) ;;
     esac
 } &&
     complete -F _kforge kforge

@@ -12,12 +12,13 @@
 #include "util.h"
 
 static const char *const axes_help =
-    "usage: kforge axes [FAMILY] [--format table|json]\n"
+    "usage: kforge axes [FAMILY] [--format table|json|csv]\n"
     "\n"
     "Lists the kernel families, or the axes (variant parameters) and sizes of FAMILY: name,\n"
     "allowed values, default and a line of documentation.  Every axis takes a value or a list in\n"
     "a config and with --set; integer axes without a closed set of values also take a range\n"
-    "{\"range\": [lo, hi], \"step\": \"pow2\" | k}.\n"
+    "{\"range\": [lo, hi], \"step\": \"pow2\" | k}.  --format csv: family,key,values lines (the\n"
+    "enumerated values space-separated), for scripts and the bash completion.\n"
     "\n"
     "examples:\n"
     "  kforge axes\n"
@@ -76,6 +77,23 @@ int cmd_axes(int argc, char **argv)
     if (pr != 0)
         return pr > 0 ? KF_EXIT_OK : KF_EXIT_USAGE;
     bool json = o.fmt == KF_FMT_JSON || o.fmt == KF_FMT_JSONL;
+    if (o.fmt == KF_FMT_CSV) {
+        /* family,key,values (space-separated, enumerated keys only): for
+         * scripts and the bash completion */
+        for (int i = 0; i < kf_nfamilies; i++) {
+            const kf_family *f = kf_families[i];
+            if (o.nconfigs && strcmp(o.configs[0], f->name) != 0)
+                continue;
+            for (int k = 0; k < f->nparams + f->nsizes; k++) {
+                const kf_param *p = k < f->nparams ? &f->params[k] : &f->sizes[k - f->nparams];
+                printf("%s,%s,", f->name, p->name);
+                for (int v = 0; p->kind == KF_PK_ENUM && v < p->count; v++)
+                    printf("%s%s", v ? " " : "", p->names[v]);
+                printf("\n");
+            }
+        }
+        return KF_EXIT_OK;
+    }
     if (o.nconfigs == 0) {
         if (json)
             printf("{\"families\": [");
