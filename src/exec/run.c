@@ -265,19 +265,29 @@ run_session *run_session_new(const run_opts *o, kf_device *dev, bool *nodev, cha
         kf_err(err, errlen, "out of memory");
         goto fail;
     }
-    for (int i = 0; i < n; i++) {
-        slot *sl = &s->slots[i];
-        sl->inflight = -1;
-        if (i == 0) {
-            sl->w = first;
-            sl->dev = d0;
-        } else if (!(sl->w = worker_start(ords[i], &sl->dev, err, errlen))) {
+    /* the others open their devices at the same time (cuInit takes a
+     * while on a machine of several GPUs) */
+    s->slots[0].w = first;
+    s->slots[0].dev = d0;
+    for (int i = 0; i < n; i++)
+        s->slots[i].inflight = -1;
+    s->nslots = n;
+    for (int i = 1; i < n; i++)
+        if (!(s->slots[i].w = worker_spawn(ords[i], err, errlen))) {
             *nodev = true;
             goto fail;
         }
-        s->nslots++;
-        s->nlive++;
+    for (int i = 1; i < n; i++) {
+        char e2[KF_MSG_MAX];
+        if (!(s->slots[i].w = worker_hello(s->slots[i].w, &s->slots[i].dev, e2, sizeof e2))) {
+            if (!*nodev)
+                kf_err(err, errlen, "%s", e2);
+            *nodev = true;
+        }
     }
+    if (*nodev)
+        goto fail;
+    s->nlive = n;
     int maj, min;
     bool have_nvrtc = rtc_version(&maj, &min) == 0;
     for (int i = 0; i < n; i++) {

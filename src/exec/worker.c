@@ -253,7 +253,7 @@ static void child_main(int ordinal, int in, int out)
 // ---------------------------------------------------------------------------
 // The parent's side.
 
-gpu_worker *worker_start(int ordinal, kf_device *dev, char *err, size_t errlen)
+gpu_worker *worker_spawn(int ordinal, char *err, size_t errlen)
 {
     int req[2], rep[2];
     if (pipe2(req, O_CLOEXEC) != 0) {
@@ -302,6 +302,13 @@ gpu_worker *worker_start(int ordinal, kf_device *dev, char *err, size_t errlen)
     w->pid = pid;
     w->to = req[1];
     w->from = rep[0];
+    return w;
+}
+
+gpu_worker *worker_hello(gpu_worker *w, kf_device *dev, char *err, size_t errlen)
+{
+    if (!w)
+        return NULL;
     hello h;
     if (kf_read_full(w->from, &h, sizeof h) != (long)sizeof h) {
         kf_err(err, errlen, "the GPU worker died while opening the device");
@@ -318,6 +325,11 @@ gpu_worker *worker_start(int ordinal, kf_device *dev, char *err, size_t errlen)
     *dev = h.dev;
     w->count = h.count;
     return w;
+}
+
+gpu_worker *worker_start(int ordinal, kf_device *dev, char *err, size_t errlen)
+{
+    return worker_hello(worker_spawn(ordinal, err, errlen), dev, err, errlen);
 }
 
 int worker_fd(const gpu_worker *w) { return w->from; }

@@ -31,6 +31,13 @@ typedef struct gpu_worker gpu_worker;
  * NULL with a message if no GPU is usable. */
 gpu_worker *worker_start(int ordinal, kf_device *dev, char *err, size_t errlen);
 
+/* worker_start in two steps, so that several devices open at once: forks
+ * the worker (NULL with a message if it cannot), then waits for it to open
+ * the device (NULL with a message, the worker gone, if it could not; w may
+ * be NULL). */
+gpu_worker *worker_spawn(int ordinal, char *err, size_t errlen);
+gpu_worker *worker_hello(gpu_worker *w, kf_device *dev, char *err, size_t errlen);
+
 /* The fd that becomes readable when a result (or the worker's death) is there. */
 int worker_fd(const gpu_worker *w);
 /* How many devices the worker's process sees (for --devices all). */
