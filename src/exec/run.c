@@ -542,9 +542,11 @@ static void drop_device(measure *m, slot *sl, const char *why)
 {
     run_session *s = m->s;
     clear_progress(s);
-    fprintf(stderr, "kforge: GPU %d (%s%s%s): %s; dropping it: its cases go to the other %d GPU%s\n",
-            sl->dev.index, sl->dev.name, sl->dev.uuid[0] ? ", " : "", sl->dev.uuid, why, s->nlive - 1,
-            s->nlive - 1 == 1 ? "" : "s");
+    char others[32] = "the other GPU";
+    if (s->nlive > 2)
+        snprintf(others, sizeof others, "the other %d GPUs", s->nlive - 1);
+    fprintf(stderr, "kforge: GPU %d (%s%s%s): %s; dropping it: its cases go to %s\n", sl->dev.index, sl->dev.name,
+            sl->dev.uuid[0] ? ", " : "", sl->dev.uuid, why, others);
     for (int i = 0; i < sl->nheld; i++)
         m->retry[m->nretry++] = sl->held_case[i];
     sl->nheld = 0;
