@@ -5,8 +5,8 @@
 # source it from ~/.bashrc.
 #
 # Completes: the commands; each command's options (read from its --help);
-# the values of --format, --strategy, --arch, --dtype and --op; config files (*.json, and '-');
-# results files (*.jsonl); --set keys (the variant parameters, n, constraints,
+# the values of --format, --strategy, --arch, --dtype, --op, --devices and --shard; config files
+# (*.json, and '-'); results files (*.jsonl, also merge's arguments); --set keys (the variant parameters, n, constraints,
 # bench.*) and, after "--set KEY=", the values of enumerated keys.
 # Needs nothing from the bash-completion package.
 #
@@ -16,14 +16,16 @@
 _kforge_opts_static() {
     case $1 in
     run) echo "--set --format --results --no-results --resume --no-resume --speedup --timeout --device
-              --jobs -j --cache-dir --no-cache --lineinfo --quiet -q --help" ;;
+              --devices --shard --jobs -j --cache-dir --no-cache --lineinfo --quiet -q --help" ;;
     gen) echo "--set --help" ;;
     check) echo "--compile --arch --set --jobs -j --cache-dir --no-cache --lineinfo --help" ;;
     info) echo "--device --format --help" ;;
     tune) echo "--strategy --budget --time --seed --first-improvement --set --results --resume --no-resume --db
-               --no-db --simulate --format --timeout --device --jobs --cache-dir --no-cache --lineinfo --quiet --help" ;;
+               --no-db --simulate --format --timeout --device --devices --shard --jobs --cache-dir --no-cache
+               --lineinfo --quiet --help" ;;
     best) echo "--kernel --dtype --op --n --rows --cols --row_stride --db --gpu --deterministic --header --help" ;;
     axes) echo "--format --help" ;;
+    merge) echo "--results --db --no-db --format --quiet --help" ;;
     esac
 }
 
@@ -85,14 +87,14 @@ _kforge() {
 
     for ((i = 1; i < COMP_CWORD; i++)); do
         case ${COMP_WORDS[i]} in
-        run | gen | check | info | tune | best | help)
+        run | gen | check | info | tune | best | merge | help)
             cmd=${COMP_WORDS[i]}
             break
             ;;
         esac
     done
     if [[ -z $cmd ]]; then
-        COMPREPLY=($(compgen -W "run gen check info tune best axes help --help --version" -- "$cur"))
+        COMPREPLY=($(compgen -W "run gen check info tune best axes merge help --help --version" -- "$cur"))
         return
     fi
 
@@ -126,7 +128,7 @@ _kforge() {
     --format)
         if [[ $cmd == info ]]; then
             COMPREPLY=($(compgen -W "table json" -- "$cur"))
-        elif [[ $cmd == tune ]]; then
+        elif [[ $cmd == tune || $cmd == merge ]]; then
             COMPREPLY=($(compgen -W "table jsonl json" -- "$cur"))
         else
             COMPREPLY=($(compgen -W "table csv jsonl json" -- "$cur"))
@@ -161,6 +163,14 @@ _kforge() {
         COMPREPLY=($(compgen -W "$("$bin" axes 2>/dev/null | cut -d' ' -f1)" -- "$cur"))
         return
         ;;
+    --devices)
+        COMPREPLY=($(compgen -W "all 0 0,1 0-3 0-7" -- "$cur"))
+        return
+        ;;
+    --shard)
+        COMPREPLY=($(compgen -W "1/2 2/2 1/4 2/4 3/4 4/4" -- "$cur"))
+        return
+        ;;
     --timeout | --device | --jobs | -j | --budget | --time | --seed | --n | --rows | --cols | --row_stride | --gpu)
         return # a number: nothing to offer
         ;;
@@ -168,12 +178,13 @@ _kforge() {
 
     if [[ $cur == -* ]]; then
         COMPREPLY=($(compgen -W "$(_kforge_opts "$cmd" "$bin")" -- "$cur"))
-        [[ $cur == - && $cmd != info && $cmd != best && $cmd != help ]] && COMPREPLY+=(-)
+        [[ $cur == - && $cmd != info && $cmd != best && $cmd != merge && $cmd != help ]] && COMPREPLY+=(-)
         return
     fi
     case $cmd in
     run | gen | check | tune) _kforge_files '*.json' ;;
-    help) COMPREPLY=($(compgen -W "run gen check info tune best axes" -- "$cur")) ;;
+    merge) _kforge_files '*.jsonl' ;;
+    help) COMPREPLY=($(compgen -W "run gen check info tune best axes merge" -- "$cur")) ;;
     axes) COMPREPLY=($(compgen -W "$("$bin" axes 2>/dev/null | cut -d' ' -f1)" -- "$cur")) ;;
     esac
 } &&

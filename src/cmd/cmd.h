@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 
+#include "cli.h"
 #include "config.h"
 #include "report.h"
 #include "run.h"
@@ -20,6 +21,7 @@ int cmd_check(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_best(int argc, char **argv);
 int cmd_axes(int argc, char **argv);
+int cmd_merge(int argc, char **argv);
 int tune_main(int argc, char **argv);
 
 /* Option groups a command takes. */
@@ -32,8 +34,23 @@ enum {
     OPT_QUIET = 1 << 5,     /* --quiet */
     OPT_COMPILE = 1 << 6,   /* --compile, --arch, --jobs, --cache-dir, --no-cache, --lineinfo */
     OPT_DEVICE = 1 << 7,    /* --device */
-    OPT_CONFIGS = 1 << 8    /* positional CONFIG files */
+    OPT_CONFIGS = 1 << 8,   /* positional CONFIG files */
+    OPT_MULTI = 1 << 9      /* --devices, --shard (with OPT_MEASURE) */
 };
+
+/* A slice of a list for one job of several (--shard K/N, or a Slurm job
+ * array): the items whose index i has i % n == k - 1, so slices are
+ * deterministic and differ in size by at most one. */
+typedef struct {
+    int k, n;               /* the k-th (1-based) of n; n == 0: not sharded */
+    bool from_env;          /* from SLURM_ARRAY_TASK_* rather than --shard */
+    char how[192];          /* where it came from, for messages */
+} kf_shard;
+
+static inline bool shard_has(const kf_shard *sh, long long i)
+{
+    return sh->n <= 1 || i % sh->n == sh->k - 1;
+}
 
 typedef struct {
     const char *sets[64];
@@ -50,6 +67,7 @@ typedef struct {
     bool compile;
     const char *arch;
     run_opts ro;
+    kf_shard shard;
     bool json_info;
 } opts;
 
@@ -59,6 +77,15 @@ void opts_init(opts *o);
  * returns 0, 1 for --help (printed), or -1 after printing a usage error
  * (an option of another command is refused, naming the command). */
 int parse_opts(int argc, char **argv, const char *help, unsigned allowed, opts *o);
+
+/* --devices LIST and --shard K/N (run and tune): 1 if the current argument
+ * was one of them, 0 if not, -1 after printing an error. */
+int multi_option(cli *c, run_opts *ro, kf_shard *sh);
+
+/* After parsing: KFORGE_DEVICES when neither --device nor --devices was
+ * given; the Slurm job array's task when --shard was not given (announced
+ * on stderr).  0, or -1 after printing an error. */
+int multi_finish(const char *cmd, run_opts *ro, kf_shard *sh);
 
 /* Loads every config and applies the --set overrides; messages printed. */
 int load_configs(const opts *o, kf_config *cfgs);

@@ -18,6 +18,7 @@ void opts_init(opts *o)
     o->results = "kforge-results.jsonl";
     o->resume = -1;
     o->timeout = -1;
+    o->ro.device = -1; /* not given (parse_opts makes it 0) */
 }
 
 /* Options of some kforge command, for "not an option of this command". */
@@ -25,7 +26,7 @@ static const char *const all_options[] = {
     "--set", "--format", "--results", "--no-results", "--resume", "--no-resume", "--speedup", "--timeout",
     "--device", "--jobs", "-j", "--cache-dir", "--no-cache", "--lineinfo", "--quiet", "-q", "--compile", "--arch",
     "--strategy", "--budget", "--time", "--seed", "--db", "--no-db", "--simulate", "--first-improvement",
-    "--header", "--gpu", "--dtype", "--op", "--kernel", "--n"};
+    "--header", "--gpu", "--dtype", "--op", "--kernel", "--n", "--devices", "--shard"};
 
 static bool is_option(const char *arg, const char *name)
 {
@@ -78,6 +79,9 @@ int parse_opts(int argc, char **argv, const char *help, unsigned allowed, opts *
         } else if ((allowed & OPT_MEASURE) && (shared = cli_run_option(&c, &o->ro, &o->timeout)) != 0) {
             if (shared < 0)
                 return -1;
+        } else if ((allowed & OPT_MULTI) && (shared = multi_option(&c, &o->ro, &o->shard)) != 0) {
+            if (shared < 0)
+                return -1;
         } else if ((allowed & OPT_QUIET) && (cli_flag(&c, "--quiet") || cli_flag(&c, "-q"))) {
             o->quiet = true;
         } else if ((allowed & OPT_COMPILE) && cli_flag(&c, "--compile")) {
@@ -102,8 +106,113 @@ int parse_opts(int argc, char **argv, const char *help, unsigned allowed, opts *
     }
     if (c.error)
         return -1;
+    o->ro.device_given = o->ro.device >= 0;
+    if (o->ro.device < 0)
+        o->ro.device = 0;
+    if ((allowed & OPT_MULTI) && multi_finish(argv[0], &o->ro, &o->shard) != 0)
+        return -1;
     o->ro.progress = !o->quiet && isatty(2) && !getenv("NO_COLOR") && getenv("TERM") &&
                      strcmp(getenv("TERM"), "dumb") != 0;
+    return 0;
+}
+
+int multi_option(cli *c, run_opts *ro, kf_shard *sh)
+{
+    const char *val;
+    char err[256];
+    if (cli_value(c, "--devices", &val)) {
+        if (run_devices_parse(val, ro, err, sizeof err) != 0)
+            return cli_fail(c, "--devices: %s", err);
+    } else if (cli_value(c, "--shard", &val)) {
+        long long k, n;
+        const char *slash = strchr(val, '/');
+        char kb[32];
+        snprintf(kb, sizeof kb, "%.*s", slash ? (int)(slash - val) : 0, val);
+        if (!slash || !kf_parse_ll(kb, &k) || !kf_parse_ll(slash + 1, &n) || n < 1 || n > 1000000 || k < 1 ||
+            k > n)
+            return cli_fail(c, "--shard: expected K/N with 1 <= K <= N (the K-th of N slices), got '%s'", val);
+        sh->k = (int)k;
+        sh->n = (int)n;
+        sh->from_env = false;
+        snprintf(sh->how, sizeof sh->how, "--shard %d/%d", sh->k, sh->n);
+    } else {
+        return 0;
+    }
+    return 1;
+}
+
+/* An environment variable as an integer: 1 set and valid, 0 unset, -1 not a
+ * number. */
+static int env_ll(const char *name, long long *v)
+{
+    const char *e = getenv(name);
+    if (!e || !*e)
+        return 0;
+    return kf_parse_ll(e, v) ? 1 : -1;
+}
+
+/* The Slurm job array's task as a shard: 0 (sh set, or untouched when not
+ * in an array), or -1 after a message. */
+static int slurm_shard(const char *cmd, kf_shard *sh)
+{
+    long long id, count = 0, min = 0, max = 0;
+    int hid = env_ll("SLURM_ARRAY_TASK_ID", &id);
+    if (hid == 0)
+        return 0;
+    int hc = env_ll("SLURM_ARRAY_TASK_COUNT", &count), hmin = env_ll("SLURM_ARRAY_TASK_MIN", &min),
+        hmax = env_ll("SLURM_ARRAY_TASK_MAX", &max);
+    if (hid < 0 || hc < 0 || hmin < 0 || hmax < 0) {
+        fprintf(stderr, "kforge %s: SLURM_ARRAY_TASK_* is not a number; give --shard K/N\n", cmd);
+        return -1;
+    }
+    long long k, n;
+    if (hmin && hmax) {
+        /* --array=A-B or A-B:S: the tasks are min, min + step, ..., max */
+        n = hc ? count : max - min + 1;
+        long long step = n > 1 ? (max - min) / (n - 1) : 1;
+        if (n < 1 || step < 1 || min + step * (n - 1) != max || id < min || id > max || (id - min) % step) {
+            fprintf(stderr, "kforge %s: the Slurm job array's tasks (%lld..%lld, %lld of them, this one %lld) are not "
+                            "evenly spaced; give --shard K/N\n",
+                    cmd, min, max, n, id);
+            return -1;
+        }
+        k = (id - min) / step + 1;
+    } else if (hc) {
+        n = count;
+        k = id + 1;
+    } else {
+        return 0; /* an array task, but of how many? */
+    }
+    if (n < 1 || k < 1 || k > n) {
+        fprintf(stderr, "kforge %s: SLURM_ARRAY_TASK_ID %lld is outside the job array; give --shard K/N\n", cmd, id);
+        return -1;
+    }
+    if (n == 1)
+        return 0;
+    sh->k = (int)k;
+    sh->n = (int)n;
+    sh->from_env = true;
+    snprintf(sh->how, sizeof sh->how, "Slurm job array task %lld of %lld (SLURM_ARRAY_TASK_ID=%lld)", k, n, id);
+    fprintf(stderr, "kforge %s: %s: this job takes shard %d/%d (--shard 1/1 takes everything)\n", cmd, sh->how,
+            sh->k, sh->n);
+    return 0;
+}
+
+int multi_finish(const char *cmd, run_opts *ro, kf_shard *sh)
+{
+    char err[256];
+    if (ro->device_given && (ro->ndevices || ro->all_devices)) {
+        fprintf(stderr, "kforge %s: give --device N or --devices LIST, not both\n", cmd);
+        return -1;
+    }
+    const char *env = getenv("KFORGE_DEVICES");
+    if (!ro->device_given && !ro->ndevices && !ro->all_devices && env && *env &&
+        run_devices_parse(env, ro, err, sizeof err) != 0) {
+        fprintf(stderr, "kforge %s: KFORGE_DEVICES: %s\n", cmd, err);
+        return -1;
+    }
+    if (sh->n == 0 && slurm_shard(cmd, sh) != 0)
+        return -1;
     return 0;
 }
 
@@ -152,6 +261,11 @@ char *command_identity(const char *cmd, const opts *o, const kf_config *cfgs)
     for (int i = 0; i < o->nsets; i++)
         sb_printf(&b, " --set %s", o->sets[i]);
     /* not the watchdog: it changes no result */
-    sb_printf(&b, " --device %d", o->ro.device);
+    if (o->ro.all_devices || o->ro.ndevices)
+        sb_printf(&b, " --devices %s", o->ro.devices_spec);
+    else
+        sb_printf(&b, " --device %d", o->ro.device);
+    if (o->shard.n > 1)
+        sb_printf(&b, " --shard %d/%d", o->shard.k, o->shard.n);
     return sb_take(&b);
 }

@@ -35,6 +35,10 @@ static const char *const run_help =
     "  --speedup           table: add step and cumulative speedup columns\n"
     "  --timeout SEC       watchdog per case (bench.timeout_s; default 30)\n"
     "  --device N          GPU index (default 0)\n"
+    "  --devices LIST      measure on several GPUs at once: 'all' or indices such as 0,2,3 (default\n"
+    "                      $KFORGE_DEVICES); one worker per GPU, each case on whichever is free\n"
+    "  --shard K/N         measure only the K-th of N balanced slices of the case list (default: the\n"
+    "                      Slurm job array's task, from SLURM_ARRAY_TASK_ID and _COUNT); see kforge merge\n"
     "  --jobs N            compiler processes (default: number of CPUs)\n"
     "  --cache-dir DIR     cubin cache (default $KFORGE_CACHE_DIR or ~/.cache/kforge)\n"
     "  --no-cache          compile everything afresh\n"
@@ -44,6 +48,7 @@ static const char *const run_help =
     "examples:\n"
     "  kforge run configs/seeds.json --speedup\n"
     "  kforge run configs/fast.json --set n=2^30 --format csv > fast.csv\n"
+    "  kforge run configs/explore-h100.json --devices all --results explore.jsonl\n"
     "  for bs in 64 128 256; do kforge run cfg.json --set block_size=$bs --format jsonl; done \\\n"
     "    | jq -r 'select(.status==\"ok\") | [.block_size, .gbps] | @tsv'\n";
 
@@ -51,19 +56,42 @@ typedef struct {
     report *rep;
     results_file *rf;
     const kf_run_info *info;
+    const kf_run_info *dev_info;   /* one per device of the session */
+    int ndev;
     int failed, measured;
     bool fmt_streams;
     char write_error[1024];     /* a result could not be written: the run stops */
+    /* rows reach the report in case order whatever device finished first */
+    kf_result **early;          /* results that came before an earlier case's */
+    int next;                   /* the case the report waits for */
+    int *per_device;            /* cases measured on each device */
 } run_ctx;
 
-static int on_result(const kf_result *r, void *vctx)
+static const kf_run_info *info_for(const run_ctx *c, const kf_result *r, int *slot)
+{
+    *slot = -1;
+    for (int i = 0; i < c->ndev; i++)
+        if (c->dev_info[i].dev.index == r->device) {
+            *slot = i;
+            return &c->dev_info[i];
+        }
+    return c->info;
+}
+
+static int on_result(const kf_result *r, int index, void *vctx)
 {
     run_ctx *c = vctx;
+    if (c->write_error[0])
+        return 1;   /* stopped: a case that was in flight on another device */
     c->measured++;
     if (r->status != KF_ST_OK)
         c->failed++;
+    int slot;
+    const kf_run_info *info = info_for(c, r, &slot);
+    if (slot >= 0)
+        c->per_device[slot]++;
     if (c->rf) {
-        char *line = report_json(r, c->info);
+        char *line = report_json(r, info);
         int ar = line ? results_append(c->rf, line, c->write_error, sizeof c->write_error) : -1;
         if (!line)
             snprintf(c->write_error, sizeof c->write_error, "out of memory");
@@ -71,7 +99,18 @@ static int on_result(const kf_result *r, void *vctx)
         if (ar != 0)
             return 1;   /* stop: nothing measured may be lost */
     }
-    report_add(c->rep, r);
+    if (index == c->next) {
+        report_add(c->rep, r);
+        for (c->next++; c->early[c->next]; c->next++) {
+            report_add(c->rep, c->early[c->next]);
+            free(c->early[c->next]);
+            c->early[c->next] = NULL;
+        }
+    } else if ((c->early[index] = malloc(sizeof *r)) != NULL) {
+        *c->early[index] = *r;
+    } else {
+        report_add(c->rep, r);
+    }
     if (r->status != KF_ST_OK && !c->fmt_streams) {
         char label[256], st[128];
         family_of(&r->v)->label(&r->v, label, sizeof label);
@@ -80,6 +119,18 @@ static int on_result(const kf_result *r, void *vctx)
                 kf_status_names[r->status], r->message);
     }
     return 0;
+}
+
+/* Rows still waiting for an earlier case (one that was never measured:
+ * interrupted, stopped). */
+static void flush_early(run_ctx *c, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (c->early[i]) {
+            report_add(c->rep, c->early[i]);
+            free(c->early[i]);
+            c->early[i] = NULL;
+        }
 }
 
 static void make_run_info(kf_run_info *info, const opts *o)
@@ -161,7 +212,9 @@ int cmd_run(int argc, char **argv)
     opts o;
     opts_init(&o);
     int pr = parse_opts(argc, argv, run_help,
-                        OPT_SET | OPT_FORMAT | OPT_RESULTS | OPT_SPEEDUP | OPT_MEASURE | OPT_QUIET | OPT_CONFIGS, &o);
+                        OPT_SET | OPT_FORMAT | OPT_RESULTS | OPT_SPEEDUP | OPT_MEASURE | OPT_MULTI | OPT_QUIET |
+                            OPT_CONFIGS,
+                        &o);
     if (pr != 0)
         return pr > 0 ? KF_EXIT_OK : KF_EXIT_USAGE;
     if (o.nconfigs == 0) {
@@ -176,6 +229,8 @@ int cmd_run(int argc, char **argv)
     report *rep = NULL;
     results_file *rf = NULL;
     char *identity = NULL;
+    kf_run_info *dev_info = NULL;
+    int *per_device = NULL;
     keyset seen;
     memset(&seen, 0, sizeof seen);
     resume_state rs;
@@ -210,6 +265,36 @@ int cmd_run(int argc, char **argv)
         goto out;
     }
     info.have_dev = true;
+    /* one run info per device: a results line names the GPU it ran on */
+    int ndev;
+    const kf_device *devs = run_session_devices(s, &ndev);
+    dev_info = calloc((size_t)ndev, sizeof *dev_info);
+    per_device = calloc((size_t)ndev, sizeof *per_device);
+    if (!dev_info || !per_device) {
+        fprintf(stderr, "kforge: out of memory\n");
+        rc = KF_EXIT_USAGE;
+        goto out;
+    }
+    for (int i = 0; i < ndev; i++) {
+        dev_info[i] = info;
+        dev_info[i].dev = devs[i];
+    }
+    if (ndev > 1 && !o.quiet) {
+        fprintf(stderr, "kforge: measuring on %d GPUs:", ndev);
+        for (int i = 0; i < ndev; i++)
+            fprintf(stderr, "%s %d (%s)", i ? "," : "", devs[i].index, devs[i].name);
+        fprintf(stderr, "\n");
+    }
+    /* the distinct GPU models: a case measured on any of them resumes */
+    const char *models[KF_MAX_DEVICES];
+    int nmodels = 0;
+    for (int i = 0; i < ndev; i++) {
+        int k = 0;
+        while (k < nmodels && strcmp(models[k], devs[i].name) != 0)
+            k++;
+        if (k == nmodels)
+            models[nmodels++] = devs[i].name;
+    }
     for (int i = 0; i < o.nconfigs; i++) {
         /* again, now with the device's limits */
         if (space_expand(&cfgs[i], &info.dev, &spaces[i], err, sizeof err) != 0) {
@@ -237,8 +322,10 @@ int cmd_run(int argc, char **argv)
 
     report_opts ropt = {.speedup = o.speedup, .color = isatty(1) && !getenv("NO_COLOR")};
     rep = report_new(stdout, o.fmt, &info, &ropt);
-    run_ctx ctx = {.rep = rep, .rf = rf, .info = &info, .fmt_streams = false};
-    int total = 0, skipped_done = 0, duplicates = 0;
+    run_ctx ctx = {.rep = rep, .rf = rf, .info = &info, .dev_info = dev_info, .ndev = ndev, .fmt_streams = false,
+                   .per_device = per_device};
+    int total = 0, skipped_done = 0, duplicates = 0, other_shards = 0;
+    long long ord = 0;  /* cases of the whole command, for --shard */
     bool interrupted = false;
     for (int i = 0; i < o.nconfigs && !interrupted; i++) {
         kf_space *sp = &spaces[i];
@@ -260,8 +347,14 @@ int cmd_run(int argc, char **argv)
                 duplicates++;
                 continue;
             }
+            if (!shard_has(&o.shard, ord++)) {
+                other_shards++;
+                continue;
+            }
             total++;
-            const kf_result *prev = resume_find(&rs, v, &sp->cases[k].shape, bench, info.dev.name);
+            const kf_result *prev = NULL;
+            for (int m = 0; m < nmodels && !prev; m++)
+                prev = resume_find(&rs, v, &sp->cases[k].shape, bench, models[m]);
             if (prev) {
                 report_add(rep, prev);
                 if (prev->status != KF_ST_OK)
@@ -271,8 +364,19 @@ int cmd_run(int argc, char **argv)
                 todo[ntodo++] = sp->cases[k];
             }
         }
+        ctx.early = calloc((size_t)ntodo + 1, sizeof *ctx.early);
+        if (!ctx.early) {
+            free(todo);
+            fprintf(stderr, "kforge: out of memory\n");
+            rc = KF_EXIT_USAGE;
+            goto finish;
+        }
+        ctx.next = 0;
         int mr = run_session_measure(s, sp->variants, sp->nvariants, todo, ntodo, bench, on_result, &ctx, err,
                                      sizeof err);
+        flush_early(&ctx, ntodo);
+        free(ctx.early);
+        ctx.early = NULL;
         free(todo);
         if (mr < 0) {
             if (kf_interrupted || kf_output_broken) {
@@ -288,6 +392,16 @@ int cmd_run(int argc, char **argv)
     }
 finish:
     report_finish(rep);
+    if (o.shard.n > 1)
+        fprintf(stderr, "kforge: %s: %d of %d cases in this shard (%d in the others); kforge merge combines the "
+                        "shards' results files\n",
+                o.shard.how, total, total + other_shards, other_shards);
+    if (ctx.ndev > 1 && !o.quiet) {
+        fprintf(stderr, "kforge: cases measured per GPU:");
+        for (int i = 0; i < ctx.ndev; i++)
+            fprintf(stderr, "%s %d: %d", i ? "," : "", dev_info[i].dev.index, per_device[i]);
+        fprintf(stderr, "\n");
+    }
     if (duplicates)
         fprintf(stderr, "kforge: %d case%s given more than once measured once\n", duplicates,
                 duplicates == 1 ? "" : "s");
@@ -308,6 +422,8 @@ finish:
             rc = KF_EXIT_VARIANT;
     }
 out:
+    free(dev_info);
+    free(per_device);
     report_free(rep);
     results_close(rf);
     resume_free(&rs);

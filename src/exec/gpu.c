@@ -117,6 +117,10 @@ int gpu_open(kf_gpu *g, int ordinal, char *err, size_t errlen)
 
     kf_device *d = &g->info;
     cu->cuDeviceGetName(d->name, sizeof d->name, g->dev);
+    d->index = ordinal;
+    CUuuid uuid;
+    if (cu->cuDeviceGetUuid(&uuid, g->dev) == CUDA_SUCCESS)
+        gpu_uuid_text((const unsigned char *)uuid.bytes, d->uuid, sizeof d->uuid);
     d->cc_major = attr(g, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
     d->cc_minor = attr(g, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
     d->sms = attr(g, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
@@ -136,6 +140,27 @@ int gpu_open(kf_gpu *g, int ordinal, char *err, size_t errlen)
 fail:
     gpu_close(g);
     return -1;
+}
+
+int gpu_count(int *count, char *err, size_t errlen)
+{
+    kf_gpu g;
+    memset(&g, 0, sizeof g);
+    *count = 0;
+    if (gpu_driver_open(&g.cu, err, errlen) != 0)
+        return -1;
+    int rc = -1;
+    if (CU_CALL(&g, err, errlen, g.cu.cuInit(0)) == CUDA_SUCCESS &&
+        CU_CALL(&g, err, errlen, g.cu.cuDeviceGetCount(count)) == CUDA_SUCCESS)
+        rc = 0;
+    gpu_driver_close(&g.cu);
+    return rc;
+}
+
+void gpu_uuid_text(const unsigned char b[16], char *buf, size_t len)
+{
+    snprintf(buf, len, "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1], b[2],
+             b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
 }
 
 void gpu_close(kf_gpu *g)

@@ -17,7 +17,7 @@
 #include "kforge.h"
 
 #define KF_CU_FUNCS(X) \
-    X(cuInit) X(cuDriverGetVersion) X(cuDeviceGetCount) X(cuDeviceGet) X(cuDeviceGetName) \
+    X(cuInit) X(cuDriverGetVersion) X(cuDeviceGetCount) X(cuDeviceGet) X(cuDeviceGetName) X(cuDeviceGetUuid) \
     X(cuDeviceGetAttribute) X(cuDeviceTotalMem) X(cuDevicePrimaryCtxRetain) \
     X(cuDevicePrimaryCtxRelease) X(cuCtxSetCurrent) X(cuCtxSynchronize) X(cuModuleLoadData) \
     X(cuModuleUnload) X(cuModuleGetFunction) X(cuFuncGetAttribute) \
@@ -54,8 +54,18 @@ typedef struct {
     kf_device info;
 } kf_gpu;
 
-/* cuInit, device ordinal, primary context, device facts (info.nvrtc_* left 0). */
+/* cuInit, device ordinal, primary context, device facts (info.nvrtc_* left 0;
+ * info.index is the ordinal, info.uuid "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx"
+ * as nvidia-smi prints it). */
 int gpu_open(kf_gpu *g, int ordinal, char *err, size_t errlen);
+
+/* The number of devices the driver shows this process (CUDA_VISIBLE_DEVICES
+ * applies): 0 and *count set, or -1 with a message.  Initialises CUDA: call
+ * it only in a process that never forks afterwards (a GPU worker). */
+int gpu_count(int *count, char *err, size_t errlen);
+
+/* "GPU-" and the 16 bytes as 8-4-4-4-12 hex digits. */
+void gpu_uuid_text(const unsigned char bytes[16], char *buf, size_t len);
 void gpu_close(kf_gpu *g);
 
 /* Records the failing call, file and line in err and evaluates to the

@@ -19,8 +19,9 @@
 enum { VS_NEW, VS_COMPILING, VS_READY, VS_FAILED };
 
 /* One distinct source (variants that differ only in launch-time values
- * share one).  The table lives as long as the session, so a compile still
- * in flight from an earlier batch or config lands in its own entry. */
+ * share one) for one architecture.  The table lives as long as the
+ * session, so a compile still in flight from an earlier batch or config
+ * lands in its own entry. */
 typedef struct {
     int state;
     char key[33];
@@ -38,14 +39,38 @@ typedef struct {
     int tsize;
 } srctab;
 
+/* One compiler pool and source table per distinct GPU architecture. */
+typedef struct {
+    rtc_options ropt;
+    rtc_pool *pool;
+    int jobs;
+    srctab src;
+} compiler;
+
+/* A worker that dies without a word on this many cases in a row has its
+ * device dropped (while another is left), and those cases go to the others. */
+#define STRIKES 3
+
+/* One device and its worker. */
+typedef struct {
+    kf_device dev;
+    gpu_worker *w;          /* NULL once the device is dropped */
+    int comp;               /* its compiler */
+    int inflight;           /* index of the case it measures, or -1 */
+    double t_sent;
+    int nheld;              /* cases its worker died on, in a row, not reported yet */
+    int held_case[STRIKES];
+    kf_result held[STRIKES];
+} slot;
+
 struct run_session {
     run_opts o;
-    kf_device dev;
-    gpu_worker *w;
-    rtc_pool *pool;
+    slot *slots;
+    kf_device *devs;        /* the slots' devices, for run_session_devices */
+    int nslots, nlive;
+    compiler comps[KF_MAX_DEVICES];
+    int ncomps;
     rtc_cache cache;
-    rtc_options ropt;
-    srctab src;
     int sent;               /* cases sent in this process (for fault injection) */
     int ncompiled, ncached;
 };
@@ -109,22 +134,109 @@ static void src_free(srctab *t)
     memset(t, 0, sizeof *t);
 }
 
-/* -1: NVRTC or the pool failed; -2: the cache directory is unusable. */
-static int setup_compiler(const run_opts *o, const char *arch, rtc_cache *cache, rtc_options *ropt,
-                          rtc_pool **pool, char *err, size_t errlen)
+// ---------------------------------------------------------------------------
+// Devices and compilers
+
+int run_devices_parse(const char *spec, run_opts *o, char *err, size_t errlen)
 {
-    memset(ropt, 0, sizeof *ropt);
-    snprintf(ropt->arch, sizeof ropt->arch, "%s", arch);
-    ropt->lineinfo = o->lineinfo;
+    o->all_devices = false;
+    o->ndevices = 0;
+    snprintf(o->devices_spec, sizeof o->devices_spec, "%s", spec);
+    if (strcmp(spec, "all") == 0) {
+        o->all_devices = true;
+        return 0;
+    }
+    const char *p = spec;
+    for (;;) {
+        char *end;
+        long a = strtol(p, &end, 10), b = a;
+        if (end == p || *p == '-' || *p == '+' || a < 0 || a >= KF_MAX_DEVICES)
+            goto bad;
+        if (*end == '-') {
+            const char *q = end + 1;
+            b = strtol(q, &end, 10);
+            if (end == q || *q == '-' || *q == '+' || b < a || b >= KF_MAX_DEVICES)
+                goto bad;
+        }
+        for (long d = a; d <= b; d++) {
+            for (int i = 0; i < o->ndevices; i++)
+                if (o->devices[i] == d) {
+                    o->ndevices = 0;
+                    kf_err(err, errlen, "GPU %ld is listed twice in '%s'", d, spec);
+                    return -1;
+                }
+            o->devices[o->ndevices++] = (int)d;
+        }
+        if (*end == '\0')
+            return 0;
+        if (*end != ',')
+            goto bad;
+        p = end + 1;
+    }
+bad:
+    o->ndevices = 0;
+    kf_err(err, errlen, "expected 'all' or GPU indices 0..%d such as 0,2,3 or 0-3, got '%s'", KF_MAX_DEVICES - 1,
+           spec);
+    return -1;
+}
+
+/* NVRTC and the cache: 0; -1 NVRTC is not usable; -2 the cache directory is
+ * unusable. */
+static int setup_cache(const run_opts *o, rtc_cache *cache, char *err, size_t errlen)
+{
     int maj, min;
     if (rtc_version(&maj, &min) != 0) {
         kf_err(err, errlen, "NVRTC is not usable");
         return -1;
     }
-    if (rtc_cache_init(cache, o->cache_dir, !o->no_cache, err, errlen) != 0)
-        return -2;
-    *pool = rtc_pool_new(o->jobs, cache, ropt, err, errlen);
-    return *pool ? 0 : -1;
+    return rtc_cache_init(cache, o->cache_dir, !o->no_cache, err, errlen) != 0 ? -2 : 0;
+}
+
+static int compiler_start(compiler *c, const run_opts *o, const char *arch, int jobs, const rtc_cache *cache,
+                          char *err, size_t errlen)
+{
+    memset(c, 0, sizeof *c);
+    snprintf(c->ropt.arch, sizeof c->ropt.arch, "%s", arch);
+    c->ropt.lineinfo = o->lineinfo;
+    if (jobs <= 0) {
+        long n = sysconf(_SC_NPROCESSORS_ONLN);
+        jobs = n > 0 ? (int)n : 1;
+    }
+    c->jobs = jobs > 1024 ? 1024 : jobs;
+    c->pool = rtc_pool_new(c->jobs, cache, &c->ropt, err, errlen);
+    return c->pool ? 0 : -1;
+}
+
+static void compiler_free(compiler *c)
+{
+    rtc_pool_free(c->pool);
+    src_free(&c->src);
+    c->pool = NULL;
+}
+
+/* Starts the first device's worker into *first (it tells how many devices
+ * "all" means) and lists the ordinals to open. */
+static int device_list(const run_opts *o, int *ords, int *n, gpu_worker **first, kf_device *dev0, char *err,
+                       size_t errlen)
+{
+    *n = 0;
+    int o0 = o->all_devices ? 0 : o->ndevices ? o->devices[0] : o->device;
+    *first = worker_start(o0, dev0, err, errlen);
+    if (!*first)
+        return -1;
+    if (o->all_devices) {
+        int count = worker_device_count(*first);
+        for (int d = 0; d < count && d < KF_MAX_DEVICES; d++)
+            ords[(*n)++] = d;
+        if (*n == 0)
+            ords[(*n)++] = 0;
+    } else if (o->ndevices) {
+        for (int i = 0; i < o->ndevices; i++)
+            ords[(*n)++] = o->devices[i];
+    } else {
+        ords[(*n)++] = o->device;
+    }
+    return 0;
 }
 
 run_session *run_session_new(const run_opts *o, kf_device *dev, bool *nodev, char *err, size_t errlen)
@@ -136,44 +248,114 @@ run_session *run_session_new(const run_opts *o, kf_device *dev, bool *nodev, cha
         return NULL;
     }
     s->o = *o;
-    /* The GPU worker first: the parent must not have touched CUDA when it
+    /* The GPU workers first: the parent must not have touched CUDA when it
      * forks, and it never does. */
-    s->w = worker_start(o->device, &s->dev, err, errlen);
-    if (!s->w) {
+    int ords[KF_MAX_DEVICES], n = 0;
+    gpu_worker *first = NULL;
+    kf_device d0;
+    if (device_list(o, ords, &n, &first, &d0, err, errlen) != 0) {
         *nodev = true;
         free(s);
         return NULL;
     }
-    int maj, min;
-    if (rtc_version(&maj, &min) == 0) {
-        s->dev.nvrtc_major = maj;
-        s->dev.nvrtc_minor = min;
+    s->slots = calloc((size_t)n, sizeof *s->slots);
+    s->devs = calloc((size_t)n, sizeof *s->devs);
+    if (!s->slots || !s->devs) {
+        worker_free(first);
+        kf_err(err, errlen, "out of memory");
+        goto fail;
     }
-    char arch[16];
-    if (o->arch)
-        snprintf(arch, sizeof arch, "%s", o->arch);
-    else
-        snprintf(arch, sizeof arch, "sm_%d%d", s->dev.cc_major, s->dev.cc_minor);
-    int sc = setup_compiler(o, arch, &s->cache, &s->ropt, &s->pool, err, errlen);
+    /* the others open their devices at the same time (cuInit takes a
+     * while on a machine of several GPUs) */
+    s->slots[0].w = first;
+    s->slots[0].dev = d0;
+    for (int i = 0; i < n; i++)
+        s->slots[i].inflight = -1;
+    s->nslots = n;
+    for (int i = 1; i < n; i++)
+        if (!(s->slots[i].w = worker_spawn(ords[i], err, errlen))) {
+            *nodev = true;
+            goto fail;
+        }
+    for (int i = 1; i < n; i++) {
+        char e2[KF_MSG_MAX];
+        if (!(s->slots[i].w = worker_hello(s->slots[i].w, &s->slots[i].dev, e2, sizeof e2))) {
+            if (!*nodev)
+                kf_err(err, errlen, "%s", e2);
+            *nodev = true;
+        }
+    }
+    if (*nodev)
+        goto fail;
+    s->nlive = n;
+    int maj, min;
+    bool have_nvrtc = rtc_version(&maj, &min) == 0;
+    for (int i = 0; i < n; i++) {
+        slot *sl = &s->slots[i];
+        if (have_nvrtc) {
+            sl->dev.nvrtc_major = maj;
+            sl->dev.nvrtc_minor = min;
+        }
+        sl->dev.index = ords[i];
+        s->devs[i] = sl->dev;
+    }
+    int sc = setup_cache(o, &s->cache, err, errlen);
     if (sc != 0) {
         *nodev = sc != -2;
-        worker_free(s->w);
-        free(s);
-        return NULL;
+        goto fail;
     }
-    *dev = s->dev;
+    /* one compiler pool per architecture, the compiler processes shared out
+     * between them */
+    char archs[KF_MAX_DEVICES][16];
+    for (int i = 0; i < n; i++) {
+        char arch[16];
+        if (o->arch)
+            snprintf(arch, sizeof arch, "%s", o->arch);
+        else
+            snprintf(arch, sizeof arch, "sm_%d%d", s->slots[i].dev.cc_major, s->slots[i].dev.cc_minor);
+        int c = 0;
+        while (c < s->ncomps && strcmp(archs[c], arch) != 0)
+            c++;
+        if (c == s->ncomps)
+            snprintf(archs[s->ncomps++], sizeof archs[0], "%s", arch);
+        s->slots[i].comp = c;
+    }
+    int jobs = o->jobs;
+    if (jobs <= 0) {
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        jobs = cpus > 0 ? (int)cpus : 1;
+    }
+    int per = (jobs + s->ncomps - 1) / s->ncomps;
+    for (int c = 0; c < s->ncomps; c++)
+        if (compiler_start(&s->comps[c], o, archs[c], per, &s->cache, err, errlen) != 0) {
+            *nodev = true;
+            goto fail;
+        }
+    *dev = s->slots[0].dev;
     return s;
+fail:
+    run_session_free(s);
+    return NULL;
 }
 
 void run_session_free(run_session *s)
 {
     if (!s)
         return;
-    if (s->w)
-        worker_free(s->w);
-    rtc_pool_free(s->pool);
-    src_free(&s->src);
+    for (int i = 0; i < s->nslots; i++)
+        if (s->slots[i].w)
+            worker_free(s->slots[i].w);
+    for (int c = 0; c < s->ncomps; c++)
+        compiler_free(&s->comps[c]);
+    free(s->slots);
+    free(s->devs);
     free(s);
+}
+
+const kf_device *run_session_devices(const run_session *s, int *n)
+{
+    *n = s->nslots;
+    return s->devs;
 }
 
 void run_session_counts(const run_session *s, int *compiled, int *cached)
@@ -182,11 +364,13 @@ void run_session_counts(const run_session *s, int *compiled, int *cached)
     *cached = s->ncached;
 }
 
-/* Source, cache lookup or submission for every variant; src_of[i] is
- * variant i's entry in the session's source table. */
-static int prepare_variants(rtc_pool *pool, const rtc_cache *cache, const rtc_options *ropt, srctab *t,
-                            const kf_variant *variants, int nvariants, int *src_of, int *ncached, char *err,
-                            size_t errlen)
+// ---------------------------------------------------------------------------
+// Sources
+
+/* Source, cache lookup or submission for every variant and every compiler;
+ * src_of[c * nvariants + i] is variant i's entry in compiler c's table. */
+static int prepare_variants(compiler *comps, int ncomps, const rtc_cache *cache, const kf_variant *variants,
+                            int nvariants, int *src_of, int *ncached, char *err, size_t errlen)
 {
     for (int i = 0; i < nvariants; i++) {
         if ((i & 255) == 0 && kf_interrupted) {
@@ -196,34 +380,38 @@ static int prepare_variants(rtc_pool *pool, const rtc_cache *cache, const rtc_op
         char *src = codegen_source(&variants[i], err, errlen);
         if (!src)
             return -1;
-        char key[33];
-        rtc_cache_key(src, ropt, key);
-        int e = src_find(t, key);
-        if (e < 0) {
-            e = src_add(t, key);
+        for (int c = 0; c < ncomps; c++) {
+            compiler *cp = &comps[c];
+            srctab *t = &cp->src;
+            char key[33];
+            rtc_cache_key(src, &cp->ropt, key);
+            int e = src_find(t, key);
             if (e < 0) {
-                free(src);
-                kf_err(err, errlen, "out of memory");
-                return -1;
+                e = src_add(t, key);
+                if (e < 0) {
+                    free(src);
+                    kf_err(err, errlen, "out of memory");
+                    return -1;
+                }
+                vstate *v = &t->v[e];
+                variant_label(&variants[i], v->label, sizeof v->label);
+                if (rtc_cache_lookup(cache, src, &cp->ropt, v->path, sizeof v->path)) {
+                    v->state = VS_READY;
+                    v->cached = true;
+                    (*ncached)++;
+                } else {
+                    v->state = VS_COMPILING;
+                    rtc_pool_submit(cp->pool, e, src, "kforge_kernel.cu");
+                }
             }
-            vstate *v = &t->v[e];
-            variant_label(&variants[i], v->label, sizeof v->label);
-            if (rtc_cache_lookup(cache, src, ropt, v->path, sizeof v->path)) {
-                v->state = VS_READY;
-                v->cached = true;
-                (*ncached)++;
-            } else {
-                v->state = VS_COMPILING;
-                rtc_pool_submit(pool, e, src, "kforge_kernel.cu");
-            }
+            src_of[(size_t)c * (size_t)nvariants + (size_t)i] = e;
         }
-        src_of[i] = e;
         free(src);
     }
     return 0;
 }
 
-static void compile_done(const rtc_done *d, srctab *t)
+static void compile_done(const rtc_done *d, srctab *t, const char *arch, bool name_arch)
 {
     if (d->tag < 0 || d->tag >= t->n) {
         free(d->log);
@@ -239,7 +427,8 @@ static void compile_done(const rtc_done *d, srctab *t)
         v->state = VS_FAILED;
         free(v->log);
         v->log = d->log;
-        fprintf(stderr, "kforge: %s failed to compile:\n%s\n", v->label, d->log ? d->log : "(no log)");
+        fprintf(stderr, "kforge: %s failed to compile%s%s:\n%s\n", v->label, name_arch ? " for " : "",
+                name_arch ? arch : "", d->log ? d->log : "(no log)");
     }
 }
 
@@ -267,96 +456,271 @@ static void compile_failure_result(kf_result *r, const kf_variant *v, const kf_s
     fill_compile_facts(r, owner);
 }
 
+// ---------------------------------------------------------------------------
+// Measuring
+
+static int pending_compiles(const run_session *s)
+{
+    int n = 0;
+    for (int c = 0; c < s->ncomps; c++)
+        n += rtc_pool_pending(s->comps[c].pool);
+    return n;
+}
+
 static void progress(const run_session *s, int done, int total, double t0)
 {
     if (!s->o.progress)
         return;
-    fprintf(stderr, "\r\033[K[%d/%d measured | %d compiling | %.0fs]", done, total, rtc_pool_pending(s->pool),
+    char gpus[32] = "";
+    if (s->nslots > 1)
+        snprintf(gpus, sizeof gpus, " | %d GPUs", s->nlive);
+    fprintf(stderr, "\r\033[K[%d/%d measured | %d compiling%s | %.0fs]", done, total, pending_compiles(s), gpus,
             kf_now() - t0);
     fflush(stderr);
 }
 
-/* A result of the session's device, for the case in flight. */
-static void stamp(const run_session *s, kf_result *r, const kf_variant *v, const kf_case *c, const kf_bench *b)
+static void clear_progress(const run_session *s)
+{
+    if (s->o.progress) {
+        fprintf(stderr, "\r\033[K");
+        fflush(stderr);
+    }
+}
+
+/* A result of slot's device, for case c. */
+static void stamp(const slot *sl, kf_result *r, const kf_variant *v, const kf_case *c, const kf_bench *b)
 {
     r->v = *v;          /* the name and grid as the caller knows them */
     r->shape = c->shape;
     r->bench = *b;
-    r->device = s->dev.index;
-    snprintf(r->device_name, sizeof r->device_name, "%s", s->dev.name);
-    snprintf(r->device_uuid, sizeof r->device_uuid, "%s", s->dev.uuid);
+    r->device = sl->dev.index;
+    snprintf(r->device_name, sizeof r->device_name, "%s", sl->dev.name);
+    snprintf(r->device_uuid, sizeof r->device_uuid, "%s", sl->dev.uuid);
+}
+
+/* The state of one run_session_measure call. */
+typedef struct {
+    run_session *s;
+    const kf_variant *variants;
+    int nvariants;
+    const kf_case *cases;
+    int ncases;
+    const kf_bench *b;
+    run_case_fn fn;
+    void *ctx;
+    int *src_of;
+    int head;               /* next case in order not handed out yet */
+    int *retry;             /* cases a dropped device lost, handed out first */
+    int nretry;
+    int done;
+    bool stopping;          /* fn asked to stop */
+} measure;
+
+static const vstate *owner_of(const measure *m, const slot *sl, int ci)
+{
+    const compiler *cp = &m->s->comps[sl->comp];
+    return &cp->src.v[m->src_of[(size_t)sl->comp * (size_t)m->nvariants + (size_t)m->cases[ci].variant]];
+}
+
+/* Passes a result to fn (once stopping, fn's answer no longer matters). */
+static void deliver(measure *m, const kf_result *r, int ci)
+{
+    m->done++;
+    if (m->fn(r, ci, m->ctx) && !m->stopping)
+        m->stopping = true;
+}
+
+static void release_held(measure *m, slot *sl)
+{
+    for (int i = 0; i < sl->nheld; i++)
+        deliver(m, &sl->held[i], sl->held_case[i]);
+    sl->nheld = 0;
+}
+
+/* The device of sl is dropped: its lost cases go to the others. */
+static void drop_device(measure *m, slot *sl, const char *why)
+{
+    run_session *s = m->s;
+    clear_progress(s);
+    char others[32] = "the other GPU";
+    if (s->nlive > 2)
+        snprintf(others, sizeof others, "the other %d GPUs", s->nlive - 1);
+    fprintf(stderr, "kforge: GPU %d (%s%s%s): %s; dropping it: its cases go to %s\n", sl->dev.index, sl->dev.name,
+            sl->dev.uuid[0] ? ", " : "", sl->dev.uuid, why, others);
+    for (int i = 0; i < sl->nheld; i++)
+        m->retry[m->nretry++] = sl->held_case[i];
+    sl->nheld = 0;
+    if (sl->w)
+        worker_free(sl->w);
+    sl->w = NULL;
+    s->nlive--;
+}
+
+/* sl's worker is gone: a new one, or the device is dropped.  -1 when the
+ * last device cannot go on (message in err). */
+static int restart(measure *m, slot *sl, char *err, size_t errlen)
+{
+    worker_free(sl->w);
+    sl->w = NULL;
+    kf_device d;
+    char e2[KF_MSG_MAX];
+    sl->w = worker_start(sl->dev.index, &d, e2, sizeof e2);
+    if (sl->w)
+        return 0;
+    if (m->s->nlive > 1) {
+        char why[KF_MSG_MAX + 64];
+        snprintf(why, sizeof why, "its worker cannot be restarted (%s)", e2);
+        drop_device(m, sl, why);
+        return 0;
+    }
+    release_held(m, sl);
+    kf_err(err, errlen, "%s", e2);
+    return -1;
+}
+
+/* The case in flight on sl ended with r; wr as worker_recv, or 1 for the
+ * watchdog.  -1 on an internal error (message in err). */
+static int finished(measure *m, slot *sl, kf_result *r, int wr, char *err, size_t errlen)
+{
+    run_session *s = m->s;
+    int ci = sl->inflight;
+    sl->inflight = -1;
+    if (wr == -2 && s->nlive > 1) {
+        /* Died without a word: the kernel or the device?  Held until the
+         * device measures a case, or dropped on the third in a row. */
+        sl->held[sl->nheld] = *r;
+        sl->held_case[sl->nheld++] = ci;
+        if (sl->nheld == STRIKES) {
+            char why[96];
+            snprintf(why, sizeof why, "its worker died on %d cases in a row", STRIKES);
+            drop_device(m, sl, why);
+            return 0;
+        }
+        return restart(m, sl, err, errlen);
+    }
+    release_held(m, sl);
+    deliver(m, r, ci);
+    if (wr != 0)
+        return restart(m, sl, err, errlen);
+    return 0;
+}
+
+/* Hands out the next cases to idle devices whose cubins are ready. */
+static int dispatch(measure *m, char *err, size_t errlen)
+{
+    run_session *s = m->s;
+    for (int i = 0; i < s->nslots && !m->stopping; i++) {
+        slot *sl = &s->slots[i];
+        while (sl->w && sl->inflight < 0 && !m->stopping && (m->nretry > 0 || m->head < m->ncases)) {
+            int ci = m->nretry > 0 ? m->retry[0] : m->head;
+            const kf_case *c = &m->cases[ci];
+            const vstate *ow = owner_of(m, sl, ci);
+            if (ow->state != VS_READY && ow->state != VS_FAILED)
+                break;
+            if (m->nretry > 0)
+                memmove(m->retry, m->retry + 1, sizeof *m->retry * (size_t)--m->nretry);
+            else
+                m->head++;
+            if (ow->state == VS_FAILED) {
+                kf_result r;
+                compile_failure_result(&r, &m->variants[c->variant], &c->shape, ow);
+                r.bench = *m->b;
+                if (s->nslots > 1)
+                    stamp(sl, &r, &m->variants[c->variant], c, m->b);
+                deliver(m, &r, ci);
+                continue;
+            }
+            int inject = worker_injection(++s->sent);
+            if (!inject && worker_device_dead(sl->dev.index))
+                inject = 1;
+            if (worker_send(sl->w, &m->variants[c->variant], &c->shape, m->b, ow->path, inject) != 0) {
+                /* the worker died between cases: the case never ran; it
+                 * goes first again, to a new worker or another device */
+                memmove(m->retry + 1, m->retry, sizeof *m->retry * (size_t)m->nretry++);
+                m->retry[0] = ci;
+                if (restart(m, sl, err, errlen) != 0)
+                    return -1;
+                continue;
+            }
+            sl->inflight = ci;
+            sl->t_sent = kf_now();
+        }
+    }
+    return 0;
+}
+
+static int inflight_count(const run_session *s)
+{
+    int n = 0;
+    for (int i = 0; i < s->nslots; i++)
+        n += s->slots[i].inflight >= 0;
+    return n;
 }
 
 int run_session_measure(run_session *s, const kf_variant *variants, int nvariants, const kf_case *cases,
-                        int ncases, const kf_bench *b, run_result_fn fn, void *ctx, char *err, size_t errlen)
+                        int ncases, const kf_bench *b, run_case_fn fn, void *ctx, char *err, size_t errlen)
 {
     int rc = 0;
-    int *src_of = malloc(sizeof *src_of * (size_t)(nvariants > 0 ? nvariants : 1));
-    if (!src_of) {
+    measure m = {.s = s, .variants = variants, .nvariants = nvariants, .cases = cases, .ncases = ncases, .b = b,
+                 .fn = fn, .ctx = ctx};
+    size_t nfds = (size_t)s->nslots + 1;
+    for (int c = 0; c < s->ncomps; c++)
+        nfds += (size_t)s->comps[c].jobs + 1;
+    m.src_of = malloc(sizeof *m.src_of * (size_t)(nvariants > 0 ? nvariants : 1) * (size_t)s->ncomps);
+    m.retry = malloc(sizeof *m.retry * (size_t)(s->nslots * (STRIKES + 1) + 1));
+    struct pollfd *fds = malloc(sizeof *fds * nfds);
+    int *slot_fd = malloc(sizeof *slot_fd * (size_t)s->nslots);
+    if (!m.src_of || !m.retry || !fds || !slot_fd) {
         kf_err(err, errlen, "out of memory");
-        return -1;
+        rc = -1;
+        goto out;
     }
-    srctab *t = &s->src;
-    if (prepare_variants(s->pool, &s->cache, &s->ropt, t, variants, nvariants, src_of, &s->ncached, err,
+    if (prepare_variants(s->comps, s->ncomps, &s->cache, variants, nvariants, m.src_of, &s->ncached, err,
                          errlen) != 0) {
         rc = -1;
         goto out;
     }
 
-    int head = 0, inflight = -1, done = 0;
-    double t_sent = 0, t0 = kf_now(), last_progress = 0;
+    double t0 = kf_now(), last_progress = 0;
     kf_result r;
-    while (head < ncases || inflight >= 0) {
+    for (;;) {
         if (kf_interrupted || kf_output_broken) {
-            if (inflight >= 0)
-                worker_kill(s->w);
+            for (int i = 0; i < s->nslots; i++)
+                if (s->slots[i].inflight >= 0) {
+                    worker_kill(s->slots[i].w);
+                    s->slots[i].inflight = -1;
+                }
             rc = -1;
             kf_err(err, errlen, "interrupted");
             break;
         }
-        /* hand the next case to the GPU when its cubin is ready */
-        while (inflight < 0 && head < ncases) {
-            const kf_case *c = &cases[head];
-            const vstate *ow = &t->v[src_of[c->variant]];
-            if (ow->state == VS_FAILED) {
-                compile_failure_result(&r, &variants[c->variant], &c->shape, ow);
-                r.bench = *b;
-                head++;
-                done++;
-                if (fn(&r, ctx)) {
-                    rc = 1;
-                    goto out;
-                }
-                continue;
-            }
-            if (ow->state != VS_READY)
-                break;
-            int inject = worker_injection(++s->sent);
-            if (worker_send(s->w, &variants[c->variant], &c->shape, b, ow->path, inject) != 0) {
-                kf_err(err, errlen, "cannot talk to the GPU worker");
-                rc = -1;
-                goto out;
-            }
-            inflight = head++;
-            t_sent = kf_now();
+        if (dispatch(&m, err, errlen) != 0) {
+            rc = -1;
+            break;
         }
-        if (head >= ncases && inflight < 0)
+        bool more = !m.stopping && (m.head < ncases || m.nretry > 0);
+        if (!more && inflight_count(s) == 0)
             break;
 
-        struct pollfd fds[512];
-        int nf = rtc_pool_pollfds(s->pool, fds, 511);
-        int wfd = -1;
-        if (inflight >= 0) {
-            wfd = nf;
-            fds[nf].fd = worker_fd(s->w);
-            fds[nf].events = POLLIN;
-            fds[nf].revents = 0;
-            nf++;
+        int nf = 0, comp_end[KF_MAX_DEVICES];
+        for (int c = 0; c < s->ncomps; c++) {
+            nf += rtc_pool_pollfds(s->comps[c].pool, fds + nf, s->comps[c].jobs + 1);
+            comp_end[c] = nf;
         }
         int timeout = -1;
-        if (inflight >= 0 && b->timeout_s > 0) {
-            double left = b->timeout_s - (kf_now() - t_sent);
-            timeout = left <= 0 ? 0 : (int)(left * 1000) + 1;
+        for (int i = 0; i < s->nslots; i++) {
+            slot *sl = &s->slots[i];
+            slot_fd[i] = -1;
+            if (sl->inflight < 0)
+                continue;
+            slot_fd[i] = nf;
+            fds[nf++] = (struct pollfd){.fd = worker_fd(sl->w), .events = POLLIN};
+            if (b->timeout_s > 0) {
+                double left = b->timeout_s - (kf_now() - sl->t_sent);
+                int ms = left <= 0 ? 0 : (int)(left * 1000) + 1;
+                if (timeout < 0 || ms < timeout)
+                    timeout = ms;
+            }
         }
         if (s->o.progress && (timeout < 0 || timeout > 250))
             timeout = 250;
@@ -366,74 +730,70 @@ int run_session_measure(run_session *s, const kf_variant *variants, int nvariant
             rc = -1;
             break;
         }
-        if (pr > 0) {
-            rtc_done dd[16];
-            int k = rtc_pool_collect(s->pool, fds, wfd >= 0 ? wfd : nf, dd, 16);
-            for (int i = 0; i < k; i++) {
-                compile_done(&dd[i], t);
-                s->ncompiled++;
+        if (pr > 0)
+            for (int c = 0, from = 0; c < s->ncomps; from = comp_end[c], c++) {
+                rtc_done dd[16];
+                int k = rtc_pool_collect(s->comps[c].pool, fds + from, comp_end[c] - from, dd, 16);
+                for (int i = 0; i < k; i++) {
+                    compile_done(&dd[i], &s->comps[c].src, s->comps[c].ropt.arch, s->ncomps > 1);
+                    s->ncompiled++;
+                }
+            }
+        bool broke = false;
+        for (int i = 0; i < s->nslots && !broke; i++) {
+            slot *sl = &s->slots[i];
+            if (sl->inflight < 0 || slot_fd[i] < 0)
+                continue;
+            const kf_case *c = &cases[sl->inflight];
+            if (pr > 0 && (fds[slot_fd[i]].revents & (POLLIN | POLLHUP | POLLERR))) {
+                memset(&r, 0, sizeof r);
+                int wr = worker_recv(sl->w, &r);
+                stamp(sl, &r, &variants[c->variant], c, b);
+                fill_compile_facts(&r, owner_of(&m, sl, sl->inflight));
+                if (wr != 0 && kf_interrupted) {
+                    /* the worker died of the signal that interrupts us (a
+                     * group SIGTERM): not a result of the case */
+                    rc = -1;
+                    kf_err(err, errlen, "interrupted");
+                    broke = true;
+                } else if (finished(&m, sl, &r, wr, err, errlen) != 0) {
+                    rc = -1;
+                    broke = true;
+                }
+            } else if (!kf_interrupted && b->timeout_s > 0 && kf_now() - sl->t_sent >= b->timeout_s) {
+                worker_kill(sl->w);
+                memset(&r, 0, sizeof r);
+                stamp(sl, &r, &variants[c->variant], c, b);
+                r.status = KF_ST_TIMEOUT;
+                snprintf(r.message, sizeof r.message,
+                         "no result after %.1f s: stopped by the watchdog (bench.timeout_s)", b->timeout_s);
+                fill_compile_facts(&r, owner_of(&m, sl, sl->inflight));
+                if (finished(&m, sl, &r, 1, err, errlen) != 0) {
+                    rc = -1;
+                    broke = true;
+                }
             }
         }
-        if (inflight >= 0 && pr > 0 && (fds[wfd].revents & (POLLIN | POLLHUP | POLLERR))) {
-            const kf_case *c = &cases[inflight];
-            memset(&r, 0, sizeof r);
-            int wr = worker_recv(s->w, &r);
-            stamp(s, &r, &variants[c->variant], c, b);
-            fill_compile_facts(&r, &t->v[src_of[c->variant]]);
-            inflight = -1;
-            if (wr != 0 && kf_interrupted) {
-                /* the worker died of the signal that interrupts us (a
-                 * group SIGTERM): not a result of the case */
-                rc = -1;
-                kf_err(err, errlen, "interrupted");
-                break;
-            }
-            done++;
-            if (wr != 0) {
-                worker_free(s->w);
-                s->w = worker_start(s->o.device, &s->dev, err, errlen);
-            }
-            if (fn(&r, ctx)) {
-                rc = 1;
-                goto out;
-            }
-            if (!s->w) {
-                rc = -1;
-                goto out;
-            }
-        } else if (inflight >= 0 && !kf_interrupted && b->timeout_s > 0 && kf_now() - t_sent >= b->timeout_s) {
-            const kf_case *c = &cases[inflight];
-            worker_kill(s->w);
-            worker_free(s->w);
-            memset(&r, 0, sizeof r);
-            stamp(s, &r, &variants[c->variant], c, b);
-            r.status = KF_ST_TIMEOUT;
-            snprintf(r.message, sizeof r.message, "no result after %.1f s: stopped by the watchdog (bench.timeout_s)",
-                     b->timeout_s);
-            fill_compile_facts(&r, &t->v[src_of[c->variant]]);
-            inflight = -1;
-            done++;
-            s->w = worker_start(s->o.device, &s->dev, err, errlen);
-            if (fn(&r, ctx)) {
-                rc = 1;
-                goto out;
-            }
-            if (!s->w) {
-                rc = -1;
-                goto out;
-            }
-        }
+        if (broke)
+            break;
         if (s->o.progress && kf_now() - last_progress > 0.2) {
-            progress(s, done, ncases, t0);
+            progress(s, m.done, ncases, t0);
             last_progress = kf_now();
         }
     }
-out:
-    if (s->o.progress) {
-        fprintf(stderr, "\r\033[K");
-        fflush(stderr);
+    if (rc == 0) {
+        /* cases whose worker died with no case after them to tell: faults */
+        for (int i = 0; i < s->nslots; i++)
+            release_held(&m, &s->slots[i]);
+        if (m.stopping)
+            rc = 1;
     }
-    free(src_of);
+out:
+    clear_progress(s);
+    free(slot_fd);
+    free(fds);
+    free(m.retry);
+    free(m.src_of);
     return rc;
 }
 
@@ -441,34 +801,34 @@ int run_compile_only(const kf_variant *variants, int nvariants, const run_opts *
                      char *err, size_t errlen)
 {
     rtc_cache cache;
-    rtc_options ropt;
-    rtc_pool *pool = NULL;
-    int sc = setup_compiler(o, o->arch ? o->arch : "sm_90", &cache, &ropt, &pool, err, errlen);
+    compiler comp;
+    memset(&comp, 0, sizeof comp);
+    int sc = setup_cache(o, &cache, err, errlen);
     if (sc != 0)
         return sc;
+    if (compiler_start(&comp, o, o->arch ? o->arch : "sm_90", o->jobs, &cache, err, errlen) != 0)
+        return -1;
     int failed = 0, ncached = 0, rc = 0;
-    srctab t;
-    memset(&t, 0, sizeof t);
     int *src_of = malloc(sizeof *src_of * (size_t)(nvariants > 0 ? nvariants : 1));
-    if (!src_of || prepare_variants(pool, &cache, &ropt, &t, variants, nvariants, src_of, &ncached, err, errlen) != 0) {
+    if (!src_of || prepare_variants(&comp, 1, &cache, variants, nvariants, src_of, &ncached, err, errlen) != 0) {
         if (!src_of)
             kf_err(err, errlen, "out of memory");
         rc = -1;
         goto out;
     }
-    while (rtc_pool_pending(pool) > 0) {
+    while (rtc_pool_pending(comp.pool) > 0) {
         if (kf_interrupted) {
             kf_err(err, errlen, "interrupted");
             rc = -1;
             goto out;
         }
         rtc_done d;
-        int w = rtc_pool_wait(pool, 250, &d);
+        int w = rtc_pool_wait(comp.pool, 250, &d);
         if (w == 1)
-            compile_done(&d, &t);
+            compile_done(&d, &comp.src, comp.ropt.arch, false);
     }
     for (int i = 0; i < nvariants; i++) {
-        const vstate *ow = &t.v[src_of[i]];
+        const vstate *ow = &comp.src.v[src_of[i]];
         kf_result r;
         if (ow->state == VS_FAILED) {
             compile_failure_result(&r, &variants[i], NULL, ow);
@@ -487,7 +847,6 @@ int run_compile_only(const kf_variant *variants, int nvariants, const run_opts *
     rc = failed;
 out:
     free(src_of);
-    src_free(&t);
-    rtc_pool_free(pool);
+    compiler_free(&comp);
     return rc;
 }

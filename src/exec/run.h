@@ -1,10 +1,14 @@
 /*
- * run.h -- the measuring session: a GPU worker process and a pool of
- * compiler processes driven by one poll() loop.  The compiler pool works
- * ahead of the GPU (every variant's source is submitted at once), so once
- * the pipeline is full the GPU never waits on NVRTC; cubins come from the
- * on-disk cache when nothing changed.  A case whose kernel faults or hangs
- * costs only that case: the worker is replaced and the loop goes on.
+ * run.h -- the measuring session: one GPU worker process per device and one
+ * pool of compiler processes per distinct GPU architecture, driven by one
+ * poll() loop.  The compiler pools work ahead of the GPUs (every variant's
+ * source is submitted at once), so once the pipeline is full no GPU waits on
+ * NVRTC; cubins come from the on-disk cache when nothing changed.  Cases are
+ * handed out in order, each to whichever worker is free.  A case whose
+ * kernel faults or hangs costs only that case on its device: the worker is
+ * replaced and the loop goes on.  A device whose worker keeps dying without
+ * a word (three cases in a row) is dropped with a message while others
+ * remain, and the cases it lost are measured on the others.
  */
 #ifndef KF_RUN_H
 #define KF_RUN_H
@@ -16,8 +20,16 @@
 #include "space.h"
 
 
+#define KF_MAX_DEVICES 64
+
 typedef struct run_opts_s {
-    int device;             /* GPU ordinal */
+    int device;             /* GPU ordinal, when no device list is given */
+    bool device_given;      /* --device was on the command line */
+    /* --devices / KFORGE_DEVICES: one worker per listed device */
+    bool all_devices;       /* "all": every device the driver shows */
+    int ndevices;           /* 0: just `device` */
+    int devices[KF_MAX_DEVICES];
+    char devices_spec[64];  /* as given ("all", "0,2,3"), for messages */
     int jobs;               /* compiler processes; <= 0: online CPUs */
     const char *cache_dir;  /* NULL: default */
     bool no_cache;
@@ -26,23 +38,38 @@ typedef struct run_opts_s {
     bool progress;          /* a progress line on stderr (only when it is a terminal) */
 } run_opts;
 
+/* Parses a device list: "all", or ordinals and ranges ("0,2,3", "0-3"),
+ * each once, into o (all_devices, devices, ndevices, devices_spec).  0, or
+ * -1 with a message. */
+int run_devices_parse(const char *spec, run_opts *o, char *err, size_t errlen);
+
 typedef struct run_session run_session;
 
-/* Starts the GPU worker (fills *dev; fails with exit-code-3 class errors:
- * *nodev is set when the failure is "no usable GPU / driver") and the
- * compiler pool (*nodev is not set when the cache directory is unusable). */
+/* Starts a GPU worker for each device (fills *dev with the first one's
+ * facts; fails with exit-code-3 class errors: *nodev is set when the
+ * failure is "no usable GPU / driver") and the compiler pools (*nodev is
+ * not set when the cache directory is unusable). */
 run_session *run_session_new(const run_opts *o, kf_device *dev, bool *nodev, char *err, size_t errlen);
 
-/* Called for every finished case, in completion order.  Return non-zero to
- * stop early. */
-typedef int (*run_result_fn)(const kf_result *r, void *ctx);
+/* The session's devices, in the order given (dropped ones included); *n set. */
+const kf_device *run_session_devices(const run_session *s, int *n);
+
+/* Called for every finished case, in completion order, with the case's
+ * index into the cases given to run_session_measure.  Return non-zero to
+ * stop early: no case is started after that, and the cases other devices
+ * still have in flight are awaited and passed to fn too (its return value
+ * then ignored). */
+typedef int (*run_case_fn)(const kf_result *r, int index, void *ctx);
 
 /* Measures cases (indices into variants) with bench settings b.  Returns 0
  * when all were measured (whatever their status), 1 when stopped by fn, or
  * -1 when interrupted (kf_interrupted) or on an internal error (message in
  * err). */
 int run_session_measure(run_session *s, const kf_variant *variants, int nvariants, const kf_case *cases,
-                        int ncases, const kf_bench *b, run_result_fn fn, void *ctx, char *err, size_t errlen);
+                        int ncases, const kf_bench *b, run_case_fn fn, void *ctx, char *err, size_t errlen);
+
+/* Called for every compiled variant (run_compile_only). */
+typedef int (*run_result_fn)(const kf_result *r, void *ctx);
 
 /* Total compile time spent and how many came from the cache (for summaries). */
 void run_session_counts(const run_session *s, int *compiled, int *cached);

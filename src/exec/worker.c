@@ -13,10 +13,12 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "bench.h"
 #include "family.h"
+#include "gpu.h"
 #include "stats.h"
 #include "util.h"
 #include "verify.h"
@@ -35,6 +37,7 @@ typedef struct {
 typedef struct {
     int ok;
     kf_device dev;
+    int count;      /* devices this process sees */
     char err[KF_MSG_MAX];
 } hello;
 
@@ -46,22 +49,30 @@ typedef struct {
 struct gpu_worker {
     pid_t pid;
     int to, from;   /* request pipe (write end), reply pipe (read end) */
+    int count;      /* devices the worker's process sees */
 };
 
-/* How many fake devices KFORGE_FAKE_GPU provides (0: the real GPU is used).
- * Any value but "0" is one device for now; KFORGE_FAKE_GPU=N meaning N
- * devices is planned, and only this function needs to learn it. */
+/* How many fake devices KFORGE_FAKE_GPU provides (0: the real GPU is used):
+ * N >= 1 gives N devices (at most 64); any other value but "0" gives one, as
+ * KFORGE_FAKE_GPU=1 always did. */
 static int fake_gpu_count(void)
 {
     const char *e = getenv("KFORGE_FAKE_GPU");
-    return e && *e && strcmp(e, "0") != 0 ? 1 : 0;
+    if (!e || !*e || strcmp(e, "0") == 0)
+        return 0;
+    char *end;
+    long n = strtol(e, &end, 10);
+    if (*end || n < 1)
+        return 1;
+    return n > 64 ? 64 : (int)n;
 }
 
-int worker_injection(int k)
+/* The entry of KFORGE_FAULT_INJECT naming what@k: 1 when present. */
+static bool injected(const char *what, int k)
 {
     const char *e = getenv("KFORGE_FAULT_INJECT");
     if (!e)
-        return 0;
+        return false;
     char buf[256];
     snprintf(buf, sizeof buf, "%s", e);
     for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
@@ -69,34 +80,51 @@ int worker_injection(int k)
         if (!at)
             continue;
         *at = '\0';
-        if (atoi(at + 1) != k)
-            continue;
-        if (strcmp(tok, "crash") == 0)
-            return 1;
-        if (strcmp(tok, "hang") == 0)
-            return 2;
+        if (strcmp(tok, what) == 0 && atoi(at + 1) == k)
+            return true;
     }
+    return false;
+}
+
+int worker_injection(int k)
+{
+    if (injected("crash", k))
+        return 1;
+    if (injected("hang", k))
+        return 2;
     return 0;
 }
+
+bool worker_device_dead(int ordinal) { return injected("dead", ordinal); }
 
 // ---------------------------------------------------------------------------
 // The fake device: CPU results and a formula for the time.  Never used
 // unless KFORGE_FAKE_GPU is set.
 
-static void fake_device(kf_device *d)
+/* Fake device `ordinal`: every one the same model (an H100-like device),
+ * unless KFORGE_FAKE_GPU_MIXED is set, which makes the odd-numbered ones
+ * another model (an A100-like sm_80), for tests of mixed nodes.  Each has
+ * its own UUID. */
+static void fake_device(kf_device *d, int ordinal)
 {
     memset(d, 0, sizeof *d);
-    snprintf(d->name, sizeof d->name, "fake-gpu (KFORGE_FAKE_GPU)");
-    d->cc_major = 9;
-    d->sms = 132;
-    d->l2_bytes = 50 << 20;
+    const char *mixed = getenv("KFORGE_FAKE_GPU_MIXED");
+    bool other = mixed && *mixed && strcmp(mixed, "0") != 0 && ordinal % 2 == 1;
+    snprintf(d->name, sizeof d->name, "%s", other ? "fake-gpu-b (KFORGE_FAKE_GPU)" : "fake-gpu (KFORGE_FAKE_GPU)");
+    d->index = ordinal;
+    unsigned char id[16] = {0xfa, 0x4e, 0x69, 0x70, 0x75, 0x00, 0x40, 0x00, 0x80, 0x00, 0, 0, 0, 0, 0, 0};
+    id[15] = (unsigned char)ordinal;
+    gpu_uuid_text(id, d->uuid, sizeof d->uuid);
+    d->cc_major = other ? 8 : 9;
+    d->sms = other ? 108 : 132;
+    d->l2_bytes = (other ? 40 : 50) << 20;
     d->mem_bytes = (int64_t)80 << 30;
-    d->mem_clock_khz = 2619000;
+    d->mem_clock_khz = other ? 1593000 : 2619000;
     d->bus_width_bits = 5120;
     d->peak_gbps = 2.0 * d->mem_clock_khz * 1e3 * (d->bus_width_bits / 8.0) / 1e9;
     d->max_threads_per_block = 1024;
-    d->max_smem_per_block = 232448;
-    d->max_smem_per_sm = 233472;
+    d->max_smem_per_block = other ? 166912 : 232448;
+    d->max_smem_per_sm = other ? 167936 : 233472;
     d->driver_version = 13000;
 }
 
@@ -135,6 +163,13 @@ static void fake_case(const request *q, const kf_device *dev, kf_result *r)
         free(aux);
     }
     double ms = f->fake_ms(v, &q->shape, dev, &p);
+    /* KFORGE_FAKE_GPU_MS: each case takes this long (tests of parallel devices) */
+    const char *sleep_ms = getenv("KFORGE_FAKE_GPU_MS");
+    if (sleep_ms && atoi(sleep_ms) > 0) {
+        struct timespec ts = {atoi(sleep_ms) / 1000, (long)(atoi(sleep_ms) % 1000) * 1000000L};
+        while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+            ;
+    }
     double t5[5];
     for (int i = 0; i < 5; i++)
         t5[i] = ms * (1.0 + 0.001 * i);
@@ -169,11 +204,14 @@ static void child_main(int ordinal, int in, int out)
         snprintf(h.err, sizeof h.err, "no GPU with index %d (KFORGE_FAKE_GPU provides %d device%s)", ordinal,
                  nfake, nfake == 1 ? "" : "s");
     } else if (fake) {
-        fake_device(&h.dev);
+        fake_device(&h.dev, ordinal);
+        h.count = nfake;
         h.ok = 1;
     } else {
         B = bench_new(ordinal, &h.dev, h.err, sizeof h.err);
         h.ok = B != NULL;
+        if (B && gpu_count(&h.count, h.err, sizeof h.err) != 0)
+            h.count = ordinal + 1;
     }
     if (kf_write_full(out, &h, sizeof h) != 0 || !h.ok)
         _exit(h.ok ? 1 : 3);
@@ -215,7 +253,7 @@ static void child_main(int ordinal, int in, int out)
 // ---------------------------------------------------------------------------
 // The parent's side.
 
-gpu_worker *worker_start(int ordinal, kf_device *dev, char *err, size_t errlen)
+gpu_worker *worker_spawn(int ordinal, char *err, size_t errlen)
 {
     int req[2], rep[2];
     if (pipe2(req, O_CLOEXEC) != 0) {
@@ -264,6 +302,13 @@ gpu_worker *worker_start(int ordinal, kf_device *dev, char *err, size_t errlen)
     w->pid = pid;
     w->to = req[1];
     w->from = rep[0];
+    return w;
+}
+
+gpu_worker *worker_hello(gpu_worker *w, kf_device *dev, char *err, size_t errlen)
+{
+    if (!w)
+        return NULL;
     hello h;
     if (kf_read_full(w->from, &h, sizeof h) != (long)sizeof h) {
         kf_err(err, errlen, "the GPU worker died while opening the device");
@@ -278,10 +323,17 @@ gpu_worker *worker_start(int ordinal, kf_device *dev, char *err, size_t errlen)
         return NULL;
     }
     *dev = h.dev;
+    w->count = h.count;
     return w;
 }
 
+gpu_worker *worker_start(int ordinal, kf_device *dev, char *err, size_t errlen)
+{
+    return worker_hello(worker_spawn(ordinal, err, errlen), dev, err, errlen);
+}
+
 int worker_fd(const gpu_worker *w) { return w->from; }
+int worker_device_count(const gpu_worker *w) { return w->count; }
 pid_t worker_pid(const gpu_worker *w) { return w->pid; }
 
 int worker_send(gpu_worker *w, const kf_variant *v, const kf_shape *shape, const kf_bench *b,
@@ -318,7 +370,7 @@ int worker_recv(gpu_worker *w, kf_result *r)
             w->pid = -1;
         r->status = KF_ST_FAULT;
         describe_exit(status, r->message, sizeof r->message);
-        return -1;
+        return -2;
     }
     *r = rep.r;
     return rep.fatal ? -1 : 0;

@@ -4,14 +4,19 @@
  * hangs costs only that case: the parent records it, starts a new worker
  * and goes on.  The parent never initialises CUDA, so it can fork freely.
  *
- * KFORGE_FAKE_GPU=1 replaces the GPU by a synthetic device (results are
- * computed on the CPU and timings come from a formula).  It exists for tests
- * of the orchestration (faults, timeouts, signals, resume, tuning) on
- * machines without a GPU; every result it produces names the device
- * "fake-gpu (KFORGE_FAKE_GPU)".  It is device 0 and the only one: any other
- * --device fails as a missing GPU does.  KFORGE_FAULT_INJECT="crash@K,hang@K" makes
- * the worker crash or hang on the K-th case (1-based, counted by the parent)
- * -- for the same tests.
+ * KFORGE_FAKE_GPU=N replaces the GPUs by N synthetic devices, 0..N-1
+ * (results are computed on the CPU and timings come from a formula; any
+ * value but a number >= 1 or "0" is one device).  It exists for tests of the
+ * orchestration (faults, timeouts, signals, resume, tuning, several GPUs)
+ * on machines without a GPU; every result it produces names the device
+ * "fake-gpu (KFORGE_FAKE_GPU)", each device with its own UUID; any other
+ * --device fails as a missing GPU does.  KFORGE_FAKE_GPU_MIXED=1 makes the
+ * odd-numbered ones another model ("fake-gpu-b", sm_80);
+ * KFORGE_FAKE_GPU_MS=T makes every case take T ms.
+ *
+ * KFORGE_FAULT_INJECT="crash@K,hang@K,dead@D" makes the worker crash or hang
+ * on the K-th case (1-based, counted by the parent across every device), or
+ * the worker of device D die on every case -- for the same tests.
  */
 #ifndef KF_WORKER_H
 #define KF_WORKER_H
@@ -26,18 +31,28 @@ typedef struct gpu_worker gpu_worker;
  * NULL with a message if no GPU is usable. */
 gpu_worker *worker_start(int ordinal, kf_device *dev, char *err, size_t errlen);
 
+/* worker_start in two steps, so that several devices open at once: forks
+ * the worker (NULL with a message if it cannot), then waits for it to open
+ * the device (NULL with a message, the worker gone, if it could not; w may
+ * be NULL). */
+gpu_worker *worker_spawn(int ordinal, char *err, size_t errlen);
+gpu_worker *worker_hello(gpu_worker *w, kf_device *dev, char *err, size_t errlen);
+
 /* The fd that becomes readable when a result (or the worker's death) is there. */
 int worker_fd(const gpu_worker *w);
+/* How many devices the worker's process sees (for --devices all). */
+int worker_device_count(const gpu_worker *w);
 pid_t worker_pid(const gpu_worker *w);
 
 /* Sends one case.  inject: 0 none, 1 crash, 2 hang (tests). */
 int worker_send(gpu_worker *w, const kf_variant *v, const kf_shape *shape, const kf_bench *b,
                 const char *cubin_path, int inject);
 
-/* Reads the result of the case in flight.  Returns 0, or -1 if the worker
- * died (r->status = KF_ST_FAULT with the signal or exit status) or ended its
- * process after a fault (r holds the worker's report; status FAULT).  Either
- * way after -1 the worker is gone: worker_free it and start a new one. */
+/* Reads the result of the case in flight.  Returns 0; -1 if the worker ended
+ * its process after a fault it reported (r holds the report; status FAULT);
+ * -2 if it died without a word (r->status = KF_ST_FAULT with the signal or
+ * exit status).  After -1 or -2 the worker is gone: worker_free it and start
+ * a new one. */
 int worker_recv(gpu_worker *w, kf_result *r);
 
 /* Kills (SIGKILL) and reaps. */
@@ -48,5 +63,7 @@ void worker_free(gpu_worker *w);
 
 /* Parses KFORGE_FAULT_INJECT for case number k (1-based): 0, 1 crash, 2 hang. */
 int worker_injection(int k);
+/* KFORGE_FAULT_INJECT names dead@ordinal: that device's worker crashes on every case. */
+bool worker_device_dead(int ordinal);
 
 #endif

@@ -6,10 +6,21 @@
  * The strategy sees candidates only as coordinate vectors.  This file maps
  * them to variants, measures each batch the strategy asks for with one
  * run_session_measure() call (so the compiler pool compiles the batch while
- * the GPU measures its first cases), turns the per-size results into one
+ * the GPU measures its first cases, and with --devices every GPU measures
+ * cases of the batch at once), turns the per-size results into one
  * objective per candidate, appends every case to the results file as it
  * finishes, and records the best per size in the tuning database at the
  * end -- also when interrupted.
+ *
+ * Several GPUs evaluate one search: the strategy's batches do not depend on
+ * the number of GPUs, and the candidates of a batch are told to the
+ * strategy in batch order whatever GPU finished first, so a seed gives the
+ * same search on one GPU or eight.  GPUs of different models are never
+ * ranked together (refused).  --shard K/N takes the K-th of N balanced
+ * slices of the order in which an exhaustive or random search evaluates the
+ * candidates; the other slices count as evaluated elsewhere, so N shards'
+ * results files merged (kforge merge) hold the candidates of the unsharded
+ * search.
  */
 #include "tune.h"
 #include "cmd.h"
@@ -97,6 +108,11 @@ static const char *const tune_help =
     "                      then a summary line) or json (one object)\n"
     "  --timeout SEC       watchdog per case (bench.timeout_s; default 30)\n"
     "  --device N          GPU index (default 0)\n"
+    "  --devices LIST      evaluate the search on several GPUs of one model at once: 'all' or indices\n"
+    "                      such as 0,2,3 (default $KFORGE_DEVICES); the same seed gives the same search\n"
+    "  --shard K/N         exhaustive and random: evaluate only the K-th of N balanced slices of the\n"
+    "                      candidates (default: the Slurm job array's task); kforge merge combines the\n"
+    "                      shards' results files\n"
     "  --jobs N            compiler processes (default: number of CPUs)\n"
     "  --cache-dir DIR     cubin cache (default $KFORGE_CACHE_DIR or ~/.cache/kforge)\n"
     "  --no-cache          compile everything afresh\n"
@@ -116,6 +132,8 @@ static const char *const tune_help =
     "  kforge tune configs/tune-reduce.json --strategy anneal --budget 150 --seed 7\n"
     "  kforge tune configs/tune-reduce.json --set dtype=int32 --set op=max --time 600\n"
     "  kforge tune configs/tune-reduce.json --strategy exhaustive --results sweep.jsonl\n"
+    "  kforge tune configs/tune-reduce.json --devices all --strategy genetic --budget 200\n"
+    "  kforge tune configs/tune-reduce.json --shard 2/4 --results shard2.jsonl   (then kforge merge)\n"
     "  kforge tune configs/tune-reduce.json --simulate sweep.jsonl --strategy local --format jsonl\n"
     "  kforge best --dtype float32 --op sum --n 2^24 --header > reduce_tuned.h\n";
 
@@ -138,6 +156,7 @@ typedef struct {
     bool no_db;
     const char *simulate;
     run_opts ro;
+    kf_shard shard;
     double timeout;         /* < 0: from the config */
     bool quiet;
     kf_format fmt;
@@ -153,6 +172,7 @@ static int parse_tune_opts(int argc, char **argv, topts *o)
     o->resume = 1;
     o->timeout = -1;
     o->fmt = KF_FMT_TABLE;
+    o->ro.device = -1;
     cli c;
     cli_init(&c, argc, argv);
     int shared;
@@ -204,6 +224,9 @@ static int parse_tune_opts(int argc, char **argv, topts *o)
         } else if ((shared = cli_run_option(&c, &o->ro, &o->timeout)) != 0) {
             if (shared < 0)
                 return -1;
+        } else if ((shared = multi_option(&c, &o->ro, &o->shard)) != 0) {
+            if (shared < 0)
+                return -1;
         } else if (cli_flag(&c, "--quiet") || cli_flag(&c, "-q")) {
             o->quiet = true;
         } else if (cli_positional(&c, &val)) {
@@ -220,6 +243,15 @@ static int parse_tune_opts(int argc, char **argv, topts *o)
         fprintf(stderr, "kforge tune: no SPACE config given\n\n%s", tune_help);
         return -1;
     }
+    o->ro.device_given = o->ro.device >= 0;
+    if (o->ro.device < 0)
+        o->ro.device = 0;
+    if (o->simulate && o->shard.n > 1 && !o->shard.from_env) {
+        fprintf(stderr, "kforge tune: --simulate and --shard: a simulation measures nothing to share out\n");
+        return -1;
+    }
+    if (multi_finish("tune", &o->ro, o->simulate ? &(kf_shard){.n = 1} : &o->shard) != 0)
+        return -1;
     return 0;
 }
 
@@ -252,8 +284,17 @@ typedef struct {
     strat_kind kind;
     int budget;
     strategy *st;
+    /* kforge merge: the summary of results files merged (no measuring) */
+    int merged_files;
+    int space_cands;        /* candidates of the space (merged ones have results) */
+    /* --shard: the candidates of this slice */
+    bool *mine;
+    int nmine, nothers;
     /* measuring */
     run_session *rs;
+    kf_run_info *dev_info;  /* one per device: a results line names its GPU */
+    int ndev;
+    int *per_device;        /* cases measured on each */
     results_file *rf;
     int measured_cases, failed_cases, told, reused_cands;
     double t0, last_progress;
@@ -440,6 +481,9 @@ static bool out_of_time(tuner *t)
 // ---------------------------------------------------------------------------
 // measuring
 
+/* A candidate of another shard, not measured here nor found in the results file. */
+static bool other_shard(const tuner *t, int c) { return t->mine && !t->mine[c] && !complete(t, c); }
+
 static void tell(tuner *t, int c)
 {
     t->told++;
@@ -451,8 +495,17 @@ static int failed_candidates(const tuner *t)
 {
     int f = 0;
     for (int c = 0; c < t->ncand; c++)
-        f += isinf(strat_cost(t->st, c));
+        f += isinf(strat_cost(t->st, c)) && !other_shard(t, c);
     return f;
+}
+
+/* Evaluated candidates left to the other shards (none when not sharded). */
+static int other_shard_evaluated(const tuner *t)
+{
+    int n = 0;
+    for (int c = 0; c < t->ncand; c++)
+        n += other_shard(t, c) && !isnan(strat_cost(t->st, c));
+    return n;
 }
 
 typedef struct {
@@ -460,17 +513,36 @@ typedef struct {
     const kf_variant *vars;
     const int *cand;        /* candidate of each variant of the batch */
     int nvars;
+    const kf_case *cases;   /* the cases measured (variant: index into vars) */
+    int told;               /* vars[0 .. told) are told to the strategy */
 } batch_ctx;
 
-static int on_case(const kf_result *r, void *vctx)
+/* Tells the strategy the candidates of the batch that are complete, in
+ * batch order: stop at the first one still waiting for a case (several GPUs
+ * finish in any order; the strategy must see the same sequence). */
+static void tell_in_order(batch_ctx *b)
+{
+    while (b->told < b->nvars && complete(b->t, b->cand[b->told]))
+        tell(b->t, b->cand[b->told++]);
+}
+
+static int on_case(const kf_result *r, int index, void *vctx)
 {
     batch_ctx *b = vctx;
     tuner *t = b->t;
+    if (t->write_error[0])
+        return 1;   /* stopped: a case that was in flight on another GPU */
     t->measured_cases++;
     if (r->status != KF_ST_OK)
         t->failed_cases++;
+    const kf_run_info *info = &t->info;
+    for (int i = 0; i < t->ndev; i++)
+        if (t->dev_info[i].dev.index == r->device) {
+            info = &t->dev_info[i];
+            t->per_device[i]++;
+        }
     if (t->rf) {
-        char *line = report_json(r, &t->info);
+        char *line = report_json(r, info);
         char e2[1024];
         if (!line || results_append(t->rf, line, e2, sizeof e2) != 0) {
             /* a result that cannot be written stops the search */
@@ -482,16 +554,11 @@ static int on_case(const kf_result *r, void *vctx)
         free(line);
     }
     int k = size_index(t, &r->shape);
-    for (int i = 0; i < b->nvars && k >= 0; i++)
-        if (variant_eq(&b->vars[i], &r->v)) {
-            int c = b->cand[i];
-            cell *x = cell_at(t, c, k);
-            bool was_complete = complete(t, c);
-            fill_cell(x, r);
-            if (!was_complete && complete(t, c))
-                tell(t, c);
-            break;
-        }
+    int vi = b->cases[index].variant;
+    if (k >= 0 && vi >= 0 && vi < b->nvars && variant_eq(&b->vars[vi], &r->v)) {
+        fill_cell(cell_at(t, b->cand[vi], k), r);
+        tell_in_order(b);
+    }
     show_progress(t, false);
     return out_of_time(t) ? 1 : 0;
 }
@@ -512,10 +579,6 @@ static int measure_batch(tuner *t, const int *batch, int k, char *err, size_t er
     int nv = 0, nc = 0;
     for (int i = 0; i < k; i++) {
         int c = batch[i];
-        if (complete(t, c)) { /* every size recorded already (cannot happen with resume on; harmless) */
-            tell(t, c);
-            continue;
-        }
         vars[nv] = t->sp.variants[t->var[c]];
         cand[nv] = c;
         for (int s = 0; s < t->nsizes; s++)
@@ -523,7 +586,9 @@ static int measure_batch(tuner *t, const int *batch, int k, char *err, size_t er
                 cases[nc++] = (kf_case){nv, t->sizes[s]};
         nv++;
     }
-    batch_ctx b = {t, vars, cand, nv};
+    batch_ctx b = {t, vars, cand, nv, cases, 0};
+    /* candidates complete already (cannot happen with resume on; harmless) */
+    tell_in_order(&b);
     int rc = nc ? run_session_measure(t->rs, vars, nv, cases, nc, &t->cfg.bench, on_case, &b, err, errlen) : 0;
     free(cases);
     if (rc == 0)
@@ -538,7 +603,7 @@ static int measure_batch(tuner *t, const int *batch, int k, char *err, size_t er
                 for (int s = 0; s < t->nsizes; s++)
                     if (cell_at(t, cand[i], s)->st == KF_ST_COUNT)
                         cell_at(t, cand[i], s)->st = KF_ST_LAUNCH;
-                tell(t, cand[i]);
+                tell_in_order(&b);
             }
     free(vars);
     free(cand);
@@ -617,19 +682,14 @@ static void make_info(tuner *t)
     free(s);
 }
 
-/* Config, overrides, tune sizes.  KF_EXIT_* */
-static int load_space(tuner *t)
+/* Config, overrides, tune sizes.  KF_EXIT_*, with a message in err. */
+static int load_space(tuner *t, char *err, size_t errlen)
 {
-    char err[1024];
-    if (config_load(t->o.space, &t->cfg, err, sizeof err) != 0) {
-        fprintf(stderr, "kforge: %s\n", err);
+    if (config_load(t->o.space, &t->cfg, err, errlen) != 0)
         return KF_EXIT_USAGE;
-    }
     for (int i = 0; i < t->o.nsets; i++)
-        if (config_set(&t->cfg, t->o.sets[i], err, sizeof err) != 0) {
-            fprintf(stderr, "kforge: %s\n", err);
+        if (config_set(&t->cfg, t->o.sets[i], err, errlen) != 0)
             return KF_EXIT_USAGE;
-        }
     if (t->o.timeout >= 0)
         t->cfg.bench.timeout_s = t->o.timeout;
     /* "tune": {"n": [...]} replaces the space's sizes (unless --set of a
@@ -651,10 +711,11 @@ static int load_space(tuner *t)
                 sb_printf(&b, "%s%lld", i ? "," : "", (long long)t->cfg.tune_sz[d].vals[i]);
             sb_append(&b, "]");
             char *set = sb_take(&b);
-            int rc = config_set(&t->cfg, set, err, sizeof err);
+            char e2[1024];
+            int rc = config_set(&t->cfg, set, e2, sizeof e2);
             free(set);
             if (rc != 0) {
-                fprintf(stderr, "kforge: %s: tune.%s: %s\n", t->cfg.path, fam->sizes[d].name, err);
+                kf_err(err, errlen, "%s: tune.%s: %s", t->cfg.path, fam->sizes[d].name, e2);
                 return KF_EXIT_USAGE;
             }
         }
@@ -715,12 +776,13 @@ static int build_candidates(tuner *t)
             partial++;
     }
     free(count);
-    if (partial)
+    if (partial && !t->merged_files)
         fprintf(stderr, "kforge tune: %s: %d variant%s left out: constraints on n exclude them at some of the sizes "
                         "tuned for\n",
                 t->cfg.path, partial, partial == 1 ? "" : "s");
     if (t->ncand == 0) {
-        fprintf(stderr, "kforge tune: %s: no variant runs at every size tuned for\n", t->cfg.path);
+        if (!t->merged_files)
+            fprintf(stderr, "kforge tune: %s: no variant runs at every size tuned for\n", t->cfg.path);
         return KF_EXIT_USAGE;
     }
     /* one problem at a time: the key parameters (dtype, op) must not vary */
@@ -730,6 +792,8 @@ static int build_candidates(tuner *t)
         for (int a = 0; a < fam->nparams; a++) {
             if (!fam->params[a].key || v->p[a] == v0->p[a])
                 continue;
+            if (t->merged_files)
+                return KF_EXIT_USAGE;
             strbuf x = {0}, y = {0};
             param_text(&x, &fam->params[a], v0->p[a]);
             param_text(&y, &fam->params[a], v->p[a]);
@@ -811,21 +875,39 @@ static void print_summary(tuner *t, double wall, const char *stopped)
     char *vjson = bv ? tunedb_variant_json(bv) : NULL;
     strbuf sz = {0};
     sizes_text(t, &sz);
-    int from_file = evals - t->told;
+    int others = other_shard_evaluated(t);
+    int from_file = evals - t->told - others;
     int failed_cands = failed_candidates(t);
 
     if (t->o.fmt == KF_FMT_TABLE) {
         printf("kforge tune: %s on %s: %d candidates, objective over %s = %s%s\n", t->o.space, t->device, t->ncand,
                kf_families[t->cfg.family]->nsizes == 1 ? kf_families[t->cfg.family]->sizes[0].name : "shapes",
                sz.s ? sz.s : "", t->tune_sizes ? " (tune, weighted)" : "");
-        printf("strategy %s (seed %llu): %d of %d candidates evaluated (%.1f%%) in %.1f s; stopped: %s\n",
-               strat_names[t->kind], (unsigned long long)t->o.seed, evals, t->ncand, 100.0 * evals / t->ncand, wall,
-               stopped);
-        if (t->o.simulate)
+        if (t->merged_files)
+            printf("merged from %d results file%s (%s): %d of the space's %d candidates have results at every size; "
+                   "failed candidates: %d\n",
+                   t->merged_files, t->merged_files == 1 ? "" : "s", t->o.results, t->ncand, t->space_cands,
+                   failed_cands);
+        else
+            printf("strategy %s (seed %llu): %d of %d candidates evaluated (%.1f%%) in %.1f s; stopped: %s\n",
+                   strat_names[t->kind], (unsigned long long)t->o.seed, evals, t->ncand, 100.0 * evals / t->ncand,
+                   wall, stopped);
+        if (t->merged_files)
+            ;
+        else if (t->o.simulate)
             printf("  simulated from %s; %d of them failed\n", t->o.simulate, failed_cands);
         else
             printf("  measured now: %d candidates (%d cases, %d failed); taken from %s: %d; failed candidates: %d\n",
                    t->told, t->measured_cases, t->failed_cases, t->o.results, from_file, failed_cands);
+        if (t->mine)
+            printf("  %s: %d of them left to the other shards (kforge merge combines the shards' results files)\n",
+                   t->o.shard.how, others);
+        if (t->ndev > 1) {
+            printf("  on %d GPUs, cases measured per GPU:", t->ndev);
+            for (int i = 0; i < t->ndev; i++)
+                printf("%s %d: %d", i ? "," : "", t->dev_info[i].dev.index, t->per_device[i]);
+            printf("\n");
+        }
         if (!bv) {
             printf("no candidate succeeded\n");
         } else {
@@ -867,10 +949,17 @@ static void print_summary(tuner *t, double wall, const char *stopped)
         sb_json_string(&b, t->device);
         sb_printf(&b, ", \"strategy\": \"%s\", \"seed\": %llu, \"candidates\": %d, \"budget\": %d, \"evaluations\": %d, "
                       "\"measured_candidates\": %d, \"measured_cases\": %d, \"failed_cases\": %d, \"from_results\": %d, "
-                      "\"failed_candidates\": %d, \"wall_s\": %.3f, \"stopped\": \"%s\", \"simulated\": %s, \"n\": [",
+                      "\"failed_candidates\": %d, \"wall_s\": %.3f, \"stopped\": \"%s\", \"simulated\": %s, ",
                   strat_names[t->kind], (unsigned long long)t->o.seed, t->ncand, t->budget, evals, t->told,
                   t->measured_cases, t->failed_cases, from_file, failed_cands, wall, stopped,
                   t->o.simulate ? "true" : "false");
+        sb_printf(&b, "\"gpus\": %d, ", t->ndev > 0 ? t->ndev : 1);
+        if (t->merged_files)
+            sb_printf(&b, "\"merged_files\": %d, \"space_candidates\": %d, ", t->merged_files, t->space_cands);
+        if (t->mine)
+            sb_printf(&b, "\"shard\": \"%d/%d\", \"shard_candidates\": %d, \"other_shards\": %d, ", t->o.shard.k,
+                      t->o.shard.n, t->nmine, others);
+        sb_append(&b, "\"n\": [");
         for (int k = 0; k < t->nsizes; k++) {
             char st[128];
             shape_short(kf_families[t->cfg.family], &t->sizes[k], st, sizeof st);
@@ -957,10 +1046,15 @@ static int update_db(tuner *t, const kf_device *dev)
         e->dev = *dev;
         snprintf(e->kforge, sizeof e->kforge, "%s", KF_VERSION);
         snprintf(e->date, sizeof e->date, "%s", date);
-        snprintf(e->how, sizeof e->how, "kforge tune %.300s --strategy %s --seed %llu: fastest at this size of %d "
-                                        "evaluated candidates (of %d)",
-                 t->info.config, strat_names[t->kind], (unsigned long long)t->o.seed, strat_evaluations(t->st),
-                 t->ncand);
+        if (t->merged_files)
+            snprintf(e->how, sizeof e->how, "kforge merge of %d results files of kforge tune %.300s: fastest at this "
+                                            "size of %d candidates (of %d)",
+                     t->merged_files, t->info.config, t->ncand, t->space_cands);
+        else
+            snprintf(e->how, sizeof e->how, "kforge tune %.300s --strategy %s --seed %llu: fastest at this size of %d "
+                                            "evaluated candidates (of %d)%s",
+                     t->info.config, strat_names[t->kind], (unsigned long long)t->o.seed,
+                     strat_evaluations(t->st) - other_shard_evaluated(t), t->ncand, t->mine ? " in one shard" : "");
     }
     int rc = 0;
     if (ne > 0) {
@@ -971,7 +1065,8 @@ static int update_db(tuner *t, const kf_device *dev)
             fprintf(stderr, "kforge tune: tuning database not updated: %s\n", err);
             rc = -1;
         } else if (!t->o.quiet) {
-            fprintf(stderr, "kforge tune: tuning database %s/%s.json: %d of %d size%s updated%s\n", dir, stem, w, ne,
+            fprintf(stderr, "kforge %s: tuning database %s/%s.json: %d of %d size%s updated%s\n",
+                    t->merged_files ? "merge" : "tune", dir, stem, w, ne,
                     ne == 1 ? "" : "s", w < ne ? " (it already held faster variants)" : "");
         }
     }
@@ -980,6 +1075,83 @@ static int update_db(tuner *t, const kf_device *dev)
 }
 
 // ---------------------------------------------------------------------------
+
+/* The session's devices: one model only; a run info per device.  KF_EXIT_* */
+static int setup_devices(tuner *t)
+{
+    int n;
+    const kf_device *d = run_session_devices(t->rs, &n);
+    for (int i = 1; i < n; i++)
+        if (strcmp(d[i].name, d[0].name) != 0) {
+            fprintf(stderr, "kforge tune: --devices %s: GPU %d is %s and GPU %d is %s.  Tuning ranks candidates by "
+                            "their times, and times of different GPU models do not compare (nor does the best "
+                            "variant carry over): tune once per model, with --devices naming GPUs of that model; "
+                            "each model gets its own entry in the tuning database\n",
+                    t->o.ro.devices_spec, d[0].index, d[0].name, d[i].index, d[i].name);
+            return KF_EXIT_USAGE;
+        }
+    t->dev_info = calloc((size_t)n, sizeof *t->dev_info);
+    t->per_device = calloc((size_t)n, sizeof *t->per_device);
+    if (!t->dev_info || !t->per_device) {
+        fprintf(stderr, "kforge tune: out of memory\n");
+        return KF_EXIT_USAGE;
+    }
+    t->ndev = n;
+    for (int i = 0; i < n; i++) {
+        t->dev_info[i] = t->info;
+        t->dev_info[i].dev = d[i];
+    }
+    if (n > 1 && !t->o.quiet) {
+        fprintf(stderr, "kforge tune: evaluating on %d GPUs (%s):", n, d[0].name);
+        for (int i = 0; i < n; i++)
+            fprintf(stderr, " %d", d[i].index);
+        fprintf(stderr, "\n");
+    }
+    return KF_EXIT_OK;
+}
+
+/* --shard K/N: the order in which the search evaluates candidates (for
+ * exhaustive and random it depends on the seed alone) is dealt out to the N
+ * shards like cards; candidates of the other shards are known to this
+ * search as evaluated elsewhere (failed here), unless the results file has
+ * them.  KF_EXIT_* */
+static int setup_shard(tuner *t, char *err, size_t errlen)
+{
+    int *order = malloc(sizeof *order * (size_t)t->ncand);
+    t->mine = calloc((size_t)t->ncand, sizeof *t->mine);
+    strategy *dry = make_strategy(t, err, errlen);
+    if (!order || !t->mine || !dry) {
+        if (dry || !order || !t->mine)
+            kf_err(err, errlen, "out of memory");
+        fprintf(stderr, "kforge tune: %s\n", err);
+        free(order);
+        strat_free(dry);
+        return KF_EXIT_USAGE;
+    }
+    int n = 0, k;
+    while ((k = strat_ask(dry, order + n, t->ncand - n > 0 ? t->ncand - n : 1)) > 0) {
+        for (int i = 0; i < k; i++)
+            strat_tell(dry, order[n + i], 0);
+        n += k;
+        if (n >= t->ncand)
+            break;
+    }
+    strat_free(dry);
+    for (int p = 0; p < n; p++)
+        if (shard_has(&t->o.shard, p)) {
+            t->mine[order[p]] = true;
+            t->nmine++;
+        } else {
+            t->nothers++;
+            if (isnan(strat_cost(t->st, order[p])) && !complete(t, order[p]))
+                strat_known(t->st, order[p], INFINITY);
+        }
+    free(order);
+    if (!t->o.quiet)
+        fprintf(stderr, "kforge tune: %s: %d of the search's %d candidates are this shard's\n", t->o.shard.how,
+                t->nmine, n);
+    return KF_EXIT_OK;
+}
 
 static void tuner_free(tuner *t)
 {
@@ -992,6 +1164,9 @@ static void tuner_free(tuner *t)
     free(t->weights);
     free(t->var);
     free(t->cells);
+    free(t->mine);
+    free(t->dev_info);
+    free(t->per_device);
 }
 
 int tune_main(int argc, char **argv)
@@ -1002,9 +1177,11 @@ int tune_main(int argc, char **argv)
     if (pr != 0)
         return pr > 0 ? KF_EXIT_OK : KF_EXIT_USAGE;
     char err[1024];
-    int rc = load_space(&t);
-    if (rc != KF_EXIT_OK)
+    int rc = load_space(&t, err, sizeof err);
+    if (rc != KF_EXIT_OK) {
+        fprintf(stderr, "kforge: %s\n", err);
         goto out;
+    }
     /* everything is validated before a GPU is touched */
     if (space_expand(&t.cfg, NULL, &t.sp, err, sizeof err) != 0) {
         fprintf(stderr, "kforge: %s\n", err);
@@ -1045,6 +1222,8 @@ int tune_main(int argc, char **argv)
         t.info.dev = dev;
         t.info.have_dev = true;
         snprintf(t.device, sizeof t.device, "%s", dev.name);
+        if ((rc = setup_devices(&t)) != KF_EXIT_OK)
+            goto out;
         /* again, with the device's limits */
         space_free(&t.sp);
         if (space_expand(&t.cfg, &dev, &t.sp, err, sizeof err) != 0) {
@@ -1060,6 +1239,16 @@ int tune_main(int argc, char **argv)
                 t.cfg.path, t.sp.nskipped, t.sp.nskipped == 1 ? "" : "s");
 
     choose_strategy(&t);
+    if (t.o.shard.n > 1 && t.kind != STRAT_EXHAUSTIVE && t.kind != STRAT_RANDOM) {
+        fprintf(stderr, "kforge tune: %s: --shard splits exhaustive and random searches only: a %s search chooses "
+                        "what to measure next from what it measured, so it cannot be cut into independent "
+                        "slices; evaluate it on several GPUs with --devices, or give --strategy exhaustive or "
+                        "random%s\n",
+                t.o.shard.how, strat_names[t.kind], t.o.shard.from_env ? " (or --shard 1/1 to run the whole search "
+                                                                          "in this job)" : "");
+        rc = KF_EXIT_USAGE;
+        goto out;
+    }
     t.st = make_strategy(&t, err, sizeof err);
     if (!t.st) {
         fprintf(stderr, "kforge tune: %s\n", err);
@@ -1128,6 +1317,8 @@ int tune_main(int argc, char **argv)
         }
     }
 
+    if (t.o.shard.n > 1 && (rc = setup_shard(&t, err, sizeof err)) != KF_EXIT_OK)
+        goto out;
     t.progress = !t.o.quiet && isatty(2) && !getenv("NO_COLOR") && getenv("TERM") &&
                  strcmp(getenv("TERM"), "dumb") != 0;
     t.t0 = kf_now();
@@ -1197,3 +1388,92 @@ out:
     return rc;
 }
 
+
+// ---------------------------------------------------------------------------
+// kforge merge: the summary of merged results
+
+/* Splits "SPACE --set A --set B" (make_info's form) into o. */
+static int split_config(char *cfg, topts *o)
+{
+    char *p = strstr(cfg, " --set ");
+    o->space = cfg;
+    while (p) {
+        *p = '\0';
+        p += strlen(" --set ");
+        if (o->nsets == 64)
+            return -1;
+        o->sets[o->nsets++] = p;
+        p = strstr(p, " --set ");
+    }
+    return 0;
+}
+
+int tune_replay(const tune_replay_args *a, int *rc, char *err, size_t errlen)
+{
+    tuner t;
+    memset(&t, 0, sizeof t);
+    int ret = -1;
+    int *order = NULL;
+    char *cfg = strdup(a->config);
+    t.o.strategy = STRAT_EXHAUSTIVE;
+    t.o.seed = 1;
+    t.o.timeout = -1;
+    t.o.fmt = a->fmt;
+    t.o.quiet = a->quiet;
+    t.o.db = a->db;
+    t.o.no_db = a->no_db;
+    t.o.results = a->label;
+    t.merged_files = a->nfiles;
+    snprintf(t.info.config, sizeof t.info.config, "%s", a->config);
+    if (!cfg || split_config(cfg, &t.o) != 0) {
+        kf_err(err, errlen, "cannot read the command in the results' \"config\"");
+        goto out;
+    }
+    if (load_space(&t, err, errlen) != KF_EXIT_OK)
+        goto out;
+    if (space_expand(&t.cfg, NULL, &t.sp, err, errlen) != 0)
+        goto out;
+    if (build_candidates(&t) != KF_EXIT_OK) {
+        kf_err(err, errlen, "%s is not one tuning space (several problems, or no candidate)", t.o.space);
+        goto out;
+    }
+    snprintf(t.device, sizeof t.device, "%s", a->dev.name);
+    if (load_recorded(&t, a->results, err, errlen) < 0)
+        goto out;
+    /* the candidates with results, in the space's order */
+    t.space_cands = t.ncand;
+    int m = 0;
+    for (int c = 0; c < t.ncand; c++)
+        if (complete(&t, c)) {
+            t.var[m] = t.var[c];
+            memmove(cell_at(&t, m, 0), cell_at(&t, c, 0), sizeof *t.cells * (size_t)t.nsizes);
+            m++;
+        }
+    if (m == 0) {
+        kf_err(err, errlen, "no candidate of %s has results at every size (was it changed since?)", t.o.space);
+        goto out;
+    }
+    t.ncand = m;
+    t.kind = STRAT_EXHAUSTIVE;
+    t.budget = m;
+    t.st = make_strategy(&t, err, errlen);
+    order = malloc(sizeof *order * (size_t)m);
+    if (!t.st || !order) {
+        if (t.st)
+            kf_err(err, errlen, "out of memory");
+        goto out;
+    }
+    for (int c = 0; c < m; c++)
+        strat_known(t.st, c, objective(&t, c));
+    while (strat_ask(t.st, order, m) > 0)
+        ; /* every cost is known: nothing is handed out */
+    ret = 0;
+    print_summary(&t, 0, "merged");
+    bool db_failed = !a->no_db && update_db(&t, &a->dev) != 0;
+    *rc = db_failed ? KF_EXIT_IO : strat_best(t.st, NULL) >= 0 ? KF_EXIT_OK : KF_EXIT_VARIANT;
+out:
+    free(order);
+    tuner_free(&t);
+    free(cfg);
+    return ret;
+}

@@ -1,0 +1,746 @@
+/*
+ * merge.c -- `kforge merge FILE...`: combines the results files of shards
+ * (kforge run or tune with --shard, or a Slurm job array), prints the
+ * summary `kforge tune` would have printed for the whole search, and
+ * updates the tuning database.
+ *
+ *   kforge merge shard-*.jsonl --results all.jsonl
+ *
+ * Cases are de-duplicated by case identity (results_case_key: family,
+ * parameters, shape, GPU model, bench settings).  The same case recorded
+ * twice with different outcomes is a conflict: reported, and the failure
+ * kept (a variant that failed once is never ranked).  The cases are then
+ * grouped by the command that measured them (the lines' "config") and the
+ * GPU model.  When a group's config is a tuning space kforge can read (from
+ * the directory merge runs in, as the shards did), its summary is tune's
+ * own, with the space's sizes, weights and order (tune_replay); otherwise
+ * the candidates are ranked from the results alone: the sum of their median
+ * times over the sizes of the group.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "family.h"
+#include "results.h"
+#include "tune.h"
+#include "tunedb.h"
+#include "util.h"
+
+static const char *const merge_help =
+    "usage: kforge merge FILE... [OPTIONS]\n"
+    "\n"
+    "Combines results files of the shards of one run or tune (kforge run/tune --shard K/N, or the\n"
+    "tasks of a Slurm job array), prints the summary kforge tune prints for the whole search, and\n"
+    "records the fastest variant per size and GPU model in the tuning database.  Cases recorded\n"
+    "more than once are kept once (by case identity); the same case with different outcomes is\n"
+    "reported as a conflict and the failure is kept.  Run it in the directory the shards ran in:\n"
+    "the space config named in the results gives the sizes, weights and candidate order.\n"
+    "\n"
+    "options:\n"
+    "  --results FILE      also write the merged cases to FILE (a new file), one line each\n"
+    "  --db DIR            tuning database (default $KFORGE_DB, else $XDG_DATA_HOME/kforge/tuning,\n"
+    "                      else ~/.local/share/kforge/tuning)\n"
+    "  --no-db             leave the tuning database alone\n"
+    "  --format FMT        the summary on stdout: table (default), jsonl or json\n"
+    "  --quiet             fewer messages\n"
+    "\n"
+    "exit status: 0 merged, a best variant found for every group; 1 a group where every candidate\n"
+    "failed; 2 usage error or unreadable file; 4 the database or --results could not be written.\n"
+    "\n"
+    "examples:\n"
+    "  kforge tune configs/tune-reduce.json --shard 1/2 --results s1.jsonl\n"
+    "  kforge tune configs/tune-reduce.json --shard 2/2 --results s2.jsonl\n"
+    "  kforge merge s1.jsonl s2.jsonl --results all.jsonl\n"
+    "  sbatch --array=0-7 tools/slurm-tune.sbatch configs/tune-reduce.json   (see its header)\n";
+
+// ---------------------------------------------------------------------------
+// Reading
+
+typedef struct {
+    kf_result r;
+    char *line;             /* the line as recorded (no newline) */
+    char *key;              /* results_key_of */
+    int file;
+    long lineno;
+    char config[512];       /* the command that measured it */
+    kf_device dev;          /* the GPU model's facts for the database */
+    int group;
+} rec;
+
+typedef struct {
+    rec *v;
+    int n, cap;
+    int *table;             /* open addressing by key: index + 1, 0 empty */
+    int tsize;
+    int dups, conflicts, unreadable;
+} recset;
+
+/* The value of the top-level string field name of a results line (the first
+ * occurrence: report.c writes the run and device fields before any string a
+ * config can fill), JSON escapes undone.  false if absent. */
+static bool line_str(const char *line, const char *name, char *buf, size_t len)
+{
+    char pat[64];
+    snprintf(pat, sizeof pat, "\"%s\":\"", name);
+    const char *p = strstr(line, pat);
+    if (!p || len == 0)
+        return false;
+    p += strlen(pat);
+    size_t n = 0;
+    for (; *p && *p != '"'; p++) {
+        char c = *p;
+        if (c == '\\' && p[1]) {
+            p++;
+            switch (*p) {
+            case 'n': c = '\n'; break;
+            case 't': c = '\t'; break;
+            case 'r': c = '\r'; break;
+            case 'b': c = '\b'; break;
+            case 'f': c = '\f'; break;
+            case 'u':
+                /* configs are paths and --set values: ASCII; anything else
+                 * becomes '?' (the string only names and groups) */
+                for (int i = 0; i < 4 && p[1]; i++)
+                    p++;
+                c = '?';
+                break;
+            default: c = *p; break;
+            }
+        }
+        if (n + 1 < len)
+            buf[n++] = c;
+    }
+    buf[n] = '\0';
+    return true;
+}
+
+static long long line_int(const char *line, const char *name)
+{
+    char pat[64];
+    snprintf(pat, sizeof pat, "\"%s\":", name);
+    const char *p = strstr(line, pat);
+    return p ? strtoll(p + strlen(pat), NULL, 10) : 0;
+}
+
+/* The device facts a database entry records: name, cc, SMs, driver, NVRTC. */
+static void line_device(const char *line, const kf_result *r, kf_device *d)
+{
+    memset(d, 0, sizeof *d);
+    snprintf(d->name, sizeof d->name, "%s", r->device_name);
+    snprintf(d->uuid, sizeof d->uuid, "%s", r->device_uuid);
+    d->index = r->device;
+    char buf[32];
+    int a = 0, b = 0;
+    if (line_str(line, "cc", buf, sizeof buf) && sscanf(buf, "%d.%d", &a, &b) == 2) {
+        d->cc_major = a;
+        d->cc_minor = b;
+    }
+    d->sms = (int)line_int(line, "sms");
+    if (line_str(line, "driver", buf, sizeof buf) && sscanf(buf, "%d.%d", &a, &b) == 2)
+        d->driver_version = a * 1000 + b * 10;
+    if (line_str(line, "nvrtc", buf, sizeof buf) && sscanf(buf, "%d.%d", &a, &b) == 2) {
+        d->nvrtc_major = a;
+        d->nvrtc_minor = b;
+    }
+}
+
+static int find_key(const recset *s, const char *key)
+{
+    if (!s->tsize)
+        return -1;
+    uint64_t m = (uint64_t)s->tsize - 1;
+    for (uint64_t h = kf_hash64(key, strlen(key), 7) & m; s->table[h]; h = (h + 1) & m)
+        if (strcmp(s->v[s->table[h] - 1].key, key) == 0)
+            return s->table[h] - 1;
+    return -1;
+}
+
+static int grow(recset *s)
+{
+    if (s->n == s->cap) {
+        int nc = s->cap ? s->cap * 2 : 256;
+        rec *nv = realloc(s->v, sizeof *nv * (size_t)nc);
+        if (!nv)
+            return -1;
+        s->v = nv;
+        s->cap = nc;
+    }
+    if ((s->n + 1) * 2 > s->tsize) {
+        int ns = s->tsize ? s->tsize * 2 : 512;
+        int *t = calloc((size_t)ns, sizeof *t);
+        if (!t)
+            return -1;
+        for (int i = 0; i < s->n; i++) {
+            uint64_t h = kf_hash64(s->v[i].key, strlen(s->v[i].key), 7) & (uint64_t)(ns - 1);
+            while (t[h])
+                h = (h + 1) & (uint64_t)(ns - 1);
+            t[h] = i + 1;
+        }
+        free(s->table);
+        s->table = t;
+        s->tsize = ns;
+    }
+    return 0;
+}
+
+static void describe(const kf_result *r, char *buf, size_t len)
+{
+    char label[256], st[128];
+    variant_label(&r->v, label, sizeof label);
+    shape_text(family_of(&r->v), &r->shape, st, sizeof st);
+    strbuf b = {0};
+    sb_printf(&b, "%s %s on %s", label, st, r->device_name[0] ? r->device_name : "an unnamed GPU");
+    snprintf(buf, len, "%s", b.s ? b.s : "");
+    sb_free(&b);
+}
+
+/* Adds one line; 0, or -1 out of memory. */
+static int add_line(recset *s, char *line, const kf_result *r, int file, long lineno, const char *const *files)
+{
+    char key[4096];
+    results_key_of(r, key, sizeof key);
+    int i = find_key(s, key);
+    if (i >= 0) {
+        rec *o = &s->v[i];
+        if (o->r.status == r->status) {
+            s->dups++;
+            free(line);
+            return 0;
+        }
+        s->conflicts++;
+        char what[512];
+        describe(r, what, sizeof what);
+        bool keep_new = o->r.status == KF_ST_OK;
+        fprintf(stderr, "kforge merge: conflict: %s: %s in %s (line %ld), %s in %s (line %ld); keeping the %s\n", what,
+                kf_status_names[o->r.status], files[o->file], o->lineno, kf_status_names[r->status], files[file],
+                lineno, kf_status_names[keep_new ? r->status : o->r.status]);
+        if (!keep_new) {
+            free(line);
+            return 0;
+        }
+        free(o->line);
+        o->line = line;
+        o->r = *r;
+        o->file = file;
+        o->lineno = lineno;
+        return 0;
+    }
+    if (grow(s) != 0)
+        return -1;
+    rec *e = &s->v[s->n];
+    memset(e, 0, sizeof *e);
+    e->r = *r;
+    e->line = line;
+    e->key = strdup(key);
+    if (!e->key)
+        return -1;
+    e->file = file;
+    e->lineno = lineno;
+    if (!line_str(line, "config", e->config, sizeof e->config))
+        e->config[0] = '\0';
+    line_device(line, r, &e->dev);
+    uint64_t h = kf_hash64(key, strlen(key), 7) & (uint64_t)(s->tsize - 1);
+    while (s->table[h])
+        h = (h + 1) & (uint64_t)(s->tsize - 1);
+    s->table[h] = ++s->n;
+    return 0;
+}
+
+/* Reads every line of path.  0, or -1 after a message. */
+static int read_file(recset *s, const char *const *files, int file)
+{
+    const char *path = files[file];
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        fprintf(stderr, "kforge merge: %s: %s\n", path, strerror(errno));
+        return -1;
+    }
+    struct stat st;
+    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "kforge merge: %s: is a directory, not a results file\n", path);
+        fclose(f);
+        return -1;
+    }
+    char *buf = NULL;
+    size_t cap = 0;
+    ssize_t got;
+    long lineno = 0;
+    int rc = 0;
+    while ((got = getline(&buf, &cap, f)) >= 0) {
+        lineno++;
+        if (got == 0 || buf[got - 1] != '\n' || memchr(buf, '\0', (size_t)got) || got > (1 << 20)) {
+            s->unreadable++; /* an unterminated last line (a crash), NUL bytes, too long */
+            continue;
+        }
+        buf[got - 1] = '\0';
+        kf_result r;
+        char err[256];
+        if (results_parse_line(buf, &r, err, sizeof err) != 0) {
+            s->unreadable++;
+            continue;
+        }
+        char *line = strdup(buf);
+        if (!line || add_line(s, line, &r, file, lineno, files) != 0) {
+            free(line);
+            fprintf(stderr, "kforge merge: out of memory\n");
+            rc = -1;
+            break;
+        }
+    }
+    if (rc == 0 && ferror(f)) {
+        fprintf(stderr, "kforge merge: %s: %s\n", path, strerror(errno));
+        rc = -1;
+    }
+    free(buf);
+    fclose(f);
+    return rc;
+}
+
+static void recset_free(recset *s)
+{
+    for (int i = 0; i < s->n; i++) {
+        free(s->v[i].line);
+        free(s->v[i].key);
+    }
+    free(s->v);
+    free(s->table);
+}
+
+// ---------------------------------------------------------------------------
+// Ranking without the space (a config merge cannot read)
+
+/* The group of a case in this ranking: the command, the GPU model, the
+ * problem (family and key parameters) and the bench settings. */
+static void rank_key(const rec *e, strbuf *b)
+{
+    const kf_family *f = family_of(&e->r.v);
+    sb_printf(b, "%s|%s|%s|", e->config, e->r.device_name, f->name);
+    for (int i = 0; i < f->nparams; i++)
+        if (f->params[i].key) {
+            param_text(b, &f->params[i], e->r.v.p[i]);
+            sb_append(b, "|");
+        }
+    const kf_bench *bn = &e->r.bench;
+    sb_printf(b, "%llu|%lld|%d|%d|%d|%d|%.17g|%.17g", (unsigned long long)bn->seed, (long long)bn->offset,
+              bn->flush_l2, bn->warmup, bn->min_reps, bn->max_reps, bn->max_time_s, bn->max_noise);
+}
+
+typedef struct {
+    int first;              /* a record of it */
+    int *cell;              /* record per size, -1 none */
+    double obj;             /* +inf unless OK at every size */
+} cand;
+
+static void fmt_ms(char *buf, size_t len, double ms)
+{
+    if (!isfinite(ms))
+        snprintf(buf, len, "-");
+    else if (ms < 1)
+        snprintf(buf, len, "%.4g us", ms * 1e3);
+    else if (ms < 1000)
+        snprintf(buf, len, "%.4g ms", ms);
+    else
+        snprintf(buf, len, "%.4g s", ms / 1e3);
+}
+
+/* Ranks the records idx[0..n) (one rank group) from the results alone,
+ * prints the summary and updates the database.  KF_EXIT_*. */
+static int rank_alone(const recset *s, const int *idx, int n, const char *files_label, int nfiles,
+                      const char *db, bool no_db, kf_format fmt, bool quiet)
+{
+    const rec *e0 = &s->v[idx[0]];
+    const kf_family *f = family_of(&e0->r.v);
+    kf_shape *sizes = malloc(sizeof *sizes * (size_t)n);
+    cand *cs = calloc((size_t)n, sizeof *cs);
+    int *cells = malloc(sizeof *cells * (size_t)n * (size_t)n);
+    int nsizes = 0, ncand = 0, rc = KF_EXIT_OK;
+    if (!sizes || !cs || !cells) {
+        fprintf(stderr, "kforge merge: out of memory\n");
+        rc = KF_EXIT_USAGE;
+        goto out;
+    }
+    for (int i = 0; i < n; i++) {
+        const kf_shape *sh = &s->v[idx[i]].r.shape;
+        int k = 0;
+        while (k < nsizes && !shape_eq(&sizes[k], sh))
+            k++;
+        if (k == nsizes)
+            sizes[nsizes++] = *sh;
+    }
+    for (int i = 0; i < n; i++) {
+        const kf_result *r = &s->v[idx[i]].r;
+        int c = 0;
+        while (c < ncand && !(variant_eq(&s->v[cs[c].first].r.v, &r->v)))
+            c++;
+        if (c == ncand) {
+            cs[c].first = idx[i];
+            cs[c].cell = cells + (size_t)c * (size_t)n;
+            for (int k = 0; k < nsizes; k++)
+                cs[c].cell[k] = -1;
+            ncand++;
+        }
+        for (int k = 0; k < nsizes; k++)
+            if (shape_eq(&sizes[k], &r->shape))
+                cs[c].cell[k] = idx[i];
+    }
+    int best = -1, complete = 0, failed = 0;
+    for (int c = 0; c < ncand; c++) {
+        double sum = 0;
+        bool all = true;
+        for (int k = 0; k < nsizes; k++) {
+            if (cs[c].cell[k] < 0) {
+                all = false;
+                sum = INFINITY;
+                continue;
+            }
+            const kf_result *r = &s->v[cs[c].cell[k]].r;
+            sum += r->status == KF_ST_OK && r->stats.median_ms > 0 ? r->stats.median_ms : INFINITY;
+        }
+        cs[c].obj = sum;
+        if (!all)
+            continue;
+        complete++;
+        if (!isfinite(sum))
+            failed++;
+        else if (best < 0 || sum < cs[best].obj)
+            best = c;
+    }
+    char shapes[512] = "";
+    for (int k = 0, o = 0; k < nsizes && o < (int)sizeof shapes - 2; k++) {
+        char st[128];
+        shape_short(f, &sizes[k], st, sizeof st);
+        o += snprintf(shapes + o, sizeof shapes - (size_t)o, "%s%s", k ? ", " : "", st);
+    }
+    const kf_variant *bv = best >= 0 ? &s->v[cs[best].first].r.v : NULL;
+    char label[256] = "";
+    if (bv)
+        f->label(bv, label, sizeof label);
+    char *vjson = bv ? tunedb_variant_json(bv) : NULL;
+    if (fmt == KF_FMT_TABLE) {
+        printf("kforge merge: %s on %s: %d variants with results at every size (%s)\n",
+               e0->config[0] ? e0->config : "(no config)", e0->r.device_name, complete, shapes);
+        printf("merged from %d results file%s (%s), ranked by the results alone (sum of median times over the "
+               "sizes); failed candidates: %d\n",
+               nfiles, nfiles == 1 ? "" : "s", files_label, failed);
+        if (!bv) {
+            printf("no candidate succeeded\n");
+        } else {
+            char ob[32];
+            fmt_ms(ob, sizeof ob, cs[best].obj);
+            printf("best: %s%s%s\n", bv->name, bv->name[0] ? " " : "", label);
+            printf("  objective %s (%s)\n", ob, nsizes == 1 ? "median time" : "sum of median times over the sizes");
+            printf("  %16s  %10s  %8s  %6s  %8s  %8s\n", "size", "median", "GB/s", "% peak", "blocks", "launches");
+            for (int k = 0; k < nsizes; k++) {
+                const kf_result *r = &s->v[cs[best].cell[k]].r;
+                char m[32], st[128];
+                fmt_ms(m, sizeof m, r->stats.median_ms);
+                shape_short(f, &sizes[k], st, sizeof st);
+                printf("  %16s  %10s  %8.1f  %6.1f  %8lld  %8d\n", st, m, r->stats.gbps, r->stats.pct_peak,
+                       (long long)r->blocks, r->launches);
+            }
+            printf("  variant: %s\n", vjson ? vjson : "");
+        }
+    } else {
+        strbuf b = {0};
+        sb_append(&b, "{\"event\": \"summary\", \"space\": ");
+        sb_json_string(&b, e0->config);
+        sb_append(&b, ", \"device\": ");
+        sb_json_string(&b, e0->r.device_name);
+        sb_printf(&b, ", \"strategy\": \"merge\", \"candidates\": %d, \"evaluations\": %d, \"failed_candidates\": %d, "
+                      "\"merged_files\": %d, \"ranked\": \"results\"",
+                  complete, complete, failed, nfiles);
+        if (bv) {
+            sb_printf(&b, ", \"best\": {\"objective_ms\": %.9g, \"label\": ", cs[best].obj);
+            sb_json_string(&b, label);
+            sb_printf(&b, ", \"variant\": %s}", vjson ? vjson : "{}");
+        } else {
+            sb_append(&b, ", \"best\": null");
+        }
+        sb_append(&b, "}\n");
+        char *out = sb_take(&b);
+        fputs(out, stdout);
+        free(out);
+    }
+    free(vjson);
+    if (!bv) {
+        rc = KF_EXIT_VARIANT;
+        goto out;
+    }
+    if (no_db)
+        goto out;
+    /* the fastest at each size, as tune records it */
+    char dir[PATH_MAX], err[1024];
+    if (db)
+        snprintf(dir, sizeof dir, "%s", db);
+    else if (tunedb_default_dir(dir, sizeof dir) != 0) {
+        fprintf(stderr, "kforge merge: no tuning database directory (set KFORGE_DB or HOME, or give --db or --no-db)\n");
+        rc = KF_EXIT_IO;
+        goto out;
+    }
+    tunedb_entry *es = calloc((size_t)nsizes, sizeof *es);
+    if (!es) {
+        rc = KF_EXIT_IO;
+        goto out;
+    }
+    int ne = 0;
+    char date[32];
+    kf_iso_time(date, sizeof date);
+    for (int k = 0; k < nsizes; k++) {
+        int pick = -1;
+        for (int c = 0; c < ncand; c++) {
+            int ri = cs[c].cell[k];
+            if (ri < 0 || s->v[ri].r.status != KF_ST_OK || !(s->v[ri].r.stats.median_ms > 0))
+                continue;
+            if (pick < 0 || s->v[ri].r.stats.median_ms < s->v[pick].r.stats.median_ms)
+                pick = ri;
+        }
+        if (pick < 0)
+            continue;
+        const kf_result *r = &s->v[pick].r;
+        tunedb_entry *e = &es[ne++];
+        e->v = r->v;
+        e->v.name[0] = '\0';
+        e->shape = r->shape;
+        e->deterministic = r->deterministic;
+        e->median_ms = r->stats.median_ms;
+        e->gbps = r->stats.gbps;
+        e->pct_peak = r->stats.pct_peak;
+        e->blocks = r->blocks;
+        e->launches = r->launches;
+        e->dev = s->v[pick].dev;
+        snprintf(e->kforge, sizeof e->kforge, "%s", KF_VERSION);
+        snprintf(e->date, sizeof e->date, "%s", date);
+        snprintf(e->how, sizeof e->how, "kforge merge of %d results files of %.300s: fastest at this size of the %d "
+                                        "variants measured there",
+                 nfiles, e0->config, ncand);
+    }
+    int w = ne ? tunedb_update(dir, es, ne, err, sizeof err) : 0;
+    if (w < 0) {
+        fprintf(stderr, "kforge merge: tuning database not updated: %s\n", err);
+        rc = KF_EXIT_IO;
+    } else if (ne && !quiet) {
+        char stem[256];
+        tunedb_stem(es[0].dev.name, stem, sizeof stem);
+        fprintf(stderr, "kforge merge: tuning database %s/%s.json: %d of %d size%s updated%s\n", dir, stem, w, ne,
+                ne == 1 ? "" : "s", w < ne ? " (it already held faster variants)" : "");
+    }
+    free(es);
+out:
+    free(sizes);
+    free(cs);
+    free(cells);
+    return rc;
+}
+
+// ---------------------------------------------------------------------------
+
+/* Writes the merged lines to a new file (refused if it exists). */
+static int write_merged(const recset *s, const char *path, char *err, size_t errlen)
+{
+    struct stat st;
+    if (stat(path, &st) == 0) {
+        kf_err(err, errlen, "%s exists; give a new file for the merged results", path);
+        return -1;
+    }
+    results_file *rf = results_open(path, err, errlen);
+    if (!rf)
+        return -1;
+    int rc = 0;
+    for (int i = 0; i < s->n && rc == 0; i++)
+        rc = results_append(rf, s->v[i].line, err, errlen);
+    results_close(rf);
+    return rc;
+}
+
+/* Worst first: usage and I/O errors over failed groups over success. */
+static int worse(int a, int b)
+{
+    static const int rank[] = {KF_EXIT_OK, KF_EXIT_VARIANT, KF_EXIT_IO, KF_EXIT_USAGE};
+    int ra = 0, rb = 0;
+    for (int i = 0; i < 4; i++) {
+        if (rank[i] == a)
+            ra = i;
+        if (rank[i] == b)
+            rb = i;
+    }
+    return ra >= rb ? a : b;
+}
+
+int cmd_merge(int argc, char **argv)
+{
+    const char *out_path = NULL, *db = NULL;
+    bool no_db = false, quiet = false;
+    kf_format fmt = KF_FMT_TABLE;
+    const char **files = calloc((size_t)argc + 1, sizeof *files);
+    int nfiles = 0;
+    if (!files) {
+        fprintf(stderr, "kforge merge: out of memory\n");
+        return KF_EXIT_USAGE;
+    }
+    cli c;
+    cli_init(&c, argc, argv);
+    const char *val;
+    while (cli_next(&c)) {
+        if (cli_flag(&c, "--help") || cli_flag(&c, "-h")) {
+            fputs(merge_help, stdout);
+            free((void *)files);
+            return KF_EXIT_OK;
+        } else if (cli_value(&c, "--results", &val)) {
+            out_path = val;
+        } else if (cli_value(&c, "--db", &val)) {
+            db = val;
+        } else if (cli_flag(&c, "--no-db")) {
+            no_db = true;
+        } else if (cli_value(&c, "--format", &val)) {
+            int f = kf_lookup(kf_format_names, KF_FMT_COUNT, val);
+            if (f < 0 || f == KF_FMT_CSV) {
+                cli_fail(&c, "--format: unknown format '%s' (allowed: table, jsonl, json)", val);
+                break;
+            }
+            fmt = (kf_format)f;
+        } else if (cli_flag(&c, "--quiet") || cli_flag(&c, "-q")) {
+            quiet = true;
+        } else if (cli_positional(&c, &val)) {
+            files[nfiles++] = val;
+        } else {
+            cli_unknown(&c);
+            break;
+        }
+    }
+    if (c.error) {
+        free((void *)files);
+        return KF_EXIT_USAGE;
+    }
+    if (nfiles == 0) {
+        fprintf(stderr, "kforge merge: no results file given\n\n%s", merge_help);
+        free((void *)files);
+        return KF_EXIT_USAGE;
+    }
+    int rc = KF_EXIT_OK;
+    char err[1024], tmp[PATH_MAX] = "";
+    recset s;
+    memset(&s, 0, sizeof s);
+    int *idx = NULL;
+    bool *done = NULL;
+    for (int i = 0; i < nfiles; i++)
+        if (read_file(&s, files, i) != 0) {
+            rc = KF_EXIT_USAGE;
+            goto out;
+        }
+    if (!quiet || s.conflicts)
+        fprintf(stderr, "kforge merge: %d file%s: %d cases; %d recorded more than once kept once; %d conflict%s; "
+                        "%d unreadable line%s skipped\n",
+                nfiles, nfiles == 1 ? "" : "s", s.n, s.dups, s.conflicts, s.conflicts == 1 ? "" : "s", s.unreadable,
+                s.unreadable == 1 ? "" : "s");
+    if (s.n == 0) {
+        fprintf(stderr, "kforge merge: no results in the files given\n");
+        rc = KF_EXIT_USAGE;
+        goto out;
+    }
+    /* the merged cases, for tune_replay (and --results) */
+    const char *merged = out_path;
+    if (out_path) {
+        if (write_merged(&s, out_path, err, sizeof err) != 0) {
+            fprintf(stderr, "kforge merge: %s\n", err);
+            rc = KF_EXIT_IO;
+            goto out;
+        }
+    } else {
+        const char *td = getenv("TMPDIR");
+        snprintf(tmp, sizeof tmp, "%s/kforge-merge-%ld.jsonl", td && *td ? td : "/tmp", (long)getpid());
+        unlink(tmp);
+        if (write_merged(&s, tmp, err, sizeof err) != 0) {
+            fprintf(stderr, "kforge merge: %s\n", err);
+            rc = KF_EXIT_IO;
+            tmp[0] = '\0';
+            goto out;
+        }
+        merged = tmp;
+    }
+    char label[256];
+    if (nfiles <= 3) {
+        int o = 0;
+        for (int i = 0; i < nfiles; i++)
+            o += snprintf(label + o, sizeof label - (size_t)o, "%s%s", i ? ", " : "", files[i]);
+    } else {
+        snprintf(label, sizeof label, "%s ... %s", files[0], files[nfiles - 1]);
+    }
+
+    /* groups: the command and the GPU model (a tuning space), then, for
+     * what tune_replay cannot read, the problem and bench settings */
+    idx = malloc(sizeof *idx * (size_t)s.n);
+    done = calloc((size_t)s.n, sizeof *done);
+    if (!idx || !done) {
+        fprintf(stderr, "kforge merge: out of memory\n");
+        rc = KF_EXIT_USAGE;
+        goto out;
+    }
+    for (int i = 0; i < s.n; i++) {
+        if (done[i])
+            continue;
+        const rec *e = &s.v[i];
+        int n = 0;
+        for (int j = i; j < s.n; j++)
+            if (!done[j] && strcmp(s.v[j].config, e->config) == 0 &&
+                strcmp(s.v[j].r.device_name, e->r.device_name) == 0) {
+                idx[n++] = j;
+                done[j] = true;
+            }
+        tune_replay_args a = {.config = e->config, .results = merged, .label = label, .nfiles = nfiles,
+                              .dev = e->dev, .db = db, .no_db = no_db, .fmt = fmt, .quiet = quiet};
+        int grc = KF_EXIT_OK;
+        if (e->config[0] && tune_replay(&a, &grc, err, sizeof err) == 0) {
+            rc = worse(rc, grc);
+            continue;
+        }
+        if (!quiet)
+            fprintf(stderr, "kforge merge: %s on %s: %s; ranking from the results alone\n",
+                    e->config[0] ? e->config : "(no config)", e->r.device_name,
+                    e->config[0] ? err : "the results name no config");
+        /* rank groups within */
+        bool *taken = calloc((size_t)n, sizeof *taken);
+        int *sub = malloc(sizeof *sub * (size_t)n);
+        if (!taken || !sub) {
+            free(taken);
+            free(sub);
+            rc = KF_EXIT_USAGE;
+            goto out;
+        }
+        for (int a0 = 0; a0 < n; a0++) {
+            if (taken[a0])
+                continue;
+            strbuf k0 = {0};
+            rank_key(&s.v[idx[a0]], &k0);
+            int m = 0;
+            for (int b0 = a0; b0 < n; b0++) {
+                if (taken[b0])
+                    continue;
+                strbuf k1 = {0};
+                rank_key(&s.v[idx[b0]], &k1);
+                if (strcmp(k0.s, k1.s) == 0) {
+                    sub[m++] = idx[b0];
+                    taken[b0] = true;
+                }
+                sb_free(&k1);
+            }
+            sb_free(&k0);
+            rc = worse(rc, rank_alone(&s, sub, m, label, nfiles, db, no_db, fmt, quiet));
+        }
+        free(taken);
+        free(sub);
+    }
+out:
+    if (tmp[0])
+        unlink(tmp);
+    free(idx);
+    free(done);
+    recset_free(&s);
+    free((void *)files);
+    return rc;
+}
