@@ -861,9 +861,11 @@ START_TEST(shipped_configs_expand)
             ck_assert_msg(space_expand(&c, k ? &h100 : NULL, &s, err, sizeof err) == 0, "%s", err);
             ck_assert_int_gt(s.nvariants, 0);
             ck_assert_int_gt(s.ncases, 0);
-            for (int i = 1; i < s.ncases; i++)
-                ck_assert(s.cases[i - 1].shape.d[0] < s.cases[i].shape.d[0] ||
-                          (s.cases[i - 1].shape.d[0] == s.cases[i].shape.d[0] && s.cases[i - 1].variant < s.cases[i].variant));
+            for (int i = 1; i < s.ncases; i++) {
+                /* ordered by shape (elements, then dimension by dimension), then variant */
+                int cmp = space_cmp_shape(&s.variants[s.cases[i].variant], &s.cases[i - 1].shape, &s.cases[i].shape);
+                ck_assert(cmp < 0 || (cmp == 0 && s.cases[i - 1].variant < s.cases[i].variant));
+            }
             space_free(&s);
         }
         config_free(&c);

@@ -1,5 +1,5 @@
 // rows_proto.cu -- standalone harness for the reduce_rows template
-// (kernel_src/reduce_rows/rows.cuh): the same #defines kforge's generator
+// (kernel_src/reduce_rows/reduce_rows.cuh): the same #defines kforge's generator
 // writes, then common.cuh and rows.cuh pasted by #include, as the generated
 // source would have them.  One configuration per build; tools/rows_proto.sh
 // builds several with -D flags and sweeps them.
@@ -93,7 +93,7 @@
 #endif
 
 #include "../kernel_src/common.cuh"
-#include "../kernel_src/reduce_rows/rows.cuh"
+#include "../kernel_src/reduce_rows/reduce_rows.cuh"
 
 // ----------------------------------------------------------------------------
 

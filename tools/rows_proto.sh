@@ -145,7 +145,7 @@ if has build; then
   echo "building $(echo "$CONFIGS" | wc -l) configurations + baselines in $BIN ($JOBS jobs)" >&2
   echo "$CONFIGS" | while read -r tags flags; do
     n=$(name_of $flags)
-    [ -x "$BIN/rp_$n" ] && [ "$BIN/rp_$n" -nt tools/rows_proto.cu ] && [ "$BIN/rp_$n" -nt kernel_src/reduce_rows/rows.cuh ] &&
+    [ -x "$BIN/rp_$n" ] && [ "$BIN/rp_$n" -nt tools/rows_proto.cu ] && [ "$BIN/rp_$n" -nt kernel_src/reduce_rows/reduce_rows.cuh ] &&
       [ "$BIN/rp_$n" -nt kernel_src/common.cuh ] && [ "$BIN/rp_$n" -nt tools/rows_bench.h ] && continue
     echo "$NVCC -O3 -std=c++17 -arch=$ARCH -cudart shared $flags tools/rows_proto.cu -o $BIN/rp_$n"
   done > "$BIN/build.cmds"

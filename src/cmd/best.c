@@ -67,10 +67,11 @@ static bool parse_size(const char *s, int64_t *out)
 /* --NAME VALUE for a size of the family: its index, or -1. */
 static int size_option(cli *c, const kf_family *f, const char **val)
 {
+    /* static: cli keeps the names it tried, for "did you mean" */
+    static char opt[KF_MAX_DIMS][64];
     for (int d = 0; d < f->nsizes; d++) {
-        char opt[64];
-        snprintf(opt, sizeof opt, "--%s", f->sizes[d].name);
-        if (cli_value(c, opt, val))
+        snprintf(opt[d], sizeof opt[d], "--%s", f->sizes[d].name);
+        if (cli_value(c, opt[d], val))
             return d;
     }
     return -1;

@@ -1,7 +1,7 @@
 /*
  * rows.c -- the row-wise reduction family: one value per row of a
  * rows x cols matrix whose rows start row_stride elements apart
- * (kernel_src/reduce_rows/rows.cuh, whose header documents the launch
+ * (kernel_src/reduce_rows/reduce_rows.cuh, whose header documents the launch
  * rule this file follows).  Its parameter table, rules, launch plan, code
  * generation, per-row reference and comparison, and the fake-GPU model.
  */
@@ -193,9 +193,9 @@ static double derived_value(const kf_variant *v, int which)
 static char *source(const kf_variant *v, char *err, size_t errlen)
 {
     const char *common = codegen_template("common");
-    const char *rows = codegen_template("rows");
+    const char *rows = codegen_template("reduce_rows");
     if (!common || !rows) {
-        kf_err(err, errlen, "kernel templates missing from the build (kernel_src/common.cuh, reduce_rows/rows.cuh)");
+        kf_err(err, errlen, "kernel templates missing from the build (kernel_src/common.cuh, reduce_rows/reduce_rows.cuh)");
         return NULL;
     }
     strbuf b = {0};
@@ -218,7 +218,7 @@ static char *source(const kf_variant *v, char *err, size_t errlen)
 }
 
 // ---------------------------------------------------------------------------
-// launches (rows.cuh: "Launch rule")
+// launches (reduce_rows.cuh: "Launch rule")
 
 typedef struct {
     int64_t grid, tiles;

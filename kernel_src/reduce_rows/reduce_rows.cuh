@@ -1,5 +1,5 @@
 // ---------------------------------------------------------------------------
-// reduce_rows/rows.cuh -- row-wise reduction: out[r] = op over
+// reduce_rows/reduce_rows.cuh -- row-wise reduction: out[r] = op over
 // in[r * stride + c], c = 0 .. cols-1, for every row r < rows.
 //
 // Pasted after the #defines and kernel_src/common.cuh (kf_op, kf_identity,
