@@ -113,15 +113,14 @@
 #define KF_PIPE 0
 #endif
 
-#define KF_ROWS_THREAD 0
-#define KF_ROWS_GROUP 1
-#define KF_ROWS_BLOCK 2
-#define KF_ROWS_SPLIT 3
+// KF_ROWS_MAP_THREAD, _GROUP, _BLOCK, _SPLIT, KF_BLOCK_REDUCE_SHUFFLE, _SHARED,
+// KF_SPLIT_COMBINE_ATOMIC, _LAST_BLOCK and KF_PIPE_NONE, _NEXT_TILE come from
+// the generator (the parameter table in src/families/reduce_rows/rows.c).
 
 // Lanes that share one row: the team.
-#if KF_ROWS_MAP == KF_ROWS_THREAD
+#if KF_ROWS_MAP == KF_ROWS_MAP_THREAD
 #define KF_ROWS_P 1
-#elif KF_ROWS_MAP == KF_ROWS_GROUP
+#elif KF_ROWS_MAP == KF_ROWS_MAP_GROUP
 #define KF_ROWS_P KF_GROUP
 #else
 #define KF_ROWS_P KF_BS
@@ -129,13 +128,13 @@
 
 static_assert(KF_ROWS_MAP >= 0 && KF_ROWS_MAP <= 3, "KF_ROWS_MAP is 0..3");
 static_assert(KF_BS >= 32 && KF_BS <= 1024 && (KF_BS & (KF_BS - 1)) == 0, "KF_BS: power of two, 32..1024");
-static_assert(KF_ROWS_MAP != KF_ROWS_THREAD || KF_GROUP == 1, "map 0 is a thread per row: KF_GROUP 1");
-static_assert(KF_ROWS_MAP != KF_ROWS_GROUP || (KF_GROUP >= 2 && KF_GROUP <= 32 && (KF_GROUP & (KF_GROUP - 1)) == 0),
+static_assert(KF_ROWS_MAP != KF_ROWS_MAP_THREAD || KF_GROUP == 1, "map 0 is a thread per row: KF_GROUP 1");
+static_assert(KF_ROWS_MAP != KF_ROWS_MAP_GROUP || (KF_GROUP >= 2 && KF_GROUP <= 32 && (KF_GROUP & (KF_GROUP - 1)) == 0),
               "map 1: KF_GROUP is 2, 4, 8, 16 or 32");
 static_assert(KF_VW == 1 || KF_VW == 2 || KF_VW == 4, "KF_VW is 1, 2 or 4");
 static_assert(KF_EPT >= 1 && KF_RPG >= 1 && KF_RPG * KF_EPT <= 16, "1 <= KF_RPG * KF_EPT <= 16");
-static_assert(KF_ROWS_MAP != KF_ROWS_SPLIT || (KF_RPG == 1 && !KF_PIPE), "map 3: KF_RPG 1, KF_PIPE 0");
-static_assert(KF_BLOCK_REDUCE != 1 || KF_RPG * KF_BS * KF_ELEM_BYTES <= 32768,
+static_assert(KF_ROWS_MAP != KF_ROWS_MAP_SPLIT || (KF_RPG == 1 && KF_PIPE == KF_PIPE_NONE), "map 3: KF_RPG 1, KF_PIPE 0");
+static_assert(KF_BLOCK_REDUCE != KF_BLOCK_REDUCE_SHARED || KF_RPG * KF_BS * KF_ELEM_BYTES <= 32768,
               "shared-memory tree: KF_RPG * KF_BS * element bytes <= 32 KiB");
 
 // ---------------------------------------------------------------------------
@@ -249,7 +248,7 @@ __device__ __forceinline__ T kf_rows_group_reduce(T v)
 template <int N>
 __device__ __forceinline__ void kf_rows_block_reduce(T (&v)[N], unsigned tid)
 {
-#if KF_BLOCK_REDUCE == 0
+#if KF_BLOCK_REDUCE == KF_BLOCK_REDUCE_SHUFFLE
     constexpr int W = KF_BS / 32;
 #pragma unroll
     for (int j = 0; j < N; j++)
@@ -363,7 +362,7 @@ kf_reduce_rows(const T *in, long long rows, long long cols, long long stride, T 
     const unsigned tid = threadIdx.x;
     const kf_u64 nrows = (kf_u64)rows, ncols = (kf_u64)cols, rstride = (kf_u64)stride;
 
-#if KF_ROWS_MAP != KF_ROWS_SPLIT
+#if KF_ROWS_MAP != KF_ROWS_MAP_SPLIT
     // --- maps 0, 1, 2: a team of P lanes per row, KF_RPG rows per team ---
     constexpr unsigned P = KF_ROWS_P;
     constexpr unsigned teams = KF_BS / P;                       // rows side by side in a block
@@ -376,7 +375,7 @@ kf_reduce_rows(const T *in, long long rows, long long cols, long long stride, T 
 
     // Row j of a team: r0 + j * teams, so that for every j the teams of a
     // warp read neighbouring rows (coalesced when rows are short).
-#if KF_PIPE
+#if KF_PIPE == KF_PIPE_NEXT_TILE
     // Pipelined: the next tile's row information and first loads are issued
     // before this tile is folded and reduced (needs a capped grid to matter).
     kf_row R[KF_RPG];
@@ -409,11 +408,11 @@ kf_reduce_rows(const T *in, long long rows, long long cols, long long stride, T 
         }
 #endif
 
-#if KF_ROWS_MAP == KF_ROWS_GROUP
+#if KF_ROWS_MAP == KF_ROWS_MAP_GROUP
 #pragma unroll
         for (int j = 0; j < KF_RPG; j++)
             acc[j] = kf_rows_group_reduce<P>(acc[j]);
-#elif KF_ROWS_MAP == KF_ROWS_BLOCK
+#elif KF_ROWS_MAP == KF_ROWS_MAP_BLOCK
         kf_rows_block_reduce<KF_RPG>(acc, tid);
 #endif
         if (l == 0) {
@@ -423,7 +422,7 @@ kf_reduce_rows(const T *in, long long rows, long long cols, long long stride, T 
                 if (r < nrows) out[r] = acc[j];
             }
         }
-#if KF_PIPE
+#if KF_PIPE == KF_PIPE_NEXT_TILE
 #pragma unroll
         for (int j = 0; j < KF_RPG; j++) {
             R[j] = Rn[j];
@@ -468,7 +467,7 @@ kf_reduce_rows(const T *in, long long rows, long long cols, long long stride, T 
         // Blocks fb..lb hold parts of row r.
         const kf_u64 fb = kf_rows_block_of(r * ns, q, rem), lb = kf_rows_block_of(r * ns + ns - 1, q, rem);
         const kf_u64 n = lb - fb + 1;
-#if KF_SPLIT_COMBINE == 0
+#if KF_SPLIT_COMBINE == KF_SPLIT_COMBINE_ATOMIC
         // Combine into partial[r]; the row's last block moves the value to
         // out[r] and leaves the identity (and ticket 0) for the next launch.
         if (tid == 0) {

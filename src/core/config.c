@@ -55,6 +55,10 @@ static int fail(const ctx *c, const char *field, const char *fmt, ...)
 /* A short JSON rendering of what was given, for messages. */
 static void given(const cJSON *j, char *buf, size_t len)
 {
+    if (cJSON_IsNumber(j) && !isfinite(j->valuedouble)) {
+        snprintf(buf, len, "a number out of range");
+        return;
+    }
     char *s = cJSON_PrintUnformatted(j);
     if (!s) {
         snprintf(buf, len, "(unprintable)");
@@ -193,6 +197,47 @@ static int get_enum(const ctx *c, const char *field, const cJSON *j, const char 
 
 /* Unknown keys are errors, with a suggestion; duplicate keys too (cJSON
  * would silently keep the first). */
+typedef struct {
+    const char *s;
+    int pos;
+} keypos;
+
+static int cmp_keypos(const void *pa, const void *pb)
+{
+    const keypos *a = pa, *b = pb;
+    int r = strcmp(a->s, b->s);
+    return r ? r : (a->pos > b->pos) - (a->pos < b->pos);
+}
+
+/* A key given twice (cJSON would silently keep the first): the first
+ * repeat in document order.  Sorting keeps an object of many keys
+ * O(k log k). */
+static int check_duplicates(const ctx *c, const char *field, const cJSON *obj)
+{
+    int n = cJSON_GetArraySize(obj);
+    if (n < 2)
+        return 0;
+    keypos *v = malloc(sizeof *v * (size_t)n);
+    if (!v)
+        return fail(c, field, "out of memory");
+    int i = 0;
+    for (const cJSON *k = obj->child; k; k = k->next, i++)
+        v[i] = (keypos){k->string, i};
+    qsort(v, (size_t)n, sizeof *v, cmp_keypos);
+    int first = -1;
+    for (i = 1; i < n; i++)
+        if (strcmp(v[i - 1].s, v[i].s) == 0 && (first < 0 || v[i].pos < v[first].pos))
+            first = i;
+    int rc = 0;
+    if (first >= 0) {
+        char f[256];
+        subfield(f, sizeof f, field, v[first].s);
+        rc = fail(c, f, "duplicate key");
+    }
+    free(v);
+    return rc;
+}
+
 static int check_keys(const ctx *c, const char *field, const cJSON *obj, const char *const *known, int nknown)
 {
     for (const cJSON *k = obj->child; k; k = k->next) {
@@ -209,11 +254,8 @@ static int check_keys(const ctx *c, const char *field, const cJSON *obj, const c
             sb_free(&b);
             return -1;
         }
-        for (const cJSON *p = obj->child; p != k; p = p->next)
-            if (strcmp(p->string, k->string) == 0)
-                return fail(c, f, "duplicate key");
     }
-    return 0;
+    return check_duplicates(c, field, obj);
 }
 
 // ---------------------------------------------------------------------------
@@ -448,8 +490,8 @@ static int parse_constraints(const ctx *c, int family, const char *field, const 
     if (!out)
         return fail(c, field, "out of memory");
     *list = out;
-    for (int i = 0; i < n; i++) {
-        const cJSON *e = cJSON_IsString(j) ? j : cJSON_GetArrayItem(j, i);
+    const cJSON *e = cJSON_IsString(j) ? j : j->child;   /* walked, not indexed: O(n) */
+    for (int i = 0; i < n; i++, e = e ? e->next : NULL) {
         char f[256];
         if (cJSON_IsString(j))
             snprintf(f, sizeof f, "%s", field ? field : "");
@@ -867,14 +909,28 @@ static int parse_root(const ctx *c, const cJSON *root, kf_config *cfg)
                 goto out;
             }
         }
+        /* a name given twice: sorted, so 100k variants take no time */
+        keypos *names = malloc(sizeof *names * (size_t)nv);
+        if (!names) {
+            fail(c, "variants", "out of memory");
+            goto out;
+        }
         for (int a = 0; a < nv; a++)
-            for (int b = 0; b < a; b++)
-                if (cfg->specs[a].name[0] && strcmp(cfg->specs[a].name, cfg->specs[b].name) == 0) {
-                    char f[80];
-                    snprintf(f, sizeof f, "%s.name", cfg->specs[a].where);
-                    fail(c, f, "\"%s\" is already the name of %s", cfg->specs[a].name, cfg->specs[b].where);
-                    goto out;
-                }
+            names[a] = (keypos){cfg->specs[a].name, a};
+        qsort(names, (size_t)nv, sizeof *names, cmp_keypos);
+        int dup_a = -1, dup_b = -1;
+        for (int a = 1; a < nv; a++)
+            if (names[a].s[0] && strcmp(names[a - 1].s, names[a].s) == 0 && (dup_a < 0 || names[a].pos < dup_a)) {
+                dup_a = names[a].pos;
+                dup_b = names[a - 1].pos;
+            }
+        free(names);
+        if (dup_a >= 0) {
+            char f[80];
+            snprintf(f, sizeof f, "%s.name", cfg->specs[dup_a].where);
+            fail(c, f, "\"%s\" is already the name of %s", cfg->specs[dup_a].name, cfg->specs[dup_b].where);
+            goto out;
+        }
     } else {
         cfg->specs = calloc(1, sizeof *cfg->specs);
         if (!cfg->specs) {
@@ -900,6 +956,20 @@ int config_parse(const char *text, size_t len, const char *path, kf_config *out,
     if (memchr(text, '\0', len)) {
         fail(&c, NULL, "not a JSON text (it contains a NUL byte)");
         return -1;
+    }
+    /* "\u0000" would end a string early in cJSON ("float32\u0000junk" read
+     * as "float32"): no config needs one */
+    for (size_t i = 0; i + 6 <= len; i++) {
+        if (text[i] != '\\')
+            continue;
+        if (text[i + 1] == 'u' && text[i + 2] == '0' && text[i + 3] == '0' && text[i + 4] == '0' && text[i + 5] == '0') {
+            int line, col;
+            line_col(text, i, &line, &col);
+            fail(&c, NULL, "line %d, column %d: a string holds \\u0000 (a NUL character), which no key or value "
+                           "takes", line, col);
+            return -1;
+        }
+        i++;    /* skip the escaped character (\\\\ included) */
     }
     /* A NUL-terminated copy: cJSON's "nothing after the value" check reads
      * the terminator, and callers (the fuzzer) may pass unterminated text. */
