@@ -923,7 +923,7 @@ START_TEST(set_unknown_key_suggests)
         keys[nk] = strdup(tab[nk]);
         nbench += strncmp(keys[nk], "bench.", 6) == 0;
     }
-    ck_assert_int_eq(nbench, 10);
+    ck_assert_int_eq(nbench, 11);
     ck_assert_int_eq(nk, f->nparams + f->nsizes + 1 + nbench);
     for (int i = 0; i < f->nparams; i++)
         ck_assert_int_ge(kf_lookup(keys, nk, f->params[i].name), 0);

@@ -122,6 +122,25 @@ static kf_result make_result(int i)
     s->noise = s->stddev_ms / s->mean_ms;
     s->gbps = 1234.5678 + i;
     s->pct_peak = s->gbps / 3352.3 * 100;
+    r.bench.energy = i % 4 == 1;
+    if (i % 3 != 2) { /* NVML figures (issue 14); every third result has none */
+        r.nvml = true;
+        r.sm_mhz_min = 1755 + i;
+        r.sm_mhz_max = 1980;
+        r.sm_mhz_limit = i % 2 ? 1980 : 0;
+        r.mem_mhz = 2619;
+        r.temp_c = 40 + i % 30;
+        r.power_w = 100.0 + i / 3.0;
+        r.throttled = i % 5 == 0;
+        snprintf(r.throttle_reasons, sizeof r.throttle_reasons, "%s", r.throttled ? "sw power cap" : "none");
+        if (r.bench.energy) {
+            r.energy_j = 1e-4 * (i + 1) / 3.0;
+            r.energy_runs = 1000 + i;
+            r.energy_window_s = 1.0 + i / 7.0;
+        }
+    } else {
+        snprintf(r.nvml_note, sizeof r.nvml_note, "NVML not available: cannot load libnvidia-ml.so.1");
+    }
     return r;
 }
 
@@ -209,6 +228,7 @@ static void assert_bench_eq(const kf_bench *a, const kf_bench *b, int i)
                   (unsigned long long)b->seed);
     ck_assert_msg(a->offset == b->offset, "[%d] bench.offset", i);
     ck_assert_msg(same_dbl(a->timeout_s, b->timeout_s), "[%d] bench.timeout_s", i);
+    ck_assert_msg(a->energy == b->energy, "[%d] bench.energy", i);
 }
 
 static void assert_result_eq(const kf_result *a, const kf_result *b, int i)
@@ -250,6 +270,17 @@ static void assert_result_eq(const kf_result *a, const kf_result *b, int i)
     ck_assert_msg(same_dbl(s->noise, t->noise), "[%d] noise", i);
     ck_assert_msg(same_dbl(s->gbps, t->gbps), "[%d] gbps", i);
     ck_assert_msg(same_dbl(s->pct_peak, t->pct_peak), "[%d] pct_peak", i);
+    ck_assert_msg(a->nvml == b->nvml, "[%d] nvml", i);
+    ck_assert_msg(strcmp(a->nvml_note, b->nvml_note) == 0, "[%d] nvml_note", i);
+    ck_assert_msg(a->sm_mhz_min == b->sm_mhz_min && a->sm_mhz_max == b->sm_mhz_max, "[%d] sm_mhz", i);
+    ck_assert_msg(a->sm_mhz_limit == b->sm_mhz_limit, "[%d] sm_mhz_limit", i);
+    ck_assert_msg(a->mem_mhz == b->mem_mhz && a->temp_c == b->temp_c, "[%d] mem_mhz, temp_c", i);
+    ck_assert_msg(same_dbl(a->power_w, b->power_w), "[%d] power_w", i);
+    ck_assert_msg(a->throttled == b->throttled, "[%d] throttled", i);
+    ck_assert_msg(strcmp(a->throttle_reasons, b->throttle_reasons) == 0, "[%d] throttle_reasons", i);
+    ck_assert_msg(same_dbl(a->energy_j, b->energy_j), "[%d] energy_j", i);
+    ck_assert_msg(a->energy_runs == b->energy_runs, "[%d] energy_runs", i);
+    ck_assert_msg(same_dbl(a->energy_window_s, b->energy_window_s), "[%d] energy_window_s", i);
 }
 
 /* r written with report_json(r, info) reads back as it should. */
@@ -673,6 +704,88 @@ START_TEST(json_keys_and_run_info)
     ck_assert(cJSON_GetObjectItem(j, "bench") != NULL);
     cJSON_Delete(j);
     free(line);
+}
+END_TEST
+
+/* Issue 14: the NVML figures are null where nothing was read, GB/J is
+ * derived, bench.energy is part of the case identity only when on. */
+START_TEST(json_nvml_fields)
+{
+    kf_run_info info = make_info(true);
+    kf_result r = make_result(2); /* no NVML */
+    ck_assert(!r.nvml);
+    char *line = report_json(&r, &info);
+    cJSON *j = parse_strict(line);
+    static const char *const nullable[] = {"sm_mhz_min", "sm_mhz_max", "sm_mhz_limit", "mem_mhz",  "temp_c",
+                                           "power_w",    "throttled",  "energy_j",     "energy_runs", "gb_per_j"};
+    for (int k = 0; k < N_OF(nullable); k++)
+        ck_assert_msg(cJSON_IsNull(cJSON_GetObjectItem(j, nullable[k])), "%s is not null", nullable[k]);
+    ck_assert(cJSON_IsFalse(cJSON_GetObjectItem(j, "nvml")));
+    ck_assert_str_eq(cJSON_GetObjectItem(j, "nvml_note")->valuestring, r.nvml_note);
+    cJSON_Delete(j);
+    free(line);
+
+    r = make_result(1); /* NVML and energy */
+    ck_assert(r.nvml && r.energy_j > 0 && r.bench.energy);
+    line = report_json(&r, &info);
+    j = parse_strict(line);
+    ck_assert_int_eq((int)cJSON_GetObjectItem(j, "sm_mhz_min")->valuedouble, r.sm_mhz_min);
+    ck_assert(cJSON_GetObjectItem(j, "energy_j")->valuedouble == r.energy_j);
+    double gbpj = r.stats.gbps * r.stats.median_ms / 1e3 / r.energy_j;
+    ck_assert_double_eq_tol(cJSON_GetObjectItem(j, "gb_per_j")->valuedouble, gbpj, gbpj * 1e-12);
+    ck_assert_double_eq_tol(report_gb_per_j(&r), gbpj, gbpj * 1e-12);
+    ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "bench"), "energy")));
+    cJSON_Delete(j);
+    kf_result back;
+    char err[256];
+    ck_assert_int_eq(results_parse_line(line, &back, err, sizeof err), 0);
+    assert_read_back(&r, &info, &back, 1);
+    free(line);
+
+    /* energy on or off: two measurements; off keeps the keys of older files */
+    char k1[2048], k2[2048], k3[2048];
+    r.bench.energy = false;
+    results_key_of(&r, k1, sizeof k1);
+    ck_assert(strstr(k1, "energy") == NULL);
+    r.bench.energy = true;
+    results_key_of(&r, k2, sizeof k2);
+    ck_assert_str_ne(k1, k2);
+    /* the NVML figures themselves are not part of the identity */
+    r.sm_mhz_min = 1;
+    r.energy_j = 5;
+    results_key_of(&r, k3, sizeof k3);
+    ck_assert_str_eq(k2, k3);
+}
+END_TEST
+
+/* A variant without a name is written with its label, even one longer than
+ * a name may be, and reads back without a name: the same case. */
+START_TEST(json_name_never_empty)
+{
+    kf_run_info info = make_info(true);
+    kf_result r = make_result(1);
+    ck_assert_str_eq(r.v.name, "");
+    char label[256];
+    variant_label(&r.v, label, sizeof label);
+    ck_assert_int_gt((int)strlen(label), KF_NAME_MAX);
+    char *line = report_json(&r, &info);
+    cJSON *j = parse_strict(line);
+    ck_assert_str_eq(cJSON_GetObjectItem(j, "name")->valuestring, label);
+    cJSON_Delete(j);
+    kf_result back;
+    char err[256], ka[2048], kb[2048];
+    ck_assert_int_eq(results_parse_line(line, &back, err, sizeof err), 0);
+    ck_assert_str_eq(back.v.name, "");
+    kf_result w = as_written(&r, &info);
+    results_key_of(&w, ka, sizeof ka);
+    results_key_of(&back, kb, sizeof kb);
+    ck_assert_str_eq(ka, kb);
+    free(line);
+    /* a name given as the label is the same case as no name */
+    kf_result named = w;
+    snprintf(named.v.name, sizeof named.v.name, "%.63s", label);
+    results_key_of(&named, kb, sizeof kb);
+    ck_assert_str_ne(ka, kb); /* a cut label is a name of its own */
 }
 END_TEST
 
@@ -1258,7 +1371,10 @@ START_TEST(report_csv)
         const kf_result *r = &rows[i];
         reduce_v x;
         reduce_decode(&r->v, &x);
-        ck_assert_str_eq(f[c_name], r->v.name);
+        /* never empty: a variant without a name is named by its label */
+        char label[256];
+        variant_label(&r->v, label, sizeof label);
+        ck_assert_str_eq(f[c_name], label);
         ck_assert_str_eq(f[c_kernel], "reduce");
         ck_assert_str_eq(f[c_msg], r->message);
         ck_assert_str_eq(f[c_st], kf_status_names[r->status]);
@@ -2032,6 +2148,8 @@ static Suite *report_suite(void)
     tcase_add_test(json, json_round_trip_every_enum_value);
     tcase_add_test(json, json_keys_and_run_info);
     tcase_add_test(json, json_special_values);
+    tcase_add_test(json, json_nvml_fields);
+    tcase_add_test(json, json_name_never_empty);
     tcase_add_test(json, json_cleans_bad_utf8);
     tcase_add_test(json, parse_rejects_bad_lines);
     tcase_add_test(json, parse_optional_fields_default);

@@ -479,7 +479,7 @@ static int parse_constraints(const ctx *c, int family, const char *field, const 
 // bench
 
 static const char *const bench_keys[] = {"warmup", "min_reps", "max_reps", "repetitions", "max_time_s",
-                                         "max_noise", "flush_l2", "seed", "offset", "timeout_s"};
+                                         "max_noise", "flush_l2", "seed", "offset", "timeout_s", "energy"};
 #define N_BENCH_KEYS ((int)(sizeof bench_keys / sizeof bench_keys[0]))
 
 static int parse_bench_key(const ctx *c, const char *field, const char *key, const cJSON *j, kf_bench *b)
@@ -525,6 +525,9 @@ static int parse_bench_key(const ctx *c, const char *field, const char *key, con
         if (get_double(c, field, j, 0.0, 86400.0, "seconds 0..86400 (0: no watchdog)", &d) != 0)
             return -1;
         b->timeout_s = d;
+    } else if (strcmp(key, "energy") == 0) {
+        if (get_bool(c, field, j, &b->energy) != 0)
+            return -1;
     } else {
         const char *near = kf_suggest(key, bench_keys, N_BENCH_KEYS);
         if (near)

@@ -184,6 +184,36 @@ static void em_bool(emitter *e, const char *key, bool v)
         sb_append(e->b, v ? "true" : "false");
 }
 
+/* A figure that may be missing: null in JSON, an empty CSV cell. */
+static void em_opt_int(emitter *e, const char *key, bool have, long long v)
+{
+    if (have) {
+        em_int(e, key, v);
+        return;
+    }
+    em_key(e, key);
+    if (e->mode == EM_JSON)
+        sb_append(e->b, "null");
+}
+
+static void em_opt_dbl(emitter *e, const char *key, bool have, double v)
+{
+    if (have && isfinite(v)) {
+        em_dbl(e, key, v);
+        return;
+    }
+    em_opt_int(e, key, false, 0);
+}
+
+static void em_opt_bool(emitter *e, const char *key, bool have, bool v)
+{
+    if (have) {
+        em_bool(e, key, v);
+        return;
+    }
+    em_opt_int(e, key, false, 0);
+}
+
 /* A parameter's value: JSON in JSON, plain text in CSV. */
 static void em_param(emitter *e, const kf_param *p, int64_t x)
 {
@@ -252,7 +282,7 @@ static void emit_fields(emitter *e, const kf_result *r, const kf_run_info *info)
         snprintf(buf, sizeof buf, "%d.%d", d->nvrtc_major, d->nvrtc_minor);
         em_str(e, "nvrtc", buf);
     }
-    em_str(e, "name", v->name);
+    em_str(e, "name", v->name[0] ? v->name : label); /* never empty: the label stands in (results_case_key agrees) */
     em_str(e, "label", label);
     em_str(e, "kernel", f->name);
     for (int k = 0; k < f->nparams; k++)
@@ -283,6 +313,21 @@ static void emit_fields(emitter *e, const kf_result *r, const kf_run_info *info)
     em_dbl(e, "noise", s->noise);
     em_dbl(e, "gbps", s->gbps);
     em_dbl(e, "pct_peak", s->pct_peak);
+    /* NVML (issue 14): null where nothing was read */
+    em_bool(e, "nvml", r->nvml);
+    em_str(e, "nvml_note", r->nvml_note);
+    em_opt_int(e, "sm_mhz_min", r->sm_mhz_min > 0, r->sm_mhz_min);
+    em_opt_int(e, "sm_mhz_max", r->sm_mhz_max > 0, r->sm_mhz_max);
+    em_opt_int(e, "sm_mhz_limit", r->sm_mhz_limit > 0, r->sm_mhz_limit);
+    em_opt_int(e, "mem_mhz", r->mem_mhz > 0, r->mem_mhz);
+    em_opt_int(e, "temp_c", r->temp_c > 0, r->temp_c);
+    em_opt_dbl(e, "power_w", r->power_w > 0, r->power_w);
+    em_opt_bool(e, "throttled", r->throttle_reasons[0] != 0, r->throttled);
+    em_str(e, "throttle_reasons", r->throttle_reasons);
+    em_opt_dbl(e, "energy_j", r->energy_j > 0, r->energy_j);
+    em_opt_int(e, "energy_runs", r->energy_j > 0, r->energy_runs);
+    em_opt_dbl(e, "energy_window_s", r->energy_j > 0, r->energy_window_s);
+    em_opt_dbl(e, "gb_per_j", r->energy_j > 0 && s->gbps > 0, report_gb_per_j(r));
     const kf_bench *bn = &r->bench;
     int saved;
     em_open(e, "bench", &saved);
@@ -295,7 +340,16 @@ static void emit_fields(emitter *e, const kf_result *r, const kf_run_info *info)
     em_uint(e, "seed", (unsigned long long)bn->seed);
     em_int(e, "offset", bn->offset);
     em_dbl(e, "timeout_s", bn->timeout_s);
+    em_bool(e, "energy", bn->energy);
     em_close(e, saved);
+}
+
+double report_gb_per_j(const kf_result *r)
+{
+    /* bytes moved = GB/s x median; per joule of one run */
+    if (!(r->energy_j > 0) || !(r->stats.gbps > 0) || !(r->stats.median_ms > 0))
+        return 0;
+    return r->stats.gbps * r->stats.median_ms / 1e3 / r->energy_j;
 }
 
 static const kf_run_info no_info;

@@ -44,4 +44,7 @@ void report_free(report *r);
 /* One results line (no newline), malloc'd. */
 char *report_json(const kf_result *res, const kf_run_info *info);
 
+/* Bytes moved per joule of one run, in GB/J (0 without an energy figure). */
+double report_gb_per_j(const kf_result *r);
+
 #endif
