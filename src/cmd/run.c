@@ -52,6 +52,7 @@ typedef struct {
     results_file *rf;
     const kf_run_info *info;
     int failed, measured;
+    report_warnings warn;       /* throttled cases, NVML notes (issue 14) */
     bool fmt_streams;
     char write_error[1024];     /* a result could not be written: the run stops */
 } run_ctx;
@@ -72,6 +73,7 @@ static int on_result(const kf_result *r, void *vctx)
             return 1;   /* stop: nothing measured may be lost */
     }
     report_add(c->rep, r);
+    report_warn(&c->warn, r, stderr);
     if (r->status != KF_ST_OK && !c->fmt_streams) {
         char label[256], st[128];
         family_of(&r->v)->label(&r->v, label, sizeof label);
@@ -288,6 +290,7 @@ int cmd_run(int argc, char **argv)
     }
 finish:
     report_finish(rep);
+    report_warn_end(&ctx.warn, stderr);
     if (duplicates)
         fprintf(stderr, "kforge: %d case%s given more than once measured once\n", duplicates,
                 duplicates == 1 ? "" : "s");

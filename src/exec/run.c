@@ -267,13 +267,31 @@ static void compile_failure_result(kf_result *r, const kf_variant *v, const kf_s
     fill_compile_facts(r, owner);
 }
 
-static void progress(const run_session *s, int done, int total, double t0)
+static void progress(const run_session *s, int done, int failed, int total, double t0)
 {
     if (!s->o.progress)
         return;
-    fprintf(stderr, "\r\033[K[%d/%d measured | %d compiling | %.0fs]", done, total, rtc_pool_pending(s->pool),
-            kf_now() - t0);
+    double el = kf_now() - t0;
+    char left[32] = "";
+    if (done > 0 && done < total)
+        snprintf(left, sizeof left, ", ~%.0fs left", el / done * (total - done));
+    fprintf(stderr, "\r\033[K[%d/%d measured | %d failed | %d compiling | %.0fs%s]", done, total, failed,
+            rtc_pool_pending(s->pool), el, left);
     fflush(stderr);
+}
+
+/* Hands a result to the caller, who may print (a failure, a warning): the
+ * progress line is cleared first and drawn again after. */
+static int deliver(const run_session *s, run_result_fn fn, const kf_result *r, void *ctx, int *failed,
+                   bool *redraw)
+{
+    if (s->o.progress) {
+        fprintf(stderr, "\r\033[K");
+        fflush(stderr);
+        *redraw = true;
+    }
+    *failed += r->status != KF_ST_OK;
+    return fn(r, ctx);
 }
 
 /* A result of the session's device, for the case in flight. */
@@ -303,7 +321,8 @@ int run_session_measure(run_session *s, const kf_variant *variants, int nvariant
         goto out;
     }
 
-    int head = 0, inflight = -1, done = 0;
+    int head = 0, inflight = -1, done = 0, failed = 0;
+    bool redraw = false;
     double t_sent = 0, t0 = kf_now(), last_progress = 0;
     kf_result r;
     while (head < ncases || inflight >= 0) {
@@ -323,7 +342,7 @@ int run_session_measure(run_session *s, const kf_variant *variants, int nvariant
                 r.bench = *b;
                 head++;
                 done++;
-                if (fn(&r, ctx)) {
+                if (deliver(s, fn, &r, ctx, &failed, &redraw)) {
                     rc = 1;
                     goto out;
                 }
@@ -369,6 +388,10 @@ int run_session_measure(run_session *s, const kf_variant *variants, int nvariant
         if (pr > 0) {
             rtc_done dd[16];
             int k = rtc_pool_collect(s->pool, fds, wfd >= 0 ? wfd : nf, dd, 16);
+            if (k > 0 && s->o.progress) { /* a failed compile prints its log */
+                fprintf(stderr, "\r\033[K");
+                redraw = true;
+            }
             for (int i = 0; i < k; i++) {
                 compile_done(&dd[i], t);
                 s->ncompiled++;
@@ -393,7 +416,7 @@ int run_session_measure(run_session *s, const kf_variant *variants, int nvariant
                 worker_free(s->w);
                 s->w = worker_start(s->o.device, &s->dev, err, errlen);
             }
-            if (fn(&r, ctx)) {
+            if (deliver(s, fn, &r, ctx, &failed, &redraw)) {
                 rc = 1;
                 goto out;
             }
@@ -414,7 +437,7 @@ int run_session_measure(run_session *s, const kf_variant *variants, int nvariant
             inflight = -1;
             done++;
             s->w = worker_start(s->o.device, &s->dev, err, errlen);
-            if (fn(&r, ctx)) {
+            if (deliver(s, fn, &r, ctx, &failed, &redraw)) {
                 rc = 1;
                 goto out;
             }
@@ -423,9 +446,10 @@ int run_session_measure(run_session *s, const kf_variant *variants, int nvariant
                 goto out;
             }
         }
-        if (s->o.progress && kf_now() - last_progress > 0.2) {
-            progress(s, done, ncases, t0);
+        if (s->o.progress && (redraw || kf_now() - last_progress > 0.2)) {
+            progress(s, done, failed, ncases, t0);
             last_progress = kf_now();
+            redraw = false;
         }
     }
 out:

@@ -352,6 +352,81 @@ double report_gb_per_j(const kf_result *r)
     return r->stats.gbps * r->stats.median_ms / 1e3 / r->energy_j;
 }
 
+// ----------------------------------------------------------------------------
+// Warnings
+
+bool report_clock_warning(const kf_result *r, char *buf, size_t len)
+{
+    if (r->status != KF_ST_OK || !r->nvml)
+        return false;
+    bool below = r->sm_mhz_limit > 0 && r->sm_mhz_min > 0 && r->sm_mhz_min < r->sm_mhz_limit;
+    if (!r->throttled && !below)
+        return false;
+    char clocks[96] = "";
+    if (r->sm_mhz_min > 0 && r->sm_mhz_min != r->sm_mhz_max)
+        snprintf(clocks, sizeof clocks, "SM clock %d..%d MHz", r->sm_mhz_min, r->sm_mhz_max);
+    else if (r->sm_mhz_min > 0)
+        snprintf(clocks, sizeof clocks, "SM clock %d MHz", r->sm_mhz_min);
+    if (r->throttled)
+        snprintf(buf, len, "ran throttled (%s)%s%s", r->throttle_reasons, clocks[0] ? "; " : "", clocks);
+    else
+        snprintf(buf, len, "ran below its maximum clock: %s", clocks);
+    if (r->sm_mhz_limit > 0) {
+        size_t at = strlen(buf);
+        snprintf(buf + at, len - at, "%s maximum %d MHz", clocks[0] ? "," : "; SM clock", r->sm_mhz_limit);
+    }
+    return true;
+}
+
+static void case_name(const kf_result *r, char *buf, size_t len)
+{
+    char label[256], st[128];
+    const kf_family *f = family_of(&r->v);
+    f->label(&r->v, label, sizeof label);
+    shape_text(f, &r->shape, st, sizeof st);
+    snprintf(buf, len, "%s %s", r->v.name[0] ? r->v.name : label, st);
+}
+
+void report_warn(report_warnings *w, const kf_result *r, FILE *f)
+{
+    if (r->status != KF_ST_OK)
+        return;
+    char why[256], name[400];
+    if (r->nvml_note[0] && strcmp(r->nvml_note, w->last_note) != 0) {
+        /* "NVML not available" is the same for every case: say it once */
+        if (w->noted < 3) {
+            if (r->nvml)
+                case_name(r, name, sizeof name);
+            fprintf(f, "kforge: note: %s%s%s%s\n", r->nvml ? name : "", r->nvml ? ": " : "", r->nvml_note,
+                    r->nvml ? "" : "; no clocks, power or energy are recorded");
+            w->noted++;
+        } else {
+            w->notes_more++;
+        }
+        snprintf(w->last_note, sizeof w->last_note, "%s", r->nvml_note);
+    }
+    if (!report_clock_warning(r, why, sizeof why))
+        return;
+    if (w->warned >= REPORT_WARN_MAX) {
+        w->more++;
+        return;
+    }
+    case_name(r, name, sizeof name);
+    fprintf(f, "kforge: warning: %s %s\n", name, why);
+    w->warned++;
+}
+
+void report_warn_end(const report_warnings *w, FILE *f)
+{
+    if (w->more)
+        fprintf(f, "kforge: warning: %d more case%s ran throttled or below the maximum clock (the results file's "
+                   "throttled, throttle_reasons and sm_mhz_* say which)\n",
+                w->more, w->more == 1 ? "" : "s");
+    if (w->notes_more)
+        fprintf(f, "kforge: note: %d more NVML note%s (the results file's nvml_note)\n", w->notes_more,
+                w->notes_more == 1 ? "" : "s");
+}
+
 static const kf_run_info no_info;
 
 char *report_json(const kf_result *res, const kf_run_info *info)
