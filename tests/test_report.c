@@ -1456,7 +1456,15 @@ static int check_table(char *text, char **lines, int max, bool speedup, const kf
                                          "noise", "GB/s", "% peak", "step", "cumul."};
     strip_ansi(text);
     int n = split_lines(text, lines, max);
-    ck_assert_int_eq(n, 2 + nrows + (have_dev ? 1 : 0));
+    /* a row marked throttled adds a footnote before the device line */
+    bool marked = false;
+    for (int i = 0; i < nrows; i++) {
+        char why[256];
+        marked = marked || report_clock_warning(&rows[i], why, sizeof why);
+    }
+    ck_assert_int_eq(n, 2 + nrows + (have_dev ? 1 : 0) + marked);
+    if (marked)
+        ck_assert_msg(lines[2 + nrows][0] == '!', "no footnote: %s", lines[2 + nrows]);
     const char *head = lines[0];
     int ntitles = speedup ? 11 : 9;
     for (int t = 0; t < ntitles; t++)
@@ -1539,8 +1547,8 @@ START_TEST(report_table)
             else
                 ck_assert(strchr(text, '\033') == NULL);
             char *lines[NVAR + 8];
-            check_table(text, lines, NVAR + 8, sp, rows, NVAR, true);
-            ck_assert(strstr(lines[NVAR + 2], info.dev.name) != NULL);
+            int n = check_table(text, lines, NVAR + 8, sp, rows, NVAR, true);
+            ck_assert(strstr(lines[n - 1], info.dev.name) != NULL);
             free(text);
         }
 }
@@ -1561,6 +1569,10 @@ START_TEST(report_table_values)
         rows[i].stats.noise = 0.02;
         rows[i].stats.gbps = 2000.0 + i;
         rows[i].stats.pct_peak = 60.0 + i;
+        rows[i].nvml = false; /* no clock column here (report_table_nvml) */
+        rows[i].sm_mhz_min = rows[i].sm_mhz_max = 0;
+        rows[i].energy_j = 0;
+        rows[i].throttled = false;
     }
     /* a wrong answer without a message and a compile error with a long multi-line one */
     rows[3] = make_result(1);
@@ -1603,6 +1615,95 @@ END_TEST
 // Results file
 
 static char tmpdir[64];
+
+/* Issue 14: the SM clock column (marked when throttled or below the
+ * maximum, with a footnote), energy and GB/J; none of them without NVML. */
+START_TEST(report_table_nvml)
+{
+    kf_result rows[3];
+    for (int i = 0; i < 3; i++) {
+        rows[i] = make_result(0);
+        snprintf(rows[i].v.name, sizeof rows[i].v.name, "k%d", i);
+        rows[i].status = KF_ST_OK;
+        rows[i].shape = shape_n(1 << 24);
+        rows[i].stats.median_ms = 0.04;
+        rows[i].stats.gbps = 1677.7216; /* 64 MiB in 40 us */
+        rows[i].nvml = true;
+        rows[i].throttled = false;
+        snprintf(rows[i].throttle_reasons, sizeof rows[i].throttle_reasons, "none");
+        rows[i].sm_mhz_min = rows[i].sm_mhz_max = rows[i].sm_mhz_limit = 1980;
+        rows[i].energy_j = 0;
+    }
+    rows[1].sm_mhz_min = 1755;                  /* below the maximum */
+    rows[2].energy_j = 0.0125;                  /* 67.1 MB / 12.5 mJ = 5.37 GB/J */
+    report_opts o = {0};
+    kf_run_info info = make_info(true);
+    char *text = run_report(KF_FMT_TABLE, rows, 3, &info, &o);
+    char *lines[16];
+    int n = check_table(text, lines, 16, false, rows, 3, true);
+    ck_assert_int_eq(n, 7);
+    ck_assert_msg(strstr(lines[0], "SM MHz") && strstr(lines[0], "energy") && strstr(lines[0], "GB/J"), "%s",
+                  lines[0]);
+    ck_assert_msg(strstr(lines[2], " 1980 ") && !strchr(lines[2], '!'), "%s", lines[2]);
+    ck_assert_msg(strstr(lines[3], "1755-1980!"), "%s", lines[3]);
+    ck_assert_msg(strstr(lines[4], "12.50 mJ") && strstr(lines[4], "5.4"), "%s", lines[4]);
+    ck_assert_msg(lines[5][0] == '!', "%s", lines[5]);
+    free(text);
+
+    /* without NVML figures: the plain table */
+    for (int i = 0; i < 3; i++) {
+        rows[i].nvml = false;
+        rows[i].sm_mhz_min = rows[i].sm_mhz_max = rows[i].sm_mhz_limit = 0;
+        rows[i].energy_j = 0;
+    }
+    text = run_report(KF_FMT_TABLE, rows, 3, &info, &o);
+    ck_assert_msg(!strstr(text, "SM MHz") && !strstr(text, "GB/J") && !strchr(text, '!'), "%s", text);
+    free(text);
+}
+END_TEST
+
+/* Issue 14: --format md is a Markdown table: a header, an alignment row
+ * (numbers right-aligned), one row per result with '|' escaped, failures'
+ * messages in a note column. */
+START_TEST(report_md)
+{
+    kf_result rows[3];
+    for (int i = 0; i < 3; i++) {
+        rows[i] = make_result(0);
+        snprintf(rows[i].v.name, sizeof rows[i].v.name, "k%d", i);
+        rows[i].status = KF_ST_OK;
+        rows[i].nvml = false;
+        rows[i].sm_mhz_min = rows[i].sm_mhz_max = 0;
+        rows[i].energy_j = 0;
+        rows[i].throttled = false;
+        rows[i].stats.median_ms = 0.5 * (i + 1);
+    }
+    rows[2].status = KF_ST_COMPILE;
+    snprintf(rows[2].message, sizeof rows[2].message, "error: a|b\nsecond line");
+    report_opts o = {.speedup = true, .color = true};
+    kf_run_info info = make_info(true);
+    char *text = run_report(KF_FMT_MD, rows, 3, &info, &o);
+    ck_assert_msg(strchr(text, '\033') == NULL, "colour in md: %s", text);
+    char *lines[16];
+    int n = split_lines(text, lines, 16);
+    ck_assert_int_eq(n, 7); /* header, rule, 3 rows, blank, device */
+    ck_assert_str_eq(lines[0], "| name | dtype | op | size | status | time | noise | GB/s | % peak | step | cumul. | note |");
+    ck_assert_str_eq(lines[1], "|---|---|---|---:|---|---:|---:|---:|---:|---:|---:|---|");
+    ck_assert_msg(strncmp(lines[2], "| k0 | ", 7) == 0 && strstr(lines[2], "| 500.0 us |"), "%s", lines[2]);
+    ck_assert_msg(strstr(lines[3], "| 0.50x | 0.50x |"), "%s", lines[3]); /* 1 ms after 0.5 ms */
+    ck_assert_msg(strstr(lines[4], "| compile_error |") && strstr(lines[4], "a\\|b second line"), "%s", lines[4]);
+    /* every row has as many cells as the header */
+    for (int i = 0; i < 5; i++) {
+        int bars = 0;
+        for (const char *p = lines[i]; *p; p++)
+            bars += *p == '|' && (p == lines[i] || p[-1] != '\\');
+        ck_assert_msg(bars == 13, "line %d has %d cells: %s", i, bars - 1, lines[i]);
+    }
+    ck_assert_str_eq(lines[5], "");
+    ck_assert(strncmp(lines[6], "device: ", 8) == 0);
+    free(text);
+}
+END_TEST
 
 static void tmp_setup(void)
 {
@@ -2171,6 +2272,8 @@ static Suite *report_suite(void)
     tcase_add_test(rep, report_csv_streams_rows);
     tcase_add_test(rep, report_table);
     tcase_add_test(rep, report_table_values);
+    tcase_add_test(rep, report_table_nvml);
+    tcase_add_test(rep, report_md);
     suite_add_tcase(s, rep);
 
     TCase *file = tcase_create("results_file");

@@ -20,6 +20,7 @@ int cmd_check(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_best(int argc, char **argv);
 int cmd_axes(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
 int tune_main(int argc, char **argv);
 
 /* Option groups a command takes. */
@@ -32,7 +33,8 @@ enum {
     OPT_QUIET = 1 << 5,     /* --quiet */
     OPT_COMPILE = 1 << 6,   /* --compile, --arch, --jobs, --cache-dir, --no-cache, --lineinfo */
     OPT_DEVICE = 1 << 7,    /* --device */
-    OPT_CONFIGS = 1 << 8    /* positional CONFIG files */
+    OPT_CONFIGS = 1 << 8,   /* positional CONFIG files */
+    OPT_MD = 1 << 9         /* --format md as well (a Markdown table) */
 };
 
 typedef struct {

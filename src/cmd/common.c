@@ -61,8 +61,9 @@ int parse_opts(int argc, char **argv, const char *help, unsigned allowed, opts *
             o->sets[o->nsets++] = val;
         } else if ((allowed & OPT_FORMAT) && cli_value(&c, "--format", &val)) {
             int f = kf_lookup(kf_format_names, KF_FMT_COUNT, val);
-            if (f < 0)
-                return cli_fail(&c, "--format: unknown format '%s' (allowed: table, csv, jsonl, json)", val);
+            if (f < 0 || (f == KF_FMT_MD && !(allowed & OPT_MD)))
+                return cli_fail(&c, "--format: unknown format '%s' (allowed: table, csv, jsonl, json%s)", val,
+                                allowed & OPT_MD ? ", md" : "");
             o->fmt = (kf_format)f;
             o->json_info = f == KF_FMT_JSON || f == KF_FMT_JSONL;
         } else if ((allowed & OPT_RESULTS) && cli_value(&c, "--results", &val)) {

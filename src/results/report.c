@@ -24,7 +24,7 @@
 #include "param.h"
 #include "util.h"
 
-const char *const kf_format_names[KF_FMT_COUNT] = {"table", "csv", "jsonl", "json"};
+const char *const kf_format_names[KF_FMT_COUNT] = {"table", "csv", "jsonl", "json", "md"};
 
 static const char *nm(const char *const *names, int count, int i)
 {
@@ -538,9 +538,26 @@ static void fmt_time(char *buf, size_t len, double ms)
     snprintf(buf, len, "%s %s", num, us ? "us" : "ms");
 }
 
-enum { C_NAME, C_DTYPE, C_OP, C_N, C_STATUS, C_TIME, C_NOISE, C_GBPS, C_PEAK, C_STEP, C_CUMUL, C_MAX };
-static const char *const col_title[C_MAX] = {"name", "dtype", "op", "size", "status", "time",
-                                             "noise", "GB/s", "% peak", "step", "cumul."};
+/* Energy with 4 significant digits and a unit: "4.802 mJ". */
+static void fmt_energy(char *buf, size_t len, double j)
+{
+    if (!(j > 0) || !isfinite(j)) {
+        snprintf(buf, len, "-");
+        return;
+    }
+    char num[40];
+    const char *unit = j < 1e-3 ? "uJ" : j < 1 ? "mJ" : "J";
+    sig4(num, sizeof num, j < 1e-3 ? j * 1e6 : j < 1 ? j * 1e3 : j);
+    snprintf(buf, len, "%s %s", num, unit);
+}
+
+/* The columns; those after C_PEAK appear only when asked for (speedups) or
+ * when some row has the figure (NVML clocks, energy; md: failure notes). */
+enum { C_NAME, C_DTYPE, C_OP, C_N, C_STATUS, C_TIME, C_NOISE, C_GBPS, C_PEAK, C_STEP, C_CUMUL, C_SM, C_ENERGY,
+       C_GBPJ, C_NOTE, C_MAX };
+static const char *const col_title[C_MAX] = {"name",  "dtype",  "op",     "size",   "status",
+                                             "time",  "noise",  "GB/s",   "% peak", "step",
+                                             "cumul.", "SM MHz", "energy", "GB/J",   "note"};
 
 #define CELL 96
 
@@ -595,16 +612,36 @@ static void short_message(const kf_result *res, char *out, size_t outlen, int wi
     free(clean);
 }
 
+/* A cell of a Markdown table: '|' escaped, no line breaks. */
+static void md_cell(strbuf *b, const char *s)
+{
+    for (const char *p = s; *p; p++) {
+        if (*p == '|')
+            sb_append(b, "\\|");
+        else
+            sb_appendn(b, (unsigned char)*p < 0x20 ? " " : p, 1);
+    }
+}
+
 static void print_table(report *r)
 {
-    int ncol = r->opts.speedup ? C_MAX : C_STEP;
+    bool md = r->fmt == KF_FMT_MD;
     int n = r->nrows;
     char (*cells)[C_MAX][CELL] = calloc(n ? (size_t)n : 1, sizeof *cells);
-    if (!cells)
+    bool *marked = calloc(n ? (size_t)n : 1, sizeof *marked);
+    if (!cells || !marked) {
+        free(cells);
+        free(marked);
         return;
+    }
+    bool on[C_MAX] = {false};
+    for (int c = 0; c <= C_PEAK; c++)
+        on[c] = true;
+    on[C_STEP] = on[C_CUMUL] = r->opts.speedup;
     int width[C_MAX];
     for (int c = 0; c < C_MAX; c++)
         width[c] = text_width(col_title[c]);
+    bool any_mark = false;
 
     for (int i = 0; i < n; i++) {
         const kf_result *res = &r->rows[i];
@@ -617,11 +654,15 @@ static void print_table(report *r)
         snprintf(row[C_OP], CELL, "%s", nm(kf_op_names, KF_OP_COUNT, variant_op(&res->v)));
         shape_short(family_of(&res->v), &res->shape, row[C_N], CELL);
         snprintf(row[C_STATUS], CELL, "%s", nm(kf_status_names, KF_ST_COUNT, res->status));
-        for (int c = 0; c <= C_STATUS; c++)
-            if (text_width(row[c]) > width[c])
-                width[c] = text_width(row[c]);
-        if (res->status != KF_ST_OK)
-            continue;   /* the message is laid out once the widths are known */
+        if (res->status != KF_ST_OK) {
+            if (md) {   /* text tables lay the message out once the widths are known */
+                for (int c = C_TIME; c < C_NOTE; c++)
+                    snprintf(row[c], CELL, "-");
+                short_message(res, row[C_NOTE], CELL, 80);
+                on[C_NOTE] = true;
+            }
+            continue;
+        }
 
         const kf_stats *s = &res->stats;
         fmt_time(row[C_TIME], CELL, s->median_ms);
@@ -657,65 +698,126 @@ static void print_table(report *r)
             snprintf(row[C_CUMUL], CELL, "%.2fx", first->stats.median_ms / s->median_ms);
         else
             snprintf(row[C_CUMUL], CELL, "-");
-        for (int c = C_TIME; c < ncol; c++)
-            if (text_width(row[c]) > width[c])
-                width[c] = text_width(row[c]);
-    }
 
-    /* a failed row's message spans the numeric columns (at least 40 wide) */
-    int span = 0;
-    for (int c = C_TIME; c < ncol; c++)
-        span += width[c] + (c > C_TIME ? 2 : 0);
-    if (span < 40)
-        span = 40;
+        /* NVML: the SM clock range, marked when throttled or below the maximum */
+        char why[256];
+        marked[i] = report_clock_warning(res, why, sizeof why);
+        any_mark = any_mark || marked[i];
+        if (res->sm_mhz_min > 0) {
+            on[C_SM] = true;
+            if (res->sm_mhz_max > res->sm_mhz_min)
+                snprintf(row[C_SM], CELL, "%d-%d%s", res->sm_mhz_min, res->sm_mhz_max, marked[i] ? "!" : "");
+            else
+                snprintf(row[C_SM], CELL, "%d%s", res->sm_mhz_min, marked[i] ? "!" : "");
+        } else {
+            snprintf(row[C_SM], CELL, "%s", marked[i] ? "!" : "-");
+        }
+        fmt_energy(row[C_ENERGY], CELL, res->energy_j);
+        double gbpj = report_gb_per_j(res);
+        if (gbpj > 0) {
+            on[C_ENERGY] = on[C_GBPJ] = true;
+            snprintf(row[C_GBPJ], CELL, "%.1f", gbpj);
+        } else {
+            snprintf(row[C_GBPJ], CELL, "-");
+        }
+    }
+    if (any_mark)
+        on[C_SM] = true;
+    for (int i = 0; i < n; i++)
+        for (int c = 0; c < C_MAX; c++)
+            if (on[c] && (c <= C_STATUS || r->rows[i].status == KF_ST_OK || md) &&
+                text_width(cells[i][c]) > width[c])
+                width[c] = text_width(cells[i][c]);
 
     strbuf b = {0};
-    for (int c = 0; c < ncol; c++) {
-        if (c)
-            sb_append(&b, "  ");
-        pad(&b, col_title[c], width[c], c == C_N || c >= C_TIME);
-    }
-    sb_append(&b, "\n");
-    int total = 0;
-    for (int c = 0; c < ncol; c++)
-        total += width[c] + (c ? 2 : 0);
-    for (int i = 0; i < total; i++)
-        sb_append(&b, "-");
-    sb_append(&b, "\n");
-
-    for (int i = 0; i < n; i++) {
-        const kf_result *res = &r->rows[i];
-        for (int c = 0; c <= C_STATUS; c++) {
-            if (c)
-                sb_append(&b, "  ");
-            if (c == C_STATUS && r->opts.color) {
-                sb_append(&b, status_color(res->status));
-                sb_append(&b, cells[i][c]);
-                sb_append(&b, "\033[0m");
-                pad(&b, "", width[c] - text_width(cells[i][c]), false);
-            } else {
-                pad(&b, cells[i][c], width[c], c == C_N);
-            }
-        }
-        if (res->status == KF_ST_OK) {
-            for (int c = C_TIME; c < ncol; c++) {
-                sb_append(&b, "  ");
-                pad(&b, cells[i][c], width[c], true);
-            }
-        } else {
-            char msg[KF_MSG_MAX + 8];
-            short_message(res, msg, sizeof msg, span);
-            sb_append(&b, "  ");
-            sb_append(&b, msg);
-        }
+    if (md) {
+        sb_append(&b, "|");
+        for (int c = 0; c < C_MAX; c++)
+            if (on[c])
+                sb_printf(&b, " %s |", col_title[c]);
+        sb_append(&b, "\n|");
+        for (int c = 0; c < C_MAX; c++)
+            if (on[c])
+                sb_append(&b, c == C_N || (c >= C_TIME && c != C_NOTE) ? "---:|" : "---|");
         sb_append(&b, "\n");
+        for (int i = 0; i < n; i++) {
+            sb_append(&b, "|");
+            for (int c = 0; c < C_MAX; c++)
+                if (on[c]) {
+                    sb_append(&b, " ");
+                    md_cell(&b, cells[i][c][0] ? cells[i][c] : "-");
+                    sb_append(&b, " |");
+                }
+            sb_append(&b, "\n");
+        }
+    } else {
+        /* a failed row's message spans the numeric columns (at least 40 wide) */
+        int span = 0;
+        for (int c = C_TIME; c < C_MAX; c++)
+            if (on[c])
+                span += width[c] + (c > C_TIME ? 2 : 0);
+        if (span < 40)
+            span = 40;
+        int total = 0;
+        for (int c = 0; c < C_MAX; c++)
+            if (on[c]) {
+                if (c)
+                    sb_append(&b, "  ");
+                pad(&b, col_title[c], width[c], c == C_N || c >= C_TIME);
+                total += width[c] + (c ? 2 : 0);
+            }
+        sb_append(&b, "\n");
+        for (int i = 0; i < total; i++)
+            sb_append(&b, "-");
+        sb_append(&b, "\n");
+
+        for (int i = 0; i < n; i++) {
+            const kf_result *res = &r->rows[i];
+            for (int c = 0; c <= C_STATUS; c++) {
+                if (c)
+                    sb_append(&b, "  ");
+                if (c == C_STATUS && r->opts.color) {
+                    sb_append(&b, status_color(res->status));
+                    sb_append(&b, cells[i][c]);
+                    sb_append(&b, "\033[0m");
+                    pad(&b, "", width[c] - text_width(cells[i][c]), false);
+                } else {
+                    pad(&b, cells[i][c], width[c], c == C_N);
+                }
+            }
+            if (res->status == KF_ST_OK) {
+                for (int c = C_TIME; c < C_MAX; c++) {
+                    if (!on[c])
+                        continue;
+                    sb_append(&b, "  ");
+                    if (c == C_SM && marked[i] && r->opts.color) {
+                        sb_append(&b, "\033[33m");
+                        pad(&b, cells[i][c], width[c], true);
+                        sb_append(&b, "\033[0m");
+                    } else {
+                        pad(&b, cells[i][c], width[c], true);
+                    }
+                }
+            } else {
+                char msg[KF_MSG_MAX + 8];
+                short_message(res, msg, sizeof msg, span);
+                sb_append(&b, "  ");
+                sb_append(&b, msg);
+            }
+            sb_append(&b, "\n");
+        }
     }
+    if (any_mark)
+        sb_printf(&b, "%s! ran throttled or below the maximum SM clock (the results file's throttle_reasons say why)\n",
+                  md ? "\n" : "");
     if (r->info.have_dev)
-        sb_printf(&b, "device: %s, peak %.1f GB/s\n", r->info.dev.name, r->info.dev.peak_gbps);
+        sb_printf(&b, "%sdevice: %s, peak %.1f GB/s\n", md && !any_mark ? "\n" : "", r->info.dev.name,
+                  r->info.dev.peak_gbps);
     if (b.s)
         fputs(b.s, r->out);
     sb_free(&b);
     free(cells);
+    free(marked);
 }
 
 void report_finish(report *r)
@@ -723,7 +825,7 @@ void report_finish(report *r)
     if (!r || r->finished)
         return;
     r->finished = true;
-    if (r->fmt == KF_FMT_TABLE) {
+    if (r->fmt == KF_FMT_TABLE || r->fmt == KF_FMT_MD) {
         print_table(r);
     } else if (r->fmt == KF_FMT_JSON) {
         fputs("[", r->out);

@@ -15,7 +15,8 @@
 
 #include "kforge.h"
 
-typedef enum { KF_FMT_TABLE, KF_FMT_CSV, KF_FMT_JSONL, KF_FMT_JSON, KF_FMT_COUNT } kf_format;
+/* md: a Markdown table (what the README's tables are made of). */
+typedef enum { KF_FMT_TABLE, KF_FMT_CSV, KF_FMT_JSONL, KF_FMT_JSON, KF_FMT_MD, KF_FMT_COUNT } kf_format;
 extern const char *const kf_format_names[KF_FMT_COUNT];
 
 typedef struct {
@@ -34,8 +35,10 @@ typedef struct {
 
 typedef struct report report;
 
-/* csv (header from the first row's family) and jsonl print and flush each row as it is added; table and json
- * print at report_finish (a table needs every row to align its columns). */
+/* csv (header from the first row's family) and jsonl print and flush each row as it is added; table, md and json
+ * print at report_finish (a table needs every row to align its columns).  Tables add an "SM MHz" column
+ * when NVML gave clocks (marked '!' when throttled or below the maximum) and "energy" and "GB/J" when
+ * some row has an energy figure. */
 report *report_new(FILE *out, kf_format fmt, const kf_run_info *info, const report_opts *o);
 void report_add(report *r, const kf_result *res);
 void report_finish(report *r);
