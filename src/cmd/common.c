@@ -25,7 +25,7 @@ static const char *const all_options[] = {
     "--set", "--format", "--results", "--no-results", "--resume", "--no-resume", "--speedup", "--timeout",
     "--device", "--jobs", "-j", "--cache-dir", "--no-cache", "--lineinfo", "--quiet", "-q", "--compile", "--arch",
     "--strategy", "--budget", "--time", "--seed", "--db", "--no-db", "--simulate", "--first-improvement",
-    "--header", "--gpu", "--dtype", "--op", "--kernel", "--n"};
+    "--header", "--gpu", "--dtype", "--op", "--kernel", "--n", "--objective", "--fail-above", "--any-device"};
 
 static bool is_option(const char *arg, const char *name)
 {
