@@ -48,7 +48,9 @@ int parse_opts(int argc, char **argv, const char *help, unsigned allowed, opts *
         /* --device alone (info); the compile options without a GPU (check) */
         if (!(allowed & OPT_MEASURE) && !c.dashdash &&
             (((allowed & OPT_COMPILE) &&
-              (is_option(arg, "--jobs") || is_option(arg, "-j") || is_option(arg, "--cache-dir") ||
+              (is_option(arg, "--jobs") || is_option(arg, "-j") || (strncmp(arg, "-j", 2) == 0 && arg[2] >= '0' &&
+                                                                       arg[2] <= '9') ||
+               is_option(arg, "--cache-dir") ||
                is_option(arg, "--no-cache") || is_option(arg, "--lineinfo"))) ||
              ((allowed & OPT_DEVICE) && is_option(arg, "--device")))) {
             if ((shared = cli_run_option(&c, &o->ro, &o->timeout)) < 0)
