@@ -907,8 +907,9 @@ static size_t key_error_offset(const char *text, size_t len, size_t off)
     return prev == '{' || prev == ',' ? p : off;
 }
 
-/* Where cJSON stopped at a '}' or ']' (or at the end) right after a comma
- * and whitespace: that comma's offset, else len. */
+/* Where cJSON stopped at a '}' or ']' right after a comma and whitespace:
+ * that comma's offset, else len (the end of the file after a comma is a
+ * truncated file, not a trailing comma). */
 static size_t trailing_comma(const char *text, size_t len, size_t off)
 {
     if (off > len)
@@ -916,7 +917,7 @@ static size_t trailing_comma(const char *text, size_t len, size_t off)
     size_t p = off;
     while (p < len && strchr(" \t\r\n", text[p]))
         p++;
-    if (p < len && text[p] != '}' && text[p] != ']')
+    if (p >= len || (text[p] != '}' && text[p] != ']'))
         return len;
     size_t q = off;
     while (q > 0 && strchr(" \t\r\n", text[q - 1]))
