@@ -5,8 +5,8 @@
 # source it from ~/.bashrc.
 #
 # Completes: the commands; each command's options (read from its --help);
-# the values of --format, --strategy, --arch, --dtype and --op; config files (*.json, and '-');
-# results files (*.jsonl); --set keys (the variant parameters, n, constraints,
+# the values of --format, --strategy, --objective, --arch, --dtype and --op; config files (*.json,
+# and '-'); results files (*.jsonl, and compare's two); --set keys (the variant parameters, n, constraints,
 # bench.*) and, after "--set KEY=", the values of enumerated keys.
 # Needs nothing from the bash-completion package.
 #
@@ -20,9 +20,11 @@ _kforge_opts_static() {
     gen) echo "--set --help" ;;
     check) echo "--compile --arch --set --jobs -j --cache-dir --no-cache --lineinfo --help" ;;
     info) echo "--device --format --help" ;;
-    tune) echo "--strategy --budget --time --seed --first-improvement --set --results --resume --no-resume --db
-               --no-db --simulate --format --timeout --device --jobs --cache-dir --no-cache --lineinfo --quiet --help" ;;
+    tune) echo "--strategy --budget --time --seed --first-improvement --objective --set --results --resume --no-resume
+               --db --no-db --simulate --format --timeout --device --jobs -j --cache-dir --no-cache --lineinfo --quiet -q
+               --help" ;;
     best) echo "--dtype --op --n --db --gpu --header --help" ;;
+    compare) echo "--fail-above --any-device --all --format --help" ;;
     esac
 }
 
@@ -33,10 +35,12 @@ _kforge_opts() {
     if [[ -z ${!var-} ]]; then
         help=$("$bin" "$cmd" --help 2>/dev/null)
         # options are what the usage line shows in brackets and what the
-        # option list starts its lines with (not the examples)
+        # option list's lines start with, up to their description ("  -j N,
+        # --jobs N   ..." gives both; not the examples)
         opts=$( {
             printf '%s\n' "$help" | grep '^usage:' | grep -oE '\[--?[a-zA-Z][a-zA-Z0-9-]*' | tr -d '['
-            printf '%s\n' "$help" | grep -oE '^  --?[a-zA-Z][a-zA-Z0-9-]*' | tr -d ' '
+            printf '%s\n' "$help" | grep -E '^  -' | sed -E 's/^  (([^ ]| [^ ])*).*/\1/' |
+                grep -oE -- '(^| )--?[a-zA-Z][a-zA-Z0-9-]*' | tr -d ' '
         } | sort -u | tr '\n' ' ')
         printf -v "$var" '%s' "${opts:-$(_kforge_opts_static "$cmd")} --help"
     fi
@@ -47,7 +51,7 @@ _kforge_set_keys() {
     echo "dtype= op= algorithm= block_size= elements_per_thread= unroll= vector_width= grid= passes= layout=
           accumulator= warp_reduce= load= n= constraints= bench.warmup= bench.min_reps= bench.max_reps=
           bench.repetitions= bench.max_time_s= bench.max_noise= bench.flush_l2= bench.seed= bench.offset=
-          bench.timeout_s="
+          bench.timeout_s= bench.energy="
 }
 
 _kforge_set_values() {
@@ -67,7 +71,7 @@ _kforge_set_values() {
     warp_reduce) echo "shared shuffle intrinsic" ;;
     load) echo "plain ldg stream ldg_prefetch" ;;
     n) echo "2^10 2^16 2^20 2^24 2^28 2^30" ;;
-    bench.flush_l2) echo "true false" ;;
+    bench.flush_l2 | bench.energy) echo "true false" ;;
     esac
 }
 
@@ -88,14 +92,14 @@ _kforge() {
 
     for ((i = 1; i < COMP_CWORD; i++)); do
         case ${COMP_WORDS[i]} in
-        run | gen | check | info | tune | best | help)
+        run | gen | check | info | tune | best | axes | compare | help)
             cmd=${COMP_WORDS[i]}
             break
             ;;
         esac
     done
     if [[ -z $cmd ]]; then
-        COMPREPLY=($(compgen -W "run gen check info tune best help --help --version" -- "$cur"))
+        COMPREPLY=($(compgen -W "run gen check info tune best axes compare help --help --version" -- "$cur"))
         return
     fi
 
@@ -130,7 +134,9 @@ _kforge() {
         if [[ $cmd == info ]]; then
             COMPREPLY=($(compgen -W "table json" -- "$cur"))
         elif [[ $cmd == tune ]]; then
-            COMPREPLY=($(compgen -W "table jsonl json" -- "$cur"))
+            COMPREPLY=($(compgen -W "table jsonl json md" -- "$cur"))
+        elif [[ $cmd == run || $cmd == compare ]]; then
+            COMPREPLY=($(compgen -W "table csv jsonl json md" -- "$cur"))
         else
             COMPREPLY=($(compgen -W "table csv jsonl json" -- "$cur"))
         fi
@@ -138,6 +144,10 @@ _kforge() {
         ;;
     --strategy)
         COMPREPLY=($(compgen -W "exhaustive random local anneal genetic" -- "$cur"))
+        return
+        ;;
+    --objective)
+        COMPREPLY=($(compgen -W "time energy edp" -- "$cur"))
         return
         ;;
     --arch)
@@ -160,7 +170,7 @@ _kforge() {
         _kforge_files '' dirs
         return
         ;;
-    --timeout | --device | --jobs | -j | --budget | --time | --seed | --n | --gpu)
+    --timeout | --device | --jobs | -j | --budget | --time | --seed | --n | --gpu | --fail-above)
         return # a number: nothing to offer
         ;;
     esac
@@ -172,7 +182,8 @@ _kforge() {
     fi
     case $cmd in
     run | gen | check | tune) _kforge_files '*.json' ;;
-    help) COMPREPLY=($(compgen -W "run gen check info tune best" -- "$cur")) ;;
+    compare) _kforge_files '*.jsonl' ;;
+    help) COMPREPLY=($(compgen -W "run gen check info tune best axes compare" -- "$cur")) ;;
     esac
 } &&
     complete -F _kforge kforge
