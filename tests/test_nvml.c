@@ -494,6 +494,41 @@ START_TEST(energy_runs_rule)
 }
 END_TEST
 
+/* The energy window's schedule: whatever the first guess of a run's time
+ * (the timed repetitions, with L2 flushes, are often slower than runs back
+ * to back), the window lasts at least the minimum and not much more.  On an
+ * H100 the first version ended windows after 0.97..0.98 s for n = 2^20
+ * (8.3 us timed, faster back to back) and recorded no energy. */
+START_TEST(energy_loop_schedule)
+{
+    static const struct { double guess, truth; } cases[] = {
+        {8.3e-6, 5.5e-6},   /* back to back faster: the H100 case */
+        {8.3e-6, 8.3e-6},
+        {5e-6, 8e-6},       /* slower than the guess */
+        {1e-4, 3e-5},
+        {0.3, 0.2},         /* runs of a good part of the window */
+        {1e-7, 2e-7},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        double w = 0;
+        long runs = bench_energy_simulate(cases[i].guess, cases[i].truth, 1.0, &w);
+        ck_assert_msg(runs >= 2, "[%zu] runs %ld", i, runs);
+        ck_assert_double_eq_tol(w, runs * cases[i].truth, 1e-9 * w + 1e-12);
+        ck_assert_msg(w >= 1.0, "[%zu] window %.6f s < 1 s (guess %g, truth %g)", i, w, cases[i].guess,
+                      cases[i].truth);
+        /* at most two chunks (50 ms at the guessed rate, then at the seen
+         * one) beyond the minimum, or two runs when one run is long */
+        double chunk = 0.05 * (cases[i].truth > cases[i].guess ? cases[i].truth / cases[i].guess : 1);
+        double over = 2 * (chunk > cases[i].truth ? chunk : cases[i].truth);
+        ck_assert_msg(w <= 1.0 + over + 1e-9, "[%zu] window %.6f s, more than %.3f s over", i, w, over);
+    }
+    /* one run longer than the window: two runs (one in flight when the first ends) */
+    double w = 0;
+    ck_assert_int_eq(bench_energy_simulate(2.0, 2.0, 1.0, &w), 2);
+    ck_assert_double_eq_tol(w, 4.0, 1e-9);
+}
+END_TEST
+
 START_TEST(bench_without_nvml)
 {
     setenv(KF_NVML_LIB_ENV, "/nonexistent/libnvidia-ml.so.1", 1);
@@ -567,11 +602,12 @@ START_TEST(fake_record_steady_with_energy)
     ck_assert_int_eq(r.temp_c, 45);
     ck_assert(!r.throttled);
     ck_assert_str_eq(r.throttle_reasons, "none");
-    /* 0.1 ms a run: 10200 runs fill 1.02 s */
-    ck_assert_int_eq(r.energy_runs, 10200);
-    ck_assert_double_eq_tol(r.energy_window_s, 1.02, 1e-9);
-    ck_assert_double_eq_tol(r.energy_j, 0.5 / 10200, 1e-15);
-    ck_assert_double_eq_tol(r.power_w, 0.5 / 1.02, 1e-9);
+    /* 0.1 ms a run, chunks of 50 ms: the window ends with the chunk in
+     * flight after 1 s has passed, at most two chunks later */
+    ck_assert_double_eq_tol(r.energy_window_s, r.energy_runs * 1e-4, 1e-9);
+    ck_assert_msg(r.energy_window_s >= 1.0 && r.energy_window_s <= 1.1 + 1e-9, "window %g s", r.energy_window_s);
+    ck_assert_double_eq_tol(r.energy_j, 0.5 / r.energy_runs, 1e-15);
+    ck_assert_double_eq_tol(r.power_w, 0.5 / r.energy_window_s, 1e-9);
     bench_nvml_close(&nv);
     fake_free(&f);
 }
@@ -686,6 +722,7 @@ static Suite *nvml_suite(bool with_fake)
     tcase_add_test(none, open_library_without_nvml);
     tcase_add_test(none, bench_without_nvml);
     tcase_add_test(text, energy_runs_rule);
+    tcase_add_test(text, energy_loop_schedule);
     suite_add_tcase(s, none);
 
     if (with_fake) {

@@ -291,44 +291,55 @@ static void wrong(kf_result *r, int64_t bad, int64_t nout, const char *what)
                  r->gpu_value, r->ref_value, r->abs_err, r->tolerance);
 }
 
-/* The energy window: the whole reduction back to back, in chunks of about
- * 50 ms with two chunks queued so that the GPU never waits for the host,
- * until the window lasts KF_NVML_MIN_WINDOW_S.  No L2 flush: its memset
- * would be charged to the kernel.  false when a launch failed (r says why). */
+/* The energy window on the GPU: bench_energy_loop's steps as CUDA calls.
+ * The two event slots mark the ends of the two chunks in flight. */
+typedef struct {
+    cctx *c;
+    runner *R;
+    kf_nvml_window *w;
+    char *nerr;
+    size_t nerrlen;
+} gpu_energy;
+
+static bool gpu_queue(void *ctx, long runs, int slot)
+{
+    gpu_energy *g = ctx;
+    for (long i = 0; i < runs; i++)
+        if (!enqueue(g->R))
+            return false;
+    return cu_ok(g->c, g->c->B->g.cu.cuEventRecord(g->c->B->ev[slot], g->c->B->stream), "cuEventRecord");
+}
+
+static bool gpu_wait(void *ctx, int slot)
+{
+    gpu_energy *g = ctx;
+    if (!cu_ok(g->c, g->c->B->g.cu.cuEventSynchronize(g->c->B->ev[slot]), "energy window"))
+        return false;
+    kf_nvml_window_sample(g->w, g->nerr[0] ? NULL : g->nerr, g->nerrlen);
+    return true;
+}
+
+static double gpu_now(void *ctx)
+{
+    (void)ctx;
+    return kf_now();
+}
+
+/* The whole reduction back to back, without L2 flushes (their memsets would
+ * be charged to the kernel), until the window lasts KF_NVML_MIN_WINDOW_S.
+ * false when a launch failed (r says why). */
 static bool energy_window(cctx *c, runner *R, double run_s, kf_nvml_window_result *ew, long *runs, char *nerr,
                           size_t nerrlen)
 {
-    bench *B = c->B;
-    kf_cu *cu = &B->g.cu;
-    long chunk = bench_energy_runs(run_s, 0.05);
-    int cur = 0;
     kf_nvml_window w;
-    double t0 = kf_now();
-    kf_nvml_window_begin(&w, &B->nv.d, t0, nerr[0] ? NULL : nerr, nerrlen);
-    *runs = 0;
-    for (int queued = 0;; queued++) {
-        for (long i = 0; i < chunk; i++)
-            if (!enqueue(R))
-                return false;
-        *runs += chunk;
-        if (!cu_ok(c, cu->cuEventRecord(B->ev[queued & 1], B->stream), "cuEventRecord"))
-            return false;
-        if (queued == 0)
-            continue;
-        /* wait for the older chunk; the newer one keeps the GPU busy */
-        if (!cu_ok(c, cu->cuEventSynchronize(B->ev[cur]), "energy window"))
-            return false;
-        kf_nvml_window_sample(&w, nerr[0] ? NULL : nerr, nerrlen);
-        cur = queued & 1;
-        double elapsed = kf_now() - t0;
-        /* the queued chunk ends it when it will be long enough (10 s at most,
-         * for runs much slower than the timing said) */
-        if (elapsed + chunk * run_s >= KF_NVML_MIN_WINDOW_S * 1.02 || elapsed > 10)
-            break;
-    }
-    if (!cu_ok(c, cu->cuEventSynchronize(B->ev[cur]), "energy window"))
+    gpu_energy g = {c, R, &w, nerr, nerrlen};
+    bench_energy_ops ops = {gpu_queue, gpu_wait, gpu_now, &g};
+    double t0 = kf_now(), t_end;
+    kf_nvml_window_begin(&w, &c->B->nv.d, t0, nerr[0] ? NULL : nerr, nerrlen);
+    *runs = bench_energy_loop(&ops, run_s, t0, KF_NVML_MIN_WINDOW_S, &t_end);
+    if (*runs < 0)
         return false;
-    kf_nvml_window_end(&w, kf_now(), ew, nerr[0] ? NULL : nerr, nerrlen);
+    kf_nvml_window_end(&w, t_end, ew, nerr[0] ? NULL : nerr, nerrlen);
     return true;
 }
 
@@ -536,6 +547,38 @@ void bench_nvml_close(bench_nvml *nv)
         nv->ok = false;
 }
 
+long bench_energy_loop(const bench_energy_ops *o, double run_s, double t0, double min_s, double *t_end)
+{
+    const double chunk_s = 0.05;
+    long chunk = bench_energy_runs(run_s, chunk_s), runs = chunk, done = 0, pending[2] = {chunk, 0};
+    if (!o->queue(o->ctx, chunk, 0))
+        return -1;
+    for (int k = 1;; k++) {
+        int slot = k & 1;
+        if (!o->queue(o->ctx, chunk, slot))
+            return -1;
+        pending[slot] = chunk;
+        runs += chunk;
+        /* the older chunk; the newer one keeps the GPU busy meanwhile */
+        if (!o->wait(o->ctx, 1 - slot))
+            return -1;
+        done += pending[1 - slot];
+        double elapsed = o->now(o->ctx) - t0;
+        /* long enough already: the window ends with the chunk in flight.
+         * (The timed repetitions' rate is only a first guess: back to back,
+         * without flushes, runs are often faster; 10 s caps a guess far off
+         * the other way.) */
+        if (elapsed >= min_s || elapsed > 10) {
+            if (!o->wait(o->ctx, slot))
+                return -1;
+            *t_end = o->now(o->ctx);
+            return runs;
+        }
+        if (elapsed > 0)
+            chunk = bench_energy_runs(elapsed / (double)done, chunk_s);
+    }
+}
+
 long bench_energy_runs(double run_s, double window_s)
 {
     if (!(run_s > 0) || !(window_s > 0))
@@ -589,6 +632,46 @@ void bench_nvml_record(kf_result *r, const kf_nvml_window_result *timed, const k
         snprintf(r->nvml_note, sizeof r->nvml_note, "%s", note);
 }
 
+/* A simulated GPU for the fake's energy window: chunks run one after the
+ * other, each run taking run_s; the clock moves only when the host waits. */
+typedef struct {
+    double run_s, now, gpu_free, end[2];
+    kf_nvml_window *w;
+} sim_gpu;
+
+static bool sim_queue(void *ctx, long runs, int slot)
+{
+    sim_gpu *g = ctx;
+    double start = g->gpu_free > g->now ? g->gpu_free : g->now;
+    g->gpu_free = g->end[slot] = start + (double)runs * g->run_s;
+    return true;
+}
+
+static bool sim_wait(void *ctx, int slot)
+{
+    sim_gpu *g = ctx;
+    if (g->end[slot] > g->now)
+        g->now = g->end[slot];
+    if (g->w)
+        kf_nvml_window_sample(g->w, NULL, 0);
+    return true;
+}
+
+static double sim_now(void *ctx)
+{
+    return ((sim_gpu *)ctx)->now;
+}
+
+long bench_energy_simulate(double guess_s, double true_s, double min_s, double *window_s)
+{
+    sim_gpu g = {.run_s = true_s};
+    bench_energy_ops ops = {sim_queue, sim_wait, sim_now, &g};
+    double t_end = 0;
+    long runs = bench_energy_loop(&ops, guess_s, 0, min_s, &t_end);
+    *window_s = t_end;
+    return runs;
+}
+
 void bench_nvml_fake(bench_nvml *nv, const kf_bench *b, kf_result *r)
 {
     if (r->status != KF_ST_OK)
@@ -609,9 +692,14 @@ void bench_nvml_fake(bench_nvml *nv, const kf_bench *b, kf_result *r)
     kf_nvml_sample(&nv->d, &last, err[0] ? NULL : err, sizeof err);
     long runs = 0;
     if (b->energy) {
-        runs = bench_energy_runs(run_s, KF_NVML_MIN_WINDOW_S * 1.02);
+        /* the same schedule as on a GPU, on a clock that only counts; the
+         * energy counter is read at the window's ends only */
+        sim_gpu g = {.run_s = run_s, .now = t, .gpu_free = t};
+        bench_energy_ops ops = {sim_queue, sim_wait, sim_now, &g};
+        double t_end = t;
         kf_nvml_window_begin(&w, &nv->d, t, err[0] ? NULL : err, sizeof err);
-        kf_nvml_window_end(&w, t + runs * run_s, &ew, err[0] ? NULL : err, sizeof err);
+        runs = bench_energy_loop(&ops, run_s, t, KF_NVML_MIN_WINDOW_S, &t_end);
+        kf_nvml_window_end(&w, t_end, &ew, err[0] ? NULL : err, sizeof err);
     }
     bench_nvml_record(r, &tw, &last, b->energy ? &ew : NULL, runs, err);
 }

@@ -52,6 +52,29 @@ void bench_nvml_close(bench_nvml *nv);
 /* Back-to-back runs of run_s seconds each that fill window_s: >= 1. */
 long bench_energy_runs(double run_s, double window_s);
 
+/* The energy window's schedule, apart from CUDA so that tests can drive it.
+ * queue enqueues runs and marks their end in slot 0 or 1 (two chunks are in
+ * flight, so the GPU never waits for the host); wait waits for a slot's end
+ * (and samples NVML); now is the clock. */
+typedef struct {
+    bool (*queue)(void *ctx, long runs, int slot);
+    bool (*wait)(void *ctx, int slot);
+    double (*now)(void *ctx);
+    void *ctx;
+} bench_energy_ops;
+
+/* Runs chunks of about 50 ms (sized from run_s, the timed repetitions' rate,
+ * then from the rate seen) until, at the end of a chunk, min_s has passed
+ * since t0; the window then ends with the chunk still in flight, so it is
+ * never shorter than min_s, whatever the first guess.  Returns the runs
+ * queued, with the window's end in *t_end, or -1 when a step failed. */
+long bench_energy_loop(const bench_energy_ops *o, double run_s, double t0, double min_s, double *t_end);
+
+/* bench_energy_loop on a simulated GPU whose runs take true_s while the
+ * first guess is guess_s: the runs, and the window's length in *window_s
+ * (for tests). */
+long bench_energy_simulate(double guess_s, double true_s, double min_s, double *window_s);
+
 /* Writes what NVML read into r's NVML fields: timed (the window over the
  * timed repetitions), last (a reading right after it: clock limits, memory
  * clock, power), energy (the energy window over `runs` runs, or NULL when
