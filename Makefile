@@ -90,6 +90,7 @@ check: $(TESTS) $(BUILD)/kforge $(BUILD)/fuzz_replay
 	KFORGE=$(BUILD)/kforge sh tests/engine_suite.sh || fail=1; \
 	KFORGE=$(BUILD)/kforge sh tests/tune_suite.sh || fail=1; \
 	KFORGE=$(BUILD)/kforge sh tests/multi_suite.sh || fail=1; \
+	KFORGE=$(BUILD)/kforge sh tests/compare_suite.sh || fail=1; \
 	sh tests/plot_suite.sh || fail=1; \
 	KFORGE=$(BUILD)/kforge sh tests/gpu_suite.sh || fail=1; \
 	exit $$fail
@@ -122,7 +123,7 @@ install: $(BUILD)/kforge
 FUZZ_SRC  := tests/fuzz_config.c src/core/config.c src/core/expr.c src/core/space.c src/core/param.c \
              src/core/family.c src/core/kforge.c src/core/util.c src/core/stats.c src/compile/codegen.c \
              $(wildcard src/families/*/*.c) \
-             src/exec/bench.c src/exec/gpu.c
+             src/exec/bench.c src/exec/gpu.c src/exec/nvml.c
 FUZZ_TIME ?= 600
 VALGRIND  := valgrind -q --error-exitcode=99 --leak-check=full --show-leak-kinds=definite,indirect \
              --errors-for-leak-kinds=definite,indirect

@@ -5,8 +5,9 @@
 # source it from ~/.bashrc.
 #
 # Completes: the commands; each command's options (read from its --help);
-# the values of --format, --strategy, --arch, --dtype, --op, --devices and --shard; config files
-# (*.json, and '-'); results files (*.jsonl, also merge's arguments); --set keys (the variant parameters, n, constraints,
+# the values of --format, --strategy, --objective, --arch, --dtype, --op, --devices and --shard;
+# config files (*.json, and '-'); results files (*.jsonl, also merge's and compare's arguments); --set keys
+# (the variant parameters, n, constraints,
 # bench.*) and, after "--set KEY=", the values of enumerated keys.
 # Needs nothing from the bash-completion package.
 #
@@ -20,12 +21,13 @@ _kforge_opts_static() {
     gen) echo "--set --help" ;;
     check) echo "--compile --arch --set --jobs -j --cache-dir --no-cache --lineinfo --help" ;;
     info) echo "--device --format --help" ;;
-    tune) echo "--strategy --budget --time --seed --first-improvement --set --results --resume --no-resume --db
-               --no-db --simulate --format --timeout --device --devices --shard --jobs --cache-dir --no-cache
-               --lineinfo --quiet --help" ;;
+    tune) echo "--strategy --budget --time --seed --first-improvement --objective --set --results --resume --no-resume
+               --db --no-db --simulate --format --timeout --device --devices --shard --jobs -j --cache-dir --no-cache
+               --lineinfo --quiet -q --help" ;;
     best) echo "--kernel --dtype --op --n --rows --cols --row_stride --db --gpu --deterministic --header --help" ;;
     axes) echo "--format --help" ;;
     merge) echo "--results --db --no-db --format --quiet --help" ;;
+    compare) echo "--fail-above --any-device --all --format --help" ;;
     esac
 }
 
@@ -36,10 +38,12 @@ _kforge_opts() {
     if [[ -z ${!var-} ]]; then
         help=$("$bin" "$cmd" --help 2>/dev/null)
         # options are what the usage line shows in brackets and what the
-        # option list starts its lines with (not the examples)
+        # option list's lines start with, up to their description ("  -j N,
+        # --jobs N   ..." gives both; not the examples)
         opts=$( {
             printf '%s\n' "$help" | grep '^usage:' | grep -oE '\[--?[a-zA-Z][a-zA-Z0-9-]*' | tr -d '['
-            printf '%s\n' "$help" | grep -oE '^  --?[a-zA-Z][a-zA-Z0-9-]*' | tr -d ' '
+            printf '%s\n' "$help" | grep -E '^  -' | sed -E 's/^  (([^ ]| [^ ])*).*/\1/' |
+                grep -oE -- '(^| )--?[a-zA-Z][a-zA-Z0-9-]*' | tr -d ' '
         } | sort -u | tr '\n' ' ')
         printf -v "$var" '%s' "${opts:-$(_kforge_opts_static "$cmd")} --help"
     fi
@@ -59,12 +63,12 @@ _kforge_set_keys() {
     local keys
     keys=$(_kforge_axes | cut -d, -f2 | sort -u | sed 's/$/=/' | tr '\n' ' ')
     echo "$keys constraints= bench.warmup= bench.min_reps= bench.max_reps= bench.repetitions= bench.max_time_s=
-          bench.max_noise= bench.flush_l2= bench.seed= bench.offset= bench.timeout_s="
+          bench.max_noise= bench.flush_l2= bench.seed= bench.offset= bench.timeout_s= bench.energy="
 }
 
 _kforge_set_values() {
     case $1 in
-    bench.flush_l2) echo "true false" ;;
+    bench.flush_l2 | bench.energy) echo "true false" ;;
     *) _kforge_axes | awk -F, -v k="$1" '$2 == k { print $3 }' | tr ' ' '\n' | sort -u | tr '\n' ' ' ;;
     esac
 }
@@ -87,14 +91,14 @@ _kforge() {
 
     for ((i = 1; i < COMP_CWORD; i++)); do
         case ${COMP_WORDS[i]} in
-        run | gen | check | info | tune | best | merge | help)
+        run | gen | check | info | tune | best | axes | merge | compare | help)
             cmd=${COMP_WORDS[i]}
             break
             ;;
         esac
     done
     if [[ -z $cmd ]]; then
-        COMPREPLY=($(compgen -W "run gen check info tune best axes merge help --help --version" -- "$cur"))
+        COMPREPLY=($(compgen -W "run gen check info tune best axes merge compare help --help --version" -- "$cur"))
         return
     fi
 
@@ -128,8 +132,12 @@ _kforge() {
     --format)
         if [[ $cmd == info ]]; then
             COMPREPLY=($(compgen -W "table json" -- "$cur"))
-        elif [[ $cmd == tune || $cmd == merge ]]; then
+        elif [[ $cmd == merge ]]; then
             COMPREPLY=($(compgen -W "table jsonl json" -- "$cur"))
+        elif [[ $cmd == tune ]]; then
+            COMPREPLY=($(compgen -W "table jsonl json md" -- "$cur"))
+        elif [[ $cmd == run || $cmd == compare ]]; then
+            COMPREPLY=($(compgen -W "table csv jsonl json md" -- "$cur"))
         else
             COMPREPLY=($(compgen -W "table csv jsonl json" -- "$cur"))
         fi
@@ -137,6 +145,10 @@ _kforge() {
         ;;
     --strategy)
         COMPREPLY=($(compgen -W "exhaustive random local anneal genetic" -- "$cur"))
+        return
+        ;;
+    --objective)
+        COMPREPLY=($(compgen -W "time energy edp" -- "$cur"))
         return
         ;;
     --arch)
@@ -171,7 +183,7 @@ _kforge() {
         COMPREPLY=($(compgen -W "1/2 2/2 1/4 2/4 3/4 4/4" -- "$cur"))
         return
         ;;
-    --timeout | --device | --jobs | -j | --budget | --time | --seed | --n | --rows | --cols | --row_stride | --gpu)
+    --timeout | --device | --jobs | -j | --budget | --time | --seed | --n | --rows | --cols | --row_stride | --gpu | --fail-above)
         return # a number: nothing to offer
         ;;
     esac
@@ -183,8 +195,8 @@ _kforge() {
     fi
     case $cmd in
     run | gen | check | tune) _kforge_files '*.json' ;;
-    merge) _kforge_files '*.jsonl' ;;
-    help) COMPREPLY=($(compgen -W "run gen check info tune best axes merge" -- "$cur")) ;;
+    merge | compare) _kforge_files '*.jsonl' ;;
+    help) COMPREPLY=($(compgen -W "run gen check info tune best axes merge compare" -- "$cur")) ;;
     axes) COMPREPLY=($(compgen -W "$("$bin" axes 2>/dev/null | cut -d' ' -f1)" -- "$cur")) ;;
     esac
 } &&

@@ -701,7 +701,7 @@ has --speedup kforge run --
 has --resume kforge run --
 has --compile kforge check --
 has --arch kforge check --
-want "csv json jsonl table" kforge run --format ''
+want "csv json jsonl md table" kforge run --format ''
 want "json table" kforge info --format ''
 want "anneal exhaustive genetic local random" kforge tune s.json --strategy ''
 has block_size= kforge run --set ''

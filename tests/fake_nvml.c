@@ -9,8 +9,15 @@
  * library with dlopen (one copy, so one state) and scripts it through the
  * fake_nvml_* functions: each query returns the next value of its script,
  * the last one repeating, or a scripted error code.
+ *
+ * Processes that cannot call those functions (kforge's fake GPU worker, in
+ * tests/compare_suite.sh) script it through the environment, read by
+ * nvmlInit_v2: FAKE_NVML_SCRIPT="sm=1980,1755;max_sm=1980;energy+=250;..."
+ * gives each named query its values (QUERY=V1,V2,...), or a counter that
+ * starts at 1000000 and advances by STEP at every answer (QUERY+=STEP).
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define FAKE_API __attribute__((visibility("default")))
@@ -34,6 +41,7 @@ static const char *const qnames[Q_COUNT] = {"init", "shutdown", "sm", "mem", "ma
 static struct {
     unsigned long long v[SCRIPT_MAX];
     int n, next, fail, calls;
+    unsigned long long step; /* a counter: v[0] + step per answer */
 } q[Q_COUNT];
 static int initialised;
 
@@ -102,6 +110,11 @@ static int answer(int i, nvmlDevice_t d, unsigned long long *out)
         return q[i].fail;
     if (q[i].n == 0)
         return 3; /* NVML_ERROR_NOT_SUPPORTED: nothing scripted */
+    if (q[i].step) {
+        *out = q[i].v[0];
+        q[i].v[0] += q[i].step;
+        return SUCCESS;
+    }
     *out = q[i].v[q[i].next];
     if (q[i].next < q[i].n - 1)
         q[i].next++;
@@ -117,8 +130,40 @@ static int answer_u(int i, nvmlDevice_t d, unsigned *out)
     return r;
 }
 
+/* FAKE_NVML_SCRIPT (see the top). */
+static void script_from_env(void)
+{
+    const char *e = getenv("FAKE_NVML_SCRIPT");
+    char buf[1024];
+    if (!e || strlen(e) >= sizeof buf)
+        return;
+    strcpy(buf, e);
+    for (char *save = NULL, *item = strtok_r(buf, ";", &save); item; item = strtok_r(NULL, ";", &save)) {
+        char *eq = strchr(item, '=');
+        if (!eq)
+            continue;
+        int counter = eq > item && eq[-1] == '+';
+        eq[-counter] = '\0';
+        int i = qindex(item);
+        if (i < 0)
+            continue;
+        q[i].n = q[i].next = 0;
+        q[i].step = 0;
+        if (counter) {
+            q[i].v[0] = 1000000;
+            q[i].step = strtoull(eq + 1, NULL, 10);
+            q[i].n = 1;
+            continue;
+        }
+        for (char *s2 = NULL, *v = strtok_r(eq + 1, ",", &s2); v && q[i].n < SCRIPT_MAX; v = strtok_r(NULL, ",", &s2))
+            q[i].v[q[i].n++] = strtoull(v, NULL, 0);
+    }
+}
+
 FAKE_API int nvmlInit_v2(void)
 {
+    if (!initialised)
+        script_from_env();
     q[Q_INIT].calls++;
     if (q[Q_INIT].fail)
         return q[Q_INIT].fail;

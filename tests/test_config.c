@@ -558,9 +558,76 @@ START_TEST(names_and_misc)
     ck_contains(parse_bad("\"just a string\""), "expected a JSON object at the top level");
     ck_contains(parse_bad("{} {}"), "malformed JSON at line 1, column 4");
     ck_contains(parse_bad("{\"n\": 1}\n\n  x"), "malformed JSON at line 3, column 3, near 'x'");
-    ck_contains(parse_bad("{\"n\": 1,\n\n}"), "malformed JSON at line 3, column 1, near '}'");
+    /* a trailing comma is named, on the comma's own line (issue 14) */
+    ck_contains(parse_bad("{\"n\": 1,\n\n}"), "line 1, column 8: trailing comma (JSON allows no comma before '}')");
+    ck_contains(parse_bad("{\"n\": [1,\n 2,\n ]}"), "line 2, column 3: trailing comma (JSON allows no comma before ']')");
+    ck_contains(parse_bad("{\"variants\": [{\"n\": 1},\n{\"n\": 2},\n],\n\"dtype\": \"int32\"}"),
+                "line 2, column 9: trailing comma");
+    ck_assert(strstr(parse_bad("{,}"), "trailing") == NULL);
     ck_contains(parse_bad("{\"a\": 1,,}"), "line 1, column 9, near ',}'");
     ck_contains(parse_bad("{\"n\": [1, 2x]}"), "line 1, column 12, near 'x]}'");
+}
+END_TEST
+
+/* Issue 14: a message about a value gives its line as well as its path. */
+START_TEST(parse_errors_give_the_line)
+{
+    const char *text = "{\n"
+                       "  \"n\": 1024,\n"
+                       "  \"variants\": [\n"
+                       "    {\"name\": \"a\", \"block_size\": 128},\n"
+                       "    {\"name\": \"b\",\n"
+                       "     \"grid\": {\"waves\": 0}}\n"
+                       "  ]\n"
+                       "}\n";
+    ck_contains(parse_bad(text), "t.json: line 6: variants[1].grid.waves: expected an integer 1..64, got 0");
+    ck_contains(parse_bad("{\"n\": 1,\n \"bench\": {\n  \"warmup\": -1}}"), "line 3: bench.warmup: expected");
+    ck_contains(parse_bad("{\"n\": [1,\n 2,\n 0]}"), "line 3: n[2]: expected a size");
+    ck_contains(parse_bad("{\"n\": 1,\n\"block_size\": {\"range\": [64,\n 32]}}"), "line 2: block_size.range: low");
+    ck_contains(parse_bad("{\"n\": 1,\n\"dtype\": \"int32\",\n\"dtype\": \"int64\"}"), "line 3: dtype: duplicate key");
+    ck_contains(parse_bad("{\"n\": 1,\n\n\"blok_size\": 1}"), "line 3: blok_size: unknown key");
+    /* a string key with a '.' or an escape is not found: no line, but the path */
+    ck_contains(parse_bad("{\"n\": 1,\n \"a.b\": 1}"), "t.json: a.b: unknown key");
+    /* a file of one line: no "line 1" */
+    ck_contains(parse_bad("{\"n\": 0}"), "t.json: n: expected a size");
+    /* a variant that cannot run: the line of its object */
+    kf_config c;
+    kf_space sp;
+    const char *t2 = "{\"n\": 1024,\n \"variants\": [\n  {\"algorithm\": \"shuffle\"},\n  {\"block_size\": 96}]}";
+    ck_assert_int_eq(config_parse(t2, strlen(t2), "x.json", &c, err, sizeof err), 0);
+    ck_assert_int_eq(c.specs[1].line, 4);
+    ck_assert_int_ne(space_expand(&c, NULL, &sp, err, sizeof err), 0);
+    ck_contains(err, "x.json: line 4: variants[1]: cannot run: block_size 96");
+    config_free(&c);
+}
+END_TEST
+
+/* Issue 14: --set errors that say what to type. */
+START_TEST(set_messages_suggest)
+{
+    kf_config c;
+    const char *t = "{\"n\": 1024, \"dtype\": \"float32\", \"algorithm\": \"shuffle\"}";
+    ck_assert_int_eq(config_parse(t, strlen(t), "x.json", &c, err, sizeof err), 0);
+    /* a bare 2^20 in a list: quote it */
+    ck_assert_int_ne(config_set(&c, "n=[1000,2^20]", err, sizeof err), 0);
+    ck_contains(err, "--set n: [1000,2^20] is not valid JSON");
+    ck_contains(err, "--set 'n=[1000,\"2^20\"]'");
+    ck_assert_int_ne(config_set(&c, "block_size=[64,x]", err, sizeof err), 0);
+    ck_contains(err, "--set 'block_size=[64,\"x\"]'");
+    ck_assert_int_eq(config_set(&c, "n=[1000,\"2^20\"]", err, sizeof err), 0);
+    /* a bitwise op on a float config: the --set is named, an integer dtype suggested */
+    ck_assert_int_eq(config_set(&c, "op=xor", err, sizeof err), 0);
+    ck_assert_str_eq(c.sets, " --set op=xor"); /* the axes' overrides, not the sizes' */
+    kf_space sp;
+    ck_assert_int_ne(space_expand(&c, NULL, &sp, err, sizeof err), 0);
+    ck_contains(err, "op xor is bitwise: it needs an integer dtype, got float32");
+    ck_contains(err, "(with --set op=xor: add --set dtype=");
+    ck_assert_msg(strstr(err, "dtype=int32") || strstr(err, "dtype=uint32") || strstr(err, "dtype=int64"), "%s", err);
+    /* and then it runs */
+    ck_assert_int_eq(config_set(&c, "dtype=int32", err, sizeof err), 0);
+    ck_assert_int_eq(space_expand(&c, NULL, &sp, err, sizeof err), 0);
+    space_free(&sp);
+    config_free(&c);
 }
 END_TEST
 
@@ -923,7 +990,7 @@ START_TEST(set_unknown_key_suggests)
         keys[nk] = strdup(tab[nk]);
         nbench += strncmp(keys[nk], "bench.", 6) == 0;
     }
-    ck_assert_int_eq(nbench, 10);
+    ck_assert_int_eq(nbench, 11);
     ck_assert_int_eq(nk, f->nparams + f->nsizes + 1 + nbench);
     for (int i = 0; i < f->nparams; i++)
         ck_assert_int_ge(kf_lookup(keys, nk, f->params[i].name), 0);
@@ -1063,6 +1130,7 @@ static Suite *config_suite(void)
     tcase_add_test(tc, constraint_keys);
     tcase_add_test(tc, names_and_misc);
     tcase_add_test(tc, parse_length_and_stdin);
+    tcase_add_test(tc, parse_errors_give_the_line);
     tcase_add_test(tc, load_files);
     tcase_add_test(tc, kernel_family);
     tcase_add_test(tc, param_values);
@@ -1073,6 +1141,7 @@ static Suite *config_suite(void)
     tcase_add_test(tc, set_sizes_bench_constraints);
     tcase_add_test(tc, set_unknown_and_malformed);
     tcase_add_test(tc, set_unknown_key_suggests);
+    tcase_add_test(tc, set_messages_suggest);
     tcase_add_test(tc, content_hash);
     suite_add_tcase(s, tc);
 

@@ -20,6 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bench.h"
 #include "nvml.h"
 
 static char fake_old[PATH_MAX + 32], fake_new[PATH_MAX + 32];
@@ -479,6 +480,212 @@ START_TEST(fake_window_no_counter)
 END_TEST
 
 // ----------------------------------------------------------------------------
+// What a case records (exec/bench.c, issue 14)
+
+START_TEST(energy_runs_rule)
+{
+    ck_assert_int_eq(bench_energy_runs(0.5, 1.0), 2);
+    ck_assert_int_eq(bench_energy_runs(0.3, 1.0), 4);
+    ck_assert_int_eq(bench_energy_runs(2.0, 1.0), 1);     /* one run longer than the window */
+    ck_assert_int_eq(bench_energy_runs(10e-6, 1.0), 100000);
+    ck_assert_int_eq(bench_energy_runs(0, 1.0), 1);
+    ck_assert_int_eq(bench_energy_runs(NAN, 1.0), 1);
+    ck_assert_int_eq(bench_energy_runs(1e-12, 1.0), 100000000); /* capped */
+}
+END_TEST
+
+/* The energy window's schedule: whatever the first guess of a run's time
+ * (the timed repetitions, with L2 flushes, are often slower than runs back
+ * to back), the window lasts at least the minimum and not much more.  On an
+ * H100 the first version ended windows after 0.97..0.98 s for n = 2^20
+ * (8.3 us timed, faster back to back) and recorded no energy. */
+START_TEST(energy_loop_schedule)
+{
+    static const struct { double guess, truth; } cases[] = {
+        {8.3e-6, 5.5e-6},   /* back to back faster: the H100 case */
+        {8.3e-6, 8.3e-6},
+        {5e-6, 8e-6},       /* slower than the guess */
+        {1e-4, 3e-5},
+        {0.3, 0.2},         /* runs of a good part of the window */
+        {1e-7, 2e-7},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        double w = 0;
+        long runs = bench_energy_simulate(cases[i].guess, cases[i].truth, 1.0, &w);
+        ck_assert_msg(runs >= 2, "[%zu] runs %ld", i, runs);
+        ck_assert_double_eq_tol(w, runs * cases[i].truth, 1e-9 * w + 1e-12);
+        ck_assert_msg(w >= 1.0, "[%zu] window %.6f s < 1 s (guess %g, truth %g)", i, w, cases[i].guess,
+                      cases[i].truth);
+        /* at most two chunks (50 ms at the guessed rate, then at the seen
+         * one) beyond the minimum, or two runs when one run is long */
+        double chunk = 0.05 * (cases[i].truth > cases[i].guess ? cases[i].truth / cases[i].guess : 1);
+        double over = 2 * (chunk > cases[i].truth ? chunk : cases[i].truth);
+        ck_assert_msg(w <= 1.0 + over + 1e-9, "[%zu] window %.6f s, more than %.3f s over", i, w, over);
+    }
+    /* one run longer than the window: two runs (one in flight when the first ends) */
+    double w = 0;
+    ck_assert_int_eq(bench_energy_simulate(2.0, 2.0, 1.0, &w), 2);
+    ck_assert_double_eq_tol(w, 4.0, 1e-9);
+}
+END_TEST
+
+START_TEST(bench_without_nvml)
+{
+    setenv(KF_NVML_LIB_ENV, "/nonexistent/libnvidia-ml.so.1", 1);
+    bench_nvml nv;
+    bench_nvml_open(&nv, NULL, 0);
+    ck_assert(!nv.ok);
+    ck_assert_msg(strncmp(nv.note, "NVML not available: ", 20) == 0, "%s", nv.note);
+    /* the fake GPU's path: a note in the result, no figures */
+    kf_result r;
+    memset(&r, 0, sizeof r);
+    r.stats.median_ms = 0.01;
+    r.stats.reps = 10;
+    kf_bench b;
+    kf_bench_defaults(&b);
+    b.energy = true;
+    bench_nvml_fake(&nv, &b, &r);
+    ck_assert(!r.nvml);
+    ck_assert_str_eq(r.nvml_note, nv.note);
+    ck_assert_int_eq(r.sm_mhz_min, 0);
+    ck_assert(r.energy_j == 0);
+    bench_nvml_close(&nv);
+    unsetenv(KF_NVML_LIB_ENV);
+}
+END_TEST
+
+START_TEST(fake_bench_by_uuid_and_index)
+{
+    fake f = fake_load(fake_old);
+    bench_nvml nv;
+    bench_nvml_open(&nv, "GPU-55555555-6666-7777-8888-999999999999", 0);
+    ck_assert_msg(nv.ok, "%s", nv.note);
+    ck_assert_str_eq(nv.d.uuid, "GPU-55555555-6666-7777-8888-999999999999"); /* the UUID wins over the index */
+    bench_nvml_close(&nv);
+    bench_nvml_open(&nv, "", 1);
+    ck_assert(nv.ok);
+    ck_assert_str_eq(nv.d.uuid, "GPU-55555555-6666-7777-8888-999999999999");
+    bench_nvml_close(&nv);
+    bench_nvml_open(&nv, "GPU-deadbeef-0000-0000-0000-000000000000", 0);
+    ck_assert(!nv.ok);
+    ck_assert_msg(strstr(nv.note, "NVML not available") && strstr(nv.note, "deadbeef"), "%s", nv.note);
+    ck_assert_int_eq(f.calls("shutdown"), 2 + 1); /* closed after the failed lookup too */
+    fake_free(&f);
+}
+END_TEST
+
+/* Steady clocks at the maximum, no reason: not throttled; the energy window
+ * gives energy per run and the average power. */
+START_TEST(fake_record_steady_with_energy)
+{
+    fake f = fake_load(fake_old);
+    script_steady(f);
+    SCRIPT(f, "energy", 1000000, 1000000, 1000000, 1000000, /* the timed window: begin, sample, end, last */
+           1000000, 1000500);                               /* the energy window: +500 mJ */
+    bench_nvml nv;
+    bench_nvml_open(&nv, NULL, 0);
+    ck_assert(nv.ok);
+    kf_result r;
+    memset(&r, 0, sizeof r);
+    r.stats.median_ms = 0.1;
+    r.stats.reps = 20;
+    kf_bench b;
+    kf_bench_defaults(&b);
+    b.energy = true;
+    bench_nvml_fake(&nv, &b, &r);
+    ck_assert(r.nvml);
+    ck_assert_str_eq(r.nvml_note, "");
+    ck_assert_int_eq(r.sm_mhz_min, 1980);
+    ck_assert_int_eq(r.sm_mhz_max, 1980);
+    ck_assert_int_eq(r.sm_mhz_limit, 1980);
+    ck_assert_int_eq(r.mem_mhz, 2619);
+    ck_assert_int_eq(r.temp_c, 45);
+    ck_assert(!r.throttled);
+    ck_assert_str_eq(r.throttle_reasons, "none");
+    /* 0.1 ms a run, chunks of 50 ms: the window ends with the chunk in
+     * flight after 1 s has passed, at most two chunks later */
+    ck_assert_double_eq_tol(r.energy_window_s, r.energy_runs * 1e-4, 1e-9);
+    ck_assert_msg(r.energy_window_s >= 1.0 && r.energy_window_s <= 1.1 + 1e-9, "window %g s", r.energy_window_s);
+    ck_assert_double_eq_tol(r.energy_j, 0.5 / r.energy_runs, 1e-15);
+    ck_assert_double_eq_tol(r.power_w, 0.5 / r.energy_window_s, 1e-9);
+    bench_nvml_close(&nv);
+    fake_free(&f);
+}
+END_TEST
+
+/* A clock drop and a power cap in the timed window: throttled, the range of
+ * clocks, and no energy figure without bench.energy (NVML's power reading
+ * instead). */
+START_TEST(fake_record_throttled)
+{
+    fake f = fake_load(fake_old);
+    script_steady(f);
+    SCRIPT(f, "sm", 210, 1980, 1755, 1980);                 /* begin (idle: not counted), sample, end, last */
+    SCRIPT(f, "reasons", KF_NVML_REASON_GPU_IDLE, 0, KF_NVML_REASON_SW_POWER_CAP, 0);
+    SCRIPT(f, "temp", 30, 61, 64, 50);
+    bench_nvml nv;
+    bench_nvml_open(&nv, NULL, 0);
+    kf_result r;
+    memset(&r, 0, sizeof r);
+    r.stats.median_ms = 0.1;
+    r.stats.reps = 20;
+    kf_bench b;
+    kf_bench_defaults(&b);
+    bench_nvml_fake(&nv, &b, &r);
+    ck_assert_int_eq(r.sm_mhz_min, 1755);
+    ck_assert_int_eq(r.sm_mhz_max, 1980);
+    ck_assert_int_eq(r.temp_c, 64);
+    ck_assert(r.throttled);
+    ck_assert_str_eq(r.throttle_reasons, "sw power cap");
+    ck_assert(r.energy_j == 0 && r.energy_runs == 0);
+    ck_assert_double_eq_tol(r.power_w, 312.5, 1e-9);
+    bench_nvml_close(&nv);
+    fake_free(&f);
+}
+END_TEST
+
+/* A counter that does not move, and a GPU without the counter: a note, no
+ * energy; a failed case records nothing. */
+START_TEST(fake_record_energy_notes)
+{
+    fake f = fake_load(fake_old);
+    script_steady(f);
+    bench_nvml nv;
+    bench_nvml_open(&nv, NULL, 0);
+    kf_result r;
+    memset(&r, 0, sizeof r);
+    r.stats.median_ms = 0.1;
+    r.stats.reps = 20;
+    kf_bench b;
+    kf_bench_defaults(&b);
+    b.energy = true;
+    bench_nvml_fake(&nv, &b, &r); /* energy stays at 1000000 */
+    ck_assert(r.energy_j == 0);
+    ck_assert_msg(strstr(r.nvml_note, "no energy"), "%s", r.nvml_note);
+    bench_nvml_close(&nv);
+
+    f.reset();
+    script_steady(f);
+    f.fail_with("energy", 3); /* NOT_SUPPORTED: before Volta */
+    bench_nvml_open(&nv, NULL, 0);
+    memset(&r, 0, sizeof r);
+    r.stats.median_ms = 0.1;
+    r.stats.reps = 20;
+    bench_nvml_fake(&nv, &b, &r);
+    ck_assert(r.nvml && r.energy_j == 0);
+    ck_assert_msg(strstr(r.nvml_note, "no energy counter"), "%s", r.nvml_note);
+    ck_assert_int_eq(r.sm_mhz_min, 1980);
+
+    memset(&r, 0, sizeof r);
+    r.status = KF_ST_WRONG;
+    bench_nvml_fake(&nv, &b, &r);
+    ck_assert(!r.nvml && r.nvml_note[0] == '\0');
+    bench_nvml_close(&nv);
+    fake_free(&f);
+}
+END_TEST
+
+// ----------------------------------------------------------------------------
 
 /* The fake libraries sit next to this binary (build/tests/). */
 static bool find_fakes(void)
@@ -513,6 +720,9 @@ static Suite *nvml_suite(bool with_fake)
     TCase *none = tcase_create("no-nvml");
     tcase_add_test(none, open_missing_library);
     tcase_add_test(none, open_library_without_nvml);
+    tcase_add_test(none, bench_without_nvml);
+    tcase_add_test(text, energy_runs_rule);
+    tcase_add_test(text, energy_loop_schedule);
     suite_add_tcase(s, none);
 
     if (with_fake) {
@@ -529,6 +739,10 @@ static Suite *nvml_suite(bool with_fake)
         tcase_add_test(fk, fake_window_exactly_minimum);
         tcase_add_test(fk, fake_window_counter_goes_back);
         tcase_add_test(fk, fake_window_no_counter);
+        tcase_add_test(fk, fake_bench_by_uuid_and_index);
+        tcase_add_test(fk, fake_record_steady_with_energy);
+        tcase_add_test(fk, fake_record_throttled);
+        tcase_add_test(fk, fake_record_energy_notes);
         suite_add_tcase(s, fk);
     }
     return s;

@@ -122,6 +122,25 @@ static kf_result make_result(int i)
     s->noise = s->stddev_ms / s->mean_ms;
     s->gbps = 1234.5678 + i;
     s->pct_peak = s->gbps / 3352.3 * 100;
+    r.bench.energy = i % 4 == 1;
+    if (i % 3 != 2) { /* NVML figures (issue 14); every third result has none */
+        r.nvml = true;
+        r.sm_mhz_min = 1755 + i;
+        r.sm_mhz_max = 1980;
+        r.sm_mhz_limit = i % 2 ? 1980 : 0;
+        r.mem_mhz = 2619;
+        r.temp_c = 40 + i % 30;
+        r.power_w = 100.0 + i / 3.0;
+        r.throttled = i % 5 == 0;
+        snprintf(r.throttle_reasons, sizeof r.throttle_reasons, "%s", r.throttled ? "sw power cap" : "none");
+        if (r.bench.energy) {
+            r.energy_j = 1e-4 * (i + 1) / 3.0;
+            r.energy_runs = 1000 + i;
+            r.energy_window_s = 1.0 + i / 7.0;
+        }
+    } else {
+        snprintf(r.nvml_note, sizeof r.nvml_note, "NVML not available: cannot load libnvidia-ml.so.1");
+    }
     return r;
 }
 
@@ -209,6 +228,7 @@ static void assert_bench_eq(const kf_bench *a, const kf_bench *b, int i)
                   (unsigned long long)b->seed);
     ck_assert_msg(a->offset == b->offset, "[%d] bench.offset", i);
     ck_assert_msg(same_dbl(a->timeout_s, b->timeout_s), "[%d] bench.timeout_s", i);
+    ck_assert_msg(a->energy == b->energy, "[%d] bench.energy", i);
 }
 
 static void assert_result_eq(const kf_result *a, const kf_result *b, int i)
@@ -250,6 +270,17 @@ static void assert_result_eq(const kf_result *a, const kf_result *b, int i)
     ck_assert_msg(same_dbl(s->noise, t->noise), "[%d] noise", i);
     ck_assert_msg(same_dbl(s->gbps, t->gbps), "[%d] gbps", i);
     ck_assert_msg(same_dbl(s->pct_peak, t->pct_peak), "[%d] pct_peak", i);
+    ck_assert_msg(a->nvml == b->nvml, "[%d] nvml", i);
+    ck_assert_msg(strcmp(a->nvml_note, b->nvml_note) == 0, "[%d] nvml_note", i);
+    ck_assert_msg(a->sm_mhz_min == b->sm_mhz_min && a->sm_mhz_max == b->sm_mhz_max, "[%d] sm_mhz", i);
+    ck_assert_msg(a->sm_mhz_limit == b->sm_mhz_limit, "[%d] sm_mhz_limit", i);
+    ck_assert_msg(a->mem_mhz == b->mem_mhz && a->temp_c == b->temp_c, "[%d] mem_mhz, temp_c", i);
+    ck_assert_msg(same_dbl(a->power_w, b->power_w), "[%d] power_w", i);
+    ck_assert_msg(a->throttled == b->throttled, "[%d] throttled", i);
+    ck_assert_msg(strcmp(a->throttle_reasons, b->throttle_reasons) == 0, "[%d] throttle_reasons", i);
+    ck_assert_msg(same_dbl(a->energy_j, b->energy_j), "[%d] energy_j", i);
+    ck_assert_msg(a->energy_runs == b->energy_runs, "[%d] energy_runs", i);
+    ck_assert_msg(same_dbl(a->energy_window_s, b->energy_window_s), "[%d] energy_window_s", i);
 }
 
 /* r written with report_json(r, info) reads back as it should. */
@@ -673,6 +704,88 @@ START_TEST(json_keys_and_run_info)
     ck_assert(cJSON_GetObjectItem(j, "bench") != NULL);
     cJSON_Delete(j);
     free(line);
+}
+END_TEST
+
+/* Issue 14: the NVML figures are null where nothing was read, GB/J is
+ * derived, bench.energy is part of the case identity only when on. */
+START_TEST(json_nvml_fields)
+{
+    kf_run_info info = make_info(true);
+    kf_result r = make_result(2); /* no NVML */
+    ck_assert(!r.nvml);
+    char *line = report_json(&r, &info);
+    cJSON *j = parse_strict(line);
+    static const char *const nullable[] = {"sm_mhz_min", "sm_mhz_max", "sm_mhz_limit", "mem_mhz",  "temp_c",
+                                           "power_w",    "throttled",  "energy_j",     "energy_runs", "gb_per_j"};
+    for (int k = 0; k < N_OF(nullable); k++)
+        ck_assert_msg(cJSON_IsNull(cJSON_GetObjectItem(j, nullable[k])), "%s is not null", nullable[k]);
+    ck_assert(cJSON_IsFalse(cJSON_GetObjectItem(j, "nvml")));
+    ck_assert_str_eq(cJSON_GetObjectItem(j, "nvml_note")->valuestring, r.nvml_note);
+    cJSON_Delete(j);
+    free(line);
+
+    r = make_result(1); /* NVML and energy */
+    ck_assert(r.nvml && r.energy_j > 0 && r.bench.energy);
+    line = report_json(&r, &info);
+    j = parse_strict(line);
+    ck_assert_int_eq((int)cJSON_GetObjectItem(j, "sm_mhz_min")->valuedouble, r.sm_mhz_min);
+    ck_assert(cJSON_GetObjectItem(j, "energy_j")->valuedouble == r.energy_j);
+    double gbpj = r.stats.gbps * r.stats.median_ms / 1e3 / r.energy_j;
+    ck_assert_double_eq_tol(cJSON_GetObjectItem(j, "gb_per_j")->valuedouble, gbpj, gbpj * 1e-12);
+    ck_assert_double_eq_tol(report_gb_per_j(&r), gbpj, gbpj * 1e-12);
+    ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "bench"), "energy")));
+    cJSON_Delete(j);
+    kf_result back;
+    char err[256];
+    ck_assert_int_eq(results_parse_line(line, &back, err, sizeof err), 0);
+    assert_read_back(&r, &info, &back, 1);
+    free(line);
+
+    /* energy on or off: two measurements; off keeps the keys of older files */
+    char k1[2048], k2[2048], k3[2048];
+    r.bench.energy = false;
+    results_key_of(&r, k1, sizeof k1);
+    ck_assert(strstr(k1, "energy") == NULL);
+    r.bench.energy = true;
+    results_key_of(&r, k2, sizeof k2);
+    ck_assert_str_ne(k1, k2);
+    /* the NVML figures themselves are not part of the identity */
+    r.sm_mhz_min = 1;
+    r.energy_j = 5;
+    results_key_of(&r, k3, sizeof k3);
+    ck_assert_str_eq(k2, k3);
+}
+END_TEST
+
+/* A variant without a name is written with its label, even one longer than
+ * a name may be, and reads back without a name: the same case. */
+START_TEST(json_name_never_empty)
+{
+    kf_run_info info = make_info(true);
+    kf_result r = make_result(1);
+    ck_assert_str_eq(r.v.name, "");
+    char label[256];
+    variant_label(&r.v, label, sizeof label);
+    ck_assert_int_gt((int)strlen(label), KF_NAME_MAX);
+    char *line = report_json(&r, &info);
+    cJSON *j = parse_strict(line);
+    ck_assert_str_eq(cJSON_GetObjectItem(j, "name")->valuestring, label);
+    cJSON_Delete(j);
+    kf_result back;
+    char err[256], ka[2048], kb[2048];
+    ck_assert_int_eq(results_parse_line(line, &back, err, sizeof err), 0);
+    ck_assert_str_eq(back.v.name, "");
+    kf_result w = as_written(&r, &info);
+    results_key_of(&w, ka, sizeof ka);
+    results_key_of(&back, kb, sizeof kb);
+    ck_assert_str_eq(ka, kb);
+    free(line);
+    /* a name given as the label is the same case as no name */
+    kf_result named = w;
+    snprintf(named.v.name, sizeof named.v.name, "%.63s", label);
+    results_key_of(&named, kb, sizeof kb);
+    ck_assert_str_ne(ka, kb); /* a cut label is a name of its own */
 }
 END_TEST
 
@@ -1258,7 +1371,10 @@ START_TEST(report_csv)
         const kf_result *r = &rows[i];
         reduce_v x;
         reduce_decode(&r->v, &x);
-        ck_assert_str_eq(f[c_name], r->v.name);
+        /* never empty: a variant without a name is named by its label */
+        char label[256];
+        variant_label(&r->v, label, sizeof label);
+        ck_assert_str_eq(f[c_name], label);
         ck_assert_str_eq(f[c_kernel], "reduce");
         ck_assert_str_eq(f[c_msg], r->message);
         ck_assert_str_eq(f[c_st], kf_status_names[r->status]);
@@ -1340,7 +1456,15 @@ static int check_table(char *text, char **lines, int max, bool speedup, const kf
                                          "noise", "GB/s", "% peak", "step", "cumul."};
     strip_ansi(text);
     int n = split_lines(text, lines, max);
-    ck_assert_int_eq(n, 2 + nrows + (have_dev ? 1 : 0));
+    /* a row marked throttled adds a footnote before the device line */
+    bool marked = false;
+    for (int i = 0; i < nrows; i++) {
+        char why[256];
+        marked = marked || report_clock_warning(&rows[i], why, sizeof why);
+    }
+    ck_assert_int_eq(n, 2 + nrows + (have_dev ? 1 : 0) + marked);
+    if (marked)
+        ck_assert_msg(lines[2 + nrows][0] == '!', "no footnote: %s", lines[2 + nrows]);
     const char *head = lines[0];
     int ntitles = speedup ? 11 : 9;
     for (int t = 0; t < ntitles; t++)
@@ -1423,8 +1547,8 @@ START_TEST(report_table)
             else
                 ck_assert(strchr(text, '\033') == NULL);
             char *lines[NVAR + 8];
-            check_table(text, lines, NVAR + 8, sp, rows, NVAR, true);
-            ck_assert(strstr(lines[NVAR + 2], info.dev.name) != NULL);
+            int n = check_table(text, lines, NVAR + 8, sp, rows, NVAR, true);
+            ck_assert(strstr(lines[n - 1], info.dev.name) != NULL);
             free(text);
         }
 }
@@ -1445,6 +1569,10 @@ START_TEST(report_table_values)
         rows[i].stats.noise = 0.02;
         rows[i].stats.gbps = 2000.0 + i;
         rows[i].stats.pct_peak = 60.0 + i;
+        rows[i].nvml = false; /* no clock column here (report_table_nvml) */
+        rows[i].sm_mhz_min = rows[i].sm_mhz_max = 0;
+        rows[i].energy_j = 0;
+        rows[i].throttled = false;
     }
     /* a wrong answer without a message and a compile error with a long multi-line one */
     rows[3] = make_result(1);
@@ -1487,6 +1615,95 @@ END_TEST
 // Results file
 
 static char tmpdir[64];
+
+/* Issue 14: the SM clock column (marked when throttled or below the
+ * maximum, with a footnote), energy and GB/J; none of them without NVML. */
+START_TEST(report_table_nvml)
+{
+    kf_result rows[3];
+    for (int i = 0; i < 3; i++) {
+        rows[i] = make_result(0);
+        snprintf(rows[i].v.name, sizeof rows[i].v.name, "k%d", i);
+        rows[i].status = KF_ST_OK;
+        rows[i].shape = shape_n(1 << 24);
+        rows[i].stats.median_ms = 0.04;
+        rows[i].stats.gbps = 1677.7216; /* 64 MiB in 40 us */
+        rows[i].nvml = true;
+        rows[i].throttled = false;
+        snprintf(rows[i].throttle_reasons, sizeof rows[i].throttle_reasons, "none");
+        rows[i].sm_mhz_min = rows[i].sm_mhz_max = rows[i].sm_mhz_limit = 1980;
+        rows[i].energy_j = 0;
+    }
+    rows[1].sm_mhz_min = 1755;                  /* below the maximum */
+    rows[2].energy_j = 0.0125;                  /* 67.1 MB / 12.5 mJ = 5.37 GB/J */
+    report_opts o = {0};
+    kf_run_info info = make_info(true);
+    char *text = run_report(KF_FMT_TABLE, rows, 3, &info, &o);
+    char *lines[16];
+    int n = check_table(text, lines, 16, false, rows, 3, true);
+    ck_assert_int_eq(n, 7);
+    ck_assert_msg(strstr(lines[0], "SM MHz") && strstr(lines[0], "energy") && strstr(lines[0], "GB/J"), "%s",
+                  lines[0]);
+    ck_assert_msg(strstr(lines[2], " 1980 ") && !strchr(lines[2], '!'), "%s", lines[2]);
+    ck_assert_msg(strstr(lines[3], "1755-1980!"), "%s", lines[3]);
+    ck_assert_msg(strstr(lines[4], "12.50 mJ") && strstr(lines[4], "5.4"), "%s", lines[4]);
+    ck_assert_msg(lines[5][0] == '!', "%s", lines[5]);
+    free(text);
+
+    /* without NVML figures: the plain table */
+    for (int i = 0; i < 3; i++) {
+        rows[i].nvml = false;
+        rows[i].sm_mhz_min = rows[i].sm_mhz_max = rows[i].sm_mhz_limit = 0;
+        rows[i].energy_j = 0;
+    }
+    text = run_report(KF_FMT_TABLE, rows, 3, &info, &o);
+    ck_assert_msg(!strstr(text, "SM MHz") && !strstr(text, "GB/J") && !strchr(text, '!'), "%s", text);
+    free(text);
+}
+END_TEST
+
+/* Issue 14: --format md is a Markdown table: a header, an alignment row
+ * (numbers right-aligned), one row per result with '|' escaped, failures'
+ * messages in a note column. */
+START_TEST(report_md)
+{
+    kf_result rows[3];
+    for (int i = 0; i < 3; i++) {
+        rows[i] = make_result(0);
+        snprintf(rows[i].v.name, sizeof rows[i].v.name, "k%d", i);
+        rows[i].status = KF_ST_OK;
+        rows[i].nvml = false;
+        rows[i].sm_mhz_min = rows[i].sm_mhz_max = 0;
+        rows[i].energy_j = 0;
+        rows[i].throttled = false;
+        rows[i].stats.median_ms = 0.5 * (i + 1);
+    }
+    rows[2].status = KF_ST_COMPILE;
+    snprintf(rows[2].message, sizeof rows[2].message, "error: a|b\nsecond line");
+    report_opts o = {.speedup = true, .color = true};
+    kf_run_info info = make_info(true);
+    char *text = run_report(KF_FMT_MD, rows, 3, &info, &o);
+    ck_assert_msg(strchr(text, '\033') == NULL, "colour in md: %s", text);
+    char *lines[16];
+    int n = split_lines(text, lines, 16);
+    ck_assert_int_eq(n, 7); /* header, rule, 3 rows, blank, device */
+    ck_assert_str_eq(lines[0], "| name | dtype | op | size | status | time | noise | GB/s | % peak | step | cumul. | note |");
+    ck_assert_str_eq(lines[1], "|---|---|---|---:|---|---:|---:|---:|---:|---:|---:|---|");
+    ck_assert_msg(strncmp(lines[2], "| k0 | ", 7) == 0 && strstr(lines[2], "| 500.0 us |"), "%s", lines[2]);
+    ck_assert_msg(strstr(lines[3], "| 0.50x | 0.50x |"), "%s", lines[3]); /* 1 ms after 0.5 ms */
+    ck_assert_msg(strstr(lines[4], "| compile_error |") && strstr(lines[4], "a\\|b second line"), "%s", lines[4]);
+    /* every row has as many cells as the header */
+    for (int i = 0; i < 5; i++) {
+        int bars = 0;
+        for (const char *p = lines[i]; *p; p++)
+            bars += *p == '|' && (p == lines[i] || p[-1] != '\\');
+        ck_assert_msg(bars == 13, "line %d has %d cells: %s", i, bars - 1, lines[i]);
+    }
+    ck_assert_str_eq(lines[5], "");
+    ck_assert(strncmp(lines[6], "device: ", 8) == 0);
+    free(text);
+}
+END_TEST
 
 static void tmp_setup(void)
 {
@@ -2032,6 +2249,8 @@ static Suite *report_suite(void)
     tcase_add_test(json, json_round_trip_every_enum_value);
     tcase_add_test(json, json_keys_and_run_info);
     tcase_add_test(json, json_special_values);
+    tcase_add_test(json, json_nvml_fields);
+    tcase_add_test(json, json_name_never_empty);
     tcase_add_test(json, json_cleans_bad_utf8);
     tcase_add_test(json, parse_rejects_bad_lines);
     tcase_add_test(json, parse_optional_fields_default);
@@ -2053,6 +2272,8 @@ static Suite *report_suite(void)
     tcase_add_test(rep, report_csv_streams_rows);
     tcase_add_test(rep, report_table);
     tcase_add_test(rep, report_table_values);
+    tcase_add_test(rep, report_table_nvml);
+    tcase_add_test(rep, report_md);
     suite_add_tcase(s, rep);
 
     TCase *file = tcase_create("results_file");

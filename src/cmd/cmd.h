@@ -22,6 +22,7 @@ int cmd_info(int argc, char **argv);
 int cmd_best(int argc, char **argv);
 int cmd_axes(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
 int tune_main(int argc, char **argv);
 
 /* Option groups a command takes. */
@@ -35,7 +36,8 @@ enum {
     OPT_COMPILE = 1 << 6,   /* --compile, --arch, --jobs, --cache-dir, --no-cache, --lineinfo */
     OPT_DEVICE = 1 << 7,    /* --device */
     OPT_CONFIGS = 1 << 8,   /* positional CONFIG files */
-    OPT_MULTI = 1 << 9      /* --devices, --shard (with OPT_MEASURE) */
+    OPT_MULTI = 1 << 9,     /* --devices, --shard (with OPT_MEASURE) */
+    OPT_MD = 1 << 10        /* --format md as well (a Markdown table) */
 };
 
 /* A slice of a list for one job of several (--shard K/N, or a Slurm job

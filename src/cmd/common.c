@@ -26,7 +26,8 @@ static const char *const all_options[] = {
     "--set", "--format", "--results", "--no-results", "--resume", "--no-resume", "--speedup", "--timeout",
     "--device", "--jobs", "-j", "--cache-dir", "--no-cache", "--lineinfo", "--quiet", "-q", "--compile", "--arch",
     "--strategy", "--budget", "--time", "--seed", "--db", "--no-db", "--simulate", "--first-improvement",
-    "--header", "--gpu", "--dtype", "--op", "--kernel", "--n", "--devices", "--shard"};
+    "--header", "--gpu", "--dtype", "--op", "--kernel", "--n", "--devices", "--shard", "--objective", "--fail-above",
+    "--any-device"};
 
 static bool is_option(const char *arg, const char *name)
 {
@@ -49,7 +50,9 @@ int parse_opts(int argc, char **argv, const char *help, unsigned allowed, opts *
         /* --device alone (info); the compile options without a GPU (check) */
         if (!(allowed & OPT_MEASURE) && !c.dashdash &&
             (((allowed & OPT_COMPILE) &&
-              (is_option(arg, "--jobs") || is_option(arg, "-j") || is_option(arg, "--cache-dir") ||
+              (is_option(arg, "--jobs") || is_option(arg, "-j") || (strncmp(arg, "-j", 2) == 0 && arg[2] >= '0' &&
+                                                                       arg[2] <= '9') ||
+               is_option(arg, "--cache-dir") ||
                is_option(arg, "--no-cache") || is_option(arg, "--lineinfo"))) ||
              ((allowed & OPT_DEVICE) && is_option(arg, "--device")))) {
             if ((shared = cli_run_option(&c, &o->ro, &o->timeout)) < 0)
@@ -62,8 +65,9 @@ int parse_opts(int argc, char **argv, const char *help, unsigned allowed, opts *
             o->sets[o->nsets++] = val;
         } else if ((allowed & OPT_FORMAT) && cli_value(&c, "--format", &val)) {
             int f = kf_lookup(kf_format_names, KF_FMT_COUNT, val);
-            if (f < 0)
-                return cli_fail(&c, "--format: unknown format '%s' (allowed: table, csv, jsonl, json)", val);
+            if (f < 0 || (f == KF_FMT_MD && !(allowed & OPT_MD)))
+                return cli_fail(&c, "--format: unknown format '%s' (allowed: table, csv, jsonl, json%s)", val,
+                                allowed & OPT_MD ? ", md" : "");
             o->fmt = (kf_format)f;
             o->json_info = f == KF_FMT_JSON || f == KF_FMT_JSONL;
         } else if ((allowed & OPT_RESULTS) && cli_value(&c, "--results", &val)) {

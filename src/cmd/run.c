@@ -25,7 +25,7 @@ static const char *const run_help =
     "options:\n"
     "  --set KEY=VALUE     override a config key in every variant (repeatable); VALUE is JSON or\n"
     "                      a bare word: --set block_size=128  --set n=[1024,4096]  --set bench.seed=7\n"
-    "  --format FMT        table (default), csv, jsonl or json\n"
+    "  --format FMT        table (default), csv, jsonl, json or md (a Markdown table)\n"
     "  --results FILE      JSON Lines results file, one line per case, flushed as each finishes\n"
     "                      (default: kforge-results.jsonl)\n"
     "  --no-results        write no results file\n"
@@ -39,11 +39,11 @@ static const char *const run_help =
     "                      $KFORGE_DEVICES); one worker per GPU, each case on whichever is free\n"
     "  --shard K/N         measure only the K-th of N balanced slices of the case list (default: the\n"
     "                      Slurm job array's task, from SLURM_ARRAY_TASK_ID and _COUNT); see kforge merge\n"
-    "  --jobs N            compiler processes (default: number of CPUs)\n"
+    "  -j N, --jobs N      compiler processes (default: number of CPUs; -j8 works too)\n"
     "  --cache-dir DIR     cubin cache (default $KFORGE_CACHE_DIR or ~/.cache/kforge)\n"
     "  --no-cache          compile everything afresh\n"
     "  --lineinfo          compile with -lineinfo (for compute-sanitizer and ncu)\n"
-    "  --quiet             no progress line\n"
+    "  -q, --quiet         no progress line\n"
     "\n"
     "examples:\n"
     "  kforge run configs/seeds.json --speedup\n"
@@ -59,6 +59,7 @@ typedef struct {
     const kf_run_info *dev_info;   /* one per device of the session */
     int ndev;
     int failed, measured;
+    report_warnings warn;       /* throttled cases, NVML notes (issue 14) */
     bool fmt_streams;
     char write_error[1024];     /* a result could not be written: the run stops */
     /* rows reach the report in case order whatever device finished first */
@@ -111,6 +112,7 @@ static int on_result(const kf_result *r, int index, void *vctx)
     } else {
         report_add(c->rep, r);
     }
+    report_warn(&c->warn, r, stderr);
     if (r->status != KF_ST_OK && !c->fmt_streams) {
         char label[256], st[128];
         family_of(&r->v)->label(&r->v, label, sizeof label);
@@ -212,8 +214,8 @@ int cmd_run(int argc, char **argv)
     opts o;
     opts_init(&o);
     int pr = parse_opts(argc, argv, run_help,
-                        OPT_SET | OPT_FORMAT | OPT_RESULTS | OPT_SPEEDUP | OPT_MEASURE | OPT_MULTI | OPT_QUIET |
-                            OPT_CONFIGS,
+                        OPT_SET | OPT_FORMAT | OPT_MD | OPT_RESULTS | OPT_SPEEDUP | OPT_MEASURE | OPT_MULTI |
+                            OPT_QUIET | OPT_CONFIGS,
                         &o);
     if (pr != 0)
         return pr > 0 ? KF_EXIT_OK : KF_EXIT_USAGE;
@@ -402,6 +404,7 @@ finish:
             fprintf(stderr, "%s %d: %d", i ? "," : "", dev_info[i].dev.index, per_device[i]);
         fprintf(stderr, "\n");
     }
+    report_warn_end(&ctx.warn, stderr);
     if (duplicates)
         fprintf(stderr, "kforge: %d case%s given more than once measured once\n", duplicates,
                 duplicates == 1 ? "" : "s");

@@ -69,6 +69,16 @@ bool cli_value(cli *c, const char *name, const char **val)
     return true;
 }
 
+bool cli_attached(cli *c, const char *name, const char **val)
+{
+    size_t len = strlen(name);
+    const char *a = cur(c);
+    if (c->dashdash || strncmp(a, name, len) != 0 || a[len] < '0' || a[len] > '9')
+        return false;
+    *val = a + len;
+    return true;
+}
+
 bool cli_positional(cli *c, const char **val)
 {
     const char *a = cur(c);
@@ -117,7 +127,7 @@ int cli_run_option(cli *c, run_opts *ro, double *timeout)
         if (!kf_parse_ll(val, &d) || d < 0 || d > 64)
             return cli_fail(c, "--device: expected a GPU index 0..64, got '%s'", val);
         ro->device = (int)d;
-    } else if (cli_value(c, "--jobs", &val) || cli_value(c, "-j", &val)) {
+    } else if (cli_value(c, "--jobs", &val) || cli_value(c, "-j", &val) || cli_attached(c, "-j", &val)) {
         long long j;
         if (!kf_parse_ll(val, &j) || j < 1 || j > 256)
             return cli_fail(c, "--jobs: expected 1..256, got '%s'", val);

@@ -34,6 +34,8 @@ void cli_init(cli *c, int argc, char **argv);
 bool cli_next(cli *c);
 bool cli_flag(cli *c, const char *name);
 bool cli_value(cli *c, const char *name, const char **val);
+/* A short option with its number attached: -j2 (as make takes it). */
+bool cli_attached(cli *c, const char *name, const char **val);
 bool cli_positional(cli *c, const char **val);
 /* Print "kforge CMD: message" to stderr; return -1. */
 int cli_fail(cli *c, const char *fmt, ...) KF_PRINTF(2, 3);
@@ -41,7 +43,7 @@ int cli_unknown(cli *c);
 
 struct run_opts_s;
 /* The options every measuring command shares (run, tune): --timeout SEC,
- * --device N, --jobs/-j N, --cache-dir DIR, --no-cache, --lineinfo.
+ * --device N, --jobs/-j N (also -jN), --cache-dir DIR, --no-cache, --lineinfo.
  * Returns 1 if the current argument was one of them (stored in *ro and
  * *timeout), 0 if not, -1 after printing an error. */
 int cli_run_option(cli *c, struct run_opts_s *ro, double *timeout);

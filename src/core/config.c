@@ -35,7 +35,11 @@ typedef struct {
     const char *path;   /* file name for messages ("<stdin>", "--set") */
     char *err;
     size_t errlen;
+    const char *text;   /* the file's text, to give the line of a field (NULL: none) */
+    size_t len;
 } ctx;
+
+static int line_of(const ctx *c, const char *field);
 
 static int fail(const ctx *c, const char *field, const char *fmt, ...) KF_PRINTF(3, 4);
 static int fail(const ctx *c, const char *field, const char *fmt, ...)
@@ -45,11 +49,129 @@ static int fail(const ctx *c, const char *field, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    if (field && field[0])
+    int line = field && field[0] ? line_of(c, field) : 0;
+    if (line > 0)
+        kf_err(c->err, c->errlen, "%s: line %d: %s: %s", c->path, line, field, msg);
+    else if (field && field[0])
         kf_err(c->err, c->errlen, "%s: %s: %s", c->path, field, msg);
     else
         kf_err(c->err, c->errlen, "%s: %s", c->path, msg);
     return -1;
+}
+
+// ---------------------------------------------------------------------------
+// where a field is: cJSON keeps no positions, so the field path
+// ("variants[2].grid.waves") is looked up again in the text
+
+static size_t skip_ws(const char *t, size_t n, size_t i)
+{
+    while (i < n && strchr(" \t\r\n", t[i]))
+        i++;
+    return i;
+}
+
+/* The end of the string starting at t[i] == '"' (after its closing quote), or n. */
+static size_t skip_string(const char *t, size_t n, size_t i)
+{
+    for (i++; i < n; i++) {
+        if (t[i] == '\\')
+            i++;
+        else if (t[i] == '"')
+            return i + 1;
+    }
+    return n;
+}
+
+/* The end of the value starting at t[i], or n when it is malformed. */
+static size_t skip_value(const char *t, size_t n, size_t i, int depth)
+{
+    if (i >= n || depth > 200)
+        return n;
+    if (t[i] == '"')
+        return skip_string(t, n, i);
+    if (t[i] == '{' || t[i] == '[') {
+        char close = t[i] == '{' ? '}' : ']';
+        i = skip_ws(t, n, i + 1);
+        if (i < n && t[i] == close)
+            return i + 1;
+        for (;;) {
+            if (close == '}') {
+                i = skip_ws(t, n, skip_string(t, n, i));
+                if (i >= n || t[i] != ':')
+                    return n;
+                i = skip_ws(t, n, i + 1);
+            }
+            i = skip_ws(t, n, skip_value(t, n, i, depth + 1));
+            if (i < n && t[i] == ',')
+                i = skip_ws(t, n, i + 1);
+            else
+                return i < n && t[i] == close ? i + 1 : n;
+        }
+    }
+    while (i < n && !strchr(",]} \t\r\n", t[i]))
+        i++;
+    return i;
+}
+
+/* The offset of the value at path inside the value at t[i], or n. */
+static size_t locate(const char *t, size_t n, size_t i, const char *path, int depth)
+{
+    i = skip_ws(t, n, i);
+    if (*path == '.')
+        path++;
+    if (!*path || i >= n || depth > 200)
+        return i;
+    if (*path == '[') {
+        char *end;
+        long k = strtol(path + 1, &end, 10);
+        if (*end != ']' || k < 0 || t[i] != '[')
+            return n;
+        i = skip_ws(t, n, i + 1);
+        for (long e = 0; i < n && t[i] != ']'; e++) {
+            if (e == k)
+                return locate(t, n, i, end + 1, depth + 1);
+            i = skip_ws(t, n, skip_value(t, n, i, 0));
+            if (i >= n || t[i] != ',')
+                return n;
+            i = skip_ws(t, n, i + 1);
+        }
+        return n;
+    }
+    size_t klen = strcspn(path, ".[");
+    if (t[i] != '{')
+        return n;
+    size_t found = n;   /* the last of duplicate keys (the one a "duplicate key" error is about) */
+    i = skip_ws(t, n, i + 1);
+    while (i < n && t[i] == '"') {
+        size_t kend = skip_string(t, n, i);
+        bool match = kend - i - 2 == klen && strncmp(t + i + 1, path, klen) == 0;
+        i = skip_ws(t, n, kend);
+        if (i >= n || t[i] != ':')
+            return found;
+        i = skip_ws(t, n, i + 1);
+        if (match)
+            found = i;
+        i = skip_ws(t, n, skip_value(t, n, i, 0));
+        if (i >= n || t[i] != ',')
+            break;
+        i = skip_ws(t, n, i + 1);
+    }
+    return found < n ? locate(t, n, found, path + klen, depth + 1) : n;
+}
+
+/* The line of a field's value in the file, or 0 when not known or when the
+ * file is one line (where "line 1" says nothing). */
+static int line_of(const ctx *c, const char *field)
+{
+    if (!c->text || !memchr(c->text, '\n', c->len ? c->len - 1 : 0))
+        return 0;
+    size_t off = locate(c->text, c->len, 0, field, 0);
+    if (off >= c->len)
+        return 0;
+    int line = 1;
+    for (size_t i = 0; i < off; i++)
+        line += c->text[i] == '\n';
+    return line;
 }
 
 /* A short JSON rendering of what was given, for messages. */
@@ -521,7 +643,7 @@ static int parse_constraints(const ctx *c, int family, const char *field, const 
 // bench
 
 static const char *const bench_keys[] = {"warmup", "min_reps", "max_reps", "repetitions", "max_time_s",
-                                         "max_noise", "flush_l2", "seed", "offset", "timeout_s"};
+                                         "max_noise", "flush_l2", "seed", "offset", "timeout_s", "energy"};
 #define N_BENCH_KEYS ((int)(sizeof bench_keys / sizeof bench_keys[0]))
 
 static int parse_bench_key(const ctx *c, const char *field, const char *key, const cJSON *j, kf_bench *b)
@@ -567,6 +689,9 @@ static int parse_bench_key(const ctx *c, const char *field, const char *key, con
         if (get_double(c, field, j, 0.0, 86400.0, "seconds 0..86400 (0: no watchdog)", &d) != 0)
             return -1;
         b->timeout_s = d;
+    } else if (strcmp(key, "energy") == 0) {
+        if (get_bool(c, field, j, &b->energy) != 0)
+            return -1;
     } else {
         const char *near = kf_suggest(key, bench_keys, N_BENCH_KEYS);
         if (near)
@@ -824,6 +949,24 @@ static size_t key_error_offset(const char *text, size_t len, size_t off)
     return prev == '{' || prev == ',' ? p : off;
 }
 
+/* Where cJSON stopped at a '}' or ']' right after a comma and whitespace:
+ * that comma's offset, else len (the end of the file after a comma is a
+ * truncated file, not a trailing comma). */
+static size_t trailing_comma(const char *text, size_t len, size_t off)
+{
+    if (off > len)
+        return len;
+    size_t p = off;
+    while (p < len && strchr(" \t\r\n", text[p]))
+        p++;
+    if (p >= len || (text[p] != '}' && text[p] != ']'))
+        return len;
+    size_t q = off;
+    while (q > 0 && strchr(" \t\r\n", text[q - 1]))
+        q--;
+    return q > 0 && text[q - 1] == ',' ? q - 1 : len;
+}
+
 static int parse_root(const ctx *c, const cJSON *root, kf_config *cfg)
 {
     if (!cJSON_IsObject(root))
@@ -898,6 +1041,7 @@ static int parse_root(const ctx *c, const cJSON *root, kf_config *cfg)
             kf_spec *s = &cfg->specs[i];
             cfg->nspecs = i + 1;
             snprintf(s->where, sizeof s->where, "%s", f);
+            s->line = line_of(c, f);
             if (!cJSON_IsObject(v)) {
                 fail(c, f, "expected a variant object");
                 goto out;
@@ -952,7 +1096,7 @@ int config_parse(const char *text, size_t len, const char *path, kf_config *out,
     memset(out, 0, sizeof *out);
     kf_bench_defaults(&out->bench);
     snprintf(out->path, sizeof out->path, "%s", strcmp(path, "-") == 0 ? "<stdin>" : path);
-    ctx c = {out->path, err, errlen};
+    ctx c = {out->path, err, errlen, NULL, 0};
     if (memchr(text, '\0', len)) {
         fail(&c, NULL, "not a JSON text (it contains a NUL byte)");
         return -1;
@@ -987,6 +1131,17 @@ int config_parse(const char *text, size_t len, const char *path, kf_config *out,
     if (!root) {
         off = key_error_offset(text, len, off);
         int line, col;
+        size_t comma = trailing_comma(text, len, off);
+        if (comma < len) {
+            /* on the comma's own line, not at the bracket after it */
+            line_col(text, comma, &line, &col);
+            size_t close = comma + 1;
+            while (close < len && strchr(" \t\r\n", text[close]))
+                close++;
+            fail(&c, NULL, "line %d, column %d: trailing comma (JSON allows no comma before '%c')", line, col,
+                 close < len ? text[close] : '}');
+            return -1;
+        }
         line_col(text, off, &line, &col);
         if (off >= len) {
             fail(&c, NULL, "malformed JSON at line %d, column %d: unexpected end of file", line, col);
@@ -1000,6 +1155,8 @@ int config_parse(const char *text, size_t len, const char *path, kf_config *out,
         }
         return -1;
     }
+    c.text = text;  /* from here on, messages about a field give its line */
+    c.len = len;
     int rc = parse_root(&c, root, out);
     out->content_hash = kf_hash64(text, len, 0x6b666367);
     cJSON_Delete(root);
@@ -1023,6 +1180,37 @@ int config_load(const char *path, kf_config *out, char *err, size_t errlen)
     return rc;
 }
 
+/* [1000,2^20] -> [1000,"2^20"]: the words of a flat list or object that are
+ * not JSON values in quotes.  true when the result is valid JSON. */
+static bool quote_bare_words(const char *val, char *out, size_t len)
+{
+    strbuf b = {0};
+    const char *p = val;
+    while (*p) {
+        if (strchr("[]{},: ", *p)) {
+            sb_appendn(&b, p++, 1);
+            continue;
+        }
+        const char *q = *p == '"' ? strchr(p + 1, '"') : NULL;
+        size_t n = q ? (size_t)(q - p) + 1 : *p == '"' ? strlen(p) : strcspn(p, "[]{},: ");
+        char word[128];
+        snprintf(word, sizeof word, "%.*s", (int)(n < sizeof word ? n : sizeof word - 1), p);
+        cJSON *w = cJSON_ParseWithOpts(word, NULL, true);
+        if (w || *p == '"')
+            sb_append(&b, word);
+        else
+            sb_printf(&b, "\"%s\"", word);
+        cJSON_Delete(w);
+        p += n;
+    }
+    cJSON *all = b.s ? cJSON_Parse(b.s) : NULL;
+    bool ok = all != NULL;
+    cJSON_Delete(all);
+    snprintf(out, len, "%s", b.s ? b.s : "");
+    sb_free(&b);
+    return ok && strlen(out) < len - 1;
+}
+
 int config_set(kf_config *cfg, const char *assignment, char *err, size_t errlen)
 {
     const char *eq = strchr(assignment, '=');
@@ -1036,7 +1224,7 @@ int config_set(kf_config *cfg, const char *assignment, char *err, size_t errlen)
     const char *val = eq + 1;
     char where[160];
     snprintf(where, sizeof where, "--set %s", key);
-    ctx c = {where, err, errlen};
+    ctx c = {where, err, errlen, NULL, 0};
 
     cJSON *j = cJSON_ParseWithOpts(val, NULL, true);
     if (!j)
@@ -1069,6 +1257,16 @@ int config_set(kf_config *cfg, const char *assignment, char *err, size_t errlen)
             for (int i = 0; i < cfg->nspecs && rc == 0; i++)
                 if (copy_values(a >= 0 ? &cfg->specs[i].ax[a] : &cfg->specs[i].sz[d], &nv) != 0)
                     rc = fail(&c, NULL, "out of memory");
+            size_t at = strlen(cfg->sets);
+            if (rc == 0 && a >= 0 && at + strlen(assignment) + 8 < sizeof cfg->sets)
+                snprintf(cfg->sets + at, sizeof cfg->sets - at, " --set %s", assignment);
+        } else if (!cJSON_IsNumber(j) && !cJSON_IsArray(j) && !cJSON_IsObject(j) && (val[0] == '[' || val[0] == '{')) {
+            /* a list or object that is not JSON: most often a bare 2^20 in a list */
+            char fixed[256];
+            if (quote_bare_words(val, fixed, sizeof fixed))
+                fail(&c, NULL, "%s is not valid JSON: quote strings inside a list (and the whole argument, for the "
+                               "shell): --set '%s=%s'",
+                     val, key, fixed);
         }
         free(nv.vals);
     } else if (strcmp(key, "constraints") == 0) {
@@ -1146,7 +1344,7 @@ const char *const *config_set_keys(int family)
 int config_param_value(const kf_param *p, const void *json, const char *what, int64_t *out, char *err,
                        size_t errlen)
 {
-    ctx c = {what, err, errlen};
+    ctx c = {what, err, errlen, NULL, 0};
     const cJSON *j = json;
     switch (p->kind) {
     case KF_PK_ENUM: {

@@ -29,6 +29,7 @@ typedef struct {
 typedef struct {
     char name[KF_NAME_MAX];     /* "name" of the variant object, or "" */
     char where[64];             /* "variants[2]" or "" for a flat file: used in messages */
+    int line;                   /* where that variant object starts in the file (0: not known) */
     kf_axis_values ax[KF_MAX_PARAMS];   /* by the family's parameter index */
     kf_axis_values sz[KF_MAX_DIMS];     /* sizes, by dimension; count 0: not given */
     char **constraints;         /* expression texts (see expr.h) */
@@ -47,6 +48,7 @@ typedef struct {
     double *tune_weights;       /* NULL: 1 each */
     int tune_nweights;
     uint64_t content_hash;      /* of the file's bytes (command identity) */
+    char sets[256];             /* the --set overrides of axes applied (" --set op=xor"), for messages */
 } kf_config;
 
 /* Parses text (len bytes) read from path.  Returns 0, or -1 with a message in

@@ -24,7 +24,7 @@ typedef struct {
     int64_t workspace_bytes;    /* device scratch the launches need */
     int64_t depth;              /* most operations an input goes through (float tolerance) */
     bool deterministic;         /* same bits run to run */
-    _Alignas(16) unsigned char priv[1024]; /* family-private (cast to the family's plan struct) */
+    _Alignas(max_align_t) unsigned char priv[1024]; /* family-private (cast to the family's plan struct: aligned for it) */
 } kf_plan_info;
 
 /* The engine's launcher, handed to a family's enqueue (exec/bench.c). */

@@ -68,6 +68,7 @@ typedef struct {
     uint64_t seed;              /* input data seed */
     int64_t offset;             /* input pointer offset in elements (alignment tests) */
     double timeout_s;           /* watchdog per case; 0 = none */
+    bool energy;                /* also measure the energy of one run (NVML; a window of >= 1 s) */
 } kf_bench;
 
 void kf_bench_defaults(kf_bench *b);
@@ -120,6 +121,20 @@ typedef struct {
     double compile_ms;          /* 0 when the cubin came from the cache */
     bool cached;
     kf_stats stats;
+    /* NVML around the case (exec/nvml.h).  nvml is false when NVML was not
+     * available (nvml_note says why); a figure NVML did not give is 0. */
+    bool nvml;
+    char nvml_note[160];        /* "NVML not available: ...", why no energy, or "" */
+    int sm_mhz_min, sm_mhz_max; /* SM clock over the timed repetitions (and energy runs) */
+    int sm_mhz_limit;           /* the SM clock's maximum (boost) */
+    int mem_mhz;
+    int temp_c;                 /* the highest GPU temperature read */
+    double power_w;             /* board power: energy / window, else NVML's 1 s average */
+    bool throttled;             /* a clock-limit reason other than idle or applications clocks */
+    char throttle_reasons[96];  /* "none", "sw power cap, hw slowdown", ... ("" if not read) */
+    double energy_j;            /* of one run of the reduction (bench.energy); 0 if not measured */
+    int energy_runs;            /* back-to-back runs in the energy window */
+    double energy_window_s;     /* that window's length */
 } kf_result;
 
 /* Facts about the device and software, recorded with every result. */

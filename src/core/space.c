@@ -25,6 +25,39 @@ int space_check_variant(const kf_variant *v, const kf_device *dev, char *why, si
     return family_of(v)->check(v, dev, why, whylen);
 }
 
+/* For a variant that cannot run: one enumerated value that would make it
+ * run, as " (with --set op=xor, add --set dtype=int32, for example)"; ""
+ * when none does.  Axes the --set overrides chose are left as they are. */
+static void fix_hint(const kf_config *cfg, const kf_variant *raw, const kf_device *dev, char *buf, size_t len)
+{
+    const kf_family *f = family_of(raw);
+    buf[0] = '\0';
+    for (int a = 0; a < f->nparams; a++) {
+        const kf_param *p = &f->params[a];
+        char set[80];
+        snprintf(set, sizeof set, "--set %s=", p->name);
+        if (p->kind != KF_PK_ENUM || strstr(cfg->sets, set))
+            continue;
+        for (int x = 0; x < p->count; x++) {
+            kf_variant v = *raw;
+            char why[256];
+            if (x == raw->p[a])
+                continue;
+            v.p[a] = x;
+            space_resolve(&v);
+            if (space_check_variant(&v, dev, why, sizeof why) != 0)
+                continue;
+            if (cfg->sets[0])
+                snprintf(buf, len, " (with%s: add --set %s=%s, for example)", cfg->sets, p->name, p->names[x]);
+            else
+                snprintf(buf, len, " (%s %s would run)", p->name, p->names[x]);
+            return;
+        }
+    }
+    if (cfg->sets[0])
+        snprintf(buf, len, " (with%s)", cfg->sets);
+}
+
 // ---------------------------------------------------------------------------
 // hash sets of variants and cases
 
@@ -187,7 +220,9 @@ static int expand_spec(builder *b, const kf_config *cfg, const kf_spec *sp, cons
                        size_t errlen)
 {
     const kf_family *fam = kf_families[cfg->family];
-    const char *where = sp->where[0] ? sp->where : "";
+    char at[96];
+    snprintf(at, sizeof at, "line %d: %s", sp->line, sp->where);
+    const char *where = sp->where[0] ? (sp->line > 0 ? at : sp->where) : "";
     const char *sep = sp->where[0] ? ": " : "";
     for (int d = 0; d < fam->nsizes; d++)
         if (sp->sz[d].count == 0 && !fam->sizes[d].optional) {
@@ -253,12 +288,15 @@ static int expand_spec(builder *b, const kf_config *cfg, const kf_spec *sp, cons
         }
 
         char why[512], label[256], line[1024];
+        kf_variant raw = v;
         space_resolve(&v);
         fam->label(&v, label, sizeof label);
         if (space_check_variant(&v, dev, why, sizeof why) != 0) {
             if (single) {
-                kf_err(err, errlen, "%s: %s%s%s%scannot run: %s", cfg->path, where, sep, v.name,
-                       v.name[0] ? " " : "", why);
+                char hint[600];
+                fix_hint(cfg, &raw, dev, hint, sizeof hint);
+                kf_err(err, errlen, "%s: %s%s%s%scannot run: %s%s", cfg->path, where, sep, v.name,
+                       v.name[0] ? " " : "", why, hint);
                 goto out;
             }
             snprintf(line, sizeof line, "%s%s%s: %s", v.name, v.name[0] ? " " : "", label, why);

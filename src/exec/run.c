@@ -467,15 +467,18 @@ static int pending_compiles(const run_session *s)
     return n;
 }
 
-static void progress(const run_session *s, int done, int total, double t0)
+static void progress(const run_session *s, int done, int failed, int total, double t0)
 {
     if (!s->o.progress)
         return;
-    char gpus[32] = "";
+    char gpus[32] = "", left[32] = "";
     if (s->nslots > 1)
         snprintf(gpus, sizeof gpus, " | %d GPUs", s->nlive);
-    fprintf(stderr, "\r\033[K[%d/%d measured | %d compiling%s | %.0fs]", done, total, pending_compiles(s), gpus,
-            kf_now() - t0);
+    double el = kf_now() - t0;
+    if (done > 0 && done < total)
+        snprintf(left, sizeof left, ", ~%.0fs left", el / done * (total - done));
+    fprintf(stderr, "\r\033[K[%d/%d measured | %d failed | %d compiling%s | %.0fs%s]", done, total, failed,
+            pending_compiles(s), gpus, el, left);
     fflush(stderr);
 }
 
@@ -512,7 +515,8 @@ typedef struct {
     int head;               /* next case in order not handed out yet */
     int *retry;             /* cases a dropped device lost, handed out first */
     int nretry;
-    int done;
+    int done, failed;
+    bool redraw;            /* the progress line was cleared for a message */
     bool stopping;          /* fn asked to stop */
 } measure;
 
@@ -522,10 +526,17 @@ static const vstate *owner_of(const measure *m, const slot *sl, int ci)
     return &cp->src.v[m->src_of[(size_t)sl->comp * (size_t)m->nvariants + (size_t)m->cases[ci].variant]];
 }
 
-/* Passes a result to fn (once stopping, fn's answer no longer matters). */
+/* Passes a result to fn (once stopping, fn's answer no longer matters).
+ * fn may print (a failure, a warning): the progress line is cleared first
+ * and drawn again after. */
 static void deliver(measure *m, const kf_result *r, int ci)
 {
+    if (m->s->o.progress) {
+        clear_progress(m->s);
+        m->redraw = true;
+    }
     m->done++;
+    m->failed += r->status != KF_ST_OK;
     if (m->fn(r, ci, m->ctx) && !m->stopping)
         m->stopping = true;
 }
@@ -734,6 +745,10 @@ int run_session_measure(run_session *s, const kf_variant *variants, int nvariant
             for (int c = 0, from = 0; c < s->ncomps; from = comp_end[c], c++) {
                 rtc_done dd[16];
                 int k = rtc_pool_collect(s->comps[c].pool, fds + from, comp_end[c] - from, dd, 16);
+                if (k > 0 && s->o.progress) { /* a failed compile prints its log */
+                    clear_progress(s);
+                    m.redraw = true;
+                }
                 for (int i = 0; i < k; i++) {
                     compile_done(&dd[i], &s->comps[c].src, s->comps[c].ropt.arch, s->ncomps > 1);
                     s->ncompiled++;
@@ -776,9 +791,10 @@ int run_session_measure(run_session *s, const kf_variant *variants, int nvariant
         }
         if (broke)
             break;
-        if (s->o.progress && kf_now() - last_progress > 0.2) {
-            progress(s, m.done, ncases, t0);
+        if (s->o.progress && (m.redraw || kf_now() - last_progress > 0.2)) {
+            progress(s, m.done, m.failed, ncases, t0);
             last_progress = kf_now();
+            m.redraw = false;
         }
     }
     if (rc == 0) {

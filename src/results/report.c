@@ -24,7 +24,7 @@
 #include "param.h"
 #include "util.h"
 
-const char *const kf_format_names[KF_FMT_COUNT] = {"table", "csv", "jsonl", "json"};
+const char *const kf_format_names[KF_FMT_COUNT] = {"table", "csv", "jsonl", "json", "md"};
 
 static const char *nm(const char *const *names, int count, int i)
 {
@@ -184,6 +184,36 @@ static void em_bool(emitter *e, const char *key, bool v)
         sb_append(e->b, v ? "true" : "false");
 }
 
+/* A figure that may be missing: null in JSON, an empty CSV cell. */
+static void em_opt_int(emitter *e, const char *key, bool have, long long v)
+{
+    if (have) {
+        em_int(e, key, v);
+        return;
+    }
+    em_key(e, key);
+    if (e->mode == EM_JSON)
+        sb_append(e->b, "null");
+}
+
+static void em_opt_dbl(emitter *e, const char *key, bool have, double v)
+{
+    if (have && isfinite(v)) {
+        em_dbl(e, key, v);
+        return;
+    }
+    em_opt_int(e, key, false, 0);
+}
+
+static void em_opt_bool(emitter *e, const char *key, bool have, bool v)
+{
+    if (have) {
+        em_bool(e, key, v);
+        return;
+    }
+    em_opt_int(e, key, false, 0);
+}
+
 /* A parameter's value: JSON in JSON, plain text in CSV. */
 static void em_param(emitter *e, const kf_param *p, int64_t x)
 {
@@ -252,7 +282,7 @@ static void emit_fields(emitter *e, const kf_result *r, const kf_run_info *info)
         snprintf(buf, sizeof buf, "%d.%d", d->nvrtc_major, d->nvrtc_minor);
         em_str(e, "nvrtc", buf);
     }
-    em_str(e, "name", v->name);
+    em_str(e, "name", v->name[0] ? v->name : label); /* never empty: the label stands in (results_case_key agrees) */
     em_str(e, "label", label);
     em_str(e, "kernel", f->name);
     for (int k = 0; k < f->nparams; k++)
@@ -283,6 +313,21 @@ static void emit_fields(emitter *e, const kf_result *r, const kf_run_info *info)
     em_dbl(e, "noise", s->noise);
     em_dbl(e, "gbps", s->gbps);
     em_dbl(e, "pct_peak", s->pct_peak);
+    /* NVML (issue 14): null where nothing was read */
+    em_bool(e, "nvml", r->nvml);
+    em_str(e, "nvml_note", r->nvml_note);
+    em_opt_int(e, "sm_mhz_min", r->sm_mhz_min > 0, r->sm_mhz_min);
+    em_opt_int(e, "sm_mhz_max", r->sm_mhz_max > 0, r->sm_mhz_max);
+    em_opt_int(e, "sm_mhz_limit", r->sm_mhz_limit > 0, r->sm_mhz_limit);
+    em_opt_int(e, "mem_mhz", r->mem_mhz > 0, r->mem_mhz);
+    em_opt_int(e, "temp_c", r->temp_c > 0, r->temp_c);
+    em_opt_dbl(e, "power_w", r->power_w > 0, r->power_w);
+    em_opt_bool(e, "throttled", r->throttle_reasons[0] != 0, r->throttled);
+    em_str(e, "throttle_reasons", r->throttle_reasons);
+    em_opt_dbl(e, "energy_j", r->energy_j > 0, r->energy_j);
+    em_opt_int(e, "energy_runs", r->energy_j > 0, r->energy_runs);
+    em_opt_dbl(e, "energy_window_s", r->energy_j > 0, r->energy_window_s);
+    em_opt_dbl(e, "gb_per_j", r->energy_j > 0 && s->gbps > 0, report_gb_per_j(r));
     const kf_bench *bn = &r->bench;
     int saved;
     em_open(e, "bench", &saved);
@@ -295,7 +340,91 @@ static void emit_fields(emitter *e, const kf_result *r, const kf_run_info *info)
     em_uint(e, "seed", (unsigned long long)bn->seed);
     em_int(e, "offset", bn->offset);
     em_dbl(e, "timeout_s", bn->timeout_s);
+    em_bool(e, "energy", bn->energy);
     em_close(e, saved);
+}
+
+double report_gb_per_j(const kf_result *r)
+{
+    /* bytes moved = GB/s x median; per joule of one run */
+    if (!(r->energy_j > 0) || !(r->stats.gbps > 0) || !(r->stats.median_ms > 0))
+        return 0;
+    return r->stats.gbps * r->stats.median_ms / 1e3 / r->energy_j;
+}
+
+// ----------------------------------------------------------------------------
+// Warnings
+
+bool report_clock_warning(const kf_result *r, char *buf, size_t len)
+{
+    if (r->status != KF_ST_OK || !r->nvml)
+        return false;
+    bool below = r->sm_mhz_limit > 0 && r->sm_mhz_min > 0 && r->sm_mhz_min < r->sm_mhz_limit;
+    if (!r->throttled && !below)
+        return false;
+    char clocks[96] = "";
+    if (r->sm_mhz_min > 0 && r->sm_mhz_min != r->sm_mhz_max)
+        snprintf(clocks, sizeof clocks, "SM clock %d..%d MHz", r->sm_mhz_min, r->sm_mhz_max);
+    else if (r->sm_mhz_min > 0)
+        snprintf(clocks, sizeof clocks, "SM clock %d MHz", r->sm_mhz_min);
+    if (r->throttled)
+        snprintf(buf, len, "ran throttled (%s)%s%s", r->throttle_reasons, clocks[0] ? "; " : "", clocks);
+    else
+        snprintf(buf, len, "ran below its maximum clock: %s", clocks);
+    if (r->sm_mhz_limit > 0) {
+        size_t at = strlen(buf);
+        snprintf(buf + at, len - at, "%s maximum %d MHz", clocks[0] ? "," : "; SM clock", r->sm_mhz_limit);
+    }
+    return true;
+}
+
+static void case_name(const kf_result *r, char *buf, size_t len)
+{
+    char label[256], st[128];
+    const kf_family *f = family_of(&r->v);
+    f->label(&r->v, label, sizeof label);
+    shape_text(f, &r->shape, st, sizeof st);
+    snprintf(buf, len, "%s %s", r->v.name[0] ? r->v.name : label, st);
+}
+
+void report_warn(report_warnings *w, const kf_result *r, FILE *f)
+{
+    if (r->status != KF_ST_OK)
+        return;
+    char why[256], name[400];
+    if (r->nvml_note[0] && strcmp(r->nvml_note, w->last_note) != 0) {
+        /* "NVML not available" is the same for every case: say it once */
+        if (w->noted < 3) {
+            if (r->nvml)
+                case_name(r, name, sizeof name);
+            fprintf(f, "kforge: note: %s%s%s%s\n", r->nvml ? name : "", r->nvml ? ": " : "", r->nvml_note,
+                    r->nvml ? "" : "; no clocks, power or energy are recorded");
+            w->noted++;
+        } else {
+            w->notes_more++;
+        }
+        snprintf(w->last_note, sizeof w->last_note, "%s", r->nvml_note);
+    }
+    if (!report_clock_warning(r, why, sizeof why))
+        return;
+    if (w->warned >= REPORT_WARN_MAX) {
+        w->more++;
+        return;
+    }
+    case_name(r, name, sizeof name);
+    fprintf(f, "kforge: warning: %s %s\n", name, why);
+    w->warned++;
+}
+
+void report_warn_end(const report_warnings *w, FILE *f)
+{
+    if (w->more)
+        fprintf(f, "kforge: warning: %d more case%s ran throttled or below the maximum clock (the results file's "
+                   "throttled, throttle_reasons and sm_mhz_* say which)\n",
+                w->more, w->more == 1 ? "" : "s");
+    if (w->notes_more)
+        fprintf(f, "kforge: note: %d more NVML note%s (the results file's nvml_note)\n", w->notes_more,
+                w->notes_more == 1 ? "" : "s");
 }
 
 static const kf_run_info no_info;
@@ -409,9 +538,26 @@ static void fmt_time(char *buf, size_t len, double ms)
     snprintf(buf, len, "%s %s", num, us ? "us" : "ms");
 }
 
-enum { C_NAME, C_DTYPE, C_OP, C_N, C_STATUS, C_TIME, C_NOISE, C_GBPS, C_PEAK, C_STEP, C_CUMUL, C_MAX };
-static const char *const col_title[C_MAX] = {"name", "dtype", "op", "size", "status", "time",
-                                             "noise", "GB/s", "% peak", "step", "cumul."};
+/* Energy with 4 significant digits and a unit: "4.802 mJ". */
+static void fmt_energy(char *buf, size_t len, double j)
+{
+    if (!(j > 0) || !isfinite(j)) {
+        snprintf(buf, len, "-");
+        return;
+    }
+    char num[40];
+    const char *unit = j < 1e-3 ? "uJ" : j < 1 ? "mJ" : "J";
+    sig4(num, sizeof num, j < 1e-3 ? j * 1e6 : j < 1 ? j * 1e3 : j);
+    snprintf(buf, len, "%s %s", num, unit);
+}
+
+/* The columns; those after C_PEAK appear only when asked for (speedups) or
+ * when some row has the figure (NVML clocks, energy; md: failure notes). */
+enum { C_NAME, C_DTYPE, C_OP, C_N, C_STATUS, C_TIME, C_NOISE, C_GBPS, C_PEAK, C_STEP, C_CUMUL, C_SM, C_ENERGY,
+       C_GBPJ, C_NOTE, C_MAX };
+static const char *const col_title[C_MAX] = {"name",  "dtype",  "op",     "size",   "status",
+                                             "time",  "noise",  "GB/s",   "% peak", "step",
+                                             "cumul.", "SM MHz", "energy", "GB/J",   "note"};
 
 #define CELL 96
 
@@ -466,16 +612,36 @@ static void short_message(const kf_result *res, char *out, size_t outlen, int wi
     free(clean);
 }
 
+/* A cell of a Markdown table: '|' escaped, no line breaks. */
+static void md_cell(strbuf *b, const char *s)
+{
+    for (const char *p = s; *p; p++) {
+        if (*p == '|')
+            sb_append(b, "\\|");
+        else
+            sb_appendn(b, (unsigned char)*p < 0x20 ? " " : p, 1);
+    }
+}
+
 static void print_table(report *r)
 {
-    int ncol = r->opts.speedup ? C_MAX : C_STEP;
+    bool md = r->fmt == KF_FMT_MD;
     int n = r->nrows;
     char (*cells)[C_MAX][CELL] = calloc(n ? (size_t)n : 1, sizeof *cells);
-    if (!cells)
+    bool *marked = calloc(n ? (size_t)n : 1, sizeof *marked);
+    if (!cells || !marked) {
+        free(cells);
+        free(marked);
         return;
+    }
+    bool on[C_MAX] = {false};
+    for (int c = 0; c <= C_PEAK; c++)
+        on[c] = true;
+    on[C_STEP] = on[C_CUMUL] = r->opts.speedup;
     int width[C_MAX];
     for (int c = 0; c < C_MAX; c++)
         width[c] = text_width(col_title[c]);
+    bool any_mark = false;
 
     for (int i = 0; i < n; i++) {
         const kf_result *res = &r->rows[i];
@@ -488,11 +654,15 @@ static void print_table(report *r)
         snprintf(row[C_OP], CELL, "%s", nm(kf_op_names, KF_OP_COUNT, variant_op(&res->v)));
         shape_short(family_of(&res->v), &res->shape, row[C_N], CELL);
         snprintf(row[C_STATUS], CELL, "%s", nm(kf_status_names, KF_ST_COUNT, res->status));
-        for (int c = 0; c <= C_STATUS; c++)
-            if (text_width(row[c]) > width[c])
-                width[c] = text_width(row[c]);
-        if (res->status != KF_ST_OK)
-            continue;   /* the message is laid out once the widths are known */
+        if (res->status != KF_ST_OK) {
+            if (md) {   /* text tables lay the message out once the widths are known */
+                for (int c = C_TIME; c < C_NOTE; c++)
+                    snprintf(row[c], CELL, "-");
+                short_message(res, row[C_NOTE], CELL, 80);
+                on[C_NOTE] = true;
+            }
+            continue;
+        }
 
         const kf_stats *s = &res->stats;
         fmt_time(row[C_TIME], CELL, s->median_ms);
@@ -528,65 +698,126 @@ static void print_table(report *r)
             snprintf(row[C_CUMUL], CELL, "%.2fx", first->stats.median_ms / s->median_ms);
         else
             snprintf(row[C_CUMUL], CELL, "-");
-        for (int c = C_TIME; c < ncol; c++)
-            if (text_width(row[c]) > width[c])
-                width[c] = text_width(row[c]);
-    }
 
-    /* a failed row's message spans the numeric columns (at least 40 wide) */
-    int span = 0;
-    for (int c = C_TIME; c < ncol; c++)
-        span += width[c] + (c > C_TIME ? 2 : 0);
-    if (span < 40)
-        span = 40;
+        /* NVML: the SM clock range, marked when throttled or below the maximum */
+        char why[256];
+        marked[i] = report_clock_warning(res, why, sizeof why);
+        any_mark = any_mark || marked[i];
+        if (res->sm_mhz_min > 0) {
+            on[C_SM] = true;
+            if (res->sm_mhz_max > res->sm_mhz_min)
+                snprintf(row[C_SM], CELL, "%d-%d%s", res->sm_mhz_min, res->sm_mhz_max, marked[i] ? "!" : "");
+            else
+                snprintf(row[C_SM], CELL, "%d%s", res->sm_mhz_min, marked[i] ? "!" : "");
+        } else {
+            snprintf(row[C_SM], CELL, "%s", marked[i] ? "!" : "-");
+        }
+        fmt_energy(row[C_ENERGY], CELL, res->energy_j);
+        double gbpj = report_gb_per_j(res);
+        if (gbpj > 0) {
+            on[C_ENERGY] = on[C_GBPJ] = true;
+            snprintf(row[C_GBPJ], CELL, "%.1f", gbpj);
+        } else {
+            snprintf(row[C_GBPJ], CELL, "-");
+        }
+    }
+    if (any_mark)
+        on[C_SM] = true;
+    for (int i = 0; i < n; i++)
+        for (int c = 0; c < C_MAX; c++)
+            if (on[c] && (c <= C_STATUS || r->rows[i].status == KF_ST_OK || md) &&
+                text_width(cells[i][c]) > width[c])
+                width[c] = text_width(cells[i][c]);
 
     strbuf b = {0};
-    for (int c = 0; c < ncol; c++) {
-        if (c)
-            sb_append(&b, "  ");
-        pad(&b, col_title[c], width[c], c == C_N || c >= C_TIME);
-    }
-    sb_append(&b, "\n");
-    int total = 0;
-    for (int c = 0; c < ncol; c++)
-        total += width[c] + (c ? 2 : 0);
-    for (int i = 0; i < total; i++)
-        sb_append(&b, "-");
-    sb_append(&b, "\n");
-
-    for (int i = 0; i < n; i++) {
-        const kf_result *res = &r->rows[i];
-        for (int c = 0; c <= C_STATUS; c++) {
-            if (c)
-                sb_append(&b, "  ");
-            if (c == C_STATUS && r->opts.color) {
-                sb_append(&b, status_color(res->status));
-                sb_append(&b, cells[i][c]);
-                sb_append(&b, "\033[0m");
-                pad(&b, "", width[c] - text_width(cells[i][c]), false);
-            } else {
-                pad(&b, cells[i][c], width[c], c == C_N);
-            }
-        }
-        if (res->status == KF_ST_OK) {
-            for (int c = C_TIME; c < ncol; c++) {
-                sb_append(&b, "  ");
-                pad(&b, cells[i][c], width[c], true);
-            }
-        } else {
-            char msg[KF_MSG_MAX + 8];
-            short_message(res, msg, sizeof msg, span);
-            sb_append(&b, "  ");
-            sb_append(&b, msg);
-        }
+    if (md) {
+        sb_append(&b, "|");
+        for (int c = 0; c < C_MAX; c++)
+            if (on[c])
+                sb_printf(&b, " %s |", col_title[c]);
+        sb_append(&b, "\n|");
+        for (int c = 0; c < C_MAX; c++)
+            if (on[c])
+                sb_append(&b, c == C_N || (c >= C_TIME && c != C_NOTE) ? "---:|" : "---|");
         sb_append(&b, "\n");
+        for (int i = 0; i < n; i++) {
+            sb_append(&b, "|");
+            for (int c = 0; c < C_MAX; c++)
+                if (on[c]) {
+                    sb_append(&b, " ");
+                    md_cell(&b, cells[i][c][0] ? cells[i][c] : "-");
+                    sb_append(&b, " |");
+                }
+            sb_append(&b, "\n");
+        }
+    } else {
+        /* a failed row's message spans the numeric columns (at least 40 wide) */
+        int span = 0;
+        for (int c = C_TIME; c < C_MAX; c++)
+            if (on[c])
+                span += width[c] + (c > C_TIME ? 2 : 0);
+        if (span < 40)
+            span = 40;
+        int total = 0;
+        for (int c = 0; c < C_MAX; c++)
+            if (on[c]) {
+                if (c)
+                    sb_append(&b, "  ");
+                pad(&b, col_title[c], width[c], c == C_N || c >= C_TIME);
+                total += width[c] + (c ? 2 : 0);
+            }
+        sb_append(&b, "\n");
+        for (int i = 0; i < total; i++)
+            sb_append(&b, "-");
+        sb_append(&b, "\n");
+
+        for (int i = 0; i < n; i++) {
+            const kf_result *res = &r->rows[i];
+            for (int c = 0; c <= C_STATUS; c++) {
+                if (c)
+                    sb_append(&b, "  ");
+                if (c == C_STATUS && r->opts.color) {
+                    sb_append(&b, status_color(res->status));
+                    sb_append(&b, cells[i][c]);
+                    sb_append(&b, "\033[0m");
+                    pad(&b, "", width[c] - text_width(cells[i][c]), false);
+                } else {
+                    pad(&b, cells[i][c], width[c], c == C_N);
+                }
+            }
+            if (res->status == KF_ST_OK) {
+                for (int c = C_TIME; c < C_MAX; c++) {
+                    if (!on[c])
+                        continue;
+                    sb_append(&b, "  ");
+                    if (c == C_SM && marked[i] && r->opts.color) {
+                        sb_append(&b, "\033[33m");
+                        pad(&b, cells[i][c], width[c], true);
+                        sb_append(&b, "\033[0m");
+                    } else {
+                        pad(&b, cells[i][c], width[c], true);
+                    }
+                }
+            } else {
+                char msg[KF_MSG_MAX + 8];
+                short_message(res, msg, sizeof msg, span);
+                sb_append(&b, "  ");
+                sb_append(&b, msg);
+            }
+            sb_append(&b, "\n");
+        }
     }
+    if (any_mark)
+        sb_printf(&b, "%s! ran throttled or below the maximum SM clock (the results file's throttle_reasons say why)\n",
+                  md ? "\n" : "");
     if (r->info.have_dev)
-        sb_printf(&b, "device: %s, peak %.1f GB/s\n", r->info.dev.name, r->info.dev.peak_gbps);
+        sb_printf(&b, "%sdevice: %s, peak %.1f GB/s\n", md && !any_mark ? "\n" : "", r->info.dev.name,
+                  r->info.dev.peak_gbps);
     if (b.s)
         fputs(b.s, r->out);
     sb_free(&b);
     free(cells);
+    free(marked);
 }
 
 void report_finish(report *r)
@@ -594,7 +825,7 @@ void report_finish(report *r)
     if (!r || r->finished)
         return;
     r->finished = true;
-    if (r->fmt == KF_FMT_TABLE) {
+    if (r->fmt == KF_FMT_TABLE || r->fmt == KF_FMT_MD) {
         print_table(r);
     } else if (r->fmt == KF_FMT_JSON) {
         fputs("[", r->out);

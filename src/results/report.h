@@ -15,7 +15,8 @@
 
 #include "kforge.h"
 
-typedef enum { KF_FMT_TABLE, KF_FMT_CSV, KF_FMT_JSONL, KF_FMT_JSON, KF_FMT_COUNT } kf_format;
+/* md: a Markdown table (what the README's tables are made of). */
+typedef enum { KF_FMT_TABLE, KF_FMT_CSV, KF_FMT_JSONL, KF_FMT_JSON, KF_FMT_MD, KF_FMT_COUNT } kf_format;
 extern const char *const kf_format_names[KF_FMT_COUNT];
 
 typedef struct {
@@ -34,8 +35,10 @@ typedef struct {
 
 typedef struct report report;
 
-/* csv (header from the first row's family) and jsonl print and flush each row as it is added; table and json
- * print at report_finish (a table needs every row to align its columns). */
+/* csv (header from the first row's family) and jsonl print and flush each row as it is added; table, md and json
+ * print at report_finish (a table needs every row to align its columns).  Tables add an "SM MHz" column
+ * when NVML gave clocks (marked '!' when throttled or below the maximum) and "energy" and "GB/J" when
+ * some row has an energy figure. */
 report *report_new(FILE *out, kf_format fmt, const kf_run_info *info, const report_opts *o);
 void report_add(report *r, const kf_result *res);
 void report_finish(report *r);
@@ -43,5 +46,29 @@ void report_free(report *r);
 
 /* One results line (no newline), malloc'd. */
 char *report_json(const kf_result *res, const kf_run_info *info);
+
+/* Bytes moved per joule of one run, in GB/J (0 without an energy figure). */
+double report_gb_per_j(const kf_result *r);
+
+// ----------------------------------------------------------------------------
+// Warnings about how a case ran (issue 14), for stderr
+
+/* Whether r ran throttled (a clock-limit reason other than idle or the
+ * applications clocks setting) or below its maximum SM clock; if so, why in
+ * buf ("throttled (sw power cap); SM clock 1755..1980 MHz, maximum 1980"). */
+bool report_clock_warning(const kf_result *r, char *buf, size_t len);
+
+/* Per command: a note when NVML is not available (once), a warning for each
+ * case that ran throttled or below its maximum clock (the first
+ * REPORT_WARN_MAX; the rest are counted), each on a line of its own. */
+#define REPORT_WARN_MAX 10
+typedef struct {
+    int warned, more;       /* clock warnings printed, and left out */
+    int noted, notes_more;  /* NVML notes printed (one per distinct text, at most 3), and left out */
+    char last_note[160];
+} report_warnings;
+void report_warn(report_warnings *w, const kf_result *r, FILE *f);
+/* "... and N more cases ran throttled" at the end; nothing when none. */
+void report_warn_end(const report_warnings *w, FILE *f);
 
 #endif

@@ -322,6 +322,28 @@ static void get_str(const cJSON *o, const char *key, char *out, size_t len, char
     snprintf(out, len, "%s", f->valuestring);
 }
 
+/* A figure that may be null (not read): null leaves *out alone. */
+static void get_opt_int(const cJSON *o, const char *key, int *out, char *err, size_t errlen, bool *failed)
+{
+    const cJSON *f = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (f && !cJSON_IsNull(f))
+        get_int(o, key, false, out, err, errlen, failed);
+}
+
+static void get_opt_dbl(const cJSON *o, const char *key, double *out, char *err, size_t errlen, bool *failed)
+{
+    const cJSON *f = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (f && !cJSON_IsNull(f))
+        get_dbl(o, key, out, err, errlen, failed);
+}
+
+static void get_opt_bool(const cJSON *o, const char *key, bool *out, char *err, size_t errlen, bool *failed)
+{
+    const cJSON *f = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (f && !cJSON_IsNull(f))
+        get_bool(o, key, out, err, errlen, failed);
+}
+
 static void get_param(const cJSON *o, const kf_param *p, int64_t *out, char *err, size_t errlen, bool *failed)
 {
     if (*failed)
@@ -348,6 +370,7 @@ static void get_bench(const cJSON *o, kf_bench *b, char *err, size_t errlen, boo
     b->seed = (uint64_t)seed;
     get_i64(j, "offset", false, 0, 1 << 20, &b->offset, err, errlen, failed);
     get_dbl(j, "timeout_s", &b->timeout_s, err, errlen, failed);
+    get_bool(j, "energy", &b->energy, err, errlen, failed);
 }
 
 int results_parse_line(const char *line, kf_result *res, char *err, size_t errlen)
@@ -381,6 +404,15 @@ int results_parse_line(const char *line, kf_result *res, char *err, size_t errle
     get_str(o, "name", v->name, sizeof v->name, err, errlen, &failed);
     for (int i = 0; i < f->nparams; i++)
         get_param(o, &f->params[i], &v->p[i], err, errlen, &failed);
+    /* an unnamed variant is written with its label as the name (report.c),
+     * which may be longer than a name can be: back to no name */
+    const cJSON *nmj = cJSON_GetObjectItemCaseSensitive(o, "name");
+    if (!failed && cJSON_IsString(nmj)) {
+        char label[256];
+        f->label(v, label, sizeof label);
+        if (strcmp(nmj->valuestring, label) == 0)
+            v->name[0] = '\0';
+    }
     for (int d = 0; d < f->nsizes; d++)
         get_i64(o, f->sizes[d].name, !f->sizes[d].optional, 0, INT64_MAX, &res->shape.d[d], err, errlen, &failed);
     int x = 0;
@@ -415,6 +447,19 @@ int results_parse_line(const char *line, kf_result *res, char *err, size_t errle
     get_dbl(o, "noise", &s->noise, err, errlen, &failed);
     get_dbl(o, "gbps", &s->gbps, err, errlen, &failed);
     get_dbl(o, "pct_peak", &s->pct_peak, err, errlen, &failed);
+    get_bool(o, "nvml", &res->nvml, err, errlen, &failed);
+    get_str(o, "nvml_note", res->nvml_note, sizeof res->nvml_note, err, errlen, &failed);
+    get_opt_int(o, "sm_mhz_min", &res->sm_mhz_min, err, errlen, &failed);
+    get_opt_int(o, "sm_mhz_max", &res->sm_mhz_max, err, errlen, &failed);
+    get_opt_int(o, "sm_mhz_limit", &res->sm_mhz_limit, err, errlen, &failed);
+    get_opt_int(o, "mem_mhz", &res->mem_mhz, err, errlen, &failed);
+    get_opt_int(o, "temp_c", &res->temp_c, err, errlen, &failed);
+    get_opt_dbl(o, "power_w", &res->power_w, err, errlen, &failed);
+    get_opt_bool(o, "throttled", &res->throttled, err, errlen, &failed);
+    get_str(o, "throttle_reasons", res->throttle_reasons, sizeof res->throttle_reasons, err, errlen, &failed);
+    get_opt_dbl(o, "energy_j", &res->energy_j, err, errlen, &failed);
+    get_opt_int(o, "energy_runs", &res->energy_runs, err, errlen, &failed);
+    get_opt_dbl(o, "energy_window_s", &res->energy_window_s, err, errlen, &failed);
 
     cJSON_Delete(o);
     return failed ? -1 : 0;
@@ -439,7 +484,16 @@ void results_case_key(const kf_variant *v, const kf_shape *s, const kf_bench *b,
         sb_printf(&k, "%lld|", (long long)s->d[d]);
     sb_printf(&k, "seed=%llu|off=%lld|flush=%d|warm=%d|reps=%d..%d|t=%.17g|noise=%.17g|", (unsigned long long)b->seed,
               (long long)b->offset, b->flush_l2, b->warmup, b->min_reps, b->max_reps, b->max_time_s, b->max_noise);
-    sb_printf(&k, "dev=%zu:%s|%s", strlen(device ? device : ""), device ? device : "", v->name);
+    /* a result with an energy figure is not the same as one without (and
+     * keys of files written before bench.energy existed stay as they were) */
+    if (b->energy)
+        sb_append(&k, "energy|");
+    /* a variant without a name is written with its label as the name
+     * (report.c): both spellings are the same case */
+    char label[256];
+    if (!v->name[0])
+        f->label(v, label, sizeof label);
+    sb_printf(&k, "dev=%zu:%s|%s", strlen(device ? device : ""), device ? device : "", v->name[0] ? v->name : label);
     snprintf(buf, len, "%s", k.s ? k.s : "");
     sb_free(&k);
 }

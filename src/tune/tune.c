@@ -92,6 +92,8 @@ static const char *const tune_help =
     "  --seed S            seed of the strategy's random choices (default 1): the same space, seed\n"
     "                      and measurements give the same search\n"
     "  --first-improvement local: move to the first better neighbour found, not the best one\n"
+    "  --objective O       time (default: the weighted median times), energy (the weighted energy\n"
+    "                      of one run, from NVML; sets bench.energy) or edp (energy x time)\n"
     "  --set KEY=VALUE     override a config key (repeatable), as for kforge run; --set n=...\n"
     "                      also replaces the sizes of \"tune\"\n"
     "  --results FILE      JSON Lines results file (default kforge-tune.jsonl)\n"
@@ -105,7 +107,7 @@ static const char *const tune_help =
     "                      earlier sweep of the same space (to compare strategies, like Kernel\n"
     "                      Tuner's simulation mode); writes no results file and no database\n"
     "  --format FMT        the summary on stdout: table (default), jsonl (one line per new best,\n"
-    "                      then a summary line) or json (one object)\n"
+    "                      then a summary line), json (one object) or md (Markdown)\n"
     "  --timeout SEC       watchdog per case (bench.timeout_s; default 30)\n"
     "  --device N          GPU index (default 0)\n"
     "  --devices LIST      evaluate the search on several GPUs of one model at once: 'all' or indices\n"
@@ -113,11 +115,11 @@ static const char *const tune_help =
     "  --shard K/N         exhaustive and random: evaluate only the K-th of N balanced slices of the\n"
     "                      candidates (default: the Slurm job array's task); kforge merge combines the\n"
     "                      shards' results files\n"
-    "  --jobs N            compiler processes (default: number of CPUs)\n"
+    "  -j N, --jobs N      compiler processes (default: number of CPUs; -j8 works too)\n"
     "  --cache-dir DIR     cubin cache (default $KFORGE_CACHE_DIR or ~/.cache/kforge)\n"
     "  --no-cache          compile everything afresh\n"
     "  --lineinfo          compile with -lineinfo (for compute-sanitizer and ncu)\n"
-    "  --quiet             no progress line\n"
+    "  -q, --quiet         no progress line\n"
     "\n"
     "Resuming: a search is deterministic, so running an interrupted command again replays it.\n"
     "Candidates found in the results file are not measured again (they count toward --budget when\n"
@@ -160,7 +162,13 @@ typedef struct {
     double timeout;         /* < 0: from the config */
     bool quiet;
     kf_format fmt;
+    int objective;          /* OBJ_* */
 } topts;
+
+/* What a candidate is ranked by (issue 14): the weighted sum over the sizes
+ * of its median time, of the energy of one run, or of their product. */
+enum { OBJ_TIME, OBJ_ENERGY, OBJ_EDP, OBJ_COUNT };
+static const char *const obj_names[OBJ_COUNT] = {"time", "energy", "edp"};
 
 /* 0, 1 for --help (printed), -1 after a usage error. */
 static int parse_tune_opts(int argc, char **argv, topts *o)
@@ -198,6 +206,10 @@ static int parse_tune_opts(int argc, char **argv, topts *o)
             if (!kf_parse_ll(val, &s) || s < 0)
                 return cli_fail(&c, "--seed: expected an integer >= 0, got '%s'", val);
             o->seed = (uint64_t)s;
+        } else if (cli_value(&c, "--objective", &val)) {
+            o->objective = kf_lookup(obj_names, OBJ_COUNT, val);
+            if (o->objective < 0)
+                return cli_fail(&c, "--objective: unknown objective '%s' (allowed: time, energy, edp)", val);
         } else if (cli_flag(&c, "--first-improvement")) {
             o->first_improvement = true;
         } else if (cli_value(&c, "--set", &val)) {
@@ -219,7 +231,7 @@ static int parse_tune_opts(int argc, char **argv, topts *o)
         } else if (cli_value(&c, "--format", &val)) {
             int f = kf_lookup(kf_format_names, KF_FMT_COUNT, val);
             if (f < 0 || f == KF_FMT_CSV)
-                return cli_fail(&c, "--format: unknown format '%s' (allowed: table, jsonl, json)", val);
+                return cli_fail(&c, "--format: unknown format '%s' (allowed: table, jsonl, json, md)", val);
             o->fmt = (kf_format)f;
         } else if ((shared = cli_run_option(&c, &o->ro, &o->timeout)) != 0) {
             if (shared < 0)
@@ -261,6 +273,7 @@ static int parse_tune_opts(int argc, char **argv, topts *o)
 typedef struct {
     kf_status st;           /* KF_ST_COUNT: not measured */
     double median_ms, gbps, pct_peak;
+    double energy_j;        /* of one run; 0: none */
     int64_t blocks;
     int launches;
     bool deterministic;
@@ -299,6 +312,7 @@ typedef struct {
     int measured_cases, failed_cases, told, reused_cands;
     double t0, last_progress;
     bool progress, out_of_time;
+    char energy_note[160];    /* why a case had no energy figure (--objective energy, edp) */
     char write_error[1024];   /* a result could not be written: the search stopped */
 } tuner;
 
@@ -312,15 +326,27 @@ static bool complete(const tuner *t, int c)
     return true;
 }
 
-/* +inf unless the candidate is OK at every size. */
+/* A cell's share of the objective: ms, J or J x ms; 0 when it has none. */
+static double cell_cost(const tuner *t, const cell *x)
+{
+    if (x->st != KF_ST_OK)
+        return 0;
+    switch (t->o.objective) {
+    case OBJ_ENERGY: return x->energy_j;
+    case OBJ_EDP: return x->energy_j * x->median_ms;
+    default: return x->median_ms;
+    }
+}
+
+/* +inf unless the candidate is OK (and has the objective's figures) at every size. */
 static double objective(const tuner *t, int c)
 {
     double sum = 0;
     for (int k = 0; k < t->nsizes; k++) {
-        const cell *x = cell_at(t, c, k);
-        if (x->st != KF_ST_OK || !(x->median_ms > 0))
+        double x = cell_cost(t, cell_at(t, c, k));
+        if (!(x > 0) || !isfinite(x))
             return INFINITY;
-        sum += t->weights[k] * x->median_ms;
+        sum += t->weights[k] * x;
     }
     return sum;
 }
@@ -331,6 +357,7 @@ static void fill_cell(cell *x, const kf_result *r)
     x->median_ms = r->stats.median_ms;
     x->gbps = r->stats.gbps;
     x->pct_peak = r->stats.pct_peak;
+    x->energy_j = r->energy_j;
     x->blocks = r->blocks;
     x->launches = r->launches;
     x->deterministic = r->deterministic;
@@ -440,6 +467,26 @@ static void fmt_ms(char *buf, size_t len, double ms)
         snprintf(buf, len, "%.4g s", ms / 1e3);
 }
 
+/* Joules with a unit ("4.802 mJ"); suffix after the unit ("*ms" for EDP). */
+static void fmt_joules(char *buf, size_t len, double x, const char *suffix)
+{
+    if (!(x > 0) || !isfinite(x)) {
+        snprintf(buf, len, "-");
+        return;
+    }
+    double k = x < 1e-3 ? 1e6 : x < 1 ? 1e3 : 1;
+    snprintf(buf, len, "%.4g %s%s", x * k, x < 1e-3 ? "uJ" : x < 1 ? "mJ" : "J", suffix);
+}
+
+/* An objective's value with its unit: "29.41 us", "4.802 mJ", "0.1412 mJ*ms". */
+static void fmt_objective(const tuner *t, char *buf, size_t len, double x)
+{
+    if (t->o.objective == OBJ_TIME)
+        fmt_ms(buf, len, x);
+    else
+        fmt_joules(buf, len, x, t->o.objective == OBJ_EDP ? "*ms" : "");
+}
+
 static void show_progress(tuner *t, bool force)
 {
     if (!t->progress)
@@ -452,7 +499,7 @@ static void show_progress(tuner *t, bool force)
     int b = strat_best(t->st, &best);
     char bb[32] = "-";
     if (b >= 0)
-        fmt_ms(bb, sizeof bb, best);
+        fmt_objective(t, bb, sizeof bb, best);
     char left[48] = "";
     if (t->o.time_s > 0) {
         double l = t->o.time_s - (now - t->t0);
@@ -535,6 +582,8 @@ static int on_case(const kf_result *r, int index, void *vctx)
     t->measured_cases++;
     if (r->status != KF_ST_OK)
         t->failed_cases++;
+    else if (t->o.objective != OBJ_TIME && !(r->energy_j > 0) && !t->energy_note[0])
+        snprintf(t->energy_note, sizeof t->energy_note, "%s", r->nvml_note[0] ? r->nvml_note : "no energy figure");
     const kf_run_info *info = &t->info;
     for (int i = 0; i < t->ndev; i++)
         if (t->dev_info[i].dev.index == r->device) {
@@ -692,6 +741,8 @@ static int load_space(tuner *t, char *err, size_t errlen)
             return KF_EXIT_USAGE;
     if (t->o.timeout >= 0)
         t->cfg.bench.timeout_s = t->o.timeout;
+    if (t->o.objective != OBJ_TIME)
+        t->cfg.bench.energy = true;
     /* "tune": {"n": [...]} replaces the space's sizes (unless --set of a
      * size replaced them on the command line, which wins) */
     const kf_family *fam = kf_families[t->cfg.family];
@@ -878,8 +929,44 @@ static void print_summary(tuner *t, double wall, const char *stopped)
     int others = other_shard_evaluated(t);
     int from_file = evals - t->told - others;
     int failed_cands = failed_candidates(t);
+    static const char *const obj_what[OBJ_COUNT][2] = {
+        {"median time", "weighted sum of median times over the sizes"},
+        {"energy of one run", "weighted sum of the energy of one run over the sizes"},
+        {"energy x median time", "weighted sum of energy x median time over the sizes"}};
+    const char *what = obj_what[t->o.objective][t->nsizes == 1 ? 0 : 1];
+    static const char *const obj_key[OBJ_COUNT] = {"objective_ms", "objective_j", "objective_j_ms"};
+    const char *okey = obj_key[t->o.objective];
+    bool energy = t->o.objective != OBJ_TIME;
 
-    if (t->o.fmt == KF_FMT_TABLE) {
+    if (t->o.fmt == KF_FMT_MD) {
+        printf("kforge tune %s on %s: strategy %s (seed %llu), objective %s, %d of %d candidates evaluated in "
+               "%.1f s; stopped: %s.\n\n",
+               t->o.space, t->device, strat_names[t->kind], (unsigned long long)t->o.seed, obj_names[t->o.objective],
+               evals, t->ncand, wall, stopped);
+        if (!bv) {
+            printf("No candidate succeeded.\n");
+        } else {
+            char ob[32];
+            fmt_objective(t, ob, sizeof ob, best_obj);
+            printf("Best: `%s%s%s` (found at evaluation %d), %s %s.\n\n", bv->name, bv->name[0] ? " " : "", label,
+                   nt ? tr[nt - 1].evaluation : 0, what, ob);
+            printf("| size | median | GB/s | %% peak |%s blocks | launches |\n", energy ? " energy | GB/J |" : "");
+            printf("|---:|---:|---:|---:|%s---:|---:|\n", energy ? "---:|---:|" : "");
+            for (int k = 0; k < t->nsizes; k++) {
+                const cell *x = cell_at(t, best, k);
+                char m[32], st[128], e[32] = "";
+                fmt_ms(m, sizeof m, x->median_ms);
+                shape_short(kf_families[t->cfg.family], &t->sizes[k], st, sizeof st);
+                printf("| %s | %s | %.1f | %.1f |", st, m, x->gbps, x->pct_peak);
+                if (energy) {
+                    fmt_joules(e, sizeof e, x->energy_j, "");
+                    printf(" %s | %.1f |", e, x->energy_j > 0 ? x->gbps * x->median_ms / 1e3 / x->energy_j : 0);
+                }
+                printf(" %lld | %d |\n", (long long)x->blocks, x->launches);
+            }
+            printf("\nVariant: `%s`\n", vjson ? vjson : "");
+        }
+    } else if (t->o.fmt == KF_FMT_TABLE) {
         printf("kforge tune: %s on %s: %d candidates, objective over %s = %s%s\n", t->o.space, t->device, t->ncand,
                kf_families[t->cfg.family]->nsizes == 1 ? kf_families[t->cfg.family]->sizes[0].name : "shapes",
                sz.s ? sz.s : "", t->tune_sizes ? " (tune, weighted)" : "");
@@ -912,19 +999,24 @@ static void print_summary(tuner *t, double wall, const char *stopped)
             printf("no candidate succeeded\n");
         } else {
             char ob[32];
-            fmt_ms(ob, sizeof ob, best_obj);
+            fmt_objective(t, ob, sizeof ob, best_obj);
             printf("best: %s%s%s (found at evaluation %d)\n", bv->name, bv->name[0] ? " " : "", label,
                    nt ? tr[nt - 1].evaluation : 0);
-            printf("  objective %s (%s)\n", ob,
-                   t->nsizes == 1 ? "median time" : "weighted sum of median times over the sizes");
-            printf("  %16s  %10s  %8s  %6s  %8s  %8s\n", "size", "median", "GB/s", "% peak", "blocks", "launches");
+            printf("  objective %s (%s)\n", ob, what);
+            printf("  %16s  %10s  %8s  %6s  %8s  %8s", "size", "median", "GB/s", "% peak", "blocks", "launches");
+            printf(energy ? "  %10s  %8s\n" : "\n", "energy", "GB/J");
             for (int k = 0; k < t->nsizes; k++) {
                 const cell *x = cell_at(t, best, k);
-                char m[32], st[128];
+                char m[32], st[128], e[32];
                 fmt_ms(m, sizeof m, x->median_ms);
                 shape_short(kf_families[t->cfg.family], &t->sizes[k], st, sizeof st);
-                printf("  %16s  %10s  %8.1f  %6.1f  %8lld  %8d\n", st, m, x->gbps, x->pct_peak,
+                printf("  %16s  %10s  %8.1f  %6.1f  %8lld  %8d", st, m, x->gbps, x->pct_peak,
                        (long long)x->blocks, x->launches);
+                fmt_joules(e, sizeof e, x->energy_j, "");
+                if (energy)
+                    printf("  %10s  %8.1f\n", e, x->energy_j > 0 ? x->gbps * x->median_ms / 1e3 / x->energy_j : 0);
+                else
+                    printf("\n");
             }
             printf("  variant: %s\n", vjson ? vjson : "");
             printf("  new best at evaluation:");
@@ -938,8 +1030,8 @@ static void print_summary(tuner *t, double wall, const char *stopped)
             for (int i = 0; i < nt; i++) {
                 char l[256];
                 variant_label(&t->sp.variants[t->var[tr[i].idx]], l, sizeof l);
-                sb_printf(&b, "{\"event\": \"improvement\", \"evaluation\": %d, \"objective_ms\": %.9g, \"label\": ",
-                          tr[i].evaluation, tr[i].cost);
+                sb_printf(&b, "{\"event\": \"improvement\", \"evaluation\": %d, \"%s\": %.9g, \"label\": ",
+                          tr[i].evaluation, okey, tr[i].cost);
                 sb_json_string(&b, l);
                 sb_append(&b, "}\n");
             }
@@ -947,6 +1039,7 @@ static void print_summary(tuner *t, double wall, const char *stopped)
         sb_json_string(&b, t->o.space);
         sb_append(&b, ", \"device\": ");
         sb_json_string(&b, t->device);
+        sb_printf(&b, ", \"objective\": \"%s\"", obj_names[t->o.objective]);
         sb_printf(&b, ", \"strategy\": \"%s\", \"seed\": %llu, \"candidates\": %d, \"budget\": %d, \"evaluations\": %d, "
                       "\"measured_candidates\": %d, \"measured_cases\": %d, \"failed_cases\": %d, \"from_results\": %d, "
                       "\"failed_candidates\": %d, \"wall_s\": %.3f, \"stopped\": \"%s\", \"simulated\": %s, ",
@@ -970,7 +1063,7 @@ static void print_summary(tuner *t, double wall, const char *stopped)
             sb_printf(&b, "%s%.9g", k ? ", " : "", t->weights[k]);
         sb_append(&b, "]");
         if (bv) {
-            sb_printf(&b, ", \"best\": {\"objective_ms\": %.9g, \"evaluation\": %d, \"label\": ", best_obj,
+            sb_printf(&b, ", \"best\": {\"%s\": %.9g, \"evaluation\": %d, \"label\": ", okey, best_obj,
                       nt ? tr[nt - 1].evaluation : 0);
             sb_json_string(&b, label);
             sb_printf(&b, ", \"variant\": %s, \"sizes\": [", vjson ? vjson : "{}");
@@ -979,8 +1072,11 @@ static void print_summary(tuner *t, double wall, const char *stopped)
                 char st[128];
                 shape_short(kf_families[t->cfg.family], &t->sizes[k], st, sizeof st);
                 sb_printf(&b, "%s{\"size\": \"%s\", \"median_ms\": %.9g, \"gbps\": %.6g, \"pct_peak\": %.4g, "
-                              "\"blocks\": %lld, \"launches\": %d}",
+                              "\"blocks\": %lld, \"launches\": %d",
                           k ? ", " : "", st, x->median_ms, x->gbps, x->pct_peak, (long long)x->blocks, x->launches);
+                if (energy)
+                    sb_printf(&b, ", \"energy_j\": %.9g", x->energy_j);
+                sb_append(&b, "}");
             }
             sb_append(&b, "]}");
         } else {
@@ -989,7 +1085,7 @@ static void print_summary(tuner *t, double wall, const char *stopped)
         if (t->o.fmt == KF_FMT_JSON) {
             sb_append(&b, ", \"improvements\": [");
             for (int i = 0; i < nt; i++)
-                sb_printf(&b, "%s{\"evaluation\": %d, \"objective_ms\": %.9g}", i ? ", " : "", tr[i].evaluation,
+                sb_printf(&b, "%s{\"evaluation\": %d, \"%s\": %.9g}", i ? ", " : "", tr[i].evaluation, okey,
                           tr[i].cost);
             sb_append(&b, "]");
         }
@@ -1366,7 +1462,14 @@ int tune_main(int argc, char **argv)
     double wall = kf_now() - t.t0;
     const char *stopped = failed ? "error" : stop_reason(&t, interrupted);
     print_summary(&t, wall, stopped);
-    bool db_failed = !t.o.simulate && !t.o.no_db && update_db(&t, &dev) != 0;
+    /* the database holds the fastest variants: an energy search leaves it alone */
+    bool db_failed = !t.o.simulate && !t.o.no_db && t.o.objective == OBJ_TIME && update_db(&t, &dev) != 0;
+    if (t.o.objective != OBJ_TIME && !t.o.quiet && !t.o.simulate && !t.o.no_db)
+        fprintf(stderr, "kforge tune: --objective %s: the tuning database (fastest variants) is left alone\n",
+                obj_names[t.o.objective]);
+    if (t.energy_note[0] && strat_best(t.st, NULL) < 0)
+        fprintf(stderr, "kforge tune: --objective %s needs the energy of each run, from NVML: %s\n",
+                obj_names[t.o.objective], t.energy_note);
     if (t.write_error[0]) {
         fprintf(stderr, "kforge tune: %s; the search stopped (what was written is in %s)\n", t.write_error,
                 t.o.results);

@@ -1,0 +1,457 @@
+#!/bin/sh
+# tests/compare_suite.sh -- end-to-end checks of issue 14 (what nvbench,
+# Kernel Tuner and hyperfine do that kforge did not) without a GPU:
+#   - kforge compare: matching by identity, ratio, significance, --fail-above
+#     exit status, colour on a terminal, every output format;
+#   - --format md for run, tune and compare;
+#   - NVML through the scripted fake library (tests/fake_nvml.c, loaded by the
+#     fake GPU's worker through KFORGE_NVML_LIB): clocks, throttle reasons,
+#     power and energy recorded in the results, warnings, the table's columns;
+#     a machine without NVML (a note, not an error);
+#   - kforge tune --objective energy|edp (measured and simulated);
+#   - the progress line (cleared before warnings, failures, time left);
+#   - the newcomer path: the README's first command as root and as a user,
+#     its "without a GPU" commands, config messages, short options, names.
+# Runs on the fake GPU (KFORGE_FAKE_GPU=1).  Prints PASS/FAIL lines and
+# "compare_suite: N passed, N failed"; exits 1 if a check failed.
+set -u
+KFORGE=${KFORGE:-build/kforge}
+case $KFORGE in /*) ;; *) KFORGE=$(pwd)/$KFORGE ;; esac
+ROOT=$(pwd)
+FAKE_NVML=$(dirname "$KFORGE")/tests/libfakenvml.so
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/kforge-compare.XXXXXX") || exit 2
+trap 'rm -rf "$TMP"' EXIT
+trap 'exit 130' INT TERM HUP
+trap 'exit 141' PIPE # sh tests/compare_suite.sh | head: still clean up
+export KFORGE_CACHE_DIR="$TMP/cache" KFORGE_DB="$TMP/db" KFORGE_FAKE_GPU=1 LC_ALL=C
+unset KFORGE_FAULT_INJECT KFORGE_PLANT KFORGE_NVML_LIB FAKE_NVML_SCRIPT NO_COLOR
+cd "$TMP" || exit 2
+npass=0
+nfail=0
+ok() { echo "PASS $1"; npass=$((npass + 1)); }
+bad() { echo "FAIL $1: $2"; nfail=$((nfail + 1)); }
+has() { grep -q -- "$2" "$1"; }
+count() { grep -c -- "$2" "$1"; }
+
+cat > a.json <<'J'
+{"kernel": "reduce", "defaults": {"algorithm": "shuffle", "unroll": "full", "n": [4096, "2^20"]},
+ "variants": [{"name": "a1", "block_size": 128}, {"name": "a2", "block_size": 256},
+              {"name": "a3", "block_size": 512, "vector_width": 4}]}
+J
+
+# scale NAME FACTOR IN OUT: the times of NAME's lines times FACTOR
+scale() {
+  awk -v name="\"name\":\"$1\"" -v f="$2" '
+    index($0, name) == 0 { print; next }
+    { s = $0; out = ""
+      while (match(s, /"(median_ms|mean_ms|min_ms|max_ms|stddev_ms)":[0-9.eE+-]+/)) {
+        kv = substr(s, RSTART, RLENGTH); c = index(kv, ":")
+        out = out substr(s, 1, RSTART - 1) substr(kv, 1, c) (substr(kv, c + 1) * f)
+        s = substr(s, RSTART + RLENGTH) }
+      print out s }' "$3" > "$4"
+}
+
+# --- kforge compare -------------------------------------------------------
+"$KFORGE" run a.json --results old.jsonl -q > /dev/null 2>&1
+cp old.jsonl same.jsonl
+"$KFORGE" compare old.jsonl same.jsonl > c1.txt 2> c1.err
+rc=$?
+if [ $rc -eq 0 ] && [ "$(count c1.txt ' same$')" -eq 6 ] && has c1.err "6 cases in both: 0 faster, 0 slower, 6 the same"; then
+  ok "compare: identical files, 6 cases the same, exit 0"
+else
+  bad "compare identical" "rc=$rc $(cat c1.txt c1.err)"
+fi
+
+scale a2 1.25 old.jsonl slow.jsonl
+scale a3 0.8 slow.jsonl mixed.jsonl
+"$KFORGE" compare old.jsonl mixed.jsonl > c2.txt 2> c2.err
+rc=$?
+if [ $rc -eq 0 ] && [ "$(grep -c '^a2 .* 1\.250 .*+25\.0%.*slower$' c2.txt)" -eq 2 ] &&
+   [ "$(grep -c '^a3 .* 0\.800 .*-20\.0%.*faster$' c2.txt)" -eq 2 ] && [ "$(count c2.txt ' same$')" -eq 2 ] &&
+   has c2.err "2 faster, 2 slower, 2 the same"; then
+  ok "compare: ratio, change and verdict per case (slower, faster, same)"
+else
+  bad "compare verdicts" "rc=$rc $(cat c2.txt c2.err)"
+fi
+
+"$KFORGE" compare old.jsonl mixed.jsonl --fail-above 5% > /dev/null 2> c3.err; rc1=$?
+"$KFORGE" compare old.jsonl mixed.jsonl --fail-above 30 > /dev/null 2> c4.err; rc2=$?
+"$KFORGE" compare old.jsonl same.jsonl --fail-above 0.5% > /dev/null 2>&1; rc3=$?
+if [ $rc1 -eq 1 ] && has c3.err "2 cases got slower by more than 5%" && [ $rc2 -eq 0 ] && [ $rc3 -eq 0 ]; then
+  ok "compare --fail-above: exit 1 beyond the threshold, 0 within it (5%, 30, 0.5%)"
+else
+  bad "compare --fail-above" "rc=$rc1/$rc2/$rc3 $(cat c3.err c4.err)"
+fi
+
+# a small difference within the noise is not significant: same, even with --fail-above 0
+awk '{ gsub(/"stddev_ms":[0-9.eE+-]+/, "\"stddev_ms\":0.01"); print }' old.jsonl > noisy_old.jsonl
+scale a1 1.001 noisy_old.jsonl noisy_new.jsonl
+"$KFORGE" compare noisy_old.jsonl noisy_new.jsonl --fail-above 0 > c5.txt 2>&1; rc=$?
+if [ $rc -eq 0 ] && [ "$(count c5.txt ' same$')" -eq 6 ]; then
+  ok "compare: a change within both runs' noise is not significant"
+else
+  bad "compare noise" "rc=$rc $(cat c5.txt)"
+fi
+
+# a case that fails now is a regression; the latest line of a case counts
+sed 's/"name":"a1","label"\(.*\)"status":"ok"/"name":"a1","label"\1"status":"fault"/' old.jsonl > fails.jsonl
+cp old.jsonl latest.jsonl
+scale a1 2 old.jsonl twice.jsonl
+grep '"name":"a1"' twice.jsonl >> latest.jsonl
+"$KFORGE" compare old.jsonl fails.jsonl --fail-above 5 > c6.txt 2>&1; rc1=$?
+"$KFORGE" compare old.jsonl latest.jsonl > c7.txt 2>&1; rc2=$?
+if [ $rc1 -eq 1 ] && [ "$(count c6.txt 'fails now (!)')" -eq 2 ] && [ $rc2 -eq 0 ] &&
+   [ "$(grep -c '^a1 .* 2\.000 .*slower$' c7.txt)" -eq 2 ] && has c7.txt "6 cases in both"; then
+  ok "compare: a case failing now is a regression; a case recorded twice counts by its latest line"
+else
+  bad "compare fails/latest" "rc=$rc1/$rc2 $(cat c6.txt c7.txt)"
+fi
+
+# errors: a missing file, nothing in common, a third file, a bad threshold
+"$KFORGE" compare old.jsonl nonexistent.jsonl > /dev/null 2> e1.txt; r1=$?
+echo '{"not": "a result"}' > junk.jsonl
+"$KFORGE" compare old.jsonl junk.jsonl > /dev/null 2> e2.txt; r2=$?
+"$KFORGE" compare old.jsonl same.jsonl x.jsonl > /dev/null 2> e3.txt; r3=$?
+"$KFORGE" compare old.jsonl same.jsonl --fail-above lots > /dev/null 2> e4.txt; r4=$?
+if [ $r1 -eq 2 ] && has e1.txt "nonexistent.jsonl" && [ $r2 -eq 2 ] && has e2.txt "no case in common" &&
+   [ $r3 -eq 2 ] && [ $r4 -eq 2 ] && has e4.txt "fail-above"; then
+  ok "compare: usage errors and unreadable or unrelated files exit 2 with a message"
+else
+  bad "compare errors" "$r1 $r2 $r3 $r4 $(cat e1.txt e2.txt e3.txt e4.txt)"
+fi
+
+# --any-device: the same cases measured on another GPU
+sed 's/"device":"fake-gpu (KFORGE_FAKE_GPU)"/"device":"other GPU"/' old.jsonl > other.jsonl
+"$KFORGE" compare old.jsonl other.jsonl > /dev/null 2> d1.txt; r1=$?
+"$KFORGE" compare old.jsonl other.jsonl --any-device > d2.txt 2>&1; r2=$?
+if [ $r1 -eq 2 ] && has d1.txt "any-device" && [ $r2 -eq 0 ] && has d2.txt "6 cases in both"; then
+  ok "compare --any-device matches across GPUs (and is suggested when nothing matches)"
+else
+  bad "compare --any-device" "$r1 $r2 $(cat d1.txt d2.txt)"
+fi
+
+# formats; colour only on a terminal (and not with NO_COLOR)
+"$KFORGE" compare old.jsonl mixed.jsonl --format md > f_md.txt 2>/dev/null
+"$KFORGE" compare old.jsonl mixed.jsonl --format csv > f_csv.txt 2>/dev/null
+"$KFORGE" compare old.jsonl mixed.jsonl --format jsonl > f_jsonl.txt 2>/dev/null
+"$KFORGE" compare old.jsonl mixed.jsonl --format json > f_json.txt 2>/dev/null
+json_ok=1
+if command -v python3 > /dev/null 2>&1; then
+  python3 -c '
+import json, sys
+rows = [json.loads(l) for l in open("f_jsonl.txt")]
+arr = json.load(open("f_json.txt"))
+assert len(rows) == 6 and rows == arr, "jsonl and json differ"
+slow = [r for r in rows if r["verdict"] == "slower"]
+assert len(slow) == 2 and all(abs(r["ratio"] - 1.25) < 1e-4 and r["p"] < 0.01 and r["significant"] for r in slow)
+assert all(r["old"]["reps"] == 5 and r["new"]["status"] == "ok" for r in rows)
+' || json_ok=0
+fi
+if head -1 f_md.txt | grep -q '^| name | dtype | op | size | old | new | ratio | change | p | verdict |$' &&
+   sed -n 2p f_md.txt | grep -q '^|---|---|---|---:|' && [ "$(grep -c '^| a' f_md.txt)" -eq 6 ] &&
+   head -1 f_csv.txt | grep -q '^name,dtype,op,size,old_ms,new_ms' && [ "$(wc -l < f_csv.txt)" -eq 7 ] &&
+   [ $json_ok = 1 ]; then
+  ok "compare --format md, csv, jsonl and json"
+else
+  bad "compare formats" "$(cat f_md.txt f_csv.txt | head -20)"
+fi
+if command -v script > /dev/null 2>&1; then
+  TERM=xterm script -qec "$KFORGE compare old.jsonl mixed.jsonl" /dev/null > tty.txt 2>&1
+  NO_COLOR=1 TERM=xterm script -qec "$KFORGE compare old.jsonl mixed.jsonl" /dev/null > tty_nc.txt 2>&1
+  esc=$(printf '\033')
+  if grep -q "${esc}\[31mslower" tty.txt && grep -q "${esc}\[32mfaster" tty.txt && ! grep -q "$esc" tty_nc.txt &&
+     ! grep -q "$esc" c2.txt; then
+    ok "compare colours verdicts on a terminal only (not in a pipe, not with NO_COLOR)"
+  else
+    bad "compare colour" "$(od -c tty.txt | head -5)"
+  fi
+else
+  echo "SKIP compare colour: script(1) not found"
+fi
+
+# --- --format md ------------------------------------------------------------
+"$KFORGE" run a.json --no-results --format md --speedup > md.txt 2>/dev/null; r1=$?
+"$KFORGE" tune "$ROOT/configs/tune-reduce.json" --set n=2^20 --budget 5 --strategy random --no-db --results t_md.jsonl \
+  --format md -q > tmd.txt 2>/dev/null; r2=$?
+"$KFORGE" axes --format md > /dev/null 2> ax.txt; r3=$?
+if [ $r1 -eq 0 ] && head -1 md.txt | grep -q '^| name | dtype | op | size | status | time | noise | GB/s | % peak | step | cumul. |$' &&
+   sed -n 2p md.txt | grep -q '^|---|---|---|---:|---|---:|' && [ "$(grep -c '^| a[123] |' md.txt)" -eq 6 ] &&
+   [ $r2 -eq 0 ] && grep -q '^| size | median | GB/s | % peak | blocks | launches |$' tmd.txt &&
+   grep -q '^Best: `' tmd.txt && [ $r3 -eq 2 ] && has ax.txt "allowed: table, csv, jsonl, json)"; then
+  ok "--format md: Markdown tables from run and tune (axes refuses it)"
+else
+  bad "md" "$r1 $r2 $r3 $(cat md.txt tmd.txt ax.txt | head -30)"
+fi
+
+# --- NVML through the fake library -------------------------------------------
+if [ -f "$FAKE_NVML" ]; then
+  KFORGE_NVML_LIB=$FAKE_NVML FAKE_NVML_SCRIPT="sm=1980;mem=2619;max_sm=1980;temp=51;power=300000;energy+=500;reasons=0" \
+    "$KFORGE" run a.json --results n1.jsonl > n1.txt 2> n1.err; r1=$?
+  if [ $r1 -eq 0 ] && [ "$(count n1.jsonl '"nvml":true,"nvml_note":"","sm_mhz_min":1980,"sm_mhz_max":1980,"sm_mhz_limit":1980,"mem_mhz":2619,"temp_c":51,"power_w":300,"throttled":false,"throttle_reasons":"none"')" -eq 6 ] &&
+     [ "$(count n1.jsonl '"energy_j":null')" -eq 6 ] && ! has n1.err warning && has n1.txt 'SM MHz' && ! has n1.txt '!'; then
+    ok "NVML: clocks, temperature, power and reasons in every result; no warning at full clock"
+  else
+    bad "NVML steady" "$r1 $(cat n1.err; head -c 600 n1.jsonl)"
+  fi
+
+  KFORGE_NVML_LIB=$FAKE_NVML FAKE_NVML_SCRIPT="sm=1980,1410;max_sm=1980;reasons=0,4" \
+    "$KFORGE" run a.json --results n2.jsonl > n2.txt 2> n2.err; r1=$?
+  if [ $r1 -eq 0 ] && [ "$(count n2.jsonl '"sm_mhz_min":1410,.*"throttled":true,"throttle_reasons":"sw power cap"')" -eq 6 ] &&
+     [ "$(count n2.err '^kforge: warning: a[123] n=[0-9]* ran throttled (sw power cap); SM clock 1410 MHz, maximum 1980 MHz$')" -eq 6 ] &&
+     [ "$(count n2.txt '1410!')" -eq 6 ] && has n2.txt '^! ran throttled'; then
+    ok "NVML: a throttled case is recorded, warned about on stderr and marked in the table"
+  else
+    bad "NVML throttled" "$r1 $(cat n2.err n2.txt)"
+  fi
+
+  KFORGE_NVML_LIB=$FAKE_NVML FAKE_NVML_SCRIPT="sm=1755;max_sm=1980;reasons=0" \
+    "$KFORGE" run a.json --no-results --set n=4096 > /dev/null 2> n3.err
+  if [ "$(count n3.err 'ran below its maximum clock: SM clock 1755 MHz, maximum 1980 MHz')" -eq 3 ]; then
+    ok "NVML: a case below its maximum clock without a reason is warned about"
+  else
+    bad "NVML below max" "$(cat n3.err)"
+  fi
+
+  KFORGE_NVML_LIB=$FAKE_NVML FAKE_NVML_SCRIPT="sm=1980;max_sm=1980;reasons=0;power=250000;energy+=500" \
+    "$KFORGE" run a.json --results n4.jsonl --set bench.energy=true --format md > n4.txt 2> n4.err; r1=$?
+  e_ok=1
+  if command -v python3 > /dev/null 2>&1; then
+    python3 -c '
+import json
+for l in open("n4.jsonl"):
+    r = json.loads(l)
+    runs = r["energy_runs"]
+    assert r["bench"]["energy"] is True
+    assert runs * r["median_ms"] / 1e3 >= 1.0, "window shorter than 1 s"
+    assert abs(r["energy_j"] * runs - 0.5) < 1e-9, (r["energy_j"], runs)
+    assert r["energy_window_s"] >= 1.0 and abs(r["power_w"] - 0.5 / r["energy_window_s"]) < 1e-9
+    bytes_ = r["gbps"] * 1e9 * r["median_ms"] / 1e3
+    assert abs(r["gb_per_j"] - bytes_ / 1e9 / r["energy_j"]) < 1e-6 * r["gb_per_j"]
+' || e_ok=0
+  fi
+  if [ $r1 -eq 0 ] && [ $e_ok = 1 ] && [ "$(count n4.jsonl '"energy_j":[0-9]')" -eq 6 ] &&
+     head -1 n4.txt | grep -q '| SM MHz | energy | GB/J |$'; then
+    ok "NVML: bench.energy gives energy per run over a >= 1 s window (energy / runs), GB/J and power"
+  else
+    bad "NVML energy" "$r1 $(cat n4.err n4.txt; head -c 800 n4.jsonl)"
+  fi
+
+  # resume: an energy run is not the same case as a plain one
+  KFORGE_NVML_LIB=$FAKE_NVML FAKE_NVML_SCRIPT="energy+=500" "$KFORGE" run a.json --results n4.jsonl --set bench.energy=true \
+    --resume -q > /dev/null 2>&1
+  "$KFORGE" run a.json --results n4.jsonl --resume -q > /dev/null 2>&1
+  if [ "$(wc -l < n4.jsonl)" -eq 12 ]; then
+    ok "NVML: bench.energy is part of the case identity (6 energy + 6 plain lines)"
+  else
+    bad "energy identity" "$(wc -l < n4.jsonl) lines"
+  fi
+else
+  echo "SKIP NVML checks: $FAKE_NVML not built (make check builds it)"
+fi
+
+KFORGE_NVML_LIB=/nonexistent/libnvidia-ml.so.1 "$KFORGE" run a.json --results nn.jsonl > nn.txt 2> nn.err; r1=$?
+if [ $r1 -eq 0 ] && [ "$(count nn.err 'note: NVML not available')" -eq 1 ] &&
+   [ "$(count nn.jsonl '"nvml":false,"nvml_note":"NVML not available: cannot load /nonexistent/libnvidia-ml.so.1')" -eq 6 ] &&
+   ! has nn.txt 'SM MHz'; then
+  ok "no NVML: one note on stderr, the reason in every result, exit 0"
+else
+  bad "no NVML" "$r1 $(cat nn.err)"
+fi
+
+# --- tune --objective ------------------------------------------------------------
+SPACE=$ROOT/configs/tune-reduce.json
+if [ -f "$FAKE_NVML" ]; then
+  KFORGE_NVML_LIB=$FAKE_NVML FAKE_NVML_SCRIPT="energy+=500" "$KFORGE" tune "$SPACE" --set n=2^20 --objective energy \
+    --strategy random --budget 8 --results te.jsonl --format jsonl -q > te.txt 2> te.err; r1=$?
+  KFORGE_NVML_LIB=$FAKE_NVML FAKE_NVML_SCRIPT="energy+=500" "$KFORGE" tune "$SPACE" --set n=2^20 --objective edp \
+    --strategy random --budget 8 --results te.jsonl -q > tp.txt 2> tp.err; r2=$?
+  if [ $r1 -eq 0 ] && grep -q '"event": "summary".*"objective": "energy".*"best": {"objective_j": ' te.txt &&
+     grep -q '"energy_j": ' te.txt && [ "$(count te.jsonl '"energy":true')" -eq 8 ] &&
+     [ $r2 -eq 0 ] && has tp.txt 'objective .* (energy x median time)' && [ ! -d "$KFORGE_DB" ]; then
+    ok "tune --objective energy and edp: measured with bench.energy, ranked by energy, database untouched"
+  else
+    bad "tune objective" "$r1 $r2 $(cat te.txt te.err tp.txt tp.err | head -30)"
+  fi
+fi
+"$KFORGE" tune "$SPACE" --set n=2^20 --objective energy --strategy random --budget 3 --results tn.jsonl -q \
+  > /dev/null 2> tn.err; r1=$?
+"$KFORGE" tune "$SPACE" --objective watts > /dev/null 2> tw.err; r2=$?
+if [ $r1 -eq 1 ] && has tn.err "objective energy needs the energy of each run" && [ $r2 -eq 2 ] &&
+   has tw.err "allowed: time, energy, edp"; then
+  ok "tune --objective energy without energy figures fails and says why; unknown objectives are refused"
+else
+  bad "tune objective errors" "$r1 $r2 $(cat tn.err tw.err)"
+fi
+
+# simulated: a sweep where the fastest candidate is not the most efficient
+cat > sp.json <<'J'
+{"kernel": "reduce", "algorithm": "shuffle", "unroll": "full", "block_size": [128, 256, 512], "n": 1048576,
+ "bench": {"energy": true}}
+J
+"$KFORGE" tune sp.json --strategy exhaustive --results sweep.jsonl --no-db -q > /dev/null 2>&1
+awk '{ e = index($0, "\"block_size\":128,") ? 3e-6 : index($0, "\"block_size\":256,") ? 1e-6 : 2e-6
+       t = index($0, "\"block_size\":512,") ? 0.001 : 0.002
+       gsub(/"energy_j":null/, "\"energy_j\":" e); gsub(/"median_ms":[0-9.eE+-]+/, "\"median_ms\":" t); print }' \
+  sweep.jsonl > sim.jsonl
+"$KFORGE" tune sp.json --simulate sim.jsonl --format jsonl > s1.txt 2>&1
+"$KFORGE" tune sp.json --simulate sim.jsonl --objective energy --format jsonl > s2.txt 2>&1
+"$KFORGE" tune sp.json --simulate sim.jsonl --objective edp --format jsonl > s3.txt 2>&1
+if grep -q '"best": {"objective_ms": 0.001,.*"block_size": 512' s1.txt &&
+   grep -q '"best": {"objective_j": 1e-06,.*"block_size": 256' s2.txt &&
+   grep -q '"best": {"objective_j_ms": 2e-09,.*"block_size": 256' s3.txt; then
+  ok "tune --simulate: time picks the fastest (512), energy and edp the most efficient (256)"
+else
+  bad "simulated objectives" "$(cat s1.txt s2.txt s3.txt)"
+fi
+
+# --- the progress line ----------------------------------------------------------
+if command -v script > /dev/null 2>&1 && [ -f "$FAKE_NVML" ]; then
+  KFORGE_NVML_LIB=$FAKE_NVML FAKE_NVML_SCRIPT="sm=1500;max_sm=1980;reasons=0,4" KFORGE_FAULT_INJECT=crash@2 TERM=xterm \
+    script -qec "$KFORGE run a.json --no-results > /dev/null" /dev/null > prog.txt 2>&1
+  # every message starts on a cleared line: after "\r\033[K" or a newline
+  esc=$(printf '\033')
+  bad_lines=$(tr '\r' '\n' < prog.txt | sed "s/^${esc}\[K//" | grep -c '.kforge: ')
+  if [ "$bad_lines" -eq 0 ] && grep -q 'measured | 1 failed |' prog.txt && grep -q 's left\]' prog.txt &&
+     grep -q 'kforge: warning: a1' prog.txt && grep -q 'fault: GPU worker died' prog.txt; then
+    ok "progress line: cleared before every warning and failure; shows failures and the time left"
+  else
+    bad "progress" "$(od -c prog.txt | head -20)"
+  fi
+else
+  echo "SKIP progress line: script(1) or the fake NVML not available"
+fi
+
+# --- newcomer path ----------------------------------------------------------------
+# The README's first command, as root (no sudo installed) and as a user (sudo).
+first=$(awk '/^```sh$/ { getline; print; exit }' "$ROOT/README.md")
+mkdir -p stub/bin stub/build
+for t in apt-get make sudo; do
+  printf '#!/bin/sh\necho "%s $*" >> "$LOG"\n%s\n' "$t" "$( [ $t = sudo ] && echo 'exec "$@"' )" > stub/bin/$t
+done
+printf '#!/bin/sh\necho "kforge $*" >> "$LOG"\n' > stub/build/kforge
+printf '#!/bin/sh\necho "$ID_U"\n' > stub/bin/id
+chmod +x stub/bin/* stub/build/kforge
+# PATH holds the stubs only: no real sudo or apt-get can be reached
+SH=$(command -v sh)
+rm -f stub/bin/sudo
+(cd stub && LOG=$TMP/root.log ID_U=0 PATH="$TMP/stub/bin" "$SH" -c "$first") > /dev/null 2>&1
+r1=$?
+printf '#!/bin/sh\necho "sudo $*" >> "$LOG"\nexec "$@"\n' > stub/bin/sudo; chmod +x stub/bin/sudo
+(cd stub && LOG=$TMP/user.log ID_U=1000 PATH="$TMP/stub/bin" "$SH" -c "$first") > /dev/null 2>&1
+r2=$?
+if [ $r1 -eq 0 ] && [ $r2 -eq 0 ] && ! grep -q '^sudo' root.log && grep -q '^apt-get install -y .*libcjson-dev' root.log &&
+   grep -q '^kforge run configs/seeds.json' root.log && grep -q '^sudo apt-get install' user.log &&
+   grep -q '^kforge run' user.log; then
+  ok "README's first command: works as root without sudo and as a user with it"
+else
+  bad "README first command" "$r1 $r2 [$first] $(cat root.log user.log 2>/dev/null)"
+fi
+
+# The README says how to try kforge without a GPU, and its commands work.
+sed -n '/^## Try it without a GPU/,/^## /p' "$ROOT/README.md" > nogpu.md
+cp -r "$ROOT/configs" .
+nogpu_ok=1
+if grep -q 'KFORGE_FAKE_GPU=1' nogpu.md; then
+  awk '/^```sh$/ { on = 1; next } /^```$/ { on = 0 } on' nogpu.md | grep -v '^make' | grep -v '^ *#' |
+    sed "s|build/kforge|$KFORGE|g" > nogpu.sh
+  (env -u KFORGE_FAKE_GPU sh -e nogpu.sh) > nogpu.out 2>&1 || nogpu_ok=0
+  [ -s nogpu.sh ] || nogpu_ok=0
+else
+  nogpu_ok=0
+fi
+if [ $nogpu_ok = 1 ]; then
+  ok "README: a 'Try it without a GPU' section with KFORGE_FAKE_GPU=1 whose commands work"
+else
+  bad "README without a GPU" "$(cat nogpu.sh nogpu.out 2>/dev/null | tail -20)"
+fi
+
+# The README's feature comparison and the statement about ranges.
+if grep -q '^| .*| kforge | hyperfine | nvbench | Kernel Tuner |$' "$ROOT/README.md" &&
+   ! grep -q 'Any variant key may hold a list or a range' "$ROOT/README.md"; then
+  ok "README: a features table against hyperfine, nvbench and Kernel Tuner; ranges described as the code takes them"
+else
+  bad "README table" "missing table header or the old range sentence"
+fi
+
+# Config messages.
+printf '{"algorithm": "shuffle",\n "block_size": 256,\n "n": 1024,\n}\n' > tc.json
+printf '{"n": 1024,\n "variants": [\n  {"name": "x",\n   "grid": "foo"}]}\n' > tv.json
+"$KFORGE" check tc.json > /dev/null 2> m1.txt
+"$KFORGE" check tv.json > /dev/null 2> m2.txt
+"$KFORGE" check "$ROOT/configs/fast.json" --set 'n=[1000,2^20]' > /dev/null 2> m3.txt; r3=$?
+"$KFORGE" run "$ROOT/configs/fast.json" --set op=xor --no-results > /dev/null 2> m4.txt; r4=$?
+if [ "$(cat m1.txt)" = "kforge: tc.json: line 3, column 11: trailing comma (JSON allows no comma before '}')" ] &&
+   has m2.txt '^kforge: tv.json: line 4: variants\[0\].grid: expected "auto"' && [ $r3 -eq 2 ] &&
+   has m3.txt "--set 'n=\[1000,\"2^20\"\]'" && [ $r4 -eq 2 ] &&
+   has m4.txt 'op xor is bitwise: it needs an integer dtype, got float32 (with --set op=xor: add --set dtype=int32'; then
+  ok "messages: trailing comma on its own line, a value's line, --set quoting, --set op=xor names the --set"
+else
+  bad "messages" "$(cat m1.txt m2.txt m3.txt m4.txt)"
+fi
+
+# Short options: the parser takes what the help and man page say.
+"$KFORGE" run a.json -j2 -q --no-results > /dev/null 2> so1.txt; r1=$?
+"$KFORGE" run a.json -j 2 --quiet --no-results > /dev/null 2>&1; r2=$?
+"$KFORGE" tune "$SPACE" --set n=4096 --budget 2 --strategy random -j2 -q --no-db --results so.jsonl > /dev/null 2>&1; r3=$?
+"$KFORGE" check --compile -j2 a.json > /dev/null 2>&1; r4=$?
+man_ok=1
+for o in '\\-j' '\\-q'; do grep -q "$o" "$ROOT/man/kforge.1" || man_ok=0; done
+"$KFORGE" run --help > h1.txt; "$KFORGE" tune --help > h2.txt
+if [ $r1 -eq 0 ] && [ ! -s so1.txt ] && [ $r2 -eq 0 ] && [ $r3 -eq 0 ] && [ $r4 -eq 0 ] && [ $man_ok = 1 ] &&
+   has h1.txt '^  -j N, --jobs N' && has h1.txt '^  -q, --quiet' && has h2.txt '^  -j N, --jobs N' &&
+   grep -q -- '-j -q\|-q -j\|--jobs -j' "$ROOT/completion/kforge.bash"; then
+  ok "short options -j2, -j 2 and -q: accepted by run, tune and check, listed in help, man page and completion"
+else
+  bad "short options" "$r1 $r2 $r3 $r4 man=$man_ok $(cat so1.txt)"
+fi
+
+# Completion: the new command, its options and values, -j/-q from the help.
+if command -v bash > /dev/null 2>&1; then
+  mkdir -p cbin && ln -sf "$KFORGE" cbin/kforge && : > r1.jsonl
+  PATH="$TMP/cbin:$PATH" bash -s "$ROOT/completion/kforge.bash" > comp.out 2>&1 <<'EOF'
+source "$1" || exit 1
+comp() {
+    COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); COMP_LINE="$*"; COMP_POINT=${#COMP_LINE}
+    COMPREPLY=()
+    _kforge kforge "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD - 1]}"
+    printf '%s\n' "${COMPREPLY[*]}" | tr ' ' '\n' | sort | tr '\n' ' ' | sed 's/ $//'
+}
+fail=0
+want() { local exp=$1; shift; local got; got=$(comp "$@"); [[ $got == "$exp" ]] || { echo "'$*': got '$got'"; fail=1; }; }
+has() { local exp=$1; shift; [[ " $(comp "$@") " == *" $exp "* ]] || { echo "'$*': no '$exp' in '$(comp "$@")'"; fail=1; }; }
+want "compare" kforge comp
+has --fail-above kforge compare --
+has --any-device kforge compare --
+want "csv json jsonl md table" kforge compare a b --format ''
+want "json jsonl md table" kforge tune s.json --format ''
+want "edp energy time" kforge tune s.json --objective ''
+has --objective kforge tune --
+has -j kforge run -
+has --jobs kforge run --
+has -q kforge tune -
+has --quiet kforge tune --
+want "r1.jsonl" kforge compare r
+has bench.energy= kforge run --set bench.e
+exit $fail
+EOF
+  if [ $? -eq 0 ]; then
+    ok "bash completion: compare, --objective, md, -j/-q and --jobs/--quiet from the help"
+  else
+    bad "completion" "$(cat comp.out)"
+  fi
+fi
+
+# name is never empty in results
+cat > unnamed.json <<'J'
+{"algorithm": "shuffle", "unroll": "full", "block_size": [128, 256], "n": 4096}
+J
+"$KFORGE" run unnamed.json --results un.jsonl -q > /dev/null 2>&1
+"$KFORGE" run unnamed.json --results un.jsonl --resume -q > /dev/null 2> un.err
+if [ "$(count un.jsonl '"name":"shuffle/bs')" -eq 2 ] && ! has un.jsonl '"name":""' && [ "$(wc -l < un.jsonl)" -eq 2 ]; then
+  ok "results: an unnamed variant is named by its label, and resumes as the same case"
+else
+  bad "names" "$(cat un.err; head -c 400 un.jsonl)"
+fi
+
+echo "compare_suite: $npass passed, $nfail failed"
+[ "$nfail" -eq 0 ]
