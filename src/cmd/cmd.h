@@ -32,7 +32,8 @@ enum {
     OPT_QUIET = 1 << 5,     /* --quiet */
     OPT_COMPILE = 1 << 6,   /* --compile, --arch, --jobs, --cache-dir, --no-cache, --lineinfo */
     OPT_DEVICE = 1 << 7,    /* --device */
-    OPT_CONFIGS = 1 << 8    /* positional CONFIG files */
+    OPT_CONFIGS = 1 << 8,   /* positional CONFIG files */
+    OPT_ONLY = 1 << 9       /* --only NAME[,NAME...] */
 };
 
 typedef struct {
@@ -51,6 +52,7 @@ typedef struct {
     const char *arch;
     run_opts ro;
     bool json_info;
+    const char *only;      /* --only: comma-separated variant names, or NULL */
 } opts;
 
 void opts_init(opts *o);
@@ -65,6 +67,11 @@ int load_configs(const opts *o, kf_config *cfgs);
 void free_configs(kf_config *cfgs, int n);
 
 void print_skipped(const kf_space *sp, const char *path, bool all);
+
+/* --only: keeps in each space only the variants with one of the names (and
+ * their cases).  0, or -1 after a message when a name matches no variant of
+ * any space (with the names there are). */
+int select_only(const opts *o, kf_space *spaces, int nspaces);
 
 /* The command identity for resuming: the command, its configs' paths and
  * contents, the overrides and the options that change what is measured. */

@@ -25,7 +25,8 @@ static const char *const all_options[] = {
     "--set", "--format", "--results", "--no-results", "--resume", "--no-resume", "--speedup", "--timeout",
     "--device", "--jobs", "-j", "--cache-dir", "--no-cache", "--lineinfo", "--quiet", "-q", "--compile", "--arch",
     "--strategy", "--budget", "--time", "--seed", "--db", "--no-db", "--simulate", "--first-improvement",
-    "--header", "--gpu", "--dtype", "--op", "--kernel", "--n"};
+    "--header", "--gpu", "--dtype", "--op", "--kernel", "--n", "--only", "--list", "--delete", "--deterministic",
+    "--device-model", "-o"};
 
 static bool is_option(const char *arg, const char *name)
 {
@@ -73,6 +74,10 @@ int parse_opts(int argc, char **argv, const char *help, unsigned allowed, opts *
             o->resume = 1;
         } else if ((allowed & OPT_RESULTS) && cli_flag(&c, "--no-resume")) {
             o->resume = 0;
+        } else if ((allowed & OPT_ONLY) && cli_value(&c, "--only", &val)) {
+            if (!*val)
+                return cli_fail(&c, "--only: expected variant names, NAME[,NAME...]");
+            o->only = val;
         } else if ((allowed & OPT_SPEEDUP) && cli_flag(&c, "--speedup")) {
             o->speedup = true;
         } else if ((allowed & OPT_MEASURE) && (shared = cli_run_option(&c, &o->ro, &o->timeout)) != 0) {
@@ -143,6 +148,82 @@ void print_skipped(const kf_space *sp, const char *path, bool all)
             fprintf(stderr, "  %s\n", sp->skipped[i]);
 }
 
+/* Whether name is one of the comma-separated names of list. */
+static bool in_list(const char *list, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *p = list; *p;) {
+        const char *e = strchr(p, ',');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        if (len == n && n > 0 && strncmp(p, name, n) == 0)
+            return true;
+        p += len + (e ? 1 : 0);
+    }
+    return false;
+}
+
+int select_only(const opts *o, kf_space *spaces, int nspaces)
+{
+    if (!o->only)
+        return 0;
+    /* every name must pick something */
+    for (const char *p = o->only; *p;) {
+        const char *e = strchr(p, ',');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        char name[KF_NAME_MAX];
+        snprintf(name, sizeof name, "%.*s", (int)(len < sizeof name ? len : sizeof name - 1), p);
+        bool found = false;
+        for (int s = 0; s < nspaces && !found; s++)
+            for (int i = 0; i < spaces[s].nvariants && !found; i++)
+                found = strcmp(spaces[s].variants[i].name, name) == 0;
+        if (!found) {
+            strbuf names = {0};
+            const char *cands[256];
+            int nc = 0;
+            for (int s = 0; s < nspaces; s++)
+                for (int i = 0; i < spaces[s].nvariants; i++) {
+                    const char *vn = spaces[s].variants[i].name;
+                    if (!vn[0] || (names.s && in_list(names.s, vn)))
+                        continue;
+                    sb_printf(&names, "%s%s", names.len ? "," : "", vn);
+                    if (nc < 256)
+                        cands[nc++] = vn;
+                }
+            const char *near = kf_suggest(name, cands, nc);
+            fprintf(stderr, "kforge: --only: no variant is named '%s'%s%s%s; the names are: %s\n", name,
+                    near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "",
+                    names.s ? names.s : "(none: the configs name no variant)");
+            sb_free(&names);
+            return -1;
+        }
+        p += len + (e ? 1 : 0);
+    }
+    for (int s = 0; s < nspaces; s++) {
+        kf_space *sp = &spaces[s];
+        int *map = malloc(sizeof *map * (size_t)(sp->nvariants > 0 ? sp->nvariants : 1));
+        if (!map) {
+            fprintf(stderr, "kforge: out of memory\n");
+            return -1;
+        }
+        int nv = 0;
+        for (int i = 0; i < sp->nvariants; i++) {
+            map[i] = in_list(o->only, sp->variants[i].name) ? nv : -1;
+            if (map[i] >= 0)
+                sp->variants[nv++] = sp->variants[i];
+        }
+        int nc = 0;
+        for (int k = 0; k < sp->ncases; k++)
+            if (map[sp->cases[k].variant] >= 0) {
+                sp->cases[nc] = sp->cases[k];
+                sp->cases[nc++].variant = map[sp->cases[k].variant];
+            }
+        sp->nvariants = nv;
+        sp->ncases = nc;
+        free(map);
+    }
+    return 0;
+}
+
 char *command_identity(const char *cmd, const opts *o, const kf_config *cfgs)
 {
     strbuf b = {0};
@@ -151,6 +232,8 @@ char *command_identity(const char *cmd, const opts *o, const kf_config *cfgs)
         sb_printf(&b, " %s#%016llx", o->configs[i], (unsigned long long)cfgs[i].content_hash);
     for (int i = 0; i < o->nsets; i++)
         sb_printf(&b, " --set %s", o->sets[i]);
+    if (o->only)
+        sb_printf(&b, " --only %s", o->only);
     /* not the watchdog: it changes no result */
     sb_printf(&b, " --device %d", o->ro.device);
     return sb_take(&b);
