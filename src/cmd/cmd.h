@@ -8,6 +8,7 @@
 #define KF_CMD_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "config.h"
 #include "report.h"
@@ -72,6 +73,14 @@ void print_skipped(const kf_space *sp, const char *path, bool all);
  * their cases).  0, or -1 after a message when a name matches no variant of
  * any space (with the names there are). */
 int select_only(const opts *o, kf_space *spaces, int nspaces);
+
+/* The tuning database directory: given, else tunedb_default_dir.  0, or -1
+ * after a message naming cmd. */
+int db_dir(const char *cmd, const char *given, char *buf, size_t len);
+/* The GPU whose database file to read when none is given: the only one in
+ * dir, else this machine's GPU.  0, or -1 after a message (an empty
+ * database; several GPUs and none here: the choices are listed). */
+int db_gpu(const char *cmd, const char *dir, char *buf, size_t len);
 
 /* The command identity for resuming: the command, its configs' paths and
  * contents, the overrides and the options that change what is measured. */

@@ -9,7 +9,9 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "tunedb.h"
 #include "util.h"
+#include "worker.h"
 
 void opts_init(opts *o)
 {
@@ -222,6 +224,54 @@ int select_only(const opts *o, kf_space *spaces, int nspaces)
         free(map);
     }
     return 0;
+}
+
+int db_dir(const char *cmd, const char *given, char *buf, size_t len)
+{
+    if (given) {
+        snprintf(buf, len, "%s", given);
+        return 0;
+    }
+    if (tunedb_default_dir(buf, len) != 0) {
+        fprintf(stderr, "kforge %s: no tuning database directory (set KFORGE_DB or HOME, or give --db)\n", cmd);
+        return -1;
+    }
+    return 0;
+}
+
+int db_gpu(const char *cmd, const char *dir, char *buf, size_t len)
+{
+    char err[1024];
+    char **stems;
+    int ns;
+    if (tunedb_list(dir, &stems, &ns, err, sizeof err) != 0) {
+        fprintf(stderr, "kforge %s: %s\n", cmd, err);
+        return -1;
+    }
+    int rc = 0;
+    if (ns == 0) {
+        fprintf(stderr, "kforge %s: the tuning database %s is empty: run kforge tune first\n", cmd, dir);
+        rc = -1;
+    } else if (ns == 1) {
+        snprintf(buf, len, "%s", stems[0]);
+    } else {
+        /* several GPUs: this machine's */
+        kf_device d;
+        gpu_worker *w = worker_start(0, &d, err, sizeof err);
+        if (!w) {
+            fprintf(stderr, "kforge %s: %s holds several GPUs and there is no GPU here to choose by (%s); give "
+                            "%s with one of:\n",
+                    cmd, dir, err, strcmp(cmd, "export") == 0 ? "--device-model" : "--gpu");
+            for (int i = 0; i < ns; i++)
+                fprintf(stderr, "  %s\n", stems[i]);
+            rc = -1;
+        } else {
+            worker_free(w);
+            snprintf(buf, len, "%s", d.name);
+        }
+    }
+    tunedb_list_free(stems, ns);
+    return rc;
 }
 
 char *command_identity(const char *cmd, const opts *o, const kf_config *cfgs)
