@@ -117,7 +117,8 @@ install: $(BUILD)/kforge
 .PHONY: valgrind
 FUZZ_SRC  := tests/fuzz_config.c src/core/config.c src/core/expr.c src/core/space.c src/core/param.c \
              src/core/family.c src/core/kforge.c src/core/util.c src/core/stats.c src/compile/codegen.c \
-             src/families/reduce/reduce.c src/families/reduce/plan.c src/families/common/verify.c \
+             src/families/reduce/reduce.c src/families/reduce/plan.c src/families/reduce/export.c \
+             src/families/common/verify.c \
              src/exec/bench.c src/exec/gpu.c
 FUZZ_TIME ?= 600
 VALGRIND  := valgrind -q --error-exitcode=99 --leak-check=full --show-leak-kinds=definite,indirect \

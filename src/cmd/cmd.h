@@ -21,6 +21,7 @@ int cmd_check(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_best(int argc, char **argv);
 int cmd_axes(int argc, char **argv);
+int cmd_export(int argc, char **argv);
 int tune_main(int argc, char **argv);
 
 /* Option groups a command takes. */

@@ -1,6 +1,6 @@
 /*
  * main.c -- the kforge command line: dispatches to the commands (one file
- * each in src/cmd/: run, gen, check, info, tune, best, axes).
+ * each in src/cmd/: run, gen, check, info, tune, best, export, axes).
  *
  *   kforge run configs/seeds.json
  *   kforge run cfg.json --set block_size=128 --format jsonl
@@ -36,6 +36,7 @@ static const char *const main_help =
     "  info              the GPU's properties, driver and NVRTC versions\n"
     "  tune SPACE        search a space of variants for the fastest (autotuning)\n"
     "  best              print the best known variant from the tuning database\n"
+    "  export            write the tuned variants as a self-contained CUDA header with a host API\n"
     "  axes [FAMILY]     the kernel families and their axes (the parameter table)\n"
     "\n"
     "Run 'kforge COMMAND --help' for a command's options and examples.\n"
@@ -122,8 +123,10 @@ int main(int argc, char **argv)
         return cmd_best(argc - 1, argv + 1);
     if (strcmp(cmd, "axes") == 0)
         return cmd_axes(argc - 1, argv + 1);
-    static const char *const cmds[] = {"run", "gen", "check", "info", "tune", "best", "axes", "help"};
-    const char *near = kf_suggest(cmd, cmds, 8);
+    if (strcmp(cmd, "export") == 0)
+        return cmd_export(argc - 1, argv + 1);
+    static const char *const cmds[] = {"run", "gen", "check", "info", "tune", "best", "export", "axes", "help"};
+    const char *near = kf_suggest(cmd, cmds, 9);
     fprintf(stderr, "kforge: unknown command '%s'%s%s%s\nRun 'kforge --help' for the list.\n", cmd,
             near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");
     return KF_EXIT_USAGE;
