@@ -89,6 +89,7 @@ check: $(TESTS) $(BUILD)/kforge $(BUILD)/fuzz_replay
 	KFORGE=$(BUILD)/kforge sh tests/robust_suite.sh || fail=1; \
 	KFORGE=$(BUILD)/kforge sh tests/engine_suite.sh || fail=1; \
 	KFORGE=$(BUILD)/kforge sh tests/tune_suite.sh || fail=1; \
+	KFORGE=$(BUILD)/kforge CUDA=$(CUDA) sh tests/export_suite.sh || fail=1; \
 	sh tests/plot_suite.sh || fail=1; \
 	KFORGE=$(BUILD)/kforge sh tests/gpu_suite.sh || fail=1; \
 	exit $$fail
