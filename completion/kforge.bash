@@ -15,14 +15,15 @@
 
 _kforge_opts_static() {
     case $1 in
-    run) echo "--set --format --results --no-results --resume --no-resume --speedup --timeout --device
+    run) echo "--set --only --format --results --no-results --resume --no-resume --speedup --timeout --device
               --jobs -j --cache-dir --no-cache --lineinfo --quiet -q --help" ;;
-    gen) echo "--set --help" ;;
+    gen) echo "--set --only --help" ;;
     check) echo "--compile --arch --set --jobs -j --cache-dir --no-cache --lineinfo --help" ;;
     info) echo "--device --format --help" ;;
     tune) echo "--strategy --budget --time --seed --first-improvement --set --results --resume --no-resume --db
                --no-db --simulate --format --timeout --device --jobs --cache-dir --no-cache --lineinfo --quiet --help" ;;
-    best) echo "--dtype --op --n --db --gpu --header --help" ;;
+    best) echo "--kernel --dtype --op --n --db --gpu --deterministic --header --list --delete --help" ;;
+    export) echo "--dtype --op --kernel --db --device-model --gpu --deterministic -o --help" ;;
     esac
 }
 
@@ -88,14 +89,14 @@ _kforge() {
 
     for ((i = 1; i < COMP_CWORD; i++)); do
         case ${COMP_WORDS[i]} in
-        run | gen | check | info | tune | best | help)
+        run | gen | check | info | tune | best | export | help)
             cmd=${COMP_WORDS[i]}
             break
             ;;
         esac
     done
     if [[ -z $cmd ]]; then
-        COMPREPLY=($(compgen -W "run gen check info tune best help --help --version" -- "$cur"))
+        COMPREPLY=($(compgen -W "run gen check info tune best export help --help --version" -- "$cur"))
         return
     fi
 
@@ -160,19 +161,27 @@ _kforge() {
         _kforge_files '' dirs
         return
         ;;
-    --timeout | --device | --jobs | -j | --budget | --time | --seed | --n | --gpu)
+    -o)
+        _kforge_files '*.cuh'
+        return
+        ;;
+    --kernel)
+        COMPREPLY=($(compgen -W "$("$bin" axes 2> /dev/null | sed -n 's/^\([a-z_][a-z0-9_]*\) .*/\1/p')" -- "$cur"))
+        return
+        ;;
+    --timeout | --device | --jobs | -j | --budget | --time | --seed | --n | --gpu | --device-model | --only)
         return # a number: nothing to offer
         ;;
     esac
 
     if [[ $cur == -* ]]; then
         COMPREPLY=($(compgen -W "$(_kforge_opts "$cmd" "$bin")" -- "$cur"))
-        [[ $cur == - && $cmd != info && $cmd != best && $cmd != help ]] && COMPREPLY+=(-)
+        [[ $cur == - && $cmd != info && $cmd != best && $cmd != export && $cmd != help ]] && COMPREPLY+=(-)
         return
     fi
     case $cmd in
     run | gen | check | tune) _kforge_files '*.json' ;;
-    help) COMPREPLY=($(compgen -W "run gen check info tune best" -- "$cur")) ;;
+    help) COMPREPLY=($(compgen -W "run gen check info tune best export" -- "$cur")) ;;
     esac
 } &&
     complete -F _kforge kforge
