@@ -549,6 +549,16 @@ START_TEST(entries_and_delete)
     /* the other GPU's file is untouched; a missing file deletes nothing */
     ck_assert_int_eq(lookup(dir, "E", KF_FLOAT32, KF_OP_SUM, 1 << 20, false, &r, &exact, err, sizeof err), 0);
     ck_assert_int_eq(tunedb_delete(dir, "nobody", &key, &s, -1, err, sizeof err), 0);
+
+    /* 2^24 is as near 2^20 as 2^28 on a log scale (up to rounding): the
+     * larger, as kforge export's dispatch decides */
+    tunedb_entry tie[2] = {entry("T", KF_FLOAT32, KF_OP_SUM, 1 << 20, 0.01, 128),
+                           entry("T", KF_FLOAT32, KF_OP_SUM, 1 << 28, 0.3, 1024)};
+    ck_assert_int_eq(tunedb_update(dir, tie, 2, err, sizeof err), 2);
+    ck_assert_int_eq(lookup(dir, "T", KF_FLOAT32, KF_OP_SUM, 1 << 24, false, &r, &exact, err, sizeof err), 0);
+    ck_assert_int_eq(r.shape.d[0], 1 << 28);
+    ck_assert_int_eq(lookup(dir, "T", KF_FLOAT32, KF_OP_SUM, (1 << 24) - 1, false, &r, &exact, err, sizeof err), 0);
+    ck_assert_int_eq(r.shape.d[0], 1 << 20);
     rmrf(dir);
     free(dir);
 }

@@ -14,8 +14,11 @@
 #      offsets among them, exactly right;
 #   5. ROUNDS (default 3) alternating rounds of kforge run (the full method)
 #      on the variant `kforge best` gives at each of TIMES (default 2^20,
-#      2^24, 2^28) and export_check --time at the same sizes; the median of
-#      each side's per-round medians, and their ratio (target <= 1.03).
+#      2^24, 2^28; TIMES="" for none) and export_check --time at the same
+#      sizes; the median of each side's per-round medians, and their ratio
+#      (target <= 1.03);
+#   6. where cuobjdump is, whether the machine code of each timed variant is
+#      the same in kforge's cubin (NVRTC) and in export_check (nvcc).
 #
 # Environment: KFORGE, DTYPE/OP (default float32/sum; export_check is built
 # for them), SPACE, SIZES (exponents), TIMES, ROUNDS, ARCH, NVCC,
@@ -30,7 +33,7 @@ SPACE=${SPACE:-$HERE/../configs/best-h100.json}
 DTYPE=${DTYPE:-float32}
 OP=${OP:-sum}
 SIZES=${SIZES:-"10 12 14 16 18 20 22 24 26 28 30"}
-TIMES=${TIMES:-"20 24 28"}
+TIMES=${TIMES-"20 24 28"}
 ROUNDS=${ROUNDS:-3}
 ARCH=${ARCH:-sm_90}
 NVCC=${NVCC:-nvcc}
@@ -117,6 +120,23 @@ for k in $TIMES; do
   say "2^$k: kforge $km ms, exported header $em ms, ratio $ratio ($verdict; median of $ROUNDS rounds; $el)"
   grep -q "\"time\": $n, .*\"ok\": true" "$OUT/export-times.jsonl" || { wrong=1; say "2^$k: wrong after timing"; }
 done
+# 6. the machine code: kforge's cubin of each timed variant against the
+# same kernel in export_check (opcodes and operands, addresses left out)
+if command -v cuobjdump > /dev/null 2>&1; then
+  sass() { sed -n 's|^ */\*[0-9a-f]\{4\}\*/ *\([^;]*\);.*|\1|p'; }
+  for k in $TIMES; do
+    rm -rf "$OUT/sass-cache"
+    KFORGE_CACHE_DIR="$OUT/sass-cache" "$KFORGE" check --compile --arch "$ARCH" "$OUT/best-$k.json" > /dev/null 2>&1
+    cuobjdump -sass "$OUT"/sass-cache/*.cubin 2> /dev/null | sass > "$OUT/sass-kforge-$k.txt"
+    n=$(awk -v k="$k" 'BEGIN { printf "%.0f", 2 ^ k }')
+    ki=$(sed -n "s/.*\"time\": $n, .*\"variant\": \"\(k[0-9]*\) .*/\1/p" "$OUT/export-times.jsonl" | head -1)
+    cuobjdump -sass "$OUT/export_check" 2> /dev/null |
+      awk -v f="${FN}_${ki}_ns" '/Function :/ { on = index($0, f) > 0 } on' | sass > "$OUT/sass-header-$k.txt"
+    a=$(wc -l < "$OUT/sass-kforge-$k.txt"); b=$(wc -l < "$OUT/sass-header-$k.txt")
+    d=$(diff "$OUT/sass-kforge-$k.txt" "$OUT/sass-header-$k.txt" | grep -c '^[<>]')
+    say "2^$k: machine code: kforge $a instructions, header ($ki) $b, $d lines differ"
+  done
+fi
 [ $wrong -eq 0 ] && [ $slow -eq 0 ] && { say "PASS"; exit 0; }
 say "FAIL"
 exit 1

@@ -596,8 +596,10 @@ int tunedb_lookup(const char *dir, const char *gpu, const kf_variant *key, const
             continue;
         const cJSON *m = cJSON_GetObjectItemCaseSensitive(it, "median_ms");
         double ms = cJSON_IsNumber(m) ? m->valuedouble : INFINITY;
-        if (dist < pick_dist || (dist == pick_dist && size > pick_size) ||
-            (dist == pick_dist && size == pick_size && ms < pick_ms)) {
+        /* distances that differ only by rounding (2^24 between 2^20 and
+         * 2^28) are a tie, as in the header kforge export writes */
+        bool tie = fabs(dist - pick_dist) <= 1e-9;
+        if ((!tie && dist < pick_dist) || (tie && size > pick_size) || (tie && size == pick_size && ms < pick_ms)) {
             pick_ms = ms;
             pick = it;
             pick_index = index;
