@@ -91,6 +91,7 @@ check: $(TESTS) $(BUILD)/kforge $(BUILD)/fuzz_replay
 	KFORGE=$(BUILD)/kforge sh tests/tune_suite.sh || fail=1; \
 	KFORGE=$(BUILD)/kforge sh tests/multi_suite.sh || fail=1; \
 	KFORGE=$(BUILD)/kforge sh tests/compare_suite.sh || fail=1; \
+	KFORGE=$(BUILD)/kforge CUDA=$(CUDA) sh tests/export_suite.sh || fail=1; \
 	sh tests/plot_suite.sh || fail=1; \
 	KFORGE=$(BUILD)/kforge sh tests/gpu_suite.sh || fail=1; \
 	exit $$fail
@@ -140,7 +141,7 @@ fuzz: $(BUILD)/fuzz_config
 	  -dict=tests/fuzz/config.dict -artifact_prefix=$(BUILD)/ $(BUILD)/fuzz-corpus
 valgrind: $(BUILD)/kforge $(BUILD)/fuzz_replay $(TESTS)
 	$(VALGRIND) $(BUILD)/fuzz_replay tests/fuzz/regressions/* tests/fuzz/corpus/*
-	for t in $(filter-out %/test_codegen %/test_rtc,$(TESTS)); do CK_FORK=no $(VALGRIND) $$t || exit 1; done
+	for t in $(filter-out %/test_codegen %/test_rtc %/test_export,$(TESTS)); do CK_FORK=no $(VALGRIND) $$t || exit 1; done
 	$(VALGRIND) $(BUILD)/kforge check configs/seeds.json configs/fast.json > /dev/null
 	$(VALGRIND) $(BUILD)/kforge gen configs/seeds.json > /dev/null
 	d=$$(mktemp -d) && export KFORGE_CACHE_DIR=$$d/cache KFORGE_FAKE_GPU=1 && \

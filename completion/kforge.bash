@@ -16,15 +16,17 @@
 
 _kforge_opts_static() {
     case $1 in
-    run) echo "--set --format --results --no-results --resume --no-resume --speedup --timeout --device
+    run) echo "--set --only --format --results --no-results --resume --no-resume --speedup --timeout --device
               --devices --shard --jobs -j --cache-dir --no-cache --lineinfo --quiet -q --help" ;;
-    gen) echo "--set --help" ;;
+    gen) echo "--set --only --help" ;;
     check) echo "--compile --arch --set --jobs -j --cache-dir --no-cache --lineinfo --help" ;;
     info) echo "--device --format --help" ;;
     tune) echo "--strategy --budget --time --seed --first-improvement --objective --set --results --resume --no-resume
                --db --no-db --simulate --format --timeout --device --devices --shard --jobs -j --cache-dir --no-cache
                --lineinfo --quiet -q --help" ;;
-    best) echo "--kernel --dtype --op --n --rows --cols --row_stride --db --gpu --deterministic --header --help" ;;
+    best) echo "--kernel --dtype --op --n --rows --cols --row_stride --db --gpu --deterministic --header --list
+               --delete --help" ;;
+    export) echo "--dtype --op --kernel --db --device-model --gpu --deterministic -o --help" ;;
     axes) echo "--format --help" ;;
     merge) echo "--results --db --no-db --format --quiet --help" ;;
     compare) echo "--fail-above --any-device --all --format --help" ;;
@@ -91,14 +93,14 @@ _kforge() {
 
     for ((i = 1; i < COMP_CWORD; i++)); do
         case ${COMP_WORDS[i]} in
-        run | gen | check | info | tune | best | axes | merge | compare | help)
+        run | gen | check | info | tune | best | export | axes | merge | compare | help)
             cmd=${COMP_WORDS[i]}
             break
             ;;
         esac
     done
     if [[ -z $cmd ]]; then
-        COMPREPLY=($(compgen -W "run gen check info tune best axes merge compare help --help --version" -- "$cur"))
+        COMPREPLY=($(compgen -W "run gen check info tune best export axes merge compare help --help --version" -- "$cur"))
         return
     fi
 
@@ -171,6 +173,10 @@ _kforge() {
         _kforge_files '' dirs
         return
         ;;
+    -o)
+        _kforge_files '*.cuh'
+        return
+        ;;
     --kernel)
         COMPREPLY=($(compgen -W "$("$bin" axes 2>/dev/null | cut -d' ' -f1)" -- "$cur"))
         return
@@ -183,20 +189,20 @@ _kforge() {
         COMPREPLY=($(compgen -W "1/2 2/2 1/4 2/4 3/4 4/4" -- "$cur"))
         return
         ;;
-    --timeout | --device | --jobs | -j | --budget | --time | --seed | --n | --rows | --cols | --row_stride | --gpu | --fail-above)
+    --timeout | --device | --jobs | -j | --budget | --time | --seed | --n | --rows | --cols | --row_stride | --gpu | --fail-above | --device-model | --only)
         return # a number: nothing to offer
         ;;
     esac
 
     if [[ $cur == -* ]]; then
         COMPREPLY=($(compgen -W "$(_kforge_opts "$cmd" "$bin")" -- "$cur"))
-        [[ $cur == - && $cmd != info && $cmd != best && $cmd != merge && $cmd != help ]] && COMPREPLY+=(-)
+        [[ $cur == - && $cmd != info && $cmd != best && $cmd != export && $cmd != merge && $cmd != help ]] && COMPREPLY+=(-)
         return
     fi
     case $cmd in
     run | gen | check | tune) _kforge_files '*.json' ;;
     merge | compare) _kforge_files '*.jsonl' ;;
-    help) COMPREPLY=($(compgen -W "run gen check info tune best axes merge compare" -- "$cur")) ;;
+    help) COMPREPLY=($(compgen -W "run gen check info tune best export axes merge compare" -- "$cur")) ;;
     axes) COMPREPLY=($(compgen -W "$("$bin" axes 2>/dev/null | cut -d' ' -f1)" -- "$cur")) ;;
     esac
 } &&

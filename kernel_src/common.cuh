@@ -11,6 +11,14 @@ typedef unsigned int kf_u32;
 
 #define KF_FULL_MASK 0xffffffffu
 
+// The linkage of a kernel entry: extern "C", so that cuModuleGetFunction
+// finds it by its plain name.  kforge export defines it as static for nvcc,
+// so that a header holding kernels may be included by several translation
+// units (an extern "C" kernel would be defined once per unit).
+#ifndef KF_ENTRY_LINKAGE
+#define KF_ENTRY_LINKAGE extern "C"
+#endif
+
 // Operators: KF_OP_SUM, KF_OP_MIN, ... and every other enumerated value
 // (KF_LOAD_LDG, ...) are #defined by the generator from kforge's parameter
 // table, so templates compare names, never numbers that could drift.

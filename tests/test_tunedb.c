@@ -501,6 +501,69 @@ START_TEST(lookup_deterministic_skips_others)
 }
 END_TEST
 
+START_TEST(entries_and_delete)
+{
+    char *dir = tmpdir();
+    char err[512];
+    tunedb_entry es[5] = {
+        entry("D", KF_FLOAT32, KF_OP_SUM, 1 << 20, 0.02, 256),
+        entry_nondet("D", KF_FLOAT32, KF_OP_SUM, 1 << 20, 0.01, 128),   /* beside the deterministic one */
+        entry("D", KF_FLOAT32, KF_OP_SUM, 1 << 24, 0.05, 512),
+        entry("D", KF_INT32, KF_OP_MAX, 1 << 20, 0.01, 64),
+        entry("E", KF_FLOAT32, KF_OP_SUM, 1 << 20, 0.01, 64),           /* another GPU's file */
+    };
+    ck_assert_int_eq(tunedb_update(dir, es, 4, err, sizeof err), 4);
+    ck_assert_int_eq(tunedb_update(dir, es + 4, 1, err, sizeof err), 1);
+    tunedb_entry *got;
+    int n;
+    ck_assert_int_eq(tunedb_entries(dir, "D", &got, &n, err, sizeof err), 0);
+    ck_assert_int_eq(n, 4);
+    ck_assert_int_eq(got[1].v.p[RP_BLOCK_SIZE], 128);
+    ck_assert(!got[1].deterministic && got[0].deterministic);
+    ck_assert_int_eq(got[2].shape.d[0], 1 << 24);
+    ck_assert_int_eq(variant_dtype(&got[3].v), KF_INT32);
+    free(got);
+    ck_assert_int_eq(tunedb_entries(dir, "nobody", &got, &n, err, sizeof err), 0);
+    ck_assert_int_eq(n, 0);
+    free(got);
+
+    kf_variant key;
+    variant_defaults(&key, family_find("reduce"));
+    key.p[RP_DTYPE] = KF_FLOAT32;
+    key.p[RP_OP] = KF_OP_SUM;
+    kf_shape s = shape_n(1 << 20);
+    /* the deterministic class only, then both, then nothing left */
+    ck_assert_int_eq(tunedb_delete(dir, "D", &key, &s, 1, err, sizeof err), 1);
+    tunedb_entry r;
+    bool exact;
+    ck_assert_int_eq(lookup(dir, "D", KF_FLOAT32, KF_OP_SUM, 1 << 20, false, &r, &exact, err, sizeof err), 0);
+    ck_assert(exact && !r.deterministic);
+    ck_assert_int_eq(tunedb_delete(dir, "D", &key, &s, -1, err, sizeof err), 1);
+    ck_assert_int_eq(tunedb_delete(dir, "D", &key, &s, -1, err, sizeof err), 0);
+    ck_assert_int_eq(tunedb_entries(dir, "D", &got, &n, err, sizeof err), 0);
+    ck_assert_int_eq(n, 2);   /* 2^24 and int32 max are untouched */
+    free(got);
+    /* every size of (float32, sum) */
+    ck_assert_int_eq(tunedb_delete(dir, "D", &key, NULL, -1, err, sizeof err), 1);
+    ck_assert_int_eq(lookup(dir, "D", KF_FLOAT32, KF_OP_SUM, 1 << 24, false, &r, &exact, err, sizeof err), 1);
+    /* the other GPU's file is untouched; a missing file deletes nothing */
+    ck_assert_int_eq(lookup(dir, "E", KF_FLOAT32, KF_OP_SUM, 1 << 20, false, &r, &exact, err, sizeof err), 0);
+    ck_assert_int_eq(tunedb_delete(dir, "nobody", &key, &s, -1, err, sizeof err), 0);
+
+    /* 2^24 is as near 2^20 as 2^28 on a log scale (up to rounding): the
+     * larger, as kforge export's dispatch decides */
+    tunedb_entry tie[2] = {entry("T", KF_FLOAT32, KF_OP_SUM, 1 << 20, 0.01, 128),
+                           entry("T", KF_FLOAT32, KF_OP_SUM, 1 << 28, 0.3, 1024)};
+    ck_assert_int_eq(tunedb_update(dir, tie, 2, err, sizeof err), 2);
+    ck_assert_int_eq(lookup(dir, "T", KF_FLOAT32, KF_OP_SUM, 1 << 24, false, &r, &exact, err, sizeof err), 0);
+    ck_assert_int_eq(r.shape.d[0], 1 << 28);
+    ck_assert_int_eq(lookup(dir, "T", KF_FLOAT32, KF_OP_SUM, (1 << 24) - 1, false, &r, &exact, err, sizeof err), 0);
+    ck_assert_int_eq(r.shape.d[0], 1 << 20);
+    rmrf(dir);
+    free(dir);
+}
+END_TEST
+
 START_TEST(header_defines_from_table)
 {
     char *dir = tmpdir();
@@ -642,6 +705,7 @@ static Suite *tunedb_suite(void)
     tcase_add_test(t, header_compiles);
     tcase_add_test(t, entry_round_trip_keeps_deterministic);
     tcase_add_test(t, lookup_deterministic_skips_others);
+    tcase_add_test(t, entries_and_delete);
     tcase_add_test(t, header_defines_from_table);
     tcase_add_test(t, header_every_grid_kind_compiles);
     tcase_add_test(t, header_grid_blocks_kind_compiles);

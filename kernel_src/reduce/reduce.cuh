@@ -219,7 +219,7 @@ __device__ __forceinline__ T kf_block_reduce(T acc, T *sdata, unsigned tid)
 #define KF_SMEM_ELEMS 1
 #endif
 
-extern "C" __global__ void __launch_bounds__(KF_BS)
+KF_ENTRY_LINKAGE __global__ void __launch_bounds__(KF_BS)
 kf_reduce(const T *in, kf_u64 n, T *out, T *scratch, unsigned *ticket)
 {
     __shared__ T sdata[KF_SMEM_ELEMS];

@@ -12,18 +12,25 @@
 #include "family.h"
 #include "tunedb.h"
 #include "util.h"
-#include "worker.h"
 
 static const char *const best_help =
     "usage: kforge best [--kernel K] [--dtype T] [--op OP] --SIZE N... [--db DIR] [--gpu NAME]\n"
     "                   [--deterministic] [--header]\n"
+    "       kforge best --list [--kernel K] [--dtype T] [--op OP] [--SIZE N...] [--deterministic]\n"
+    "                   [--db DIR] [--gpu NAME]\n"
+    "       kforge best --delete --dtype T --op OP --SIZE N... [--kernel K] [--deterministic]\n"
+    "                   [--db DIR] [--gpu NAME]\n"
     "\n"
     "Prints the best known variant of kernel family K (default reduce) for dtype T (default\n"
     "float32), OP (default sum) and a size (reduce: --n N; reduce_rows: --rows R --cols C) from the\n"
     "tuning database that kforge tune fills: as a kforge config (JSON) that kforge run accepts, or\n"
     "with --header as a C header of #defines (KFORGE_REDUCE_BLOCK_SIZE, ...).  Without an entry for\n"
     "exactly that size, the entry for the nearest tuned size (log scale) is printed and the output\n"
-    "says so.\n"
+    "says so.  Either way it says whether the variant is run-to-run deterministic.\n"
+    "\n"
+    "--list prints the database's entries (every GPU's, or --gpu's), one line each, those that\n"
+    "match the options given.  --delete removes the entries for that kernel, dtype, op and size\n"
+    "(both the fastest and the fastest deterministic one; with --deterministic only the latter).\n"
     "\n"
     "options:\n"
     "  --kernel K          the kernel family (kforge axes lists them)\n"
@@ -34,13 +41,18 @@ static const char *const best_help =
     "  --gpu NAME          the GPU (device name or database file name); default: the only GPU in\n"
     "                      the database, else this machine's GPU\n"
     "  --header            a C header instead of a config\n"
+    "  --list              list the entries instead\n"
+    "  --delete            delete the entries for --dtype, --op and the size\n"
     "\n"
-    "exit status: 0 printed; 2 usage error or nothing known for that dtype and op.\n"
+    "exit status: 0 printed (or deleted); 2 usage error, or nothing known (or to delete) for that\n"
+    "dtype and op.\n"
     "\n"
     "examples:\n"
     "  kforge best --n 2^24 > best.json && kforge run best.json\n"
     "  kforge best --dtype int32 --op max --n 1000000 --header > reduce_tuned.h\n"
-    "  kforge best --n 2^20 --gpu \"NVIDIA H100 80GB HBM3\" --db shared/tuning\n";
+    "  kforge best --n 2^20 --gpu \"NVIDIA H100 80GB HBM3\" --db shared/tuning\n"
+    "  kforge best --list --dtype float32\n"
+    "  kforge best --delete --dtype float32 --op sum --n 2^20\n";
 
 // ---------------------------------------------------------------------------
 // kforge best
@@ -77,15 +89,74 @@ static int size_option(cli *c, const kf_family *f, const char **val)
     return -1;
 }
 
+/* --list: the entries of every GPU (or gpu's) that match the filters given
+ * (family < 0, dtype < 0, op < 0: any; shape all zero: any size). */
+static int list_entries(const char *dir, const char *gpu, int family, int dtype, int op, const kf_shape *shape,
+                        bool deterministic)
+{
+    char err[1024];
+    char **stems = NULL;
+    int ns = 0;
+    if (gpu) {
+        stems = malloc(sizeof *stems);
+        if (!stems || !(stems[0] = strdup(gpu))) {
+            free(stems);
+            fprintf(stderr, "kforge best: out of memory\n");
+            return KF_EXIT_USAGE;
+        }
+        ns = 1;
+    } else if (tunedb_list(dir, &stems, &ns, err, sizeof err) != 0) {
+        fprintf(stderr, "kforge best: %s\n", err);
+        return KF_EXIT_USAGE;
+    }
+    bool any_size = true;
+    for (int d = 0; d < KF_MAX_DIMS; d++)
+        any_size = any_size && shape->d[d] == 0;
+    int shown = 0, rc = KF_EXIT_OK;
+    for (int g = 0; g < ns && rc == KF_EXIT_OK; g++) {
+        tunedb_entry *es;
+        int n;
+        if (tunedb_entries(dir, stems[g], &es, &n, err, sizeof err) != 0) {
+            fprintf(stderr, "kforge best: %s\n", err);
+            rc = KF_EXIT_USAGE;
+            break;
+        }
+        for (int i = 0; i < n; i++) {
+            const tunedb_entry *e = &es[i];
+            const kf_family *f = family_of(&e->v);
+            if ((family >= 0 && e->v.family != family) || (dtype >= 0 && variant_dtype(&e->v) != (kf_dtype)dtype) ||
+                (op >= 0 && variant_op(&e->v) != (kf_op)op) || (deterministic && !e->deterministic) ||
+                (!any_size && !shape_eq(&e->shape, shape)))
+                continue;
+            if (shown++ == 0)
+                printf("%-26s %-11s %-7s %-4s %-22s %10s %8s %-3s %s\n", "gpu", "kernel", "dtype", "op", "size",
+                       "median_ms", "GB/s", "det", "variant");
+            char st[128], label[256];
+            shape_text(f, &e->shape, st, sizeof st);
+            f->label(&e->v, label, sizeof label);
+            printf("%-26s %-11s %-7s %-4s %-22s %10.5f %8.1f %-3s %s\n", e->dev.name[0] ? e->dev.name : stems[g],
+                   f->name, kf_dtype_names[variant_dtype(&e->v)], kf_op_names[variant_op(&e->v)], st, e->median_ms,
+                   e->gbps, e->deterministic ? "yes" : "no", label);
+        }
+        free(es);
+    }
+    tunedb_list_free(stems, ns);
+    if (rc == KF_EXIT_OK)
+        fprintf(stderr, "kforge best: %d entr%s in %s%s\n", shown, shown == 1 ? "y" : "ies", dir,
+                shown ? "" : " match");
+    return rc;
+}
+
 int cmd_best(int argc, char **argv)
 {
     const char *db = NULL, *gpu = NULL, *val;
     kf_dtype dtype = KF_FLOAT32;
     kf_op op = KF_OP_SUM;
     int family = family_find("reduce");
+    bool given_kernel = false, given_dtype = false, given_op = false;
     kf_shape shape;
     memset(&shape, 0, sizeof shape);
-    bool header = false, deterministic = false;
+    bool header = false, deterministic = false, list = false, del = false;
     cli c;
     cli_init(&c, argc, argv);
     /* --kernel first: the size options depend on it */
@@ -105,7 +176,7 @@ int cmd_best(int argc, char **argv)
             fputs(best_help, stdout);
             return KF_EXIT_OK;
         } else if (cli_value(&c, "--kernel", &val)) {
-            /* taken above */
+            given_kernel = true; /* taken above */
         } else if (cli_flag(&c, "--deterministic")) {
             deterministic = true;
         } else if (cli_value(&c, "--dtype", &val)) {
@@ -115,6 +186,7 @@ int cmd_best(int argc, char **argv)
                 return KF_EXIT_USAGE;
             }
             dtype = (kf_dtype)k;
+            given_dtype = true;
         } else if (cli_value(&c, "--op", &val)) {
             int k = kf_lookup(kf_op_names, KF_OP_COUNT, val);
             if (k < 0) {
@@ -122,6 +194,7 @@ int cmd_best(int argc, char **argv)
                 return KF_EXIT_USAGE;
             }
             op = (kf_op)k;
+            given_op = true;
         } else if ((d = size_option(&c, fam, &val)) >= 0) {
             if (!parse_size(val, &shape.d[d])) {
                 cli_fail(&c, "--%s: expected a size >= 1 (an integer, 2^K or 1<<K), got '%s'", fam->sizes[d].name,
@@ -134,6 +207,10 @@ int cmd_best(int argc, char **argv)
             gpu = val;
         } else if (cli_flag(&c, "--header")) {
             header = true;
+        } else if (cli_flag(&c, "--list")) {
+            list = true;
+        } else if (cli_flag(&c, "--delete")) {
+            del = true;
         } else {
             cli_unknown(&c);
             return KF_EXIT_USAGE;
@@ -141,58 +218,63 @@ int cmd_best(int argc, char **argv)
     }
     if (c.error)
         return KF_EXIT_USAGE;
+    if (list + del + header > 1) {
+        fprintf(stderr, "kforge best: give at most one of --list, --delete and --header\n");
+        return KF_EXIT_USAGE;
+    }
+    if (del && (!given_dtype || !given_op)) {
+        fprintf(stderr, "kforge best: --delete needs --dtype and --op (and the size): it deletes only what is "
+                        "named\n");
+        return KF_EXIT_USAGE;
+    }
+    bool some_size = false;
     for (int d = 0; d < fam->nsizes; d++)
+        some_size = some_size || shape.d[d] != 0;
+    for (int d = 0; d < fam->nsizes && (!list || some_size); d++)
         if (shape.d[d] == 0 && !fam->sizes[d].optional) {
             fprintf(stderr, "kforge best: --%s is required (%s)\n\n%s", fam->sizes[d].name, fam->sizes[d].doc,
                     best_help);
             return KF_EXIT_USAGE;
         }
-    if (fam->check_shape) {
+    if (fam->check_shape && (!list || some_size)) {
         kf_variant key;
         variant_defaults(&key, family);
         char why[256];
         fam->check_shape(&key, &shape, why, sizeof why); /* fills the optional sizes */
     }
     char dir[PATH_MAX], err[1024];
-    if (db)
-        snprintf(dir, sizeof dir, "%s", db);
-    else if (tunedb_default_dir(dir, sizeof dir) != 0) {
-        fprintf(stderr, "kforge best: no tuning database directory (set KFORGE_DB or HOME, or give --db)\n");
+    if (db_dir("best", db, dir, sizeof dir) != 0)
         return KF_EXIT_USAGE;
-    }
+    if (list)
+        return list_entries(dir, gpu, given_kernel ? family : -1, given_dtype ? (int)dtype : -1,
+                            given_op ? (int)op : -1, &shape, deterministic);
     char gpu_buf[256];
     if (!gpu) {
-        char **stems;
-        int ns;
-        if (tunedb_list(dir, &stems, &ns, err, sizeof err) != 0) {
-            fprintf(stderr, "kforge best: %s\n", err);
+        if (db_gpu("best", dir, gpu_buf, sizeof gpu_buf) != 0)
             return KF_EXIT_USAGE;
-        }
-        if (ns == 0) {
-            tunedb_list_free(stems, ns);
-            fprintf(stderr, "kforge best: the tuning database %s is empty: run kforge tune first\n", dir);
-            return KF_EXIT_USAGE;
-        }
-        if (ns == 1) {
-            snprintf(gpu_buf, sizeof gpu_buf, "%s", stems[0]);
-        } else {
-            /* several GPUs: this machine's */
-            kf_device d;
-            gpu_worker *w = worker_start(0, &d, err, sizeof err);
-            if (!w) {
-                fprintf(stderr, "kforge best: %s holds several GPUs and there is no GPU here to choose by (%s); give "
-                                "--gpu with one of:\n",
-                        dir, err);
-                for (int i = 0; i < ns; i++)
-                    fprintf(stderr, "  %s\n", stems[i]);
-                tunedb_list_free(stems, ns);
-                return KF_EXIT_USAGE;
-            }
-            worker_free(w);
-            snprintf(gpu_buf, sizeof gpu_buf, "%s", d.name);
-        }
-        tunedb_list_free(stems, ns);
         gpu = gpu_buf;
+    }
+    if (del) {
+        kf_variant key;
+        variant_defaults(&key, family);
+        key.p[fam->p_dtype] = dtype;
+        key.p[fam->p_op] = op;
+        int n = tunedb_delete(dir, gpu, &key, &shape, deterministic ? 1 : -1, err, sizeof err);
+        char st[128];
+        shape_text(fam, &shape, st, sizeof st);
+        if (n < 0) {
+            fprintf(stderr, "kforge best: %s\n", err);
+            return KF_EXIT_IO;
+        }
+        if (n == 0) {
+            fprintf(stderr, "kforge best: nothing to delete: no%s entry for %s %s %s at %s on %s in %s\n",
+                    deterministic ? " deterministic" : "", fam->name, kf_dtype_names[dtype], kf_op_names[op], st, gpu,
+                    dir);
+            return KF_EXIT_USAGE;
+        }
+        fprintf(stderr, "kforge best: deleted %d entr%s for %s %s %s at %s on %s\n", n, n == 1 ? "y" : "ies",
+                fam->name, kf_dtype_names[dtype], kf_op_names[op], st, gpu);
+        return KF_EXIT_OK;
     }
     tunedb_entry e;
     bool exact = false;

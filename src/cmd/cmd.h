@@ -8,6 +8,7 @@
 #define KF_CMD_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "cli.h"
 #include "config.h"
@@ -23,6 +24,7 @@ int cmd_best(int argc, char **argv);
 int cmd_axes(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
+int cmd_export(int argc, char **argv);
 int tune_main(int argc, char **argv);
 
 /* Option groups a command takes. */
@@ -37,7 +39,8 @@ enum {
     OPT_DEVICE = 1 << 7,    /* --device */
     OPT_CONFIGS = 1 << 8,   /* positional CONFIG files */
     OPT_MULTI = 1 << 9,     /* --devices, --shard (with OPT_MEASURE) */
-    OPT_MD = 1 << 10        /* --format md as well (a Markdown table) */
+    OPT_MD = 1 << 10,       /* --format md as well (a Markdown table) */
+    OPT_ONLY = 1 << 11      /* --only NAME[,NAME...] */
 };
 
 /* A slice of a list for one job of several (--shard K/N, or a Slurm job
@@ -71,6 +74,7 @@ typedef struct {
     run_opts ro;
     kf_shard shard;
     bool json_info;
+    const char *only;      /* --only: comma-separated variant names, or NULL */
 } opts;
 
 void opts_init(opts *o);
@@ -94,6 +98,19 @@ int load_configs(const opts *o, kf_config *cfgs);
 void free_configs(kf_config *cfgs, int n);
 
 void print_skipped(const kf_space *sp, const char *path, bool all);
+
+/* --only: keeps in each space only the variants with one of the names (and
+ * their cases).  0, or -1 after a message when a name matches no variant of
+ * any space (with the names there are). */
+int select_only(const opts *o, kf_space *spaces, int nspaces);
+
+/* The tuning database directory: given, else tunedb_default_dir.  0, or -1
+ * after a message naming cmd. */
+int db_dir(const char *cmd, const char *given, char *buf, size_t len);
+/* The GPU whose database file to read when none is given: the only one in
+ * dir, else this machine's GPU.  0, or -1 after a message (an empty
+ * database; several GPUs and none here: the choices are listed). */
+int db_gpu(const char *cmd, const char *dir, char *buf, size_t len);
 
 /* The command identity for resuming: the command, its configs' paths and
  * contents, the overrides and the options that change what is measured. */

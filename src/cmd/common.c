@@ -9,7 +9,9 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "tunedb.h"
 #include "util.h"
+#include "worker.h"
 
 void opts_init(opts *o)
 {
@@ -27,7 +29,7 @@ static const char *const all_options[] = {
     "--device", "--jobs", "-j", "--cache-dir", "--no-cache", "--lineinfo", "--quiet", "-q", "--compile", "--arch",
     "--strategy", "--budget", "--time", "--seed", "--db", "--no-db", "--simulate", "--first-improvement",
     "--header", "--gpu", "--dtype", "--op", "--kernel", "--n", "--devices", "--shard", "--objective", "--fail-above",
-    "--any-device"};
+    "--any-device", "--only", "--list", "--delete", "--deterministic", "--device-model", "-o"};
 
 static bool is_option(const char *arg, const char *name)
 {
@@ -78,6 +80,10 @@ int parse_opts(int argc, char **argv, const char *help, unsigned allowed, opts *
             o->resume = 1;
         } else if ((allowed & OPT_RESULTS) && cli_flag(&c, "--no-resume")) {
             o->resume = 0;
+        } else if ((allowed & OPT_ONLY) && cli_value(&c, "--only", &val)) {
+            if (!*val)
+                return cli_fail(&c, "--only: expected variant names, NAME[,NAME...]");
+            o->only = val;
         } else if ((allowed & OPT_SPEEDUP) && cli_flag(&c, "--speedup")) {
             o->speedup = true;
         } else if ((allowed & OPT_MEASURE) && (shared = cli_run_option(&c, &o->ro, &o->timeout)) != 0) {
@@ -256,6 +262,130 @@ void print_skipped(const kf_space *sp, const char *path, bool all)
             fprintf(stderr, "  %s\n", sp->skipped[i]);
 }
 
+/* Whether name is one of the comma-separated names of list. */
+static bool in_list(const char *list, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *p = list; *p;) {
+        const char *e = strchr(p, ',');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        if (len == n && n > 0 && strncmp(p, name, n) == 0)
+            return true;
+        p += len + (e ? 1 : 0);
+    }
+    return false;
+}
+
+int select_only(const opts *o, kf_space *spaces, int nspaces)
+{
+    if (!o->only)
+        return 0;
+    /* every name must pick something */
+    for (const char *p = o->only; *p;) {
+        const char *e = strchr(p, ',');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        char name[KF_NAME_MAX];
+        snprintf(name, sizeof name, "%.*s", (int)(len < sizeof name ? len : sizeof name - 1), p);
+        bool found = false;
+        for (int s = 0; s < nspaces && !found; s++)
+            for (int i = 0; i < spaces[s].nvariants && !found; i++)
+                found = strcmp(spaces[s].variants[i].name, name) == 0;
+        if (!found) {
+            strbuf names = {0};
+            const char *cands[256];
+            int nc = 0;
+            for (int s = 0; s < nspaces; s++)
+                for (int i = 0; i < spaces[s].nvariants; i++) {
+                    const char *vn = spaces[s].variants[i].name;
+                    if (!vn[0] || (names.s && in_list(names.s, vn)))
+                        continue;
+                    sb_printf(&names, "%s%s", names.len ? "," : "", vn);
+                    if (nc < 256)
+                        cands[nc++] = vn;
+                }
+            const char *near = kf_suggest(name, cands, nc);
+            fprintf(stderr, "kforge: --only: no variant is named '%s'%s%s%s; the names are: %s\n", name,
+                    near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "",
+                    names.s ? names.s : "(none: the configs name no variant)");
+            sb_free(&names);
+            return -1;
+        }
+        p += len + (e ? 1 : 0);
+    }
+    for (int s = 0; s < nspaces; s++) {
+        kf_space *sp = &spaces[s];
+        int *map = malloc(sizeof *map * (size_t)(sp->nvariants > 0 ? sp->nvariants : 1));
+        if (!map) {
+            fprintf(stderr, "kforge: out of memory\n");
+            return -1;
+        }
+        int nv = 0;
+        for (int i = 0; i < sp->nvariants; i++) {
+            map[i] = in_list(o->only, sp->variants[i].name) ? nv : -1;
+            if (map[i] >= 0)
+                sp->variants[nv++] = sp->variants[i];
+        }
+        int nc = 0;
+        for (int k = 0; k < sp->ncases; k++)
+            if (map[sp->cases[k].variant] >= 0) {
+                sp->cases[nc] = sp->cases[k];
+                sp->cases[nc++].variant = map[sp->cases[k].variant];
+            }
+        sp->nvariants = nv;
+        sp->ncases = nc;
+        free(map);
+    }
+    return 0;
+}
+
+int db_dir(const char *cmd, const char *given, char *buf, size_t len)
+{
+    if (given) {
+        snprintf(buf, len, "%s", given);
+        return 0;
+    }
+    if (tunedb_default_dir(buf, len) != 0) {
+        fprintf(stderr, "kforge %s: no tuning database directory (set KFORGE_DB or HOME, or give --db)\n", cmd);
+        return -1;
+    }
+    return 0;
+}
+
+int db_gpu(const char *cmd, const char *dir, char *buf, size_t len)
+{
+    char err[1024];
+    char **stems;
+    int ns;
+    if (tunedb_list(dir, &stems, &ns, err, sizeof err) != 0) {
+        fprintf(stderr, "kforge %s: %s\n", cmd, err);
+        return -1;
+    }
+    int rc = 0;
+    if (ns == 0) {
+        fprintf(stderr, "kforge %s: the tuning database %s is empty: run kforge tune first\n", cmd, dir);
+        rc = -1;
+    } else if (ns == 1) {
+        snprintf(buf, len, "%s", stems[0]);
+    } else {
+        /* several GPUs: this machine's */
+        kf_device d;
+        gpu_worker *w = worker_start(0, &d, err, sizeof err);
+        if (!w) {
+            fprintf(stderr, "kforge %s: %s holds several GPUs and there is no GPU here to choose by (%s); give "
+                            "%s with one of:\n",
+                    cmd, dir, err, strcmp(cmd, "export") == 0 ? "--device-model" : "--gpu");
+            for (int i = 0; i < ns; i++)
+                fprintf(stderr, "  %s\n", stems[i]);
+            rc = -1;
+        } else {
+            worker_free(w);
+            snprintf(buf, len, "%s", d.name);
+        }
+    }
+    tunedb_list_free(stems, ns);
+    return rc;
+}
+
 char *command_identity(const char *cmd, const opts *o, const kf_config *cfgs)
 {
     strbuf b = {0};
@@ -264,6 +394,8 @@ char *command_identity(const char *cmd, const opts *o, const kf_config *cfgs)
         sb_printf(&b, " %s#%016llx", o->configs[i], (unsigned long long)cfgs[i].content_hash);
     for (int i = 0; i < o->nsets; i++)
         sb_printf(&b, " --set %s", o->sets[i]);
+    if (o->only)
+        sb_printf(&b, " --only %s", o->only);
     /* not the watchdog: it changes no result */
     if (o->ro.all_devices || o->ro.ndevices)
         sb_printf(&b, " --devices %s", o->ro.devices_spec);

@@ -10,19 +10,27 @@
 #include "util.h"
 
 static const char *const gen_help =
-    "usage: kforge gen [--set KEY=VALUE]... CONFIG\n"
+    "usage: kforge gen [--set KEY=VALUE]... [--only NAME[,NAME...]] CONFIG\n"
     "\n"
-    "Prints the CUDA source kforge generates for every variant of CONFIG, each opening with a\n"
-    "comment that names every parameter.  Needs no GPU and no NVRTC.\n"
+    "Prints the CUDA source kforge generates for the variants of CONFIG, each opening with a\n"
+    "comment that names every parameter.  Needs no GPU and no NVRTC.  One variant: its source as\n"
+    "kforge run compiles it (kernel kf_reduce).  Several: one file that compiles as a whole (nvcc\n"
+    "or NVRTC), each variant in a namespace of its own with its kernel renamed <entry>_<name>\n"
+    "(kf_reduce_reduce6; v<i> for a variant without a name); the opening comment lists them.\n"
     "\n"
-    "example:\n"
-    "  kforge gen configs/seeds.json --set block_size=512 > seeds512.cu\n";
+    "options:\n"
+    "  --set KEY=VALUE         override a config key in every variant (repeatable)\n"
+    "  --only NAME[,NAME...]   only the variants with these names\n"
+    "\n"
+    "examples:\n"
+    "  kforge gen configs/seeds.json --set block_size=512 > seeds512.cu\n"
+    "  kforge gen configs/seeds.json --only reduce5,reduce6 > two.cu && nvcc -c two.cu\n";
 
 int cmd_gen(int argc, char **argv)
 {
     opts o;
     opts_init(&o);
-    int pr = parse_opts(argc, argv, gen_help, OPT_SET | OPT_CONFIGS, &o);
+    int pr = parse_opts(argc, argv, gen_help, OPT_SET | OPT_ONLY | OPT_CONFIGS, &o);
     if (pr != 0)
         return pr > 0 ? KF_EXIT_OK : KF_EXIT_USAGE;
     if (o.nconfigs != 1) {
@@ -45,19 +53,18 @@ int cmd_gen(int argc, char **argv)
         goto out;
     }
     print_skipped(&sp, cfg.path, false);
-    for (int i = 0; i < sp.nvariants && !kf_interrupted; i++) {
-        char *head = codegen_launch_comment(&sp.variants[i]);
-        char *src = codegen_source(&sp.variants[i], err, sizeof err);
-        if (!src) {
-            fprintf(stderr, "kforge: %s\n", err);
-            free(head);
-            rc = KF_EXIT_USAGE;
-            goto out;
-        }
-        printf("%s%s\n", head, src);
-        free(head);
-        free(src);
+    if (select_only(&o, &sp, 1) != 0) {
+        rc = KF_EXIT_USAGE;
+        goto out;
     }
+    char *src = codegen_multi_source(sp.variants, sp.nvariants, err, sizeof err);
+    if (!src) {
+        fprintf(stderr, "kforge: %s\n", err);
+        rc = KF_EXIT_USAGE;
+        goto out;
+    }
+    fputs(src, stdout);
+    free(src);
     if (kf_interrupted)
         rc = KF_EXIT_INTERRUPT;
 out:

@@ -1,6 +1,6 @@
 /*
  * main.c -- the kforge command line: dispatches to the commands (one file
- * each in src/cmd/: run, gen, check, info, tune, best, axes, merge, compare).
+ * each in src/cmd/: run, gen, check, info, tune, best, export, axes, merge, compare).
  *
  *   kforge run configs/seeds.json
  *   kforge run cfg.json --set block_size=128 --format jsonl
@@ -36,6 +36,7 @@ static const char *const main_help =
     "  info              the GPU's properties, driver and NVRTC versions\n"
     "  tune SPACE        search a space of variants for the fastest (autotuning)\n"
     "  best              print the best known variant from the tuning database\n"
+    "  export            write the tuned variants as a self-contained CUDA header with a host API\n"
     "  axes [FAMILY]     the kernel families and their axes (the parameter table)\n"
     "  merge FILE...     combine the results files of shards (--shard, Slurm job arrays)\n"
     "  compare OLD NEW   two results files side by side: ratio and significance per case\n"
@@ -128,7 +129,9 @@ int main(int argc, char **argv)
         return cmd_merge(argc - 1, argv + 1);
     if (strcmp(cmd, "compare") == 0)
         return cmd_compare(argc - 1, argv + 1);
-    static const char *const cmds[] = {"run", "gen", "check", "info", "tune", "best", "axes", "merge", "compare", "help"};
+    if (strcmp(cmd, "export") == 0)
+        return cmd_export(argc - 1, argv + 1);
+    static const char *const cmds[] = {"run", "gen", "check", "info", "tune", "best", "export", "axes", "merge", "compare", "help"};
     const char *near = kf_suggest(cmd, cmds, (int)(sizeof cmds / sizeof cmds[0]));
     fprintf(stderr, "kforge: unknown command '%s'%s%s%s\nRun 'kforge --help' for the list.\n", cmd,
             near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");

@@ -25,6 +25,7 @@ static const char *const run_help =
     "options:\n"
     "  --set KEY=VALUE     override a config key in every variant (repeatable); VALUE is JSON or\n"
     "                      a bare word: --set block_size=128  --set n=[1024,4096]  --set bench.seed=7\n"
+    "  --only NAME[,NAME]  only the variants with these names\n"
     "  --format FMT        table (default), csv, jsonl, json or md (a Markdown table)\n"
     "  --results FILE      JSON Lines results file, one line per case, flushed as each finishes\n"
     "                      (default: kforge-results.jsonl)\n"
@@ -214,8 +215,8 @@ int cmd_run(int argc, char **argv)
     opts o;
     opts_init(&o);
     int pr = parse_opts(argc, argv, run_help,
-                        OPT_SET | OPT_FORMAT | OPT_MD | OPT_RESULTS | OPT_SPEEDUP | OPT_MEASURE | OPT_MULTI |
-                            OPT_QUIET | OPT_CONFIGS,
+                        OPT_SET | OPT_ONLY | OPT_FORMAT | OPT_MD | OPT_RESULTS | OPT_SPEEDUP | OPT_MEASURE |
+                            OPT_MULTI | OPT_QUIET | OPT_CONFIGS,
                         &o);
     if (pr != 0)
         return pr > 0 ? KF_EXIT_OK : KF_EXIT_USAGE;
@@ -305,6 +306,10 @@ int cmd_run(int argc, char **argv)
             goto out;
         }
         print_skipped(&spaces[i], cfgs[i].path, false);
+    }
+    if (select_only(&o, spaces, o.nconfigs) != 0) {
+        rc = KF_EXIT_USAGE;
+        goto out;
     }
 
     if (!o.no_results) {

@@ -3,6 +3,7 @@
  */
 #include "codegen.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,6 +105,143 @@ char *codegen_launch_comment(const kf_variant *v)
         sb_printf(&b, "//   %-20s ", p->name);
         param_json(&b, p, v->p[i]);
         sb_append(&b, "\n");
+    }
+    return sb_take(&b);
+}
+
+// ---------------------------------------------------------------------------
+// several variants in one translation unit
+
+void codegen_undefs(strbuf *b, const char *text)
+{
+    strbuf seen = {0}; /* " NAME NAME ... " */
+    sb_append(&seen, " ");
+    for (const char *p = text; p && *p;) {
+        const char *q = p;
+        while (*q == ' ' || *q == '\t')
+            q++;
+        if (*q == '#') {
+            q++;
+            while (*q == ' ' || *q == '\t')
+                q++;
+            if (strncmp(q, "define", 6) == 0 && (q[6] == ' ' || q[6] == '\t')) {
+                q += 6;
+                while (*q == ' ' || *q == '\t')
+                    q++;
+                const char *s = q;
+                while (isalnum((unsigned char)*q) || *q == '_')
+                    q++;
+                if (q > s && q - s < 128) {
+                    char name[130];
+                    snprintf(name, sizeof name, " %.*s ", (int)(q - s), s);
+                    if (!seen.s || !strstr(seen.s, name)) {
+                        sb_append(&seen, name + 1);
+                        sb_printf(b, "#undef %.*s\n", (int)(q - s), s);
+                    }
+                }
+            }
+        }
+        const char *nl = strchr(p, '\n');
+        p = nl ? nl + 1 : NULL;
+    }
+    sb_free(&seen);
+}
+
+int codegen_wrapped(strbuf *b, const kf_variant *v, const char *ns, const char *entry, const char *prologue,
+                    char *err, size_t errlen)
+{
+    const kf_family *f = family_of(v);
+    char *src = codegen_source(v, err, errlen);
+    if (!src)
+        return -1;
+    sb_printf(b, "#define %s %s\n", f->entry, entry);
+    if (prologue)
+        sb_append(b, prologue);
+    sb_printf(b, "namespace %s {\n", ns);
+    sb_append(b, src);
+    sb_printf(b, "\n} // namespace %s\n#undef %s\n", ns, f->entry);
+    codegen_undefs(b, src);
+    free(src);
+    return 0;
+}
+
+/* name with [^A-Za-z0-9_] made '_' */
+static void ident(const char *name, char *buf, size_t len)
+{
+    size_t i = 0;
+    for (; name[i] && i + 1 < len; i++)
+        buf[i] = isalnum((unsigned char)name[i]) || name[i] == '_' ? name[i] : '_';
+    buf[i] = '\0';
+}
+
+void codegen_suffix(const kf_variant *vs, int n, int i, char *buf, size_t len)
+{
+    if (!vs[i].name[0]) {
+        snprintf(buf, len, "v%d", i);
+        return;
+    }
+    char mine[KF_NAME_MAX], other[KF_NAME_MAX];
+    ident(vs[i].name, mine, sizeof mine);
+    bool shared = false;
+    for (int k = 0; k < n && !shared; k++) {
+        if (k == i || !vs[k].name[0])
+            continue;
+        ident(vs[k].name, other, sizeof other);
+        /* "v3" as a name must not meet the "v3" of an unnamed variant either */
+        shared = strcmp(mine, other) == 0;
+    }
+    for (int k = 0; k < n && !shared; k++) {
+        char vk[16];
+        snprintf(vk, sizeof vk, "v%d", k);
+        shared = !vs[k].name[0] && strcmp(mine, vk) == 0;
+    }
+    if (shared)
+        snprintf(buf, len, "%s_%d", mine, i);
+    else
+        snprintf(buf, len, "%s", mine);
+}
+
+char *codegen_multi_source(const kf_variant *vs, int n, char *err, size_t errlen)
+{
+    strbuf b = {0};
+    if (n == 1) {
+        char *head = codegen_launch_comment(&vs[0]);
+        char *src = codegen_source(&vs[0], err, errlen);
+        if (src)
+            sb_printf(&b, "%s%s\n", head ? head : "", src);
+        free(head);
+        if (!src)
+            return NULL;
+        free(src);
+        return sb_take(&b);
+    }
+    sb_printf(&b, "// kforge " KF_VERSION " generated: %d variants in one translation unit.  Each variant's\n"
+                  "// source is in a namespace of its own, its kernel renamed, its macros #undef'd after it.\n"
+                  "// Kernels (extern \"C\"):\n", n);
+    for (int i = 0; i < n; i++) {
+        char suf[KF_NAME_MAX + 16], label[256];
+        codegen_suffix(vs, n, i, suf, sizeof suf);
+        family_of(&vs[i])->label(&vs[i], label, sizeof label);
+        sb_printf(&b, "//   %s_%s  %s%s%s\n", family_of(&vs[i])->entry, suf, vs[i].name, vs[i].name[0] ? " -- " : "",
+                  label);
+    }
+    for (int i = 0; i < n; i++) {
+        char suf[KF_NAME_MAX + 16], entry[KF_NAME_MAX + 64], ns[KF_NAME_MAX + 80];
+        codegen_suffix(vs, n, i, suf, sizeof suf);
+        snprintf(entry, sizeof entry, "%s_%s", family_of(&vs[i])->entry, suf);
+        snprintf(ns, sizeof ns, "%s_ns", entry);
+        char *head = codegen_launch_comment(&vs[i]);
+        sb_printf(&b, "\n%s//   %-20s %s\n", head ? head : "", "kernel", entry);
+        free(head);
+        if (codegen_wrapped(&b, &vs[i], ns, entry, NULL, err, errlen) != 0) {
+            sb_free(&b);
+            return NULL;
+        }
+    }
+    if (b.failed) {
+        sb_free(&b);
+        kf_err(err, errlen, "codegen: out of memory");
+        return NULL;
     }
     return sb_take(&b);
 }

@@ -38,6 +38,24 @@ typedef struct {
     uint64_t ws;                /* workspace_bytes, initialised by workspace_init */
 } kf_buffers;
 
+/* One tuned choice handed to a family's export_source: a variant and the
+ * shape it was tuned for, with what was measured there. */
+typedef struct {
+    kf_variant v;               /* resolved; name empty */
+    kf_shape shape;
+    double median_ms, gbps;
+    bool deterministic;         /* run-to-run deterministic */
+} kf_export_entry;
+
+/* Where an export comes from, for the header's opening comment. */
+typedef struct {
+    const char *device;         /* the GPU model the entries were tuned on */
+    int cc_major, cc_minor, sms;
+    const char *command;        /* the kforge command line that wrote it */
+    const char *date;           /* ISO 8601 UTC */
+    bool deterministic_only;    /* only deterministic variants were eligible */
+} kf_export_info;
+
 typedef struct kf_family {
     const char *name;           /* "reduce": the config's "kernel" */
     const char *doc;            /* one line */
@@ -89,6 +107,17 @@ typedef struct kf_family {
                        const void *ref, const double *aux, kf_result *r);
     /* Fake GPU: a smooth time model with one best point (ms). */
     double (*fake_ms)(const kf_variant *v, const kf_shape *s, const kf_device *d, const kf_plan_info *p);
+
+    /* Optional (NULL: `kforge export` says the family has no export yet).
+     * kforge export: one self-contained CUDA C++17 header (no kforge
+     * headers, no JIT; compiles with nvcc, and its kernels with NVRTC)
+     * holding the variants of entries e[0..n) -- one dtype and op, one
+     * entry per shape, sorted by size -- and a host API named
+     * kforge_<family>_<dtype>_<op> that dispatches on the shape to the entry
+     * tuned for the nearest one and plans its launches on the device it
+     * runs on (multiprocessors, occupancy).  malloc'd, or NULL with a
+     * message. */
+    char *(*export_source)(const kf_export_entry *e, int n, const kf_export_info *info, char *err, size_t errlen);
 } kf_family;
 
 /* The registry. */

@@ -330,12 +330,12 @@ static int lock_fd(int fd, int op)
     return rc;
 }
 
-int tunedb_update(const char *dir, const tunedb_entry *entries, int count, char *err, size_t errlen)
+/* Takes the writers' lock of gpu's file in dir (creating dir); fills path.
+ * The lock's descriptor, or -1 with a message. */
+static int lock_file(const char *dir, const char *gpu, char *path, size_t len, char *err, size_t errlen)
 {
-    if (count <= 0)
-        return 0;
-    char path[PATH_MAX], lockpath[PATH_MAX + 8];
-    if (file_path(dir, entries[0].dev.name, path, sizeof path) != 0) {
+    char lockpath[PATH_MAX + 8];
+    if (file_path(dir, gpu, path, len) != 0) {
         kf_err(err, errlen, "%s: path too long", dir);
         return -1;
     }
@@ -352,6 +352,52 @@ int tunedb_update(const char *dir, const tunedb_entry *entries, int count, char 
         close(fd);
         return -1;
     }
+    return fd;
+}
+
+static void unlock_file(int fd)
+{
+    lock_fd(fd, LOCK_UN);
+    close(fd);
+}
+
+/* Replaces path by root, atomically.  0, or -1 with a message. */
+static int store(const char *path, const cJSON *root, char *err, size_t errlen)
+{
+    char *text = cJSON_Print(root);
+    if (!text) {
+        kf_err(err, errlen, "%s: out of memory", path);
+        return -1;
+    }
+    /* cJSON indents with tabs and writes "key":<tab>value; tabs inside
+     * strings are escaped, so every raw tab is layout: make it two
+     * spaces of indentation, or one space after a colon */
+    strbuf b = {0};
+    for (const char *p = text; *p; p++) {
+        if (*p != '\t')
+            sb_appendn(&b, p, 1);
+        else if (p > text && p[-1] == ':')
+            sb_append(&b, " ");
+        else
+            sb_append(&b, "  ");
+    }
+    sb_append(&b, "\n");
+    free(text);
+    int rc = b.failed || kf_write_file_atomic(path, b.s, b.len, err, errlen) != 0 ? -1 : 0;
+    if (b.failed)
+        kf_err(err, errlen, "%s: out of memory", path);
+    sb_free(&b);
+    return rc;
+}
+
+int tunedb_update(const char *dir, const tunedb_entry *entries, int count, char *err, size_t errlen)
+{
+    if (count <= 0)
+        return 0;
+    char path[PATH_MAX];
+    int fd = lock_file(dir, entries[0].dev.name, path, sizeof path, err, errlen);
+    if (fd < 0)
+        return -1;
     int written = -1;
     cJSON *root = NULL;
     int lr = load(path, &root, err, errlen);
@@ -389,36 +435,84 @@ int tunedb_update(const char *dir, const tunedb_entry *entries, int count, char 
         }
         written++;
     }
-    if (written > 0) {
-        char *text = cJSON_Print(root);
-        if (!text) {
-            kf_err(err, errlen, "%s: out of memory", path);
-            written = -1;
-            goto out;
-        }
-        /* cJSON indents with tabs and writes "key":<tab>value; tabs inside
-         * strings are escaped, so every raw tab is layout: make it two
-         * spaces of indentation, or one space after a colon */
-        strbuf b = {0};
-        for (const char *p = text; *p; p++) {
-            if (*p != '\t')
-                sb_appendn(&b, p, 1);
-            else if (p > text && p[-1] == ':')
-                sb_append(&b, " ");
-            else
-                sb_append(&b, "  ");
-        }
-        sb_append(&b, "\n");
-        free(text);
-        if (b.failed || kf_write_file_atomic(path, b.s, b.len, err, errlen) != 0)
-            written = -1;
-        sb_free(&b);
-    }
+    if (written > 0 && store(path, root, err, errlen) != 0)
+        written = -1;
 out:
     cJSON_Delete(root);
-    lock_fd(fd, LOCK_UN);
-    close(fd);
+    unlock_file(fd);
     return written;
+}
+
+int tunedb_delete(const char *dir, const char *gpu, const kf_variant *key, const kf_shape *shape, int det,
+                  char *err, size_t errlen)
+{
+    char path[PATH_MAX];
+    struct stat st;
+    if (file_path(dir, gpu, path, sizeof path) != 0) {
+        kf_err(err, errlen, "%s: path too long", dir);
+        return -1;
+    }
+    if (stat(path, &st) != 0 && errno == ENOENT)
+        return 0; /* nothing to delete; do not create the directory */
+    int fd = lock_file(dir, gpu, path, sizeof path, err, errlen);
+    if (fd < 0)
+        return -1;
+    cJSON *root = NULL;
+    int lr = load(path, &root, err, errlen);
+    int removed = lr < 0 ? -1 : 0;
+    if (lr == 0) {
+        cJSON *list = cJSON_GetObjectItemCaseSensitive(root, "entries");
+        for (cJSON *it = list->child, *next; it; it = next) {
+            next = it->next;
+            if (entry_matches_class(it, key, shape, det)) {
+                cJSON_Delete(cJSON_DetachItemViaPointer(list, it));
+                removed++;
+            }
+        }
+        if (removed > 0 && store(path, root, err, errlen) != 0)
+            removed = -1;
+    }
+    cJSON_Delete(root);
+    unlock_file(fd);
+    return removed;
+}
+
+int tunedb_entries(const char *dir, const char *gpu, tunedb_entry **out, int *count, char *err, size_t errlen)
+{
+    *out = NULL;
+    *count = 0;
+    char path[PATH_MAX];
+    if (file_path(dir, gpu, path, sizeof path) != 0) {
+        kf_err(err, errlen, "%s: path too long", dir);
+        return -1;
+    }
+    cJSON *root;
+    int lr = load(path, &root, err, errlen);
+    if (lr != 0)
+        return lr < 0 ? -1 : 0;
+    const cJSON *list = cJSON_GetObjectItemCaseSensitive(root, "entries");
+    int n = cJSON_GetArraySize(list), index = 0, rc = 0;
+    *out = calloc((size_t)(n > 0 ? n : 1), sizeof **out);
+    if (!*out) {
+        kf_err(err, errlen, "out of memory");
+        rc = -1;
+    }
+    for (const cJSON *it = list->child; it && rc == 0; it = it->next, index++) {
+        if (entry_family(it) < 0)
+            continue; /* a family this build does not know */
+        pctx c = {path, index, err, errlen};
+        if (parse_entry(&c, it, &(*out)[*count]) != 0)
+            rc = -1;
+        else
+            (*count)++;
+    }
+    if (rc != 0) {
+        free(*out);
+        *out = NULL;
+        *count = 0;
+    }
+    cJSON_Delete(root);
+    return rc;
 }
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
@@ -502,8 +596,10 @@ int tunedb_lookup(const char *dir, const char *gpu, const kf_variant *key, const
             continue;
         const cJSON *m = cJSON_GetObjectItemCaseSensitive(it, "median_ms");
         double ms = cJSON_IsNumber(m) ? m->valuedouble : INFINITY;
-        if (dist < pick_dist || (dist == pick_dist && size > pick_size) ||
-            (dist == pick_dist && size == pick_size && ms < pick_ms)) {
+        /* distances that differ only by rounding (2^24 between 2^20 and
+         * 2^28) are a tie, as in the header kforge export writes */
+        bool tie = fabs(dist - pick_dist) <= 1e-9;
+        if ((!tie && dist < pick_dist) || (tie && size > pick_size) || (tie && size == pick_size && ms < pick_ms)) {
             pick_ms = ms;
             pick = it;
             pick_index = index;

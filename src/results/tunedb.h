@@ -55,6 +55,18 @@ void tunedb_stem(const char *device_name, char *buf, size_t len);
  * message (a malformed existing file is an error, never overwritten). */
 int tunedb_update(const char *dir, const tunedb_entry *entries, int count, char *err, size_t errlen);
 
+/* Every entry of the file of gpu (a device name or a file stem), in file
+ * order, as a malloc'd array of *count (entries of a family this build does
+ * not know are left out).  No file: 0 entries.  0, or -1 with a message. */
+int tunedb_entries(const char *dir, const char *gpu, tunedb_entry **out, int *count, char *err, size_t errlen);
+
+/* Removes from gpu's file the entries for key's family and key parameters
+ * (dtype, op) at shape (NULL: at every size) of determinism class det (-1:
+ * both, 0: the not deterministic, 1: the deterministic), under the writers'
+ * lock.  Returns how many were removed, or -1 with a message. */
+int tunedb_delete(const char *dir, const char *gpu, const kf_variant *key, const kf_shape *shape, int det,
+                  char *err, size_t errlen);
+
 /* Device file stems present in dir (malloc'd array of malloc'd strings,
  * sorted).  A missing directory is 0 files.  -1 with a message on error. */
 int tunedb_list(const char *dir, char ***stems, int *count, char *err, size_t errlen);

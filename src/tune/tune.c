@@ -1111,22 +1111,27 @@ static int update_db(tuner *t, const kf_device *dev)
         fprintf(stderr, "kforge tune: no tuning database directory (set KFORGE_DB or HOME, or give --db or --no-db)\n");
         return -1;
     }
-    tunedb_entry *es = calloc((size_t)t->nsizes + 1, sizeof *es);
+    tunedb_entry *es = calloc((size_t)t->nsizes * 2 + 1, sizeof *es);
     if (!es)
         return -1;
     int ne = 0;
     char date[32];
     kf_iso_time(date, sizeof date);
-    for (int k = 0; k < t->nsizes; k++) {
+    /* the fastest, and the fastest deterministic one when that is another
+     * (kforge best --deterministic, kforge export --deterministic) */
+    for (int k2 = 0; k2 < t->nsizes * 2; k2++) {
+        int k = k2 / 2;
+        bool det_only = k2 % 2;
         int pick = -1;
         for (int c = 0; c < t->ncand; c++) {
             const cell *x = cell_at(t, c, k);
-            if (isnan(strat_cost(t->st, c)) || x->st != KF_ST_OK || !(x->median_ms > 0))
+            if (isnan(strat_cost(t->st, c)) || x->st != KF_ST_OK || !(x->median_ms > 0) ||
+                (det_only && !x->deterministic))
                 continue;
             if (pick < 0 || x->median_ms < cell_at(t, pick, k)->median_ms)
                 pick = c;
         }
-        if (pick < 0)
+        if (pick < 0 || (det_only && ne > 0 && es[ne - 1].deterministic && shape_eq(&es[ne - 1].shape, &t->sizes[k])))
             continue;
         const cell *x = cell_at(t, pick, k);
         tunedb_entry *e = &es[ne++];
@@ -1161,9 +1166,9 @@ static int update_db(tuner *t, const kf_device *dev)
             fprintf(stderr, "kforge tune: tuning database not updated: %s\n", err);
             rc = -1;
         } else if (!t->o.quiet) {
-            fprintf(stderr, "kforge %s: tuning database %s/%s.json: %d of %d size%s updated%s\n",
-                    t->merged_files ? "merge" : "tune", dir, stem, w, ne,
-                    ne == 1 ? "" : "s", w < ne ? " (it already held faster variants)" : "");
+            fprintf(stderr, "kforge %s: tuning database %s/%s.json: %d of %d entr%s updated%s\n",
+                    t->merged_files ? "merge" : "tune", dir, stem, w, ne, ne == 1 ? "y" : "ies",
+                    w < ne ? " (it already held faster variants)" : "");
         }
     }
     free(es);

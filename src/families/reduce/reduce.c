@@ -466,4 +466,5 @@ const kf_family kf_family_reduce = {
     .reference = reference,
     .compare = compare,
     .fake_ms = fake_ms,
+    .export_source = reduce_export_source,
 };

@@ -84,6 +84,9 @@ void reduce_decode(const kf_variant *v, reduce_v *r);
 void reduce_defaults(reduce_v *r);
 void reduce_encode(const reduce_v *r, const char *name, kf_variant *v);
 
+/* family.h: export_source (export.c). */
+char *reduce_export_source(const kf_export_entry *e, int n, const kf_export_info *info, char *err, size_t errlen);
+
 extern const kf_family kf_family_reduce;
 
 #endif

@@ -1,0 +1,246 @@
+/*
+ * export.c -- `kforge export`: the variants the tuning database chose for
+ * one GPU model, dtype and op, as one self-contained CUDA header with a host
+ * API (the family writes it: family.h, export_source).
+ *
+ *   kforge export --dtype float32 --op sum -o kforge_reduce_float32_sum.cuh
+ */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "cmd.h"
+#include "family.h"
+#include "space.h"
+#include "tunedb.h"
+#include "util.h"
+
+static const char *const export_help =
+    "usage: kforge export --dtype T --op OP [--kernel K] [--db DIR] [--device-model NAME]\n"
+    "                     [--deterministic] [-o FILE]\n"
+    "\n"
+    "Writes one self-contained CUDA C++17 header (no kforge headers, no run-time compilation;\n"
+    "compiles with nvcc, and its kernels with NVRTC) holding the variants the tuning database\n"
+    "chose for the GPU model, dtype T and OP -- one per size tuned -- and a host API:\n"
+    "\n"
+    "  size_t kforge_reduce_float32_sum_workspace(size_t n);\n"
+    "  cudaError_t kforge_reduce_float32_sum_workspace_init(void *ws, size_t bytes, cudaStream_t s);\n"
+    "  cudaError_t kforge_reduce_float32_sum(const float *in, size_t n, float *out, void *ws,\n"
+    "                                        size_t bytes, cudaStream_t s);\n"
+    "\n"
+    "A call runs the variant tuned for the nearest size (log scale); the launch geometry that\n"
+    "depends on the device is worked out at run time, so the header works, untuned, on other\n"
+    "GPUs too.  Says on stderr which variant serves each size and whether each is run-to-run\n"
+    "deterministic.\n"
+    "\n"
+    "options:\n"
+    "  --dtype T             int32, uint32, int64, float32 or float64\n"
+    "  --op OP               sum, min, max, prod, and, or, xor\n"
+    "  --kernel K            the kernel family (default reduce; kforge axes lists them)\n"
+    "  --db DIR              tuning database (default $KFORGE_DB, else $XDG_DATA_HOME/kforge/tuning,\n"
+    "                        else ~/.local/share/kforge/tuning)\n"
+    "  --device-model NAME   the GPU model (device name or database file name); default: the only\n"
+    "                        GPU in the database, else this machine's GPU (--gpu is the same)\n"
+    "  --deterministic       only variants that give the same bits run to run\n"
+    "  -o FILE               write the header to FILE (default: standard output)\n"
+    "\n"
+    "exit status: 0 written; 2 usage error, or nothing tuned for that dtype and op; 4 the\n"
+    "header could not be written.\n"
+    "\n"
+    "examples:\n"
+    "  kforge tune configs/tune-reduce.json --set 'n=[\"2^10\",\"2^20\",\"2^30\"]'\n"
+    "  kforge export --dtype float32 --op sum -o kforge_reduce_float32_sum.cuh\n"
+    "  kforge export --dtype int32 --op max --deterministic --db shared/tuning \\\n"
+    "      --device-model \"NVIDIA H100 80GB HBM3\" > max.cuh\n";
+
+/* Orders entries by shape (the family's input size, then dimension by
+ * dimension), then by time. */
+static int cmp_entry(const void *a, const void *b)
+{
+    const tunedb_entry *x = a, *y = b;
+    int c = space_cmp_shape(&x->v, &x->shape, &y->shape);
+    if (c)
+        return c;
+    return (x->median_ms > y->median_ms) - (x->median_ms < y->median_ms);
+}
+
+int cmd_export(int argc, char **argv)
+{
+    const char *db = NULL, *gpu = NULL, *outpath = NULL, *val;
+    int dtype = -1, op = -1, family = family_find("reduce");
+    bool deterministic = false;
+    cli c;
+    cli_init(&c, argc, argv);
+    while (cli_next(&c)) {
+        if (cli_flag(&c, "--help") || cli_flag(&c, "-h")) {
+            fputs(export_help, stdout);
+            return KF_EXIT_OK;
+        } else if (cli_value(&c, "--kernel", &val)) {
+            family = family_find(val);
+            if (family < 0) {
+                cli_fail(&c, "--kernel: unknown kernel family '%s' (kforge axes lists them)", val);
+                return KF_EXIT_USAGE;
+            }
+        } else if (cli_value(&c, "--dtype", &val)) {
+            if ((dtype = kf_lookup(kf_dtype_names, KF_DTYPE_COUNT, val)) < 0) {
+                cli_fail(&c, "--dtype: unknown dtype '%s' (allowed: int32, uint32, int64, float32, float64)", val);
+                return KF_EXIT_USAGE;
+            }
+        } else if (cli_value(&c, "--op", &val)) {
+            if ((op = kf_lookup(kf_op_names, KF_OP_COUNT, val)) < 0) {
+                cli_fail(&c, "--op: unknown op '%s' (allowed: sum, min, max, prod, and, or, xor)", val);
+                return KF_EXIT_USAGE;
+            }
+        } else if (cli_value(&c, "--db", &val)) {
+            db = val;
+        } else if (cli_value(&c, "--device-model", &val) || cli_value(&c, "--gpu", &val)) {
+            gpu = val;
+        } else if (cli_flag(&c, "--deterministic")) {
+            deterministic = true;
+        } else if (cli_value(&c, "-o", &val) || cli_value(&c, "--output", &val)) {
+            outpath = val;
+        } else {
+            cli_unknown(&c);
+            return KF_EXIT_USAGE;
+        }
+    }
+    if (c.error)
+        return KF_EXIT_USAGE;
+    const kf_family *fam = kf_families[family];
+    if (!fam->export_source) {
+        strbuf have = {0};
+        for (int i = 0; i < kf_nfamilies; i++)
+            if (kf_families[i]->export_source)
+                sb_printf(&have, "%s%s", have.len ? ", " : "", kf_families[i]->name);
+        fprintf(stderr, "kforge export: the %s family has no export yet (families with one: %s)\n", fam->name,
+                have.s ? have.s : "none");
+        sb_free(&have);
+        return KF_EXIT_USAGE;
+    }
+    if (dtype < 0 || op < 0) {
+        fprintf(stderr, "kforge export: --dtype and --op are required\n\n%s", export_help);
+        return KF_EXIT_USAGE;
+    }
+    char dir[PATH_MAX], gpu_buf[256], err[1024];
+    if (db_dir("export", db, dir, sizeof dir) != 0)
+        return KF_EXIT_USAGE;
+    if (!gpu) {
+        if (db_gpu("export", dir, gpu_buf, sizeof gpu_buf) != 0)
+            return KF_EXIT_USAGE;
+        gpu = gpu_buf;
+    }
+
+    tunedb_entry *all = NULL;
+    int nall = 0, nshapes = 0, nmatch = 0, rc = KF_EXIT_OK;
+    kf_export_entry *ex = NULL;
+    char *text = NULL, *command = NULL;
+    if (tunedb_entries(dir, gpu, &all, &nall, err, sizeof err) != 0) {
+        fprintf(stderr, "kforge export: %s\n", err);
+        return KF_EXIT_USAGE;
+    }
+    /* the eligible entries, by shape; the first of each shape (the fastest) */
+    int keep = 0;
+    for (int i = 0; i < nall; i++) {
+        const tunedb_entry *e = &all[i];
+        if (e->v.family != family || variant_dtype(&e->v) != (kf_dtype)dtype || variant_op(&e->v) != (kf_op)op)
+            continue;
+        nmatch++;
+        if (deterministic && !e->deterministic)
+            continue;
+        all[keep++] = *e;
+    }
+    qsort(all, (size_t)keep, sizeof *all, cmp_entry);
+    ex = calloc((size_t)(keep > 0 ? keep : 1), sizeof *ex);
+    if (!ex) {
+        fprintf(stderr, "kforge export: out of memory\n");
+        rc = KF_EXIT_USAGE;
+        goto out;
+    }
+    for (int i = 0; i < keep; i++) {
+        if (nshapes > 0 && shape_eq(&ex[nshapes - 1].shape, &all[i].shape))
+            continue;
+        kf_export_entry *x = &ex[nshapes++];
+        x->v = all[i].v;
+        x->v.name[0] = '\0';
+        space_resolve(&x->v);
+        x->shape = all[i].shape;
+        x->median_ms = all[i].median_ms;
+        x->gbps = all[i].gbps;
+        x->deterministic = all[i].deterministic;
+    }
+    if (nshapes == 0) {
+        char stem[256];
+        tunedb_stem(gpu, stem, sizeof stem);
+        if (nmatch > 0)
+            fprintf(stderr, "kforge export: none of the %d %s %s %s entr%s for %s in %s is deterministic; tune a space "
+                            "with deterministic variants (passes last_block or multi_kernel), or leave out "
+                            "--deterministic\n",
+                    nmatch, fam->name, kf_dtype_names[dtype], kf_op_names[op], nmatch == 1 ? "y" : "ies", gpu, dir);
+        else
+            fprintf(stderr, "kforge export: nothing tuned for %s %s %s on %s in %s (%s/%s.json); run kforge tune "
+                            "with --set dtype=%s --set op=%s\n",
+                    fam->name, kf_dtype_names[dtype], kf_op_names[op], gpu, dir, dir, stem, kf_dtype_names[dtype],
+                    kf_op_names[op]);
+        rc = KF_EXIT_USAGE;
+        goto out;
+    }
+
+    strbuf cmd = {0};
+    sb_append(&cmd, "kforge");
+    for (int i = 0; i < argc; i++)
+        sb_printf(&cmd, " %s", argv[i]);
+    command = sb_take(&cmd);
+    char date[32];
+    kf_iso_time(date, sizeof date);
+    kf_export_info info = {.device = all[0].dev.name[0] ? all[0].dev.name : gpu,
+                           .cc_major = all[0].dev.cc_major,
+                           .cc_minor = all[0].dev.cc_minor,
+                           .sms = all[0].dev.sms,
+                           .command = command,
+                           .date = date,
+                           .deterministic_only = deterministic};
+    text = fam->export_source(ex, nshapes, &info, err, sizeof err);
+    if (!text) {
+        fprintf(stderr, "kforge export: %s\n", err);
+        rc = KF_EXIT_USAGE;
+        goto out;
+    }
+    if (outpath) {
+        if (kf_write_file_atomic(outpath, text, strlen(text), err, sizeof err) != 0) {
+            fprintf(stderr, "kforge export: %s\n", err);
+            rc = KF_EXIT_IO;
+            goto out;
+        }
+    } else {
+        fputs(text, stdout);
+        if (fflush(stdout) != 0) {
+            rc = KF_EXIT_IO;
+            goto out;
+        }
+    }
+
+    /* what it gave, size by size */
+    int ndet = 0;
+    for (int i = 0; i < nshapes; i++)
+        ndet += ex[i].deterministic;
+    fprintf(stderr, "kforge export: kforge_%s_%s_%s%s%s: %d size%s tuned on %s%s\n", fam->name,
+            kf_dtype_names[dtype], kf_op_names[op], outpath ? " -> " : "", outpath ? outpath : "", nshapes,
+            nshapes == 1 ? "" : "s", info.device,
+            ndet == nshapes ? "; every variant is deterministic (the same bits every run)"
+                            : "; NOT every variant is deterministic (float results may differ in the last bits run "
+                              "to run; --deterministic chooses only those that are)");
+    for (int i = 0; i < nshapes; i++) {
+        char st[128], label[256];
+        shape_text(fam, &ex[i].shape, st, sizeof st);
+        fam->label(&ex[i].v, label, sizeof label);
+        fprintf(stderr, "  %-24s %-60s %s\n", st, label, ex[i].deterministic ? "deterministic" : "not deterministic");
+    }
+out:
+    free(text);
+    free(command);
+    free(ex);
+    free(all);
+    return rc;
+}

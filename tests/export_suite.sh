@@ -1,0 +1,306 @@
+#!/bin/sh
+# export_suite.sh -- end-to-end tests of kforge export, multi-variant gen,
+# --only, and best --list / --delete, on the synthetic GPU
+# (KFORGE_FAKE_GPU=1: no GPU needed; NVRTC is, and nvcc for the compile
+# tests, which say SKIP without it).
+#
+#   KFORGE=build/kforge sh tests/export_suite.sh
+#
+#   1. fake-GPU tunes fill a tuning database: float32 sum at six sizes,
+#      from spaces of multi_kernel, atomic and last_block variants with every
+#      grid kind, and int32 max;
+#   2. kforge export writes a header; a C++ program that calls its API
+#      (tools/export_example.cu, tools/export_check.cu) compiles against it
+#      with nvcc for sm_90, two translation units that include it link, two
+#      exported headers go in one file, and NVRTC compiles it (every kernel
+#      name found in the cubin);
+#   3. --deterministic, refusals (no dtype, nothing tuned, a family without
+#      an export, an unwritable output);
+#   4. kforge gen of several variants compiles as one file (nvcc, NVRTC),
+#      --only for gen and run;
+#   5. kforge best --list and --delete.
+set -u
+KFORGE=${KFORGE:-build/kforge}
+case $KFORGE in /*) ;; *) KFORGE=$(pwd)/$KFORGE ;; esac
+ROOT=$(pwd)
+CUDA=${CUDA:-/usr/local/cuda}
+NVCC=$CUDA/bin/nvcc
+if [ -n "${KFORGE_TEST_OUT:-}" ]; then
+  OUT=$KFORGE_TEST_OUT; own_out=0
+else
+  OUT=$(mktemp -d "${TMPDIR:-/tmp}/kforge-export-suite.XXXXXX") || exit 2; own_out=1
+fi
+keep_out=0
+trap 'if [ $own_out = 1 ] && [ $keep_out = 0 ]; then rm -rf "$OUT"; fi' EXIT
+trap 'exit 130' INT TERM HUP
+mkdir -p "$OUT"
+cd "$OUT" || exit 1
+export KFORGE_FAKE_GPU=1
+export KFORGE_CACHE_DIR="$OUT/cache"
+export KFORGE_DB="$OUT/db"
+unset KFORGE_FAULT_INJECT KFORGE_PLANT
+pass=0; fail=0; skip=0
+ok()   { pass=$((pass+1)); echo "PASS: $1"; }
+bad()  { fail=$((fail+1)); echo "FAIL: $1"; }
+skip() { skip=$((skip+1)); echo "SKIP: $1"; }
+have_nvcc() { [ -x "$NVCC" ]; }
+
+if [ ! -x "$KFORGE" ]; then
+  echo "FAIL: $KFORGE not built"; exit 1
+fi
+if ! "$KFORGE" --version | grep -q NVRTC; then
+  echo "SKIP: export suite: NVRTC is not usable here"
+  echo "export_suite: 0 passed, 0 failed"
+  exit 0
+fi
+
+# 1. a tuning database from fake-GPU tunes: a different winner per size group
+space() { # $1: sizes, $2: the variant spec
+  cat <<EOF
+{"kernel": "reduce",
+ "defaults": {"dtype": "float32", "op": "sum", "algorithm": "shuffle", "unroll": "full", "n": $1},
+ "bench": {"warmup": 1, "min_reps": 3, "max_time_s": 0.001},
+ "variants": [$2]}
+EOF
+}
+space '["2^10"]' '{"block_size": [64, 128], "elements_per_thread": [1, 2], "vector_width": 1,
+  "passes": "multi_kernel", "grid": {"blocks_per_sm": 2}}' > s10.json
+space '["2^13"]' '{"block_size": 128, "elements_per_thread": 2, "vector_width": [1, 2],
+  "passes": "multi_kernel", "grid": "auto"}' > s13.json
+space '["2^16"]' '{"block_size": [256, 512], "elements_per_thread": 2, "vector_width": 4,
+  "passes": "atomic", "grid": "auto", "load": ["plain", "stream"]}' > s16.json
+space '["2^20"]' '{"block_size": 512, "elements_per_thread": 4, "vector_width": 4,
+  "passes": "atomic", "grid": {"waves": 1}, "load": "stream"}' > s20.json
+space '["2^24"]' '{"block_size": [256, 1024], "elements_per_thread": 4, "vector_width": 4,
+  "passes": "last_block", "grid": {"waves": 2}, "load": "ldg"}' > s24.json
+space '["2^27"]' '{"block_size": 256, "elements_per_thread": 8, "vector_width": 2,
+  "passes": "last_block", "grid": 4096}' > s27.json
+space '["2^20"]' '{"block_size": 256, "elements_per_thread": 4, "vector_width": 4, "passes": ["atomic", "last_block"],
+  "grid": "auto"}' | sed 's/"dtype": "float32", "op": "sum"/"dtype": "int32", "op": "max"/' > max.json
+tuned=0
+for s in s10 s13 s16 s20 s24 s27 max; do
+  "$KFORGE" tune $s.json --results tune-$s.jsonl --quiet > /dev/null 2> et-$s.txt && tuned=$((tuned+1))
+done
+if [ $tuned -eq 7 ] && [ "$("$KFORGE" best --list --dtype float32 2> /dev/null | grep -c 'float32 sum')" -eq 6 ]; then
+  ok "fake-GPU tunes filled the database: float32 sum at 6 sizes, int32 max"
+else
+  bad "tunes: $tuned of 7 ran: $(cat et-*.txt) $("$KFORGE" best --list 2>&1)"
+fi
+
+# 2. export, and what compiles against it
+H=kforge_reduce_float32_sum.cuh
+"$KFORGE" export --dtype float32 --op sum -o $H > ex.out 2> ex.txt
+rc=$?
+if [ $rc -eq 0 ] && [ ! -s ex.out ] && grep -q 'size_t kforge_reduce_float32_sum_workspace(size_t n)' $H &&
+   grep -q '^kforge_reduce_float32_sum(const float \*in, size_t n, float \*out, void \*workspace, size_t workspace_bytes, cudaStream_t stream)' $H &&
+   grep -q 'Tuned on fake-gpu' $H && grep -q 'works, untuned' $H && grep -q '6 sizes tuned on fake-gpu' ex.txt &&
+   grep -q 'NOT every variant is deterministic' ex.txt && [ "$(grep -c '^  n=' ex.txt)" -eq 6 ] &&
+   grep -q 'n=16777216 .* deterministic' ex.txt; then
+  ok "kforge export: a header for 6 sizes, and it says which variant serves each and whether it is deterministic"
+else
+  bad "kforge export: exit $rc: $(cat ex.txt)"
+fi
+kernels=$(grep -c '^// kernel k' $H)
+passes=$(grep -o 'passes_[a-z_]*, "k' $H | sort -u | wc -l | tr -d ' ')
+grids=$(grep -o 'grid_[a-z_]*, [0-9]*ull, passes' $H | sed 's/,.*//' | sort -u | wc -l | tr -d ' ')
+if [ "$kernels" -ge 5 ] && [ "$passes" -eq 3 ] && [ "$grids" -eq 4 ]; then
+  ok "the header holds $kernels kernels, every passes kind, $grids grid kinds"
+else
+  bad "header contents: $kernels kernels, $passes passes kinds, $grids grid kinds"
+fi
+if "$KFORGE" export --dtype float32 --op sum > stdout.cuh 2> /dev/null &&
+   [ "$(sed '/^\/\/ Generated by/,+1d' stdout.cuh | md5sum)" = "$(sed '/^\/\/ Generated by/,+1d' $H | md5sum)" ]; then
+  ok "without -o the header goes to stdout"
+else
+  bad "export to stdout differs from -o"
+fi
+
+if have_nvcc; then
+  if "$NVCC" -std=c++17 -O3 -arch=sm_90 -Xcompiler -Wall,-Wextra -I . "$ROOT/tools/export_example.cu" \
+       -o example > nv1.txt 2>&1 && [ ! -s nv1.txt ]; then
+    ok "tools/export_example.cu compiles against the header with nvcc for sm_90, no warnings"
+  else
+    bad "export_example.cu: $(head -c 2000 nv1.txt)"
+  fi
+  if "$NVCC" -std=c++17 -O3 -arch=sm_90 -I . "$ROOT/tools/export_check.cu" -o export_check > nv2.txt 2>&1; then
+    ok "tools/export_check.cu (the GPU check) compiles against the header"
+  else
+    bad "export_check.cu: $(head -c 2000 nv2.txt)"
+  fi
+  cat > second.cu <<'EOF'
+#include "kforge_reduce_float32_sum.cuh"
+cudaError_t second_sum(const float *in, size_t n, float *out, void *ws, size_t bytes)
+{
+    return kforge_reduce_float32_sum(in, n, out, ws, bytes, 0);
+}
+EOF
+  if "$NVCC" -std=c++17 -arch=sm_90 -I . -c second.cu -o second.o > nv3.txt 2>&1 &&
+     "$NVCC" -std=c++17 -arch=sm_90 -I . -c "$ROOT/tools/export_example.cu" -o first.o >> nv3.txt 2>&1 &&
+     "$NVCC" -arch=sm_90 first.o second.o -o two >> nv3.txt 2>&1; then
+    ok "two translation units that include the header link"
+  else
+    bad "two translation units: $(head -c 2000 nv3.txt)"
+  fi
+  if "$KFORGE" export --dtype int32 --op max -o kforge_reduce_int32_max.cuh 2> exm.txt; then
+    cat > both.cu <<'EOF'
+#include "kforge_reduce_float32_sum.cuh"
+#include "kforge_reduce_int32_max.cuh"
+int main()
+{
+    return (int)(kforge_reduce_float32_sum_workspace(1000) + kforge_reduce_int32_max_workspace(1000) == 0);
+}
+EOF
+    if "$NVCC" -std=c++17 -arch=sm_90 -I . both.cu -o both > nv4.txt 2>&1; then
+      ok "two exported headers (float32 sum, int32 max) in one file"
+    else
+      bad "two headers in one file: $(head -c 2000 nv4.txt)"
+    fi
+  else
+    bad "export int32 max: $(cat exm.txt)"
+  fi
+else
+  skip "nvcc not found at $NVCC: the header, the example and the check program are not compiled with it"
+fi
+
+cc -std=c11 "$ROOT/tests/nvrtc_compile.c" -I "$CUDA/include" -L "$CUDA/lib64" -Wl,-rpath,"$CUDA/lib64" -lnvrtc \
+  -o nvrtc_compile 2> cc.txt
+names=$(grep -o '^// kernel k[0-9]*' $H | sed 's|// kernel |kforge_reduce_float32_sum_|')
+# shellcheck disable=SC2086
+if ./nvrtc_compile $H sm_90 $names kforge_reduce_float32_sum_init > nvrtc.txt 2>&1; then
+  ok "the header compiles with NVRTC for sm_90 ($(echo $names | wc -w) kernels and the identity kernel by name)"
+else
+  bad "NVRTC: $(cat cc.txt nvrtc.txt | head -c 2000)"
+fi
+
+# 3. --deterministic and refusals
+"$KFORGE" export --dtype float32 --op sum --deterministic -o det.cuh 2> exd.txt
+rc=$?
+if [ $rc -eq 0 ] && grep -q 'DETERMINISTIC 1' det.cuh && ! grep -q 'passes_atomic, "k' det.cuh &&
+   grep -q 'every variant is deterministic' exd.txt && ! grep -q 'not deterministic' exd.txt; then
+  ok "export --deterministic: only deterministic variants, and it says so"
+else
+  bad "export --deterministic: exit $rc: $(cat exd.txt)"
+fi
+"$KFORGE" export --op sum > /dev/null 2> e1.txt; rc=$?
+if [ $rc -eq 2 ] && grep -q 'dtype and --op are required' e1.txt; then
+  ok "export without --dtype: exit 2"
+else
+  bad "export without --dtype: exit $rc: $(cat e1.txt)"
+fi
+"$KFORGE" export --dtype float64 --op prod > /dev/null 2> e2.txt; rc=$?
+if [ $rc -eq 2 ] && grep -q 'nothing tuned for reduce float64 prod' e2.txt; then
+  ok "export with nothing tuned: exit 2 with a message"
+else
+  bad "export, nothing tuned: exit $rc: $(cat e2.txt)"
+fi
+"$KFORGE" export --dtype float32 --op sum -o "$OUT/no/such/dir/h.cuh" 2> e3.txt; rc=$?
+if [ $rc -eq 4 ]; then
+  ok "export to an unwritable path: exit 4"
+else
+  bad "export, unwritable: exit $rc: $(cat e3.txt)"
+fi
+KFORGE_DB="$OUT/empty-db" "$KFORGE" export --dtype float32 --op sum > /dev/null 2> e4.txt; rc=$?
+if [ $rc -eq 2 ] && grep -q 'empty' e4.txt; then
+  ok "export from an empty database: exit 2"
+else
+  bad "export, empty database: exit $rc: $(cat e4.txt)"
+fi
+if "$KFORGE" axes 2> /dev/null | grep -q '^reduce_rows'; then
+  "$KFORGE" export --kernel reduce_rows --dtype float32 --op sum > /dev/null 2> e5.txt; rc=$?
+  if [ $rc -eq 2 ] && grep -q 'no export yet\|nothing tuned for reduce_rows' e5.txt; then
+    ok "export --kernel reduce_rows: exit 2, says why ($(head -c 100 e5.txt))"
+  else
+    bad "export --kernel reduce_rows: exit $rc: $(cat e5.txt)"
+  fi
+else
+  "$KFORGE" export --kernel nosuch --dtype float32 --op sum > /dev/null 2> e5.txt; rc=$?
+  if [ $rc -eq 2 ] && grep -q 'unknown kernel family' e5.txt; then
+    ok "export --kernel of an unknown family: exit 2"
+  else
+    bad "export --kernel nosuch: exit $rc: $(cat e5.txt)"
+  fi
+fi
+
+# 4. gen of several variants, --only
+SEEDS=$ROOT/configs/seeds.json
+"$KFORGE" gen "$SEEDS" > seeds.cu 2> eg.txt
+nk=$(grep -c '^#define kf_reduce kf_reduce_' seeds.cu)
+if [ "$nk" -ge 10 ] && [ "$(grep -c '^namespace kf_reduce_' seeds.cu)" -eq "$nk" ] &&
+   grep -q '^#define kf_reduce kf_reduce_reduce6$' seeds.cu; then
+  ok "gen of $nk variants: one file, kernels kf_reduce_<name>, each in its namespace"
+else
+  bad "gen of several variants: $(cat eg.txt)"
+fi
+if have_nvcc; then
+  if "$NVCC" -std=c++17 -arch=sm_90 -c seeds.cu -o seeds.o > nv5.txt 2>&1; then
+    ok "gen of several variants compiles with nvcc"
+  else
+    bad "gen output with nvcc: $(head -c 2000 nv5.txt)"
+  fi
+fi
+names=$(sed -n 's/^#define kf_reduce \(kf_reduce_.*\)/\1/p' seeds.cu)
+# shellcheck disable=SC2086
+if ./nvrtc_compile seeds.cu sm_90 $names > nvrtc2.txt 2>&1; then
+  ok "gen of several variants compiles with NVRTC, every kernel by name"
+else
+  bad "gen output with NVRTC: $(head -c 2000 nvrtc2.txt)"
+fi
+"$KFORGE" gen "$SEEDS" --only reduce5,reduce6 > two.cu 2> /dev/null
+"$KFORGE" gen "$SEEDS" --only reduce6 > one.cu 2> /dev/null
+if [ "$(grep -c '^#define kf_reduce kf_reduce_' two.cu)" -eq 2 ] && ! grep -q 'namespace' one.cu &&
+   grep -q 'kf_reduce(const T \*in' one.cu && grep -q '^//   name                 reduce6$' one.cu; then
+  ok "gen --only: two variants in one file; one variant exactly as kforge run compiles it"
+else
+  bad "gen --only: $(head -c 600 two.cu)"
+fi
+"$KFORGE" gen "$SEEDS" --only reduce7 > /dev/null 2> eo.txt; rc=$?
+if [ $rc -eq 2 ] && grep -q "no variant is named 'reduce7' (did you mean" eo.txt; then
+  ok "gen --only with an unknown name: exit 2 with the names"
+else
+  bad "gen --only reduce7: exit $rc: $(cat eo.txt)"
+fi
+"$KFORGE" run "$SEEDS" --only reduce6,shuffle --set n=2^20 --no-results --quiet --format csv > run.csv 2> er.txt
+rc=$?
+if [ $rc -eq 0 ] && [ "$(grep -c ',ok,' run.csv)" -eq 2 ] && grep -q ',reduce6,' run.csv && grep -q ',shuffle,' run.csv; then
+  ok "run --only: only the variants named"
+else
+  bad "run --only: exit $rc: $(cat er.txt) $(head -c 400 run.csv)"
+fi
+
+# 5. best --list and --delete
+"$KFORGE" best --list > list.txt 2> el.txt; rc=$?
+if [ $rc -eq 0 ] && [ "$(grep -c 'fake-gpu' list.txt)" -ge 7 ] && head -1 list.txt | grep -q 'median_ms' &&
+   grep -q 'int32   max' list.txt && grep -q ' yes ' list.txt; then
+  ok "best --list: every entry, with its determinism"
+else
+  bad "best --list: exit $rc: $(cat el.txt list.txt)"
+fi
+if [ "$("$KFORGE" best --list --op max 2> /dev/null | grep -c fake-gpu)" -ge 1 ] &&
+   [ "$("$KFORGE" best --list --op max 2> /dev/null | grep -c 'float32')" -eq 0 ] &&
+   [ "$("$KFORGE" best --list --n 2^20 2> /dev/null | grep -c 'n=1048576')" -ge 2 ]; then
+  ok "best --list filters by op and size"
+else
+  bad "best --list filters: $("$KFORGE" best --list --op max 2>&1)"
+fi
+before=$(grep -c 'float32 sum' list.txt)
+"$KFORGE" best --delete --dtype float32 --op sum --n 2^13 2> ed.txt; rc=$?
+after=$("$KFORGE" best --list 2> /dev/null | grep -c 'float32 sum')
+if [ $rc -eq 0 ] && grep -q 'deleted 1 entry' ed.txt && [ "$after" -eq $((before - 1)) ]; then
+  ok "best --delete: the entry is gone, the others stay"
+else
+  bad "best --delete: exit $rc: $(cat ed.txt), $before -> $after entries"
+fi
+"$KFORGE" best --delete --dtype float32 --op sum --n 2^13 2> ed2.txt; rc=$?
+"$KFORGE" best --delete --n 2^16 2> ed3.txt; rc3=$?
+if [ $rc -eq 2 ] && grep -q 'nothing to delete' ed2.txt && [ $rc3 -eq 2 ] && grep -q 'needs --dtype and --op' ed3.txt; then
+  ok "best --delete: nothing to delete, or no dtype and op -> exit 2"
+else
+  bad "best --delete refusals: $rc $(cat ed2.txt) / $rc3 $(cat ed3.txt)"
+fi
+
+if [ $fail -gt 0 ] || [ $own_out = 0 ]; then
+  keep_out=1
+  echo "export suite: files kept in $OUT"
+fi
+echo "export_suite: $pass passed, $fail failed"
+[ $fail -eq 0 ]
