@@ -66,7 +66,7 @@ kf_grid kf_grid_decode(int64_t x);
 void param_json(strbuf *b, const kf_param *p, int64_t x);
 /* Appends the value as plain text (shuffle, 256, 2waves), for labels and CSV. */
 void param_text(strbuf *b, const kf_param *p, int64_t x);
-/* Appends a C/CUDA-safe rendering (for #define values and identifiers). */
+/* Whether x is a value the parameter allows. */
 bool param_valid(const kf_param *p, int64_t x);
 /* "a power of two..."-style description of what is allowed (for messages). */
 void param_allowed(strbuf *b, const kf_param *p);
@@ -74,7 +74,7 @@ void param_allowed(strbuf *b, const kf_param *p);
 /* Index of name in the table, or -1. */
 int param_find(const kf_param *t, int count, const char *name);
 
-/* Upper-cases a value name for a macro suffix: "last_warp" -> "LAST_WARP". */
+/* Upper-cases a value name for a macro suffix: "ldg_prefetch" -> "LDG_PREFETCH". */
 void param_macro_suffix(const char *name, char *buf, size_t len);
 
 #endif
