@@ -154,6 +154,16 @@ else
   bad "concurrent resume state" "$(cat e6.txt) ($n_d)"
 fi
 
+# --- issue 11: a results file whose name is as long as a name can be ----
+long=$(printf 'r%.0s' $(seq 1 249)).jsonl
+"$KFORGE" run a.json --results "$long" --quiet > /dev/null 2> ln.err
+rc=$?
+if [ $rc -eq 0 ] && [ "$(lines "$long")" -eq 6 ] && ! ls -A | grep -q 'kforge-.*\.state'; then
+  ok "a results file name of 255 characters: the resume state goes beside it"
+else
+  bad "long results name" "rc=$rc $(cat ln.err)"
+fi
+
 # --- the second family: reduce_rows ------------------------------------
 if "$KFORGE" axes reduce_rows | grep -q 'rows_per_group' && "$KFORGE" axes reduce_rows | grep -q 'row_stride'; then
   ok "kforge axes reduce_rows"

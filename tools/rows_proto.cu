@@ -98,6 +98,9 @@
 #ifndef KF_BLOCK_REDUCE
 #define KF_BLOCK_REDUCE 0
 #endif
+#ifndef KF_PIPE
+#define KF_PIPE 0
+#endif
 #ifndef KF_SPLIT_COMBINE
 #define KF_SPLIT_COMBINE 1
 #endif

@@ -97,21 +97,8 @@
 // to run for a given launch.
 // ---------------------------------------------------------------------------
 
-#ifndef KF_GROUP
-#define KF_GROUP 1
-#endif
-#ifndef KF_RPG
-#define KF_RPG 1
-#endif
-#ifndef KF_BLOCK_REDUCE
-#define KF_BLOCK_REDUCE 0
-#endif
-#ifndef KF_SPLIT_COMBINE
-#define KF_SPLIT_COMBINE 1
-#endif
-#ifndef KF_PIPE
-#define KF_PIPE 0
-#endif
+// Every parameter above is #defined by the generator (tools/rows_proto.cu
+// gives its own defaults when used outside kforge).
 
 // KF_ROWS_MAP_THREAD, _GROUP, _BLOCK, _SPLIT, KF_BLOCK_REDUCE_SHUFFLE, _SHARED,
 // KF_SPLIT_COMBINE_ATOMIC, _LAST_BLOCK and KF_PIPE_NONE, _NEXT_TILE come from

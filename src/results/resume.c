@@ -176,6 +176,16 @@ int resume_begin(resume_state *rs, const char *results_path, const char *identit
                  size_t errlen)
 {
     snprintf(rs->state_path, sizeof rs->state_path, "%s.state", results_path);
+    /* a results file whose name leaves no room for ".state" (NAME_MAX): a
+     * hidden name beside it, from the hash of its name */
+    const char *base = strrchr(results_path, '/');
+    base = base ? base + 1 : results_path;
+    if (strlen(base) + 6 > NAME_MAX) {
+        char h[33];
+        kf_hash_hex(base, strlen(base), h);
+        int dirlen = (int)(base - results_path);
+        snprintf(rs->state_path, sizeof rs->state_path, "%.*s.kforge-%.16s.state", dirlen, results_path, h);
+    }
     kf_hash_hex(identity, strlen(identity), rs->id);
     struct stat st;
     long size = stat(results_path, &st) == 0 ? (long)st.st_size : 0;
