@@ -13,6 +13,16 @@
 #define KF_VERIFY_H
 
 #include "kforge.h"
+#include "param.h"
+
+/* The element type and the operator: the first two parameters of every
+ * reduction family's table (both are what is computed: database keys). */
+#define KF_PARAM_DTYPE                                                                                              \
+    {.name = "dtype", .kind = KF_PK_ENUM, .names = kf_dtype_names, .count = KF_DTYPE_COUNT, .def = KF_FLOAT32,     \
+     .key = true, .macro = "KF_DTYPE", .doc = "element type"}
+#define KF_PARAM_OP                                                                                                 \
+    {.name = "op", .kind = KF_PK_ENUM, .names = kf_op_names, .count = KF_OP_COUNT, .def = KF_OP_SUM, .key = true,  \
+     .macro = "KF_OP", .doc = "reduction operator (and, or, xor need an integer dtype)"}
 
 typedef union {
     int32_t i32;

@@ -42,10 +42,8 @@ static const int64_t vw_only[] = {1, 2, 4, 0};
 
 /* In the order of reduce_param. */
 static const kf_param params[] = {
-    {.name = "dtype", .kind = KF_PK_ENUM, .names = kf_dtype_names, .count = KF_DTYPE_COUNT, .def = KF_FLOAT32,
-     .key = true, .macro = "KF_DTYPE", .doc = "element type"},
-    {.name = "op", .kind = KF_PK_ENUM, .names = kf_op_names, .count = KF_OP_COUNT, .def = KF_OP_SUM, .key = true,
-     .macro = "KF_OP", .doc = "reduction operator (and, or, xor need an integer dtype)"},
+    KF_PARAM_DTYPE,
+    KF_PARAM_OP,
     {.name = "algorithm", .kind = KF_PK_ENUM, .names = kf_algorithm_names, .count = KF_ALG_COUNT,
      .def = KF_ALG_SEQUENTIAL, .macro = "KF_ALG", .doc = "how a block combines its threads' values"},
     {.name = "block_size", .kind = KF_PK_INT, .lo = 1, .hi = 1024, .def = 256,

@@ -36,10 +36,8 @@ static const int64_t group_only[] = {1, 2, 4, 8, 16, 32, 0};
 static const int64_t vw_only[] = {1, 2, 4, 0};
 
 static const kf_param params[] = {
-    {.name = "dtype", .kind = KF_PK_ENUM, .names = kf_dtype_names, .count = KF_DTYPE_COUNT, .def = KF_FLOAT32,
-     .key = true, .macro = "KF_DTYPE", .doc = "element type"},
-    {.name = "op", .kind = KF_PK_ENUM, .names = kf_op_names, .count = KF_OP_COUNT, .def = KF_OP_SUM, .key = true,
-     .macro = "KF_OP", .doc = "reduction operator (and, or, xor need an integer dtype)"},
+    KF_PARAM_DTYPE,
+    KF_PARAM_OP,
     {.name = "map", .kind = KF_PK_ENUM, .names = map_names, .count = MAP_COUNT, .def = MAP_BLOCK,
      .macro = "KF_ROWS_MAP", .doc = "rows to threads: a thread, a group of lanes, a block per row, or rows split "
                                     "over blocks"},
