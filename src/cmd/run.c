@@ -152,63 +152,6 @@ static void make_run_info(kf_run_info *info, const opts *o)
     free(s);
 }
 
-/* Case identities seen in earlier configs of the same command: a case
- * given twice (kforge run a.json a.json) is measured once. */
-typedef struct {
-    char **keys;
-    int n, cap;
-    int *table;
-    int tsize;
-} keyset;
-
-/* true if key was new (and is now in the set) */
-static bool keyset_add(keyset *k, const char *key)
-{
-    uint64_t h = kf_hash64(key, strlen(key), 5);
-    if (k->tsize)
-        for (uint64_t i = h & (uint64_t)(k->tsize - 1); k->table[i]; i = (i + 1) & (uint64_t)(k->tsize - 1))
-            if (strcmp(k->keys[k->table[i] - 1], key) == 0)
-                return false;
-    if (k->n == k->cap) {
-        int nc = k->cap ? k->cap * 2 : 256;
-        char **nk = realloc(k->keys, sizeof *nk * (size_t)nc);
-        if (!nk)
-            return true;
-        k->keys = nk;
-        k->cap = nc;
-    }
-    if ((k->n + 1) * 2 > k->tsize) {
-        int ns = k->tsize ? k->tsize * 2 : 512;
-        int *t = calloc((size_t)ns, sizeof *t);
-        if (!t)
-            return true;
-        for (int i = 0; i < k->n; i++) {
-            uint64_t j = kf_hash64(k->keys[i], strlen(k->keys[i]), 5) & (uint64_t)(ns - 1);
-            while (t[j])
-                j = (j + 1) & (uint64_t)(ns - 1);
-            t[j] = i + 1;
-        }
-        free(k->table);
-        k->table = t;
-        k->tsize = ns;
-    }
-    k->keys[k->n] = strdup(key);
-    if (!k->keys[k->n])
-        return true;
-    uint64_t j = h & (uint64_t)(k->tsize - 1);
-    while (k->table[j])
-        j = (j + 1) & (uint64_t)(k->tsize - 1);
-    k->table[j] = ++k->n;
-    return true;
-}
-
-static void keyset_free(keyset *k)
-{
-    for (int i = 0; i < k->n; i++)
-        free(k->keys[i]);
-    free(k->keys);
-    free(k->table);
-}
 
 int cmd_run(int argc, char **argv)
 {
@@ -234,8 +177,7 @@ int cmd_run(int argc, char **argv)
     char *identity = NULL;
     kf_run_info *dev_info = NULL;
     int *per_device = NULL;
-    keyset seen;
-    memset(&seen, 0, sizeof seen);
+    kf_strset seen = {0};   /* case identities of earlier configs: a case given twice is measured once */
     resume_state rs;
     resume_init(&rs);
     if (!cfgs || !spaces) {
@@ -350,7 +292,9 @@ int cmd_run(int argc, char **argv)
             const kf_variant *v = &sp->variants[sp->cases[k].variant];
             char key[2048];
             results_case_key(v, &sp->cases[k].shape, bench, info.dev.name, key, sizeof key);
-            if (!keyset_add(&seen, key)) {
+            bool added = true;
+            kf_strset_add(&seen, key, &added);
+            if (!added) {
                 duplicates++;
                 continue;
             }
@@ -436,7 +380,7 @@ out:
     results_close(rf);
     resume_free(&rs);
     run_session_free(s);
-    keyset_free(&seen);
+    kf_strset_free(&seen);
     free(identity);
     if (spaces)
         for (int i = 0; i < o.nconfigs; i++)

@@ -421,3 +421,69 @@ bool kf_parse_double(const char *s, double *out)
     *out = v;
     return true;
 }
+
+// ---------------------------------------------------------------------------
+// string sets
+
+static uint64_t strset_hash(const char *key) { return kf_hash64(key, strlen(key), 5); }
+
+int kf_strset_find(const kf_strset *s, const char *key)
+{
+    if (!s->tsize)
+        return -1;
+    uint64_t mask = (uint64_t)(s->tsize - 1);
+    for (uint64_t h = strset_hash(key) & mask; s->table[h]; h = (h + 1) & mask)
+        if (strcmp(s->keys[s->table[h] - 1], key) == 0)
+            return s->table[h] - 1;
+    return -1;
+}
+
+/* Places index i in table t of size ts. */
+static void strset_place(int *t, int ts, const char *key, int i)
+{
+    uint64_t mask = (uint64_t)(ts - 1), h = strset_hash(key) & mask;
+    while (t[h])
+        h = (h + 1) & mask;
+    t[h] = i + 1;
+}
+
+int kf_strset_add(kf_strset *s, const char *key, bool *added)
+{
+    int i = kf_strset_find(s, key);
+    if (added)
+        *added = i < 0;
+    if (i >= 0)
+        return i;
+    if (s->n == s->cap) {
+        int nc = s->cap ? s->cap * 2 : 64;
+        char **nk = realloc(s->keys, sizeof *nk * (size_t)nc);
+        if (!nk)
+            return -1;
+        s->keys = nk;
+        s->cap = nc;
+    }
+    if ((s->n + 1) * 2 > s->tsize) {    /* at most half full */
+        int ts = s->tsize ? s->tsize * 2 : 128;
+        int *t = calloc((size_t)ts, sizeof *t);
+        if (!t)
+            return -1;
+        for (int k = 0; k < s->n; k++)
+            strset_place(t, ts, s->keys[k], k);
+        free(s->table);
+        s->table = t;
+        s->tsize = ts;
+    }
+    if (!(s->keys[s->n] = strdup(key)))
+        return -1;
+    strset_place(s->table, s->tsize, key, s->n);
+    return s->n++;
+}
+
+void kf_strset_free(kf_strset *s)
+{
+    for (int i = 0; i < s->n; i++)
+        free(s->keys[i]);
+    free(s->keys);
+    free(s->table);
+    memset(s, 0, sizeof *s);
+}

@@ -38,6 +38,22 @@ void sb_json_string(strbuf *b, const char *s);
 char *sb_take(strbuf *b);
 void sb_free(strbuf *b);
 
+/* A set of strings, each with a stable index (0, 1, ... in the order of
+ * first insertion): hashed, O(1) per operation.  Zero-initialise ({0}). */
+typedef struct {
+    char **keys;            /* keys[i]: the string of index i */
+    int n, cap;
+    int *table;             /* open addressing: index + 1, 0 empty */
+    int tsize;
+} kf_strset;
+
+/* The index of key, or -1. */
+int kf_strset_find(const kf_strset *s, const char *key);
+/* The index of key, adding it if new (*added says which, may be NULL);
+ * -1 when memory runs out. */
+int kf_strset_add(kf_strset *s, const char *key, bool *added);
+void kf_strset_free(kf_strset *s);
+
 /* snprintf into an error buffer; safe with err == NULL. */
 void kf_err(char *err, size_t errlen, const char *fmt, ...) KF_PRINTF(3, 4);
 

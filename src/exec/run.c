@@ -24,7 +24,6 @@ enum { VS_NEW, VS_COMPILING, VS_READY, VS_FAILED };
  * lands in its own entry. */
 typedef struct {
     int state;
-    char key[33];
     char path[PATH_MAX];
     char *log;
     double ms;
@@ -33,10 +32,9 @@ typedef struct {
 } vstate;
 
 typedef struct {
+    kf_strset keys;         /* the sources' cache keys: v[i] is the source of keys.keys[i] */
     vstate *v;
     int n, cap;
-    int *table;             /* open addressing: index + 1, 0 empty */
-    int tsize;
 } srctab;
 
 /* One compiler pool and source table per distinct GPU architecture. */
@@ -75,22 +73,8 @@ struct run_session {
     int ncompiled, ncached;
 };
 
-static uint64_t key_hash(const char *key) { return kf_hash64(key, strlen(key), 11); }
-
-static int src_find(const srctab *t, const char *key)
-{
-    if (!t->tsize)
-        return -1;
-    for (uint64_t h = key_hash(key) & (uint64_t)(t->tsize - 1);; h = (h + 1) & (uint64_t)(t->tsize - 1)) {
-        if (!t->table[h])
-            return -1;
-        if (strcmp(t->v[t->table[h] - 1].key, key) == 0)
-            return t->table[h] - 1;
-    }
-}
-
-/* A new entry for key: its index, or -1. */
-static int src_add(srctab *t, const char *key)
+/* The entry for key, made if new (*added says which): its index, or -1. */
+static int src_add(srctab *t, const char *key, bool *added)
 {
     if (t->n == t->cap) {
         int nc = t->cap ? t->cap * 2 : 64;
@@ -100,29 +84,12 @@ static int src_add(srctab *t, const char *key)
         t->v = nv;
         t->cap = nc;
     }
-    if ((t->n + 1) * 2 > t->tsize) {
-        int ns = t->tsize ? t->tsize * 2 : 128;
-        int *nt = calloc((size_t)ns, sizeof *nt);
-        if (!nt)
-            return -1;
-        for (int i = 0; i < t->n; i++) {
-            uint64_t h = key_hash(t->v[i].key) & (uint64_t)(ns - 1);
-            while (nt[h])
-                h = (h + 1) & (uint64_t)(ns - 1);
-            nt[h] = i + 1;
-        }
-        free(t->table);
-        t->table = nt;
-        t->tsize = ns;
+    int e = kf_strset_add(&t->keys, key, added);
+    if (e >= 0 && *added) {
+        memset(&t->v[e], 0, sizeof t->v[e]);
+        t->n++;
     }
-    vstate *e = &t->v[t->n];
-    memset(e, 0, sizeof *e);
-    snprintf(e->key, sizeof e->key, "%s", key);
-    uint64_t h = key_hash(key) & (uint64_t)(t->tsize - 1);
-    while (t->table[h])
-        h = (h + 1) & (uint64_t)(t->tsize - 1);
-    t->table[h] = t->n + 1;
-    return t->n++;
+    return e;
 }
 
 static void src_free(srctab *t)
@@ -130,7 +97,7 @@ static void src_free(srctab *t)
     for (int i = 0; i < t->n; i++)
         free(t->v[i].log);
     free(t->v);
-    free(t->table);
+    kf_strset_free(&t->keys);
     memset(t, 0, sizeof *t);
 }
 
@@ -385,14 +352,14 @@ static int prepare_variants(compiler *comps, int ncomps, const rtc_cache *cache,
             srctab *t = &cp->src;
             char key[33];
             rtc_cache_key(src, &cp->ropt, key);
-            int e = src_find(t, key);
+            bool added = false;
+            int e = src_add(t, key, &added);
             if (e < 0) {
-                e = src_add(t, key);
-                if (e < 0) {
-                    free(src);
-                    kf_err(err, errlen, "out of memory");
-                    return -1;
-                }
+                free(src);
+                kf_err(err, errlen, "out of memory");
+                return -1;
+            }
+            if (added) {
                 vstate *v = &t->v[e];
                 variant_label(&variants[i], v->label, sizeof v->label);
                 if (rtc_cache_lookup(cache, src, &cp->ropt, v->path, sizeof v->path)) {

@@ -19,72 +19,26 @@
 
 void resume_init(resume_state *rs) { memset(rs, 0, sizeof *rs); }
 
-static int find_key(const resume_state *rs, const char *key)
-{
-    if (!rs->tsize)
-        return -1;
-    uint64_t h = kf_hash64(key, strlen(key), 0) & (uint64_t)(rs->tsize - 1);
-    while (rs->table[h] >= 0) {
-        if (strcmp(rs->keys[rs->table[h]], key) == 0)
-            return rs->table[h];
-        h = (h + 1) & (uint64_t)(rs->tsize - 1);
-    }
-    return -1;
-}
-
 static int add(const kf_result *r, void *ctx)
 {
     resume_state *rs = ctx;
     char key[KEY_MAX];
     results_key_of(r, key, sizeof key);
-    /* a later line for the same case replaces the earlier one */
-    int old = find_key(rs, key);
-    if (old >= 0) {
-        rs->done[old] = *r;
-        return 0;
-    }
     if (rs->ndone == rs->cap) {
         int cap = rs->cap ? rs->cap * 2 : 64;
         kf_result *d = realloc(rs->done, sizeof *d * (size_t)cap);
         if (!d)
             return -1;
         rs->done = d;
-        char **k = realloc(rs->keys, sizeof *k * (size_t)cap);
-        if (!k)
-            return -1;
-        rs->keys = k;
         rs->cap = cap;
     }
-    rs->done[rs->ndone] = *r;
-    rs->keys[rs->ndone] = strdup(key);
-    if (!rs->keys[rs->ndone])
+    int i = kf_strset_add(&rs->keys, key, NULL);
+    if (i < 0)
         return -1;
-    rs->ndone++;
-    if (rs->ndone * 2 > rs->tsize) {    /* rebuild the index when it gets half full */
-        int ts = rs->tsize ? rs->tsize * 2 : 256;
-        while (ts < rs->ndone * 2)
-            ts *= 2;
-        int *t = malloc(sizeof *t * (size_t)ts);
-        if (!t)
-            return -1;
-        for (int i = 0; i < ts; i++)
-            t[i] = -1;
-        free(rs->table);
-        rs->table = t;
-        rs->tsize = ts;
-        for (int i = 0; i < rs->ndone; i++) {
-            uint64_t h = kf_hash64(rs->keys[i], strlen(rs->keys[i]), 0) & (uint64_t)(ts - 1);
-            while (t[h] >= 0)
-                h = (h + 1) & (uint64_t)(ts - 1);
-            t[h] = i;
-        }
-    } else {
-        int i = rs->ndone - 1;
-        uint64_t h = kf_hash64(rs->keys[i], strlen(rs->keys[i]), 0) & (uint64_t)(rs->tsize - 1);
-        while (rs->table[h] >= 0)
-            h = (h + 1) & (uint64_t)(rs->tsize - 1);
-        rs->table[h] = i;
-    }
+    /* a later line for the same case replaces the earlier one */
+    rs->done[i] = *r;
+    if (i == rs->ndone)
+        rs->ndone++;
     return 0;
 }
 
@@ -93,7 +47,7 @@ const kf_result *resume_find(const resume_state *rs, const kf_variant *v, const 
 {
     char key[KEY_MAX];
     results_case_key(v, s, b, device, key, sizeof key);
-    int i = find_key(rs, key);
+    int i = kf_strset_find(&rs->keys, key);
     return i >= 0 ? &rs->done[i] : NULL;
 }
 
@@ -244,10 +198,7 @@ void resume_end(resume_state *rs)
 
 void resume_free(resume_state *rs)
 {
-    for (int i = 0; i < rs->ndone; i++)
-        free(rs->keys[i]);
-    free(rs->keys);
+    kf_strset_free(&rs->keys);
     free(rs->done);
-    free(rs->table);
     memset(rs, 0, sizeof *rs);
 }

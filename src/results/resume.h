@@ -16,16 +16,15 @@
 #include <limits.h>
 
 #include "kforge.h"
+#include "util.h"
 
 typedef struct {
     char state_path[PATH_MAX];
     char id[33];            /* our identity's hash */
     bool active;            /* our line is in the state file */
-    kf_result *done;        /* results taken over */
-    char **keys;            /* results_key_of each */
+    kf_result *done;        /* results taken over: done[i] for keys.keys[i] */
+    kf_strset keys;         /* results_key_of each */
     int ndone, cap;
-    int *table;             /* open-addressing index into done (-1 empty) */
-    int tsize;
 } resume_state;
 
 void resume_init(resume_state *rs);
