@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util.h"
 #include "verify.h"
 
 static void *fill_new(kf_dtype t, kf_op op, uint64_t seed, int64_t n)
@@ -409,6 +410,116 @@ START_TEST(compare_exact)
 }
 END_TEST
 
+
+/* Inputs of several 2^20-element pieces are filled and reduced on several
+ * threads: the data must equal the one-piece data element by element, and
+ * the reference must equal a plain serial loop (exact for integers and
+ * bitwise ops, within 1 ulp of the compensated sum for floats). */
+START_TEST(large_inputs_in_pieces)
+{
+    const int64_t n = 3 * ((int64_t)1 << 20) + 12345;
+    const int64_t m = ((int64_t)1 << 20) - 7;      /* one piece */
+    for (int t = 0; t < KF_DTYPE_COUNT; t++) {
+        for (int op = 0; op < KF_OP_COUNT; op++) {
+            size_t es = kf_dtype_size(t);
+            unsigned char *big = fill_new(t, op, 7, n);
+            unsigned char *small = fill_new(t, op, 7, m);
+            ck_assert_int_eq(memcmp(big, small, (size_t)m * es), 0);
+            free(small);
+            /* the piece boundaries: element i as a one-element tail */
+            for (int64_t i = ((int64_t)1 << 20) - 2; i < ((int64_t)1 << 20) + 2; i++) {
+                unsigned char *pre = fill_new(t, op, 7, i + 1);
+                ck_assert_int_eq(memcmp(pre + (size_t)i * es, big + (size_t)i * es, es), 0);
+                free(pre);
+            }
+            /* the reference against a serial loop over the same data */
+            double as = -1, as_serial = 0;
+            kf_value got = verify_reference(t, op, big, n, &as);
+            kf_value want = verify_identity(t, op);
+            long double s = 0;
+            for (int64_t i = 0; i < n; i++) {
+                kf_value x = {.bits = 0};
+                memcpy(&x, big + (size_t)i * es, es);
+                if (kf_op_is_bitwise(op)) {
+                    want.bits = op == KF_OP_AND ? want.bits & x.bits : op == KF_OP_OR ? want.bits | x.bits
+                                                                                       : want.bits ^ x.bits;
+                    if (!kf_dtype_is_float(t))
+                        as_serial += t == KF_INT32 ? fabs((double)x.i32) : t == KF_UINT32 ? (double)x.u32
+                                                                         : fabs((double)x.i64);
+                    continue;
+                }
+                switch (t) {
+                case KF_INT32:
+                    as_serial += fabs((double)x.i32);
+                    if (op == KF_OP_SUM) want.u32 += x.u32;
+                    else if (op == KF_OP_PROD) want.u32 *= x.u32;
+                    else if (op == KF_OP_MIN) want.i32 = x.i32 < want.i32 ? x.i32 : want.i32;
+                    else want.i32 = x.i32 > want.i32 ? x.i32 : want.i32;
+                    break;
+                case KF_UINT32:
+                    as_serial += (double)x.u32;
+                    if (op == KF_OP_SUM) want.u32 += x.u32;
+                    else if (op == KF_OP_PROD) want.u32 *= x.u32;
+                    else if (op == KF_OP_MIN) want.u32 = x.u32 < want.u32 ? x.u32 : want.u32;
+                    else want.u32 = x.u32 > want.u32 ? x.u32 : want.u32;
+                    break;
+                case KF_INT64:
+                    as_serial += fabs((double)x.i64);
+                    if (op == KF_OP_SUM) want.bits += x.bits;
+                    else if (op == KF_OP_PROD) want.bits *= x.bits;
+                    else if (op == KF_OP_MIN) want.i64 = x.i64 < want.i64 ? x.i64 : want.i64;
+                    else want.i64 = x.i64 > want.i64 ? x.i64 : want.i64;
+                    break;
+                default: {
+                    double d = t == KF_FLOAT32 ? x.f32 : x.f64;
+                    as_serial += fabs(d);
+                    if (op == KF_OP_SUM) s += d;
+                    else if (op == KF_OP_PROD) s = (i ? s : 1) * d;
+                    else if (op == KF_OP_MIN) { if (t == KF_FLOAT32) want.f32 = fminf(want.f32, x.f32); else want.f64 = fmin(want.f64, x.f64); }
+                    else { if (t == KF_FLOAT32) want.f32 = fmaxf(want.f32, x.f32); else want.f64 = fmax(want.f64, x.f64); }
+                    break;
+                }
+                }
+            }
+            ck_assert_double_eq_tol(as, as_serial, 1e-9 * (as_serial + 1));
+            bool fl = kf_dtype_is_float(t) && !kf_op_is_bitwise(op);
+            if (fl && (op == KF_OP_SUM || op == KF_OP_PROD)) {
+                double g = t == KF_FLOAT32 ? got.f32 : got.f64;
+                double tol = t == KF_FLOAT32 ? 1.2e-7 * fabs(g) + 1e-6 : 1e-13 * fabs(g) + 1e-9;
+                ck_assert_msg(fabs(g - (double)s) <= tol, "%s %s: %.17g vs %.17g", kf_dtype_names[t],
+                              kf_op_names[op], g, (double)s);
+            } else {
+                ck_assert_msg(got.bits == want.bits, "%s %s: %llx vs %llx", kf_dtype_names[t], kf_op_names[op],
+                              (unsigned long long)got.bits, (unsigned long long)want.bits);
+            }
+            free(big);
+        }
+    }
+}
+END_TEST
+
+static void count_piece(void *ctx, int64_t piece, int64_t lo, int64_t hi)
+{
+    unsigned char *seen = ctx;
+    ck_assert_int_eq(lo, piece * 1000);
+    for (int64_t i = lo; i < hi; i++)
+        __atomic_fetch_add(&seen[i], 1, __ATOMIC_RELAXED);
+}
+
+/* kf_parallel_for: every index once, pieces of exactly `grain`. */
+START_TEST(parallel_for_covers_each_index_once)
+{
+    const int64_t n = 123457;
+    unsigned char *seen = calloc((size_t)n, 1);
+    ck_assert_ptr_nonnull(seen);
+    ck_assert_int_eq(kf_parallel_for(n, 1000, count_piece, seen), 124);
+    for (int64_t i = 0; i < n; i++)
+        ck_assert_int_eq(seen[i], 1);
+    ck_assert_int_eq(kf_parallel_for(0, 1000, count_piece, seen), 0);
+    free(seen);
+}
+END_TEST
+
 START_TEST(identity_values)
 {
     ck_assert_int_eq(verify_identity(KF_INT32, KF_OP_SUM).i32, 0);
@@ -527,6 +638,8 @@ static Suite *verify_suite(void)
     tcase_add_test(ref, reference_compensated_sum);
     tcase_add_test(ref, reference_sum_matches_exact);
     tcase_add_test(ref, identity_values);
+    tcase_add_test(ref, large_inputs_in_pieces);
+    tcase_add_test(ref, parallel_for_covers_each_index_once);
     suite_add_tcase(s, ref);
 
     TCase *cmp = tcase_create("compare");

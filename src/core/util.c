@@ -9,6 +9,8 @@ volatile sig_atomic_t kf_interrupted = 0;
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdio_ext.h>
@@ -17,6 +19,73 @@ volatile sig_atomic_t kf_interrupted = 0;
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+// ---------------------------------------------------------------------------
+// parallel for
+
+typedef struct {
+    int64_t n, grain, pieces;
+    int64_t next;                   /* the next piece to take (atomic) */
+    void (*fn)(void *ctx, int64_t piece, int64_t lo, int64_t hi);
+    void *ctx;
+} pfor;
+
+static _Thread_local bool in_parallel_for;
+
+static void *pfor_worker(void *arg)
+{
+    pfor *p = arg;
+    in_parallel_for = true;
+    for (;;) {
+        int64_t k = __atomic_fetch_add(&p->next, 1, __ATOMIC_RELAXED);
+        if (k >= p->pieces)
+            break;
+        int64_t lo = k * p->grain, hi = lo + p->grain < p->n ? lo + p->grain : p->n;
+        p->fn(p->ctx, k, lo, hi);
+    }
+    return NULL;
+}
+
+static int usable_cpus(void)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+        return CPU_COUNT(&set);
+    long c = sysconf(_SC_NPROCESSORS_ONLN);
+    return c > 0 ? (int)c : 1;
+}
+
+int64_t kf_parallel_for(int64_t n, int64_t grain, void (*fn)(void *ctx, int64_t piece, int64_t lo, int64_t hi),
+                        void *ctx)
+{
+    if (n <= 0)
+        return 0;
+    if (grain < 1)
+        grain = 1;
+    pfor p = {.n = n, .grain = grain, .pieces = (n - 1) / grain + 1, .next = 0, .fn = fn, .ctx = ctx};
+    int threads = usable_cpus();
+    if (threads > 64)
+        threads = 64;
+    if (threads > p.pieces)
+        threads = (int)p.pieces;
+    if (in_parallel_for || threads <= 1) {
+        for (int64_t k = 0; k < p.pieces; k++)
+            fn(ctx, k, k * grain, k * grain + grain < n ? k * grain + grain : n);
+        return p.pieces;
+    }
+    pthread_t tid[64];
+    int started = 0;
+    for (; started < threads - 1; started++)
+        if (pthread_create(&tid[started], NULL, pfor_worker, &p) != 0)
+            break;
+    /* this thread works too; with no helper it does every piece */
+    bool was = in_parallel_for;
+    pfor_worker(&p);
+    in_parallel_for = was;
+    for (int i = 0; i < started; i++)
+        pthread_join(tid[i], NULL);
+    return p.pieces;
+}
 
 // ---------------------------------------------------------------------------
 // string builder

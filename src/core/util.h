@@ -54,6 +54,17 @@ int kf_strset_find(const kf_strset *s, const char *key);
 int kf_strset_add(kf_strset *s, const char *key, bool *added);
 void kf_strset_free(kf_strset *s);
 
+/* Runs fn(ctx, piece, lo, hi) for every piece [lo, hi) of [0, n) cut into
+ * pieces of `grain` items (the last one shorter): piece k is [k grain,
+ * min(n, (k + 1) grain)), whatever the number of threads, so results kept
+ * per piece and combined in piece order do not depend on the machine.  The
+ * pieces run on up to as many threads as this process may use (its CPU
+ * affinity; at most 64); in the calling thread alone when there is one
+ * piece, when called from inside another kf_parallel_for, or when no thread
+ * can be started.  Returns the number of pieces. */
+int64_t kf_parallel_for(int64_t n, int64_t grain, void (*fn)(void *ctx, int64_t piece, int64_t lo, int64_t hi),
+                        void *ctx);
+
 /* snprintf into an error buffer; safe with err == NULL. */
 void kf_err(char *err, size_t errlen, const char *fmt, ...) KF_PRINTF(3, 4);
 

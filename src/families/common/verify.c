@@ -16,11 +16,13 @@
  * (lambda = 10: about 4e-13 at d = 2^30).
  */
 #include "verify.h"
+#include "util.h"
 
 #include <float.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 // ----------------------------------------------------------------------------
@@ -95,20 +97,16 @@ static inline double near64(uint64_t r)
 #define FILL_LOOP(T, EXPR)                                          \
     do {                                                            \
         T *p_ = (T *)buf;                                           \
-        uint64_t z_ = key;                                          \
-        for (int64_t i_ = 0; i_ < n; i_++) {                        \
+        uint64_t z_ = key + (uint64_t)lo * GOLDEN;                  \
+        for (int64_t i_ = lo; i_ < hi; i_++) {                      \
             z_ += GOLDEN;                                           \
             uint64_t r = mix64(z_);                                 \
             p_[i_] = (EXPR);                                        \
         }                                                           \
     } while (0)
 
-void verify_fill(kf_dtype t, kf_op op, uint64_t seed, void *buf, int64_t n)
+static void fill_range(dist d, uint64_t key, void *buf, int64_t lo, int64_t hi)
 {
-    if (n <= 0)
-        return;
-    uint64_t key = fill_key(t, op, seed);
-    dist d = pick_dist(t, op);
     switch (d) {
     case D_BITS32: FILL_LOOP(uint32_t, (uint32_t)(r >> 32)); break;
     case D_BITS64: FILL_LOOP(uint64_t, r); break;
@@ -123,6 +121,34 @@ void verify_fill(kf_dtype t, kf_op op, uint64_t seed, void *buf, int64_t n)
     case D_NEAR32: FILL_LOOP(float, near32(r)); break;
     case D_NEAR64: FILL_LOOP(double, near64(r)); break;
     }
+}
+
+/* Large inputs are filled (and reduced) in pieces of this many elements on
+ * every CPU the process may use: 1 GiB takes ~0.1 s instead of ~2 s, which
+ * is what each GPU worker pays before its first case of a new input. */
+#define PIECE ((int64_t)1 << 20)
+
+typedef struct {
+    dist d;
+    uint64_t key;
+    void *buf;
+} fill_job;
+
+static void fill_piece(void *ctx, int64_t piece, int64_t lo, int64_t hi)
+{
+    (void)piece;
+    fill_job *j = ctx;
+    fill_range(j->d, j->key, j->buf, lo, hi);
+}
+
+void verify_fill(kf_dtype t, kf_op op, uint64_t seed, void *buf, int64_t n)
+{
+    if (n <= 0)
+        return;
+    uint64_t key = fill_key(t, op, seed);
+    dist d = pick_dist(t, op);
+    fill_job j = {d, key, buf};
+    kf_parallel_for(n, PIECE, fill_piece, &j);
 
     /* Never all zeros: element 0 is made nonzero.  This depends on element
      * 0 alone, so the data stays independent of n. */
@@ -208,148 +234,242 @@ kf_value verify_identity(kf_dtype t, kf_op op)
     return v;
 }
 
-/* Bitwise reductions on raw words of either width. */
-#define BITWISE_LOOPS(T)                                                      \
+/* The reference is computed per piece of PIECE elements (partials below)
+ * and the pieces are combined in order, so it does not depend on the number
+ * of threads.  Integers and bitwise operators are exact whatever the order;
+ * float sums carry a long double Neumaier pair per piece, combined with the
+ * same compensation. */
+typedef struct {
+    uint64_t bits;          /* integers, bitwise, float min/max: the value's bits */
+    long double s, c;       /* float sum: sum and compensation; float prod: s */
+    double as;              /* sum |x_i| (integers and floats; 0 for bitwise) */
+} part;
+
+/* Neumaier: adds x to the pair (s, c). */
+static inline void neumaier(long double *s, long double *c, long double x)
+{
+    long double t = *s + x;
+    if (fabsl(*s) >= fabsl(x))
+        *c += (*s - t) + x;
+    else
+        *c += (x - t) + *s;
+    *s = t;
+}
+
+#define BITWISE_PART(T)                                                       \
     do {                                                                      \
         const T *p = buf;                                                     \
         T a = op == KF_OP_AND ? (T)~(T)0 : 0;                                 \
         if (op == KF_OP_AND)                                                  \
-            for (int64_t i = 0; i < n; i++)                                   \
+            for (int64_t i = lo; i < hi; i++)                                 \
                 a &= p[i];                                                    \
         else if (op == KF_OP_OR)                                              \
-            for (int64_t i = 0; i < n; i++)                                   \
+            for (int64_t i = lo; i < hi; i++)                                 \
                 a |= p[i];                                                    \
         else                                                                  \
-            for (int64_t i = 0; i < n; i++)                                   \
+            for (int64_t i = lo; i < hi; i++)                                 \
                 a ^= p[i];                                                    \
-        return a;                                                             \
+        out->bits = a;                                                        \
     } while (0)
-
-static uint64_t ref_bitwise(kf_op op, const void *buf, int64_t n, bool wide)
-{
-    if (wide)
-        BITWISE_LOOPS(uint64_t);
-    BITWISE_LOOPS(uint32_t);
-}
 
 /* Integer sum/prod/min/max: unsigned arithmetic wraps exactly like the GPU's
  * two's complement; min and max compare with the type's own signedness.
  * One loop per operation keeps the inner loops free of branches. */
-#define DEFINE_INT_REF(NAME, T, UT)                                           \
-    static T NAME(kf_op op, const T *p, int64_t n, T ident, double *abs_sum)  \
-    {                                                                         \
-        double as = 0;                                                        \
+#define INT_PART(T, UT)                                                       \
+    do {                                                                      \
+        const T *p = buf;                                                     \
         T res;                                                                \
         if (op == KF_OP_SUM) {                                                \
             UT acc = 0;                                                       \
-            for (int64_t i = 0; i < n; i++)                                   \
+            for (int64_t i = lo; i < hi; i++)                                 \
                 acc += (UT)p[i];                                              \
             memcpy(&res, &acc, sizeof res);                                   \
         } else if (op == KF_OP_PROD) {                                        \
             UT acc = 1;                                                       \
-            for (int64_t i = 0; i < n; i++)                                   \
+            for (int64_t i = lo; i < hi; i++)                                 \
                 acc *= (UT)p[i];                                              \
             memcpy(&res, &acc, sizeof res);                                   \
         } else if (op == KF_OP_MIN) {                                         \
-            res = ident;                                                      \
-            for (int64_t i = 0; i < n; i++)                                   \
+            memcpy(&res, &ident, sizeof res);                                 \
+            for (int64_t i = lo; i < hi; i++)                                 \
                 res = p[i] < res ? p[i] : res;                                \
         } else {                                                              \
-            res = ident;                                                      \
-            for (int64_t i = 0; i < n; i++)                                   \
+            memcpy(&res, &ident, sizeof res);                                 \
+            for (int64_t i = lo; i < hi; i++)                                 \
                 res = p[i] > res ? p[i] : res;                                \
         }                                                                     \
-        if (abs_sum) {                                                        \
-            for (int64_t i = 0; i < n; i++)                                   \
-                as += fabs((double)p[i]);                                     \
-            *abs_sum = as;                                                    \
-        }                                                                     \
-        return res;                                                           \
-    }
-
-DEFINE_INT_REF(ref_i32, int32_t, uint32_t)
-DEFINE_INT_REF(ref_u32, uint32_t, uint32_t)
-DEFINE_INT_REF(ref_i64, int64_t, uint64_t)
-
-/* Floats: sum in long double with Neumaier (Kahan-Babuska) compensation,
- * prod in long double, min/max exact; the result is rounded to T once. */
-#define DEFINE_FLOAT_REF(NAME, T)                                             \
-    static T NAME(kf_op op, const T *p, int64_t n, T ident, double *abs_sum)  \
-    {                                                                         \
+        kf_value v_ = {.bits = 0};                                            \
+        memcpy(&v_, &res, sizeof res);                                        \
+        out->bits = v_.bits;                                                  \
         double as = 0;                                                        \
-        T res = ident;                                                        \
+        for (int64_t i = lo; i < hi; i++)                                     \
+            as += fabs((double)p[i]);                                         \
+        out->as = as;                                                         \
+    } while (0)
+
+/* Floats: sum in long double with Neumaier compensation, prod in long
+ * double, min/max exact. */
+#define FLOAT_PART(T)                                                         \
+    do {                                                                      \
+        const T *p = buf;                                                     \
         if (op == KF_OP_SUM) {                                                \
-            long double s = 0, c = 0;                                         \
-            for (int64_t i = 0; i < n; i++) {                                 \
-                long double x = p[i], tt = s + x;                             \
-                if (fabsl(s) >= fabsl(x))                                     \
-                    c += (s - tt) + x;                                        \
-                else                                                          \
-                    c += (x - tt) + s;                                        \
-                s = tt;                                                       \
-            }                                                                 \
-            res = (T)(s + c);                                                 \
+            long double s_ = 0, c_ = 0;                                       \
+            for (int64_t i = lo; i < hi; i++)                                 \
+                neumaier(&s_, &c_, p[i]);                                     \
+            out->s = s_;                                                      \
+            out->c = c_;                                                      \
         } else if (op == KF_OP_PROD) {                                        \
             long double pr = 1;                                               \
-            for (int64_t i = 0; i < n; i++)                                   \
+            for (int64_t i = lo; i < hi; i++)                                 \
                 pr *= p[i];                                                   \
-            res = (T)pr;                                                      \
-        } else if (op == KF_OP_MIN) {                                         \
-            for (int64_t i = 0; i < n; i++)                                   \
-                res = p[i] < res ? p[i] : res;                                \
+            out->s = pr;                                                      \
         } else {                                                              \
-            for (int64_t i = 0; i < n; i++)                                   \
-                res = p[i] > res ? p[i] : res;                                \
+            T res;                                                            \
+            memcpy(&res, &ident, sizeof res);                                 \
+            if (op == KF_OP_MIN)                                              \
+                for (int64_t i = lo; i < hi; i++)                             \
+                    res = p[i] < res ? p[i] : res;                            \
+            else                                                              \
+                for (int64_t i = lo; i < hi; i++)                             \
+                    res = p[i] > res ? p[i] : res;                            \
+            kf_value v_ = {.bits = 0};                                        \
+            memcpy(&v_, &res, sizeof res);                                    \
+            out->bits = v_.bits;                                              \
         }                                                                     \
-        if (abs_sum) {                                                        \
-            for (int64_t i = 0; i < n; i++)                                   \
-                as += fabs((double)p[i]);                                     \
-            *abs_sum = as;                                                    \
-        }                                                                     \
-        return res;                                                           \
-    }
+        double as = 0;                                                        \
+        for (int64_t i = lo; i < hi; i++)                                     \
+            as += fabs((double)p[i]);                                         \
+        out->as = as;                                                         \
+    } while (0)
 
-DEFINE_FLOAT_REF(ref_f32, float)
-DEFINE_FLOAT_REF(ref_f64, double)
+typedef struct {
+    kf_dtype t;
+    kf_op op;
+    const void *buf;
+    kf_value ident;
+    part *parts;
+} ref_job;
+
+static void ref_piece(void *ctx, int64_t piece, int64_t lo, int64_t hi)
+{
+    ref_job *j = ctx;
+    kf_op op = j->op;
+    const void *buf = j->buf;
+    kf_value ident = j->ident;
+    part *out = &j->parts[piece];
+    memset(out, 0, sizeof *out);
+    if (kf_op_is_bitwise(op)) {
+        /* on raw words (for floats too: not a meaningful case, but a
+         * defined one); sum |x| only for integers, 0 for float bit patterns */
+        if (kf_dtype_size(j->t) == 8)
+            BITWISE_PART(uint64_t);
+        else
+            BITWISE_PART(uint32_t);
+        if (!kf_dtype_is_float(j->t)) {
+            part tmp;
+            ref_job k = *j;
+            k.op = KF_OP_MIN;
+            k.ident = verify_identity(j->t, KF_OP_MIN);
+            k.parts = &tmp;
+            ref_piece(&k, 0, lo, hi);
+            out->as = tmp.as;
+        }
+        return;
+    }
+    switch (j->t) {
+    case KF_INT32: INT_PART(int32_t, uint32_t); break;
+    case KF_UINT32: INT_PART(uint32_t, uint32_t); break;
+    case KF_INT64: INT_PART(int64_t, uint64_t); break;
+    case KF_FLOAT32: FLOAT_PART(float); break;
+    case KF_FLOAT64: FLOAT_PART(double); break;
+    default: break;
+    }
+}
+
+/* a op b on the value bits of type t (integers, bitwise, float min/max). */
+#define COMBINE_AS(T, UT)                                                     \
+    do {                                                                      \
+        T x, y, r;                                                            \
+        memcpy(&x, &a.bits, sizeof x);                                        \
+        memcpy(&y, &b.bits, sizeof y);                                        \
+        switch (op) {                                                         \
+        case KF_OP_SUM: r = (T)((UT)x + (UT)y); break;                        \
+        case KF_OP_PROD: r = (T)((UT)x * (UT)y); break;                       \
+        case KF_OP_MIN: r = y < x ? y : x; break;                             \
+        default: r = y > x ? y : x; break;                                    \
+        }                                                                     \
+        kf_value o = {.bits = 0};                                             \
+        memcpy(&o, &r, sizeof r);                                             \
+        return o;                                                             \
+    } while (0)
+
+static kf_value combine(kf_dtype t, kf_op op, kf_value a, kf_value b)
+{
+    if (kf_op_is_bitwise(op)) {
+        kf_value o = {.bits = op == KF_OP_AND ? a.bits & b.bits : op == KF_OP_OR ? a.bits | b.bits : a.bits ^ b.bits};
+        return o;
+    }
+    switch (t) {
+    case KF_INT32: COMBINE_AS(int32_t, uint32_t);
+    case KF_UINT32: COMBINE_AS(uint32_t, uint32_t);
+    case KF_INT64: COMBINE_AS(int64_t, uint64_t);
+    case KF_FLOAT32: COMBINE_AS(float, float);      /* min and max only */
+    case KF_FLOAT64: COMBINE_AS(double, double);
+    default: return a;
+    }
+}
 
 kf_value verify_reference(kf_dtype t, kf_op op, const void *buf, int64_t n, double *abs_sum)
 {
-    kf_value out;
-    out.bits = 0;
-    if (n < 0)
-        n = 0;
-    if (kf_op_is_bitwise(op)) {
-        /* on raw words (for floats too: not a meaningful case, but a
-         * defined one); abs_sum only for integers, 0 for float bit patterns */
-        bool wide = kf_dtype_size(t) == 8;
-        uint64_t b = ref_bitwise(op, buf, n, wide);
-        if (wide)
-            out.bits = b;
-        else
-            out.u32 = (uint32_t)b;
-        if (abs_sum) {
-            *abs_sum = 0;
-            if (t == KF_INT32)
-                ref_i32(KF_OP_MIN, buf, n, 0, abs_sum);
-            else if (t == KF_UINT32)
-                ref_u32(KF_OP_MIN, buf, n, 0, abs_sum);
-            else if (t == KF_INT64)
-                ref_i64(KF_OP_MIN, buf, n, 0, abs_sum);
+    kf_value out = {.bits = 0};
+    if (abs_sum)
+        *abs_sum = 0;
+    if (t >= KF_DTYPE_COUNT)
+        return out;
+    if (n <= 0)
+        return verify_identity(t, op);
+    part one, *parts = &one;
+    int64_t pieces = (n - 1) / PIECE + 1;
+    if (pieces > 1 && !(parts = malloc((size_t)pieces * sizeof *parts))) {
+        parts = &one;
+        pieces = 1;
+    }
+    ref_job j = {t, op, buf, verify_identity(t, op), parts};
+    if (pieces == 1)
+        ref_piece(&j, 0, 0, n);
+    else
+        kf_parallel_for(n, PIECE, ref_piece, &j);
+    bool fl = kf_dtype_is_float(t) && !kf_op_is_bitwise(op);
+    long double s = op == KF_OP_PROD ? 1 : 0, c = 0;
+    double as = 0;
+    kf_value v = {.bits = parts[0].bits};
+    for (int64_t k = 0; k < pieces; k++) {
+        as += parts[k].as;
+        if (fl && op == KF_OP_SUM) {
+            neumaier(&s, &c, parts[k].s);
+            c += parts[k].c;
+        } else if (fl && op == KF_OP_PROD) {
+            s *= parts[k].s;
+        } else if (k > 0) {
+            kf_value b = {.bits = parts[k].bits};
+            v = combine(t, op, v, b);
         }
+    }
+    if (parts != &one)
+        free(parts);
+    if (abs_sum)
+        *abs_sum = as;
+    if (fl && (op == KF_OP_SUM || op == KF_OP_PROD)) {
+        long double r = op == KF_OP_SUM ? s + c : s;
+        if (t == KF_FLOAT32)
+            out.f32 = (float)r;
+        else
+            out.f64 = (double)r;
         return out;
     }
-    kf_value id = verify_identity(t, op);
-    switch (t) {
-    case KF_INT32: out.i32 = ref_i32(op, buf, n, id.i32, abs_sum); break;
-    case KF_UINT32: out.u32 = ref_u32(op, buf, n, id.u32, abs_sum); break;
-    case KF_INT64: out.i64 = ref_i64(op, buf, n, id.i64, abs_sum); break;
-    case KF_FLOAT32: out.f32 = ref_f32(op, buf, n, id.f32, abs_sum); break;
-    case KF_FLOAT64: out.f64 = ref_f64(op, buf, n, id.f64, abs_sum); break;
-    default:
-        if (abs_sum)
-            *abs_sum = 0;
-        break;
-    }
+    out.bits = v.bits;
+    if (kf_dtype_size(t) == 4)
+        out.bits &= UINT32_C(0xFFFFFFFF);
     return out;
 }
 

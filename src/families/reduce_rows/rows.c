@@ -309,14 +309,34 @@ static int enqueue(kf_launcher *l, const kf_variant *v, const kf_shape *s, const
 // ---------------------------------------------------------------------------
 // reference: every row
 
+typedef struct {
+    kf_dtype t;
+    kf_op op;
+    const kf_shape *s;
+    const void *in;
+    void *ref;
+    double *aux;
+} ref_job;
+
+static void reference_rows(void *ctx, int64_t piece, int64_t lo, int64_t hi)
+{
+    (void)piece;
+    const ref_job *j = ctx;
+    size_t es = kf_dtype_size(j->t);
+    for (int64_t r = lo; r < hi; r++) {
+        kf_value x = verify_reference(j->t, j->op, (const char *)j->in + (size_t)(r * j->s->d[2]) * es, j->s->d[1],
+                                      &j->aux[r]);
+        memcpy((char *)j->ref + (size_t)r * es, &x, es);
+    }
+}
+
+/* Rows in pieces of about 2^20 elements on every CPU (a single long row is
+ * split inside verify_reference instead). */
 static void reference(const kf_variant *v, const kf_shape *s, const void *in, void *ref, double *aux)
 {
-    kf_dtype t = variant_dtype(v);
-    size_t es = kf_dtype_size(t);
-    for (int64_t r = 0; r < s->d[0]; r++) {
-        kf_value x = verify_reference(t, variant_op(v), (const char *)in + (size_t)(r * s->d[2]) * es, s->d[1], &aux[r]);
-        memcpy((char *)ref + (size_t)r * es, &x, es);
-    }
+    ref_job j = {variant_dtype(v), variant_op(v), s, in, ref, aux};
+    int64_t grain = s->d[1] >= ((int64_t)1 << 20) ? 1 : ((int64_t)1 << 20) / (s->d[1] > 0 ? s->d[1] : 1);
+    kf_parallel_for(s->d[0], grain, reference_rows, &j);
 }
 
 static int64_t compare(const kf_variant *v, const kf_shape *s, const kf_plan_info *pi, const void *got,
