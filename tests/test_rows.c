@@ -10,6 +10,7 @@
 
 #include "family.h"
 #include "space.h"
+#include "util.h"
 #include "verify.h"
 
 static const kf_family *fam(void) { return kf_families[family_find("reduce_rows")]; }
@@ -202,6 +203,43 @@ START_TEST(integer_rows_exact)
 }
 END_TEST
 
+/* Millions of rows: the comparison runs several times per case and must
+ * take well under the watchdog's 30 s (it formatted every row's values and
+ * took ~8 s per pass at 2^24 rows: cases timed out); the first wrong row is
+ * still the one shown, whichever thread compared it. */
+START_TEST(many_rows_compare)
+{
+    kf_variant v = rows_variant("thread", 1, 128);
+    kf_shape s = {{((int64_t)1 << 22) + 3, 1, 1}};
+    kf_plan_info p;
+    ck_assert_int_eq(fam()->plan(&v, &s, 132, 8, &p), 0);
+    int64_t rows = s.d[0];
+    float *in = malloc(sizeof *in * (size_t)rows), *ref = malloc(sizeof *ref * (size_t)rows),
+          *got = malloc(sizeof *got * (size_t)rows);
+    double *aux = malloc(sizeof *aux * (size_t)rows);
+    ck_assert(in && ref && got && aux);
+    verify_fill(KF_FLOAT32, KF_OP_SUM, 42, in, rows);
+    fam()->reference(&v, &s, in, ref, aux);
+    ck_assert(ref[rows - 1] == in[rows - 1]);
+    memcpy(got, ref, sizeof *got * (size_t)rows);
+    kf_result res;
+    memset(&res, 0, sizeof res);
+    double t0 = kf_now();
+    for (int k = 0; k < 4; k++)
+        ck_assert_int_eq(fam()->compare(&v, &s, &p, got, ref, aux, &res), 0);
+    double dt = kf_now() - t0;
+    ck_assert_msg(dt < 6.0, "4 comparisons of %lld rows took %.1f s", (long long)rows, dt);
+    got[3000000] += 2.0f;     /* in a later piece */
+    got[70000] = 4.0f + ref[70000];
+    ck_assert_int_eq(fam()->compare(&v, &s, &p, got, ref, aux, &res), 2);
+    ck_assert_double_eq_tol(res.abs_err, 4.0, 1e-6);     /* row 70000, the first wrong one */
+    free(in);
+    free(ref);
+    free(got);
+    free(aux);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("rows");
@@ -212,6 +250,8 @@ int main(void)
     tcase_add_test(t, plans);
     tcase_add_test(t, reference_and_compare);
     tcase_add_test(t, integer_rows_exact);
+    tcase_add_test(t, many_rows_compare);
+    tcase_set_timeout(t, 60);
     suite_add_tcase(s, t);
     SRunner *r = srunner_create(s);
     srunner_run_all(r, CK_NORMAL);

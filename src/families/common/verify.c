@@ -537,7 +537,7 @@ static double value_as_double(kf_dtype t, kf_value v)
     }
 }
 
-bool verify_compare(kf_dtype t, kf_op op, kf_value gpu, kf_value ref, double tol, kf_result *r)
+bool verify_check(kf_dtype t, kf_op op, kf_value gpu, kf_value ref, double tol, double *abs_err, double *used)
 {
     bool ok;
     double err = 0, used_tol = 0;
@@ -568,6 +568,17 @@ bool verify_compare(kf_dtype t, kf_op op, kf_value gpu, kf_value ref, double tol
             ok = err <= tol;
         }
     }
+    if (abs_err)
+        *abs_err = err;
+    if (used)
+        *used = used_tol;
+    return ok;
+}
+
+bool verify_compare(kf_dtype t, kf_op op, kf_value gpu, kf_value ref, double tol, kf_result *r)
+{
+    double err, used_tol;
+    bool ok = verify_check(t, op, gpu, ref, tol, &err, &used_tol);
     if (r) {
         verify_format(t, gpu, r->gpu_value, sizeof r->gpu_value);
         verify_format(t, ref, r->ref_value, sizeof r->ref_value);

@@ -59,6 +59,11 @@ double verify_tolerance(kf_dtype t, kf_op op, int64_t n, int64_t depth, double a
  * NaN never passes.  Returns true when correct. */
 bool verify_compare(kf_dtype t, kf_op op, kf_value gpu, kf_value ref, double tol, kf_result *r);
 
+/* verify_compare without the formatting (for many outputs): *abs_err gets
+ * |gpu - ref| and *used the tolerance that applied (0 when exact); either
+ * may be NULL. */
+bool verify_check(kf_dtype t, kf_op op, kf_value gpu, kf_value ref, double tol, double *abs_err, double *used);
+
 /* Full-precision text ("%.9g" float, "%.17g" double, decimal integers). */
 void verify_format(kf_dtype t, kf_value v, char *buf, size_t len);
 
