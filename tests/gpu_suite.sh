@@ -7,7 +7,8 @@
 #   2. the single-pass and vectorised variants (configs/fast.json) the same way;
 #   3. compute-sanitizer memcheck and racecheck on the seed variants;
 #   4. a planted faulting kernel and a planted hanging kernel in a sweep: both
-#      recorded as such, every other variant measured and recorded.
+#      recorded as such, every other variant measured and recorded; SIGTERM to
+#      the process group during the hang is an interruption (exit 130), not a fault.
 set -u
 KFORGE=${KFORGE:-build/kforge}
 # Files go to $KFORGE_TEST_OUT (kept), else to a temporary directory that is
@@ -118,6 +119,30 @@ if [ $rc -eq 1 ] && [ "$nfault" -eq 1 ] && [ "$ntime" -eq 1 ] && [ "$nok" -eq $(
   ok "planted fault and hang: 1 fault, 1 timeout, $nok others measured, exit 1"
 else
   bad "planted fault and hang: exit $rc, $nfault fault, $ntime timeout, $nok ok of $total"
+fi
+
+# 4b. SIGTERM to the whole process group (timeout, systemd, Slurm) while a
+# planted kernel hangs on the GPU: exit 130, the hanging case is not recorded
+# (neither fault nor timeout), and running the same command again measures it.
+rm -f "$OUT/term.jsonl" "$OUT/term.jsonl".*
+setsid env KFORGE_PLANT=hang@reduce5 "$KFORGE" run configs/seeds.json --set 'n=[1000003]' --only reduce4,reduce5 \
+    --timeout 20 --results "$OUT/term.jsonl" > /dev/null 2> "$OUT/term.err" &
+tpid=$!
+i=0
+while [ $i -lt 300 ] && ! grep -q '"name":"reduce4"' "$OUT/term.jsonl" 2> /dev/null; do sleep 0.1; i=$((i+1)); done
+sleep 2   # reduce5's kernel is spinning now
+kill -s TERM -- "-$tpid"
+wait $tpid; rc=$?
+n1=$(grep -c . "$OUT/term.jsonl")
+nbad=$(grep -c '"status":"\(fault\|timeout\)"' "$OUT/term.jsonl")
+"$KFORGE" run configs/seeds.json --set 'n=[1000003]' --only reduce4,reduce5 --timeout 20 \
+    --results "$OUT/term.jsonl" > /dev/null 2>> "$OUT/term.err"
+rc2=$?
+n5=$(grep -c '"name":"reduce5".*"status":"ok"' "$OUT/term.jsonl")
+if [ $rc -eq 130 ] && [ "$n1" -eq 1 ] && [ "$nbad" -eq 0 ] && [ $rc2 -eq 0 ] && [ "$n5" -eq 1 ]; then
+  ok "group SIGTERM during a hanging kernel: exit 130, nothing recorded for it, the rerun measures it"
+else
+  bad "group SIGTERM during a hanging kernel: exit $rc ($n1 lines, $nbad fault/timeout), rerun exit $rc2, reduce5 ok $n5 times"
 fi
 
 # 5. a short real tuning run; its best variant, exported by kforge best, verifies
