@@ -22,6 +22,7 @@
 
 #include "bench.h"
 #include "nvml.h"
+#include "util.h"
 
 static char fake_old[PATH_MAX + 32], fake_new[PATH_MAX + 32];
 
@@ -704,6 +705,57 @@ static bool find_fakes(void)
     return access(fake_old, R_OK) == 0 && access(fake_new, R_OK) == 0;
 }
 
+/* The sampler reads NVML on its own thread only while a window is open:
+ * several readings in a 30 ms window, one in a window shorter than a
+ * reading, none while closed; the window's result is a timed window's. */
+START_TEST(fake_sampler)
+{
+    fake f = fake_load(fake_old);
+    script_steady(f);
+    SCRIPT(f, "reasons", KF_NVML_REASON_SW_POWER_CAP);
+    kf_nvml m;
+    kf_nvml_dev d;
+    open_dev(&m, &d);
+    kf_nvml_sampler *S = kf_nvml_sampler_start(&d, 0.002);
+    ck_assert_ptr_nonnull(S);
+    usleep(20000);
+    int c0 = f.calls("sm");
+    ck_assert_int_eq(c0, 0);                        /* closed: no reading */
+
+    kf_nvml_window_result r;
+    kf_nvml_reading last;
+    char err[256] = "";
+    double t0 = kf_now();
+    kf_nvml_sampler_open(S, t0);
+    usleep(30000);
+    ck_assert_msg(kf_nvml_sampler_close(S, kf_now(), &r, &last, err, sizeof err) == 0, "%s", err);
+    ck_assert_int_ge(r.samples, 3);
+    ck_assert_uint_eq(r.min_sm_mhz, 1980);
+    ck_assert_uint_eq(r.max_sm_mhz, 1980);
+    ck_assert_uint_eq(r.max_temp_c, 45);
+    ck_assert(r.have_reasons && r.throttled);
+    ck_assert(r.seconds >= 0.029 && r.seconds < 5);
+    ck_assert_double_eq_tol(last.power_w, 312.5, 1e-12);
+    ck_assert_uint_eq(last.mem_mhz, 2619);
+    ck_assert(!r.energy_valid);                     /* energy needs a window's ends */
+
+    kf_nvml_sampler_open(S, kf_now());              /* shorter than a reading */
+    ck_assert_msg(kf_nvml_sampler_close(S, kf_now(), &r, &last, err, sizeof err) == 0, "%s", err);
+    ck_assert_int_ge(r.samples, 1);
+    ck_assert_uint_eq(last.sm_mhz, 1980);
+
+    usleep(5000);
+    int c1 = f.calls("sm");
+    usleep(20000);
+    ck_assert_int_eq(f.calls("sm"), c1);            /* closed again: idle */
+    kf_nvml_sampler_open(S, kf_now());
+    kf_nvml_sampler_cancel(S);
+    kf_nvml_sampler_stop(S);
+    kf_nvml_close(&m);
+    fake_free(&f);
+}
+END_TEST
+
 static Suite *nvml_suite(bool with_fake)
 {
     Suite *s = suite_create("nvml");
@@ -743,10 +795,12 @@ static Suite *nvml_suite(bool with_fake)
         tcase_add_test(fk, fake_record_steady_with_energy);
         tcase_add_test(fk, fake_record_throttled);
         tcase_add_test(fk, fake_record_energy_notes);
+        tcase_add_test(fk, fake_sampler);
         suite_add_tcase(s, fk);
     }
     return s;
 }
+
 
 int main(void)
 {

@@ -46,6 +46,7 @@ struct bench {
     size_t ws_init_cap;
     double *times;
     bench_nvml nv;          /* opened once per worker */
+    kf_nvml_sampler *smp;   /* NVML readings on their own thread (NULL: in this one) */
 };
 
 /* Result of a CUDA call inside a case: sticky errors end the worker. */
@@ -110,6 +111,8 @@ bench *bench_new(int ordinal, kf_device *dev, char *err, size_t errlen)
     if (get_uuid && get_uuid(&u, B->g.dev) == CUDA_SUCCESS && !B->g.info.uuid[0])
         kf_nvml_format_uuid((const unsigned char *)u.bytes, B->g.info.uuid, sizeof B->g.info.uuid);
     bench_nvml_open(&B->nv, B->g.info.uuid, ordinal);
+    if (B->nv.ok)
+        B->smp = kf_nvml_sampler_start(&B->nv.d, 0.02);
     *dev = B->g.info;
     return B;
 fail:
@@ -135,6 +138,7 @@ void bench_free(bench *B)
             cu->cuStreamDestroy(B->stream);
     }
     gpu_close(&B->g);
+    kf_nvml_sampler_stop(B->smp);
     bench_nvml_close(&B->nv);
     free(B->times);
     free(B->ref);
@@ -447,7 +451,9 @@ int bench_case(bench *B, const kf_variant *v, const kf_shape *shape, const kf_be
     int reps = 0, max_reps = b->max_reps < KF_MAX_REPS_CAP ? b->max_reps : KF_MAX_REPS_CAP;
     kf_nvml_window nw;
     char nerr[160] = "";
-    if (B->nv.ok)
+    if (B->smp)
+        kf_nvml_sampler_open(B->smp, kf_now());
+    else if (B->nv.ok)
         kf_nvml_window_begin(&nw, &B->nv.d, kf_now(), nerr, sizeof nerr);
     double t0 = kf_now();
     int batch = b->min_reps < KF_BATCH ? b->min_reps : KF_BATCH;
@@ -473,7 +479,7 @@ int bench_case(bench *B, const kf_variant *v, const kf_shape *shape, const kf_be
                 goto done;
             B->times[reps++] = ms;
         }
-        if (B->nv.ok) /* outside the events: costs the timing nothing */
+        if (B->nv.ok && !B->smp) /* outside the events: costs the timing nothing */
             kf_nvml_window_sample(&nw, nerr[0] ? NULL : nerr, sizeof nerr);
         double elapsed = kf_now() - t0;
         if (stats_should_stop(B->times, reps, elapsed, b))
@@ -486,7 +492,9 @@ int bench_case(bench *B, const kf_variant *v, const kf_shape *shape, const kf_be
     }
     kf_nvml_window_result tw;
     kf_nvml_reading last;
-    if (B->nv.ok) {
+    if (B->smp) {
+        kf_nvml_sampler_close(B->smp, kf_now(), &tw, &last, nerr, sizeof nerr);
+    } else if (B->nv.ok) {
         kf_nvml_window_end(&nw, kf_now(), &tw, nerr[0] ? NULL : nerr, sizeof nerr);
         kf_nvml_sample(&B->nv.d, &last, nerr[0] ? NULL : nerr, sizeof nerr);
     }
@@ -519,6 +527,7 @@ int bench_case(bench *B, const kf_variant *v, const kf_shape *shape, const kf_be
     }
 
 done:
+    kf_nvml_sampler_cancel(B->smp);
     if (c.last != CUDA_SUCCESS && gpu_error_is_sticky(c.last))
         return -1;
     if (mod)

@@ -10,6 +10,9 @@
 #include "nvml.h"
 
 #include <dlfcn.h>
+#include <math.h>
+#include <pthread.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -369,13 +372,14 @@ int kf_nvml_window_sample(kf_nvml_window *w, char *err, size_t errlen)
     return rc;
 }
 
-int kf_nvml_window_end(kf_nvml_window *w, double now_s, kf_nvml_window_result *r, char *err,
-                       size_t errlen)
+/* r from the window and its last reading (end: NULL when the energy counter
+ * was not read at the end). */
+static void window_result(const kf_nvml_window *w, double now_s, const kf_nvml_reading *end,
+                          kf_nvml_window_result *r)
 {
-    kf_nvml_reading s;
-    int rc = kf_nvml_sample(w->dev, &s, err, errlen);
-    window_fold(w, &s);
-
+    kf_nvml_reading none;
+    memset(&none, 0, sizeof none);
+    const kf_nvml_reading s = end ? *end : none;
     memset(r, 0, sizeof *r);
     r->seconds = now_s - w->t0_s;
     r->samples = w->samples;
@@ -401,5 +405,164 @@ int kf_nvml_window_end(kf_nvml_window *w, double now_s, kf_nvml_window_result *r
             r->power_w = r->energy_j / r->seconds;
         }
     }
+}
+
+int kf_nvml_window_end(kf_nvml_window *w, double now_s, kf_nvml_window_result *r, char *err,
+                       size_t errlen)
+{
+    kf_nvml_reading s;
+    int rc = kf_nvml_sample(w->dev, &s, err, errlen);
+    window_fold(w, &s);
+    window_result(w, now_s, &s, r);
     return rc;
+}
+
+// ----------------------------------------------------------------------------
+// Sampler: readings on a thread of their own while a window is open
+
+struct kf_nvml_sampler {
+    const kf_nvml_dev *dev;
+    double period_s;
+    pthread_t tid;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;          /* open, close, stop, a reading done */
+    bool open, stop;
+    unsigned window;            /* counts windows: a reading begun in an older one is dropped */
+    kf_nvml_window w;           /* this window's readings, folded */
+    kf_nvml_reading last;
+    char err[160];
+};
+
+static struct timespec deadline_after(double s)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    double ns = (double)ts.tv_nsec + s * 1e9;
+    ts.tv_sec += (time_t)(ns / 1e9);
+    ts.tv_nsec = (long)fmod(ns, 1e9);
+    return ts;
+}
+
+static void *sampler_main(void *arg)
+{
+    kf_nvml_sampler *S = arg;
+    pthread_mutex_lock(&S->mu);
+    while (!S->stop) {
+        if (!S->open) {
+            pthread_cond_wait(&S->cv, &S->mu);
+            continue;
+        }
+        unsigned window = S->window;
+        pthread_mutex_unlock(&S->mu);
+        kf_nvml_reading s;
+        char err[160] = "";
+        kf_nvml_sample(S->dev, &s, err, sizeof err);
+        pthread_mutex_lock(&S->mu);
+        if (S->open && S->window == window) {
+            window_fold(&S->w, &s);
+            S->last = s;
+            if (err[0] && !S->err[0])
+                snprintf(S->err, sizeof S->err, "%s", err);
+        }
+        pthread_cond_broadcast(&S->cv);
+        struct timespec until = deadline_after(S->period_s);
+        while (S->open && S->window == window && !S->stop)
+            if (pthread_cond_timedwait(&S->cv, &S->mu, &until) != 0)
+                break;
+    }
+    pthread_mutex_unlock(&S->mu);
+    return NULL;
+}
+
+kf_nvml_sampler *kf_nvml_sampler_start(const kf_nvml_dev *d, double period_s)
+{
+    kf_nvml_sampler *S = calloc(1, sizeof *S);
+    if (!S)
+        return NULL;
+    S->dev = d;
+    S->period_s = period_s > 0 ? period_s : 0.02;
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    bool ok = pthread_mutex_init(&S->mu, NULL) == 0;
+    if (ok && pthread_cond_init(&S->cv, &ca) != 0) {
+        pthread_mutex_destroy(&S->mu);
+        ok = false;
+    }
+    pthread_condattr_destroy(&ca);
+    if (ok && pthread_create(&S->tid, NULL, sampler_main, S) != 0) {
+        pthread_cond_destroy(&S->cv);
+        pthread_mutex_destroy(&S->mu);
+        ok = false;
+    }
+    if (!ok) {
+        free(S);
+        return NULL;
+    }
+    return S;
+}
+
+void kf_nvml_sampler_open(kf_nvml_sampler *S, double now_s)
+{
+    pthread_mutex_lock(&S->mu);
+    memset(&S->w, 0, sizeof S->w);
+    memset(&S->last, 0, sizeof S->last);
+    S->w.dev = S->dev;
+    S->w.t0_s = now_s;
+    S->err[0] = '\0';
+    S->window++;
+    S->open = true;
+    pthread_cond_broadcast(&S->cv);
+    pthread_mutex_unlock(&S->mu);
+}
+
+int kf_nvml_sampler_close(kf_nvml_sampler *S, double now_s, kf_nvml_window_result *r, kf_nvml_reading *last,
+                          char *err, size_t errlen)
+{
+    pthread_mutex_lock(&S->mu);
+    /* a window shorter than one reading: wait for the reading it started
+     * (a few milliseconds; never more than a second) */
+    struct timespec until = deadline_after(1.0);
+    while (S->w.samples == 0 && !S->stop)
+        if (pthread_cond_timedwait(&S->cv, &S->mu, &until) != 0)
+            break;
+    S->open = false;
+    S->window++;
+    window_result(&S->w, now_s, NULL, r);
+    *last = S->last;
+    int rc = S->err[0] || S->w.samples == 0 ? -1 : 0;
+    if (S->err[0])
+        kf_err(err, errlen, "%s", S->err);
+    else if (S->w.samples == 0)
+        kf_err(err, errlen, "NVML: no reading within 1 s");
+    pthread_cond_broadcast(&S->cv);
+    pthread_mutex_unlock(&S->mu);
+    return rc;
+}
+
+void kf_nvml_sampler_cancel(kf_nvml_sampler *S)
+{
+    if (!S)
+        return;
+    pthread_mutex_lock(&S->mu);
+    if (S->open) {
+        S->open = false;
+        S->window++;
+        pthread_cond_broadcast(&S->cv);
+    }
+    pthread_mutex_unlock(&S->mu);
+}
+
+void kf_nvml_sampler_stop(kf_nvml_sampler *S)
+{
+    if (!S)
+        return;
+    pthread_mutex_lock(&S->mu);
+    S->stop = true;
+    pthread_cond_broadcast(&S->cv);
+    pthread_mutex_unlock(&S->mu);
+    pthread_join(S->tid, NULL);
+    pthread_cond_destroy(&S->cv);
+    pthread_mutex_destroy(&S->mu);
+    free(S);
 }

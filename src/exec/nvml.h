@@ -190,4 +190,29 @@ int kf_nvml_window_sample(kf_nvml_window *w, char *err, size_t errlen);
 int kf_nvml_window_end(kf_nvml_window *w, double now_s, kf_nvml_window_result *r, char *err,
                        size_t errlen);
 
+// ----------------------------------------------------------------------------
+// Sampling on a thread of its own
+
+/* A thread that takes readings while a window is open: the first right after
+ * kf_nvml_sampler_open, then one every period_s, all while the region runs,
+ * so that the thread that drives the GPU makes no NVML call (a reading costs
+ * milliseconds on some machines: reading around each case in the measuring
+ * thread more than doubled a tuning sweep on two H200s).  Idle between
+ * windows.  NULL when the thread cannot be started (then use a window). */
+typedef struct kf_nvml_sampler kf_nvml_sampler;
+kf_nvml_sampler *kf_nvml_sampler_start(const kf_nvml_dev *d, double period_s);
+/* Opens a window at now_s (kf_now()). */
+void kf_nvml_sampler_open(kf_nvml_sampler *s, double now_s);
+/* Closes it: r as kf_nvml_window_end fills it from the readings taken while
+ * it was open (no energy: that needs readings at the window's very ends),
+ * *last the latest of them.  When the window was shorter than one reading,
+ * waits for the reading it started.  -1 with a message when a reading
+ * failed or none came within 1 s. */
+int kf_nvml_sampler_close(kf_nvml_sampler *s, double now_s, kf_nvml_window_result *r, kf_nvml_reading *last,
+                          char *err, size_t errlen);
+/* Closes the window, if open, without a result (a case that failed). */
+void kf_nvml_sampler_cancel(kf_nvml_sampler *s);
+/* Stops the thread and frees s (NULL is fine). */
+void kf_nvml_sampler_stop(kf_nvml_sampler *s);
+
 #endif
