@@ -738,6 +738,9 @@ START_TEST(fake_sampler)
     ck_assert_double_eq_tol(last.power_w, 312.5, 1e-12);
     ck_assert_uint_eq(last.mem_mhz, 2619);
     ck_assert(!r.energy_valid);                     /* energy needs a window's ends */
+    ck_assert_int_eq(f.calls("max_sm"), 1);        /* the slow queries: once, */
+    ck_assert_int_le(f.calls("energy"), 1);         /* not per reading */
+    ck_assert_uint_eq(last.max_sm_mhz, 1980);
 
     kf_nvml_sampler_open(S, kf_now());              /* shorter than a reading */
     ck_assert_msg(kf_nvml_sampler_close(S, kf_now(), &r, &last, err, sizeof err) == 0, "%s", err);

@@ -197,7 +197,7 @@ static bool nv_ok(const kf_nvml *m, int r, const char *what, int *rc, char *err,
     return false;
 }
 
-int kf_nvml_sample(const kf_nvml_dev *d, kf_nvml_reading *s, char *err, size_t errlen)
+static int sample(const kf_nvml_dev *d, kf_nvml_reading *s, bool slow, char *err, size_t errlen)
 {
     memset(s, 0, sizeof *s);
     if (!d || !d->nvml || !d->nvml->lib) {
@@ -219,7 +219,7 @@ int kf_nvml_sample(const kf_nvml_dev *d, kf_nvml_reading *s, char *err, size_t e
             s->have |= KF_NVML_HAVE_MEM_CLOCK;
         }
     }
-    if (m->max_clock &&
+    if (slow && m->max_clock &&
         nv_ok(m, m->max_clock(d->handle, NV_CLOCK_SM, &u), "nvmlDeviceGetMaxClockInfo(SM)", &rc, err, errlen)) {
         s->max_sm_mhz = u;
         s->have |= KF_NVML_HAVE_MAX_SM_CLOCK;
@@ -233,7 +233,7 @@ int kf_nvml_sample(const kf_nvml_dev *d, kf_nvml_reading *s, char *err, size_t e
         s->power_w = u / 1000.0;
         s->have |= KF_NVML_HAVE_POWER;
     }
-    if (m->energy &&
+    if (slow && m->energy &&
         nv_ok(m, m->energy(d->handle, &ull), "nvmlDeviceGetTotalEnergyConsumption", &rc, err, errlen)) {
         s->energy_mj = ull;
         s->have |= KF_NVML_HAVE_ENERGY;
@@ -243,6 +243,16 @@ int kf_nvml_sample(const kf_nvml_dev *d, kf_nvml_reading *s, char *err, size_t e
         s->have |= KF_NVML_HAVE_REASONS;
     }
     return rc;
+}
+
+int kf_nvml_sample(const kf_nvml_dev *d, kf_nvml_reading *s, char *err, size_t errlen)
+{
+    return sample(d, s, true, err, errlen);
+}
+
+int kf_nvml_sample_quick(const kf_nvml_dev *d, kf_nvml_reading *s, char *err, size_t errlen)
+{
+    return sample(d, s, false, err, errlen);
 }
 
 // ----------------------------------------------------------------------------
@@ -431,6 +441,8 @@ struct kf_nvml_sampler {
     kf_nvml_window w;           /* this window's readings, folded */
     kf_nvml_reading last;
     char err[160];
+    bool have_max;              /* read on the sampler thread only */
+    unsigned max_sm_mhz, max_have;
 };
 
 static struct timespec deadline_after(double s)
@@ -456,7 +468,17 @@ static void *sampler_main(void *arg)
         pthread_mutex_unlock(&S->mu);
         kf_nvml_reading s;
         char err[160] = "";
-        kf_nvml_sample(S->dev, &s, err, sizeof err);
+        if (!S->have_max) { /* the maximum clock does not change: read it once */
+            kf_nvml_sample(S->dev, &s, err, sizeof err);
+            S->have_max = true;
+            S->max_sm_mhz = s.max_sm_mhz;
+            S->max_have = s.have & KF_NVML_HAVE_MAX_SM_CLOCK;
+        } else {
+            kf_nvml_sample_quick(S->dev, &s, err, sizeof err);
+            s.max_sm_mhz = S->max_sm_mhz;
+            s.have |= S->max_have;
+        }
+        s.have &= ~(unsigned)KF_NVML_HAVE_ENERGY;
         pthread_mutex_lock(&S->mu);
         if (S->open && S->window == window) {
             window_fold(&S->w, &s);

@@ -125,6 +125,10 @@ int kf_nvml_device(kf_nvml *m, const char *uuid_or_null, int index, kf_nvml_dev 
  * otherwise (GPU lost, ...), with the first failure in err; the fields that
  * could be read are filled either way. */
 int kf_nvml_sample(const kf_nvml_dev *d, kf_nvml_reading *s, char *err, size_t errlen);
+/* kf_nvml_sample without the two slow queries (milliseconds each on an H200:
+ * the maximum SM clock and the energy counter): clocks, temperature, power
+ * and reasons, microseconds in all. */
+int kf_nvml_sample_quick(const kf_nvml_dev *d, kf_nvml_reading *s, char *err, size_t errlen);
 
 /* The active reasons as text: "none", or names joined by ", " ("sw power
  * cap, hw thermal slowdown"; unknown bits as "other 0x200").  Returns buf. */
