@@ -310,6 +310,8 @@ void run_session_free(run_session *s)
     if (!s)
         return;
     for (int i = 0; i < s->nslots; i++)
+        worker_quit(s->slots[i].w);
+    for (int i = 0; i < s->nslots; i++)
         if (s->slots[i].w)
             worker_free(s->slots[i].w);
     for (int c = 0; c < s->ncomps; c++)

@@ -50,6 +50,7 @@ struct gpu_worker {
     pid_t pid;
     int to, from;   /* request pipe (write end), reply pipe (read end) */
     int count;      /* devices the worker's process sees */
+    bool quit_sent; /* worker_quit told it to go */
 };
 
 /* How many fake devices KFORGE_FAKE_GPU provides (0: the real GPU is used):
@@ -390,15 +391,25 @@ void worker_kill(gpu_worker *w)
     }
 }
 
+void worker_quit(gpu_worker *w)
+{
+    if (!w || w->pid <= 0 || w->quit_sent)
+        return;
+    request q;
+    memset(&q, 0, sizeof q);
+    q.type = REQ_QUIT;
+    w->quit_sent = kf_write_full(w->to, &q, sizeof q) == 0;
+    if (!w->quit_sent)
+        worker_kill(w);
+}
+
 void worker_free(gpu_worker *w)
 {
     if (!w)
         return;
     if (w->pid > 0) {
-        request q;
-        memset(&q, 0, sizeof q);
-        q.type = REQ_QUIT;
-        if (kf_write_full(w->to, &q, sizeof q) != 0 || waitpid(w->pid, NULL, 0) != w->pid)
+        worker_quit(w);
+        if (w->pid > 0 && waitpid(w->pid, NULL, 0) != w->pid)
             worker_kill(w);
         w->pid = -1;
     }

@@ -59,6 +59,10 @@ int worker_recv(gpu_worker *w, kf_result *r);
 void worker_kill(gpu_worker *w);
 
 /* Asks the worker to finish, reaps it, frees. */
+/* Tells the worker to exit and returns at once: a process that held a CUDA
+ * context takes a while to exit (the driver tears the context down), so a
+ * session with several workers tells them all before it waits for each. */
+void worker_quit(gpu_worker *w);
 void worker_free(gpu_worker *w);
 
 /* Parses KFORGE_FAULT_INJECT for case number k (1-based): 0, 1 crash, 2 hang. */
