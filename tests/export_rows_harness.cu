@@ -74,7 +74,7 @@ int main(int argc, char **argv)
     printf("init %d\n", rc);
     for (int i = 0; i < n; i++) {
         printf("call %llu %llu %llu variant %s\n", sh[i].rows, sh[i].cols, sh[i].stride,
-               KF_CAT(KFORGE_FN, _variant)(sh[i].rows, sh[i].cols));
+               KF_CAT(KFORGE_FN, _variant)(sh[i].rows, sh[i].cols, sh[i].stride));
         fflush(stdout);
         rc = (int)KFORGE_FN(in, sh[i].rows, sh[i].cols, sh[i].stride, out, bytes ? ws : NULL, bytes, 0);
         printf("rc %d\n", rc);

@@ -473,7 +473,7 @@ START_TEST(rows_header_text_and_refusals)
         "kforge_reduce_rows_float32_sum_workspace_init(void *workspace, size_t workspace_bytes, cudaStream_t stream)",
         "kforge_reduce_rows_float32_sum(const float *in, size_t rows, size_t cols, size_t row_stride, float *out, "
         "void *workspace, size_t workspace_bytes,\n    cudaStream_t stream)",
-        "static inline const char *kforge_reduce_rows_float32_sum_variant(size_t rows, size_t cols)",
+        "static inline const char *kforge_reduce_rows_float32_sum_variant(size_t rows, size_t cols, size_t row_stride)",
         "#define KFORGE_REDUCE_ROWS_FLOAT32_SUM_DETERMINISTIC 0",
         "KFORGE_REDUCE_ROWS_FLOAT32_SUM_LINKAGE __global__ void kforge_reduce_rows_float32_sum_fill(",
         "static const bool any_workspace = true, any_atomic = true;",
@@ -502,9 +502,16 @@ START_TEST(rows_header_text_and_refusals)
     ck_assert_ptr_nonnull(strstr(h, "#define KFORGE_REDUCE_ROWS_FLOAT32_SUM_DETERMINISTIC 1"));
     free(h);
 
-    /* two entries of one rows x cols, mixed ops: refused */
+    /* one rows x cols with two strides: two shapes; one shape twice, a
+     * stride below cols, mixed ops: refused */
     f[1].shape = f[0].shape;
     f[1].shape.d[2] = f[0].shape.d[1] + 1;
+    h = family_of(&e[0].v)->export_source(f, 3, &rows_info, err, sizeof err);
+    ck_assert_msg(h != NULL, "%s", err);
+    free(h);
+    f[1].shape.d[2] = f[0].shape.d[1];
+    ck_assert_ptr_null(family_of(&e[0].v)->export_source(f, 3, &rows_info, err, sizeof err));
+    f[1].shape.d[2] = f[0].shape.d[1] - 1;
     ck_assert_ptr_null(family_of(&e[0].v)->export_source(f, 3, &rows_info, err, sizeof err));
     rows_entries(KF_FLOAT32, KF_OP_SUM, e);
     e[4].v.p[WP_OP] = KF_OP_MAX;
@@ -537,12 +544,12 @@ START_TEST(rows_header_compiles_with_nvrtc)
 }
 END_TEST
 
-/* The entry kforge best gives for rows x cols (tunedb_lookup's rule,
- * family.h: shape_nearer). */
-static int rows_nearest(const kf_export_entry *e, int ne, int64_t rows, int64_t cols)
+/* The entry kforge best gives for rows x cols with stride (tunedb_lookup's
+ * rule, family.h: shape_nearer). */
+static int rows_nearest(const kf_export_entry *e, int ne, int64_t rows, int64_t cols, int64_t stride)
 {
     const kf_family *f = family_of(&e[0].v);
-    kf_shape q = {{rows, cols, 0}};
+    kf_shape q = {{rows, cols, stride}};
     int pick = -1;
     double pd = INFINITY, ps = 0, pm = INFINITY;
     for (int i = 0; i < ne; i++) {
@@ -625,9 +632,10 @@ static void rows_check_plan(const char *dir, const char *harness, const kf_expor
         ck_assert_ptr_nonnull(fgets(line, sizeof line, fp));
         ck_assert_msg(sscanf(line, "call %llu %llu %llu variant %511[^\n]", &rows, &cols, &stride, label) == 4, "%s",
                       line);
+        int64_t r1 = rows ? (int64_t)rows : 1, c1 = cols ? (int64_t)cols : 1;
+        int j = rows_nearest(e, NR, r1, c1, stride ? (int64_t)stride : c1);
         if (stride == 0)
             stride = cols;
-        int j = rows_nearest(e, NR, rows ? (int64_t)rows : 1, cols ? (int64_t)cols : 1);
         char st[128], lb[256], want[512];
         shape_text(fam, &e[j].shape, st, sizeof st);
         fam->label(&e[j].v, lb, sizeof lb);

@@ -37,9 +37,10 @@ struct variant_info {
     int combine;                    // map split: combine_kind
     int grid;                       // grid_kind
     unsigned long long grid_value;
-    // where it was tuned, for the dispatch (family.h: shape_nearer): ln rows,
-    // ln cols, their sum, and the median time measured there
-    double log_rows, log_cols, log_size, ms;
+    // where it was tuned, for the dispatch (family.h: shape_log_distance,
+    // shape_nearer): ln rows, ln cols, ln row_stride, their sum, and the
+    // median time measured there
+    double log_rows, log_cols, log_stride, log_size, ms;
     const char *label;
 };
 
@@ -47,13 +48,15 @@ struct variant_info {
 static inline unsigned long long ceil_div(unsigned long long a, unsigned long long b) { return (a + b - 1) / b; }
 static inline size_t align_up(size_t x, size_t a) { return (x + a - 1) / a * a; }
 
-// The variant tuned for the shape nearest rows x cols: the smallest
-// |ln rows - ln R| + |ln cols - ln C| over the tuned shapes R x C; as near up
-// to rounding: the larger R x C; as large: the faster.  What `kforge best
-// --kernel reduce_rows --rows R --cols C` answers.
-static inline int pick(unsigned long long rows, unsigned long long cols)
+// The variant tuned for the shape nearest rows x cols with row_stride: the
+// smallest |ln rows - ln R| + |ln cols - ln C| + |ln row_stride - ln S| over
+// the tuned shapes R x C with S; as near up to rounding: the larger R C S;
+// as large: the faster.  What `kforge best --kernel reduce_rows --rows R
+// --cols C --row-stride S` answers (without --row-stride, S is C).
+static inline int pick(unsigned long long rows, unsigned long long cols, unsigned long long stride)
 {
-    const double lr = std::log((double)rows), lc = std::log((double)cols), eps = 1e-9;
+    const double lr = std::log((double)rows), lc = std::log((double)cols), ls = std::log((double)stride);
+    const double eps = 1e-9;
     int best = 0;
     double bd = INFINITY, bs = 0, bm = INFINITY;
     for (int i = 0; i < nvariants; i++) {
@@ -61,6 +64,7 @@ static inline int pick(unsigned long long rows, unsigned long long cols)
         double d = 0;
         d += std::fabs(v.log_rows - lr);
         d += std::fabs(v.log_cols - lc);
+        d += std::fabs(v.log_stride - ls);
         bool nearer = std::fabs(d - bd) > eps ? d < bd : std::fabs(v.log_size - bs) > eps ? v.log_size > bs : v.ms < bm;
         if (nearer) {
             best = i;
@@ -269,7 +273,8 @@ static inline cudaError_t
 }
 
 // out[r] = the @OPNAME@ of in[r * row_stride + c], c = 0 .. cols-1, for every
-// row r < rows, on stream, with the variant tuned for the nearest shape.
+// row r < rows, on stream, with the variant tuned for the nearest shape
+// (pick).
 // row_stride 0 means cols (rows may overlap: the input is only read).  Any
 // alignment of in and of row_stride (elements, not bytes).  cols == 0 gives
 // the identity in every row; rows == 0 does nothing (in and out may then be
@@ -295,8 +300,7 @@ static inline cudaError_t
     if (!in || (uintptr_t)in % alignof(T) != 0 || rows > max_elems || cols > max_elems || row_stride > max_elems ||
         (rows - 1) > (max_elems - cols) / row_stride)
         return cudaErrorInvalidValue;
-    const int i = pick(rows, cols);
-    const variant_info &v = variants[i];
+    const variant_info &v = variants[pick(rows, cols, row_stride)];
     int dev = 0;
     unsigned long long blocks = 0;
     cudaError_t e = cudaGetDevice(&dev);
@@ -330,11 +334,14 @@ static inline cudaError_t
                             0, stream);
 }
 
-// The variant @P@ uses for rows x cols, and where it was tuned.
-static inline const char *@P@_variant(size_t rows, size_t cols)
+// The variant @P@ uses for rows x cols with row_stride (0: cols), and where
+// it was tuned.
+static inline const char *@P@_variant(size_t rows, size_t cols, size_t row_stride)
 {
     using namespace @P@_detail;
-    return variants[pick(rows ? rows : 1, cols ? cols : 1)].label;
+    rows = rows ? rows : 1;
+    cols = cols ? cols : 1;
+    return variants[pick(rows, cols, row_stride ? row_stride : cols)].label;
 }
 
 #endif // !__CUDACC_RTC__

@@ -39,10 +39,10 @@ static const char *const export_help =
     "                                             size_t row_stride, float *out, void *ws,\n"
     "                                             size_t bytes, cudaStream_t s);\n"
     "\n"
-    "A call runs the variant tuned for the nearest shape (log scale: n; rows and cols, as kforge\n"
-    "best answers); the launch geometry that depends on the device is worked out at run time, so\n"
-    "the header works, untuned, on other GPUs too.  Says on stderr which variant serves each\n"
-    "shape and whether each is run-to-run deterministic.\n"
+    "A call runs the variant tuned for the nearest shape, on a log scale, as kforge best answers\n"
+    "(n; rows, cols and row_stride); the launch geometry that depends on the device is worked\n"
+    "out at run time, so the header works, untuned, on other GPUs too.  Says on stderr which\n"
+    "variant serves each shape and whether each is run-to-run deterministic.\n"
     "\n"
     "options:\n"
     "  --dtype T             int32, uint32, int64, float32 or float64\n"
@@ -75,15 +75,6 @@ static int cmp_entry(const void *a, const void *b)
     if (c)
         return c;
     return (x->median_ms > y->median_ms) - (x->median_ms < y->median_ms);
-}
-
-/* Shapes equal in every size dimension that is not optional. */
-static bool same_required(const kf_family *f, const kf_shape *a, const kf_shape *b)
-{
-    for (int d = 0; d < f->nsizes; d++)
-        if (!f->sizes[d].optional && a->d[d] != b->d[d])
-            return false;
-    return true;
 }
 
 int cmd_export(int argc, char **argv)
@@ -178,17 +169,10 @@ int cmd_export(int argc, char **argv)
         rc = KF_EXIT_USAGE;
         goto out;
     }
-    /* one entry per shape; shapes that differ only in optional sizes
-     * (reduce_rows' row_stride) are one to the dispatch, which goes by the
-     * required ones: the fastest of them, as kforge best would answer */
     for (int i = 0; i < keep; i++) {
-        int j = 0;
-        while (j < nshapes && !same_required(fam, &ex[j].shape, &all[i].shape))
-            j++;
-        if (j < nshapes && ex[j].median_ms <= all[i].median_ms)
+        if (nshapes > 0 && shape_eq(&ex[nshapes - 1].shape, &all[i].shape))
             continue;
-        kf_export_entry *x = &ex[j];
-        nshapes += j == nshapes;
+        kf_export_entry *x = &ex[nshapes++];
         x->v = all[i].v;
         x->v.name[0] = '\0';
         space_resolve(&x->v);

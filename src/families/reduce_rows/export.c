@@ -40,9 +40,9 @@ char *rows_export_source(const kf_export_entry *e, int n, const kf_export_info *
     for (int i = 0; i < n; i++) {
         bool dup = false;
         for (int j = 0; j < i; j++)
-            dup = dup || (e[j].shape.d[0] == e[i].shape.d[0] && e[j].shape.d[1] == e[i].shape.d[1]);
-        if (e[i].shape.d[0] < 1 || e[i].shape.d[1] < 1 || dup) {
-            kf_err(err, errlen, "export: entries must come one per rows x cols");
+            dup = dup || shape_eq(&e[j].shape, &e[i].shape);
+        if (e[i].shape.d[0] < 1 || e[i].shape.d[1] < 1 || e[i].shape.d[2] < e[i].shape.d[1] || dup) {
+            kf_err(err, errlen, "export: entries must come one per shape (rows, cols, row_stride >= cols)");
             return NULL;
         }
     }
@@ -84,8 +84,8 @@ char *rows_export_source(const kf_export_entry *e, int n, const kf_export_info *
                   "//                                 cudaStream_t stream);\n"
                   "//       once per workspace, before its first use: split variants keep per-row tickets\n"
                   "//       (and, atomic ones, partials) there, which every call leaves as it found them\n"
-                  "//   const char *%s_variant(size_t rows, size_t cols);\n"
-                  "//       the variant used for rows x cols, and where it was tuned\n//\n",
+                  "//   const char *%s_variant(size_t rows, size_t cols, size_t row_stride);\n"
+                  "//       the variant used for rows x cols with row_stride, and where it was tuned\n//\n",
               P, T, T, opname, P, any_ws ? "split variants here need one" : "0 here: no variant here needs one", P,
               P);
     sb_printf(&b, "// Use:\n//\n"
@@ -105,9 +105,11 @@ char *rows_export_source(const kf_export_entry *e, int n, const kf_export_info *
                       : "not every variant here gives the same bits run to run (rows split over\n"
                         "// blocks combined by float atomics in arrival order: see the table); kforge export\n"
                         "// --deterministic chooses only variants that do.");
-    sb_append(&b, "// Dispatch: rows x cols goes to the variant tuned for the nearest shape, the smallest\n"
-                  "// |ln rows - ln R| + |ln cols - ln C| (as near up to rounding: the larger R x C; as large:\n"
-                  "// the faster), as `kforge best --kernel reduce_rows --rows R --cols C` answers.  Tuned:\n");
+    sb_append(&b, "// Dispatch: a call goes to the variant tuned for the nearest shape, the smallest\n"
+                  "// |ln rows - ln R| + |ln cols - ln C| + |ln row_stride - ln S| over the tuned R x C with\n"
+                  "// row stride S (as near up to rounding: the larger R C S; as large: the faster), as\n"
+                  "// `kforge best --kernel reduce_rows --rows R --cols C --row-stride S` answers (without\n"
+                  "// --row-stride, S is C: for rows stored densely, cols counts twice).  Tuned:\n");
     for (int i = 0; i < n; i++) {
         char label[256], st[128];
         f->label(&e[i].v, label, sizeof label);
@@ -154,19 +156,18 @@ char *rows_export_source(const kf_export_entry *e, int n, const kf_export_info *
         shape_text(f, &e[i].shape, st, sizeof st);
         kf_grid g = kf_grid_decode(v->p[WP_GRID]);
         /* the dispatch's figures, computed as kforge best computes them */
-        kf_shape q = {{e[i].shape.d[0], e[i].shape.d[1], 0}};
         double dist, size;
-        shape_log_distance(f, &e[i].shape, &q, &dist, &size);
+        shape_log_distance(f, &e[i].shape, &e[i].shape, &dist, &size);
         strbuf l = {0};
         sb_printf(&l, "k%d %s, tuned at %s on ", x.kernel[i], label, st);
         sb_append(&l, info && info->device ? info->device : "?");
         sb_printf(&l, ": %.5g ms%s", e[i].median_ms, e[i].deterministic ? ", deterministic" : "");
-        sb_printf(&tables, "    {%d, %s, %lldull, %d, %s, %s, %lldull,\n     %.17g, %.17g, %.17g, %.17g,\n     ",
+        sb_printf(&tables, "    {%d, %s, %lldull, %d, %s, %s, %lldull,\n     %.17g, %.17g, %.17g, %.17g, %.17g,\n     ",
                   x.kernel[i], map_kinds[v->p[WP_MAP]], (long long)rows_tile_rows(v),
                   v->p[WP_MAP] == MAP_SPLIT ? (int)v->p[WP_SPLITS] : 1,
                   v->p[WP_COMBINE] == COMBINE_ATOMIC ? "combine_atomic" : "combine_last_block",
                   grid_kinds[g.kind < 4 ? g.kind : 0], (long long)g.value, log((double)e[i].shape.d[0]),
-                  log((double)e[i].shape.d[1]), size, e[i].median_ms);
+                  log((double)e[i].shape.d[1]), log((double)e[i].shape.d[2]), size, e[i].median_ms);
         export_c_string(&tables, l.s ? l.s : "");
         sb_append(&tables, "},\n");
         sb_free(&l);
