@@ -52,7 +52,7 @@ static inline size_t align_up(size_t x, size_t a) { return (x + a - 1) / a * a; 
 // smallest |ln rows - ln R| + |ln cols - ln C| + |ln row_stride - ln S| over
 // the tuned shapes R x C with S; as near up to rounding: the larger R C S;
 // as large: the faster.  What `kforge best --kernel reduce_rows --rows R
-// --cols C --row-stride S` answers (without --row-stride, S is C).
+// --cols C --row_stride S` answers (without --row_stride, S is C).
 static inline int pick(unsigned long long rows, unsigned long long cols, unsigned long long stride)
 {
     const double lr = std::log((double)rows), lc = std::log((double)cols), ls = std::log((double)stride);

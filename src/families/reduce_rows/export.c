@@ -108,8 +108,8 @@ char *rows_export_source(const kf_export_entry *e, int n, const kf_export_info *
     sb_append(&b, "// Dispatch: a call goes to the variant tuned for the nearest shape, the smallest\n"
                   "// |ln rows - ln R| + |ln cols - ln C| + |ln row_stride - ln S| over the tuned R x C with\n"
                   "// row stride S (as near up to rounding: the larger R C S; as large: the faster), as\n"
-                  "// `kforge best --kernel reduce_rows --rows R --cols C --row-stride S` answers (without\n"
-                  "// --row-stride, S is C: for rows stored densely, cols counts twice).  Tuned:\n");
+                  "// `kforge best --kernel reduce_rows --rows R --cols C --row_stride S` answers (without\n"
+                  "// --row_stride, S is C: for rows stored densely, cols counts twice).  Tuned:\n");
     for (int i = 0; i < n; i++) {
         char label[256], st[128];
         f->label(&e[i].v, label, sizeof label);
