@@ -10,11 +10,13 @@
  *
  *   nvcc -std=c++17 -arch=sm_90 -cudart none -DKFORGE_HEADER='"h.cuh"' -DKFORGE_FN=... \
  *       -DKFORGE_T=float tests/export_rows_harness.cu tests/export_stub.cpp -o harness
- *   harness [-b BYTES] [-m] ROWSxCOLS[/STRIDE]...
+ *   harness [-b BYTES | -f] [-m] ROWSxCOLS[/STRIDE]...
  *
- * Prints "workspace BYTES for ROWS" (the bytes asked for the most rows on the
- * command line, or -b's), "init RC" and the init's launch, then per shape
- * "call ROWS COLS STRIDE variant LABEL", its launches and "rc RC".
+ * Prints "workspace BYTES for ROWS" (the bytes _workspace asks for the most
+ * rows on the command line; -f: the most _workspace_for asks for a shape;
+ * -b: BYTES), "init RC" and the init's launch, then per shape "call ROWS
+ * COLS STRIDE variant LABEL", "need BYTES" (_workspace_for), its launches
+ * and "rc RC".
  */
 #include KFORGE_HEADER
 
@@ -46,7 +48,7 @@ int main(int argc, char **argv)
 {
     const unsigned long long base = 0x100000000000ull;
     size_t bytes = 0;
-    bool given = false, misaligned = false;
+    bool given = false, misaligned = false, each = false;
     shape sh[256];
     int n = 0;
     unsigned long long most = 0;
@@ -54,6 +56,8 @@ int main(int argc, char **argv)
         if (!strcmp(argv[i], "-b") && i + 1 < argc) {
             bytes = strtoull(argv[++i], NULL, 10);
             given = true;
+        } else if (!strcmp(argv[i], "-f")) {
+            each = true;
         } else if (!strcmp(argv[i], "-m")) {
             misaligned = true;
         } else if (n < 256 && parse(argv[i], &sh[n])) {
@@ -66,8 +70,12 @@ int main(int argc, char **argv)
     }
     KFORGE_T *in = (KFORGE_T *)(base + 0x1000 + (misaligned ? sizeof(KFORGE_T) : 0)), *out = (KFORGE_T *)(base + 0x2000);
     void *ws = (void *)(base + 0x10000 + 40);
-    if (!given)
+    if (!given && !each)
         bytes = KF_CAT(KFORGE_FN, _workspace)(most);
+    for (int i = 0; i < n && each; i++) {
+        size_t b = KF_CAT(KFORGE_FN, _workspace_for)(sh[i].rows, sh[i].cols, sh[i].stride);
+        bytes = b > bytes ? b : bytes;
+    }
     printf("workspace %zu for %llu\n", bytes, most);
     fflush(stdout);
     int rc = (int)KF_CAT(KFORGE_FN, _workspace_init)(bytes ? ws : NULL, bytes, 0);
@@ -75,6 +83,7 @@ int main(int argc, char **argv)
     for (int i = 0; i < n; i++) {
         printf("call %llu %llu %llu variant %s\n", sh[i].rows, sh[i].cols, sh[i].stride,
                KF_CAT(KFORGE_FN, _variant)(sh[i].rows, sh[i].cols, sh[i].stride));
+        printf("need %zu\n", KF_CAT(KFORGE_FN, _workspace_for)(sh[i].rows, sh[i].cols, sh[i].stride));
         fflush(stdout);
         rc = (int)KFORGE_FN(in, sh[i].rows, sh[i].cols, sh[i].stride, out, bytes ? ws : NULL, bytes, 0);
         printf("rc %d\n", rc);

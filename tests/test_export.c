@@ -586,7 +586,7 @@ static unsigned long long off_of(const char *s) { return strcmp(s, "-") == 0 ? 0
  * kforge's nearest entry and its plan on a GPU of sms multiprocessors and
  * occupancy occ. */
 static void rows_check_plan(const char *dir, const char *harness, const kf_export_entry *e, int sms, int occ,
-                            size_t es, bool misaligned)
+                            size_t es, bool misaligned, bool each)
 {
     static const char *const shapes[] = {
         "1x1", "3x100", "2x3", "1x1000000", "64x1048576", "65x1048576/1048577", "16x2097152", "4x4194304",
@@ -597,8 +597,8 @@ static void rows_check_plan(const char *dir, const char *harness, const kf_expor
     const int nshapes = (int)(sizeof shapes / sizeof shapes[0]);
     char cmd[4096], outp[1100];
     snprintf(outp, sizeof outp, "%s/rplan.txt", dir);
-    int k = snprintf(cmd, sizeof cmd, "KFORGE_STUB_SMS=%d KFORGE_STUB_OCC=%d '%s'%s", sms, occ, harness,
-                     misaligned ? " -m" : "");
+    int k = snprintf(cmd, sizeof cmd, "KFORGE_STUB_SMS=%d KFORGE_STUB_OCC=%d '%s'%s%s", sms, occ, harness,
+                     misaligned ? " -m" : "", each ? " -f" : "");
     for (int i = 0; i < nshapes; i++)
         k += snprintf(cmd + k, sizeof cmd - (size_t)k, " %s", shapes[i]);
     snprintf(cmd + k, sizeof cmd - (size_t)k, " > '%s'", outp);
@@ -619,7 +619,7 @@ static void rows_check_plan(const char *dir, const char *harness, const kf_expor
                              o2, &fnz) == 6, "%s", line);
         fo = off_of(o1);
         fz = off_of(o2);
-        ck_assert(fz == (ws + 255) / 256 * 256 && fnz >= most);
+        ck_assert(fz == (ws + 255) / 256 * 256 && (each || fnz >= most));
         ck_assert(fz + 4 * fnz <= ws + bytes && (fn == 0 || fo + es * fn <= ws + bytes));
         ck_assert_ptr_nonnull(fgets(line, sizeof line, fp));
     }
@@ -641,6 +641,14 @@ static void rows_check_plan(const char *dir, const char *harness, const kf_expor
         fam->label(&e[j].v, lb, sizeof lb);
         snprintf(want, sizeof want, " %s, tuned at %s on Test GPU", lb, st);
         ck_assert_msg(strstr(label, want) != NULL, "%s: variant %s, kforge best's is %s", shapes[i], label, want);
+        /* _workspace_for: 0 unless the variant splits rows; no more than
+         * _workspace of the most rows */
+        unsigned long long need;
+        ck_assert_ptr_nonnull(fgets(line, sizeof line, fp));
+        ck_assert_msg(sscanf(line, "need %llu", &need) == 1, "%s", line);
+        bool splits_rows = e[j].v.p[WP_MAP] == MAP_SPLIT && e[j].v.p[WP_SPLITS] > 1;
+        ck_assert_msg((need > 0) == (splits_rows && rows > 0 && cols > 0) && need <= bytes, "%s: need %llu of %llu",
+                      shapes[i], need, bytes);
         ck_assert_ptr_nonnull(fgets(line, sizeof line, fp));
         if (rows == 0) {
             ck_assert_str_eq(line, "rc 0\n");
@@ -750,9 +758,10 @@ START_TEST(rows_host_api_follows_the_plan)
         kf_export_entry e[NR];
         rows_entries(ts[t], ops[t], e);
         char *harness = rows_harness(dir, e, NR, ts[t], ops[t]);
-        rows_check_plan(dir, harness, e, 132, 2, kf_dtype_size(ts[t]), false);
-        rows_check_plan(dir, harness, e, 7, 1, kf_dtype_size(ts[t]), true);
-        rows_check_plan(dir, harness, e, 144, 3, kf_dtype_size(ts[t]), false);
+        rows_check_plan(dir, harness, e, 132, 2, kf_dtype_size(ts[t]), false, false);
+        rows_check_plan(dir, harness, e, 7, 1, kf_dtype_size(ts[t]), true, false);
+        rows_check_plan(dir, harness, e, 144, 3, kf_dtype_size(ts[t]), false, false);
+        rows_check_plan(dir, harness, e, 132, 2, kf_dtype_size(ts[t]), true, true);
         free(harness);
         rmrf(dir);
         free(dir);

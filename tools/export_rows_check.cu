@@ -23,7 +23,8 @@
  * few very long rows (the split variants), zero rows and zero columns, each
  * input at most 2^26 elements.  Each shape is run twice, the output
  * poisoned before each (the second run shows the workspace was left
- * ready); one workspace, prepared once, serves every shape in turn.  Also:
+ * ready); one workspace, prepared once, serves every shape in turn (its
+ * size the largest _workspace_for of the shapes).  Also:
  * rows == 0 writes nothing, cols == 0 gives the identity, a null output, a
  * null input, a pointer not aligned to the element and, where the variant
  * chosen needs one, a missing workspace are refused.
@@ -54,6 +55,7 @@
 
 #define API KFORGE_FN
 #define API_WORKSPACE KF_CAT(KFORGE_FN, _workspace)
+#define API_WORKSPACE_FOR KF_CAT(KFORGE_FN, _workspace_for)
 #define API_INIT KF_CAT(KFORGE_FN, _workspace_init)
 #define API_VARIANT KF_CAT(KFORGE_FN, _variant)
 
@@ -137,13 +139,17 @@ int main(int argc, char **argv)
     CK(cudaMalloc(&d_in, nmax * sizeof(T)));
     CK(cudaMalloc(&d_out, (rmax + 1) * sizeof(T)));
     CK(cudaMemcpy(d_in, host.data(), nmax * sizeof(T), cudaMemcpyHostToDevice));
-    size_t ws_bytes = API_WORKSPACE(rmax);
+    // the workspace for every shape here: the largest any of them asks for
+    size_t ws_bytes = 0;
+    for (const shape &sh : checks) ws_bytes = std::max(ws_bytes, API_WORKSPACE_FOR(sh.rows, sh.cols, sh.stride));
+    for (const shape &sh : times) ws_bytes = std::max(ws_bytes, API_WORKSPACE_FOR(sh.rows, sh.cols, sh.stride));
     void *ws = nullptr;
     if (ws_bytes) CK(cudaMalloc(&ws, ws_bytes));
     cudaStream_t s;
     CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     CK(API_INIT(ws, ws_bytes, s));
-    fprintf(stderr, "export_rows_check: workspace %zu bytes for %zu rows\n", ws_bytes, rmax);
+    fprintf(stderr, "export_rows_check: workspace %zu bytes for these shapes (%zu for any %zu rows)\n", ws_bytes,
+            API_WORKSPACE(rmax), rmax);
 
     int wrong = 0;
     // refusals

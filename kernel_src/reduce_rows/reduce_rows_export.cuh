@@ -239,7 +239,10 @@ static inline cudaError_t fill(T *out, unsigned long long n, unsigned *zero, uns
 // Bytes of workspace that serve every call with up to rows rows (any cols,
 // any row_stride) on the current device; 0 if no variant here needs one.
 // Depends on the device only through capped grids of split variants (the
-// blocks of a kernel that fit on it).
+// blocks of a kernel that fit on it).  It is the most any split variant here
+// needs at that many rows: rows x (splits + 1) elements for one that splits
+// rows over a block per part (grid auto) and combines in the last block.
+// @P@_workspace_for gives what the calls of given shapes need.
 static inline size_t @P@_workspace(size_t rows)
 {
     using namespace @P@_detail;
@@ -247,6 +250,21 @@ static inline size_t @P@_workspace(size_t rows)
     if (cudaGetDevice(&dev) != cudaSuccess)
         dev = -1;
     return layout_bytes(rows < max_elems ? rows : max_elems, dev);
+}
+
+// Bytes of workspace that serve a call of rows x cols with row_stride (0:
+// cols) on the current device: 0 if the variant it goes to needs none, else
+// @P@_workspace(rows).  The largest of these over several shapes serves
+// every one of them: calls that go to variants without a workspace (many
+// short rows, as a rule) ask for nothing.
+static inline size_t @P@_workspace_for(size_t rows, size_t cols, size_t row_stride)
+{
+    using namespace @P@_detail;
+    if (rows == 0 || cols == 0)
+        return 0;
+    if (!uses_workspace(variants[pick(rows, cols, row_stride ? row_stride : cols)]))
+        return 0;
+    return @P@_workspace(rows);
 }
 
 // Prepares a workspace: the tickets 0, the atomic partials the identity.

@@ -80,6 +80,9 @@ char *rows_export_source(const kf_export_entry *e, int n, const kf_export_info *
                   "//   size_t %s_workspace(size_t rows);\n"
                   "//       workspace bytes for calls with up to rows rows (any cols and row_stride) on the\n"
                   "//       current device; %s\n"
+                  "//   size_t %s_workspace_for(size_t rows, size_t cols, size_t row_stride);\n"
+                  "//       workspace bytes for a call of that shape (0 if its variant needs none); the\n"
+                  "//       largest over several shapes serves them all\n"
                   "//   cudaError_t %s_workspace_init(void *workspace, size_t workspace_bytes,\n"
                   "//                                 cudaStream_t stream);\n"
                   "//       once per workspace, before its first use: split variants keep per-row tickets\n"
@@ -87,7 +90,7 @@ char *rows_export_source(const kf_export_entry *e, int n, const kf_export_info *
                   "//   const char *%s_variant(size_t rows, size_t cols, size_t row_stride);\n"
                   "//       the variant used for rows x cols with row_stride, and where it was tuned\n//\n",
               P, T, T, opname, P, any_ws ? "split variants here need one" : "0 here: no variant here needs one", P,
-              P);
+              P, P);
     sb_printf(&b, "// Use:\n//\n"
                   "//   #include \"%s.cuh\"\n"
                   "//   size_t bytes = %s_workspace(rows_max);\n"
