@@ -227,6 +227,8 @@ static inline cudaError_t fill(T *out, unsigned long long n, unsigned *zero, uns
                                cudaStream_t stream)
 {
     unsigned long long most = n > nzero ? n : nzero;
+    if (most == 0)
+        return cudaSuccess;
     unsigned long long blocks = ceil_div(most, 256);
     if (blocks > 4096)
         blocks = 4096;
