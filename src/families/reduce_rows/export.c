@@ -84,7 +84,7 @@ char *rows_export_source(const kf_export_entry *e, int n, const kf_export_info *
                   "//       workspace bytes for a call of that shape (0 if its variant needs none); the\n"
                   "//       largest over several shapes serves them all\n"
                   "//   cudaError_t %s_workspace_init(void *workspace, size_t workspace_bytes,\n"
-                  "//                                 cudaStream_t stream);\n"
+                  "//       cudaStream_t stream);\n"
                   "//       once per workspace, before its first use: split variants keep per-row tickets\n"
                   "//       (and, atomic ones, partials) there, which every call leaves as it found them\n"
                   "//   const char *%s_variant(size_t rows, size_t cols, size_t row_stride);\n"
