@@ -186,9 +186,10 @@ int cmd_export(int argc, char **argv)
         tunedb_stem(gpu, stem, sizeof stem);
         if (nmatch > 0)
             fprintf(stderr, "kforge export: none of the %d %s %s %s entr%s for %s in %s is deterministic; tune a space "
-                            "with deterministic variants (passes last_block or multi_kernel), or leave out "
-                            "--deterministic\n",
-                    nmatch, fam->name, kf_dtype_names[dtype], kf_op_names[op], nmatch == 1 ? "y" : "ies", gpu, dir);
+                            "with deterministic variants (%s), or leave out --deterministic\n",
+                    nmatch, fam->name, kf_dtype_names[dtype], kf_op_names[op], nmatch == 1 ? "y" : "ies", gpu, dir,
+                    strcmp(fam->name, "reduce_rows") == 0 ? "any map but split with split_combine atomic"
+                                                          : "passes last_block or multi_kernel");
         else
             fprintf(stderr, "kforge export: nothing tuned for %s %s %s on %s in %s (%s/%s.json); run kforge tune "
                             "with --set dtype=%s --set op=%s\n",
