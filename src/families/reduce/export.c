@@ -18,14 +18,12 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "codegen.h"
 #include "export_common.h"
 #include "plan.h"
 #include "reduce.h"
 #include "util.h"
-#include "verify.h"
 
 /* The smallest m with m * m >= a * b: from there n is nearer b than a on a
  * log scale (n * n == a * b is a tie, which goes to the larger, b). */

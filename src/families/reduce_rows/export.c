@@ -15,8 +15,6 @@
  */
 #include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "codegen.h"
 #include "export_common.h"
