@@ -6,7 +6,13 @@
  *   launch <kernel> grid <g> block <b> in <p> n <n> out <p> scratch <p> ticket <p>
  *
  * with the pointers as offsets from the fake base addresses that
- * export_harness.cu passes.  The device has KFORGE_STUB_SMS multiprocessors
+ * export_harness.cu passes; a row-wise kernel (its name holds "reduce_rows";
+ * tests/export_rows_harness.cu) as
+ *
+ *   launch <kernel> grid <g> block <b> in <p> rows <r> cols <c> stride <s> out <p> partial <p> tickets <p> splits <k>
+ *   launch fill grid <g> block <b> out <p> n <n> zero <p> nzero <n>
+ *
+ * (a null pointer as "-").  The device has KFORGE_STUB_SMS multiprocessors
  * and KFORGE_STUB_OCC resident blocks per multiprocessor for every kernel
  * (the environment; defaults 132 and 2).  The declarations are C-linkage
  * stand-ins for those in cuda_runtime_api.h and crt/host_runtime.h: only
@@ -34,6 +40,33 @@ const char *name_of(const void *f)
         if (names_host[i] == (const char *)f)
             return names_dev[i];
     return "?";
+}
+
+const unsigned long long base = 0x100000000000ull;
+
+// A pointer argument as its offset from base, or "-" if null.
+const char *offset(void *arg, char *buf)
+{
+    unsigned long long p = *(unsigned long long *)arg;
+    if (!p)
+        return "-";
+    snprintf(buf, 32, "%llx", p - base);
+    return buf;
+}
+
+int rows_launch(const char *name, dim3s g, dim3s b, void **args)
+{
+    char o[4][32];
+    if (strstr(name, "_fill")) {
+        printf("launch fill grid %u block %u out %s n %llu zero %s nzero %llu\n", g.x, b.x, offset(args[0], o[0]),
+               *(unsigned long long *)args[1], offset(args[2], o[1]), *(unsigned long long *)args[3]);
+        return 0;
+    }
+    printf("launch %s grid %u block %u in %s rows %lld cols %lld stride %lld out %s partial %s tickets %s splits %d\n",
+           name, g.x, b.x, offset(args[0], o[0]), *(long long *)args[1], *(long long *)args[2],
+           *(long long *)args[3], offset(args[4], o[1]), offset(args[5], o[2]), offset(args[6], o[3]),
+           *(int *)args[7]);
+    return 0;
 }
 } // namespace
 
@@ -63,7 +96,8 @@ int cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *n, const void *, int, siz
 }
 int cudaLaunchKernel(const void *f, dim3s g, dim3s b, void **args, size_t, void *)
 {
-    unsigned long long base = 0x100000000000ull;
+    if (strstr(name_of(f), "reduce_rows"))
+        return rows_launch(name_of(f), g, b, args);
     if (strstr(name_of(f), "_init")) {
         printf("launch init ticket %llx slot %llx out %llx\n", *(unsigned long long *)args[0],
                *(unsigned long long *)args[1], *(unsigned long long *)args[2]);

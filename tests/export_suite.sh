@@ -18,7 +18,13 @@
 #      an export, an unwritable output);
 #   4. kforge gen of several variants compiles as one file (nvcc, NVRTC),
 #      --only for gen and run;
-#   5. kforge best --list and --delete.
+#   5. kforge best --list and --delete;
+#   6. the row-wise family: fake-GPU tunes at three shapes, kforge export
+#      --kernel reduce_rows; tools/export_rows_example.cu and
+#      tools/export_rows_check.cu compile against the header with nvcc, two
+#      translation units link, NVRTC compiles it; --deterministic; the
+#      variant its dispatch chooses (run through tests/export_stub.cpp) is
+#      the one kforge best gives, shape by shape.
 set -u
 KFORGE=${KFORGE:-build/kforge}
 case $KFORGE in /*) ;; *) KFORGE=$(pwd)/$KFORGE ;; esac
@@ -207,8 +213,8 @@ else
 fi
 if "$KFORGE" axes 2> /dev/null | grep -q '^reduce_rows'; then
   "$KFORGE" export --kernel reduce_rows --dtype float32 --op sum > /dev/null 2> e5.txt; rc=$?
-  if [ $rc -eq 2 ] && grep -q 'no export yet\|nothing tuned for reduce_rows' e5.txt; then
-    ok "export --kernel reduce_rows: exit 2, says why ($(head -c 100 e5.txt))"
+  if [ $rc -eq 2 ] && grep -q 'nothing tuned for reduce_rows float32 sum' e5.txt; then
+    ok "export --kernel reduce_rows with nothing tuned for it: exit 2, says why"
   else
     bad "export --kernel reduce_rows: exit $rc: $(cat e5.txt)"
   fi
@@ -297,6 +303,133 @@ if [ $rc -eq 2 ] && grep -q 'nothing to delete' ed2.txt && [ $rc3 -eq 2 ] && gre
 else
   bad "best --delete refusals: $rc $(cat ed2.txt) / $rc3 $(cat ed3.txt)"
 fi
+
+# 6. the row-wise family
+rows_space() { # $1 rows, $2 cols: a thread, group, block or split per row by the shape
+  cat <<EOF
+{"kernel": "reduce_rows",
+ "defaults": {"dtype": "float32", "op": "sum", "vector_width": 4, "load": "ldg_prefetch", "rows": $1, "cols": $2},
+ "bench": {"warmup": 1, "min_reps": 3, "max_time_s": 0.001},
+ "variants": [
+  {"map": "thread", "block_size": [128, 256], "constraints": ["cols <= 16"]},
+  {"map": "group", "group": [4, 8], "block_size": 256, "grid": ["auto", {"waves": 2}],
+   "constraints": ["cols <= 64", "rows > 64"]},
+  {"map": "block", "block_size": [256, 512], "grid": ["auto", {"waves": 4}], "constraints": ["cols >= 512", "rows > 64"]},
+  {"map": "split", "block_size": 256, "splits": [4, 16], "split_combine": "atomic", "grid": ["auto", {"waves": 1}],
+   "constraints": ["rows <= 64"]},
+  {"map": "split", "block_size": 512, "splits": 8, "split_combine": "last_block", "grid": {"waves": 1},
+   "constraints": ["rows <= 64"]}
+ ]}
+EOF
+}
+tuned=0
+for sh in 1024x4096 65536x8 16x65536; do
+  rows_space "${sh%x*}" "${sh#*x}" > "rows-$sh.json"
+  "$KFORGE" tune "rows-$sh.json" --results tune-rows.jsonl --quiet > /dev/null 2> "et-rows-$sh.txt" && tuned=$((tuned+1))
+done
+"$KFORGE" best --list --kernel reduce_rows > rlist.txt 2>&1
+if [ $tuned -eq 3 ] && [ "$(grep -c 'reduce_rows float32 sum' rlist.txt)" -eq 4 ] && grep -q ' no  split[0-9]*/atomic' rlist.txt &&
+   grep -q ' yes split8/last_block' rlist.txt; then
+  ok "fake-GPU tunes of reduce_rows at 3 shapes: 4 entries (at 16 x 65536 the fastest, atomic, and the fastest deterministic)"
+else
+  bad "reduce_rows tunes: $tuned of 3 ran: $(cat et-rows-*.txt rlist.txt)"
+fi
+RH=kforge_reduce_rows_float32_sum.cuh
+"$KFORGE" export --kernel reduce_rows --dtype float32 --op sum -o $RH > rex.out 2> rex.txt
+rc=$?
+if [ $rc -eq 0 ] && [ ! -s rex.out ] && grep -q '^static inline size_t kforge_reduce_rows_float32_sum_workspace(size_t rows)' $RH &&
+   grep -q '^kforge_reduce_rows_float32_sum(const float \*in, size_t rows, size_t cols, size_t row_stride, float \*out, void \*workspace, size_t workspace_bytes,' $RH &&
+   grep -q 'Tuned on fake-gpu' $RH && grep -q 'works, untuned' $RH && grep -q '3 shapes tuned on fake-gpu' rex.txt &&
+   grep -q 'NOT every variant is deterministic' rex.txt && [ "$(grep -c '^  rows=' rex.txt)" -eq 3 ] &&
+   grep -q 'combine_atomic, grid' $RH && grep -q 'any_workspace = true, any_atomic = true' $RH; then
+  ok "kforge export --kernel reduce_rows: a header for 3 shapes, the atomic split among them"
+else
+  bad "kforge export --kernel reduce_rows: exit $rc: $(cat rex.txt)"
+fi
+"$KFORGE" export --kernel reduce_rows --dtype float32 --op sum --deterministic -o rdet.cuh 2> rexd.txt
+rc=$?
+if [ $rc -eq 0 ] && grep -q 'ROWS_FLOAT32_SUM_DETERMINISTIC 1' rdet.cuh && ! grep -q 'combine_atomic, grid' rdet.cuh &&
+   grep -q 'map_split, 0ull, 8, combine_last_block' rdet.cuh && grep -q 'every variant is deterministic' rexd.txt &&
+   ! grep -q 'not deterministic' rexd.txt; then
+  ok "export --kernel reduce_rows --deterministic: the last-block split, no atomic one"
+else
+  bad "export --kernel reduce_rows --deterministic: exit $rc: $(cat rexd.txt)"
+fi
+rnames=$(grep -o '^// kernel k[0-9]*' $RH | sed 's|// kernel |kforge_reduce_rows_float32_sum_|')
+# shellcheck disable=SC2086
+if ./nvrtc_compile $RH sm_90 $rnames kforge_reduce_rows_float32_sum_fill > rnvrtc.txt 2>&1 &&
+   ./nvrtc_compile rdet.cuh sm_90 kforge_reduce_rows_float32_sum_k0 >> rnvrtc.txt 2>&1; then
+  ok "the row-wise headers compile with NVRTC for sm_90 ($(echo $rnames | wc -w) kernels and the fill kernel by name)"
+else
+  bad "NVRTC, row-wise: $(head -c 2000 rnvrtc.txt)"
+fi
+if have_nvcc; then
+  if "$NVCC" -std=c++17 -O3 -arch=sm_90 -Xcompiler -Wall,-Wextra -I . "$ROOT/tools/export_rows_example.cu" \
+       -o rows_example > rnv1.txt 2>&1 && [ ! -s rnv1.txt ]; then
+    ok "tools/export_rows_example.cu compiles against the row-wise header with nvcc for sm_90, no warnings"
+  else
+    bad "export_rows_example.cu: $(head -c 2000 rnv1.txt)"
+  fi
+  if "$NVCC" -std=c++17 -O3 -arch=sm_90 -Xcompiler -Wall,-Wextra -I . "$ROOT/tools/export_rows_check.cu" \
+       -o export_rows_check > rnv2.txt 2>&1 && [ ! -s rnv2.txt ]; then
+    ok "tools/export_rows_check.cu (the GPU check) compiles against the row-wise header, no warnings"
+  else
+    bad "export_rows_check.cu: $(head -c 2000 rnv2.txt)"
+  fi
+  cat > rsecond.cu <<'EOF'
+#include "kforge_reduce_rows_float32_sum.cuh"
+#include "kforge_reduce_float32_sum.cuh"
+cudaError_t second_rows(const float *in, size_t rows, size_t cols, float *out, void *ws, size_t bytes)
+{
+    return kforge_reduce_rows_float32_sum(in, rows, cols, 0, out, ws, bytes, 0);
+}
+EOF
+  if "$NVCC" -std=c++17 -arch=sm_90 -I . -c rsecond.cu -o rsecond.o > rnv3.txt 2>&1 &&
+     "$NVCC" -std=c++17 -arch=sm_90 -I . -c "$ROOT/tools/export_rows_example.cu" -o rfirst.o >> rnv3.txt 2>&1 &&
+     "$NVCC" -arch=sm_90 rfirst.o rsecond.o -o rtwo >> rnv3.txt 2>&1; then
+    ok "two translation units that include the row-wise header (one with the reduce header too) link"
+  else
+    bad "row-wise, two translation units: $(head -c 2000 rnv3.txt)"
+  fi
+  # the dispatch against kforge best, shape by shape, dense and strided
+  shapes="1x1 3x100 100x100 16x65536 17x65535 64x16384 40x40000 300x300 1024x4096 2000x2000/2100 5000x64 65536x8
+          100000x2 1000000x1 8x1000000 256x65536/70000 70000x7/9 4096x512"
+  for h in $RH rdet.cuh; do
+    "$NVCC" -std=c++17 -arch=sm_90 -cudart none -I . -DKFORGE_HEADER="\"$h\"" -DKFORGE_FN=kforge_reduce_rows_float32_sum \
+      -DKFORGE_T=float "$ROOT/tests/export_rows_harness.cu" "$ROOT/tests/export_stub.cpp" -o "harness-$h" \
+      >> rnv4.txt 2>&1
+  done
+  if [ -x "harness-$RH" ] && [ -x harness-rdet.cuh ]; then
+    mism=0; n=0
+    for det in "" --deterministic; do
+      h=$RH; [ -n "$det" ] && h=rdet.cuh
+      # shellcheck disable=SC2086
+      "./harness-$h" $shapes > "dispatch$det.txt"
+      for sh in $shapes; do
+        r=${sh%%x*}; rest=${sh#*x}; c=${rest%/*}; s=0; opt=
+        if [ "$rest" != "$c" ]; then s=${rest#*/}; opt="--row_stride $s"; fi
+        # shellcheck disable=SC2086
+        want=$("$KFORGE" best --kernel reduce_rows --rows "$r" --cols "$c" $opt $det 2> /dev/null |
+               sed -n 's/.*variant for float32 sum at \(.*\) on fake-gpu.*/\1/p')
+        got=$(grep "^call $r $c $s variant" "dispatch$det.txt" | head -1 | sed -n 's/.*tuned at \(.*\) on fake-gpu.*/\1/p')
+        n=$((n+1))
+        if [ -z "$want" ] || [ "$want" != "$got" ]; then
+          mism=$((mism+1)); echo "  $sh$det: kforge best: '$want', the header: '$got'"
+        fi
+      done
+    done
+    if [ $mism -eq 0 ] && ! grep -q '^rc [^0]' dispatch.txt dispatch--deterministic.txt; then
+      ok "the header's dispatch chooses what kforge best gives at all $n shapes (dense, strided, --deterministic)"
+    else
+      bad "dispatch: $mism of $n shapes differ from kforge best"
+    fi
+  else
+    bad "the row-wise dispatch harness: $(head -c 2000 rnv4.txt)"
+  fi
+else
+  skip "nvcc not found at $NVCC: the row-wise header and its programs are not compiled with it"
+fi
+
 
 if [ $fail -gt 0 ] || [ $own_out = 0 ]; then
   keep_out=1

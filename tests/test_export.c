@@ -4,13 +4,17 @@
  * family's export: the header it writes (dispatch boundaries, refusals),
  * NVRTC compiles its kernels, and its host API, run against a stand-in for
  * the CUDA runtime (tests/export_stub.cpp, no GPU), launches exactly what
- * kforge's launch plan (plan.c) launches.  Needs NVRTC; the host API test
- * needs nvcc too (skipped, and said so, without it).
+ * kforge's launch plan (plan.c) launches; the same for the row-wise family
+ * (tests/export_rows_harness.cu: the variant the dispatch chooses for each
+ * shape is the nearest as kforge best decides it, the launch is rows.c's
+ * plan, the workspace's parts never overlap across calls).  Needs NVRTC; the
+ * host API tests need nvcc too (skipped, and said so, without it).
  *
  *   make build/tests/test_export && build/tests/test_export
  *   (run from the repository root, or set KFORGE_SRCDIR to it)
  */
 #include <check.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +26,7 @@
 #include "family.h"
 #include "plan.h"
 #include "reduce.h"
+#include "rows.h"
 #include "rtc.h"
 #include "space.h"
 #include "util.h"
@@ -389,6 +394,432 @@ START_TEST(host_api_follows_the_plan)
 }
 END_TEST
 
+
+// ---------------------------------------------------------------------------
+// export of the row-wise family
+
+static kf_variant rows_v(kf_dtype t, kf_op op, int map, int group, int bs, int ept, int rpg, kf_grid_kind gk,
+                         int64_t gv, int splits, int combine, int load)
+{
+    kf_variant v;
+    variant_defaults(&v, family_find("reduce_rows"));
+    v.p[WP_DTYPE] = t;
+    v.p[WP_OP] = op;
+    v.p[WP_MAP] = map;
+    v.p[WP_GROUP] = group;
+    v.p[WP_BLOCK_SIZE] = bs;
+    v.p[WP_EPT] = ept;
+    v.p[WP_RPG] = rpg;
+    v.p[WP_GRID] = kf_grid_encode((kf_grid){gk, gv});
+    v.p[WP_SPLITS] = splits;
+    v.p[WP_COMBINE] = combine;
+    v.p[WP_LOAD] = load;
+    char why[256];
+    ck_assert_msg(space_check_variant(&v, NULL, why, sizeof why) == 0, "%s", why);
+    return v;
+}
+
+/* Every map, every grid kind, both combines, a split of one part (no
+ * workspace), two entries of one kernel; ties in the dispatch (2^18 x 16
+ * is as near to 2^20 x 4 as to 2^16 x 64, of the same size: the faster;
+ * 16 x 2^21 as near to 64 x 2^20 as to 4 x 2^22: the larger). */
+#define NR 10
+static void rows_entries(kf_dtype t, kf_op op, kf_export_entry *e)
+{
+    const int A = COMBINE_ATOMIC, L = COMBINE_LAST_BLOCK, PF = LOAD_LDG_PREFETCH;
+    struct {
+        kf_variant v;
+        int64_t rows, cols;
+    } x[NR] = {
+        {rows_v(t, op, MAP_THREAD, 1, 128, 1, 2, KF_GRID_AUTO, 0, 1, L, LOAD_STREAM), 1 << 20, 4},
+        {rows_v(t, op, MAP_GROUP, 8, 256, 2, 1, KF_GRID_WAVES, 2, 1, L, PF), 1 << 16, 64},
+        {rows_v(t, op, MAP_BLOCK, 1, 512, 2, 2, KF_GRID_PER_SM, 3, 1, L, PF), 16384, 4096},
+        {rows_v(t, op, MAP_SPLIT, 1, 512, 4, 1, KF_GRID_WAVES, 1, 16, A, PF), 64, 1 << 20},
+        {rows_v(t, op, MAP_SPLIT, 1, 256, 2, 1, KF_GRID_AUTO, 0, 8, L, PF), 4, 1 << 22},
+        {rows_v(t, op, MAP_SPLIT, 1, 1024, 4, 1, KF_GRID_BLOCKS, 100, 1, L, PF), 1024, 65536},
+        {rows_v(t, op, MAP_GROUP, 32, 128, 1, 1, KF_GRID_BLOCKS, 7, 1, L, LOAD_PLAIN), 3, 100},
+        {rows_v(t, op, MAP_SPLIT, 1, 256, 4, 1, KF_GRID_WAVES, 2, 4, L, PF), 256, 1 << 16},
+        {rows_v(t, op, MAP_BLOCK, 1, 512, 2, 2, KF_GRID_AUTO, 0, 1, L, PF), 1 << 21, 32},  /* e2's kernel */
+        {rows_v(t, op, MAP_SPLIT, 1, 512, 2, 1, KF_GRID_AUTO, 0, 2, A, PF), 512, 1 << 14},
+    };
+    for (int i = 0; i < NR; i++) {
+        memset(&e[i], 0, sizeof e[i]);
+        e[i].v = x[i].v;
+        e[i].shape.d[0] = x[i].rows;
+        e[i].shape.d[1] = x[i].cols;
+        e[i].shape.d[2] = x[i].cols;
+        e[i].median_ms = 0.001 * (i + 1);
+        e[i].gbps = 100;
+        kf_plan_info p;
+        ck_assert_int_eq(family_of(&e[i].v)->plan(&e[i].v, &e[i].shape, 132, 2, &p), 0);
+        e[i].deterministic = p.deterministic;
+    }
+}
+
+static const kf_export_info rows_info = {.device = "Test GPU", .cc_major = 9, .sms = 132,
+                                         .command = "kforge export --kernel reduce_rows", .date = "2026-11-24"};
+
+START_TEST(rows_header_text_and_refusals)
+{
+    kf_export_entry e[NR];
+    rows_entries(KF_FLOAT32, KF_OP_SUM, e);
+    char *h = family_of(&e[0].v)->export_source(e, NR, &rows_info, err, sizeof err);
+    ck_assert_msg(h != NULL, "%s", err);
+    const char *want[] = {
+        "// kforge_reduce_rows_float32_sum.cuh -- float32 sum row-wise reduction, tuned by kforge.",
+        "Tuned on Test GPU (compute capability 9.0, 132 SMs).  It works, untuned,",
+        "on any NVIDIA GPU of compute capability 8.0 or newer",
+        "static inline size_t kforge_reduce_rows_float32_sum_workspace(size_t rows)",
+        "kforge_reduce_rows_float32_sum_workspace_init(void *workspace, size_t workspace_bytes, cudaStream_t stream)",
+        "kforge_reduce_rows_float32_sum(const float *in, size_t rows, size_t cols, size_t row_stride, float *out, "
+        "void *workspace, size_t workspace_bytes,\n    cudaStream_t stream)",
+        "static inline const char *kforge_reduce_rows_float32_sum_variant(size_t rows, size_t cols, size_t row_stride)",
+        "#define KFORGE_REDUCE_ROWS_FLOAT32_SUM_DETERMINISTIC 0",
+        "KFORGE_REDUCE_ROWS_FLOAT32_SUM_LINKAGE __global__ void kforge_reduce_rows_float32_sum_fill(",
+        "static const bool any_workspace = true, any_atomic = true;",
+        "k2 block/bs512/ept2/rpg2/v4/3xSM",
+        "#include <cmath>",
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+        ck_assert_msg(strstr(h, want[i]) != NULL, "expected in the header: %s", want[i]);
+    /* e8 shares e2's kernel: 9 kernels for 10 entries */
+    ck_assert_ptr_nonnull(strstr(h, "kforge_reduce_rows_float32_sum_k8_ns"));
+    ck_assert_ptr_null(strstr(h, "kforge_reduce_rows_float32_sum_k9_ns"));
+    ck_assert_ptr_null(strstr(h, "@P@"));
+    ck_assert_ptr_null(strstr(h, "@TABLES@"));
+    /* each kernel exactly as kforge run compiles it */
+    kf_variant v = e[3].v;
+    char *own = codegen_source(&v, err, sizeof err);
+    ck_assert_ptr_nonnull(strstr(h, own));
+    free(own);
+    free(h);
+
+    /* no split variant: no workspace; only deterministic ones: said so */
+    kf_export_entry f[3] = {e[0], e[1], e[2]};
+    h = family_of(&e[0].v)->export_source(f, 3, &rows_info, err, sizeof err);
+    ck_assert_msg(h != NULL, "%s", err);
+    ck_assert_ptr_nonnull(strstr(h, "static const bool any_workspace = false, any_atomic = false;"));
+    ck_assert_ptr_nonnull(strstr(h, "#define KFORGE_REDUCE_ROWS_FLOAT32_SUM_DETERMINISTIC 1"));
+    free(h);
+
+    /* one rows x cols with two strides: two shapes; one shape twice, a
+     * stride below cols, mixed ops: refused */
+    f[1].shape = f[0].shape;
+    f[1].shape.d[2] = f[0].shape.d[1] + 1;
+    h = family_of(&e[0].v)->export_source(f, 3, &rows_info, err, sizeof err);
+    ck_assert_msg(h != NULL, "%s", err);
+    free(h);
+    f[1].shape.d[2] = f[0].shape.d[1];
+    ck_assert_ptr_null(family_of(&e[0].v)->export_source(f, 3, &rows_info, err, sizeof err));
+    f[1].shape.d[2] = f[0].shape.d[1] - 1;
+    ck_assert_ptr_null(family_of(&e[0].v)->export_source(f, 3, &rows_info, err, sizeof err));
+    rows_entries(KF_FLOAT32, KF_OP_SUM, e);
+    e[4].v.p[WP_OP] = KF_OP_MAX;
+    ck_assert_ptr_null(family_of(&e[0].v)->export_source(e, NR, &rows_info, err, sizeof err));
+    ck_assert_ptr_null(family_of(&e[0].v)->export_source(e, 0, &rows_info, err, sizeof err));
+}
+END_TEST
+
+START_TEST(rows_header_compiles_with_nvrtc)
+{
+    static const kf_dtype ts[] = {KF_FLOAT32, KF_INT64, KF_FLOAT64, KF_UINT32};
+    static const kf_op ops[] = {KF_OP_SUM, KF_OP_MAX, KF_OP_PROD, KF_OP_XOR};
+    for (int i = 0; i < 4; i++) {
+        kf_export_entry e[NR];
+        rows_entries(ts[i], ops[i], e);
+        char *h = family_of(&e[0].v)->export_source(e, NR, &rows_info, err, sizeof err);
+        ck_assert_msg(h != NULL, "%s", err);
+        size_t len;
+        void *cubin = nvrtc(h, &len);
+        char name[96];
+        for (int k = 0; k < 9; k++) {
+            snprintf(name, sizeof name, "kforge_reduce_rows_%s_%s_k%d", kf_dtype_names[ts[i]], kf_op_names[ops[i]], k);
+            ck_assert_msg(has_name(cubin, len, name), "no kernel %s", name);
+        }
+        snprintf(name, sizeof name, "kforge_reduce_rows_%s_%s_fill", kf_dtype_names[ts[i]], kf_op_names[ops[i]]);
+        ck_assert_msg(has_name(cubin, len, name), "no kernel %s", name);
+        free(cubin);
+        free(h);
+    }
+}
+END_TEST
+
+/* The entry kforge best gives for rows x cols with stride (tunedb_lookup's
+ * rule, family.h: shape_nearer). */
+static int rows_nearest(const kf_export_entry *e, int ne, int64_t rows, int64_t cols, int64_t stride)
+{
+    const kf_family *f = family_of(&e[0].v);
+    kf_shape q = {{rows, cols, stride}};
+    int pick = -1;
+    double pd = INFINITY, ps = 0, pm = INFINITY;
+    for (int i = 0; i < ne; i++) {
+        double d, sz;
+        ck_assert(shape_log_distance(f, &e[i].shape, &q, &d, &sz));
+        if (shape_nearer(d, sz, e[i].median_ms, pd, ps, pm)) {
+            pick = i;
+            pd = d;
+            ps = sz;
+            pm = e[i].median_ms;
+        }
+    }
+    return pick;
+}
+
+typedef struct {
+    unsigned long long lo, hi;
+    char kind; /* 'T' tickets, 'A' atomic partials, 'L' last-block partials */
+} span;
+
+/* The workspace part [lo, hi) of kind meets none of another kind. */
+static void no_overlap(const span *s, int n)
+{
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++)
+            if (s[i].kind != s[j].kind)
+                ck_assert_msg(s[i].hi <= s[j].lo || s[j].hi <= s[i].lo, "%c [%llx, %llx) meets %c [%llx, %llx)",
+                              s[i].kind, s[i].lo, s[i].hi, s[j].kind, s[j].lo, s[j].hi);
+}
+
+static unsigned long long off_of(const char *s) { return strcmp(s, "-") == 0 ? 0 : strtoull(s, NULL, 16); }
+
+/* Runs the harness on every shape and checks what it launched against
+ * kforge's nearest entry and its plan on a GPU of sms multiprocessors and
+ * occupancy occ. */
+static void rows_check_plan(const char *dir, const char *harness, const kf_export_entry *e, int sms, int occ,
+                            size_t es, bool misaligned, bool each)
+{
+    static const char *const shapes[] = {
+        "1x1", "3x100", "2x3", "1x1000000", "64x1048576", "65x1048576/1048577", "16x2097152", "4x4194304",
+        "8x8388608", "1024x65536", "1000x65536/65600", "16384x4096", "16385x4095/4099", "65536x64", "70000x63",
+        "262144x16", "1048576x4", "1048577x5/7", "16777217x1", "4294967297x1", "2097152x32", "2097152x33/40",
+        "256x65536", "300x60000", "512x16384", "100x16384/16385", "0x5", "5x0", "3x7/2", "131072x2048",
+        "8589934592x32"};
+    const int nshapes = (int)(sizeof shapes / sizeof shapes[0]);
+    char cmd[4096], outp[1100];
+    snprintf(outp, sizeof outp, "%s/rplan.txt", dir);
+    int k = snprintf(cmd, sizeof cmd, "KFORGE_STUB_SMS=%d KFORGE_STUB_OCC=%d '%s'%s%s", sms, occ, harness,
+                     misaligned ? " -m" : "", each ? " -f" : "");
+    for (int i = 0; i < nshapes; i++)
+        k += snprintf(cmd + k, sizeof cmd - (size_t)k, " %s", shapes[i]);
+    snprintf(cmd + k, sizeof cmd - (size_t)k, " > '%s'", outp);
+    ck_assert_int_eq(system(cmd), 0);
+    FILE *fp = fopen(outp, "r");
+    ck_assert_ptr_nonnull(fp);
+    const kf_family *fam = family_of(&e[0].v);
+    const unsigned long long in = 0x1000 + (misaligned ? es : 0), out = 0x2000, ws = 0x10000 + 40;
+    char line[1024], o1[32], o2[32], o3[32], o4[32], name[256];
+    unsigned long long bytes, most, fz = 0, fn = 0, fo = 0, fnz = 0;
+    ck_assert_ptr_nonnull(fgets(line, sizeof line, fp));
+    ck_assert_msg(sscanf(line, "workspace %llu for %llu", &bytes, &most) == 2, "%s", line);
+    ck_assert_ptr_nonnull(fgets(line, sizeof line, fp));
+    if (bytes > 0) {
+        /* the init: tickets 0, atomic partials the identity, of the workspace's capacity */
+        unsigned g, b;
+        ck_assert_msg(sscanf(line, "launch fill grid %u block %u out %31s n %llu zero %31s nzero %llu", &g, &b, o1, &fn,
+                             o2, &fnz) == 6, "%s", line);
+        fo = off_of(o1);
+        fz = off_of(o2);
+        ck_assert(fz == (ws + 255) / 256 * 256 && (each || fnz >= most));
+        ck_assert(fz + 4 * fnz <= ws + bytes && (fn == 0 || fo + es * fn <= ws + bytes));
+        ck_assert_ptr_nonnull(fgets(line, sizeof line, fp));
+    }
+    ck_assert_str_eq(line, "init 0\n");
+    span sp[2 * 64];
+    int nsp = 0;
+    for (int i = 0; i < nshapes; i++) {
+        unsigned long long rows, cols, stride;
+        char label[512];
+        ck_assert_ptr_nonnull(fgets(line, sizeof line, fp));
+        ck_assert_msg(sscanf(line, "call %llu %llu %llu variant %511[^\n]", &rows, &cols, &stride, label) == 4, "%s",
+                      line);
+        int64_t r1 = rows ? (int64_t)rows : 1, c1 = cols ? (int64_t)cols : 1;
+        int j = rows_nearest(e, NR, r1, c1, stride ? (int64_t)stride : c1);
+        if (stride == 0)
+            stride = cols;
+        char st[128], lb[256], want[512];
+        shape_text(fam, &e[j].shape, st, sizeof st);
+        fam->label(&e[j].v, lb, sizeof lb);
+        snprintf(want, sizeof want, " %s, tuned at %s on Test GPU", lb, st);
+        ck_assert_msg(strstr(label, want) != NULL, "%s: variant %s, kforge best's is %s", shapes[i], label, want);
+        /* _workspace_for: 0 unless the variant splits rows; no more than
+         * _workspace of the most rows */
+        unsigned long long need;
+        ck_assert_ptr_nonnull(fgets(line, sizeof line, fp));
+        ck_assert_msg(sscanf(line, "need %llu", &need) == 1, "%s", line);
+        bool splits_rows = e[j].v.p[WP_MAP] == MAP_SPLIT && e[j].v.p[WP_SPLITS] > 1;
+        ck_assert_msg((need > 0) == (splits_rows && rows > 0 && cols > 0) && need <= bytes, "%s: need %llu of %llu",
+                      shapes[i], need, bytes);
+        ck_assert_ptr_nonnull(fgets(line, sizeof line, fp));
+        if (rows == 0) {
+            ck_assert_str_eq(line, "rc 0\n");
+            continue;
+        }
+        if (cols == 0) {
+            unsigned g, b;
+            unsigned long long n, nz;
+            ck_assert_msg(sscanf(line, "launch fill grid %u block %u out %31s n %llu zero %31s nzero %llu", &g, &b, o1,
+                                 &n, o2, &nz) == 6, "%s", line);
+            ck_assert(off_of(o1) == out && n == rows && strcmp(o2, "-") == 0 && nz == 0);
+            ck_assert_ptr_nonnull(fgets(line, sizeof line, fp));
+            ck_assert_str_eq(line, "rc 0\n");
+            continue;
+        }
+        unsigned grid, block;
+        long long lr, lc, ls;
+        int splits;
+        ck_assert_msg(sscanf(line, "launch %255s grid %u block %u in %31s rows %lld cols %lld stride %lld out %31s "
+                                   "partial %31s tickets %31s splits %d",
+                             name, &grid, &block, o1, &lr, &lc, &ls, o2, o3, o4, &splits) == 11,
+                      "%s: %s", shapes[i], line);
+        char kname[64];
+        snprintf(kname, sizeof kname, "_k%d_ns", atoi(label + 1));
+        ck_assert_msg(strstr(name, kname) != NULL, "%s: launched %s, the variant is %s", shapes[i], name, label);
+        ck_assert(off_of(o1) == in && off_of(o2) == out);
+        ck_assert(lr == (long long)rows && lc == (long long)cols && ls == (long long)stride);
+
+        /* kforge's plan of that variant for this shape */
+        const kf_variant *v = &e[j].v;
+        kf_shape s = {{(int64_t)rows, (int64_t)cols, (int64_t)stride}};
+        kf_plan_info p;
+        ck_assert_int_eq(fam->plan(v, &s, sms, occ, &p), 0);
+        ck_assert_msg(grid == (unsigned long long)p.blocks, "%s: grid %u, kforge plans %lld", shapes[i], grid,
+                      (long long)p.blocks);
+        ck_assert_int_eq(block, (int)v->p[WP_BLOCK_SIZE]);
+        ck_assert_int_eq(splits, v->p[WP_MAP] == MAP_SPLIT ? (int)v->p[WP_SPLITS] : 1);
+        bool uses = v->p[WP_MAP] == MAP_SPLIT && v->p[WP_SPLITS] > 1;
+        if (!uses) {
+            ck_assert_msg(strcmp(o3, "-") == 0 && strcmp(o4, "-") == 0, "%s: %s", shapes[i], line);
+        } else {
+            unsigned long long pa = off_of(o3), tk = off_of(o4);
+            bool atomic = v->p[WP_COMBINE] == COMBINE_ATOMIC;
+            unsigned long long np = atomic ? rows : rows + grid - 1;
+            ck_assert(tk == fz && tk + 4 * rows <= fz + 4 * fnz);   /* tickets the init set to 0 */
+            if (atomic)                                             /* partials it set to the identity */
+                ck_assert(pa == fo && rows <= fn);
+            ck_assert(tk >= ws && pa >= ws && pa + np * es <= ws + bytes && pa % 256 == 0);
+            sp[nsp++] = (span){tk, tk + 4 * rows, 'T'};
+            sp[nsp++] = (span){pa, pa + np * es, atomic ? 'A' : 'L'};
+        }
+        ck_assert_ptr_nonnull(fgets(line, sizeof line, fp));
+        ck_assert_msg(strcmp(line, "rc 0\n") == 0, "%s: %s", shapes[i], line);
+    }
+    ck_assert_ptr_null(fgets(line, sizeof line, fp));
+    fclose(fp);
+    /* the parts every call used: last-block partials (written, never
+     * reset) never where another call keeps tickets or atomic partials */
+    if (fn > 0)
+        sp[nsp++] = (span){fo, fo + es * fn, 'A'};
+    no_overlap(sp, nsp);
+}
+
+static char *rows_harness(const char *dir, const kf_export_entry *e, int n, kf_dtype t, kf_op op)
+{
+    char *h = family_of(&e[0].v)->export_source(e, n, &rows_info, err, sizeof err);
+    ck_assert_msg(h != NULL, "%s", err);
+    char path[1100], cmd[4096];
+    snprintf(path, sizeof path, "%s/h.cuh", dir);
+    ck_assert_int_eq(kf_write_file_atomic(path, h, strlen(h), err, sizeof err), 0);
+    free(h);
+    char *harness = malloc(1100);
+    snprintf(harness, 1100, "%s/rharness", dir);
+    snprintf(cmd, sizeof cmd,
+             "'%s/bin/nvcc' -std=c++17 -arch=sm_90 -cudart none -I '%s' -DKFORGE_HEADER='\"h.cuh\"' "
+             "-DKFORGE_FN=kforge_reduce_rows_%s_%s -DKFORGE_T='%s' '%s/tests/export_rows_harness.cu' "
+             "'%s/tests/export_stub.cpp' -o '%s' 2> '%s/nvcc.log'",
+             getenv("CUDA") && *getenv("CUDA") ? getenv("CUDA") : "/usr/local/cuda", dir, kf_dtype_names[t],
+             kf_op_names[op], kf_dtype_ctype(t), srcdir(), srcdir(), harness, dir);
+    if (system(cmd) != 0) {
+        snprintf(cmd, sizeof cmd, "cat '%s/nvcc.log' >&2", dir);
+        ck_assert_int_eq(system(cmd), 0);
+        ck_abort_msg("the row-wise harness did not compile");
+    }
+    return harness;
+}
+
+static bool have_nvcc(const char *test)
+{
+    char nvcc[1024];
+    const char *cuda = getenv("CUDA");
+    snprintf(nvcc, sizeof nvcc, "%s/bin/nvcc", cuda && *cuda ? cuda : "/usr/local/cuda");
+    if (access(nvcc, X_OK) == 0)
+        return true;
+    fprintf(stderr, "SKIP: %s: no nvcc at %s\n", test, nvcc);
+    return false;
+}
+
+START_TEST(rows_host_api_follows_the_plan)
+{
+    if (!have_nvcc("rows_host_api_follows_the_plan"))
+        return;
+    static const kf_dtype ts[] = {KF_FLOAT32, KF_FLOAT64};
+    static const kf_op ops[] = {KF_OP_SUM, KF_OP_MIN};
+    for (int t = 0; t < 2; t++) {
+        char *dir = tmpdir();
+        kf_export_entry e[NR];
+        rows_entries(ts[t], ops[t], e);
+        char *harness = rows_harness(dir, e, NR, ts[t], ops[t]);
+        rows_check_plan(dir, harness, e, 132, 2, kf_dtype_size(ts[t]), false, false);
+        rows_check_plan(dir, harness, e, 7, 1, kf_dtype_size(ts[t]), true, false);
+        rows_check_plan(dir, harness, e, 144, 3, kf_dtype_size(ts[t]), false, false);
+        rows_check_plan(dir, harness, e, 132, 2, kf_dtype_size(ts[t]), true, true);
+        free(harness);
+        rmrf(dir);
+        free(dir);
+    }
+}
+END_TEST
+
+/* Refusals: a workspace too small, pointers not aligned to the element,
+ * more than 2^47 elements; and a header with no split variant asks for no
+ * workspace. */
+START_TEST(rows_host_api_refusals)
+{
+    if (!have_nvcc("rows_host_api_refusals"))
+        return;
+    char *dir = tmpdir();
+    kf_export_entry e[NR];
+    rows_entries(KF_FLOAT32, KF_OP_SUM, e);
+    char *harness = rows_harness(dir, e, NR, KF_FLOAT32, KF_OP_SUM);
+    char cmd[2048], line[1024];
+    /* 64 x 2^20 is split 16 ways: its workspace holds 64 rows, not 65 */
+    snprintf(cmd, sizeof cmd, "'%s' 64x1048576 > '%s/a.txt' && '%s' -b $(sed -n 's/^workspace \\([0-9]*\\).*/\\1/p' "
+                              "'%s/a.txt') 64x1048576 65x1048576 1024x1 > '%s/b.txt'",
+             harness, dir, harness, dir, dir);
+    ck_assert_int_eq(system(cmd), 0);
+    snprintf(cmd, sizeof cmd, "%s/b.txt", dir);
+    FILE *fp = fopen(cmd, "r");
+    ck_assert_ptr_nonnull(fp);
+    int rcs[3], nrc = 0;
+    while (fgets(line, sizeof line, fp))
+        if (sscanf(line, "rc %d", &rcs[nrc]) == 1)
+            nrc++;
+    fclose(fp);
+    ck_assert_int_eq(nrc, 3);
+    ck_assert_int_eq(rcs[0], 0);
+    ck_assert_int_eq(rcs[1], 1); /* cudaErrorInvalidValue */
+    ck_assert_int_eq(rcs[2], 0); /* no workspace needed */
+    rmrf(dir);
+    free(dir);
+    free(harness);
+
+    dir = tmpdir();
+    harness = rows_harness(dir, e, 3, KF_FLOAT32, KF_OP_SUM);
+    snprintf(cmd, sizeof cmd, "'%s' 1000x1000 > '%s/c.txt'", harness, dir);
+    ck_assert_int_eq(system(cmd), 0);
+    snprintf(cmd, sizeof cmd, "%s/c.txt", dir);
+    fp = fopen(cmd, "r");
+    ck_assert_ptr_nonnull(fp);
+    ck_assert_ptr_nonnull(fgets(line, sizeof line, fp));
+    ck_assert_str_eq(line, "workspace 0 for 1000\n");
+    ck_assert_ptr_nonnull(fgets(line, sizeof line, fp));
+    ck_assert_str_eq(line, "init 0\n");
+    fclose(fp);
+    rmrf(dir);
+    free(dir);
+    free(harness);
+}
+END_TEST
+
 static Suite *export_suite(void)
 {
     Suite *s = suite_create("export");
@@ -403,6 +834,13 @@ static Suite *export_suite(void)
     tcase_add_test(tc, header_text_and_refusals);
     tcase_add_test(tc, header_compiles_with_nvrtc);
     tcase_add_test(tc, host_api_follows_the_plan);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("rows");
+    tcase_set_timeout(tc, 240);
+    tcase_add_test(tc, rows_header_text_and_refusals);
+    tcase_add_test(tc, rows_header_compiles_with_nvrtc);
+    tcase_add_test(tc, rows_host_api_follows_the_plan);
+    tcase_add_test(tc, rows_host_api_refusals);
     suite_add_tcase(s, tc);
     return s;
 }

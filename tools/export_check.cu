@@ -17,16 +17,8 @@
  * output poisoned before each.  Also: n == 0 gives the identity, a null
  * output, a null input or workspace and a workspace too small are refused.
  *
- * Times the kforge way (src/exec/bench.c, src/core/stats.c): 3 warm-up
- * calls; then repetitions in batches of up to 32 on one stream, each
- * preceded by an untimed cuMemsetD32Async over 2 x L2 with the value rep
- * (kforge's flush, reached through cudaGetDriverEntryPointByVersion, so no
- * -lcuda) and timed by a pair of events around the call; stop after 1000,
- * or after 10 once the relative standard deviation is <= 0.5% or 0.5 s of
- * timed repetitions are spent; the median.  Making the input (a second per
- * GiB) leaves the GPU idle, which kforge's worker does not before its
- * cases: the first timed size is preceded by 0.2 s of flushes, untimed, so
- * that the GPU's clocks are where kforge finds them.
+ * Times the kforge way (tools/export_check.h: L2 flushed before every
+ * repetition, events around each call, kforge's stopping rule, the median).
  *
  * One JSON line per check and per timing on stdout.  Exit: 0 all right,
  * 1 a wrong result, 2 usage, 3 a CUDA error.
@@ -47,177 +39,14 @@
 #endif
 #include KFORGE_HEADER
 
-#include <algorithm>
-#include <cmath>
-#include <cstdint>
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <limits>
-#include <string>
-#include <time.h>
-#include <type_traits>
-#include <vector>
+#include "export_check.h"
 
-#define KF_CAT2(a, b) a##b
-#define KF_CAT(a, b) KF_CAT2(a, b)
 #define API KFORGE_FN
 #define API_WORKSPACE KF_CAT(KFORGE_FN, _workspace)
 #define API_INIT KF_CAT(KFORGE_FN, _workspace_init)
 #define API_VARIANT KF_CAT(KFORGE_FN, _variant)
 
-typedef KFORGE_T T;
-typedef typename std::conditional<sizeof(T) == 4, uint32_t, uint64_t>::type U;
-enum { SUM, MIN, MAX, PROD, AND, OR, XOR };
-#define OP_sum SUM
-#define OP_min MIN
-#define OP_max MAX
-#define OP_prod PROD
-#define OP_and AND
-#define OP_or OR
-#define OP_xor XOR
-static const int op = KF_CAT(OP_, KFORGE_OP);
-static const char *const op_name = KF_STR(KFORGE_OP);
-
-#define CK(call)                                                                                              \
-    do {                                                                                                      \
-        cudaError_t e_ = (call);                                                                              \
-        if (e_ != cudaSuccess) {                                                                              \
-            fprintf(stderr, "export_check: %s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
-            exit(3);                                                                                          \
-        }                                                                                                     \
-    } while (0)
-
-// ----------------------------------------------------------------------------
-// data and reference
-
-static uint64_t splitmix(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-static T make_value(uint64_t r)
-{
-    if (op == SUM || op == PROD) // +-1: every partial sum and product is exact
-        return r & 1 ? T(1) : T(-1);
-    if (op == MIN || op == MAX) {
-        if (std::is_floating_point<T>::value)
-            return T((double)(int64_t)(r >> 40) / 1024.0 - 4096.0); // exact in float
-        return (T)r;
-    }
-    if (op == AND) // mostly set bits, so that ranges do not all reduce to 0
-        return (T)~((U)1 << (r % (8 * sizeof(T))));
-    return (T)r;
-}
-
-static T identity()
-{
-    switch (op) {
-    case SUM: case OR: case XOR: return T(0);
-    case PROD: return T(1);
-    case AND: return (T)~(U)0;
-    case MIN: return std::is_floating_point<T>::value ? T(INFINITY) : std::numeric_limits<T>::max();
-    default: return std::is_floating_point<T>::value ? T(-INFINITY) : std::numeric_limits<T>::lowest();
-    }
-}
-
-static T combine(T a, T b)
-{
-    switch (op) {
-    case SUM:
-        if (std::is_floating_point<T>::value) return a + b;
-        return (T)((U)a + (U)b); // wraps, as the GPU does
-    case PROD:
-        if (std::is_floating_point<T>::value) return a * b;
-        return (T)((U)a * (U)b);
-    case MIN: return b < a ? b : a;
-    case MAX: return b > a ? b : a;
-    case AND: return (T)((U)a & (U)b);
-    case OR: return (T)((U)a | (U)b);
-    default: return (T)((U)a ^ (U)b);
-    }
-}
-
-static T reference(const T *x, size_t n)
-{
-    T r = identity();
-    for (size_t i = 0; i < n; i++)
-        r = combine(r, x[i]);
-    return r;
-}
-
-static bool same(T a, T b) { return memcmp(&a, &b, sizeof a) == 0; }
-
-static std::string text(T x)
-{
-    char buf[64];
-    if (std::is_floating_point<T>::value)
-        snprintf(buf, sizeof buf, "%.17g", (double)x);
-    else if (std::is_signed<T>::value)
-        snprintf(buf, sizeof buf, "%lld", (long long)x);
-    else
-        snprintf(buf, sizeof buf, "%llu", (unsigned long long)x);
-    return buf;
-}
-
-// ----------------------------------------------------------------------------
-// options
-
-static bool parse_size(const char *s, size_t *out)
-{
-    char *end;
-    if (s[0] == '2' && s[1] == '^') {
-        long k = strtol(s + 2, &end, 10);
-        if (*end || k < 0 || k > 40) return false;
-        *out = (size_t)1 << k;
-        return true;
-    }
-    unsigned long long v = strtoull(s, &end, 10);
-    if (*end || end == s) return false;
-    *out = (size_t)v;
-    return true;
-}
-
-static bool parse_list(const char *s, std::vector<size_t> *out)
-{
-    out->clear();
-    std::string all(s);
-    size_t p = 0;
-    while (p <= all.size()) {
-        size_t q = all.find(',', p);
-        if (q == std::string::npos) q = all.size();
-        size_t v;
-        if (!parse_size(all.substr(p, q - p).c_str(), &v)) return false;
-        out->push_back(v);
-        p = q + 1;
-    }
-    return true;
-}
-
-// kforge's L2 flush: cuMemsetD32Async(flush, value, words, stream).
-typedef int (*memset_d32_fn)(unsigned long long, unsigned int, size_t, cudaStream_t);
-
-static memset_d32_fn memset_d32()
-{
-    void *fn = nullptr;
-    cudaDriverEntryPointQueryResult q;
-    if (cudaGetDriverEntryPointByVersion("cuMemsetD32Async", &fn, 12000, cudaEnableDefault, &q) != cudaSuccess ||
-        q != cudaDriverEntryPointSuccess || !fn) {
-        fprintf(stderr, "export_check: no cuMemsetD32Async in the driver\n");
-        exit(3);
-    }
-    return (memset_d32_fn)fn;
-}
-
-static double now_s()
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
+static bool parse_n(const char *s, size_t *n) { return parse_size(s, n); }
 
 int main(int argc, char **argv)
 {
@@ -229,9 +58,9 @@ int main(int argc, char **argv)
     std::vector<size_t> times;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--check") && i + 1 < argc) {
-            if (!parse_list(argv[++i], &checks)) { fprintf(stderr, "export_check: bad --check list\n"); return 2; }
+            if (!parse_list(argv[++i], &checks, parse_n)) { fprintf(stderr, "export_check: bad --check list\n"); return 2; }
         } else if (!strcmp(argv[i], "--time") && i + 1 < argc) {
-            if (!parse_list(argv[++i], &times)) { fprintf(stderr, "export_check: bad --time list\n"); return 2; }
+            if (!parse_list(argv[++i], &times, parse_n)) { fprintf(stderr, "export_check: bad --time list\n"); return 2; }
         } else if (!strcmp(argv[i], "--no-check")) {
             checks.clear();
         } else {
@@ -250,9 +79,7 @@ int main(int argc, char **argv)
     CK(cudaGetDeviceProperties(&prop, dev));
     fprintf(stderr, "export_check: %s on %s (%d SMs)\n", KF_STR(KFORGE_FN), prop.name, prop.multiProcessorCount);
 
-    std::vector<T> host(nmax + slack);
-    uint64_t seed = 42;
-    for (size_t i = 0; i < host.size(); i++) host[i] = make_value(splitmix(&seed));
+    std::vector<T> host = make_data(nmax + slack);
     T *d_in, *d_out;
     CK(cudaMalloc(&d_in, host.size() * sizeof(T)));
     CK(cudaMalloc(&d_out, 2 * sizeof(T)));
@@ -301,62 +128,9 @@ int main(int argc, char **argv)
     }
 
     if (!times.empty()) {
-        size_t flush_bytes = (size_t)(prop.l2CacheSize > 0 ? prop.l2CacheSize : 64 << 20) * 2;
-        void *flush;
-        CK(cudaMalloc(&flush, flush_bytes));
-        memset_d32_fn d32 = memset_d32();
-#define FLUSH(value)                                                                             \
-    do {                                                                                         \
-        int r_ = d32((unsigned long long)flush, (unsigned)(value), flush_bytes / 4, s);          \
-        if (r_ != 0) {                                                                           \
-            fprintf(stderr, "export_check: cuMemsetD32Async (L2 flush): CUresult %d\n", r_);     \
-            exit(3);                                                                             \
-        }                                                                                        \
-    } while (0)
-        for (double t1 = now_s(); now_s() - t1 < 0.2;) {
-            FLUSH(0);
-            CK(cudaStreamSynchronize(s));
-        }
-        const int batch_max = 32, min_reps = 10, max_reps = 1000;
-        const double max_time = 0.5, max_noise = 0.005;
-        cudaEvent_t ev[2 * batch_max];
-        for (auto &e : ev) CK(cudaEventCreate(&e));
+        kforge_timer timer(s);
         for (size_t n : times) {
-            for (int i = 0; i < 3; i++) CK(API(d_in, n, d_out, ws, ws_bytes, s));
-            CK(cudaStreamSynchronize(s));
-            std::vector<double> ms;
-            double t0 = now_s();
-            int batch = min_reps < batch_max ? min_reps : batch_max;
-            for (;;) {
-                batch = std::max(1, std::min(batch, max_reps - (int)ms.size()));
-                for (int i = 0; i < batch; i++) {
-                    FLUSH(ms.size() + i);
-                    CK(cudaEventRecord(ev[2 * i], s));
-                    CK(API(d_in, n, d_out, ws, ws_bytes, s));
-                    CK(cudaEventRecord(ev[2 * i + 1], s));
-                }
-                CK(cudaEventSynchronize(ev[2 * batch - 1]));
-                for (int i = 0; i < batch; i++) {
-                    float t;
-                    CK(cudaEventElapsedTime(&t, ev[2 * i], ev[2 * i + 1]));
-                    ms.push_back(t);
-                }
-                double elapsed = now_s() - t0, mean = 0, var = 0;
-                for (double t : ms) mean += t;
-                mean /= ms.size();
-                for (double t : ms) var += (t - mean) * (t - mean);
-                double sd = ms.size() > 1 ? std::sqrt(var / (ms.size() - 1)) : 0;
-                int reps = (int)ms.size();
-                if (reps >= max_reps || (reps >= min_reps && (elapsed >= max_time || sd / mean <= max_noise)))
-                    break;
-                double per = elapsed / reps;
-                int fit = per > 0 ? (int)((max_time - elapsed) / per) : batch_max;
-                batch = fit < 1 ? 1 : (fit > batch_max ? batch_max : fit);
-            }
-            std::vector<double> sorted = ms;
-            std::sort(sorted.begin(), sorted.end());
-            size_t m = sorted.size();
-            double median = m % 2 ? sorted[m / 2] : (sorted[m / 2 - 1] + sorted[m / 2]) / 2;
+            timing t = timer.time([&] { return API(d_in, n, d_out, ws, ws_bytes, s); });
             // the last timed call's result must still be right
             T ref = reference(host.data(), n);
             CK(cudaMemcpy(&got, d_out, sizeof(T), cudaMemcpyDeviceToHost));
@@ -364,11 +138,10 @@ int main(int argc, char **argv)
             wrong += !ok;
             printf("{\"time\": %zu, \"median_ms\": %.6f, \"min_ms\": %.6f, \"reps\": %zu, \"gbps\": %.1f, \"ok\": %s, "
                    "\"variant\": \"%s\"}\n",
-                   n, median, sorted[0], m, n * sizeof(T) / (median * 1e6), ok ? "true" : "false", API_VARIANT(n));
+                   n, t.median_ms, t.min_ms, t.reps, n * sizeof(T) / (t.median_ms * 1e6), ok ? "true" : "false",
+                   API_VARIANT(n));
             fflush(stdout);
         }
-        for (auto &e : ev) CK(cudaEventDestroy(e));
-        CK(cudaFree(flush));
     }
     CK(cudaFree(ws));
     CK(cudaFree(d_in));

@@ -334,7 +334,8 @@ __device__ __forceinline__ void kf_rows_finish(const kf_row (&R)[KF_RPG], const 
 }
 
 // ---------------------------------------------------------------------------
-// The kernel.  No __restrict__ (as reduce.cuh: load "plain" stays plain).
+// The kernel (KF_ENTRY_LINKAGE: extern "C", common.cuh; static in kforge
+// export's nvcc build).  No __restrict__ (as reduce.cuh: load "plain" stays plain).
 
 #ifdef KF_MIN_BLOCKS
 #define KF_ROWS_BOUNDS __launch_bounds__(KF_BS, KF_MIN_BLOCKS)
@@ -342,7 +343,7 @@ __device__ __forceinline__ void kf_rows_finish(const kf_row (&R)[KF_RPG], const 
 #define KF_ROWS_BOUNDS __launch_bounds__(KF_BS)
 #endif
 
-extern "C" __global__ void KF_ROWS_BOUNDS
+KF_ENTRY_LINKAGE __global__ void KF_ROWS_BOUNDS
 kf_reduce_rows(const T *in, long long rows, long long cols, long long stride, T *out, T *partial,
                unsigned *tickets, int splits)
 {

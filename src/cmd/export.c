@@ -23,22 +23,31 @@ static const char *const export_help =
     "\n"
     "Writes one self-contained CUDA C++17 header (no kforge headers, no run-time compilation;\n"
     "compiles with nvcc, and its kernels with NVRTC) holding the variants the tuning database\n"
-    "chose for the GPU model, dtype T and OP -- one per size tuned -- and a host API:\n"
+    "chose for the GPU model, kernel family K, dtype T and OP -- one per shape tuned -- and a\n"
+    "host API.  For reduce (kforge_reduce_float32_sum.cuh):\n"
     "\n"
     "  size_t kforge_reduce_float32_sum_workspace(size_t n);\n"
     "  cudaError_t kforge_reduce_float32_sum_workspace_init(void *ws, size_t bytes, cudaStream_t s);\n"
     "  cudaError_t kforge_reduce_float32_sum(const float *in, size_t n, float *out, void *ws,\n"
     "                                        size_t bytes, cudaStream_t s);\n"
     "\n"
-    "A call runs the variant tuned for the nearest size (log scale); the launch geometry that\n"
-    "depends on the device is worked out at run time, so the header works, untuned, on other\n"
-    "GPUs too.  Says on stderr which variant serves each size and whether each is run-to-run\n"
-    "deterministic.\n"
+    "For reduce_rows (kforge_reduce_rows_float32_sum.cuh; row_stride 0 means cols):\n"
+    "\n"
+    "  size_t kforge_reduce_rows_float32_sum_workspace(size_t rows);\n"
+    "  cudaError_t kforge_reduce_rows_float32_sum_workspace_init(void *ws, size_t bytes, cudaStream_t s);\n"
+    "  cudaError_t kforge_reduce_rows_float32_sum(const float *in, size_t rows, size_t cols,\n"
+    "                                             size_t row_stride, float *out, void *ws,\n"
+    "                                             size_t bytes, cudaStream_t s);\n"
+    "\n"
+    "A call runs the variant tuned for the nearest shape, on a log scale, as kforge best answers\n"
+    "(n; rows, cols and row_stride); the launch geometry that depends on the device is worked\n"
+    "out at run time, so the header works, untuned, on other GPUs too.  Says on stderr which\n"
+    "variant serves each shape and whether each is run-to-run deterministic.\n"
     "\n"
     "options:\n"
     "  --dtype T             int32, uint32, int64, float32 or float64\n"
     "  --op OP               sum, min, max, prod, and, or, xor\n"
-    "  --kernel K            the kernel family (default reduce; kforge axes lists them)\n"
+    "  --kernel K            the kernel family: reduce (default) or reduce_rows\n"
     "  --db DIR              tuning database (default $KFORGE_DB, else $XDG_DATA_HOME/kforge/tuning,\n"
     "                        else ~/.local/share/kforge/tuning)\n"
     "  --device-model NAME   the GPU model (device name or database file name); default: the only\n"
@@ -53,7 +62,9 @@ static const char *const export_help =
     "  kforge tune configs/tune-reduce.json --set 'n=[\"2^10\",\"2^20\",\"2^30\"]'\n"
     "  kforge export --dtype float32 --op sum -o kforge_reduce_float32_sum.cuh\n"
     "  kforge export --dtype int32 --op max --deterministic --db shared/tuning \\\n"
-    "      --device-model \"NVIDIA H100 80GB HBM3\" > max.cuh\n";
+    "      --device-model \"NVIDIA H100 80GB HBM3\" > max.cuh\n"
+    "  kforge tune configs/tune-rows.json --set rows=16384 --set cols=4096\n"
+    "  kforge export --kernel reduce_rows --dtype float32 --op sum -o kforge_reduce_rows_float32_sum.cuh\n";
 
 /* Orders entries by shape (the family's input size, then dimension by
  * dimension), then by time. */
@@ -175,9 +186,10 @@ int cmd_export(int argc, char **argv)
         tunedb_stem(gpu, stem, sizeof stem);
         if (nmatch > 0)
             fprintf(stderr, "kforge export: none of the %d %s %s %s entr%s for %s in %s is deterministic; tune a space "
-                            "with deterministic variants (passes last_block or multi_kernel), or leave out "
-                            "--deterministic\n",
-                    nmatch, fam->name, kf_dtype_names[dtype], kf_op_names[op], nmatch == 1 ? "y" : "ies", gpu, dir);
+                            "with deterministic variants (%s), or leave out --deterministic\n",
+                    nmatch, fam->name, kf_dtype_names[dtype], kf_op_names[op], nmatch == 1 ? "y" : "ies", gpu, dir,
+                    strcmp(fam->name, "reduce_rows") == 0 ? "any map but split with split_combine atomic"
+                                                          : "passes last_block or multi_kernel");
         else
             fprintf(stderr, "kforge export: nothing tuned for %s %s %s on %s in %s (%s/%s.json); run kforge tune "
                             "with --set dtype=%s --set op=%s\n",
@@ -225,9 +237,9 @@ int cmd_export(int argc, char **argv)
     int ndet = 0;
     for (int i = 0; i < nshapes; i++)
         ndet += ex[i].deterministic;
-    fprintf(stderr, "kforge export: kforge_%s_%s_%s%s%s: %d size%s tuned on %s%s\n", fam->name,
+    fprintf(stderr, "kforge export: kforge_%s_%s_%s%s%s: %d %s%s tuned on %s%s\n", fam->name,
             kf_dtype_names[dtype], kf_op_names[op], outpath ? " -> " : "", outpath ? outpath : "", nshapes,
-            nshapes == 1 ? "" : "s", info.device,
+            fam->nsizes > 1 ? "shape" : "size", nshapes == 1 ? "" : "s", info.device,
             ndet == nshapes ? "; every variant is deterministic (the same bits every run)"
                             : "; NOT every variant is deterministic (float results may differ in the last bits run "
                               "to run; --deterministic chooses only those that are)");

@@ -4,6 +4,7 @@
  */
 #include "family.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -107,4 +108,30 @@ void shape_short(const kf_family *f, const kf_shape *s, char *buf, size_t len)
         if (shown(f, s, i))
             o += (size_t)snprintf(buf + o, len - o, "%s%lld", i ? (f->sizes[i].optional ? "/" : "x") : "",
                                   (long long)s->d[i]);
+}
+
+bool shape_log_distance(const kf_family *f, const kf_shape *t, const kf_shape *q, double *dist, double *size)
+{
+    *dist = 0;
+    *size = 0;
+    bool ok = true;
+    for (int d = 0; d < f->nsizes; d++) {
+        if (t->d[d] < 1 || q->d[d] < 1) {
+            ok = ok && (t->d[d] == q->d[d] || f->sizes[d].optional);
+            continue;
+        }
+        *dist += fabs(log((double)t->d[d]) - log((double)q->d[d]));
+        *size += log((double)t->d[d]);
+    }
+    return ok;
+}
+
+bool shape_nearer(double dist, double size, double ms, double pick_dist, double pick_size, double pick_ms)
+{
+    const double eps = 1e-9;
+    if (fabs(dist - pick_dist) > eps)
+        return dist < pick_dist;
+    if (fabs(size - pick_size) > eps)
+        return size > pick_size;
+    return ms < pick_ms;
 }

@@ -150,4 +150,17 @@ void shape_text(const kf_family *f, const kf_shape *s, char *buf, size_t len);
 /* "1048576", "64x1024", or "64x1024/1025" with a row_stride of 1025. */
 void shape_short(const kf_family *f, const kf_shape *s, char *buf, size_t len);
 
+/* The nearest tuned shape, as kforge best (tunedb_lookup) and the dispatch
+ * of an exported header (kforge export) both decide it.  shape_log_distance:
+ * the distance of a tuned shape t from the shape q asked for on a log scale,
+ * |ln t - ln q| summed over the size dimensions given in both (an optional
+ * one that either leaves 0 is left out), and t's log size over the same
+ * dimensions; false if a required dimension is missing from one of them.
+ * shape_nearer: whether a candidate (dist, size, ms) beats the pick so far
+ * (pick_dist INFINITY: none yet): nearer, or as near up to rounding
+ * (1e-9) and larger, or as large up to rounding and faster.  2^24 is as
+ * near to 2^20 as to 2^28, and goes to 2^28. */
+bool shape_log_distance(const kf_family *f, const kf_shape *t, const kf_shape *q, double *dist, double *size);
+bool shape_nearer(double dist, double size, double ms, double pick_dist, double pick_size, double pick_ms);
+
 #endif

@@ -581,25 +581,14 @@ int tunedb_lookup(const char *dir, const char *gpu, const kf_variant *key, const
             continue;
         if (deterministic && !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(it, "deterministic")))
             continue;
-        /* nearest on a log scale, dimension by dimension (ties: the larger) */
-        double dist = 0, size = 0;
-        bool ok = true;
-        for (int d = 0; d < f->nsizes; d++) {
-            if (s.d[d] < 1 || shape->d[d] < 1) {
-                ok = ok && (s.d[d] == shape->d[d] || f->sizes[d].optional);
-                continue;
-            }
-            dist += fabs(log((double)s.d[d]) - log((double)shape->d[d]));
-            size += log((double)s.d[d]);
-        }
-        if (!ok)
+        /* nearest on a log scale (family.h: shape_nearer, as the exported
+         * headers dispatch) */
+        double dist, size;
+        if (!shape_log_distance(f, &s, shape, &dist, &size))
             continue;
         const cJSON *m = cJSON_GetObjectItemCaseSensitive(it, "median_ms");
         double ms = cJSON_IsNumber(m) ? m->valuedouble : INFINITY;
-        /* distances that differ only by rounding (2^24 between 2^20 and
-         * 2^28) are a tie, as in the header kforge export writes */
-        bool tie = fabs(dist - pick_dist) <= 1e-9;
-        if ((!tie && dist < pick_dist) || (tie && size > pick_size) || (tie && size == pick_size && ms < pick_ms)) {
+        if (shape_nearer(dist, size, ms, pick_dist, pick_size, pick_ms)) {
             pick_ms = ms;
             pick = it;
             pick_index = index;

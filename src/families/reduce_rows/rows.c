@@ -12,18 +12,12 @@
 
 #include "codegen.h"
 #include "family.h"
+#include "rows.h"
 #include "util.h"
 #include "verify.h"
 
 #define N_OF(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
-/* Parameter indices: kf_variant.p[WP_...]. */
-enum {
-    WP_DTYPE, WP_OP, WP_MAP, WP_GROUP, WP_BLOCK_SIZE, WP_EPT, WP_RPG, WP_VECTOR_WIDTH, WP_LOAD, WP_BLOCK_REDUCE,
-    WP_SPLITS, WP_COMBINE, WP_GRID, WP_PIPE, WP_MIN_BLOCKS, WP_COUNT
-};
-enum { MAP_THREAD, MAP_GROUP, MAP_BLOCK, MAP_SPLIT, MAP_COUNT };
-enum { COMBINE_ATOMIC, COMBINE_LAST_BLOCK };
 
 static const char *const map_names[] = {"thread", "group", "block", "split"};
 static const char *const block_reduce_names[] = {"shuffle", "shared"};
@@ -31,6 +25,7 @@ static const char *const combine_names[] = {"atomic", "last_block"};
 static const char *const pipe_names[] = {"none", "next_tile"};
 static const char *const load_names[] = {"plain", "ldg", "stream", "ldg_prefetch"};
 _Static_assert(N_OF(map_names) == MAP_COUNT, "map names");
+_Static_assert(N_OF(load_names) == LOAD_LDG_PREFETCH + 1, "load names");
 
 static const int64_t group_only[] = {1, 2, 4, 8, 16, 32, 0};
 static const int64_t vw_only[] = {1, 2, 4, 0};
@@ -225,6 +220,17 @@ typedef struct {
 } wplan;
 _Static_assert(sizeof(wplan) <= sizeof(((kf_plan_info *)0)->priv), "plan fits");
 
+int64_t rows_tile_rows(const kf_variant *v)
+{
+    int64_t bs = v->p[WP_BLOCK_SIZE], rpg = v->p[WP_RPG];
+    switch (v->p[WP_MAP]) {
+    case MAP_THREAD: return bs * rpg;
+    case MAP_GROUP: return bs / v->p[WP_GROUP] * rpg;
+    case MAP_BLOCK: return rpg;
+    default: return 0;
+    }
+}
+
 static int64_t align256(int64_t x) { return (x + 255) & ~(int64_t)255; }
 
 static int plan(const kf_variant *v, const kf_shape *s, int sms, int occupancy, kf_plan_info *pi)
@@ -234,18 +240,10 @@ static int plan(const kf_variant *v, const kf_shape *s, int sms, int occupancy, 
     int64_t rows = s->d[0], cols = s->d[1];
     if (rows < 1 || cols < 1)
         return -1;
-    int map = p_int(v, WP_MAP), bs = p_int(v, WP_BLOCK_SIZE), rpg = p_int(v, WP_RPG);
+    int map = p_int(v, WP_MAP);
     int64_t splits = map == MAP_SPLIT ? v->p[WP_SPLITS] : 1;
-    switch (map) {
-    case MAP_THREAD: w->tiles = (rows + (int64_t)bs * rpg - 1) / ((int64_t)bs * rpg); break;
-    case MAP_GROUP: {
-        int64_t per = (int64_t)(bs / p_int(v, WP_GROUP)) * rpg;
-        w->tiles = (rows + per - 1) / per;
-        break;
-    }
-    case MAP_BLOCK: w->tiles = (rows + rpg - 1) / rpg; break;
-    default: w->tiles = rows * splits; break;
-    }
+    int64_t per = rows_tile_rows(v);
+    w->tiles = map == MAP_SPLIT ? rows * splits : (rows + per - 1) / per;
     kf_grid g = kf_grid_decode(v->p[WP_GRID]);
     int64_t cap;
     switch (g.kind) {
@@ -467,4 +465,5 @@ const kf_family kf_family_reduce_rows = {
     .reference = reference,
     .compare = compare,
     .fake_ms = fake_ms,
+    .export_source = rows_export_source,
 };
