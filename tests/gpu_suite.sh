@@ -77,11 +77,11 @@ if "$KFORGE" run configs/rows-stress.json $rows_types --set 'rows=[1,3]' --set '
      --set 'rows=[70001]' --set 'cols=[1,3,7,33]' $quick --no-results --format csv > "$OUT/rows1.csv" 2>> "$OUT/rows.err" &&
    "$KFORGE" run configs/rows.json --set 'dtype=["int32","float32","float64"]' --set 'op=["sum","max"]' \
      --set bench.offset=3 $quick --no-results --format csv > "$OUT/rows2.csv" 2>> "$OUT/rows.err" &&
-   "$KFORGE" run configs/rows.json --set 'rows=[16777217,70000]' --set 'cols=[1,2,3]' \
-     --set 'constraints=rows*cols>1' $quick --no-results --format csv > "$OUT/rows3.csv" 2>> "$OUT/rows.err"; then
+   "$KFORGE" run configs/rows-stress.json --set 'rows=[16777217]' --set 'cols=[1,3]' \
+     $quick --no-results --format csv > "$OUT/rows3.csv" 2>> "$OUT/rows.err"; then
   ok "reduce_rows: every mapping x dtype x op at stress shapes, misaligned, > 2^24 rows verified ($(cat "$OUT"/rows*.csv | grep -c ',ok,') cases)"
 else
-  bad "reduce_rows verification: $(grep -v 'skipped' "$OUT/rows.err" | head -n 5)"
+  bad "reduce_rows verification: $(grep -v '^  ' "$OUT/rows.err" | head -n 5)"
 fi
 
 # 3. compute-sanitizer
