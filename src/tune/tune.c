@@ -30,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -892,6 +893,8 @@ static const char *stop_reason(const tuner *t, bool interrupted)
 {
     if (interrupted)
         return "interrupted";
+    if (t->write_error[0])
+        return "a result could not be written";
     if (t->out_of_time)
         return "time limit";
     int e = strat_evaluations(t->st);
@@ -1379,7 +1382,9 @@ int tune_main(int argc, char **argv)
                             "failed\n",
                     t.o.simulate, missing, t.ncand);
     } else {
-        if (t.o.resume) {
+        /* a device or a pipe (/dev/full, /dev/null): nothing to resume from */
+        struct stat rst;
+        if (t.o.resume && (stat(t.o.results, &rst) != 0 || S_ISREG(rst.st_mode))) {
             char names[4][128];
             int nd = file_devices(t.o.results, names, 4, err, sizeof err);
             if (nd < 0) {
@@ -1413,7 +1418,7 @@ int tune_main(int argc, char **argv)
         t.rf = results_open(t.o.results, err, sizeof err);
         if (!t.rf) {
             fprintf(stderr, "kforge tune: %s\n", err);
-            rc = KF_EXIT_USAGE;
+            rc = KF_EXIT_IO;
             goto out;
         }
     }
