@@ -3,7 +3,7 @@
 # (issue 11): corrupted cache entries, unusable cache directories, killed
 # compiler workers, endless or oversized input (configs and results files),
 # NUL bytes in results, results that cannot be written, SIGTERM to the
-# process group, non-finite options,
+# process group and at every stage of a large space, non-finite options,
 # write errors on stdout and closed pipes.
 #
 #   sh tests/robust_suite.sh                  # uses build/kforge
@@ -338,6 +338,50 @@ t_results_read_interrupted() {
     exec 3>&-
 }
 
+# now_ms: milliseconds (GNU date)
+now_ms() {
+    date +%s%3N
+}
+
+t_signal_stages() {
+    export KFORGE_CACHE_DIR="$PWD/cache" # cache-corrupt counts the shared cache's cubins
+    # A space of 294912 variants: SIGTERM at any moment of check, run and
+    # tune (expanding the space, building the candidates and the search's
+    # neighbours, resuming, compiling, measuring) is answered within a second.
+    case $(now_ms) in *N*) skip "date +%N not supported" ;; esac
+    cat >large.json <<'EOF'
+{"kernel": "reduce", "algorithm": ["shuffle", "sequential"], "unroll": ["none", "full"],
+ "block_size": {"range": [32, 1024], "step": "pow2"}, "elements_per_thread": {"range": [1, 256], "step": 1},
+ "vector_width": [1, 2, 4], "load": ["plain", "ldg", "stream", "ldg_prefetch"], "warp_reduce": ["shared", "shuffle"],
+ "layout": ["block", "grid"], "accumulator": ["register", "shared"], "n": 4096}
+EOF
+    t0=$(now_ms)
+    expect_rc 0 "$KFORGE" check large.json
+    grep_in out '294912 variants'
+    [ $(($(now_ms) - t0)) -le 10000 ] || die "check of 294912 variants took $(($(now_ms) - t0)) ms"
+    for cmd in "check large.json" "check --compile large.json" "run large.json --no-results -q" \
+        "tune large.json --strategy local --budget 3 --results t.jsonl --no-db -q" \
+        "tune large.json --strategy random --budget 3 --results t.jsonl --no-db -q"; do
+        for delay in 0.05 0.3 0.6 0.9 1.2; do
+            rm -f t.jsonl t.jsonl.state
+            # shellcheck disable=SC2086
+            KFORGE_FAKE_GPU=1 "$KFORGE" $cmd >out 2>err &
+            pid=$!
+            sleep "$delay"
+            t1=$(now_ms)
+            kill -TERM "$pid" 2>/dev/null
+            wait "$pid"
+            rc=$?
+            dt=$(($(now_ms) - t1))
+            case $rc in
+            130) [ "$dt" -le 1000 ] || die "kforge $cmd: SIGTERM after $delay s answered in $dt ms" ;;
+            0 | 1) ;; # it had finished
+            *) die "kforge $cmd: exit status $rc after SIGTERM at $delay s: $(head -c 300 err)" ;;
+            esac
+        done
+    done
+}
+
 # ---------------------------------------------------------------------------
 # the cubin cache (items 8 and 9)
 
@@ -604,6 +648,7 @@ check results-endless t_results_endless
 check results-nul t_results_nul
 check results-unwritable t_results_unwritable
 check results-read-interrupted t_results_read_interrupted
+check signal-stages t_signal_stages
 check cache-corrupt t_cache_corrupt
 check cache-dir-file t_cache_dir_file
 check cache-dir-unwritable t_cache_dir_unwritable

@@ -258,7 +258,7 @@ void print_skipped(const kf_space *sp, const char *path, bool all)
     fprintf(stderr, "kforge: %s: skipped %d combination%s that cannot run%s\n", path, sp->nskipped,
             sp->nskipped == 1 ? "" : "s", all ? ":" : " (kforge check lists them)");
     if (all)
-        for (int i = 0; i < sp->nskipped; i++)
+        for (int i = 0; i < sp->nskipped && !kf_interrupted; i++)
             fprintf(stderr, "  %s\n", sp->skipped[i]);
 }
 

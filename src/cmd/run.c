@@ -289,6 +289,10 @@ int cmd_run(int argc, char **argv)
         }
         int ntodo = 0;
         for (int k = 0; k < sp->ncases; k++) {
+            if ((k & 4095) == 0 && kf_interrupted) {   /* a large space takes seconds here */
+                interrupted = true;
+                break;
+            }
             const kf_variant *v = &sp->variants[sp->cases[k].variant];
             char key[2048];
             results_case_key(v, &sp->cases[k].shape, bench, info.dev.name, key, sizeof key);
@@ -304,7 +308,7 @@ int cmd_run(int argc, char **argv)
             }
             total++;
             const kf_result *prev = NULL;
-            for (int m = 0; m < nmodels && !prev; m++)
+            for (int m = 0; m < nmodels && !prev && rs.ndone > 0; m++)
                 prev = resume_find(&rs, v, &sp->cases[k].shape, bench, models[m]);
             if (prev) {
                 report_add(rep, prev);
@@ -314,6 +318,10 @@ int cmd_run(int argc, char **argv)
             } else {
                 todo[ntodo++] = sp->cases[k];
             }
+        }
+        if (interrupted) {
+            free(todo);
+            break;
         }
         ctx.early = calloc((size_t)ntodo + 1, sizeof *ctx.early);
         if (!ctx.early) {

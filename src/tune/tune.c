@@ -383,10 +383,34 @@ static int cmp_i64(const void *pa, const void *pb)
 /* Sorted distinct values of the candidates along an axis; returns how many. */
 static int axis_levels(const tuner *t, int a, int64_t *vals)
 {
+    /* an axis has few values: kept sorted as they come (a million
+     * candidates in milliseconds); with many, sorting them all */
+    enum { FEW = 256 };
+    int m = 0;
+    for (int c = 0; c < t->ncand; c++) {
+        int64_t x = axis_value(&t->sp.variants[t->var[c]], a);
+        int lo = 0, hi = m;
+        while (lo < hi) {
+            int mid = (lo + hi) / 2;
+            if (vals[mid] < x)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo < m && vals[lo] == x)
+            continue;
+        if (m == FEW || m == t->ncand)
+            goto many;
+        memmove(vals + lo + 1, vals + lo, sizeof *vals * (size_t)(m - lo));
+        vals[lo] = x;
+        m++;
+    }
+    return m;
+many:
     for (int c = 0; c < t->ncand; c++)
         vals[c] = axis_value(&t->sp.variants[t->var[c]], a);
     qsort(vals, (size_t)t->ncand, sizeof *vals, cmp_i64);
-    int m = 0;
+    m = 0;
     for (int c = 0; c < t->ncand; c++)
         if (m == 0 || vals[c] != vals[m - 1])
             vals[m++] = vals[c];
@@ -406,6 +430,10 @@ static strategy *make_strategy(tuner *t, char *err, size_t errlen)
     strategy *st = NULL;
     const kf_family *fam = kf_families[t->cfg.family];
     for (int a = 0; a < fam->nparams; a++) {
+        if (kf_interrupted) {
+            kf_err(err, errlen, "interrupted");
+            goto out;
+        }
         int64_t *v = malloc(sizeof *v * (size_t)t->ncand);
         if (!v)
             goto oom;
@@ -430,12 +458,17 @@ static strategy *make_strategy(tuner *t, char *err, size_t errlen)
     coords = malloc(sizeof *coords * (size_t)t->ncand * (size_t)(dims ? dims : 1));
     if (!coords)
         goto oom;
-    for (int c = 0; c < t->ncand; c++)
+    for (int c = 0; c < t->ncand; c++) {
+        if ((c & 65535) == 0 && kf_interrupted) {
+            kf_err(err, errlen, "interrupted");
+            goto out;
+        }
         for (int d = 0; d < dims; d++) {
             int64_t x = axis_value(&t->sp.variants[t->var[c]], axis[d]);
             const int64_t *p = bsearch(&x, vals[d], (size_t)levels[d], sizeof x, cmp_i64);
             coords[(size_t)c * (size_t)dims + (size_t)d] = (int)(p - vals[d]);
         }
+    }
     strat_space ss = {t->ncand, dims, coords, levels, ordered};
     strat_opts so;
     strat_opts_defaults(&so);
@@ -701,7 +734,12 @@ static int load_recorded(tuner *t, const char *path, char *err, size_t errlen)
         return -1;
     }
     int found = 0;
-    for (int c = 0; c < t->ncand; c++)
+    for (int c = 0; c < t->ncand && prev.ndone > 0; c++) {
+        if ((c & 4095) == 0 && kf_interrupted) {
+            resume_free(&prev);
+            kf_err(err, errlen, "%s: interrupted", path);
+            return -1;
+        }
         for (int k = 0; k < t->nsizes; k++) {
             const kf_result *r = resume_find(&prev, &t->sp.variants[t->var[c]], &t->sizes[k], &t->cfg.bench,
                                              t->device);
@@ -710,6 +748,7 @@ static int load_recorded(tuner *t, const char *path, char *err, size_t errlen)
                 found++;
             }
         }
+    }
     resume_free(&prev);
     return found;
 }
