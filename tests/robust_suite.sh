@@ -359,6 +359,11 @@ EOF
     expect_rc 0 "$KFORGE" check large.json
     grep_in out '294912 variants'
     [ $(($(now_ms) - t0)) -le 10000 ] || die "check of 294912 variants took $(($(now_ms) - t0)) ms"
+    # gen would make gigabytes of source: refused, with what to do
+    (limit_memory && exec timeout -s KILL 30 "$KFORGE" gen large.json) >out 2>err
+    rc=$?
+    [ "$rc" = 2 ] || die "gen large.json: exit status $rc, expected 2"
+    grep_in err 'large\.json: 294912 variants; gen writes at most 10000 in one file: pick some with --only'
     for cmd in "check large.json" "check --compile large.json" "run large.json --no-results -q" \
         "tune large.json --strategy local --budget 3 --results t.jsonl --no-db -q" \
         "tune large.json --strategy random --budget 3 --results t.jsonl --no-db -q"; do
