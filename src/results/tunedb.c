@@ -427,8 +427,22 @@ int tunedb_update(const char *dir, const tunedb_entry *entries, int count, char 
             }
         if (old) {
             const cJSON *m = cJSON_GetObjectItemCaseSensitive(old, "median_ms");
-            if (cJSON_IsNumber(m) && m->valuedouble > 0 && m->valuedouble <= e->median_ms)
-                continue; /* the database already has one at least as fast */
+            if (cJSON_IsNumber(m) && m->valuedouble > 0 && m->valuedouble <= e->median_ms) {
+                /* the database already has one at least as fast.  The same
+                 * measurement again (a resumed search takes it from its
+                 * results file): its provenance now counts the whole search */
+                const cJSON *how = cJSON_GetObjectItemCaseSensitive(old, "how");
+                cJSON *v = variant_cjson(&e->v);
+                bool same = m->valuedouble == e->median_ms && e->how[0] && cJSON_IsString(how) &&
+                            strcmp(how->valuestring, e->how) != 0 &&
+                            cJSON_Compare(cJSON_GetObjectItemCaseSensitive(old, "variant"), v, true);
+                cJSON_Delete(v);
+                if (!same)
+                    continue;
+                cJSON_ReplaceItemInObjectCaseSensitive(old, "how", cJSON_CreateString(e->how));
+                written++;
+                continue;
+            }
             cJSON_ReplaceItemInArray(list, pos, entry_json(e));
         } else {
             cJSON_AddItemToArray(list, entry_json(e));
