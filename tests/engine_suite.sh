@@ -165,10 +165,21 @@ else
 fi
 
 # --- the second family: reduce_rows ------------------------------------
-if "$KFORGE" axes reduce_rows | grep -q 'rows_per_group' && "$KFORGE" axes reduce_rows | grep -q 'row_stride'; then
-  ok "kforge axes reduce_rows"
+if "$KFORGE" axes reduce_rows | grep -q 'rows_per_group' && "$KFORGE" axes reduce_rows | grep -q 'row_stride' &&
+   "$KFORGE" axes reduce_rows --format json | grep -q '"name": "min_blocks", [^}]*"default": "0"' &&
+   "$KFORGE" axes reduce_rows --format json | grep -q '"name": "rows", [^}]*"default": "required"' &&
+   "$KFORGE" axes reduce_rows --format json | grep -q '"name": "row_stride", [^}]*"default": "optional"'; then
+  ok "kforge axes reduce_rows: axes with their defaults (min_blocks 0), sizes required or optional"
 else
-  bad "axes reduce_rows" "$("$KFORGE" axes reduce_rows 2>&1 | head -3)"
+  bad "axes reduce_rows" "$("$KFORGE" axes reduce_rows --format json 2>&1 | head -c 600)"
+fi
+printf '{"kernel": "reduce_rows", "rows": 64, "cols": 128,\n "min_blocks": {"range": [0, 2]}}\n' > mb.json
+"$KFORGE" check mb.json > /dev/null 2> mb.err
+if [ $? -eq 2 ] && grep -q 'mb.json: line 2: min_blocks: a range without "step" doubles from low, which needs low >= 1: give "step": 1' mb.err &&
+   sed 's/2]}/2], "step": 1}/' mb.json | "$KFORGE" check - | grep -q '3 variants'; then
+  ok "a range from 0 without a step says why and what to write"
+else
+  bad "range from 0" "$(cat mb.err)"
 fi
 "$KFORGE" run "$ROOT/configs/rows-stress.json" --set 'rows=[1,3]' --set 'cols=[1,7,33]' --results rows.jsonl --quiet \
   --format csv > rows.csv 2> rows.err
