@@ -365,12 +365,54 @@ else
   bad "README without a GPU" "$(cat nogpu.sh nogpu.out 2>/dev/null | tail -20)"
 fi
 
-# The README's feature comparison and the statement about ranges.
+# The README's feature comparison.
 if grep -q '^| .*| kforge | hyperfine | nvbench | Kernel Tuner |$' "$ROOT/README.md" &&
    ! grep -q 'Any variant key may hold a list or a range' "$ROOT/README.md"; then
-  ok "README: a features table against hyperfine, nvbench and Kernel Tuner; ranges described as the code takes them"
+  ok "README: a features table against hyperfine, nvbench and Kernel Tuner"
 else
   bad "README table" "missing table header or the old range sentence"
+fi
+
+# The README's statement about ranges names exactly the keys that take one:
+# every axis and size of every family is tried with a one-value range.
+if command -v python3 > /dev/null 2>&1; then
+  KFORGE="$KFORGE" python3 - "$ROOT/README.md" > ranges.txt 2>&1 <<'EOF'
+import json, os, re, subprocess, sys
+kf = os.environ["KFORGE"]
+takes, refuses = set(), set()
+for fam in ["reduce", "reduce_rows"]:
+    d = json.loads(subprocess.run([kf, "axes", fam, "--format", "json"], capture_output=True, text=True).stdout)
+    base = {"kernel": fam, "n": 4096} if fam == "reduce" else {"kernel": fam, "rows": 4, "cols": 8}
+    for p in d["axes"] + d["sizes"]:
+        name = p["name"]
+        val = base.get(name, 8 if name == "row_stride" else None)
+        if val is None:
+            val = json.loads(p["default"])
+        if not isinstance(val, int):
+            val = 1   # an enumerated key: any number will do, a range must be refused
+        cfg = dict(base)
+        cfg[name] = {"range": [val, val], "step": 1}
+        r = subprocess.run([kf, "check", "-"], input=json.dumps(cfg), capture_output=True, text=True)
+        (takes if r.returncode == 0 else refuses).add(name)
+        if r.returncode != 0 and name not in r.stderr:
+            sys.exit("%s %s: refused without naming it: %s" % (fam, name, r.stderr))
+readme = open(sys.argv[1]).read()
+m = re.search(r"The integer keys that take any value in a span.*?may also hold a range(.*?)take lists only", readme, re.S)
+if not m:
+    sys.exit("no range sentence in the README")
+named = set(re.findall(r"`([a-z_]+)`", m.group(0).split("may also hold a range")[0])) - {"reduce", "reduce_rows"}
+listed = set(re.findall(r"`([a-z_]+)`", m.group(1)))
+if named != takes:
+    sys.exit("README names %s as taking ranges; the code: %s" % (sorted(named), sorted(takes)))
+if takes & refuses or not listed <= refuses:
+    sys.exit("README says %s take lists only; the code refuses a range for %s" % (sorted(listed), sorted(refuses)))
+print("ranges:", sorted(takes))
+EOF
+  if [ $? -eq 0 ]; then
+    ok "README: the keys said to take ranges are exactly those the code takes them for ($(cat ranges.txt))"
+  else
+    bad "README ranges" "$(cat ranges.txt)"
+  fi
 fi
 
 # Config messages.
