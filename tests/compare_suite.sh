@@ -483,6 +483,37 @@ EOF
   fi
 fi
 
+# info --format json and a results line write the device alike (driver "13.0", ...)
+"$KFORGE" info --format json > info.json 2> info.err
+if command -v python3 > /dev/null 2>&1 && python3 -c '
+import json
+i = json.load(open("info.json"))
+r = json.loads(open("old.jsonl").readline())
+pairs = [("name", "device"), ("cc", "cc"), ("sms", "sms"), ("l2_bytes", "l2_bytes"), ("peak_gbps", "peak_gbps"),
+         ("driver", "driver"), ("nvrtc", "nvrtc")]
+bad = [(a, i[a], r[b]) for a, b in pairs if i[a] != r[b]]
+assert not bad, bad
+assert i["driver"] == "13.0", i["driver"]
+' 2> info.err; then
+  ok "info --format json and the results write the device alike (driver \"13.0\", peak, cc, SMs, L2, NVRTC)"
+else
+  bad "info vs results" "$(cat info.json info.err)"
+fi
+
+# best takes a size as every option does: 2^24, 1<<24, 16777216
+KFORGE_DB="$TMP/db-best" "$KFORGE" tune "$SPACE" --set n=2^24 --strategy random --budget 3 --results tb.jsonl -q \
+  > /dev/null 2>&1
+nb=0
+for n in '2^24' '1<<24' 16777216; do
+  KFORGE_DB="$TMP/db-best" "$KFORGE" best --n "$n" > "best$nb.json" 2> /dev/null && grep -q '"n": \[16777216\]' "best$nb.json" &&
+    ! grep -q nearest "best$nb.json" && nb=$((nb + 1))
+done
+if [ $nb -eq 3 ] && cmp -s best0.json best1.json && cmp -s best0.json best2.json; then
+  ok "best --n 2^24, --n '1<<24' and --n 16777216 name the same size"
+else
+  bad "best --n" "$nb of 3"
+fi
+
 # name is never empty in results
 cat > unnamed.json <<'J'
 {"algorithm": "shuffle", "unroll": "full", "block_size": [128, 256], "n": 4096}

@@ -114,7 +114,7 @@ static cJSON *entry_json(const tunedb_entry *e)
     cJSON_AddStringToObject(d, "cc", buf);
     cJSON_AddNumberToObject(d, "sms", e->dev.sms);
     cJSON_AddNumberToObject(d, "peak_gbps", round(e->dev.peak_gbps * 10) / 10);
-    snprintf(buf, sizeof buf, "%d.%d", e->dev.driver_version / 1000, e->dev.driver_version % 1000 / 10);
+    kf_driver_text(e->dev.driver_version, buf, sizeof buf);
     cJSON_AddStringToObject(d, "driver", buf);
     snprintf(buf, sizeof buf, "%d.%d", e->dev.nvrtc_major, e->dev.nvrtc_minor);
     cJSON_AddStringToObject(d, "nvrtc", buf);
@@ -637,7 +637,7 @@ int tunedb_lookup(const char *dir, const char *gpu, const kf_variant *key, const
 
 static void fmt_driver(const kf_device *d, char *buf, size_t len)
 {
-    snprintf(buf, len, "%d.%d", d->driver_version / 1000, d->driver_version % 1000 / 10);
+    kf_driver_text(d->driver_version, buf, len);
 }
 
 /* One line of where an entry came from (no newline). */
