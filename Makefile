@@ -108,7 +108,8 @@ bench-rows: $(BUILD)/kforge
 	KFORGE=$(BUILD)/kforge sh tools/bench_rows.sh
 
 # The binary, its man page and completion, and what the man page's EXAMPLES
-# use: the configs and tools/plot.sh (which finds plot.py next to itself).
+# use: the configs, tools/plot.sh (which finds plot.py next to itself), the
+# Slurm job array and the program built against an exported header.
 install: $(BUILD)/kforge
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
 	  $(DESTDIR)$(PREFIX)/share/bash-completion/completions \
@@ -119,6 +120,8 @@ install: $(BUILD)/kforge
 	install -m 644 configs/*.json $(DESTDIR)$(PREFIX)/share/kforge/configs/
 	install -m 755 tools/plot.sh $(DESTDIR)$(PREFIX)/share/kforge/tools/plot.sh
 	install -m 644 tools/plot.py $(DESTDIR)$(PREFIX)/share/kforge/tools/plot.py
+	install -m 755 tools/slurm-tune.sbatch $(DESTDIR)$(PREFIX)/share/kforge/tools/slurm-tune.sbatch
+	install -m 644 tools/export_example.cu $(DESTDIR)$(PREFIX)/share/kforge/tools/export_example.cu
 
 # Fuzzing (clang libFuzzer) and valgrind runs of the CPU side (issue 5).
 .PHONY: valgrind

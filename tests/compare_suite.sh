@@ -339,12 +339,61 @@ r1=$?
 printf '#!/bin/sh\necho "sudo $*" >> "$LOG"\nexec "$@"\n' > stub/bin/sudo; chmod +x stub/bin/sudo
 (cd stub && LOG=$TMP/user.log ID_U=1000 PATH="$TMP/stub/bin" "$SH" -c "$first") > /dev/null 2>&1
 r2=$?
+# what tools/plot.sh needs comes with it (python3, and gnuplot with pngcairo: gnuplot-nox)
 if [ $r1 -eq 0 ] && [ $r2 -eq 0 ] && ! grep -q '^sudo' root.log && grep -q '^apt-get install -y .*libcjson-dev' root.log &&
+   grep -q '^apt-get install -y .* python3\( \|$\)' root.log && grep -q '^apt-get install -y .* gnuplot-nox\( \|$\)' root.log &&
+   grep -q '^apt-get update' root.log &&
    grep -q '^kforge run configs/seeds.json' root.log && grep -q '^sudo apt-get install' user.log &&
    grep -q '^kforge run' user.log; then
   ok "README's first command: works as root without sudo and as a user with it"
 else
   bad "README first command" "$r1 $r2 [$first] $(cat root.log user.log 2>/dev/null)"
+fi
+
+# .gitignore covers what kforge and the tools write by default where they run:
+# the results files of run, tune and make bench (with their .state files
+# while a run is in progress) and tools/plot.sh's charts.
+if command -v git > /dev/null 2>&1 && git -C "$ROOT" rev-parse --is-inside-work-tree > /dev/null 2>&1; then
+  d_run=$("$KFORGE" run --help | sed -n 's/.*(default: \([^)]*\.jsonl\)).*/\1/p')
+  d_tune=$("$KFORGE" tune --help | sed -n 's/.*(default \([^)]*\.jsonl\)).*/\1/p')
+  d_bench=$(sed -n 's/.*--results \([^ ]*\.jsonl\).*/\1/p' "$ROOT/tools/bench.sh" | head -1)
+  d_plot=$(sed -n 's/^out=\(.*\)$/\1/p' "$ROOT/tools/plot.sh")
+  gi_bad=
+  for f in "$d_run" "$d_run.state" "$d_tune" "$d_tune.state" "$d_bench" "$d_bench.state" "$d_plot/bandwidth.png"; do
+    case $f in .state | /* | "") gi_bad="$gi_bad [default not found: '$f']"; continue ;; esac
+    git -C "$ROOT" check-ignore -q --no-index "$f" || gi_bad="$gi_bad $f"
+  done
+  if [ -z "$gi_bad" ]; then
+    ok ".gitignore covers the default results files ($d_run, $d_tune, $d_bench, their .state) and $d_plot/"
+  else
+    bad ".gitignore" "not ignored:$gi_bad"
+  fi
+else
+  echo "SKIP .gitignore: not in a git work tree"
+fi
+
+# make install puts in place everything the man page's EXAMPLES use.
+BUILD_DIR=$(dirname "$KFORGE")
+if make -s -C "$ROOT" install DESTDIR="$TMP/inst" PREFIX=/usr BUILD="$BUILD_DIR" -o "$BUILD_DIR/kforge" \
+     > inst.out 2>&1; then
+  share=$TMP/inst/usr/share/kforge
+  miss=
+  for f in $(sed -n '/^\.SH EXAMPLES/,/^\.SH /p' "$ROOT/man/kforge.1" | sed 's/\\-/-/g' |
+             grep -o '\(configs\|tools\)/[A-Za-z0-9_.-]\+' | sort -u); do
+    [ -f "$share/$f" ] || miss="$miss $f"
+  done
+  for f in bin/kforge share/man/man1/kforge.1 share/bash-completion/completions/kforge; do
+    [ -f "$TMP/inst/usr/$f" ] || miss="$miss $f"
+  done
+  # the installed plot.sh finds its plot.py
+  (cd "$TMP" && sh "$share/tools/plot.sh" "$TMP/old.jsonl" --print-data > inst_plot.txt 2>&1) || miss="$miss (plot.sh: $(head -c 200 "$TMP/inst_plot.txt"))"
+  if [ -z "$miss" ]; then
+    ok "make install: the binary, man page, completion and every config and tool the man page's EXAMPLES use"
+  else
+    bad "make install" "missing:$miss"
+  fi
+else
+  bad "make install" "$(cat inst.out)"
 fi
 
 # The README says how to try kforge without a GPU, and its commands work.
