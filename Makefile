@@ -80,8 +80,12 @@ $(BUILD)/tests/test_nvml: | $(FAKE_NVML)
 $(BUILD)/obj/exec/nvml.o: CFLAGS += $(if $(wildcard $(CUDA)/include/nvml.h),-DKF_TOOLKIT_NVML_H='"$(CUDA)/include/nvml.h"')
 
 # Every test binary runs even if an earlier one fails; the target fails if any did.
+# Every test keeps its temporary files under $(CHECK_TMP) (TMPDIR), which must
+# be empty at the end when everything passed: make check leaves nothing in /tmp.
+CHECK_TMP := $(abspath $(BUILD))/check-tmp
 check: $(TESTS) $(BUILD)/kforge $(BUILD)/fuzz_replay
-	@fail=0; for t in $(TESTS); do \
+	@rm -rf $(CHECK_TMP) && mkdir -p $(CHECK_TMP) && export TMPDIR=$(CHECK_TMP); \
+	fail=0; for t in $(TESTS); do \
 	  echo "== $$t"; KFORGE=$(BUILD)/kforge $$t || fail=1; \
 	done; \
 	$(BUILD)/fuzz_replay tests/fuzz/regressions/* tests/fuzz/corpus/* || fail=1; \
@@ -95,6 +99,9 @@ check: $(TESTS) $(BUILD)/kforge $(BUILD)/fuzz_replay
 	KFORGE=$(BUILD)/kforge CUDA=$(CUDA) sh tests/export_suite.sh || fail=1; \
 	sh tests/plot_suite.sh || fail=1; \
 	KFORGE=$(BUILD)/kforge sh tests/gpu_suite.sh || fail=1; \
+	if [ $$fail = 0 ] && [ -n "$$(ls -A $(CHECK_TMP))" ]; then \
+	  echo "FAIL make check left files in $(CHECK_TMP) (TMPDIR): $$(ls -A $(CHECK_TMP) | tr '\n' ' ')"; fail=1; \
+	elif [ $$fail = 0 ]; then rmdir $(CHECK_TMP); fi; \
 	exit $$fail
 test: check
 

@@ -647,8 +647,7 @@ int cmd_merge(int argc, char **argv)
             goto out;
         }
     } else {
-        const char *td = getenv("TMPDIR");
-        snprintf(tmp, sizeof tmp, "%s/kforge-merge-%ld.jsonl", td && *td ? td : "/tmp", (long)getpid());
+        snprintf(tmp, sizeof tmp, "%s/kforge-merge-%ld.jsonl", kf_tmpdir(), (long)getpid());
         unlink(tmp);
         if (write_merged(&s, tmp, err, sizeof err) != 0) {
             fprintf(stderr, "kforge merge: %s\n", err);
