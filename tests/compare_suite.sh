@@ -317,6 +317,18 @@ if command -v script > /dev/null 2>&1 && [ -f "$FAKE_NVML" ]; then
   else
     bad "progress" "$(od -c prog.txt | head -20)"
   fi
+  # tune's progress line, the same way: warnings and failures on cleared lines, failures and time left shown
+  KFORGE_FAKE_GPU_MS=20 KFORGE_NVML_LIB=$FAKE_NVML FAKE_NVML_SCRIPT="sm=1500;max_sm=1980;reasons=0,4" \
+    KFORGE_FAULT_INJECT=crash@2 TERM=xterm script -qec "$KFORGE tune $ROOT/configs/tune-reduce.json --set n=4096 \
+    --strategy random --budget 12 --results tprog.jsonl --no-db > /dev/null" /dev/null > tprog.txt 2>&1
+  bad_lines=$(tr '\r' '\n' < tprog.txt | sed "s/^${esc}\[K//" | grep -c '.kforge\( tune\)\{0,1\}: ')
+  if [ "$bad_lines" -eq 0 ] && grep -q 'evaluated | 1 failed | best ' tprog.txt && grep -q 's left\]' tprog.txt &&
+     grep -q 'kforge: warning: .* ran throttled (sw power cap)' tprog.txt &&
+     grep -q 'kforge tune: .* n=4096: fault: GPU worker died' tprog.txt; then
+    ok "tune's progress line: cleared before every warning and failure; shows failures and the time left"
+  else
+    bad "tune progress" "$(tr '\r' '\n' < tprog.txt | head -20)"
+  fi
 else
   echo "SKIP progress line: script(1) or the fake NVML not available"
 fi

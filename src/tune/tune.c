@@ -311,6 +311,8 @@ typedef struct {
     int *per_device;        /* cases measured on each */
     results_file *rf;
     int measured_cases, failed_cases, told, reused_cands;
+    report_warnings warn;     /* throttled cases, NVML notes, as run says them */
+    int failures_said;        /* failed cases named on stderr (the first TUNE_FAILS_SAID) */
     double t0, last_progress;
     bool progress, out_of_time;
     char energy_note[160];    /* why a case had no energy figure (--objective energy, edp) */
@@ -521,6 +523,9 @@ static void fmt_objective(const tuner *t, char *buf, size_t len, double x)
         fmt_joules(buf, len, x, t->o.objective == OBJ_EDP ? "*ms" : "");
 }
 
+/* Failed cases named on stderr, each on a line of its own; the rest are counted. */
+#define TUNE_FAILS_SAID 10
+
 static void show_progress(tuner *t, bool force)
 {
     if (!t->progress)
@@ -534,13 +539,21 @@ static void show_progress(tuner *t, bool force)
     char bb[32] = "-";
     if (b >= 0)
         fmt_objective(t, bb, sizeof bb, best);
-    char left[48] = "";
-    if (t->o.time_s > 0) {
-        double l = t->o.time_s - (now - t->t0);
-        snprintf(left, sizeof left, ", %.0fs left", l > 0 ? l : 0);
-    }
-    fprintf(stderr, "\r\033[K[tune %s: %d/%d evaluated | best %s | %.0fs%s]", strat_names[t->kind],
-            strat_evaluations(t->st), t->budget, bb, now - t->t0, left);
+    /* time left: at the pace of the candidates measured so far, to the
+     * budget (or to --time, if that comes first) */
+    char left[48] = "", failed[32] = "";
+    int evals = strat_evaluations(t->st);
+    double el = now - t->t0, l = -1;
+    if (t->told > 0 && evals < t->budget)
+        l = el / t->told * (t->budget - evals);
+    if (t->o.time_s > 0 && (l < 0 || t->o.time_s - el < l))
+        l = t->o.time_s - el > 0 ? t->o.time_s - el : 0;
+    if (l >= 0)
+        snprintf(left, sizeof left, ", ~%.0fs left", l);
+    if (t->failed_cases)
+        snprintf(failed, sizeof failed, " | %d failed", t->failed_cases);
+    fprintf(stderr, "\r\033[K[tune %s: %d/%d evaluated%s | best %s | %.0fs%s]", strat_names[t->kind], evals,
+            t->budget, failed, bb, el, left);
     fflush(stderr);
 }
 
@@ -642,7 +655,16 @@ static int on_case(const kf_result *r, int index, void *vctx)
         fill_cell(cell_at(t, b->cand[vi], k), r);
         tell_in_order(b);
     }
-    show_progress(t, false);
+    /* warnings and failures as run gives them, each on a cleared line */
+    clear_progress(t);
+    report_warn(&t->warn, r, stderr);
+    if (r->status != KF_ST_OK && t->failures_said++ < TUNE_FAILS_SAID) {
+        char label[256], st[128];
+        family_of(&r->v)->label(&r->v, label, sizeof label);
+        shape_text(family_of(&r->v), &r->shape, st, sizeof st);
+        fprintf(stderr, "kforge tune: %s %s: %s: %s\n", label, st, kf_status_names[r->status], r->message);
+    }
+    show_progress(t, true);
     return out_of_time(t) ? 1 : 0;
 }
 
@@ -1508,6 +1530,10 @@ int tune_main(int argc, char **argv)
     }
     free(batch);
     clear_progress(&t);
+    report_warn_end(&t.warn, stderr);
+    if (t.failures_said > TUNE_FAILS_SAID)
+        fprintf(stderr, "kforge tune: %d more failed case%s (the results file's status and message say which)\n",
+                t.failures_said - TUNE_FAILS_SAID, t.failures_said - TUNE_FAILS_SAID == 1 ? "" : "s");
     double wall = kf_now() - t.t0;
     const char *stopped = failed ? "error" : stop_reason(&t, interrupted);
     print_summary(&t, wall, stopped);
