@@ -492,6 +492,18 @@ else
   bad "messages" "$(cat m1.txt m2.txt m3.txt m4.txt)"
 fi
 
+# Unquoted, n=[1000,2^20] is a shell pattern: with a file "n=1" here the shell
+# passes n=1, and kforge says what most likely happened.
+mkdir -p globdir && : > globdir/n=1
+(cd globdir && "$KFORGE" check "$ROOT/configs/fast.json" --set n=[1000,2^20] > /dev/null 2> ../g1.txt)
+(cd globdir && "$KFORGE" check "$ROOT/configs/fast.json" --set 'n=[1000,"2^20"]' > /dev/null 2> ../g2.txt)
+if grep -q "^kforge: warning: --set n=1: a file of that name is in this directory: .*quote it: --set 'n=\[...\]'" g1.txt &&
+   ! grep -q warning g2.txt; then
+  ok "--set n=[1000,2^20] unquoted, expanded by the shell to a file's name: a warning says to quote it"
+else
+  bad "--set glob" "$(cat g1.txt g2.txt)"
+fi
+
 # Short options: the parser takes what the help and man page say.
 "$KFORGE" run a.json -j2 -q --no-results > /dev/null 2> so1.txt; r1=$?
 "$KFORGE" run a.json -j 2 --quiet --no-results > /dev/null 2>&1; r2=$?

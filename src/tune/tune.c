@@ -216,6 +216,7 @@ static int parse_tune_opts(int argc, char **argv, topts *o)
         } else if (cli_value(&c, "--set", &val)) {
             if (o->nsets == 64)
                 return cli_fail(&c, "too many --set options (at most 64)");
+            warn_set_glob(val);
             o->sets[o->nsets++] = val;
         } else if (cli_value(&c, "--results", &val)) {
             o->results = val;
