@@ -80,8 +80,12 @@ $(BUILD)/tests/test_nvml: | $(FAKE_NVML)
 $(BUILD)/obj/exec/nvml.o: CFLAGS += $(if $(wildcard $(CUDA)/include/nvml.h),-DKF_TOOLKIT_NVML_H='"$(CUDA)/include/nvml.h"')
 
 # Every test binary runs even if an earlier one fails; the target fails if any did.
+# Every test keeps its temporary files under $(CHECK_TMP) (TMPDIR), which must
+# be empty at the end when everything passed: make check leaves nothing in /tmp.
+CHECK_TMP := $(abspath $(BUILD))/check-tmp
 check: $(TESTS) $(BUILD)/kforge $(BUILD)/fuzz_replay
-	@fail=0; for t in $(TESTS); do \
+	@rm -rf $(CHECK_TMP) && mkdir -p $(CHECK_TMP) && export TMPDIR=$(CHECK_TMP); \
+	fail=0; for t in $(TESTS); do \
 	  echo "== $$t"; KFORGE=$(BUILD)/kforge $$t || fail=1; \
 	done; \
 	$(BUILD)/fuzz_replay tests/fuzz/regressions/* tests/fuzz/corpus/* || fail=1; \
@@ -95,6 +99,9 @@ check: $(TESTS) $(BUILD)/kforge $(BUILD)/fuzz_replay
 	KFORGE=$(BUILD)/kforge CUDA=$(CUDA) sh tests/export_suite.sh || fail=1; \
 	sh tests/plot_suite.sh || fail=1; \
 	KFORGE=$(BUILD)/kforge sh tests/gpu_suite.sh || fail=1; \
+	if [ $$fail = 0 ] && [ -n "$$(ls -A $(CHECK_TMP))" ]; then \
+	  echo "FAIL make check left files in $(CHECK_TMP) (TMPDIR): $$(ls -A $(CHECK_TMP) | tr '\n' ' ')"; fail=1; \
+	elif [ $$fail = 0 ]; then rmdir $(CHECK_TMP); fi; \
 	exit $$fail
 test: check
 
@@ -108,7 +115,8 @@ bench-rows: $(BUILD)/kforge
 	KFORGE=$(BUILD)/kforge sh tools/bench_rows.sh
 
 # The binary, its man page and completion, and what the man page's EXAMPLES
-# use: the configs and tools/plot.sh (which finds plot.py next to itself).
+# use: the configs, tools/plot.sh (which finds plot.py next to itself), the
+# Slurm job array and the program built against an exported header.
 install: $(BUILD)/kforge
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
 	  $(DESTDIR)$(PREFIX)/share/bash-completion/completions \
@@ -119,6 +127,8 @@ install: $(BUILD)/kforge
 	install -m 644 configs/*.json $(DESTDIR)$(PREFIX)/share/kforge/configs/
 	install -m 755 tools/plot.sh $(DESTDIR)$(PREFIX)/share/kforge/tools/plot.sh
 	install -m 644 tools/plot.py $(DESTDIR)$(PREFIX)/share/kforge/tools/plot.py
+	install -m 755 tools/slurm-tune.sbatch $(DESTDIR)$(PREFIX)/share/kforge/tools/slurm-tune.sbatch
+	install -m 644 tools/export_example.cu $(DESTDIR)$(PREFIX)/share/kforge/tools/export_example.cu
 
 # Fuzzing (clang libFuzzer) and valgrind runs of the CPU side (issue 5).
 .PHONY: valgrind

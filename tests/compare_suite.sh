@@ -317,6 +317,18 @@ if command -v script > /dev/null 2>&1 && [ -f "$FAKE_NVML" ]; then
   else
     bad "progress" "$(od -c prog.txt | head -20)"
   fi
+  # tune's progress line, the same way: warnings and failures on cleared lines, failures and time left shown
+  KFORGE_FAKE_GPU_MS=20 KFORGE_NVML_LIB=$FAKE_NVML FAKE_NVML_SCRIPT="sm=1500;max_sm=1980;reasons=0,4" \
+    KFORGE_FAULT_INJECT=crash@2 TERM=xterm script -qec "$KFORGE tune $ROOT/configs/tune-reduce.json --set n=4096 \
+    --strategy random --budget 12 --results tprog.jsonl --no-db > /dev/null" /dev/null > tprog.txt 2>&1
+  bad_lines=$(tr '\r' '\n' < tprog.txt | sed "s/^${esc}\[K//" | grep -c '.kforge\( tune\)\{0,1\}: ')
+  if [ "$bad_lines" -eq 0 ] && grep -q 'evaluated | 1 failed | best ' tprog.txt && grep -q 's left\]' tprog.txt &&
+     grep -q 'kforge: warning: .* ran throttled (sw power cap)' tprog.txt &&
+     grep -q 'kforge tune: .* n=4096: fault: GPU worker died' tprog.txt; then
+    ok "tune's progress line: cleared before every warning and failure; shows failures and the time left"
+  else
+    bad "tune progress" "$(tr '\r' '\n' < tprog.txt | head -20)"
+  fi
 else
   echo "SKIP progress line: script(1) or the fake NVML not available"
 fi
@@ -339,12 +351,61 @@ r1=$?
 printf '#!/bin/sh\necho "sudo $*" >> "$LOG"\nexec "$@"\n' > stub/bin/sudo; chmod +x stub/bin/sudo
 (cd stub && LOG=$TMP/user.log ID_U=1000 PATH="$TMP/stub/bin" "$SH" -c "$first") > /dev/null 2>&1
 r2=$?
+# what tools/plot.sh needs comes with it (python3, and gnuplot with pngcairo: gnuplot-nox)
 if [ $r1 -eq 0 ] && [ $r2 -eq 0 ] && ! grep -q '^sudo' root.log && grep -q '^apt-get install -y .*libcjson-dev' root.log &&
+   grep -q '^apt-get install -y .* python3\( \|$\)' root.log && grep -q '^apt-get install -y .* gnuplot-nox\( \|$\)' root.log &&
+   grep -q '^apt-get update' root.log &&
    grep -q '^kforge run configs/seeds.json' root.log && grep -q '^sudo apt-get install' user.log &&
    grep -q '^kforge run' user.log; then
   ok "README's first command: works as root without sudo and as a user with it"
 else
   bad "README first command" "$r1 $r2 [$first] $(cat root.log user.log 2>/dev/null)"
+fi
+
+# .gitignore covers what kforge and the tools write by default where they run:
+# the results files of run, tune and make bench (with their .state files
+# while a run is in progress) and tools/plot.sh's charts.
+if command -v git > /dev/null 2>&1 && git -C "$ROOT" rev-parse --is-inside-work-tree > /dev/null 2>&1; then
+  d_run=$("$KFORGE" run --help | sed -n 's/.*(default: \([^)]*\.jsonl\)).*/\1/p')
+  d_tune=$("$KFORGE" tune --help | sed -n 's/.*(default \([^)]*\.jsonl\)).*/\1/p')
+  d_bench=$(sed -n 's/.*--results \([^ ]*\.jsonl\).*/\1/p' "$ROOT/tools/bench.sh" | head -1)
+  d_plot=$(sed -n 's/^out=\(.*\)$/\1/p' "$ROOT/tools/plot.sh")
+  gi_bad=
+  for f in "$d_run" "$d_run.state" "$d_tune" "$d_tune.state" "$d_bench" "$d_bench.state" "$d_plot/bandwidth.png"; do
+    case $f in .state | /* | "") gi_bad="$gi_bad [default not found: '$f']"; continue ;; esac
+    git -C "$ROOT" check-ignore -q --no-index "$f" || gi_bad="$gi_bad $f"
+  done
+  if [ -z "$gi_bad" ]; then
+    ok ".gitignore covers the default results files ($d_run, $d_tune, $d_bench, their .state) and $d_plot/"
+  else
+    bad ".gitignore" "not ignored:$gi_bad"
+  fi
+else
+  echo "SKIP .gitignore: not in a git work tree"
+fi
+
+# make install puts in place everything the man page's EXAMPLES use.
+BUILD_DIR=$(dirname "$KFORGE")
+if make -s -C "$ROOT" install DESTDIR="$TMP/inst" PREFIX=/usr BUILD="$BUILD_DIR" -o "$BUILD_DIR/kforge" \
+     > inst.out 2>&1; then
+  share=$TMP/inst/usr/share/kforge
+  miss=
+  for f in $(sed -n '/^\.SH EXAMPLES/,/^\.SH /p' "$ROOT/man/kforge.1" | sed 's/\\-/-/g' |
+             grep -o '\(configs\|tools\)/[A-Za-z0-9_.-]\+' | sort -u); do
+    [ -f "$share/$f" ] || miss="$miss $f"
+  done
+  for f in bin/kforge share/man/man1/kforge.1 share/bash-completion/completions/kforge; do
+    [ -f "$TMP/inst/usr/$f" ] || miss="$miss $f"
+  done
+  # the installed plot.sh finds its plot.py
+  (cd "$TMP" && sh "$share/tools/plot.sh" "$TMP/old.jsonl" --print-data > inst_plot.txt 2>&1) || miss="$miss (plot.sh: $(head -c 200 "$TMP/inst_plot.txt"))"
+  if [ -z "$miss" ]; then
+    ok "make install: the binary, man page, completion and every config and tool the man page's EXAMPLES use"
+  else
+    bad "make install" "missing:$miss"
+  fi
+else
+  bad "make install" "$(cat inst.out)"
 fi
 
 # The README says how to try kforge without a GPU, and its commands work.
@@ -365,12 +426,54 @@ else
   bad "README without a GPU" "$(cat nogpu.sh nogpu.out 2>/dev/null | tail -20)"
 fi
 
-# The README's feature comparison and the statement about ranges.
+# The README's feature comparison.
 if grep -q '^| .*| kforge | hyperfine | nvbench | Kernel Tuner |$' "$ROOT/README.md" &&
    ! grep -q 'Any variant key may hold a list or a range' "$ROOT/README.md"; then
-  ok "README: a features table against hyperfine, nvbench and Kernel Tuner; ranges described as the code takes them"
+  ok "README: a features table against hyperfine, nvbench and Kernel Tuner"
 else
   bad "README table" "missing table header or the old range sentence"
+fi
+
+# The README's statement about ranges names exactly the keys that take one:
+# every axis and size of every family is tried with a one-value range.
+if command -v python3 > /dev/null 2>&1; then
+  KFORGE="$KFORGE" python3 - "$ROOT/README.md" > ranges.txt 2>&1 <<'EOF'
+import json, os, re, subprocess, sys
+kf = os.environ["KFORGE"]
+takes, refuses = set(), set()
+for fam in ["reduce", "reduce_rows"]:
+    d = json.loads(subprocess.run([kf, "axes", fam, "--format", "json"], capture_output=True, text=True).stdout)
+    base = {"kernel": fam, "n": 4096} if fam == "reduce" else {"kernel": fam, "rows": 4, "cols": 8}
+    for p in d["axes"] + d["sizes"]:
+        name = p["name"]
+        val = base.get(name, 8 if name == "row_stride" else None)
+        if val is None:
+            val = json.loads(p["default"])
+        if not isinstance(val, int):
+            val = 1   # an enumerated key: any number will do, a range must be refused
+        cfg = dict(base)
+        cfg[name] = {"range": [val, val], "step": 1}
+        r = subprocess.run([kf, "check", "-"], input=json.dumps(cfg), capture_output=True, text=True)
+        (takes if r.returncode == 0 else refuses).add(name)
+        if r.returncode != 0 and name not in r.stderr:
+            sys.exit("%s %s: refused without naming it: %s" % (fam, name, r.stderr))
+readme = open(sys.argv[1]).read()
+m = re.search(r"The integer keys that take any value in a span.*?may also hold a range(.*?)take lists only", readme, re.S)
+if not m:
+    sys.exit("no range sentence in the README")
+named = set(re.findall(r"`([a-z_]+)`", m.group(0).split("may also hold a range")[0])) - {"reduce", "reduce_rows"}
+listed = set(re.findall(r"`([a-z_]+)`", m.group(1)))
+if named != takes:
+    sys.exit("README names %s as taking ranges; the code: %s" % (sorted(named), sorted(takes)))
+if takes & refuses or not listed <= refuses:
+    sys.exit("README says %s take lists only; the code refuses a range for %s" % (sorted(listed), sorted(refuses)))
+print("ranges:", sorted(takes))
+EOF
+  if [ $? -eq 0 ]; then
+    ok "README: the keys said to take ranges are exactly those the code takes them for ($(cat ranges.txt))"
+  else
+    bad "README ranges" "$(cat ranges.txt)"
+  fi
 fi
 
 # Config messages.
@@ -387,6 +490,18 @@ if [ "$(cat m1.txt)" = "kforge: tc.json: line 3, column 11: trailing comma (JSON
   ok "messages: trailing comma on its own line, a value's line, --set quoting, --set op=xor names the --set"
 else
   bad "messages" "$(cat m1.txt m2.txt m3.txt m4.txt)"
+fi
+
+# Unquoted, n=[1000,2^20] is a shell pattern: with a file "n=1" here the shell
+# passes n=1, and kforge says what most likely happened.
+mkdir -p globdir && : > globdir/n=1
+(cd globdir && "$KFORGE" check "$ROOT/configs/fast.json" --set n=[1000,2^20] > /dev/null 2> ../g1.txt)
+(cd globdir && "$KFORGE" check "$ROOT/configs/fast.json" --set 'n=[1000,"2^20"]' > /dev/null 2> ../g2.txt)
+if grep -q "^kforge: warning: --set n=1: a file of that name is in this directory: .*quote it: --set 'n=\[...\]'" g1.txt &&
+   ! grep -q warning g2.txt; then
+  ok "--set n=[1000,2^20] unquoted, expanded by the shell to a file's name: a warning says to quote it"
+else
+  bad "--set glob" "$(cat g1.txt g2.txt)"
 fi
 
 # Short options: the parser takes what the help and man page say.
@@ -439,6 +554,37 @@ EOF
   else
     bad "completion" "$(cat comp.out)"
   fi
+fi
+
+# info --format json and a results line write the device alike (driver "13.0", ...)
+"$KFORGE" info --format json > info.json 2> info.err
+if command -v python3 > /dev/null 2>&1 && python3 -c '
+import json
+i = json.load(open("info.json"))
+r = json.loads(open("old.jsonl").readline())
+pairs = [("name", "device"), ("cc", "cc"), ("sms", "sms"), ("l2_bytes", "l2_bytes"), ("peak_gbps", "peak_gbps"),
+         ("driver", "driver"), ("nvrtc", "nvrtc")]
+bad = [(a, i[a], r[b]) for a, b in pairs if i[a] != r[b]]
+assert not bad, bad
+assert i["driver"] == "13.0", i["driver"]
+' 2> info.err; then
+  ok "info --format json and the results write the device alike (driver \"13.0\", peak, cc, SMs, L2, NVRTC)"
+else
+  bad "info vs results" "$(cat info.json info.err)"
+fi
+
+# best takes a size as every option does: 2^24, 1<<24, 16777216
+KFORGE_DB="$TMP/db-best" "$KFORGE" tune "$SPACE" --set n=2^24 --strategy random --budget 3 --results tb.jsonl -q \
+  > /dev/null 2>&1
+nb=0
+for n in '2^24' '1<<24' 16777216; do
+  KFORGE_DB="$TMP/db-best" "$KFORGE" best --n "$n" > "best$nb.json" 2> /dev/null && grep -q '"n": \[16777216\]' "best$nb.json" &&
+    ! grep -q nearest "best$nb.json" && nb=$((nb + 1))
+done
+if [ $nb -eq 3 ] && cmp -s best0.json best1.json && cmp -s best0.json best2.json; then
+  ok "best --n 2^24, --n '1<<24' and --n 16777216 name the same size"
+else
+  bad "best --n" "$nb of 3"
 fi
 
 # name is never empty in results

@@ -106,16 +106,25 @@ fi
 
 # --- issue 11.3: resume takes a case only when its identity matches ------
 "$KFORGE" run a.json --results r3.jsonl --quiet > /dev/null 2>&1
-"$KFORGE" run a.json --results r3.jsonl --resume --set bench.seed=7 --set bench.offset=3 --format jsonl \
-  --quiet > o3.jsonl 2> e3.txt
-if [ "$(lines r3.jsonl)" -eq 12 ] && ! grep -q 'resumed' e3.txt && [ "$(grep -c '"seed":7' r3.jsonl)" -eq 6 ]; then
-  ok "resume with other bench settings measures again"
+for set in bench.seed=7 bench.offset=3; do
+  cp r3.jsonl r3s.jsonl
+  "$KFORGE" run a.json --results r3s.jsonl --resume --set $set --format jsonl --quiet > o3.jsonl 2> e3.txt
+  kv=$(echo "${set#bench.}" | sed 's/\(.*\)=\(.*\)/"\1":\2,/')
+  if [ "$(lines r3s.jsonl)" -eq 12 ] && ! grep -q 'resumed' e3.txt && [ "$(grep -c "$kv" r3s.jsonl)" -eq 6 ]; then
+    ok "resume with --set $set measures again (the input's seed and offset are part of a case)"
+  else
+    bad "resume identity $set" "lines=$(lines r3s.jsonl) $(cat e3.txt)"
+  fi
+done
+"$KFORGE" run a.json --results r3.jsonl --resume --set bench.timeout_s=9 --quiet > /dev/null 2> e3t.txt
+if [ "$(lines r3.jsonl)" -eq 6 ] && grep -q 'resumed: 6 cases' e3t.txt; then
+  ok "resume with another watchdog takes every case (it changes no result)"
 else
-  bad "resume identity" "lines=$(lines r3.jsonl) $(cat e3.txt)"
+  bad "resume timeout" "lines=$(lines r3.jsonl) $(cat e3t.txt)"
 fi
 sed 's/fake-gpu (KFORGE_FAKE_GPU)/Other GPU/' r3.jsonl > r4.jsonl
 "$KFORGE" run a.json --results r4.jsonl --resume --quiet > /dev/null 2> e4.txt
-if [ "$(lines r4.jsonl)" -eq 18 ]; then
+if [ "$(lines r4.jsonl)" -eq 12 ]; then
   ok "resume does not take cases of another GPU"
 else
   bad "resume device" "lines=$(lines r4.jsonl) $(cat e4.txt)"
@@ -128,12 +137,17 @@ p=$!
 sleep 1.5
 kill -INT $p 2> /dev/null
 wait $p
-sed -i 's/6000]/6000], "bench": {"warmup": 2}/' c.json
+# the same cases, the same path and options, one more blank in the file:
+# another command, whose run starts afresh (with --resume it would take them)
+cp r5.jsonl r5b.jsonl
+cp r5.jsonl.state r5b.jsonl.state 2> /dev/null
+sed -i 's/6000]/6000] /' c.json
 "$KFORGE" run c.json --results r5.jsonl --quiet > /dev/null 2> e5.txt
-if ! grep -q 'resumed' e5.txt; then
-  ok "an edited config is another command: nothing resumed"
+"$KFORGE" run c.json --results r5b.jsonl --resume --quiet > /dev/null 2> e5b.txt
+if ! grep -q 'resumed' e5.txt && grep -q 'resumed: [0-9]* case' e5b.txt; then
+  ok "an edited config (one blank) is another command: nothing resumed without --resume"
 else
-  bad "config edit" "$(cat e5.txt)"
+  bad "config edit" "$(cat e5.txt e5b.txt)"
 fi
 
 # --- issue 11.4: concurrent commands keep each other's resume state -----
@@ -165,10 +179,21 @@ else
 fi
 
 # --- the second family: reduce_rows ------------------------------------
-if "$KFORGE" axes reduce_rows | grep -q 'rows_per_group' && "$KFORGE" axes reduce_rows | grep -q 'row_stride'; then
-  ok "kforge axes reduce_rows"
+if "$KFORGE" axes reduce_rows | grep -q 'rows_per_group' && "$KFORGE" axes reduce_rows | grep -q 'row_stride' &&
+   "$KFORGE" axes reduce_rows --format json | grep -q '"name": "min_blocks", [^}]*"default": "0"' &&
+   "$KFORGE" axes reduce_rows --format json | grep -q '"name": "rows", [^}]*"default": "required"' &&
+   "$KFORGE" axes reduce_rows --format json | grep -q '"name": "row_stride", [^}]*"default": "optional"'; then
+  ok "kforge axes reduce_rows: axes with their defaults (min_blocks 0), sizes required or optional"
 else
-  bad "axes reduce_rows" "$("$KFORGE" axes reduce_rows 2>&1 | head -3)"
+  bad "axes reduce_rows" "$("$KFORGE" axes reduce_rows --format json 2>&1 | head -c 600)"
+fi
+printf '{"kernel": "reduce_rows", "rows": 64, "cols": 128,\n "min_blocks": {"range": [0, 2]}}\n' > mb.json
+"$KFORGE" check mb.json > /dev/null 2> mb.err
+if [ $? -eq 2 ] && grep -q 'mb.json: line 2: min_blocks: a range without "step" doubles from low, which needs low >= 1: give "step": 1' mb.err &&
+   sed 's/2]}/2], "step": 1}/' mb.json | "$KFORGE" check - | grep -q '3 variants'; then
+  ok "a range from 0 without a step says why and what to write"
+else
+  bad "range from 0" "$(cat mb.err)"
 fi
 "$KFORGE" run "$ROOT/configs/rows-stress.json" --set 'rows=[1,3]' --set 'cols=[1,7,33]' --results rows.jsonl --quiet \
   --format csv > rows.csv 2> rows.err

@@ -1,8 +1,10 @@
 #!/bin/sh
 # tests/robust_suite.sh -- what kforge does when its environment misbehaves
 # (issue 11): corrupted cache entries, unusable cache directories, killed
-# compiler workers, endless or oversized input, SIGTERM to the process group,
-# non-finite options, write errors on stdout and closed pipes.
+# compiler workers, endless or oversized input (configs and results files),
+# NUL bytes in results, results that cannot be written, SIGTERM to the
+# process group and at every stage of a large space, non-finite options,
+# write errors on stdout and closed pipes.
 #
 #   sh tests/robust_suite.sh                  # uses build/kforge
 #   KFORGE=build-san/kforge sh tests/robust_suite.sh
@@ -247,6 +249,142 @@ t_config_stdin_interrupted() {
     exec 3>&-
     [ "$wrc" = 130 ] || die "exit status $wrc after SIGTERM, expected 130: $(cat err)"
     grep_in err '<stdin>: interrupted'
+}
+
+t_results_endless() {
+    export KFORGE_CACHE_DIR="$PWD/cache" # cache-corrupt counts the shared cache's cubins
+    # Results files are read by resume, tune --simulate, compare and merge: a
+    # source without end, or without a results line, is refused at once
+    # (exit 2), in constant memory, never read for ever.
+    t0=$(date +%s)
+    for cmd in "tune one.json --simulate /dev/zero" "compare /dev/zero one.json" "merge /dev/zero" \
+        "compare /dev/full one.json"; do
+        # shellcheck disable=SC2086
+        (limit_memory && exec timeout -s KILL 30 env KFORGE_FAKE_GPU=1 "$KFORGE" $cmd) >out 2>err
+        rc=$?
+        [ "$rc" = 2 ] || die "kforge $cmd: exit status $rc, expected 2: $(head -c 500 err)"
+        grep_in err '/dev/(zero|full): 16 MiB without a results line: not a results file' "kforge $cmd"
+    done
+    (limit_memory && yes | timeout -s KILL 30 "$KFORGE" compare /dev/stdin one.json) >out 2>err
+    rc=$?
+    [ "$rc" = 2 ] || die "yes | kforge compare /dev/stdin: exit status $rc, expected 2: $(head -c 500 err)"
+    grep_in err '/dev/stdin: 16 MiB without a results line'
+    [ $(($(date +%s) - t0)) -le 20 ] || die "took more than 20 s"
+}
+
+t_results_nul() {
+    export KFORGE_CACHE_DIR="$PWD/cache" # cache-corrupt counts the shared cache's cubins
+    # NUL bytes (blocks of them, as a crash can leave) are skipped and the
+    # lines around them read: resume, compare and merge see every case
+    expect_rc 0 env KFORGE_FAKE_GPU=1 "$KFORGE" run three.json --results r.jsonl
+    [ "$(lines r.jsonl)" = 6 ] || die "expected 6 lines"
+    {
+        head -c 4096 /dev/zero
+        sed -n 1p r.jsonl | head -c 40
+        head -c 3 /dev/zero
+        sed -n 1p r.jsonl | tail -c +41
+        sed -n 2,3p r.jsonl
+        head -c 100 /dev/zero
+        echo
+        sed -n '4,$p' r.jsonl
+    } >nul.jsonl
+    [ "$(tr -d '\000' <nul.jsonl | grep -c .)" = 6 ] || die "nul.jsonl was not made right"
+    cp nul.jsonl before.jsonl
+    expect_rc 0 env KFORGE_FAKE_GPU=1 "$KFORGE" run three.json --results nul.jsonl --resume
+    grep_in err 'resumed: 6 cases taken from nul\.jsonl, 0 measured now'
+    cmp -s nul.jsonl before.jsonl || die "a case was measured again"
+    expect_rc 0 "$KFORGE" compare r.jsonl nul.jsonl
+    grep_in err '6 cases in both'
+    expect_rc 0 "$KFORGE" merge nul.jsonl --no-db
+    grep_in err '6 cases'
+}
+
+t_results_unwritable() {
+    export KFORGE_CACHE_DIR="$PWD/cache" # cache-corrupt counts the shared cache's cubins
+    # a results file that cannot be written: run and tune stop with exit 4
+    # and the file's name (a full disk, a directory where nothing is created)
+    [ -w /dev/full ] || skip "no /dev/full"
+    for where in /dev/full /proc/kforge-none/r.jsonl; do
+        pat=$(printf '%s' "$where" | sed -e 's/[.[\*^$]/\\&/g')
+        expect_rc 4 timeout -s KILL 60 env KFORGE_FAKE_GPU=1 "$KFORGE" run three.json --results "$where" -q
+        grep_in err "$pat" "run --results $where"
+        expect_rc 4 timeout -s KILL 60 env KFORGE_FAKE_GPU=1 "$KFORGE" tune sweep.json --results "$where" --no-db -q
+        grep_in err "$pat" "tune --results $where"
+    done
+    if [ "$(id -u)" != 0 ]; then
+        mkdir ro && chmod 555 ro
+        expect_rc 4 env KFORGE_FAKE_GPU=1 "$KFORGE" run three.json --results ro/r.jsonl -q
+        expect_rc 4 env KFORGE_FAKE_GPU=1 "$KFORGE" tune sweep.json --results ro/r.jsonl --no-db -q
+        chmod 755 ro
+    fi
+    return 0
+}
+
+t_results_read_interrupted() {
+    # a results file that is a pipe with nothing to say yet: SIGTERM ends
+    # the wait at once (exit 130), in each command that reads results
+    mkfifo fifo || skip "mkfifo failed"
+    exec 3<>fifo
+    for cmd in "compare fifo one.json" "merge fifo" "tune one.json --simulate fifo"; do
+        # shellcheck disable=SC2086
+        KFORGE_FAKE_GPU=1 "$KFORGE" $cmd >out 2>err &
+        pid=$!
+        sleep 0.5
+        kill -TERM "$pid"
+        wait_pid "$pid" 5
+        [ "$wrc" = 130 ] || die "kforge $cmd: exit status $wrc after SIGTERM, expected 130: $(cat err)"
+        grep_in err 'fifo: interrupted' "kforge $cmd"
+    done
+    exec 3>&-
+}
+
+# now_ms: milliseconds (GNU date)
+now_ms() {
+    date +%s%3N
+}
+
+t_signal_stages() {
+    export KFORGE_CACHE_DIR="$PWD/cache" # cache-corrupt counts the shared cache's cubins
+    # A space of 294912 variants: SIGTERM at any moment of check, run and
+    # tune (expanding the space, building the candidates and the search's
+    # neighbours, resuming, compiling, measuring) is answered within a second.
+    case $(now_ms) in *N*) skip "date +%N not supported" ;; esac
+    cat >large.json <<'EOF'
+{"kernel": "reduce", "algorithm": ["shuffle", "sequential"], "unroll": ["none", "full"],
+ "block_size": {"range": [32, 1024], "step": "pow2"}, "elements_per_thread": {"range": [1, 256], "step": 1},
+ "vector_width": [1, 2, 4], "load": ["plain", "ldg", "stream", "ldg_prefetch"], "warp_reduce": ["shared", "shuffle"],
+ "layout": ["block", "grid"], "accumulator": ["register", "shared"], "n": 4096}
+EOF
+    t0=$(now_ms)
+    expect_rc 0 "$KFORGE" check large.json
+    grep_in out '294912 variants'
+    [ $(($(now_ms) - t0)) -le 10000 ] || die "check of 294912 variants took $(($(now_ms) - t0)) ms"
+    # gen would make gigabytes of source: refused, with what to do
+    (limit_memory && exec timeout -s KILL 30 "$KFORGE" gen large.json) >out 2>err
+    rc=$?
+    [ "$rc" = 2 ] || die "gen large.json: exit status $rc, expected 2"
+    grep_in err 'large\.json: 294912 variants; gen writes at most 10000 in one file: pick some with --only'
+    for cmd in "check large.json" "check --compile large.json" "run large.json --no-results -q" \
+        "tune large.json --strategy local --budget 3 --results t.jsonl --no-db -q" \
+        "tune large.json --strategy random --budget 3 --results t.jsonl --no-db -q"; do
+        for delay in 0.05 0.3 0.6 0.9 1.2; do
+            rm -f t.jsonl t.jsonl.state
+            # shellcheck disable=SC2086
+            KFORGE_FAKE_GPU=1 "$KFORGE" $cmd >out 2>err &
+            pid=$!
+            sleep "$delay"
+            t1=$(now_ms)
+            kill -TERM "$pid" 2>/dev/null
+            wait "$pid"
+            rc=$?
+            dt=$(($(now_ms) - t1))
+            case $rc in
+            130) [ "$dt" -le 1000 ] || die "kforge $cmd: SIGTERM after $delay s answered in $dt ms" ;;
+            0 | 1) ;; # it had finished
+            *) die "kforge $cmd: exit status $rc after SIGTERM at $delay s: $(head -c 300 err)" ;;
+            esac
+        done
+    done
 }
 
 # ---------------------------------------------------------------------------
@@ -511,6 +649,11 @@ check config-endless-stdin t_config_endless_stdin
 check config-limit t_config_limit
 check config-directory t_config_directory
 check config-stdin-interrupted t_config_stdin_interrupted
+check results-endless t_results_endless
+check results-nul t_results_nul
+check results-unwritable t_results_unwritable
+check results-read-interrupted t_results_read_interrupted
+check signal-stages t_signal_stages
 check cache-corrupt t_cache_corrupt
 check cache-dir-file t_cache_dir_file
 check cache-dir-unwritable t_cache_dir_unwritable

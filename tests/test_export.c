@@ -46,7 +46,8 @@ static const char *srcdir(void)
 
 static char *tmpdir(void)
 {
-    char tmpl[] = "/tmp/kforge-test-export-XXXXXX";
+    char tmpl[4096];
+    snprintf(tmpl, sizeof tmpl, "%s/kforge-test-export-XXXXXX", kf_tmpdir());
     char *d = mkdtemp(tmpl);
     ck_assert_ptr_nonnull(d);
     return strdup(d);

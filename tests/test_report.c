@@ -1614,7 +1614,7 @@ END_TEST
 // ----------------------------------------------------------------------------
 // Results file
 
-static char tmpdir[64];
+static char tmpdir[512];
 
 /* Issue 14: the SM clock column (marked when throttled or below the
  * maximum, with a footnote), energy and GB/J; none of them without NVML. */
@@ -1707,7 +1707,7 @@ END_TEST
 
 static void tmp_setup(void)
 {
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/kf_test_report_XXXXXX");
+    snprintf(tmpdir, sizeof tmpdir, "%s/kf_test_report_XXXXXX", kf_tmpdir());
     ck_assert_ptr_nonnull(mkdtemp(tmpdir));
 }
 
@@ -1727,7 +1727,8 @@ static void tmp_teardown(void)
 
 static void tmp_path(char *buf, size_t len, const char *name)
 {
-    snprintf(buf, len, "%s/%s", tmpdir, name);
+    int n = snprintf(buf, len, "%s/%s", tmpdir, name);
+    ck_assert_msg(n > 0 && (size_t)n < len, "path too long: %s/%s ($TMPDIR)", tmpdir, name);
 }
 
 typedef struct {

@@ -57,14 +57,14 @@ static rtc_options sm90(void)
 
 /* The root is made and removed by an unchecked fixture, in the runner
  * process, so a failing test (whose process just exits) leaves nothing. */
-static char rootdir[64];
-static char tmpdir[96];
+static char rootdir[512];
+static char tmpdir[600];
 
 static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw);
 
 static void root_setup(void)
 {
-    snprintf(rootdir, sizeof rootdir, "/tmp/kforge-test-rtc-XXXXXX");
+    snprintf(rootdir, sizeof rootdir, "%s/kforge-test-rtc-XXXXXX", kf_tmpdir());
     if (!mkdtemp(rootdir)) {
         perror("mkdtemp");
         exit(EXIT_FAILURE);
@@ -98,6 +98,14 @@ static void remove_tmpdir(void)
     if (tmpdir[0])
         nftw(tmpdir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
     tmpdir[0] = '\0';
+}
+
+/* A cubin of a disabled cache: in a kforge-nocache- directory under $TMPDIR (else /tmp). */
+static bool in_nocache(const char *path)
+{
+    char want[PATH_MAX];
+    snprintf(want, sizeof want, "%s/kforge-nocache-", kf_tmpdir());
+    return strncmp(path, want, strlen(want)) == 0;
 }
 
 static bool is_elf_file(const char *path)
@@ -438,7 +446,7 @@ START_TEST(test_disabled)
     const char bytes[] = "\177ELF disabled";
     ck_assert_msg(rtc_cache_store(&c, GOOD, &o, bytes, sizeof bytes, path, sizeof path, err,
                                   sizeof err) == 0, "%s", err);
-    ck_assert_ptr_nonnull(strstr(path, "/tmp/kforge-nocache-"));
+    ck_assert(in_nocache(path));
     size_t len = 0;
     char *got = kf_read_file(path, &len, err, sizeof err);
     ck_assert_msg(got != NULL, "%s", err);
@@ -631,7 +639,7 @@ START_TEST(test_pool_worker_killed)
         seen[d.tag] = true;
         ck_assert_msg(d.ok, "tag %d failed: %s", d.tag, d.log ? d.log : "");
         ck_assert(is_elf_file(d.cubin_path));
-        ck_assert_ptr_nonnull(strstr(d.cubin_path, "/tmp/kforge-nocache-"));
+        ck_assert(in_nocache(d.cubin_path));
         free(d.log);
     }
     ck_assert_int_eq(rtc_pool_wait(p, 100, &d), -1);

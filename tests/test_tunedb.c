@@ -24,7 +24,8 @@
 
 static char *tmpdir(void)
 {
-    char tmpl[] = "/tmp/kforge-test-tunedb-XXXXXX";
+    char tmpl[PATH_MAX];
+    snprintf(tmpl, sizeof tmpl, "%s/kforge-test-tunedb-XXXXXX", kf_tmpdir());
     char *d = mkdtemp(tmpl);
     ck_assert_ptr_nonnull(d);
     return strdup(d);

@@ -10,7 +10,8 @@
 #   2. the same command again: nothing measured again (resumed from the file);
 #   3. a search interrupted with SIGINT (exit 130) while a case hangs, then the
 #      same command: it measures only what is missing and ends as an
-#      uninterrupted search with the same seed does;
+#      uninterrupted search with the same seed does; the summary and the
+#      database entry count every candidate evaluated (now and from the file);
 #   4. kforge best: a config kforge accepts, the nearest size when there is no
 #      exact one, a C header that compiles, exit 2 when nothing is known;
 #   5. an exhaustive sweep of a small space, every strategy simulated on it;
@@ -134,6 +135,31 @@ if [ "$(lab r3.jsonl)" = "$(lab full.jsonl)" ] &&
   ok "interrupted + resumed search = uninterrupted search (same cases in the same order, same best)"
 else
   bad "resumed search differs from the uninterrupted one"
+fi
+
+# 3b. after a resumed search, the summary and the database count every
+# candidate the search evaluated: those measured now and those taken from the file
+DB3=$OUT/db3b
+KFORGE_DB=$DB3 KFORGE_FAULT_INJECT=hang@6 "$KFORGE" tune "$SPACE" --set n=2^20 --strategy random --budget 12 --seed 2 \
+  --results r3b.jsonl --quiet > /dev/null 2>&1 &
+pid=$!
+i=0
+while [ "$(lines r3b.jsonl)" -lt 5 ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done
+sleep 0.3
+kill -INT $pid
+wait $pid
+KFORGE_DB=$DB3 "$KFORGE" best --n 2^20 > b3a.json 2>/dev/null
+KFORGE_DB=$DB3 "$KFORGE" tune "$SPACE" --set n=2^20 --strategy random --budget 12 --seed 2 --results r3b.jsonl \
+  --quiet > s3c.txt 2> e3c.txt
+rc=$?
+KFORGE_DB=$DB3 "$KFORGE" best --n 2^20 > b3b.json 2>/dev/null
+if [ $rc -eq 0 ] && grep -q 'fastest at this size of 5 evaluated candidates (of 860)' b3a.json &&
+   grep -q '^strategy random (seed 2): 12 of 860 candidates evaluated' s3c.txt &&
+   grep -q '^  measured now: 7 candidates (7 cases, 0 failed); taken from r3b.jsonl: 5;' s3c.txt &&
+   grep -q 'fastest at this size of 12 evaluated candidates (of 860)' b3b.json; then
+  ok "resumed search: summary and database count 12 evaluated candidates (7 measured now + 5 from the file)"
+else
+  bad "resumed search wording: exit $rc: $(cat s3c.txt e3c.txt; grep -o 'fastest[^\"]*' b3a.json b3b.json)"
 fi
 
 # 4. kforge best

@@ -25,15 +25,17 @@ static const char *const axes_help =
     "  kforge axes reduce\n"
     "  kforge axes reduce --format json | jq -r '.axes[].name'\n";
 
-static void print_param(const kf_param *p, bool json, bool first)
+/* size: a size (n, rows, ...), which a config must give unless optional;
+ * an axis always has a default. */
+static void print_param(const kf_param *p, bool size, bool json, bool first)
 {
     strbuf allowed = {0}, def = {0};
     param_allowed(&allowed, p);
     if (p->kind == KF_PK_INT && !p->allowed)
         sb_printf(&allowed, " %lld..%lld", (long long)p->lo, (long long)p->hi);
-    if (p->optional)
+    if (size && p->optional)
         sb_append(&def, "optional");
-    else if (p->kind == KF_PK_INT && p->def == 0)
+    else if (size)
         sb_append(&def, "required");
     else
         param_json(&def, p, p->def);
@@ -130,10 +132,10 @@ int cmd_axes(int argc, char **argv)
     if (json) {
         printf("{\"family\": \"%s\", \"axes\": [", fam->name);
         for (int i = 0; i < fam->nparams; i++)
-            print_param(&fam->params[i], true, i == 0);
+            print_param(&fam->params[i], false, true, i == 0);
         printf("], \"sizes\": [");
         for (int i = 0; i < fam->nsizes; i++)
-            print_param(&fam->sizes[i], true, i == 0);
+            print_param(&fam->sizes[i], true, true, i == 0);
         printf("], \"derived\": [");
         for (int i = 0; i < fam->nderived; i++)
             printf("%s\"%s\"", i ? ", " : "", fam->derived[i]);
@@ -142,10 +144,10 @@ int cmd_axes(int argc, char **argv)
     }
     printf("%s -- %s\n\naxes:\n", fam->name, fam->doc);
     for (int i = 0; i < fam->nparams; i++)
-        print_param(&fam->params[i], false, i == 0);
+        print_param(&fam->params[i], false, false, i == 0);
     printf("\nsizes:\n");
     for (int i = 0; i < fam->nsizes; i++)
-        print_param(&fam->sizes[i], false, i == 0);
+        print_param(&fam->sizes[i], true, false, i == 0);
     if (fam->nderived) {
         printf("\nalso in constraints:");
         for (int i = 0; i < fam->nderived; i++)

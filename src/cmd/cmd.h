@@ -97,6 +97,11 @@ int multi_finish(const char *cmd, run_opts *ro, kf_shard *sh);
 int load_configs(const opts *o, kf_config *cfgs);
 void free_configs(kf_config *cfgs, int n);
 
+/* Warns when a --set argument is the name of a file in this directory: the
+ * shell most likely expanded an unquoted pattern (n=[1000,2^20] matches a
+ * file "n=1") and kforge never saw what was typed. */
+void warn_set_glob(const char *assignment);
+
 void print_skipped(const kf_space *sp, const char *path, bool all);
 
 /* --only: keeps in each space only the variants with one of the names (and

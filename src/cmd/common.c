@@ -64,6 +64,7 @@ int parse_opts(int argc, char **argv, const char *help, unsigned allowed, opts *
         if ((allowed & OPT_SET) && cli_value(&c, "--set", &val)) {
             if (o->nsets == 64)
                 return cli_fail(&c, "too many --set options (at most 64)");
+            warn_set_glob(val);
             o->sets[o->nsets++] = val;
         } else if ((allowed & OPT_FORMAT) && cli_value(&c, "--format", &val)) {
             int f = kf_lookup(kf_format_names, KF_FMT_COUNT, val);
@@ -251,6 +252,17 @@ void free_configs(kf_config *cfgs, int n)
         config_free(&cfgs[i]);
 }
 
+void warn_set_glob(const char *assignment)
+{
+    const char *eq = strchr(assignment, '=');
+    if (!eq || strchr(assignment, '/') || strpbrk(assignment, "[]*?") || access(assignment, F_OK) != 0)
+        return;
+    fprintf(stderr, "kforge: warning: --set %s: a file of that name is in this directory: if the argument was a "
+                    "list typed without quotes (%.*s=[...]), the shell replaced it by the file's name; quote it: "
+                    "--set '%.*s=[...]'\n",
+            assignment, (int)(eq - assignment), assignment, (int)(eq - assignment), assignment);
+}
+
 void print_skipped(const kf_space *sp, const char *path, bool all)
 {
     if (sp->nskipped == 0)
@@ -258,7 +270,7 @@ void print_skipped(const kf_space *sp, const char *path, bool all)
     fprintf(stderr, "kforge: %s: skipped %d combination%s that cannot run%s\n", path, sp->nskipped,
             sp->nskipped == 1 ? "" : "s", all ? ":" : " (kforge check lists them)");
     if (all)
-        for (int i = 0; i < sp->nskipped; i++)
+        for (int i = 0; i < sp->nskipped && !kf_interrupted; i++)
             fprintf(stderr, "  %s\n", sp->skipped[i]);
 }
 

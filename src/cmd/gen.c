@@ -9,6 +9,9 @@
 #include "codegen.h"
 #include "util.h"
 
+/* The most variants in one generated file (about 30 kB each). */
+#define KF_GEN_MAX_VARIANTS 10000
+
 static const char *const gen_help =
     "usage: kforge gen [--set KEY=VALUE]... [--only NAME[,NAME...]] CONFIG\n"
     "\n"
@@ -17,6 +20,7 @@ static const char *const gen_help =
     "kforge run compiles it (kernel kf_reduce).  Several: one file that compiles as a whole (nvcc\n"
     "or NVRTC), each variant in a namespace of its own with its kernel renamed <entry>_<name>\n"
     "(kf_reduce_reduce6; v<i> for a variant without a name); the opening comment lists them.\n"
+    "At most 10000 variants in one file.\n"
     "\n"
     "options:\n"
     "  --set KEY=VALUE         override a config key in every variant (repeatable)\n"
@@ -54,6 +58,14 @@ int cmd_gen(int argc, char **argv)
     }
     print_skipped(&sp, cfg.path, false);
     if (select_only(&o, &sp, 1) != 0) {
+        rc = KF_EXIT_USAGE;
+        goto out;
+    }
+    if (sp.nvariants > KF_GEN_MAX_VARIANTS) {
+        /* one file of them all: tens of kB each, gigabytes for a large space */
+        fprintf(stderr, "kforge gen: %s: %d variants; gen writes at most %d in one file: pick some with --only "
+                        "or --set, or narrow the lists\n",
+                cfg.path, sp.nvariants, KF_GEN_MAX_VARIANTS);
         rc = KF_EXIT_USAGE;
         goto out;
     }

@@ -35,18 +35,18 @@ int cmd_info(int argc, char **argv)
         return KF_EXIT_NODEV;
     }
     worker_free(w);
+    char driver[32];
+    kf_driver_text(d.driver_version, driver, sizeof driver);
     if (o.json_info) {
         strbuf b = {0};
         sb_append(&b, "{\"name\": ");
         sb_json_string(&b, d.name);
         sb_printf(&b, ", \"cc\": \"%d.%d\", \"sms\": %d, \"l2_bytes\": %lld, \"mem_bytes\": %lld, "
-                      "\"mem_clock_khz\": %d, \"bus_width_bits\": %d, \"peak_gbps\": %.1f, "
-                      "\"max_threads_per_block\": %d, \"max_smem_per_block\": %d, \"driver\": \"%d.%d\", "
+                      "\"mem_clock_khz\": %d, \"bus_width_bits\": %d, \"peak_gbps\": %.15g, "
+                      "\"max_threads_per_block\": %d, \"max_smem_per_block\": %d, \"driver\": \"%s\", "
                       "\"nvrtc\": \"%d.%d\"}\n",
                   d.cc_major, d.cc_minor, d.sms, (long long)d.l2_bytes, (long long)d.mem_bytes, d.mem_clock_khz,
-                  d.bus_width_bits, d.peak_gbps, d.max_threads_per_block, d.max_smem_per_block, d.driver_version / 1000,
-                  (d.driver_version % 1000) / 10,
-                  maj, min);
+                  d.bus_width_bits, d.peak_gbps, d.max_threads_per_block, d.max_smem_per_block, driver, maj, min);
         char *s = sb_take(&b);
         fputs(s, stdout);
         free(s);
@@ -61,7 +61,7 @@ int cmd_info(int argc, char **argv)
         printf("peak DRAM bandwidth %.1f GB/s (2 x clock x bus width)\n", d.peak_gbps);
         printf("max threads/block   %d\n", d.max_threads_per_block);
         printf("max shared/block    %d bytes (opt-in)\n", d.max_smem_per_block);
-        printf("driver (CUDA)       %d.%d\n", d.driver_version / 1000, (d.driver_version % 1000) / 10);
+        printf("driver (CUDA)       %s\n", driver);
         if (nvrtc)
             printf("NVRTC               %d.%d\n", maj, min);
         else

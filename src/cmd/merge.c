@@ -252,54 +252,49 @@ static int add_line(recset *s, char *line, const kf_result *r, int file, long li
     return 0;
 }
 
-/* Reads every line of path.  0, or -1 after a message. */
+typedef struct {
+    recset *s;
+    const char *const *files;
+    int file;
+    bool oom;
+} read_ctx;
+
+static int read_line(const char *text, long lineno, const kf_result *r, void *ctx)
+{
+    read_ctx *c = ctx;
+    char *line = strdup(text);
+    if (!line || add_line(c->s, line, r, c->file, lineno, c->files) != 0) {
+        free(line);
+        c->oom = true;
+        return 1;
+    }
+    return 0;
+}
+
+/* Reads every line of path, through the results module's reader (NUL
+ * bytes dropped, damaged lines counted, no input without end).  0, or -1
+ * after a message. */
 static int read_file(recset *s, const char *const *files, int file)
 {
     const char *path = files[file];
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        fprintf(stderr, "kforge merge: %s: %s\n", path, strerror(errno));
-        return -1;
-    }
     struct stat st;
-    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
-        fprintf(stderr, "kforge merge: %s: is a directory, not a results file\n", path);
-        fclose(f);
+    if (stat(path, &st) != 0) {
+        fprintf(stderr, "kforge merge: %s: %s\n", path, strerror(errno));
         return -1;
     }
-    char *buf = NULL;
-    size_t cap = 0;
-    ssize_t got;
-    long lineno = 0;
-    int rc = 0;
-    while ((got = getline(&buf, &cap, f)) >= 0) {
-        lineno++;
-        if (got == 0 || buf[got - 1] != '\n' || memchr(buf, '\0', (size_t)got) || got > (1 << 20)) {
-            s->unreadable++; /* an unterminated last line (a crash), NUL bytes, too long */
-            continue;
-        }
-        buf[got - 1] = '\0';
-        kf_result r;
-        char err[256];
-        if (results_parse_line(buf, &r, err, sizeof err) != 0) {
-            s->unreadable++;
-            continue;
-        }
-        char *line = strdup(buf);
-        if (!line || add_line(s, line, &r, file, lineno, files) != 0) {
-            free(line);
-            fprintf(stderr, "kforge merge: out of memory\n");
-            rc = -1;
-            break;
-        }
+    read_ctx c = {s, files, file, false};
+    char err[1024];
+    int skipped = 0;
+    if (results_read_lines(path, 0, read_line, &c, &skipped, err, sizeof err) != 0) {
+        fprintf(stderr, "kforge merge: %s\n", err);
+        return -1;
     }
-    if (rc == 0 && ferror(f)) {
-        fprintf(stderr, "kforge merge: %s: %s\n", path, strerror(errno));
-        rc = -1;
+    s->unreadable += skipped;
+    if (c.oom) {
+        fprintf(stderr, "kforge merge: out of memory\n");
+        return -1;
     }
-    free(buf);
-    fclose(f);
-    return rc;
+    return 0;
 }
 
 static void recset_free(recset *s)
@@ -652,8 +647,7 @@ int cmd_merge(int argc, char **argv)
             goto out;
         }
     } else {
-        const char *td = getenv("TMPDIR");
-        snprintf(tmp, sizeof tmp, "%s/kforge-merge-%ld.jsonl", td && *td ? td : "/tmp", (long)getpid());
+        snprintf(tmp, sizeof tmp, "%s/kforge-merge-%ld.jsonl", kf_tmpdir(), (long)getpid());
         unlink(tmp);
         if (write_merged(&s, tmp, err, sizeof err) != 0) {
             fprintf(stderr, "kforge merge: %s\n", err);

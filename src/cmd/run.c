@@ -24,7 +24,8 @@ static const char *const run_help =
     "\n"
     "options:\n"
     "  --set KEY=VALUE     override a config key in every variant (repeatable); VALUE is JSON or\n"
-    "                      a bare word: --set block_size=128  --set n=[1024,4096]  --set bench.seed=7\n"
+    "                      a bare word: --set block_size=128  --set 'n=[1024,\"2^20\"]'  --set bench.seed=7\n"
+    "                      (quote a list: to the shell, n=[1024,2^20] is a file name pattern)\n"
     "  --only NAME[,NAME]  only the variants with these names\n"
     "  --format FMT        table (default), csv, jsonl, json or md (a Markdown table)\n"
     "  --results FILE      JSON Lines results file, one line per case, flushed as each finishes\n"
@@ -289,6 +290,10 @@ int cmd_run(int argc, char **argv)
         }
         int ntodo = 0;
         for (int k = 0; k < sp->ncases; k++) {
+            if ((k & 4095) == 0 && kf_interrupted) {   /* a large space takes seconds here */
+                interrupted = true;
+                break;
+            }
             const kf_variant *v = &sp->variants[sp->cases[k].variant];
             char key[2048];
             results_case_key(v, &sp->cases[k].shape, bench, info.dev.name, key, sizeof key);
@@ -304,7 +309,7 @@ int cmd_run(int argc, char **argv)
             }
             total++;
             const kf_result *prev = NULL;
-            for (int m = 0; m < nmodels && !prev; m++)
+            for (int m = 0; m < nmodels && !prev && rs.ndone > 0; m++)
                 prev = resume_find(&rs, v, &sp->cases[k].shape, bench, models[m]);
             if (prev) {
                 report_add(rep, prev);
@@ -314,6 +319,10 @@ int cmd_run(int argc, char **argv)
             } else {
                 todo[ntodo++] = sp->cases[k];
             }
+        }
+        if (interrupted) {
+            free(todo);
+            break;
         }
         ctx.early = calloc((size_t)ntodo + 1, sizeof *ctx.early);
         if (!ctx.early) {

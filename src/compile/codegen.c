@@ -226,6 +226,11 @@ char *codegen_multi_source(const kf_variant *vs, int n, char *err, size_t errlen
                   label);
     }
     for (int i = 0; i < n; i++) {
+        if (kf_interrupted) {
+            sb_free(&b);
+            kf_err(err, errlen, "interrupted");
+            return NULL;
+        }
         char suf[KF_NAME_MAX + 16], entry[KF_NAME_MAX + 64], ns[KF_NAME_MAX + 80];
         codegen_suffix(vs, n, i, suf, sizeof suf);
         snprintf(entry, sizeof entry, "%s_%s", family_of(&vs[i])->entry, suf);

@@ -191,9 +191,10 @@ static const char *nocache_dir(char *err, size_t errlen)
 {
     if (nocache_dir_path[0])
         return nocache_dir_path;
-    char tmpl[] = "/tmp/kforge-nocache-XXXXXX";
+    char tmpl[PATH_MAX];
+    snprintf(tmpl, sizeof tmpl, "%s/kforge-nocache-XXXXXX", kf_tmpdir());
     if (!mkdtemp(tmpl)) {
-        kf_err(err, errlen, "cannot create a temporary cubin directory: %s", strerror(errno));
+        kf_err(err, errlen, "cannot create a temporary cubin directory in %s: %s", kf_tmpdir(), strerror(errno));
         return NULL;
     }
     snprintf(nocache_dir_path, sizeof nocache_dir_path, "%s", tmpl);

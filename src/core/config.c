@@ -433,7 +433,9 @@ static int parse_range(const ctx *c, const char *field, const cJSON *j, long lon
     subfield(f, sizeof f, field, "step");
     if (!st || (cJSON_IsString(st) && strcmp(st->valuestring, "pow2") == 0)) {
         if (lo < 1)
-            return fail(c, f, "a pow2 range needs low >= 1");
+            return st ? fail(c, f, "a pow2 range needs low >= 1")
+                      : fail(c, field, "a range without \"step\" doubles from low, which needs low >= 1: give "
+                                       "\"step\": 1 (or another step) to start at %lld", lo);
         for (long long x = lo; x <= hi; x *= 2) {
             if (vl_push(c, field, out, x) != 0)
                 return -1;

@@ -11,6 +11,11 @@ const char *const kf_op_names[] = {"sum", "min", "max", "prod", "and", "or", "xo
 const char *const kf_status_names[] = {"ok", "wrong", "compile_error", "launch_error",
                                                   "fault", "timeout", "out_of_memory"};
 
+void kf_driver_text(int driver_version, char *buf, size_t len)
+{
+    snprintf(buf, len, "%d.%d", driver_version / 1000, driver_version % 1000 / 10);
+}
+
 void kf_bench_defaults(kf_bench *b)
 {
     memset(b, 0, sizeof *b);

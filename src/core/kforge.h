@@ -73,6 +73,10 @@ typedef struct {
 
 void kf_bench_defaults(kf_bench *b);
 
+/* The CUDA version the driver supports, as every output writes it: 13000
+ * -> "13.0", 12080 -> "12.8" (info, results lines, the tuning database). */
+void kf_driver_text(int driver_version, char *buf, size_t len);
+
 /* ---------------------------------------------------------------------- */
 /* Measurement results.                                                   */
 

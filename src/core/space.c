@@ -64,22 +64,21 @@ static void fix_hint(const kf_config *cfg, const kf_variant *raw, const kf_devic
 typedef struct {
     size_t *slot;       /* entry index + 1; 0 empty */
     size_t size, count;
+    uint64_t *eh;       /* the hash of each entry, by entry index: growing */
+    size_t ehcap;       /* the table rehashes without hashing again */
 } hset;
 
 typedef struct {
     kf_space *s;
     int vcap, ccap, kcap;
+    size_t *skip_off;       /* the skip lines' offsets in s->skip_text */
+    size_t tlen, tcap;
     hset vset, cset;
 } builder;
 
 static uint64_t case_hash(const kf_case *c)
 {
     return kf_hash64(c->shape.d, sizeof c->shape.d, (uint64_t)c->variant * 0x9e3779b97f4a7c15ULL + 1);
-}
-
-static uint64_t entry_hash(const builder *b, const hset *h, size_t i)
-{
-    return h == &b->vset ? variant_hash(&b->s->variants[i]) : case_hash(&b->s->cases[i]);
 }
 
 static bool entry_eq(const builder *b, const hset *h, size_t i, const void *key)
@@ -98,14 +97,26 @@ static long hset_find(const builder *b, const hset *h, const void *key, uint64_t
     for (size_t i = hash & (h->size - 1);; i = (i + 1) & (h->size - 1)) {
         if (!h->slot[i])
             return -1;
-        if (entry_eq(b, h, h->slot[i] - 1, key))
-            return (long)(h->slot[i] - 1);
+        size_t e = h->slot[i] - 1;
+        if (h->eh[e] == hash && entry_eq(b, h, e, key))
+            return (long)e;
     }
 }
 
 /* Adds entry idx (already stored in the space). */
-static int hset_add(builder *b, hset *h, size_t idx, uint64_t hash)
+static int hset_add(hset *h, size_t idx, uint64_t hash)
 {
+    if (idx >= h->ehcap) {
+        size_t nc = h->ehcap ? h->ehcap * 2 : 64;
+        while (nc <= idx)
+            nc *= 2;
+        uint64_t *e = realloc(h->eh, sizeof *e * nc);
+        if (!e)
+            return -1;
+        h->eh = e;
+        h->ehcap = nc;
+    }
+    h->eh[idx] = hash;
     if ((h->count + 1) * 2 > h->size) {
         size_t ns = h->size ? h->size * 2 : 64;
         size_t *t = calloc(ns, sizeof *t);
@@ -113,7 +124,7 @@ static int hset_add(builder *b, hset *h, size_t idx, uint64_t hash)
             return -1;
         for (size_t i = 0; i < h->size; i++)
             if (h->slot[i]) {
-                size_t j = entry_hash(b, h, h->slot[i] - 1) & (ns - 1);
+                size_t j = h->eh[h->slot[i] - 1] & (ns - 1);
                 while (t[j])
                     j = (j + 1) & (ns - 1);
                 t[j] = h->slot[i];
@@ -130,21 +141,47 @@ static int hset_add(builder *b, hset *h, size_t idx, uint64_t hash)
     return 0;
 }
 
+/* The skip lines go to one block of text (a space of millions of
+ * combinations is freed at once, not line by line); their offsets become
+ * pointers when the expansion ends (skip_pointers). */
 static int push_skip(builder *b, const char *line)
 {
     kf_space *s = b->s;
     if (s->nskipped == b->kcap) {
         int nc = b->kcap ? b->kcap * 2 : 16;
-        char **l = realloc(s->skipped, sizeof *l * (size_t)nc);
+        size_t *l = realloc(b->skip_off, sizeof *l * (size_t)nc);
         if (!l)
             return -1;
-        s->skipped = l;
+        b->skip_off = l;
         b->kcap = nc;
     }
-    s->skipped[s->nskipped] = strdup(line);
-    if (!s->skipped[s->nskipped])
+    size_t len = strlen(line) + 1;
+    if (b->tlen + len > b->tcap) {
+        size_t nc = b->tcap ? b->tcap * 2 : 4096;
+        while (nc < b->tlen + len)
+            nc *= 2;
+        char *t = realloc(s->skip_text, nc);
+        if (!t)
+            return -1;
+        s->skip_text = t;
+        b->tcap = nc;
+    }
+    memcpy(s->skip_text + b->tlen, line, len);
+    b->skip_off[s->nskipped++] = b->tlen;
+    b->tlen += len;
+    return 0;
+}
+
+static int skip_pointers(builder *b)
+{
+    kf_space *s = b->s;
+    if (s->nskipped == 0)
+        return 0;
+    s->skipped = malloc(sizeof *s->skipped * (size_t)s->nskipped);
+    if (!s->skipped)
         return -1;
-    s->nskipped++;
+    for (int i = 0; i < s->nskipped; i++)
+        s->skipped[i] = s->skip_text + b->skip_off[i];
     return 0;
 }
 
@@ -164,7 +201,7 @@ static int add_variant(builder *b, const kf_variant *v)
         b->vcap = nc;
     }
     s->variants[s->nvariants] = *v;
-    if (hset_add(b, &b->vset, (size_t)s->nvariants, h) != 0)
+    if (hset_add(&b->vset, (size_t)s->nvariants, h) != 0)
         return -1;
     return s->nvariants++;
 }
@@ -185,7 +222,7 @@ static int add_case(builder *b, int variant, const kf_shape *shape)
         b->ccap = nc;
     }
     s->cases[s->ncases] = c;
-    if (hset_add(b, &b->cset, (size_t)s->ncases, h) != 0)
+    if (hset_add(&b->cset, (size_t)s->ncases, h) != 0)
         return -1;
     s->ncases++;
     return 0;
@@ -211,6 +248,109 @@ static int cmp_case(const void *pa, const void *pb)
     if (c)
         return c;
     return (a->variant > b->variant) - (a->variant < b->variant);
+}
+
+/* Shapes of one family (space_cmp_shape needs a variant only for it). */
+static int cmp_case_shape(const void *pa, const void *pb)
+{
+    const kf_case *a = pa, *b = pb;
+    return space_cmp_shape(&sort_space->variants[0], &a->shape, &b->shape);
+}
+
+/* Sorts the cases by shape (space_cmp_shape), then variant: the order of
+ * cmp_case, in linear time (a million cases are sorted in milliseconds, not
+ * the second qsort takes).  Cases already in order (one shape) are left as
+ * they are.  0, or -1 out of memory. */
+static int sort_cases(kf_space *s)
+{
+    size_t n = (size_t)s->ncases;
+    if (n < 2)
+        return 0;
+    sort_space = s;
+    bool sorted = true;
+    for (size_t i = 1; i < n && sorted; i++) {
+        const kf_case *a = &s->cases[i - 1], *b = &s->cases[i];
+        sorted = shape_eq(&a->shape, &b->shape) ? a->variant < b->variant : cmp_case(a, b) < 0;
+    }
+    if (sorted) {
+        sort_space = NULL;
+        return 0;
+    }
+    int rc = -1;
+    size_t tsize = 64;
+    while (tsize < n * 2)
+        tsize *= 2;
+    size_t *slot = calloc(tsize, sizeof *slot);   /* case index + 1 of a shape's first case */
+    int *rank = malloc(sizeof *rank * n);
+    kf_case *tmp = malloc(sizeof *tmp * n), *shapes = NULL;
+    size_t cnt_len = (size_t)s->nvariants > n ? (size_t)s->nvariants : n;
+    size_t *cnt = malloc(sizeof *cnt * (cnt_len + 1));
+    size_t nshapes = 0;
+    if (!slot || !rank || !tmp || !cnt)
+        goto out;
+    /* distinct shapes: rank[i] is the shape's number, in order of appearance */
+    for (size_t i = 0; i < n; i++) {
+        const kf_shape *sh = &s->cases[i].shape;
+        size_t h = kf_hash64(sh->d, sizeof sh->d, 0x5a) & (tsize - 1);
+        while (slot[h] && !shape_eq(&s->cases[slot[h] - 1].shape, sh))
+            h = (h + 1) & (tsize - 1);
+        if (!slot[h]) {
+            slot[h] = i + 1;
+            rank[i] = (int)nshapes++;
+        } else {
+            rank[i] = rank[slot[h] - 1];
+        }
+    }
+    /* the distinct shapes in order; rank becomes the position in it */
+    shapes = malloc(sizeof *shapes * nshapes);
+    int *pos = malloc(sizeof *pos * nshapes);
+    if (!shapes || !pos) {
+        free(pos);
+        goto out;
+    }
+    for (size_t i = 0, k = 0; i < n && k < nshapes; i++)
+        if ((size_t)rank[i] == k) {     /* the first case of shape k */
+            shapes[k].shape = s->cases[i].shape;
+            shapes[k].variant = (int)k;
+            k++;
+        }
+    qsort(shapes, nshapes, sizeof *shapes, cmp_case_shape);
+    for (size_t k = 0; k < nshapes; k++)
+        pos[shapes[k].variant] = (int)k;
+    for (size_t i = 0; i < n; i++)
+        rank[i] = pos[rank[i]];
+    free(pos);
+    /* stable counting sorts: by variant, then by shape */
+    memset(cnt, 0, sizeof *cnt * ((size_t)s->nvariants + 1));
+    for (size_t i = 0; i < n; i++)
+        cnt[s->cases[i].variant + 1]++;
+    for (size_t v = 0; v < (size_t)s->nvariants; v++)
+        cnt[v + 1] += cnt[v];
+    int *rank2 = malloc(sizeof *rank2 * n);
+    if (!rank2)
+        goto out;
+    for (size_t i = 0; i < n; i++) {
+        size_t at = cnt[s->cases[i].variant]++;
+        tmp[at] = s->cases[i];
+        rank2[at] = rank[i];
+    }
+    memset(cnt, 0, sizeof *cnt * (nshapes + 1));
+    for (size_t i = 0; i < n; i++)
+        cnt[rank2[i] + 1]++;
+    for (size_t k = 0; k < nshapes; k++)
+        cnt[k + 1] += cnt[k];
+    for (size_t i = 0; i < n; i++)
+        s->cases[cnt[rank2[i]]++] = tmp[i];
+    free(rank2);
+    rc = 0;
+out:
+    sort_space = NULL;
+    free(slot);
+    free(rank);
+    free(tmp);
+    free(shapes);
+    free(cnt);
+    return rc;
 }
 
 // ---------------------------------------------------------------------------
@@ -287,10 +427,9 @@ static int expand_spec(builder *b, const kf_config *cfg, const kf_spec *sp, cons
             idx[a] = 0;
         }
 
-        char why[512], label[256], line[1024];
+        char why[512], label[256] = "", line[1024];
         kf_variant raw = v;
         space_resolve(&v);
-        fam->label(&v, label, sizeof label);
         if (space_check_variant(&v, dev, why, sizeof why) != 0) {
             if (single) {
                 char hint[600];
@@ -299,6 +438,7 @@ static int expand_spec(builder *b, const kf_config *cfg, const kf_spec *sp, cons
                        v.name[0] ? " " : "", why, hint);
                 goto out;
             }
+            fam->label(&v, label, sizeof label);
             snprintf(line, sizeof line, "%s%s%s: %s", v.name, v.name[0] ? " " : "", label, why);
             if (push_skip(b, line) != 0)
                 goto oom;
@@ -317,6 +457,8 @@ static int expand_spec(builder *b, const kf_config *cfg, const kf_spec *sp, cons
             }
             if (r == 0) {
                 keep = false;
+                if (!label[0])
+                    fam->label(&v, label, sizeof label);
                 snprintf(line, sizeof line, "%s%s%s: constraint \"%s\" is false", v.name, v.name[0] ? " " : "",
                          label, sp->constraints[i]);
                 if (push_skip(b, line) != 0)
@@ -343,9 +485,16 @@ static int expand_spec(builder *b, const kf_config *cfg, const kf_spec *sp, cons
             char stext[128];
             bool ok = true;
             int sc = fam->check_shape ? fam->check_shape(&v, &shape, why, sizeof why) : 0;
-            shape_text(fam, &shape, stext, sizeof stext);   /* normalised: row_stride 0 -> cols */
+            /* for the skip lines; normalised: row_stride 0 -> cols */
+#define SKIP_TEXTS()                                        \
+    do {                                                    \
+        if (!label[0])                                      \
+            fam->label(&v, label, sizeof label);            \
+        shape_text(fam, &shape, stext, sizeof stext);       \
+    } while (0)
             if (sc != 0) {
                 ok = false;
+                SKIP_TEXTS();
                 snprintf(line, sizeof line, "%s%s%s %s: %s", v.name, v.name[0] ? " " : "", label, stext, why);
                 if (push_skip(b, line) != 0)
                     goto oom;
@@ -361,12 +510,14 @@ static int expand_spec(builder *b, const kf_config *cfg, const kf_spec *sp, cons
                 }
                 if (r == 0) {
                     ok = false;
+                    SKIP_TEXTS();
                     snprintf(line, sizeof line, "%s%s%s %s: constraint \"%s\" is false", v.name,
                              v.name[0] ? " " : "", label, stext, sp->constraints[i]);
                     if (push_skip(b, line) != 0)
                         goto oom;
                 }
             }
+#undef SKIP_TEXTS
             if (!ok)
                 continue;
             if (vi < 0 && (vi = add_variant(b, &v)) < 0)
@@ -397,6 +548,13 @@ int space_expand(const kf_config *cfg, const kf_device *dev, kf_space *out, char
         rc = expand_spec(&b, cfg, &cfg->specs[i], dev, err, errlen);
     free(b.vset.slot);
     free(b.cset.slot);
+    free(b.vset.eh);
+    free(b.cset.eh);
+    if (rc == 0 && skip_pointers(&b) != 0) {
+        kf_err(err, errlen, "%s: out of memory while expanding the config", cfg->path);
+        rc = -1;
+    }
+    free(b.skip_off);
     if (rc != 0) {
         space_free(out);
         return -1;
@@ -413,9 +571,11 @@ int space_expand(const kf_config *cfg, const kf_device *dev, kf_space *out, char
     /* Size-major order: all variants at one shape, then the next.  Tables
      * then compare variants side by side, and the worker's input cache is
      * reused across consecutive cases. */
-    sort_space = out;
-    qsort(out->cases, (size_t)out->ncases, sizeof *out->cases, cmp_case);
-    sort_space = NULL;
+    if (sort_cases(out) != 0) {
+        kf_err(err, errlen, "%s: out of memory while expanding the config", cfg->path);
+        space_free(out);
+        return -1;
+    }
     return 0;
 }
 
@@ -423,8 +583,7 @@ void space_free(kf_space *s)
 {
     free(s->variants);
     free(s->cases);
-    for (int i = 0; i < s->nskipped; i++)
-        free(s->skipped[i]);
     free(s->skipped);
+    free(s->skip_text);
     memset(s, 0, sizeof *s);
 }

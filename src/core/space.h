@@ -28,6 +28,7 @@ typedef struct {
     int ncases;
     char **skipped;         /* one line per skipped combination: label + reason */
     int nskipped;
+    char *skip_text;        /* the block the skipped lines point into */
 } kf_space;
 
 /* Checks whether v can run (the family's rules, with v resolved first).

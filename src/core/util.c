@@ -262,6 +262,12 @@ fail:
     return NULL;
 }
 
+const char *kf_tmpdir(void)
+{
+    const char *t = getenv("TMPDIR");
+    return t && t[0] == '/' ? t : "/tmp";
+}
+
 char *kf_read_file(const char *path, size_t *len, char *err, size_t errlen)
 {
     return kf_read_file_max(path, SIZE_MAX, len, err, errlen);

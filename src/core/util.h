@@ -77,6 +77,9 @@ void kf_err(char *err, size_t errlen, const char *fmt, ...) KF_PRINTF(3, 4);
  * "larger than the N MiB limit" (more than max bytes), "interrupted" (a
  * signal arrived while it waited for input), "out of memory". */
 char *kf_read_file_max(const char *path, size_t max, size_t *len, char *err, size_t errlen);
+/* Where temporary files go: $TMPDIR when it is an absolute path, else /tmp. */
+const char *kf_tmpdir(void);
+
 /* kf_read_file_max without a size limit. */
 char *kf_read_file(const char *path, size_t *len, char *err, size_t errlen);
 

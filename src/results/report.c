@@ -277,7 +277,7 @@ static void emit_fields(emitter *e, const kf_result *r, const kf_run_info *info)
         em_int(e, "sms", d->sms);
         em_int(e, "l2_bytes", d->l2_bytes);
         em_dbl(e, "peak_gbps", d->peak_gbps);
-        snprintf(buf, sizeof buf, "%d.%d", d->driver_version / 1000, d->driver_version % 1000 / 10);
+        kf_driver_text(d->driver_version, buf, sizeof buf);
         em_str(e, "driver", buf);
         snprintf(buf, sizeof buf, "%d.%d", d->nvrtc_major, d->nvrtc_minor);
         em_str(e, "nvrtc", buf);

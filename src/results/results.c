@@ -20,6 +20,9 @@
 #include "util.h"
 
 #define LINE_MAX_BYTES (1 << 20)
+/* More than this read without a results line, and the file is not one
+ * (/dev/zero, `yes |`): the read ends with an error instead of going on. */
+#define RESULTS_GARBAGE_MAX ((size_t)16 << 20)
 
 // ----------------------------------------------------------------------------
 // Appending
@@ -115,6 +118,19 @@ void results_close(results_file *f)
 // ----------------------------------------------------------------------------
 // Reading
 
+typedef struct {
+    int (*fn)(const kf_result *r, void *ctx);
+    void *ctx;
+} parsed_ctx;
+
+static int parsed_only(const char *line, long lineno, const kf_result *r, void *ctx)
+{
+    (void)line;
+    (void)lineno;
+    const parsed_ctx *p = ctx;
+    return p->fn(r, p->ctx);
+}
+
 int results_read(const char *path, int (*fn)(const kf_result *r, void *ctx), void *ctx, int *skipped, char *err,
                  size_t errlen)
 {
@@ -123,6 +139,13 @@ int results_read(const char *path, int (*fn)(const kf_result *r, void *ctx), voi
 
 int results_read_from(const char *path, long offset, int (*fn)(const kf_result *r, void *ctx), void *ctx,
                       int *skipped, char *err, size_t errlen)
+{
+    parsed_ctx p = {fn, ctx};
+    return results_read_lines(path, offset, parsed_only, &p, skipped, err, errlen);
+}
+
+int results_read_lines(const char *path, long offset, results_line_fn fn, void *ctx, int *skipped, char *err,
+                       size_t errlen)
 {
     if (skipped)
         *skipped = 0;
@@ -145,6 +168,8 @@ int results_read_from(const char *path, long offset, int (*fn)(const kf_result *
         offset = 0;
     int ret = 0;
     size_t cap = 1 << 16, len = 0;
+    size_t since_good = 0;      /* bytes read since the last results line */
+    long lineno = 1;
     char *line = malloc(cap + 1);
     char chunk[1 << 16];
     bool too_long = false, stop = false;
@@ -155,6 +180,18 @@ int results_read_from(const char *path, long offset, int (*fn)(const kf_result *
         goto out;
     }
     while (!stop) {
+        /* a read of a regular file is never interrupted by a signal: look */
+        if (kf_interrupted) {
+            kf_err(err, errlen, "%s: interrupted", path);
+            ret = -1;
+            break;
+        }
+        if (since_good > RESULTS_GARBAGE_MAX) {
+            kf_err(err, errlen, "%s: %zu MiB without a results line: not a results file", path,
+                   RESULTS_GARBAGE_MAX >> 20);
+            ret = -1;
+            break;
+        }
         ssize_t got = read(fd, chunk, sizeof chunk);
         if (got < 0 && errno == EINTR)
             continue;
@@ -165,6 +202,7 @@ int results_read_from(const char *path, long offset, int (*fn)(const kf_result *
         }
         if (got == 0)
             break;
+        since_good += (size_t)got;
         for (ssize_t i = 0; i < got && !stop; i++) {
             char ch = chunk[i];
             if (ch == '\0')
@@ -193,12 +231,14 @@ int results_read_from(const char *path, long offset, int (*fn)(const kf_result *
                     (*skipped)++;
             } else if (len > 0) {
                 if (results_parse_line(line, res, NULL, 0) == 0) {
-                    if (fn(res, ctx) != 0)
+                    since_good = (size_t)(got - i);
+                    if (fn(line, lineno, res, ctx) != 0)
                         stop = true;
                 } else if (skipped) {
                     (*skipped)++;
                 }
             }
+            lineno++;
             len = 0;
             too_long = false;
         }

@@ -34,13 +34,22 @@ void results_close(results_file *f);
  * dropped, a line longer than 1 MiB, an unterminated last line or one that
  * does not parse is counted in *skipped (may be NULL).  A missing file is
  * not an error (no calls).  fn returning non-zero stops the read.  Returns
- * 0, or -1 with a message. */
+ * 0, or -1 with a message: also when SIGINT/SIGTERM arrived (kf_interrupted;
+ * "interrupted"), and when more than 16 MiB came without a results line
+ * (/dev/zero, `yes |`: "not a results file"), so that no input keeps the
+ * read going for ever. */
 int results_read(const char *path, int (*fn)(const kf_result *r, void *ctx), void *ctx, int *skipped,
                  char *err, size_t errlen);
 
 /* The same from byte offset on (where a command began appending). */
 int results_read_from(const char *path, long offset, int (*fn)(const kf_result *r, void *ctx), void *ctx,
                       int *skipped, char *err, size_t errlen);
+
+/* results_read_from with the text of each line (NUL bytes dropped) and its
+ * line number in the file (from 1; counted from offset on). */
+typedef int (*results_line_fn)(const char *line, long lineno, const kf_result *r, void *ctx);
+int results_read_lines(const char *path, long offset, results_line_fn fn, void *ctx, int *skipped, char *err,
+                       size_t errlen);
 
 /* Parses one line (NUL-terminated) into r: 0, or -1 with a message.  A line
  * without "kernel" is a reduce line (files of kforge 0.1). */

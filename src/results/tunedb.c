@@ -114,7 +114,7 @@ static cJSON *entry_json(const tunedb_entry *e)
     cJSON_AddStringToObject(d, "cc", buf);
     cJSON_AddNumberToObject(d, "sms", e->dev.sms);
     cJSON_AddNumberToObject(d, "peak_gbps", round(e->dev.peak_gbps * 10) / 10);
-    snprintf(buf, sizeof buf, "%d.%d", e->dev.driver_version / 1000, e->dev.driver_version % 1000 / 10);
+    kf_driver_text(e->dev.driver_version, buf, sizeof buf);
     cJSON_AddStringToObject(d, "driver", buf);
     snprintf(buf, sizeof buf, "%d.%d", e->dev.nvrtc_major, e->dev.nvrtc_minor);
     cJSON_AddStringToObject(d, "nvrtc", buf);
@@ -427,8 +427,22 @@ int tunedb_update(const char *dir, const tunedb_entry *entries, int count, char 
             }
         if (old) {
             const cJSON *m = cJSON_GetObjectItemCaseSensitive(old, "median_ms");
-            if (cJSON_IsNumber(m) && m->valuedouble > 0 && m->valuedouble <= e->median_ms)
-                continue; /* the database already has one at least as fast */
+            if (cJSON_IsNumber(m) && m->valuedouble > 0 && m->valuedouble <= e->median_ms) {
+                /* the database already has one at least as fast.  The same
+                 * measurement again (a resumed search takes it from its
+                 * results file): its provenance now counts the whole search */
+                const cJSON *how = cJSON_GetObjectItemCaseSensitive(old, "how");
+                cJSON *v = variant_cjson(&e->v);
+                bool same = m->valuedouble == e->median_ms && e->how[0] && cJSON_IsString(how) &&
+                            strcmp(how->valuestring, e->how) != 0 &&
+                            cJSON_Compare(cJSON_GetObjectItemCaseSensitive(old, "variant"), v, true);
+                cJSON_Delete(v);
+                if (!same)
+                    continue;
+                cJSON_ReplaceItemInObjectCaseSensitive(old, "how", cJSON_CreateString(e->how));
+                written++;
+                continue;
+            }
             cJSON_ReplaceItemInArray(list, pos, entry_json(e));
         } else {
             cJSON_AddItemToArray(list, entry_json(e));
@@ -612,7 +626,7 @@ int tunedb_lookup(const char *dir, const char *gpu, const kf_variant *key, const
 
 static void fmt_driver(const kf_device *d, char *buf, size_t len)
 {
-    snprintf(buf, len, "%d.%d", d->driver_version / 1000, d->driver_version % 1000 / 10);
+    kf_driver_text(d->driver_version, buf, len);
 }
 
 /* One line of where an entry came from (no newline). */

@@ -250,7 +250,7 @@ static bool same_line(const axis_cmp *c, int a, int b)
 /* Merge sort with a context (qsort_r is not portable). */
 static void msort(int *a, int *tmp, int n, const axis_cmp *c)
 {
-    if (n < 2)
+    if (n < 2 || (n >= (1 << 16) && kf_interrupted)) /* SIGINT/SIGTERM: the caller gives up */
         return;
     int h = n / 2;
     msort(a, tmp, h, c);
@@ -301,10 +301,18 @@ static int build_neighbours(strategy *s)
     for (int d = 0; d < dims; d++) {
         if (s->levels[d] < 2)
             continue;
+        if (kf_interrupted) {   /* a large space sorts for seconds: answer SIGINT/SIGTERM */
+            rc = -2;
+            goto out;
+        }
         axis_cmp c = {s->coords, dims, d};
         for (int i = 0; i < n; i++)
             order[i] = i;
         msort(order, tmp, n, &c);
+        if (kf_interrupted) {
+            rc = -2;
+            goto out;
+        }
         for (int g0 = 0; g0 < n;) {
             int g1 = g0 + 1;
             while (g1 < n && same_line(&c, order[g0], order[g1]))
@@ -360,7 +368,7 @@ out:
 
 const int *strat_neighbours(const strategy *s, int idx, int *count)
 {
-    if (idx < 0 || idx >= s->n) {
+    if (idx < 0 || idx >= s->n || !s->nb_start) {
         *count = 0;
         return NULL;
     }
@@ -871,6 +879,11 @@ strategy *strat_new(strat_kind kind, const strat_space *sp, const strat_opts *o,
         memcpy(s->ordered, sp->ordered, sizeof(bool) * dims);
     }
     for (size_t i = 0; i < n; i++) {
+        if ((i & 65535) == 0 && kf_interrupted) {
+            strat_free(s);
+            kf_err(err, errlen, "interrupted");
+            return NULL;
+        }
         s->cost[i] = NAN;
         s->known[i] = NAN;
         /* duplicates keep the first: lookup() finds one candidate per vector */
@@ -881,11 +894,20 @@ strategy *strat_new(strat_kind kind, const strat_space *sp, const strat_opts *o,
             h = (h + 1) & (s->hsize - 1);
         s->htab[h] = (int)i + 1;
     }
-    if (build_neighbours(s) != 0)
-        goto oom;
-    for (int i = 0; i < s->n; i++)
-        if (s->nb_start[i + 1] - s->nb_start[i] > maxdeg)
-            maxdeg = s->nb_start[i + 1] - s->nb_start[i];
+    /* neighbour lists: for the strategies that move between neighbours */
+    if (kind == STRAT_LOCAL || kind == STRAT_ANNEAL) {
+        int br = build_neighbours(s);
+        if (br == -2) {
+            strat_free(s);
+            kf_err(err, errlen, "interrupted");
+            return NULL;
+        }
+        if (br != 0)
+            goto oom;
+        for (int i = 0; i < s->n; i++)
+            if (s->nb_start[i + 1] - s->nb_start[i] > maxdeg)
+                maxdeg = s->nb_start[i + 1] - s->nb_start[i];
+    }
     s->scan = malloc(sizeof(int) * (size_t)(maxdeg ? maxdeg : 1));
     if (!s->scan)
         goto oom;

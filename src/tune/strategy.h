@@ -117,7 +117,9 @@ typedef struct {
 
 const strat_improvement *strat_trace(const strategy *s, int *count);
 
-/* The neighbours of idx (see above); *count set.  For tests and tools. */
+/* The neighbours of idx (see above); *count set.  Built for the strategies
+ * that move between neighbours (local, anneal); none (count 0) for the
+ * others.  For tests and tools. */
 const int *strat_neighbours(const strategy *s, int idx, int *count);
 
 void strat_free(strategy *s);

@@ -30,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -215,6 +216,7 @@ static int parse_tune_opts(int argc, char **argv, topts *o)
         } else if (cli_value(&c, "--set", &val)) {
             if (o->nsets == 64)
                 return cli_fail(&c, "too many --set options (at most 64)");
+            warn_set_glob(val);
             o->sets[o->nsets++] = val;
         } else if (cli_value(&c, "--results", &val)) {
             o->results = val;
@@ -310,6 +312,8 @@ typedef struct {
     int *per_device;        /* cases measured on each */
     results_file *rf;
     int measured_cases, failed_cases, told, reused_cands;
+    report_warnings warn;     /* throttled cases, NVML notes, as run says them */
+    int failures_said;        /* failed cases named on stderr (the first TUNE_FAILS_SAID) */
     double t0, last_progress;
     bool progress, out_of_time;
     char energy_note[160];    /* why a case had no energy figure (--objective energy, edp) */
@@ -382,10 +386,34 @@ static int cmp_i64(const void *pa, const void *pb)
 /* Sorted distinct values of the candidates along an axis; returns how many. */
 static int axis_levels(const tuner *t, int a, int64_t *vals)
 {
+    /* an axis has few values: kept sorted as they come (a million
+     * candidates in milliseconds); with many, sorting them all */
+    enum { FEW = 256 };
+    int m = 0;
+    for (int c = 0; c < t->ncand; c++) {
+        int64_t x = axis_value(&t->sp.variants[t->var[c]], a);
+        int lo = 0, hi = m;
+        while (lo < hi) {
+            int mid = (lo + hi) / 2;
+            if (vals[mid] < x)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo < m && vals[lo] == x)
+            continue;
+        if (m == FEW || m == t->ncand)
+            goto many;
+        memmove(vals + lo + 1, vals + lo, sizeof *vals * (size_t)(m - lo));
+        vals[lo] = x;
+        m++;
+    }
+    return m;
+many:
     for (int c = 0; c < t->ncand; c++)
         vals[c] = axis_value(&t->sp.variants[t->var[c]], a);
     qsort(vals, (size_t)t->ncand, sizeof *vals, cmp_i64);
-    int m = 0;
+    m = 0;
     for (int c = 0; c < t->ncand; c++)
         if (m == 0 || vals[c] != vals[m - 1])
             vals[m++] = vals[c];
@@ -405,6 +433,10 @@ static strategy *make_strategy(tuner *t, char *err, size_t errlen)
     strategy *st = NULL;
     const kf_family *fam = kf_families[t->cfg.family];
     for (int a = 0; a < fam->nparams; a++) {
+        if (kf_interrupted) {
+            kf_err(err, errlen, "interrupted");
+            goto out;
+        }
         int64_t *v = malloc(sizeof *v * (size_t)t->ncand);
         if (!v)
             goto oom;
@@ -429,12 +461,17 @@ static strategy *make_strategy(tuner *t, char *err, size_t errlen)
     coords = malloc(sizeof *coords * (size_t)t->ncand * (size_t)(dims ? dims : 1));
     if (!coords)
         goto oom;
-    for (int c = 0; c < t->ncand; c++)
+    for (int c = 0; c < t->ncand; c++) {
+        if ((c & 65535) == 0 && kf_interrupted) {
+            kf_err(err, errlen, "interrupted");
+            goto out;
+        }
         for (int d = 0; d < dims; d++) {
             int64_t x = axis_value(&t->sp.variants[t->var[c]], axis[d]);
             const int64_t *p = bsearch(&x, vals[d], (size_t)levels[d], sizeof x, cmp_i64);
             coords[(size_t)c * (size_t)dims + (size_t)d] = (int)(p - vals[d]);
         }
+    }
     strat_space ss = {t->ncand, dims, coords, levels, ordered};
     strat_opts so;
     strat_opts_defaults(&so);
@@ -487,6 +524,9 @@ static void fmt_objective(const tuner *t, char *buf, size_t len, double x)
         fmt_joules(buf, len, x, t->o.objective == OBJ_EDP ? "*ms" : "");
 }
 
+/* Failed cases named on stderr, each on a line of its own; the rest are counted. */
+#define TUNE_FAILS_SAID 10
+
 static void show_progress(tuner *t, bool force)
 {
     if (!t->progress)
@@ -500,13 +540,21 @@ static void show_progress(tuner *t, bool force)
     char bb[32] = "-";
     if (b >= 0)
         fmt_objective(t, bb, sizeof bb, best);
-    char left[48] = "";
-    if (t->o.time_s > 0) {
-        double l = t->o.time_s - (now - t->t0);
-        snprintf(left, sizeof left, ", %.0fs left", l > 0 ? l : 0);
-    }
-    fprintf(stderr, "\r\033[K[tune %s: %d/%d evaluated | best %s | %.0fs%s]", strat_names[t->kind],
-            strat_evaluations(t->st), t->budget, bb, now - t->t0, left);
+    /* time left: at the pace of the candidates measured so far, to the
+     * budget (or to --time, if that comes first) */
+    char left[48] = "", failed[32] = "";
+    int evals = strat_evaluations(t->st);
+    double el = now - t->t0, l = -1;
+    if (t->told > 0 && evals < t->budget)
+        l = el / t->told * (t->budget - evals);
+    if (t->o.time_s > 0 && (l < 0 || t->o.time_s - el < l))
+        l = t->o.time_s - el > 0 ? t->o.time_s - el : 0;
+    if (l >= 0)
+        snprintf(left, sizeof left, ", ~%.0fs left", l);
+    if (t->failed_cases)
+        snprintf(failed, sizeof failed, " | %d failed", t->failed_cases);
+    fprintf(stderr, "\r\033[K[tune %s: %d/%d evaluated%s | best %s | %.0fs%s]", strat_names[t->kind], evals,
+            t->budget, failed, bb, el, left);
     fflush(stderr);
 }
 
@@ -608,7 +656,16 @@ static int on_case(const kf_result *r, int index, void *vctx)
         fill_cell(cell_at(t, b->cand[vi], k), r);
         tell_in_order(b);
     }
-    show_progress(t, false);
+    /* warnings and failures as run gives them, each on a cleared line */
+    clear_progress(t);
+    report_warn(&t->warn, r, stderr);
+    if (r->status != KF_ST_OK && t->failures_said++ < TUNE_FAILS_SAID) {
+        char label[256], st[128];
+        family_of(&r->v)->label(&r->v, label, sizeof label);
+        shape_text(family_of(&r->v), &r->shape, st, sizeof st);
+        fprintf(stderr, "kforge tune: %s %s: %s: %s\n", label, st, kf_status_names[r->status], r->message);
+    }
+    show_progress(t, true);
     return out_of_time(t) ? 1 : 0;
 }
 
@@ -700,7 +757,12 @@ static int load_recorded(tuner *t, const char *path, char *err, size_t errlen)
         return -1;
     }
     int found = 0;
-    for (int c = 0; c < t->ncand; c++)
+    for (int c = 0; c < t->ncand && prev.ndone > 0; c++) {
+        if ((c & 4095) == 0 && kf_interrupted) {
+            resume_free(&prev);
+            kf_err(err, errlen, "%s: interrupted", path);
+            return -1;
+        }
         for (int k = 0; k < t->nsizes; k++) {
             const kf_result *r = resume_find(&prev, &t->sp.variants[t->var[c]], &t->sizes[k], &t->cfg.bench,
                                              t->device);
@@ -709,6 +771,7 @@ static int load_recorded(tuner *t, const char *path, char *err, size_t errlen)
                 found++;
             }
         }
+    }
     resume_free(&prev);
     return found;
 }
@@ -892,6 +955,8 @@ static const char *stop_reason(const tuner *t, bool interrupted)
 {
     if (interrupted)
         return "interrupted";
+    if (t->write_error[0])
+        return "a result could not be written";
     if (t->out_of_time)
         return "time limit";
     int e = strat_evaluations(t->st);
@@ -1379,7 +1444,9 @@ int tune_main(int argc, char **argv)
                             "failed\n",
                     t.o.simulate, missing, t.ncand);
     } else {
-        if (t.o.resume) {
+        /* a device or a pipe (/dev/full, /dev/null): nothing to resume from */
+        struct stat rst;
+        if (t.o.resume && (stat(t.o.results, &rst) != 0 || S_ISREG(rst.st_mode))) {
             char names[4][128];
             int nd = file_devices(t.o.results, names, 4, err, sizeof err);
             if (nd < 0) {
@@ -1413,7 +1480,7 @@ int tune_main(int argc, char **argv)
         t.rf = results_open(t.o.results, err, sizeof err);
         if (!t.rf) {
             fprintf(stderr, "kforge tune: %s\n", err);
-            rc = KF_EXIT_USAGE;
+            rc = KF_EXIT_IO;
             goto out;
         }
     }
@@ -1464,6 +1531,10 @@ int tune_main(int argc, char **argv)
     }
     free(batch);
     clear_progress(&t);
+    report_warn_end(&t.warn, stderr);
+    if (t.failures_said > TUNE_FAILS_SAID)
+        fprintf(stderr, "kforge tune: %d more failed case%s (the results file's status and message say which)\n",
+                t.failures_said - TUNE_FAILS_SAID, t.failures_said - TUNE_FAILS_SAID == 1 ? "" : "s");
     double wall = kf_now() - t.t0;
     const char *stopped = failed ? "error" : stop_reason(&t, interrupted);
     print_summary(&t, wall, stopped);
