@@ -129,6 +129,7 @@ install: $(BUILD)/kforge
 	install -m 644 tools/plot.py $(DESTDIR)$(PREFIX)/share/kforge/tools/plot.py
 	install -m 755 tools/slurm-tune.sbatch $(DESTDIR)$(PREFIX)/share/kforge/tools/slurm-tune.sbatch
 	install -m 644 tools/export_example.cu $(DESTDIR)$(PREFIX)/share/kforge/tools/export_example.cu
+	install -m 644 tools/export_rows_example.cu $(DESTDIR)$(PREFIX)/share/kforge/tools/export_rows_example.cu
 
 # Fuzzing (clang libFuzzer) and valgrind runs of the CPU side (issue 5).
 .PHONY: valgrind
