@@ -234,6 +234,25 @@ t_heat_percent() {
     has err 'no heat map could be drawn'
 }
 
+# a file of two problems (float32 sum and int32 sum, the int32 kernels twice
+# as fast): one heat map each, each in % of its own best -- never one map
+# whose percentages compare two problems
+t_heat_problems() {
+    grep "$H100" two.jsonl > mixed.jsonl
+    grep "$H100" two.jsonl | sed 's/"dtype":"float32"/"dtype":"int32"/; s/"median_ms":\([0-9.e+-]*\)/"median_ms":0.5e0*\1/' |
+        awk '{ while (match($0, /0\.5e0\*[0-9.e+-]+/)) { v = substr($0, RSTART + 6, RLENGTH - 6) / 2
+               $0 = substr($0, 1, RSTART - 1) sprintf("%.9g", v) substr($0, RSTART + RLENGTH) } print }' >> mixed.jsonl
+    print_data mixed.jsonl --heat block_size,elements_per_thread --n 2^30
+    [ "$(grep -c '^chart heat' out)" = 2 ] || die "expected a heat map per problem: $(grep '^chart' out)"
+    chart out heat-reduce-float32-sum.png >heat
+    has heat "title: kforge: median time in % of the best at n = 2\\^30, float32 sum / "
+    has heat '^  cell block_size=256 elements_per_thread=2: 69\.0% '
+    chart out heat-reduce-int32-sum.png >heat
+    has heat "title: kforge: median time in % of the best at n = 2\\^30, int32 sum / "
+    has heat '^  cell block_size=256 elements_per_thread=4: 100\.0% '
+    has heat '^  cell block_size=256 elements_per_thread=2: 69\.0% '
+}
+
 t_usage() {
     sh "$PLOT" two.jsonl --print-data --heat block_size >out 2>err
     [ $? = 2 ] || die "--heat with one key: expected exit 2"
@@ -265,6 +284,7 @@ check latest-run t_latest_run
 check log-axes t_log_axes
 check legend-limit t_legend_limit
 check heat-percent t_heat_percent
+check heat-problems t_heat_problems
 check usage t_usage
 check draw t_draw
 

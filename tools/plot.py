@@ -18,7 +18,9 @@ merged: each gets its own files, named after it):
                  (100% = the fastest), over two parameters (--heat X,Y) at one
                  size (--n; default the largest measured), the minimum over
                  every other parameter.
-  With several devices: bandwidth-DEVICE.png and heat-DEVICE.png.
+  With several devices: bandwidth-DEVICE.png and heat-DEVICE.png.  With
+  several problems (kernel, dtype, op): one heat map each,
+  heat[-DEVICE]-KERNEL-DTYPE-OP.png.
 
 Titles name the GPU, dtype and op (the heat map also the date of the
 measurements).  An axis is logarithmic when its values span two decades or
@@ -538,10 +540,20 @@ def main():
         if c:
             charts.append(("bw", c))
         if heat_keys is not None:
-            c = heat(dok, os.path.join(a.out, "heat%s.png" % suffix), d, notes, heat_keys[0], heat_keys[1], n,
-                     a.n is not None)
-            if c:
-                charts.append(("heat", c))
+            # one heat map per problem (kernel, dtype, op): a percentage of
+            # the best compares variants of one problem, never two problems
+            problems = []
+            for r in dok:
+                pk = (text(r.get("kernel", "reduce")), text(r.get("dtype")), text(r.get("op")))
+                if pk not in problems:
+                    problems.append(pk)
+            for pk in problems:
+                rows = [r for r in dok if (text(r.get("kernel", "reduce")), text(r.get("dtype")), text(r.get("op"))) == pk]
+                psuffix = "" if len(problems) == 1 else "-" + slug("-".join(pk))
+                c = heat(rows, os.path.join(a.out, "heat%s%s.png" % (suffix, psuffix)), d, notes, heat_keys[0],
+                         heat_keys[1], n, a.n is not None)
+                if c:
+                    charts.append(("heat", c))
     if not any(kind == "bw" for kind, _ in charts):
         die("no ok rows with n, gbps and median_ms to plot")
     if a.n is not None and heat_keys is not None and not any(kind == "heat" for kind, _ in charts):
