@@ -19,6 +19,7 @@
 #include "param.h"
 #include "reduce.h"
 #include "space.h"
+#include "time_limit.h"
 #include "util.h"
 
 static char err[2048];
@@ -337,25 +338,6 @@ START_TEST(too_many_combinations)
     ck_contains(m, "more than 10000000 combinations");
 }
 END_TEST
-
-/* A time limit for a test that guards against quadratic work: limit
- * seconds in a plain build; 10 times that under sanitizers and 50 times
- * under valgrind (`make valgrind` preloads its vgpreload library), where
- * everything is slower but a quadratic blow-up is still far beyond it. */
-static double time_limit(double limit)
-{
-    const char *pre = getenv("LD_PRELOAD");
-    if (pre && strstr(pre, "vgpreload"))
-        return 50 * limit;
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-    return 10 * limit;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer)
-    return 10 * limit;
-#endif
-#endif
-    return limit;
-}
 
 /* The large space: elements_per_thread 1..256 x grid 1..400 at one
  * n.  Every combination can run, so there are 256 * 400 variants and as
