@@ -1,7 +1,8 @@
 /*
- * tune.c -- `kforge tune`: search a space of variants for the fastest with a
- * strategy (strategy.h), measuring through the run session (run.h); and
- * `kforge best`: the best known variant from the tuning database (tunedb.h).
+ * tune.c -- the tuner behind `kforge tune` (src/cmd/tune.c parses its
+ * options): search a space of variants for the fastest with a strategy
+ * (strategy.h), measuring through the run session (run.h), and record the
+ * best per size in the tuning database (tunedb.h).
  *
  * The strategy sees candidates only as coordinate vectors.  This file maps
  * them to variants, measures each batch the strategy asks for with one
@@ -72,203 +73,6 @@
  * tools/tune_bench.sh repeats the comparison on any GPU. */
 #define DEFAULT_GUIDED STRAT_GENETIC
 
-static const char *const tune_help =
-    "usage: kforge tune SPACE [OPTIONS]\n"
-    "\n"
-    "Searches the variants of SPACE (a kforge config whose axes hold lists or ranges, with\n"
-    "\"constraints\") for the fastest.  Each candidate is measured like kforge run does it (compiled,\n"
-    "verified, timed) at the sizes to tune for: \"tune\": {\"n\": [...], \"weights\": [...]} in SPACE,\n"
-    "else every n of SPACE.  The objective of a candidate is the weighted sum of its median times\n"
-    "over those sizes; a candidate that fails at any size is never chosen.  Every measured case is\n"
-    "appended to the results file as it finishes; at the end (or on Ctrl-C) the fastest variant\n"
-    "for each size goes to the tuning database (see kforge best --help).\n"
-    "\n"
-    "options:\n"
-    "  --strategy S        exhaustive, random, local, anneal or genetic.  Default: exhaustive when\n"
-    "                      the space has at most 2000 candidates and neither --budget nor --time\n"
-    "                      limits the search, else genetic\n"
-    "  --budget N          evaluate at most N candidates (default: all of them for exhaustive and\n"
-    "                      random or with --time; 20% of the space, at least 100, for the others)\n"
-    "  --time SEC          start no new measurement after SEC seconds\n"
-    "  --seed S            seed of the strategy's random choices (default 1): the same space, seed\n"
-    "                      and measurements give the same search\n"
-    "  --first-improvement local: move to the first better neighbour found, not the best one\n"
-    "  --objective O       time (default: the weighted median times), energy (the weighted energy\n"
-    "                      of one run, from NVML; sets bench.energy) or edp (energy x time)\n"
-    "  --set KEY=VALUE     override a config key (repeatable), as for kforge run; --set n=...\n"
-    "                      also replaces the sizes of \"tune\"\n"
-    "  --results FILE      JSON Lines results file (default kforge-tune.jsonl)\n"
-    "  --resume            candidates already in the results file (measured on this GPU) are taken\n"
-    "                      from it, not measured again (the default)\n"
-    "  --no-resume         measure every candidate the search visits\n"
-    "  --db DIR            tuning database (default $KFORGE_DB, else $XDG_DATA_HOME/kforge/tuning,\n"
-    "                      else ~/.local/share/kforge/tuning)\n"
-    "  --no-db             leave the tuning database alone\n"
-    "  --simulate FILE     no GPU: every candidate's times come from FILE, the results file of an\n"
-    "                      earlier sweep of the same space (to compare strategies, like Kernel\n"
-    "                      Tuner's simulation mode); writes no results file and no database\n"
-    "  --format FMT        the summary on stdout: table (default), jsonl (one line per new best,\n"
-    "                      then a summary line), json (one object) or md (Markdown)\n"
-    "  --timeout SEC       watchdog per case (bench.timeout_s; default 30)\n"
-    "  --device N          GPU index (default 0)\n"
-    "  --devices LIST      evaluate the search on several GPUs of one model at once: 'all' or indices\n"
-    "                      such as 0,2,3 (default $KFORGE_DEVICES); the same seed gives the same search\n"
-    "  --shard K/N         exhaustive and random: evaluate only the K-th of N balanced slices of the\n"
-    "                      candidates (default: the Slurm job array's task); kforge merge combines the\n"
-    "                      shards' results files\n"
-    "  -j N, --jobs N      compiler processes (default: number of CPUs; -j8 works too)\n"
-    "  --cache-dir DIR     cubin cache (default $KFORGE_CACHE_DIR or ~/.cache/kforge)\n"
-    "  --no-cache          compile everything afresh\n"
-    "  --lineinfo          compile with -lineinfo (for compute-sanitizer and ncu)\n"
-    "  -q, --quiet         no progress line\n"
-    "\n"
-    "Resuming: a search is deterministic, so running an interrupted command again replays it.\n"
-    "Candidates found in the results file are not measured again (they count toward --budget when\n"
-    "the search reaches them), and the search ends where the uninterrupted one would have.\n"
-    "\n"
-    "exit status: 0 a best variant was found; 1 every candidate evaluated failed; 2 usage or\n"
-    "configuration error; 3 no usable GPU, driver or NVRTC; 130 interrupted (what was measured is\n"
-    "in the results file, the best so far in the database).\n"
-    "\n"
-    "examples:\n"
-    "  kforge tune configs/tune-reduce.json\n"
-    "  kforge tune configs/tune-reduce.json --strategy anneal --budget 150 --seed 7\n"
-    "  kforge tune configs/tune-reduce.json --set dtype=int32 --set op=max --time 600\n"
-    "  kforge tune configs/tune-reduce.json --strategy exhaustive --results sweep.jsonl\n"
-    "  kforge tune configs/tune-reduce.json --devices all --strategy genetic --budget 200\n"
-    "  kforge tune configs/tune-reduce.json --shard 2/4 --results shard2.jsonl   (then kforge merge)\n"
-    "  kforge tune configs/tune-reduce.json --simulate sweep.jsonl --strategy local --format jsonl\n"
-    "  kforge best --dtype float32 --op sum --n 2^24 --header > reduce_tuned.h\n";
-
-// ---------------------------------------------------------------------------
-// options
-
-typedef struct {
-    const char *space;
-    const char *sets[64];
-    int nsets;
-    bool n_set;             /* a --set of a size (replaces the tune sizes) */
-    int strategy;           /* -1: automatic */
-    long long budget;       /* 0: automatic */
-    double time_s;          /* 0: no limit */
-    uint64_t seed;
-    bool first_improvement;
-    const char *results;
-    int resume;             /* 1 (default) or 0 */
-    const char *db;
-    bool no_db;
-    const char *simulate;
-    run_opts ro;
-    kf_shard shard;
-    double timeout;         /* < 0: from the config */
-    bool quiet;
-    kf_format fmt;
-    int objective;          /* OBJ_* */
-} topts;
-
-/* What a candidate is ranked by (issue 14): the weighted sum over the sizes
- * of its median time, of the energy of one run, or of their product. */
-enum { OBJ_TIME, OBJ_ENERGY, OBJ_EDP, OBJ_COUNT };
-static const char *const obj_names[OBJ_COUNT] = {"time", "energy", "edp"};
-
-/* 0, 1 for --help (printed), -1 after a usage error. */
-static int parse_tune_opts(int argc, char **argv, topts *o)
-{
-    memset(o, 0, sizeof *o);
-    o->strategy = -1;
-    o->seed = 1;
-    o->results = "kforge-tune.jsonl";
-    o->resume = 1;
-    o->timeout = -1;
-    o->fmt = KF_FMT_TABLE;
-    o->ro.device = -1;
-    cli c;
-    cli_init(&c, argc, argv);
-    int shared;
-    const char *val;
-    while (cli_next(&c)) {
-        if (cli_flag(&c, "--help") || cli_flag(&c, "-h")) {
-            fputs(tune_help, stdout);
-            return 1;
-        } else if (cli_value(&c, "--strategy", &val)) {
-            o->strategy = kf_lookup(strat_names, STRAT_COUNT, val);
-            if (o->strategy < 0)
-                return cli_fail(&c, "--strategy: unknown strategy '%s' (allowed: exhaustive, random, local, anneal, "
-                                    "genetic)",
-                                val);
-        } else if (cli_value(&c, "--budget", &val)) {
-            if (!kf_parse_ll(val, &o->budget) || o->budget < 1 || o->budget > 100000000)
-                return cli_fail(&c, "--budget: expected a number of evaluations >= 1, got '%s'", val);
-        } else if (cli_value(&c, "--time", &val)) {
-            if (!kf_parse_double(val, &o->time_s) || !(o->time_s > 0))
-                return cli_fail(&c, "--time: expected seconds > 0, got '%s'", val);
-        } else if (cli_value(&c, "--seed", &val)) {
-            long long s;
-            if (!kf_parse_ll(val, &s) || s < 0)
-                return cli_fail(&c, "--seed: expected an integer >= 0, got '%s'", val);
-            o->seed = (uint64_t)s;
-        } else if (cli_value(&c, "--objective", &val)) {
-            o->objective = kf_lookup(obj_names, OBJ_COUNT, val);
-            if (o->objective < 0)
-                return cli_fail(&c, "--objective: unknown objective '%s' (allowed: time, energy, edp)", val);
-        } else if (cli_flag(&c, "--first-improvement")) {
-            o->first_improvement = true;
-        } else if (cli_value(&c, "--set", &val)) {
-            if (o->nsets == 64)
-                return cli_fail(&c, "too many --set options (at most 64)");
-            warn_set_glob(val);
-            o->sets[o->nsets++] = val;
-        } else if (cli_value(&c, "--results", &val)) {
-            o->results = val;
-        } else if (cli_flag(&c, "--resume")) {
-            o->resume = 1;
-        } else if (cli_flag(&c, "--no-resume")) {
-            o->resume = 0;
-        } else if (cli_value(&c, "--db", &val)) {
-            o->db = val;
-        } else if (cli_flag(&c, "--no-db")) {
-            o->no_db = true;
-        } else if (cli_value(&c, "--simulate", &val)) {
-            o->simulate = val;
-        } else if (cli_value(&c, "--format", &val)) {
-            int f = kf_lookup(kf_format_names, KF_FMT_COUNT, val);
-            if (f < 0 || f == KF_FMT_CSV)
-                return cli_fail(&c, "--format: unknown format '%s' (allowed: table, jsonl, json, md)", val);
-            o->fmt = (kf_format)f;
-        } else if ((shared = cli_run_option(&c, &o->ro, &o->timeout)) != 0) {
-            if (shared < 0)
-                return -1;
-        } else if ((shared = multi_option(&c, &o->ro, &o->shard)) != 0) {
-            if (shared < 0)
-                return -1;
-        } else if (cli_flag(&c, "--quiet") || cli_flag(&c, "-q")) {
-            o->quiet = true;
-        } else if (cli_positional(&c, &val)) {
-            if (o->space)
-                return cli_fail(&c, "one SPACE config at a time (got '%s' and '%s')", o->space, val);
-            o->space = val;
-        } else {
-            return cli_unknown(&c);
-        }
-    }
-    if (c.error)
-        return -1;
-    if (!o->space) {
-        fprintf(stderr, "kforge tune: no SPACE config given\n\n%s", tune_help);
-        return -1;
-    }
-    o->ro.device_given = o->ro.device >= 0;
-    if (o->ro.device < 0)
-        o->ro.device = 0;
-    if (o->simulate && o->shard.n > 1 && !o->shard.from_env) {
-        fprintf(stderr, "kforge tune: --simulate and --shard: a simulation measures nothing to share out\n");
-        return -1;
-    }
-    if (multi_finish("tune", &o->ro, o->simulate ? &(kf_shard){.n = 1} : &o->shard) != 0)
-        return -1;
-    return 0;
-}
-
 // ---------------------------------------------------------------------------
 // the tuner
 
@@ -282,7 +86,7 @@ typedef struct {
 } cell;
 
 typedef struct {
-    topts o;
+    tune_opts o;
     kf_config cfg;
     kf_space sp;
     kf_run_info info;
@@ -336,8 +140,8 @@ static double cell_cost(const tuner *t, const cell *x)
     if (x->st != KF_ST_OK)
         return 0;
     switch (t->o.objective) {
-    case OBJ_ENERGY: return x->energy_j;
-    case OBJ_EDP: return x->energy_j * x->median_ms;
+    case TUNE_OBJ_ENERGY: return x->energy_j;
+    case TUNE_OBJ_EDP: return x->energy_j * x->median_ms;
     default: return x->median_ms;
     }
 }
@@ -518,10 +322,10 @@ static void fmt_joules(char *buf, size_t len, double x, const char *suffix)
 /* An objective's value with its unit: "29.41 us", "4.802 mJ", "0.1412 mJ*ms". */
 static void fmt_objective(const tuner *t, char *buf, size_t len, double x)
 {
-    if (t->o.objective == OBJ_TIME)
+    if (t->o.objective == TUNE_OBJ_TIME)
         fmt_ms(buf, len, x);
     else
-        fmt_joules(buf, len, x, t->o.objective == OBJ_EDP ? "*ms" : "");
+        fmt_joules(buf, len, x, t->o.objective == TUNE_OBJ_EDP ? "*ms" : "");
 }
 
 /* Failed cases named on stderr, each on a line of its own; the rest are counted. */
@@ -630,7 +434,7 @@ static int on_case(const kf_result *r, int index, void *vctx)
     t->measured_cases++;
     if (r->status != KF_ST_OK)
         t->failed_cases++;
-    else if (t->o.objective != OBJ_TIME && !(r->energy_j > 0) && !t->energy_note[0])
+    else if (t->o.objective != TUNE_OBJ_TIME && !(r->energy_j > 0) && !t->energy_note[0])
         snprintf(t->energy_note, sizeof t->energy_note, "%s", r->nvml_note[0] ? r->nvml_note : "no energy figure");
     const kf_run_info *info = &t->info;
     for (int i = 0; i < t->ndev; i++)
@@ -804,7 +608,7 @@ static int load_space(tuner *t, char *err, size_t errlen)
             return KF_EXIT_USAGE;
     if (t->o.timeout >= 0)
         t->cfg.bench.timeout_s = t->o.timeout;
-    if (t->o.objective != OBJ_TIME)
+    if (t->o.objective != TUNE_OBJ_TIME)
         t->cfg.bench.energy = true;
     /* "tune": {"n": [...]} replaces the space's sizes (unless --set of a
      * size replaced them on the command line, which wins) */
@@ -994,19 +798,19 @@ static void print_summary(tuner *t, double wall, const char *stopped)
     int others = other_shard_evaluated(t);
     int from_file = evals - t->told - others;
     int failed_cands = failed_candidates(t);
-    static const char *const obj_what[OBJ_COUNT][2] = {
+    static const char *const obj_what[TUNE_OBJ_COUNT][2] = {
         {"median time", "weighted sum of median times over the sizes"},
         {"energy of one run", "weighted sum of the energy of one run over the sizes"},
         {"energy x median time", "weighted sum of energy x median time over the sizes"}};
     const char *what = obj_what[t->o.objective][t->nsizes == 1 ? 0 : 1];
-    static const char *const obj_key[OBJ_COUNT] = {"objective_ms", "objective_j", "objective_j_ms"};
+    static const char *const obj_key[TUNE_OBJ_COUNT] = {"objective_ms", "objective_j", "objective_j_ms"};
     const char *okey = obj_key[t->o.objective];
-    bool energy = t->o.objective != OBJ_TIME;
+    bool energy = t->o.objective != TUNE_OBJ_TIME;
 
     if (t->o.fmt == KF_FMT_MD) {
         printf("kforge tune %s on %s: strategy %s (seed %llu), objective %s, %d of %d candidates evaluated in "
                "%.1f s; stopped: %s.\n\n",
-               t->o.space, t->device, strat_names[t->kind], (unsigned long long)t->o.seed, obj_names[t->o.objective],
+               t->o.space, t->device, strat_names[t->kind], (unsigned long long)t->o.seed, tune_objective_names[t->o.objective],
                evals, t->ncand, wall, stopped);
         if (!bv) {
             printf("No candidate succeeded.\n");
@@ -1104,7 +908,7 @@ static void print_summary(tuner *t, double wall, const char *stopped)
         sb_json_string(&b, t->o.space);
         sb_append(&b, ", \"device\": ");
         sb_json_string(&b, t->device);
-        sb_printf(&b, ", \"objective\": \"%s\"", obj_names[t->o.objective]);
+        sb_printf(&b, ", \"objective\": \"%s\"", tune_objective_names[t->o.objective]);
         sb_printf(&b, ", \"strategy\": \"%s\", \"seed\": %llu, \"candidates\": %d, \"budget\": %d, \"evaluations\": %d, "
                       "\"measured_candidates\": %d, \"measured_cases\": %d, \"failed_cases\": %d, \"from_results\": %d, "
                       "\"failed_candidates\": %d, \"wall_s\": %.3f, \"stopped\": \"%s\", \"simulated\": %s, ",
@@ -1335,13 +1139,13 @@ static void tuner_free(tuner *t)
     free(t->per_device);
 }
 
-int tune_main(int argc, char **argv)
+const char *const tune_objective_names[TUNE_OBJ_COUNT] = {"time", "energy", "edp"};
+
+int tune_run(const tune_opts *o)
 {
     tuner t;
     memset(&t, 0, sizeof t);
-    int pr = parse_tune_opts(argc, argv, &t.o);
-    if (pr != 0)
-        return pr > 0 ? KF_EXIT_OK : KF_EXIT_USAGE;
+    t.o = *o;
     char err[1024];
     int rc = load_space(&t, err, sizeof err);
     if (rc != KF_EXIT_OK) {
@@ -1539,13 +1343,13 @@ int tune_main(int argc, char **argv)
     const char *stopped = failed ? "error" : stop_reason(&t, interrupted);
     print_summary(&t, wall, stopped);
     /* the database holds the fastest variants: an energy search leaves it alone */
-    bool db_failed = !t.o.simulate && !t.o.no_db && t.o.objective == OBJ_TIME && update_db(&t, &dev) != 0;
-    if (t.o.objective != OBJ_TIME && !t.o.quiet && !t.o.simulate && !t.o.no_db)
+    bool db_failed = !t.o.simulate && !t.o.no_db && t.o.objective == TUNE_OBJ_TIME && update_db(&t, &dev) != 0;
+    if (t.o.objective != TUNE_OBJ_TIME && !t.o.quiet && !t.o.simulate && !t.o.no_db)
         fprintf(stderr, "kforge tune: --objective %s: the tuning database (fastest variants) is left alone\n",
-                obj_names[t.o.objective]);
+                tune_objective_names[t.o.objective]);
     if (t.energy_note[0] && strat_best(t.st, NULL) < 0)
         fprintf(stderr, "kforge tune: --objective %s needs the energy of each run, from NVML: %s\n",
-                obj_names[t.o.objective], t.energy_note);
+                tune_objective_names[t.o.objective], t.energy_note);
     if (t.write_error[0]) {
         fprintf(stderr, "kforge tune: %s; the search stopped (what was written is in %s)\n", t.write_error,
                 t.o.results);
@@ -1572,7 +1376,7 @@ out:
 // kforge merge: the summary of merged results
 
 /* Splits "SPACE --set A --set B" (make_info's form) into o. */
-static int split_config(char *cfg, topts *o)
+static int split_config(char *cfg, tune_opts *o)
 {
     char *p = strstr(cfg, " --set ");
     o->space = cfg;

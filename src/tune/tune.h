@@ -9,7 +9,42 @@
 #include "kforge.h"
 #include "report.h"
 
-int tune_main(int argc, char **argv);
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cmd.h"     /* run_opts, kf_shard: the options run and tune share */
+
+/* What a candidate is ranked by (issue 14): the weighted sum over the sizes
+ * of its median time, of the energy of one run, or of their product. */
+enum { TUNE_OBJ_TIME, TUNE_OBJ_ENERGY, TUNE_OBJ_EDP, TUNE_OBJ_COUNT };
+extern const char *const tune_objective_names[TUNE_OBJ_COUNT];
+
+/* What `kforge tune` was asked (src/cmd/tune.c parses the command line). */
+typedef struct {
+    const char *space;
+    const char *sets[64];
+    int nsets;
+    bool n_set;             /* a --set of a size (replaces the tune sizes) */
+    int strategy;           /* -1: automatic */
+    long long budget;       /* 0: automatic */
+    double time_s;          /* 0: no limit */
+    uint64_t seed;
+    bool first_improvement;
+    const char *results;
+    int resume;             /* 1 (default) or 0 */
+    const char *db;
+    bool no_db;
+    const char *simulate;
+    run_opts ro;
+    kf_shard shard;
+    double timeout;         /* < 0: from the config */
+    bool quiet;
+    kf_format fmt;
+    int objective;          /* TUNE_OBJ_* */
+} tune_opts;
+
+/* Runs the search: the exit status (KF_EXIT_*), messages on stderr. */
+int tune_run(const tune_opts *o);
 
 /* kforge merge: the summary `kforge tune` prints, for one space on one GPU
  * model, from results already measured (the merged files of its shards),
