@@ -45,8 +45,7 @@ struct size_info {
 };
 
 @TABLES@
-static inline unsigned long long ceil_div(unsigned long long a, unsigned long long b) { return (a + b - 1) / b; }
-static inline size_t align_up(size_t x, size_t a) { return (x + a - 1) / a * a; }
+@HOST_HELPERS@
 
 // The entry of sizes[] that serves n: the one tuned for the nearest size on
 // a log scale (a tie goes to the larger).
@@ -67,34 +66,6 @@ static inline size_t need_bytes(const variant_info &v, unsigned long long b0)
     if (v.passes == passes_multi_kernel && b0 > 1)
         return ws_parts + 2 * align_up(b0 * sizeof(T) + 64, ws_align);
     return ws_parts;
-}
-
-// Multiprocessors of a device and resident blocks per multiprocessor of a
-// kernel, asked for once per device (up to 64 devices are remembered).
-static const int max_devices = 64;
-
-static inline cudaError_t sms_of(int dev, int *sms)
-{
-    static std::atomic<int> cache[max_devices];
-    bool keep = dev >= 0 && dev < max_devices;
-    if (keep && (*sms = cache[dev].load(std::memory_order_relaxed)) > 0)
-        return cudaSuccess;
-    cudaError_t e = cudaDeviceGetAttribute(sms, cudaDevAttrMultiProcessorCount, dev);
-    if (e == cudaSuccess && keep)
-        cache[dev].store(*sms, std::memory_order_relaxed);
-    return e;
-}
-
-static inline cudaError_t occupancy_of(int dev, int k, int *occ)
-{
-    static std::atomic<int> cache[max_devices][nkernels];
-    bool keep = dev >= 0 && dev < max_devices;
-    if (keep && (*occ = cache[dev][k].load(std::memory_order_relaxed)) > 0)
-        return cudaSuccess;
-    cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(occ, kernels[k].fn, kernels[k].block, 0);
-    if (e == cudaSuccess && keep)
-        cache[dev][k].store(*occ, std::memory_order_relaxed);
-    return e;
 }
 
 // Blocks of one pass over n elements: grid auto, one tile per block; a

@@ -212,6 +212,20 @@ void export_identity(const export_ctx *x, const char **utype, char *bits, size_t
     }
 }
 
+int export_host_api(strbuf *b, const export_ctx *x, const char *host, const char *opname, const char *tables,
+                    char *err, size_t errlen)
+{
+    const char *helpers = codegen_template("export_host");
+    if (!helpers) {
+        kf_err(err, errlen, "the export template is missing from the build (kernel_src/export_host.cuh)");
+        return -1;
+    }
+    static const char *const keys[] = {"P", "T", "OPNAME", "TABLES", "HOST_HELPERS"};
+    const char *vals[] = {x->P, x->T, opname, tables ? tables : "", helpers};
+    export_substitute(b, host, keys, vals, 5);
+    return 0;
+}
+
 void export_closing(strbuf *b, const export_ctx *x)
 {
     sb_printf(b, "\n#undef %s_LINKAGE\n#endif // %s_CUH\n", x->UP, x->UP);

@@ -77,6 +77,13 @@ int export_kernels(strbuf *b, const export_ctx *x, const kf_export_entry *e, cha
  * width and a literal of its bits ("unsigned int", "0x7f800000u"). */
 void export_identity(const export_ctx *x, const char **utype, char *bits, size_t len);
 
+/* The host API: the family's template host with @P@, @T@, @OPNAME@ and
+ * @TABLES@ filled in, and @HOST_HELPERS@ replaced by the helpers every
+ * family's API shares (kernel_src/export_host.cuh: ceil_div, align_up,
+ * sms_of, occupancy_of).  0, or -1 with a message. */
+int export_host_api(strbuf *b, const export_ctx *x, const char *host, const char *opname, const char *tables,
+                    char *err, size_t errlen);
+
 /* Closes what export_preamble opened. */
 void export_closing(strbuf *b, const export_ctx *x);
 

@@ -181,9 +181,8 @@ char *reduce_export_source(const kf_export_entry *e, int n, const kf_export_info
     for (int i = 0; i < n; i++)
         sb_printf(&tables, "    {%" PRIu64 "ull, %d},\n", from[i], i);
     sb_append(&tables, "};\n");
-    static const char *const keys[] = {"P", "T", "OPNAME", "TABLES"};
-    const char *vals[] = {P, T, kf_op_names[op], tables.s ? tables.s : ""};
-    export_substitute(&b, host, keys, vals, 4);
+    if (export_host_api(&b, &x, host, kf_op_names[op], tables.s, err, errlen) != 0)
+        goto done;
     export_closing(&b, &x);
     if (b.failed || tables.failed) {
         kf_err(err, errlen, "out of memory");

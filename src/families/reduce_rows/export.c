@@ -175,9 +175,8 @@ char *rows_export_source(const kf_export_entry *e, int n, const kf_export_info *
     }
     sb_printf(&tables, "};\nstatic const bool any_workspace = %s, any_atomic = %s;\n", any_ws ? "true" : "false",
               any_atomic ? "true" : "false");
-    static const char *const keys[] = {"P", "T", "OPNAME", "TABLES"};
-    const char *vals[] = {P, T, opname, tables.s ? tables.s : ""};
-    export_substitute(&b, host, keys, vals, 4);
+    if (export_host_api(&b, &x, host, opname, tables.s, err, errlen) != 0)
+        goto done;
     export_closing(&b, &x);
     if (b.failed || tables.failed) {
         kf_err(err, errlen, "out of memory");
