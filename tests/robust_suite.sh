@@ -364,6 +364,7 @@ EOF
     rc=$?
     [ "$rc" = 2 ] || die "gen large.json: exit status $rc, expected 2"
     grep_in err 'large\.json: 294912 variants; gen writes at most 10000 in one file: pick some with --only'
+    kforge_exe=$(readlink -f "$KFORGE")
     for cmd in "check large.json" "check --compile large.json" "run large.json --no-results -q" \
         "tune large.json --strategy local --budget 3 --results t.jsonl --no-db -q" \
         "tune large.json --strategy random --budget 3 --results t.jsonl --no-db -q"; do
@@ -372,6 +373,12 @@ EOF
             # shellcheck disable=SC2086
             KFORGE_FAKE_GPU=1 "$KFORGE" $cmd >out 2>err &
             pid=$!
+            # the delay counts from kforge's start: before its exec the
+            # background job is still a forked shell, which SIGTERM kills
+            # (143, with err not yet truncated: the last command's text)
+            while [ "$(readlink "/proc/$pid/exe" 2>/dev/null)" != "$kforge_exe" ] && kill -0 "$pid" 2>/dev/null; do
+                sleep 0.01
+            done
             sleep "$delay"
             t1=$(now_ms)
             kill -TERM "$pid" 2>/dev/null
