@@ -111,6 +111,9 @@ static kf_result make_result(int i)
     r.smem_bytes = 1024 * (i % 48);
     r.occupancy = i % 17;
     r.compile_ms = i * 12.375 + 0.1;
+    r.setup_ms = i * 3.25 + 0.7;
+    r.verify_ms = i * 0.5 + 0.3;
+    r.bench_ms = i * 7.125 + 1.1;
     r.cached = i % 3 == 0;
     kf_stats *s = &r.stats;
     s->reps = 10 + i;
@@ -258,6 +261,9 @@ static void assert_result_eq(const kf_result *a, const kf_result *b, int i)
     ck_assert_msg(a->smem_bytes == b->smem_bytes, "[%d] smem_bytes", i);
     ck_assert_msg(a->occupancy == b->occupancy, "[%d] occupancy", i);
     ck_assert_msg(same_dbl(a->compile_ms, b->compile_ms), "[%d] compile_ms", i);
+    ck_assert_msg(same_dbl(a->setup_ms, b->setup_ms), "[%d] setup_ms", i);
+    ck_assert_msg(same_dbl(a->verify_ms, b->verify_ms), "[%d] verify_ms", i);
+    ck_assert_msg(same_dbl(a->bench_ms, b->bench_ms), "[%d] bench_ms", i);
     ck_assert_msg(a->cached == b->cached, "[%d] cached", i);
     const kf_stats *s = &a->stats, *t = &b->stats;
     ck_assert_msg(s->reps == t->reps, "[%d] reps", i);

@@ -124,6 +124,12 @@ typedef struct {
     int occupancy;              /* resident blocks per SM (occupancy calculator) */
     double compile_ms;          /* 0 when the cubin came from the cache */
     bool cached;
+    /* the GPU worker's wall time for the case, in three parts (Kernel
+     * Tuner's verification_time and benchmark_time): loading the module and
+     * preparing input, output and workspace (the input only when the shape,
+     * dtype, op or seed changed); the two checked runs; warm-up, timed
+     * repetitions, the last check and the energy window */
+    double setup_ms, verify_ms, bench_ms;
     kf_stats stats;
     /* NVML around the case (exec/nvml.h).  nvml is false when NVML was not
      * available (nvml_note says why); a figure NVML did not give is 0. */

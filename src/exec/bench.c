@@ -368,6 +368,8 @@ int bench_case(bench *B, const kf_variant *v, const kf_shape *shape, const kf_be
     r->bench = *b;
     r->status = KF_ST_OK;
     r->message[0] = '\0';
+    double tc = kf_now(); /* the case's parts: setup_ms, verify_ms, bench_ms */
+    double *part = &r->setup_ms;
 
     if (!cu_ok(&c, cu->cuModuleLoadData(&mod, cubin), "cuModuleLoadData"))
         goto done;
@@ -419,6 +421,9 @@ int bench_case(bench *B, const kf_variant *v, const kf_shape *shape, const kf_be
     R.buf.ws = B->d_ws;
 
     /* --- verify: twice, with different poison in the output ----------- */
+    r->setup_ms = 1e3 * (kf_now() - tc);
+    tc = kf_now();
+    part = &r->verify_ms;
     if (!run_checked(&R, 0xFF, B->got))
         goto done;
     int64_t bad = fam->compare(v, shape, &p, B->got, B->ref, B->aux, r);
@@ -442,6 +447,9 @@ int bench_case(bench *B, const kf_variant *v, const kf_shape *shape, const kf_be
     fam->compare(v, shape, &p, B->got, B->ref, B->aux, r); /* record the first run's figures */
 
     /* --- time ---------------------------------------------------------- */
+    r->verify_ms = 1e3 * (kf_now() - tc);
+    tc = kf_now();
+    part = &r->bench_ms;
     for (int i = 0; i < b->warmup; i++)
         if (!enqueue(&R))
             goto done;
@@ -527,6 +535,7 @@ int bench_case(bench *B, const kf_variant *v, const kf_shape *shape, const kf_be
     }
 
 done:
+    *part = 1e3 * (kf_now() - tc); /* the part that was under way (all of it on success) */
     kf_nvml_sampler_cancel(B->smp);
     if (c.last != CUDA_SUCCESS && gpu_error_is_sticky(c.last))
         return -1;

@@ -303,6 +303,9 @@ static void emit_fields(emitter *e, const kf_result *r, const kf_run_info *info)
     em_int(e, "occupancy", r->occupancy);
     em_bool(e, "cached", r->cached);
     em_dbl(e, "compile_ms", r->compile_ms);
+    em_dbl(e, "setup_ms", r->setup_ms);
+    em_dbl(e, "verify_ms", r->verify_ms);
+    em_dbl(e, "bench_ms", r->bench_ms);
     const kf_stats *s = &r->stats;
     em_int(e, "reps", s->reps);
     em_dbl(e, "median_ms", s->median_ms);

@@ -477,6 +477,9 @@ int results_parse_line(const char *line, kf_result *res, char *err, size_t errle
     get_int(o, "occupancy", false, &res->occupancy, err, errlen, &failed);
     get_bool(o, "cached", &res->cached, err, errlen, &failed);
     get_dbl(o, "compile_ms", &res->compile_ms, err, errlen, &failed);
+    get_dbl(o, "setup_ms", &res->setup_ms, err, errlen, &failed);
+    get_dbl(o, "verify_ms", &res->verify_ms, err, errlen, &failed);
+    get_dbl(o, "bench_ms", &res->bench_ms, err, errlen, &failed);
     kf_stats *s = &res->stats;
     get_int(o, "reps", false, &s->reps, err, errlen, &failed);
     get_dbl(o, "median_ms", &s->median_ms, err, errlen, &failed);
