@@ -129,6 +129,35 @@ if [ $((two * 10)) -lt $((one * 8)) ]; then
 else
   bad "parallel devices" "${one} ms on one, ${two} ms on two"
 fi
+# The devices open at the same time (cuInit and the context take most of a
+# second each on a machine of several GPUs): with 600 ms to open a device,
+# three devices start about as fast as one, also when the guess of how many
+# "all" is (CUDA_VISIBLE_DEVICES here) is too high or too low.
+echo '{"kernel": "reduce", "defaults": {"n": 1000}, "variants": [{"block_size": 128}]}' > one.json
+"$KFORGE" check --compile one.json > /dev/null 2>&1
+t0=$(now_ms)
+KFORGE_FAKE_GPU=3 KFORGE_FAKE_GPU_OPEN_MS=600 "$KFORGE" run one.json --device 0 --no-results --format csv > /dev/null 2>&1
+t1=$(now_ms)
+one=$((t1 - t0))
+for g in unset 0,1,2 0,1,2,3,4 0; do
+  t1=$(now_ms)
+  if [ $g = unset ]; then
+    KFORGE_FAKE_GPU=3 KFORGE_FAKE_GPU_OPEN_MS=600 "$KFORGE" run one.json --devices all --results "open-$g.jsonl" \
+      --format csv > /dev/null 2> e.txt
+  else
+    CUDA_VISIBLE_DEVICES=$g KFORGE_FAKE_GPU=3 KFORGE_FAKE_GPU_OPEN_MS=600 "$KFORGE" run one.json --devices all \
+      --results "open-$g.jsonl" --format csv > /dev/null 2> e.txt
+  fi
+  rc=$?
+  t2=$(now_ms)
+  all=$((t2 - t1))
+  case $g in 0) lim=$((one + 900)) ;; *) lim=$((one + 400)) ;; esac # too low a guess: the rest open after the first
+  if [ $rc -eq 0 ] && [ $all -lt $lim ] && grep -q 'per GPU: 0: [0-9]*, 1: [0-9]*, 2: [0-9]*$' e.txt; then
+    ok "3 devices open at once (guess ${g}): ${all} ms, one device ${one} ms"
+  else
+    bad "devices open at once (guess ${g})" "rc=$rc ${all} ms vs one device ${one} ms $(head -3 e.txt)"
+  fi
+done
 
 # --- 2. faults, dead devices, two models ------------------------------------
 KFORGE_FAULT_INJECT=crash@2 "$KFORGE" run r.json --devices all --results f1.jsonl --format csv > /dev/null 2> e.txt

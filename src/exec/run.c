@@ -181,29 +181,76 @@ static void compiler_free(compiler *c)
     c->pool = NULL;
 }
 
-/* Starts the first device's worker into *first (it tells how many devices
- * "all" means) and lists the ordinals to open. */
-static int device_list(const run_opts *o, int *ords, int *n, gpu_worker **first, kf_device *dev0, char *err,
-                       size_t errlen)
+/* Starts the GPU workers, every device opening at the same time (cuInit
+ * and the context take most of a second per process on a machine of
+ * several GPUs): the listed ordinals, or for "all" as many as
+ * worker_device_guess() expects, the first worker's count correcting the
+ * guess (workers beyond it are dropped, missing ones started).  Fills
+ * s->slots and s->nslots, and ords[] with each slot's ordinal. */
+static int start_workers(run_session *s, const run_opts *o, int *ords, char *err, size_t errlen)
 {
-    *n = 0;
-    int o0 = o->all_devices ? 0 : o->ndevices ? o->devices[0] : o->device;
-    *first = worker_start(o0, dev0, err, errlen);
-    if (!*first)
-        return -1;
+    int n = 0;
     if (o->all_devices) {
-        int count = worker_device_count(*first);
-        for (int d = 0; d < count && d < KF_MAX_DEVICES; d++)
-            ords[(*n)++] = d;
-        if (*n == 0)
-            ords[(*n)++] = 0;
+        n = worker_device_guess();
+        for (int d = 0; d < n; d++)
+            ords[d] = d;
     } else if (o->ndevices) {
         for (int i = 0; i < o->ndevices; i++)
-            ords[(*n)++] = o->devices[i];
+            ords[n++] = o->devices[i];
     } else {
-        ords[(*n)++] = o->device;
+        ords[n++] = o->device;
     }
-    return 0;
+    if (n > KF_MAX_DEVICES)
+        n = KF_MAX_DEVICES;
+    s->slots = calloc(KF_MAX_DEVICES, sizeof *s->slots);
+    if (!s->slots) {
+        kf_err(err, errlen, "out of memory");
+        return -1;
+    }
+    for (int i = 0; i < KF_MAX_DEVICES; i++)
+        s->slots[i].inflight = -1;
+    int rc = 0;
+    for (int i = 0; i < n; i++)
+        if (!(s->slots[i].w = worker_spawn(ords[i], err, errlen))) {
+            rc = -1;
+            n = i;
+            break;
+        }
+    s->nslots = n;
+    if (rc != 0)
+        return -1;
+    /* the first one's answer: an error, or how many devices "all" is */
+    if (!(s->slots[0].w = worker_hello(s->slots[0].w, &s->slots[0].dev, err, errlen)))
+        return -1;
+    if (o->all_devices) {
+        int count = worker_device_count(s->slots[0].w);
+        if (count < 1)
+            count = 1;
+        if (count > KF_MAX_DEVICES)
+            count = KF_MAX_DEVICES;
+        for (int i = count; i < n; i++) { /* guessed too many: those fail to open a device anyway */
+            worker_kill(s->slots[i].w);
+            worker_free(s->slots[i].w);
+            s->slots[i].w = NULL;
+        }
+        for (int i = n; i < count; i++) { /* too few */
+            ords[i] = i;
+            if (!(s->slots[i].w = worker_spawn(i, err, errlen))) {
+                s->nslots = i;
+                return -1;
+            }
+            s->nslots = i + 1;
+        }
+        n = s->nslots = count;
+    }
+    for (int i = 1; i < n; i++) {
+        char e2[KF_MSG_MAX];
+        if (!(s->slots[i].w = worker_hello(s->slots[i].w, &s->slots[i].dev, e2, sizeof e2)) && rc == 0) {
+            kf_err(err, errlen, "%s", e2);
+            rc = -1;
+        }
+    }
+    return rc;
 }
 
 run_session *run_session_new(const run_opts *o, kf_device *dev, bool *nodev, char *err, size_t errlen)
@@ -217,43 +264,17 @@ run_session *run_session_new(const run_opts *o, kf_device *dev, bool *nodev, cha
     s->o = *o;
     /* The GPU workers first: the parent must not have touched CUDA when it
      * forks, and it never does. */
-    int ords[KF_MAX_DEVICES], n = 0;
-    gpu_worker *first = NULL;
-    kf_device d0;
-    if (device_list(o, ords, &n, &first, &d0, err, errlen) != 0) {
+    int ords[KF_MAX_DEVICES];
+    if (start_workers(s, o, ords, err, errlen) != 0) {
         *nodev = true;
-        free(s);
-        return NULL;
+        goto fail;
     }
-    s->slots = calloc((size_t)n, sizeof *s->slots);
+    int n = s->nslots;
     s->devs = calloc((size_t)n, sizeof *s->devs);
-    if (!s->slots || !s->devs) {
-        worker_free(first);
+    if (!s->devs) {
         kf_err(err, errlen, "out of memory");
         goto fail;
     }
-    /* the others open their devices at the same time (cuInit takes a
-     * while on a machine of several GPUs) */
-    s->slots[0].w = first;
-    s->slots[0].dev = d0;
-    for (int i = 0; i < n; i++)
-        s->slots[i].inflight = -1;
-    s->nslots = n;
-    for (int i = 1; i < n; i++)
-        if (!(s->slots[i].w = worker_spawn(ords[i], err, errlen))) {
-            *nodev = true;
-            goto fail;
-        }
-    for (int i = 1; i < n; i++) {
-        char e2[KF_MSG_MAX];
-        if (!(s->slots[i].w = worker_hello(s->slots[i].w, &s->slots[i].dev, e2, sizeof e2))) {
-            if (!*nodev)
-                kf_err(err, errlen, "%s", e2);
-            *nodev = true;
-        }
-    }
-    if (*nodev)
-        goto fail;
     s->nlive = n;
     int maj, min;
     bool have_nvrtc = rtc_version(&maj, &min) == 0;

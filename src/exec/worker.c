@@ -3,6 +3,7 @@
  */
 #include "worker.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -66,6 +67,26 @@ static int fake_gpu_count(void)
     if (*end || n < 1)
         return 1;
     return n > 64 ? 64 : (int)n;
+}
+
+int worker_device_guess(void)
+{
+    int n = 0;
+    const char *e = getenv("CUDA_VISIBLE_DEVICES");
+    if (e) { /* also with the fake GPU, which ignores it: the tests' way to guess wrong */
+        n = *e != '\0';
+        for (const char *p = e; *p; p++)
+            n += *p == ',';
+    } else if ((n = fake_gpu_count()) > 0) {
+    } else {
+        DIR *d = opendir("/proc/driver/nvidia/gpus");
+        struct dirent *de;
+        while (d && (de = readdir(d)))
+            n += de->d_name[0] != '.';
+        if (d)
+            closedir(d);
+    }
+    return n < 1 ? 1 : n > 64 ? 64 : n;
 }
 
 /* The entry of KFORGE_FAULT_INJECT naming what@k: 1 when present. */
@@ -210,6 +231,14 @@ static void child_main(int ordinal, int in, int out)
         snprintf(h.err, sizeof h.err, "no GPU with index %d (KFORGE_FAKE_GPU provides %d device%s)", ordinal,
                  nfake, nfake == 1 ? "" : "s");
     } else if (fake) {
+        /* KFORGE_FAKE_GPU_OPEN_MS: opening the device takes this long, as
+         * cuInit and the context do (tests of the workers' start) */
+        const char *open_ms = getenv("KFORGE_FAKE_GPU_OPEN_MS");
+        if (open_ms && atoi(open_ms) > 0) {
+            struct timespec ts = {atoi(open_ms) / 1000, (long)(atoi(open_ms) % 1000) * 1000000L};
+            while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+                ;
+        }
         fake_device(&h.dev, ordinal);
         h.count = nfake;
         h.ok = 1;

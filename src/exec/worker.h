@@ -12,7 +12,8 @@
  * "fake-gpu (KFORGE_FAKE_GPU)", each device with its own UUID; any other
  * --device fails as a missing GPU does.  KFORGE_FAKE_GPU_MIXED=1 makes the
  * odd-numbered ones another model ("fake-gpu-b", sm_80);
- * KFORGE_FAKE_GPU_MS=T makes every case take T ms.
+ * KFORGE_FAKE_GPU_MS=T makes every case take T ms, KFORGE_FAKE_GPU_OPEN_MS=T
+ * the opening of each device (as cuInit and the context do).
  *
  * KFORGE_FAULT_INJECT="crash@K,hang@K,dead@D" makes the worker crash or hang
  * on the K-th case (1-based, counted by the parent across every device), or
@@ -37,6 +38,14 @@ gpu_worker *worker_start(int ordinal, kf_device *dev, char *err, size_t errlen);
  * be NULL). */
 gpu_worker *worker_spawn(int ordinal, char *err, size_t errlen);
 gpu_worker *worker_hello(gpu_worker *w, kf_device *dev, char *err, size_t errlen);
+
+/* How many devices --devices all will likely find, without initialising CUDA
+ * (the parent must not): the entries of CUDA_VISIBLE_DEVICES when it is
+ * set; else KFORGE_FAKE_GPU's count; else the GPUs the driver lists in
+ * /proc/driver/nvidia/gpus; 1 when none of these tells.  Only a guess, so
+ * that every worker can open its device at the same time: the first
+ * worker's count is the answer. */
+int worker_device_guess(void);
 
 /* The fd that becomes readable when a result (or the worker's death) is there. */
 int worker_fd(const gpu_worker *w);
