@@ -18,7 +18,9 @@
  * output, a null input or workspace and a workspace too small are refused.
  *
  * Times the kforge way (tools/export_check.h: L2 flushed before every
- * repetition, events around each call, kforge's stopping rule, the median).
+ * repetition, events around each call, kforge's stopping rule, the median),
+ * each size's input in an allocation of its own as in kforge's worker
+ * (--buffer shared: at the start of the checks' one big allocation).
  *
  * One JSON line per check and per timing on stdout.  Exit: 0 all right,
  * 1 a wrong result, 2 usage, 3 a CUDA error.
@@ -56,6 +58,7 @@ int main(int argc, char **argv)
                                   (1 << 24) + 7, 50000017, (1 << 26) - 5, (1 << 27) + 1, 1 << 28, (1 << 28) + 3,
                                   500000009, (1u << 30) - 1, 1u << 30};
     std::vector<size_t> times;
+    bool own_buffer = true;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--check") && i + 1 < argc) {
             if (!parse_list(argv[++i], &checks, parse_n)) { fprintf(stderr, "export_check: bad --check list\n"); return 2; }
@@ -63,8 +66,10 @@ int main(int argc, char **argv)
             if (!parse_list(argv[++i], &times, parse_n)) { fprintf(stderr, "export_check: bad --time list\n"); return 2; }
         } else if (!strcmp(argv[i], "--no-check")) {
             checks.clear();
+        } else if (!strcmp(argv[i], "--buffer") && i + 1 < argc && (!strcmp(argv[i + 1], "own") || !strcmp(argv[i + 1], "shared"))) {
+            own_buffer = !strcmp(argv[++i], "own");
         } else {
-            fprintf(stderr, "usage: export_check [--check N,N,...|--no-check] [--time N,N,...]\n");
+            fprintf(stderr, "usage: export_check [--check N,N,...|--no-check] [--time N,N,...] [--buffer own|shared]\n");
             return 2;
         }
     }
@@ -130,16 +135,26 @@ int main(int argc, char **argv)
     if (!times.empty()) {
         kforge_timer timer(s);
         for (size_t n : times) {
-            timing t = timer.time([&] { return API(d_in, n, d_out, ws, ws_bytes, s); });
+            // As kforge's worker does: the input of each size in its own
+            // allocation of n elements and 64 bytes (--buffer shared: the
+            // start of the one allocation the checks used)
+            T *src = d_in;
+            if (own_buffer) {
+                CK(cudaMalloc(&src, n * sizeof(T) + 64));
+                CK(cudaMemcpy(src, host.data(), n * sizeof(T), cudaMemcpyHostToDevice));
+            }
+            timing t = timer.time([&] { return API(src, n, d_out, ws, ws_bytes, s); });
             // the last timed call's result must still be right
             T ref = reference(host.data(), n);
             CK(cudaMemcpy(&got, d_out, sizeof(T), cudaMemcpyDeviceToHost));
             bool ok = same(got, ref);
             wrong += !ok;
             printf("{\"time\": %zu, \"median_ms\": %.6f, \"min_ms\": %.6f, \"reps\": %zu, \"gbps\": %.1f, \"ok\": %s, "
-                   "\"variant\": \"%s\"}\n",
+                   "\"variant\": \"%s\", \"buffer\": \"%s\"}\n",
                    n, t.median_ms, t.min_ms, t.reps, n * sizeof(T) / (t.median_ms * 1e6), ok ? "true" : "false",
-                   API_VARIANT(n));
+                   API_VARIANT(n), own_buffer ? "own" : "shared");
+            if (own_buffer)
+                CK(cudaFree(src));
             fflush(stdout);
         }
     }

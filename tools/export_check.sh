@@ -21,7 +21,7 @@
 #      shapes (one row, one column, cols not a multiple of 4, row_stride >
 #      cols, misaligned input, 65536 and 2^24 + 1 rows, zero rows or
 #      columns, ...) exactly right, one workspace for all, and refusals;
-#   5. ROUNDS (default 3) alternating rounds of kforge run (the full method)
+#   5. ROUNDS (default 5) alternating rounds of kforge run (the full method)
 #      on the variant `kforge best` gives at each of TIMES (reduce: exponents,
 #      default 20 24 28; reduce_rows: shapes, default SHAPES; TIMES="" for
 #      none) and the check program's --time at the same sizes; the median of
@@ -55,7 +55,7 @@ case $KERNEL in
   *) echo "export_check: KERNEL must be reduce or reduce_rows, not $KERNEL" >&2; exit 2 ;;
 esac
 TUNE_ARGS=${TUNE_ARGS:-}
-ROUNDS=${ROUNDS:-3}
+ROUNDS=${ROUNDS:-5}
 ARCH=${ARCH:-sm_90}
 NVCC=${NVCC:-nvcc}
 OUT=${1:-export-check}

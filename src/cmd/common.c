@@ -381,7 +381,7 @@ int db_gpu(const char *cmd, const char *dir, char *buf, size_t len)
     } else {
         /* several GPUs: this machine's */
         kf_device d;
-        gpu_worker *w = worker_start(0, &d, err, sizeof err);
+        gpu_worker *w = worker_start(0, false, &d, err, sizeof err);
         if (!w) {
             fprintf(stderr, "kforge %s: %s holds several GPUs and there is no GPU here to choose by (%s); give "
                             "%s with one of:\n",

@@ -27,7 +27,7 @@ int cmd_info(int argc, char **argv)
     bool nvrtc = rtc_version(&maj, &min) == 0;
     kf_device d;
     char err[1024];
-    gpu_worker *w = worker_start(o.ro.device, &d, err, sizeof err);
+    gpu_worker *w = worker_start(o.ro.device, false, &d, err, sizeof err);
     if (!w) {
         fprintf(stderr, "kforge: %s\n", err);
         if (nvrtc)

@@ -80,6 +80,7 @@ static void finish(int status, void *arg)
 {
     (void)arg;
     char err[256];
+    kf_trace("exit %d", status);
     if (kf_stdout_close(err, sizeof err) != 0) {
         fprintf(stderr, "kforge: %s\n", err);
         _exit(KF_EXIT_IO);
@@ -93,6 +94,7 @@ static void finish(int status, void *arg)
 int main(int argc, char **argv)
 {
     install_signals();
+    kf_trace("start: kforge %s", argc > 1 ? argv[1] : "");
     on_exit(finish, NULL);
     if (argc < 2) {
         fputs(main_help, stderr);

@@ -12,6 +12,7 @@ volatile sig_atomic_t kf_interrupted = 0;
 #include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdio_ext.h>
 #include <stdlib.h>
@@ -429,6 +430,29 @@ double kf_now(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+void kf_trace(const char *fmt, ...)
+{
+    static int on = -1;
+    static double t0;
+    if (on < 0) {
+        const char *e = getenv("KFORGE_TRACE");
+        on = e && *e && strcmp(e, "0") != 0;
+        t0 = kf_now();
+    }
+    if (!on)
+        return;
+    char line[256];
+    int n = snprintf(line, sizeof line, "kforge: trace %.3f s: ", kf_now() - t0);
+    va_list ap;
+    va_start(ap, fmt);
+    if (n > 0 && n < (int)sizeof line)
+        vsnprintf(line + n, sizeof line - (size_t)n - 1, fmt, ap);
+    va_end(ap);
+    size_t len = strlen(line);
+    line[len++] = '\n';
+    (void)!write(2, line, len); /* one write: lines of several processes do not mix */
 }
 
 void kf_iso_time(char *buf, size_t len)

@@ -73,14 +73,16 @@ static bool cu_ok(cctx *c, CUresult res, const char *what)
     return false;
 }
 
-bench *bench_new(int ordinal, kf_device *dev, char *err, size_t errlen)
+bench *bench_new(int ordinal, kf_device *dev, bool *missing, char *err, size_t errlen)
 {
+    *missing = false;
     bench *B = calloc(1, sizeof *B);
     if (!B) {
         kf_err(err, errlen, "out of memory");
         return NULL;
     }
     if (gpu_open(&B->g, ordinal, err, errlen) != 0) {
+        *missing = gpu_open_missing(&B->g);
         free(B);
         return NULL;
     }
@@ -229,6 +231,7 @@ static bool prepare_input(cctx *c, const kf_variant *v, const kf_shape *shape, c
     free(host);
     if (!ok)
         return false;
+    kf_trace("input of %lld elements made", (long long)n);
     B->have_input = true;
     B->in_family = v->family;
     B->in_dtype = t;

@@ -15,8 +15,9 @@
 
 typedef struct bench bench;
 
-/* Opens GPU `ordinal`; fills *dev.  NULL with a message on failure. */
-bench *bench_new(int ordinal, kf_device *dev, char *err, size_t errlen);
+/* Opens GPU `ordinal`; fills *dev.  NULL with a message on failure, *missing
+ * true when the device does not exist. */
+bench *bench_new(int ordinal, kf_device *dev, bool *missing, char *err, size_t errlen);
 
 /* Measures variant v at shape s (through its family, family.h).  r is filled in every case (r->status tells
  * the outcome).  Returns 0, or -1 when the CUDA context can no longer be

@@ -99,12 +99,16 @@ int gpu_open(kf_gpu *g, int ordinal, char *err, size_t errlen)
         return -1;
     kf_cu *cu = &g->cu;
     int count = 0;
-    if (CU_CALL(g, err, errlen, cu->cuInit(0)) != CUDA_SUCCESS)
+    CUresult r = CU_CALL(g, err, errlen, cu->cuInit(0));
+    if (r != CUDA_SUCCESS) {
+        g->missing = r == CUDA_ERROR_NO_DEVICE;
         goto fail;
+    }
     if (CU_CALL(g, err, errlen, cu->cuDeviceGetCount(&count)) != CUDA_SUCCESS)
         goto fail;
     if (ordinal < 0 || ordinal >= count) {
         kf_err(err, errlen, "no GPU with index %d (the driver sees %d)", ordinal, count);
+        g->missing = true;
         goto fail;
     }
     if (CU_CALL(g, err, errlen, cu->cuDeviceGet(&g->dev, ordinal)) != CUDA_SUCCESS)
@@ -141,6 +145,8 @@ fail:
     gpu_close(g);
     return -1;
 }
+
+bool gpu_open_missing(const kf_gpu *g) { return g->missing; }
 
 int gpu_count(int *count, char *err, size_t errlen)
 {

@@ -51,6 +51,7 @@ typedef struct {
     CUdevice dev;
     CUcontext ctx;
     bool have_ctx;
+    bool missing;   /* gpu_open failed: no such device (gpu_open_missing) */
     kf_device info;
 } kf_gpu;
 
@@ -58,6 +59,9 @@ typedef struct {
  * info.index is the ordinal, info.uuid "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx"
  * as nvidia-smi prints it). */
 int gpu_open(kf_gpu *g, int ordinal, char *err, size_t errlen);
+/* After a failed gpu_open: true when the device does not exist (no device
+ * visible, or none with that ordinal), rather than failing to open. */
+bool gpu_open_missing(const kf_gpu *g);
 
 /* The number of devices the driver shows this process (CUDA_VISIBLE_DEVICES
  * applies): 0 and *count set, or -1 with a message.  Initialises CUDA: call

@@ -183,15 +183,19 @@ static void compiler_free(compiler *c)
 
 /* Starts the GPU workers, every device opening at the same time (cuInit
  * and the context take most of a second per process on a machine of
- * several GPUs): the listed ordinals, or for "all" as many as
- * worker_device_guess() expects, the first worker's count correcting the
- * guess (workers beyond it are dropped, missing ones started).  Fills
- * s->slots and s->nslots, and ords[] with each slot's ordinal. */
+ * several GPUs), each worker shown only its own GPU (worker.h: isolate):
+ * the listed ordinals, or for "all" as many as worker_device_guess()
+ * expects; the trailing ones of those that find no such device are dropped
+ * (CUDA stops at the first CUDA_VISIBLE_DEVICES entry it cannot use).  When
+ * nothing tells how many there are, the first worker sees every GPU and
+ * counts them, and the others start after it.  Fills s->slots and
+ * s->nslots, and ords[] with each slot's ordinal. */
 static int start_workers(run_session *s, const run_opts *o, int *ords, char *err, size_t errlen)
 {
-    int n = 0;
+    int n = 0, guess = 0;
     if (o->all_devices) {
-        n = worker_device_guess();
+        guess = worker_device_guess();
+        n = guess > 0 ? guess : 1;
         for (int d = 0; d < n; d++)
             ords[d] = d;
     } else if (o->ndevices) {
@@ -209,48 +213,50 @@ static int start_workers(run_session *s, const run_opts *o, int *ords, char *err
     }
     for (int i = 0; i < KF_MAX_DEVICES; i++)
         s->slots[i].inflight = -1;
-    int rc = 0;
-    for (int i = 0; i < n; i++)
-        if (!(s->slots[i].w = worker_spawn(ords[i], err, errlen))) {
-            rc = -1;
-            n = i;
-            break;
+    bool counting = o->all_devices && guess <= 0; /* the first worker counts the devices */
+    for (int i = 0; i < n; i++) {
+        if (!(s->slots[i].w = worker_spawn(ords[i], !(counting && i == 0), err, errlen))) {
+            s->nslots = i;
+            return -1;
         }
-    s->nslots = n;
-    if (rc != 0)
-        return -1;
-    /* the first one's answer: an error, or how many devices "all" is */
-    if (!(s->slots[0].w = worker_hello(s->slots[0].w, &s->slots[0].dev, err, errlen)))
-        return -1;
-    if (o->all_devices) {
-        int count = worker_device_count(s->slots[0].w);
-        if (count < 1)
-            count = 1;
-        if (count > KF_MAX_DEVICES)
-            count = KF_MAX_DEVICES;
-        for (int i = count; i < n; i++) { /* guessed too many: those fail to open a device anyway */
-            worker_kill(s->slots[i].w);
-            worker_free(s->slots[i].w);
-            s->slots[i].w = NULL;
-        }
-        for (int i = n; i < count; i++) { /* too few */
-            ords[i] = i;
-            if (!(s->slots[i].w = worker_spawn(i, err, errlen))) {
-                s->nslots = i;
-                return -1;
-            }
-            s->nslots = i + 1;
-        }
-        n = s->nslots = count;
+        s->nslots = i + 1;
     }
+    kf_trace("%d GPU worker%s started", n, n == 1 ? "" : "s");
+    bool missing[KF_MAX_DEVICES] = {false};
+    char e0[KF_MSG_MAX] = "";
+    if (!(s->slots[0].w = worker_hello(s->slots[0].w, &s->slots[0].dev, &missing[0], err, errlen)))
+        return -1;
+    /* more devices than guessed (a worker that sees them all says so) */
+    int count = o->all_devices ? worker_device_count(s->slots[0].w) : 0;
+    for (int i = n; i < count && i < KF_MAX_DEVICES; i++) {
+        ords[i] = i;
+        if (!(s->slots[i].w = worker_spawn(i, true, err, errlen)))
+            return -1;
+        s->nslots = i + 1;
+    }
+    n = s->nslots;
+    int failed = -1;
     for (int i = 1; i < n; i++) {
         char e2[KF_MSG_MAX];
-        if (!(s->slots[i].w = worker_hello(s->slots[i].w, &s->slots[i].dev, e2, sizeof e2)) && rc == 0) {
-            kf_err(err, errlen, "%s", e2);
-            rc = -1;
+        if (!(s->slots[i].w = worker_hello(s->slots[i].w, &s->slots[i].dev, &missing[i], e2, sizeof e2)) &&
+            failed < 0) {
+            failed = i;
+            snprintf(e0, sizeof e0, "%s", e2);
         }
     }
-    return rc;
+    if (failed >= 0) {
+        /* "all": devices that turned out not to exist, at the end, are not an error */
+        bool trailing = o->all_devices;
+        for (int i = failed; i < n && trailing; i++)
+            trailing = !s->slots[i].w && missing[i];
+        if (!trailing) {
+            kf_err(err, errlen, "%s", e0);
+            return -1;
+        }
+        s->nslots = n = failed;
+    }
+    kf_trace("every GPU worker has opened its device");
+    return 0;
 }
 
 run_session *run_session_new(const run_opts *o, kf_device *dev, bool *nodev, char *err, size_t errlen)
@@ -320,6 +326,7 @@ run_session *run_session_new(const run_opts *o, kf_device *dev, bool *nodev, cha
             goto fail;
         }
     *dev = s->slots[0].dev;
+    kf_trace("compiler pools started");
     return s;
 fail:
     run_session_free(s);
@@ -330,11 +337,13 @@ void run_session_free(run_session *s)
 {
     if (!s)
         return;
+    kf_trace("session ends");
     for (int i = 0; i < s->nslots; i++)
         worker_quit(s->slots[i].w);
     for (int i = 0; i < s->nslots; i++)
         if (s->slots[i].w)
             worker_free(s->slots[i].w);
+    kf_trace("GPU workers gone");
     for (int c = 0; c < s->ncomps; c++)
         compiler_free(&s->comps[c]);
     free(s->slots);
@@ -565,7 +574,7 @@ static int restart(measure *m, slot *sl, char *err, size_t errlen)
     sl->w = NULL;
     kf_device d;
     char e2[KF_MSG_MAX];
-    sl->w = worker_start(sl->dev.index, &d, e2, sizeof e2);
+    sl->w = worker_start(sl->dev.index, true, &d, e2, sizeof e2);
     if (sl->w)
         return 0;
     if (m->s->nlive > 1) {

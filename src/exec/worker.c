@@ -37,6 +37,7 @@ typedef struct {
 
 typedef struct {
     int ok;
+    int missing;    /* not ok: the device does not exist */
     kf_device dev;
     int count;      /* devices this process sees */
     char err[KF_MSG_MAX];
@@ -86,7 +87,7 @@ int worker_device_guess(void)
         if (d)
             closedir(d);
     }
-    return n < 1 ? 1 : n > 64 ? 64 : n;
+    return n < 0 ? 0 : n > 64 ? 64 : n;
 }
 
 /* The entry of KFORGE_FAULT_INJECT naming what@k: 1 when present. */
@@ -206,7 +207,7 @@ static void fake_case(const request *q, const kf_device *dev, kf_result *r)
 // ---------------------------------------------------------------------------
 // The child.
 
-static void child_main(int ordinal, int in, int out)
+static void child_main(int ordinal, bool isolate, int in, int out)
 {
     /* Ctrl-C, and the SIGTERM of timeout, systemd or Slurm, go to the whole
      * process group: a worker that died of them would be recorded as a GPU
@@ -228,6 +229,7 @@ static void child_main(int ordinal, int in, int out)
     bool fake = nfake > 0;
     if (fake && (ordinal < 0 || ordinal >= nfake)) {
         /* as gpu_open words a missing device */
+        h.missing = 1;
         snprintf(h.err, sizeof h.err, "no GPU with index %d (KFORGE_FAKE_GPU provides %d device%s)", ordinal,
                  nfake, nfake == 1 ? "" : "s");
     } else if (fake) {
@@ -245,11 +247,24 @@ static void child_main(int ordinal, int in, int out)
         if (getenv(KF_NVML_LIB_ENV)) /* a scripted NVML (tests): the fake's cases read it like real ones */
             bench_nvml_open(&fake_nvml, NULL, ordinal);
     } else {
-        B = bench_new(ordinal, &h.dev, h.err, sizeof h.err);
+        /* Shown only its own GPU, the driver opens it sooner. */
+        char vis[256];
+        int open = ordinal;
+        if (isolate && worker_visible_entry(getenv("CUDA_VISIBLE_DEVICES"), ordinal, vis, sizeof vis) == 0 &&
+            setenv("CUDA_VISIBLE_DEVICES", vis, 1) == 0)
+            open = 0;
+        bool missing = false;
+        B = bench_new(open, &h.dev, &missing, h.err, sizeof h.err);
         h.ok = B != NULL;
+        h.missing = missing;
+        if (!B && missing && open != ordinal)
+            snprintf(h.err, sizeof h.err, "no GPU with index %d (CUDA_VISIBLE_DEVICES=%s shows none)", ordinal,
+                     vis);
         if (B && gpu_count(&h.count, h.err, sizeof h.err) != 0)
             h.count = ordinal + 1;
+        h.dev.index = ordinal;
     }
+    kf_trace("worker %d: %s", ordinal, h.ok ? "device open" : "no device");
     if (kf_write_full(out, &h, sizeof h) != 0 || !h.ok)
         _exit(h.ok ? 1 : 3);
 
@@ -292,7 +307,34 @@ static void child_main(int ordinal, int in, int out)
 // ---------------------------------------------------------------------------
 // The parent's side.
 
-gpu_worker *worker_spawn(int ordinal, char *err, size_t errlen)
+int worker_visible_entry(const char *cvd, int ordinal, char *out, size_t len)
+{
+    if (ordinal < 0)
+        return -1;
+    if (!cvd) {
+        snprintf(out, len, "%d", ordinal);
+        return 0;
+    }
+    const char *p = cvd;
+    for (int i = 0; i < ordinal; i++) {
+        p = strchr(p, ',');
+        if (!p)
+            return -1;
+        p++;
+    }
+    while (*p == ' ')
+        p++;
+    size_t n = strcspn(p, ",");
+    while (n > 0 && p[n - 1] == ' ')
+        n--;
+    if (n == 0 || n >= len)
+        return -1;
+    memcpy(out, p, n);
+    out[n] = '\0';
+    return 0;
+}
+
+gpu_worker *worker_spawn(int ordinal, bool isolate, char *err, size_t errlen)
 {
     int req[2], rep[2];
     if (pipe2(req, O_CLOEXEC) != 0) {
@@ -325,7 +367,7 @@ gpu_worker *worker_spawn(int ordinal, char *err, size_t errlen)
     if (pid == 0) {
         close(req[1]);
         close(rep[0]);
-        child_main(ordinal, req[0], rep[1]);
+        child_main(ordinal, isolate, req[0], rep[1]);
     }
     close(req[0]);
     close(rep[1]);
@@ -344,8 +386,10 @@ gpu_worker *worker_spawn(int ordinal, char *err, size_t errlen)
     return w;
 }
 
-gpu_worker *worker_hello(gpu_worker *w, kf_device *dev, char *err, size_t errlen)
+gpu_worker *worker_hello(gpu_worker *w, kf_device *dev, bool *missing, char *err, size_t errlen)
 {
+    if (missing)
+        *missing = false;
     if (!w)
         return NULL;
     hello h;
@@ -357,6 +401,8 @@ gpu_worker *worker_hello(gpu_worker *w, kf_device *dev, char *err, size_t errlen
     }
     if (!h.ok) {
         kf_err(err, errlen, "%s", h.err);
+        if (missing)
+            *missing = h.missing != 0;
         worker_kill(w);
         worker_free(w);
         return NULL;
@@ -366,9 +412,9 @@ gpu_worker *worker_hello(gpu_worker *w, kf_device *dev, char *err, size_t errlen
     return w;
 }
 
-gpu_worker *worker_start(int ordinal, kf_device *dev, char *err, size_t errlen)
+gpu_worker *worker_start(int ordinal, bool isolate, kf_device *dev, char *err, size_t errlen)
 {
-    return worker_hello(worker_spawn(ordinal, err, errlen), dev, err, errlen);
+    return worker_hello(worker_spawn(ordinal, isolate, err, errlen), dev, NULL, err, errlen);
 }
 
 int worker_fd(const gpu_worker *w) { return w->from; }

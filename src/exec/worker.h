@@ -29,22 +29,31 @@
 typedef struct gpu_worker gpu_worker;
 
 /* Forks a worker for GPU `ordinal` and waits for it to open the device.
- * NULL with a message if no GPU is usable. */
-gpu_worker *worker_start(int ordinal, kf_device *dev, char *err, size_t errlen);
+ * NULL with a message if no GPU is usable.  isolate: the worker shows the
+ * driver only its own GPU (CUDA_VISIBLE_DEVICES set to the ordinal's entry,
+ * worker_visible_entry), which opens in about 2/3 of the time on a machine
+ * of two GPUs, less on larger ones; its device count is then 1. */
+gpu_worker *worker_start(int ordinal, bool isolate, kf_device *dev, char *err, size_t errlen);
 
 /* worker_start in two steps, so that several devices open at once: forks
  * the worker (NULL with a message if it cannot), then waits for it to open
  * the device (NULL with a message, the worker gone, if it could not; w may
- * be NULL). */
-gpu_worker *worker_spawn(int ordinal, char *err, size_t errlen);
-gpu_worker *worker_hello(gpu_worker *w, kf_device *dev, char *err, size_t errlen);
+ * be NULL; *missing, if given, true when the device does not exist). */
+gpu_worker *worker_spawn(int ordinal, bool isolate, char *err, size_t errlen);
+gpu_worker *worker_hello(gpu_worker *w, kf_device *dev, bool *missing, char *err, size_t errlen);
+
+/* The CUDA_VISIBLE_DEVICES value that shows a process only device `ordinal`
+ * of those the parent sees: the ordinal's entry of cvd (the parent's
+ * CUDA_VISIBLE_DEVICES, entries separated by commas), or the ordinal itself
+ * when cvd is NULL.  0, or -1 when cvd has no such entry. */
+int worker_visible_entry(const char *cvd, int ordinal, char *out, size_t len);
 
 /* How many devices --devices all will likely find, without initialising CUDA
  * (the parent must not): the entries of CUDA_VISIBLE_DEVICES when it is
  * set; else KFORGE_FAKE_GPU's count; else the GPUs the driver lists in
- * /proc/driver/nvidia/gpus; 1 when none of these tells.  Only a guess, so
- * that every worker can open its device at the same time: the first
- * worker's count is the answer. */
+ * /proc/driver/nvidia/gpus; 0 when none of these tells.  A guess, so that
+ * every worker can open its device at the same time (run.c: start_workers
+ * drops those that find no device). */
 int worker_device_guess(void);
 
 /* The fd that becomes readable when a result (or the worker's death) is there. */

@@ -1294,6 +1294,7 @@ int tune_run(const tune_opts *o)
     t.progress = !t.o.quiet && isatty(2) && !getenv("NO_COLOR") && getenv("TERM") &&
                  strcmp(getenv("TERM"), "dumb") != 0;
     t.t0 = kf_now();
+    kf_trace("search starts");
     bool interrupted = false, failed = false;
     int bmax = t.kind == STRAT_EXHAUSTIVE || t.kind == STRAT_RANDOM ? ORDER_BATCH_MAX : BATCH_MAX;
     int *batch = malloc(sizeof *batch * (size_t)bmax);
@@ -1340,6 +1341,7 @@ int tune_run(const tune_opts *o)
         fprintf(stderr, "kforge tune: %d more failed case%s (the results file's status and message say which)\n",
                 t.failures_said - TUNE_FAILS_SAID, t.failures_said - TUNE_FAILS_SAID == 1 ? "" : "s");
     double wall = kf_now() - t.t0;
+    kf_trace("search ends");
     const char *stopped = failed ? "error" : stop_reason(&t, interrupted);
     print_summary(&t, wall, stopped);
     /* the database holds the fastest variants: an energy search leaves it alone */
