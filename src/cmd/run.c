@@ -192,11 +192,18 @@ int cmd_run(int argc, char **argv)
         rc = KF_EXIT_USAGE;
         goto out;
     }
+    kf_variant first_v; /* the first case: its input is made while the devices open */
     for (int i = 0; i < o.nconfigs; i++) {
         if (space_expand(&cfgs[i], NULL, &spaces[i], err, sizeof err) != 0) {
             fprintf(stderr, "kforge: %s\n", err);
             rc = kf_interrupted ? KF_EXIT_INTERRUPT : KF_EXIT_USAGE;
             goto out;
+        }
+        if (!o.ro.ahead_v && spaces[i].ncases > 0) {
+            first_v = spaces[i].variants[spaces[i].cases[0].variant];
+            o.ro.ahead_v = &first_v;
+            o.ro.ahead_shape = spaces[i].cases[0].shape;
+            o.ro.ahead_b = &cfgs[i].bench;
         }
         space_free(&spaces[i]);
     }

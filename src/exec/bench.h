@@ -19,6 +19,12 @@ typedef struct bench bench;
  * true when the device does not exist. */
 bench *bench_new(int ordinal, kf_device *dev, bool *missing, char *err, size_t errlen);
 
+/* Starts making the host copy and the reference of an input (that of v's
+ * family, dtype and op, b's seed, at shape) on a thread, for the first case
+ * that needs it: a worker calls it before it opens its device.  Once per
+ * process. */
+void bench_make_input_ahead(const kf_variant *v, const kf_shape *shape, const kf_bench *b);
+
 /* Measures variant v at shape s (through its family, family.h).  r is filled in every case (r->status tells
  * the outcome).  Returns 0, or -1 when the CUDA context can no longer be
  * used (a kernel faulted): the caller reports r and ends the process. */

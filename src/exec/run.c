@@ -214,14 +214,17 @@ static int start_workers(run_session *s, const run_opts *o, int *ords, char *err
     for (int i = 0; i < KF_MAX_DEVICES; i++)
         s->slots[i].inflight = -1;
     bool counting = o->all_devices && guess <= 0; /* the first worker counts the devices */
+    worker_input_ahead(o->ahead_v, &o->ahead_shape, o->ahead_b);
     for (int i = 0; i < n; i++) {
         if (!(s->slots[i].w = worker_spawn(ords[i], !(counting && i == 0), err, errlen))) {
             s->nslots = i;
+            worker_input_ahead(NULL, NULL, NULL);
             return -1;
         }
         s->nslots = i + 1;
     }
     kf_trace("%d GPU worker%s started", n, n == 1 ? "" : "s");
+    worker_input_ahead(NULL, NULL, NULL); /* not for workers started later */
     bool missing[KF_MAX_DEVICES] = {false};
     char e0[KF_MSG_MAX] = "";
     if (!(s->slots[0].w = worker_hello(s->slots[0].w, &s->slots[0].dev, &missing[0], err, errlen)))

@@ -36,6 +36,11 @@ typedef struct run_opts_s {
     bool lineinfo;
     const char *arch;       /* NULL: the device's sm_XY */
     bool progress;          /* a progress line on stderr (only when it is a terminal) */
+    /* the input of the first case, if known: each worker makes it while its
+     * device opens (NULL: none) */
+    const kf_variant *ahead_v;
+    kf_shape ahead_shape;
+    const kf_bench *ahead_b;
 } run_opts;
 
 /* Parses a device list: "all", or ordinals and ranges ("0,2,3", "0-3"),

@@ -42,6 +42,10 @@ gpu_worker *worker_start(int ordinal, bool isolate, kf_device *dev, char *err, s
 gpu_worker *worker_spawn(int ordinal, bool isolate, char *err, size_t errlen);
 gpu_worker *worker_hello(gpu_worker *w, kf_device *dev, bool *missing, char *err, size_t errlen);
 
+/* The input the workers spawned from now on make while they open their
+ * device (bench_make_input_ahead); v NULL: none. */
+void worker_input_ahead(const kf_variant *v, const kf_shape *shape, const kf_bench *b);
+
 /* The CUDA_VISIBLE_DEVICES value that shows a process only device `ordinal`
  * of those the parent sees: the ordinal's entry of cvd (the parent's
  * CUDA_VISIBLE_DEVICES, entries separated by commas), or the ordinal itself

@@ -1183,7 +1183,13 @@ int tune_run(const tune_opts *o)
         make_info(&t);
         bool nodev = false;
         t.o.ro.progress = false; /* ours replaces the session's */
+        if (t.ncand > 0 && t.nsizes > 0) { /* every candidate's input: made while the devices open */
+            t.o.ro.ahead_v = &t.sp.variants[t.var[0]];
+            t.o.ro.ahead_shape = t.sizes[0];
+            t.o.ro.ahead_b = &t.cfg.bench;
+        }
         t.rs = run_session_new(&t.o.ro, &dev, &nodev, err, sizeof err);
+        t.o.ro.ahead_v = NULL;
         if (!t.rs) {
             fprintf(stderr, "kforge: %s\n", err);
             rc = nodev ? KF_EXIT_NODEV : KF_EXIT_USAGE;
