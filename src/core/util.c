@@ -444,7 +444,7 @@ void kf_trace(const char *fmt, ...)
     if (!on)
         return;
     char line[256];
-    int n = snprintf(line, sizeof line, "kforge: trace %.3f s: ", kf_now() - t0);
+    int n = snprintf(line, sizeof line, "kforge: trace %.3f s [%ld]: ", kf_now() - t0, (long)getpid());
     va_list ap;
     va_start(ap, fmt);
     if (n > 0 && n < (int)sizeof line)

@@ -110,8 +110,8 @@ const char *kf_suggest(const char *s, const char *const *candidates, int count);
 /* Monotonic seconds. */
 double kf_now(void);
 /* KFORGE_TRACE=1: one line on stderr per phase of a run, "kforge: trace
- * 1.234 s: <what>", seconds since the first trace (main's start), from the
- * parent and its GPU workers.  Nothing otherwise. */
+ * 1.234 s [pid]: <what>", seconds since the first trace (main's start),
+ * from the parent and its GPU workers.  Nothing otherwise. */
 void kf_trace(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Wall clock as ISO 8601 UTC ("2026-11-22T15:40:00Z"). */

@@ -99,6 +99,7 @@ int gpu_open(kf_gpu *g, int ordinal, char *err, size_t errlen)
         return -1;
     kf_cu *cu = &g->cu;
     int count = 0;
+    kf_trace("gpu %d: cuInit", ordinal);
     CUresult r = CU_CALL(g, err, errlen, cu->cuInit(0));
     if (r != CUDA_SUCCESS) {
         g->missing = r == CUDA_ERROR_NO_DEVICE;
@@ -113,8 +114,10 @@ int gpu_open(kf_gpu *g, int ordinal, char *err, size_t errlen)
     }
     if (CU_CALL(g, err, errlen, cu->cuDeviceGet(&g->dev, ordinal)) != CUDA_SUCCESS)
         goto fail;
+    kf_trace("gpu %d: cuInit done", ordinal);
     if (CU_CALL(g, err, errlen, cu->cuDevicePrimaryCtxRetain(&g->ctx, g->dev)) != CUDA_SUCCESS)
         goto fail;
+    kf_trace("gpu %d: context made", ordinal);
     g->have_ctx = true;
     if (CU_CALL(g, err, errlen, cu->cuCtxSetCurrent(g->ctx)) != CUDA_SUCCESS)
         goto fail;

@@ -22,7 +22,7 @@
     X(cuDevicePrimaryCtxRelease) X(cuCtxSetCurrent) X(cuCtxSynchronize) X(cuModuleLoadData) \
     X(cuModuleUnload) X(cuModuleGetFunction) X(cuFuncGetAttribute) \
     X(cuOccupancyMaxActiveBlocksPerMultiprocessor) X(cuLaunchKernel) X(cuMemAlloc) X(cuMemFree) \
-    X(cuMemcpyHtoD) X(cuMemcpyDtoH) X(cuMemsetD8Async) X(cuMemsetD32Async) X(cuMemGetInfo) \
+    X(cuMemcpyHtoD) X(cuMemcpyHtoDAsync) X(cuMemcpyDtoH) X(cuMemAllocHost) X(cuMemFreeHost) X(cuMemsetD8Async) X(cuMemsetD32Async) X(cuMemGetInfo) \
     X(cuStreamCreate) X(cuStreamDestroy) X(cuStreamSynchronize) X(cuEventCreate) \
     X(cuEventDestroy) X(cuEventRecord) X(cuEventSynchronize) X(cuEventElapsedTime) \
     X(cuGetErrorName) X(cuGetErrorString)
