@@ -19,8 +19,9 @@
  *
  * Times the kforge way (tools/export_check.h: L2 flushed before every
  * repetition, events around each call, kforge's stopping rule, the median),
- * each size's input in an allocation of its own as in kforge's worker
- * (--buffer shared: at the start of the checks' one big allocation).
+ * each size's input, output and workspace in allocations of their own as in
+ * kforge's worker (--buffer shared: the checks' one big input and their
+ * workspace); --repeat K times each size K times, each in new memory.
  *
  * One JSON line per check and per timing on stdout.  Exit: 0 all right,
  * 1 a wrong result, 2 usage, 3 a CUDA error.
@@ -59,6 +60,7 @@ int main(int argc, char **argv)
                                   500000009, (1u << 30) - 1, 1u << 30};
     std::vector<size_t> times;
     bool own_buffer = true;
+    int repeat = 1;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--check") && i + 1 < argc) {
             if (!parse_list(argv[++i], &checks, parse_n)) { fprintf(stderr, "export_check: bad --check list\n"); return 2; }
@@ -68,8 +70,10 @@ int main(int argc, char **argv)
             checks.clear();
         } else if (!strcmp(argv[i], "--buffer") && i + 1 < argc && (!strcmp(argv[i + 1], "own") || !strcmp(argv[i + 1], "shared"))) {
             own_buffer = !strcmp(argv[++i], "own");
+        } else if (!strcmp(argv[i], "--repeat") && i + 1 < argc && atoi(argv[i + 1]) >= 1) {
+            repeat = atoi(argv[++i]);
         } else {
-            fprintf(stderr, "usage: export_check [--check N,N,...|--no-check] [--time N,N,...] [--buffer own|shared]\n");
+            fprintf(stderr, "usage: export_check [--check N,N,...|--no-check] [--time N,N,...] [--buffer own|shared] [--repeat K]\n");
             return 2;
         }
     }
@@ -134,29 +138,43 @@ int main(int argc, char **argv)
 
     if (!times.empty()) {
         kforge_timer timer(s);
-        for (size_t n : times) {
-            // As kforge's worker does: the input of each size in its own
-            // allocation of n elements and 64 bytes (--buffer shared: the
-            // start of the one allocation the checks used)
-            T *src = d_in;
-            if (own_buffer) {
-                CK(cudaMalloc(&src, n * sizeof(T) + 64));
-                CK(cudaMemcpy(src, host.data(), n * sizeof(T), cudaMemcpyHostToDevice));
+        std::vector<void *> kept; // --repeat: earlier buffers stay, so that each timing gets new memory
+        for (size_t n : times)
+            for (int k = 0; k < repeat; k++) {
+                // As kforge's worker does: the input of each size in its own
+                // allocation of n elements and 64 bytes, then the output and
+                // a workspace of its own (--buffer shared: the start of the
+                // one allocation the checks used, and their workspace)
+                T *src = d_in, *out = d_out;
+                void *w = ws;
+                size_t wb = ws_bytes;
+                if (own_buffer) {
+                    wb = API_WORKSPACE(n);
+                    CK(cudaMalloc(&src, n * sizeof(T) + 64));
+                    CK(cudaMalloc(&out, 64));
+                    CK(cudaMalloc(&w, wb));
+                    CK(cudaMemcpy(src, host.data(), n * sizeof(T), cudaMemcpyHostToDevice));
+                    CK(API_INIT(w, wb, s));
+                }
+                timing t = timer.time([&] { return API(src, n, out, w, wb, s); });
+                // the last timed call's result must still be right
+                T ref = reference(host.data(), n);
+                CK(cudaMemcpy(&got, out, sizeof(T), cudaMemcpyDeviceToHost));
+                bool ok = same(got, ref);
+                wrong += !ok;
+                printf("{\"time\": %zu, \"median_ms\": %.6f, \"min_ms\": %.6f, \"reps\": %zu, \"gbps\": %.1f, "
+                       "\"ok\": %s, \"variant\": \"%s\", \"buffer\": \"%s\", \"repeat\": %d}\n",
+                       n, t.median_ms, t.min_ms, t.reps, n * sizeof(T) / (t.median_ms * 1e6), ok ? "true" : "false",
+                       API_VARIANT(n), own_buffer ? "own" : "shared", k + 1);
+                if (own_buffer) {
+                    kept.push_back(src);
+                    kept.push_back(out);
+                    kept.push_back(w);
+                }
+                fflush(stdout);
             }
-            timing t = timer.time([&] { return API(src, n, d_out, ws, ws_bytes, s); });
-            // the last timed call's result must still be right
-            T ref = reference(host.data(), n);
-            CK(cudaMemcpy(&got, d_out, sizeof(T), cudaMemcpyDeviceToHost));
-            bool ok = same(got, ref);
-            wrong += !ok;
-            printf("{\"time\": %zu, \"median_ms\": %.6f, \"min_ms\": %.6f, \"reps\": %zu, \"gbps\": %.1f, \"ok\": %s, "
-                   "\"variant\": \"%s\", \"buffer\": \"%s\"}\n",
-                   n, t.median_ms, t.min_ms, t.reps, n * sizeof(T) / (t.median_ms * 1e6), ok ? "true" : "false",
-                   API_VARIANT(n), own_buffer ? "own" : "shared");
-            if (own_buffer)
-                CK(cudaFree(src));
-            fflush(stdout);
-        }
+        for (void *p : kept)
+            CK(cudaFree(p));
     }
     CK(cudaFree(ws));
     CK(cudaFree(d_in));
