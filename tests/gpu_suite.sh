@@ -9,7 +9,12 @@
 #   4. a planted faulting kernel and a planted hanging kernel in a sweep: both
 #      recorded as such, every other variant measured and recorded; SIGTERM to
 #      the process group during the hang is an interruption (exit 130), not a fault.
+#   5. a short tuning run whose best variant verifies.
+# GPU_STEPS="3 4 4b 5" runs only those steps (default: 1 2 2b 3 4 4b 5), and
+# SANITIZER_TOOLS the compute-sanitizer tools of step 3 (default: memcheck
+# racecheck): the whole suite takes about 10 minutes on an H100.
 set -u
+want() { case " ${GPU_STEPS:-1 2 2b 3 4 4b 5} " in *" $1 "*) return 0 ;; esac; return 1; }
 KFORGE=${KFORGE:-build/kforge}
 # Files go to $KFORGE_TEST_OUT (kept), else to a temporary directory that is
 # removed when every test passed (or the suite was skipped) and kept (and
@@ -42,6 +47,7 @@ all_types='--set dtype=["int32","uint32","int64","float32","float64"] --set op=[
 small_atomic='constraints=algorithm!="atomic_global"||n<=65537'
 
 # 1. seeds, all dtypes and ops, odd sizes
+if want 1; then
 if "$KFORGE" run configs/seeds.json $all_types --set "$small_atomic" --set 'n=[1,3,31,1000,65537,1000003,4194304]' $quick \
      --results "$OUT/seeds.jsonl" --no-resume --format csv > "$OUT/seeds.csv" 2> "$OUT/seeds.err"; then
   ok "seeds: every variant x dtype x op x size verified ($(($(wc -l < "$OUT/seeds.csv") - 1)) cases)"
@@ -58,18 +64,22 @@ for off in 1 3; do
     bad "misaligned input (offset $off): $(head -n 5 "$OUT/off$off.err")"
   fi
 done
+fi
 
 # 2. fast variants, all dtypes and ops
+if want 2; then
 if "$KFORGE" run configs/fast.json configs/best-h100.json $all_types --set 'n=[1,3,1000,1000003,16777216]' $quick \
      --no-results --format csv > "$OUT/fast.csv" 2> "$OUT/fast.err"; then
   ok "fast and best-h100 variants: every dtype x op x size verified ($(($(wc -l < "$OUT/fast.csv") - 1)) cases)"
 else
   bad "fast variants verification: $(grep -v 'skipped' "$OUT/fast.err" | head -n 5)"
 fi
+fi
 
 # 2b. row-wise reductions: every mapping at stress shapes (rows or cols of 1,
 # cols not a multiple of the vector width, padded rows, > 65535 and > 2^24
 # rows, a misaligned base), every dtype, the ops that differ in kind
+if want 2b; then
 rows_types='--set dtype=["int32","int64","float32","float64"] --set op=["sum","min","xor"]'
 if "$KFORGE" run configs/rows-stress.json $rows_types --set 'rows=[1,3]' --set 'cols=[1,7,4099]' $quick \
      --no-results --format csv > "$OUT/rows.csv" 2> "$OUT/rows.err" &&
@@ -83,10 +93,12 @@ if "$KFORGE" run configs/rows-stress.json $rows_types --set 'rows=[1,3]' --set '
 else
   bad "reduce_rows verification: $(grep -v '^  ' "$OUT/rows.err" | head -n 5)"
 fi
+fi
 
 # 3. compute-sanitizer
+if want 3; then
 if command -v compute-sanitizer >/dev/null 2>&1; then
-  for tool in memcheck racecheck; do
+  for tool in ${SANITIZER_TOOLS:-memcheck racecheck}; do
     if compute-sanitizer --tool $tool --error-exitcode 99 --target-processes all \
          "$KFORGE" run configs/seeds.json configs/fast.json --set 'n=[100003]' $quick --no-results \
          --timeout 600 > "$OUT/$tool.log" 2>&1 &&
@@ -105,8 +117,10 @@ if command -v compute-sanitizer >/dev/null 2>&1; then
 else
   echo "SKIP: compute-sanitizer not found"
 fi
+fi
 
 # 4. a planted fault and a planted hang among good variants
+if want 4; then
 rm -f "$OUT/plant.jsonl"   # results files are appended to; count this run only
 KFORGE_PLANT="fault@reduce3,hang@reduce5" "$KFORGE" run configs/seeds.json --set 'n=[1000003]' $quick \
     --timeout 5 --results "$OUT/plant.jsonl" --no-resume --format csv > "$OUT/plant.csv" 2> "$OUT/plant.err"
@@ -120,10 +134,12 @@ if [ $rc -eq 1 ] && [ "$nfault" -eq 1 ] && [ "$ntime" -eq 1 ] && [ "$nok" -eq $(
 else
   bad "planted fault and hang: exit $rc, $nfault fault, $ntime timeout, $nok ok of $total"
 fi
+fi
 
 # 4b. SIGTERM to the whole process group (timeout, systemd, Slurm) while a
 # planted kernel hangs on the GPU: exit 130, the hanging case is not recorded
 # (neither fault nor timeout), and running the same command again measures it.
+if want 4b; then
 rm -f "$OUT/term.jsonl" "$OUT/term.jsonl".*
 setsid env KFORGE_PLANT=hang@reduce5 "$KFORGE" run configs/seeds.json --set 'n=[1000003]' --only reduce4,reduce5 \
     --timeout 20 --results "$OUT/term.jsonl" > /dev/null 2> "$OUT/term.err" &
@@ -144,8 +160,10 @@ if [ $rc -eq 130 ] && [ "$n1" -eq 1 ] && [ "$nbad" -eq 0 ] && [ $rc2 -eq 0 ] && 
 else
   bad "group SIGTERM during a hanging kernel: exit $rc ($n1 lines, $nbad fault/timeout), rerun exit $rc2, reduce5 ok $n5 times"
 fi
+fi
 
 # 5. a short real tuning run; its best variant, exported by kforge best, verifies
+if want 5; then
 if "$KFORGE" tune configs/tune-reduce.json --strategy local --budget 40 --seed 1 --quiet --db "$OUT/db" \
      --results "$OUT/tune.jsonl" --no-resume > "$OUT/tune.out" 2> "$OUT/tune.err" &&
    "$KFORGE" best --db "$OUT/db" --dtype float32 --op sum --n 16777216 > "$OUT/best.json" 2>> "$OUT/tune.err" &&
@@ -154,6 +172,7 @@ if "$KFORGE" tune configs/tune-reduce.json --strategy local --budget 40 --seed 1
   ok "tune (local, 40 evaluations) -> kforge best -> kforge run: the best variant verifies"
 else
   bad "tuning run: $(tail -n 5 "$OUT/tune.err")"
+fi
 fi
 
 if [ $fail -gt 0 ] || [ $own_out = 0 ]; then
