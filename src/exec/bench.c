@@ -77,7 +77,7 @@ static bool cu_ok(cctx *c, CUresult res, const char *what)
     return false;
 }
 
-bench *bench_new(int ordinal, kf_device *dev, bool *missing, char *err, size_t errlen)
+bench *bench_new(int ordinal, int index, kf_device *dev, bool *missing, char *err, size_t errlen)
 {
     *missing = false;
     bench *B = calloc(1, sizeof *B);
@@ -116,11 +116,11 @@ bench *bench_new(int ordinal, kf_device *dev, bool *missing, char *err, size_t e
     CUuuid u;
     if (get_uuid && get_uuid(&u, B->g.dev) == CUDA_SUCCESS && !B->g.info.uuid[0])
         kf_nvml_format_uuid((const unsigned char *)u.bytes, B->g.info.uuid, sizeof B->g.info.uuid);
-    kf_trace("gpu %d: NVML", ordinal);
-    bench_nvml_open(&B->nv, B->g.info.uuid, ordinal);
+    kf_trace("gpu %d: NVML", index);
+    bench_nvml_open(&B->nv, B->g.info.uuid, index);
     if (B->nv.ok)
         B->smp = kf_nvml_sampler_start(&B->nv.d, 0.02);
-    kf_trace("gpu %d: NVML open", ordinal);
+    kf_trace("gpu %d: NVML open", index);
     *dev = B->g.info;
     return B;
 fail:
@@ -303,16 +303,20 @@ static bool copy_in(cctx *c, CUdeviceptr dst, const void *src, size_t bytes)
          * was there before. */
         return cu_ok(c, cu->cuMemcpyHtoD(dst, src, bytes), "cuMemcpyHtoD(input)") &&
                cu_ok(c, cu->cuCtxSynchronize(), "cuCtxSynchronize(input)");
-    for (size_t off = 0, k = 0; off < bytes; off += STAGE_BYTES, k++) {
+    bool ok = true;
+    for (size_t off = 0, k = 0; ok && off < bytes; off += STAGE_BYTES, k++) {
         int s = (int)(k & 1);
         size_t len = bytes - off < (size_t)STAGE_BYTES ? bytes - off : (size_t)STAGE_BYTES;
-        if (k >= 2 && !cu_ok(c, cu->cuEventSynchronize(B->stage_ev[s]), "cuEventSynchronize(input)"))
-            return false;
+        if (k >= 2 && !(ok = cu_ok(c, cu->cuEventSynchronize(B->stage_ev[s]), "cuEventSynchronize(input)")))
+            break;
         copy_job j = {B->stage[s], (const char *)src + off};
         kf_parallel_for((int64_t)len, 1 << 20, copy_piece, &j);
-        if (!cu_ok(c, cu->cuMemcpyHtoDAsync(dst + off, B->stage[s], len, B->stream), "cuMemcpyHtoDAsync(input)") ||
-            !cu_ok(c, cu->cuEventRecord(B->stage_ev[s], B->stream), "cuEventRecord(input)"))
-            return false;
+        ok = cu_ok(c, cu->cuMemcpyHtoDAsync(dst + off, B->stage[s], len, B->stream), "cuMemcpyHtoDAsync(input)") &&
+             cu_ok(c, cu->cuEventRecord(B->stage_ev[s], B->stream), "cuEventRecord(input)");
+    }
+    if (!ok) { /* no copy may still read the staging buffers when the next fills them */
+        cu->cuStreamSynchronize(B->stream);
+        return false;
     }
     return cu_ok(c, cu->cuStreamSynchronize(B->stream), "cuStreamSynchronize(input)");
 }

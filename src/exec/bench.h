@@ -15,9 +15,11 @@
 
 typedef struct bench bench;
 
-/* Opens GPU `ordinal`; fills *dev.  NULL with a message on failure, *missing
- * true when the device does not exist. */
-bench *bench_new(int ordinal, kf_device *dev, bool *missing, char *err, size_t errlen);
+/* Opens GPU `ordinal` of those this process sees; fills *dev.  index: its
+ * index in the parent's view (NVML's fallback when the driver gives no
+ * UUID).  NULL with a message on failure, *missing true when the device does
+ * not exist. */
+bench *bench_new(int ordinal, int index, kf_device *dev, bool *missing, char *err, size_t errlen);
 
 /* Starts making the host copy and the reference of an input (that of v's
  * family, dtype and op, b's seed, at shape) on a thread, for the first case

@@ -181,6 +181,16 @@ static void compiler_free(compiler *c)
     c->pool = NULL;
 }
 
+/* Whether n workers may each make the first case's input ahead: all of
+ * them at once in at most a quarter of the host's memory. */
+static bool ahead_fits(const kf_variant *v, const kf_shape *shape, int n)
+{
+    const kf_family *f = family_of(v);
+    double bytes = (double)f->input_elems(shape) * (double)kf_dtype_size(variant_dtype(v));
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    return pages > 0 && page > 0 && bytes * (n > 0 ? n : 1) <= (double)pages * (double)page / 4;
+}
+
 /* Starts the GPU workers, every device opening at the same time (cuInit
  * and the context take most of a second per process on a machine of
  * several GPUs), each worker shown only its own GPU (worker.h: isolate):
@@ -214,7 +224,8 @@ static int start_workers(run_session *s, const run_opts *o, int *ords, char *err
     for (int i = 0; i < KF_MAX_DEVICES; i++)
         s->slots[i].inflight = -1;
     bool counting = o->all_devices && guess <= 0; /* the first worker counts the devices */
-    worker_input_ahead(o->ahead_v, &o->ahead_shape, o->ahead_b);
+    if (o->ahead_v && ahead_fits(o->ahead_v, &o->ahead_shape, n))
+        worker_input_ahead(o->ahead_v, &o->ahead_shape, o->ahead_b);
     for (int i = 0; i < n; i++) {
         if (!(s->slots[i].w = worker_spawn(ords[i], !(counting && i == 0), err, errlen))) {
             s->nslots = i;
@@ -229,8 +240,8 @@ static int start_workers(run_session *s, const run_opts *o, int *ords, char *err
     char e0[KF_MSG_MAX] = "";
     if (!(s->slots[0].w = worker_hello(s->slots[0].w, &s->slots[0].dev, &missing[0], err, errlen)))
         return -1;
-    /* more devices than guessed (a worker that sees them all says so) */
-    int count = o->all_devices ? worker_device_count(s->slots[0].w) : 0;
+    /* counting: the first worker, which sees every GPU, says how many */
+    int count = counting ? worker_device_count(s->slots[0].w) : 0;
     for (int i = n; i < count && i < KF_MAX_DEVICES; i++) {
         ords[i] = i;
         if (!(s->slots[i].w = worker_spawn(i, true, err, errlen)))
@@ -247,17 +258,28 @@ static int start_workers(run_session *s, const run_opts *o, int *ords, char *err
             snprintf(e0, sizeof e0, "%s", e2);
         }
     }
-    if (failed >= 0) {
-        /* "all": devices that turned out not to exist, at the end, are not an error */
-        bool trailing = o->all_devices;
-        for (int i = failed; i < n && trailing; i++)
-            trailing = !s->slots[i].w && missing[i];
-        if (!trailing) {
-            kf_err(err, errlen, "%s", e0);
-            return -1;
-        }
-        s->nslots = n = failed;
+    /* "all" is the GPUs before the first one that does not exist, or that
+     * is one already listed (CUDA stops at the first CUDA_VISIBLE_DEVICES
+     * entry it cannot use); any other failure to open is an error */
+    int cut = n;
+    for (int i = 1; i < n && o->all_devices && cut == n; i++) {
+        bool dup = false;
+        for (int j = 0; j < i && s->slots[i].w && s->slots[i].dev.uuid[0]; j++)
+            dup = dup || strcmp(s->slots[i].dev.uuid, s->slots[j].dev.uuid) == 0;
+        if ((!s->slots[i].w && missing[i]) || dup)
+            cut = i;
     }
+    if (failed >= 0 && failed < cut) {
+        kf_err(err, errlen, "%s", e0);
+        return -1;
+    }
+    for (int i = cut; i < n; i++)
+        if (s->slots[i].w) {
+            worker_kill(s->slots[i].w);
+            worker_free(s->slots[i].w);
+            s->slots[i].w = NULL;
+        }
+    s->nslots = n = cut;
     kf_trace("every GPU worker has opened its device");
     return 0;
 }
@@ -274,7 +296,10 @@ run_session *run_session_new(const run_opts *o, kf_device *dev, bool *nodev, cha
     /* The GPU workers first: the parent must not have touched CUDA when it
      * forks, and it never does. */
     int ords[KF_MAX_DEVICES];
-    if (start_workers(s, o, ords, err, errlen) != 0) {
+    int sw = start_workers(s, o, ords, err, errlen);
+    s->o.ahead_v = NULL; /* the caller's, only for the start */
+    s->o.ahead_b = NULL;
+    if (sw != 0) {
         *nodev = true;
         goto fail;
     }
@@ -728,6 +753,13 @@ int run_session_measure(run_session *s, const kf_variant *variants, int nvariant
             int to = m.prepared + PREPARE_CHUNK < nvariants ? m.prepared + PREPARE_CHUNK : nvariants;
             if (prepare_variants(s->comps, s->ncomps, &s->cache, variants, nvariants, m.prepared, to, m.src_of,
                                  &s->ncached, err, errlen) != 0) {
+                if (kf_interrupted)
+                    continue; /* the top of the loop ends the cases in flight */
+                for (int i = 0; i < s->nslots; i++) /* cases may be on the GPUs already */
+                    if (s->slots[i].inflight >= 0) {
+                        worker_kill(s->slots[i].w);
+                        s->slots[i].inflight = -1;
+                    }
                 rc = -1;
                 break;
             }

@@ -273,7 +273,7 @@ static void child_main(int ordinal, bool isolate, int in, int out)
         bool missing = false;
         if (input_ahead.on)
             bench_make_input_ahead(&input_ahead.v, &input_ahead.shape, &input_ahead.b);
-        B = bench_new(open, &h.dev, &missing, h.err, sizeof h.err);
+        B = bench_new(open, ordinal, &h.dev, &missing, h.err, sizeof h.err);
         h.ok = B != NULL;
         h.missing = missing;
         if (!B && missing && open != ordinal)
