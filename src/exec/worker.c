@@ -266,7 +266,7 @@ static void child_main(int ordinal, bool isolate, int in, int out)
     } else {
         /* Shown only its own GPU, the driver opens it sooner. */
         char vis[256];
-        int open = ordinal;
+        int open = ordinal, seen = worker_device_guess(); /* before CUDA_VISIBLE_DEVICES changes */
         if (isolate && worker_visible_entry(getenv("CUDA_VISIBLE_DEVICES"), ordinal, vis, sizeof vis) == 0 &&
             setenv("CUDA_VISIBLE_DEVICES", vis, 1) == 0)
             open = 0;
@@ -276,9 +276,14 @@ static void child_main(int ordinal, bool isolate, int in, int out)
         B = bench_new(open, ordinal, &h.dev, &missing, h.err, sizeof h.err);
         h.ok = B != NULL;
         h.missing = missing;
-        if (!B && missing && open != ordinal)
-            snprintf(h.err, sizeof h.err, "no GPU with index %d (CUDA_VISIBLE_DEVICES=%s shows none)", ordinal,
-                     vis);
+        if (!B && missing && open != ordinal) {
+            /* worded as gpu_open words it, with what the parent would see */
+            if (seen > 0 && ordinal >= seen)
+                snprintf(h.err, sizeof h.err, "no GPU with index %d (the driver sees %d)", ordinal, seen);
+            else
+                snprintf(h.err, sizeof h.err, "no GPU with index %d (CUDA_VISIBLE_DEVICES=%s shows none)", ordinal,
+                         vis);
+        }
         if (B && gpu_count(&h.count, h.err, sizeof h.err) != 0)
             h.count = ordinal + 1;
         h.dev.index = ordinal;
