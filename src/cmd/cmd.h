@@ -43,6 +43,15 @@ enum {
     OPT_ONLY = 1 << 11      /* --only NAME[,NAME...] */
 };
 
+/* The help lines of the compiler and progress options run and tune share
+ * (OPT_MEASURE's --jobs, --cache-dir, --no-cache, --lineinfo; OPT_QUIET). */
+#define OPT_HELP_COMPILE                                                                                     \
+    "  -j N, --jobs N      compiler processes (default: number of CPUs; -j8 works too)\n"                     \
+    "  --cache-dir DIR     cubin cache (default $KFORGE_CACHE_DIR or ~/.cache/kforge)\n"                      \
+    "  --no-cache          compile everything afresh\n"                                                        \
+    "  --lineinfo          compile with -lineinfo (for compute-sanitizer and ncu)\n"                           \
+    "  -q, --quiet         no progress line\n"
+
 /* A slice of a list for one job of several (--shard K/N, or a Slurm job
  * array): the items whose index i has i % n == k - 1, so slices are
  * deterministic and differ in size by at most one. */

@@ -41,11 +41,7 @@ static const char *const run_help =
     "                      $KFORGE_DEVICES); one worker per GPU, each case on whichever is free\n"
     "  --shard K/N         measure only the K-th of N balanced slices of the case list (default: the\n"
     "                      Slurm job array's task, from SLURM_ARRAY_TASK_ID and _COUNT); see kforge merge\n"
-    "  -j N, --jobs N      compiler processes (default: number of CPUs; -j8 works too)\n"
-    "  --cache-dir DIR     cubin cache (default $KFORGE_CACHE_DIR or ~/.cache/kforge)\n"
-    "  --no-cache          compile everything afresh\n"
-    "  --lineinfo          compile with -lineinfo (for compute-sanitizer and ncu)\n"
-    "  -q, --quiet         no progress line\n"
+    OPT_HELP_COMPILE
     "\n"
     "examples:\n"
     "  kforge run configs/seeds.json --speedup\n"

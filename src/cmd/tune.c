@@ -56,11 +56,7 @@ static const char *const tune_help =
     "  --shard K/N         exhaustive and random: evaluate only the K-th of N balanced slices of the\n"
     "                      candidates (default: the Slurm job array's task); kforge merge combines the\n"
     "                      shards' results files\n"
-    "  -j N, --jobs N      compiler processes (default: number of CPUs; -j8 works too)\n"
-    "  --cache-dir DIR     cubin cache (default $KFORGE_CACHE_DIR or ~/.cache/kforge)\n"
-    "  --no-cache          compile everything afresh\n"
-    "  --lineinfo          compile with -lineinfo (for compute-sanitizer and ncu)\n"
-    "  -q, --quiet         no progress line\n"
+    OPT_HELP_COMPILE
     "\n"
     "Resuming: a search is deterministic, so running an interrupted command again replays it.\n"
     "Candidates found in the results file are not measured again (they count toward --budget when\n"

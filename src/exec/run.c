@@ -697,6 +697,17 @@ static int dispatch(measure *m, char *err, size_t errlen)
     return 0;
 }
 
+/* Abandons the cases in flight: their workers are killed (and restarted or
+ * reaped later). */
+static void kill_inflight(run_session *s)
+{
+    for (int i = 0; i < s->nslots; i++)
+        if (s->slots[i].inflight >= 0) {
+            worker_kill(s->slots[i].w);
+            s->slots[i].inflight = -1;
+        }
+}
+
 static int inflight_count(const run_session *s)
 {
     int n = 0;
@@ -729,11 +740,7 @@ int run_session_measure(run_session *s, const kf_variant *variants, int nvariant
     kf_result r;
     for (;;) {
         if (kf_interrupted || kf_output_broken) {
-            for (int i = 0; i < s->nslots; i++)
-                if (s->slots[i].inflight >= 0) {
-                    worker_kill(s->slots[i].w);
-                    s->slots[i].inflight = -1;
-                }
+            kill_inflight(s);
             rc = -1;
             kf_err(err, errlen, "interrupted");
             break;
@@ -755,11 +762,7 @@ int run_session_measure(run_session *s, const kf_variant *variants, int nvariant
                                  &s->ncached, err, errlen) != 0) {
                 if (kf_interrupted)
                     continue; /* the top of the loop ends the cases in flight */
-                for (int i = 0; i < s->nslots; i++) /* cases may be on the GPUs already */
-                    if (s->slots[i].inflight >= 0) {
-                        worker_kill(s->slots[i].w);
-                        s->slots[i].inflight = -1;
-                    }
+                kill_inflight(s); /* cases may be on the GPUs already */
                 rc = -1;
                 break;
             }

@@ -151,6 +151,18 @@ static void fake_device(kf_device *d, int ordinal)
     d->driver_version = 13000;
 }
 
+/* Sleeps the milliseconds the environment variable env gives, if any. */
+static void fake_delay(const char *env)
+{
+    const char *e = getenv(env);
+    int ms = e ? atoi(e) : 0;
+    if (ms <= 0)
+        return;
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
+}
+
 static void fake_case(const request *q, const kf_device *dev, kf_result *r)
 {
     const kf_variant *v = &q->v;
@@ -189,13 +201,7 @@ static void fake_case(const request *q, const kf_device *dev, kf_result *r)
     r->verify_ms = 1e3 * (kf_now() - t0);
     t0 = kf_now();
     double ms = f->fake_ms(v, &q->shape, dev, &p);
-    /* KFORGE_FAKE_GPU_MS: each case takes this long (tests of parallel devices) */
-    const char *sleep_ms = getenv("KFORGE_FAKE_GPU_MS");
-    if (sleep_ms && atoi(sleep_ms) > 0) {
-        struct timespec ts = {atoi(sleep_ms) / 1000, (long)(atoi(sleep_ms) % 1000) * 1000000L};
-        while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-            ;
-    }
+    fake_delay("KFORGE_FAKE_GPU_MS"); /* each case takes this long (tests of parallel devices) */
     double t5[5];
     for (int i = 0; i < 5; i++)
         t5[i] = ms * (1.0 + 0.001 * i);
@@ -250,14 +256,9 @@ static void child_main(int ordinal, bool isolate, int in, int out)
         snprintf(h.err, sizeof h.err, "no GPU with index %d (KFORGE_FAKE_GPU provides %d device%s)", ordinal,
                  nfake, nfake == 1 ? "" : "s");
     } else if (fake) {
-        /* KFORGE_FAKE_GPU_OPEN_MS: opening the device takes this long, as
-         * cuInit and the context do (tests of the workers' start) */
-        const char *open_ms = getenv("KFORGE_FAKE_GPU_OPEN_MS");
-        if (open_ms && atoi(open_ms) > 0) {
-            struct timespec ts = {atoi(open_ms) / 1000, (long)(atoi(open_ms) % 1000) * 1000000L};
-            while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-                ;
-        }
+        /* opening the device takes this long, as cuInit and the context do
+         * (tests of the workers' start) */
+        fake_delay("KFORGE_FAKE_GPU_OPEN_MS");
         fake_device(&h.dev, ordinal);
         h.count = nfake;
         h.ok = 1;
