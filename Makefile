@@ -94,6 +94,7 @@ check: $(TESTS) $(BUILD)/kforge $(BUILD)/fuzz_replay
 	KFORGE=$(BUILD)/kforge sh tests/engine_suite.sh || fail=1; \
 	KFORGE=$(BUILD)/kforge sh tests/stress_suite.sh || fail=1; \
 	KFORGE=$(BUILD)/kforge sh tests/tune_suite.sh || fail=1; \
+	KFORGE=$(BUILD)/kforge sh tests/verify_suite.sh || fail=1; \
 	KFORGE=$(BUILD)/kforge sh tests/multi_suite.sh || fail=1; \
 	KFORGE=$(BUILD)/kforge sh tests/compare_suite.sh || fail=1; \
 	KFORGE=$(BUILD)/kforge CUDA=$(CUDA) sh tests/export_suite.sh || fail=1; \

@@ -138,6 +138,25 @@ __device__ __forceinline__ T kf_atomic_take(T *addr)
 }
 
 // ---------------------------------------------------------------------------
+// Test hook (KFORGE_PLANT, tests only; absent from every normal build):
+// coverage faults, chosen at run time.  The engine sets these globals before
+// the launches (cuModuleGetGlobal): the address of the input element that is
+// dropped (read as the identity) or read from its neighbour (kf_plant_shift),
+// the first pass's input, the block whose value counts twice in the first
+// pass, the row whose result goes to the next row (-1: none).
+
+#if defined(KF_PLANT) && KF_PLANT == KF_PLANT_COVERAGE
+__device__ kf_u64 kf_plant_at;
+__device__ int kf_plant_shift;
+__device__ kf_u64 kf_plant_in;
+__device__ long long kf_plant_twice = -1;
+__device__ long long kf_plant_row = -1;
+#define KF_HOOK_LOADS 1
+#else
+#define KF_HOOK_LOADS 0
+#endif
+
+// ---------------------------------------------------------------------------
 // Global loads of KF_VW consecutive elements.  A vector of VW * sizeof(T)
 // bytes is loaded as 4-, 8- or 16-byte words (32 bytes as two 16-byte
 // words), with the load flavour chosen by KF_LOAD: plain, read-only (__ldg)
@@ -193,11 +212,21 @@ __device__ __forceinline__ kf_vec kf_load_vec(const kf_vec *p)
         u.w4[0] = kf_ld_word((const uint4 *)p);
         u.w4[1] = kf_ld_word((const uint4 *)p + 1);
     }
+#if KF_HOOK_LOADS
+    const kf_u64 off = kf_plant_at - (kf_u64)p;
+    if (kf_plant_at && off < sizeof(kf_vec)) {
+        const int lane = (int)(off / sizeof(T));
+        u.v.v[lane] = kf_plant_shift ? ((const T *)p)[lane + 1] : kf_identity();
+    }
+#endif
     return u.v;
 }
 
 __device__ __forceinline__ T kf_load_one(const T *p)
 {
+#if KF_HOOK_LOADS
+    if (kf_plant_at && (kf_u64)p == kf_plant_at) return kf_plant_shift ? p[1] : kf_identity();
+#endif
     if constexpr (KF_LOAD == KF_LOAD_LDG || KF_LOAD == KF_LOAD_LDG_PREFETCH) return __ldg(p);
     else if constexpr (KF_LOAD == KF_LOAD_STREAM) return __ldcs(p);
     else return *p;

@@ -9,12 +9,15 @@
 #   4. a planted faulting kernel and a planted hanging kernel in a sweep: both
 #      recorded as such, every other variant measured and recorded; SIGTERM to
 #      the process group during the hang is an interruption (exit 130), not a fault.
-#   5. a short tuning run whose best variant verifies.
-# GPU_STEPS="3 4 4b 5" runs only those steps (default: 1 2 2b 3 4 4b 5), and
+#   5. a short tuning run whose best variant verifies;
+#   6. planted coverage faults (KFORGE_PLANT) in real kernels, up to n =
+#      2^31+5, 2^24+1 rows and 64 x 2^20: every one that changes the exact
+#      answer caught; a tune never ranks a planted candidate.
+# GPU_STEPS="3 4 4b 5" runs only those steps (default: 1 2 2b 3 4 4b 5 6), and
 # SANITIZER_TOOLS the compute-sanitizer tools of step 3 (default: memcheck
 # racecheck): the whole suite takes about 10 minutes on an H100.
 set -u
-want() { case " ${GPU_STEPS:-1 2 2b 3 4 4b 5} " in *" $1 "*) return 0 ;; esac; return 1; }
+want() { case " ${GPU_STEPS:-1 2 2b 3 4 4b 5 6} " in *" $1 "*) return 0 ;; esac; return 1; }
 KFORGE=${KFORGE:-build/kforge}
 # Files go to $KFORGE_TEST_OUT (kept), else to a temporary directory that is
 # removed when every test passed (or the suite was skipped) and kept (and
@@ -172,6 +175,56 @@ if "$KFORGE" tune configs/tune-reduce.json --strategy local --budget 40 --seed 1
   ok "tune (local, 40 evaluations) -> kforge best -> kforge run: the best variant verifies"
 else
   bad "tuning run: $(tail -n 5 "$OUT/tune.err")"
+fi
+fi
+
+# 6. planted coverage faults in real kernels (tests/verify_suite.sh does the
+# same on the fake GPU): every fault x dtype x op over tests/faults/*.json,
+# and at n = 2^24+1, 2^30, 2^31+5 (float32 and int32 sums), 2^24+1 rows and
+# 64 x 2^20: wherever the fault changes the exact answer the case is wrong.
+# Then a tune where half the candidates (passes last_block) drop an element
+# never picks one of them.
+if want 6; then
+for k in drop_first drop_last drop_tail drop_block shift double_block; do
+  rm -f "$OUT/f-$k.jsonl"
+  KFORGE_PLANT="$k@*" "$KFORGE" run tests/faults/reduce.json $quick --results "$OUT/f-$k.jsonl" \
+      > /dev/null 2> "$OUT/f-$k.err"
+  KFORGE_PLANT="$k@*" "$KFORGE" run tests/faults/reduce.json $quick --only v4_last_block,v2_multi_grid \
+      --set 'dtype=["float32","int32"]' --set op=sum --set 'n=[16777217,1073741824,2147483653]' \
+      --results "$OUT/f-$k.jsonl" > /dev/null 2>> "$OUT/f-$k.err"
+  if python3 tests/faults/tally.py "$OUT/f-$k.jsonl" $k > "$OUT/f-$k.tally"; then
+    ok "real kernels: planted $k caught wherever it changes the answer: $(cat "$OUT/f-$k.tally")"
+  else
+    bad "real kernels: planted $k: $(head -n 6 "$OUT/f-$k.tally")"
+  fi
+done
+for k in drop_first drop_last drop_tail drop_block shift skip_col row_shift; do
+  rm -f "$OUT/g-$k.jsonl"
+  KFORGE_PLANT="$k@*" "$KFORGE" run tests/faults/rows.json $quick --results "$OUT/g-$k.jsonl" \
+      > /dev/null 2> "$OUT/g-$k.err"
+  KFORGE_PLANT="$k@*" "$KFORGE" run tests/faults/rows.json $quick --only block,split_last_block,thread \
+      --set dtype=float32 --set op=sum --set 'rows=[16777217]' --set 'cols=[3]' --set row_stride=0 \
+      --results "$OUT/g-$k.jsonl" > /dev/null 2>> "$OUT/g-$k.err"
+  KFORGE_PLANT="$k@*" "$KFORGE" run tests/faults/rows.json $quick --only block,split_last_block \
+      --set dtype=float32 --set op=sum --set 'rows=[64]' --set 'cols=[1048576]' --set row_stride=0 \
+      --results "$OUT/g-$k.jsonl" > /dev/null 2>> "$OUT/g-$k.err"
+  if python3 tests/faults/tally.py "$OUT/g-$k.jsonl" $k > "$OUT/g-$k.tally"; then
+    ok "real row-wise kernels: planted $k caught wherever it changes the answer: $(cat "$OUT/g-$k.tally")"
+  else
+    bad "real row-wise kernels: planted $k: $(head -n 6 "$OUT/g-$k.tally")"
+  fi
+done
+rm -f "$OUT/ft.jsonl"
+KFORGE_PLANT="drop_last@passes=last_block" "$KFORGE" tune configs/tune-reduce.json --set n=16777217 --budget 120 \
+    --strategy random --seed 2 --db "$OUT/fdb" --results "$OUT/ft.jsonl" > "$OUT/ft.out" 2> "$OUT/ft.err"
+rc=$?
+planted=$(grep -c '"passes":"last_block"' "$OUT/ft.jsonl")
+wrongs=$(grep '"passes":"last_block"' "$OUT/ft.jsonl" | grep -c '"status":"wrong"')
+if [ $rc -eq 0 ] && [ "$planted" -gt 0 ] && [ "$wrongs" -eq "$planted" ] && grep -q '^best: ' "$OUT/ft.out" &&
+   ! grep '^best: ' "$OUT/ft.out" | grep -q 'last_block' && ! grep -q '"passes": *"last_block"' "$OUT"/fdb/*.json; then
+  ok "tune: the $planted planted candidates (of $(grep -c . "$OUT/ft.jsonl")) all wrong, none best"
+else
+  bad "tune with planted candidates: exit $rc, $wrongs of $planted wrong; $(grep '^best: ' "$OUT/ft.out")"
 fi
 fi
 

@@ -591,6 +591,28 @@ START_TEST(planted)
     setenv("KFORGE_PLANT", "fault@vict,hang@sleeper2", 1);
     ck_assert_int_eq(codegen_planted(&a), 0);
     ck_assert_int_eq(codegen_planted(&b), 0);
+
+    /* coverage faults: `*` selects every variant (unnamed ones too),
+     * PARAM=VALUE those with that value; every coverage fault is one source
+     * (the fault is aimed at run time) */
+    setenv("KFORGE_PLANT", "drop_last@*", 1);
+    ck_assert_int_eq(codegen_planted(&anon), KF_PLANT_DROP_LAST);
+    s = gen(&anon);
+    ck_contains(s, "\n#define KF_PLANT KF_PLANT_COVERAGE\n");
+    setenv("KFORGE_PLANT", "double_block@*", 1);
+    char *s2 = gen(&anon);
+    ck_assert_str_eq(s, s2);
+    free(s);
+    free(s2);
+    char bs[32];
+    snprintf(bs, sizeof bs, "shift@block_size=%d", (int)a.p[RP_BLOCK_SIZE]);
+    setenv("KFORGE_PLANT", bs, 1);
+    ck_assert_int_eq(codegen_planted(&a), KF_PLANT_SHIFT);
+    snprintf(bs, sizeof bs, "shift@block_size=%d", (int)a.p[RP_BLOCK_SIZE] + 1);
+    setenv("KFORGE_PLANT", bs, 1);
+    ck_assert_int_eq(codegen_planted(&a), 0);
+    setenv("KFORGE_PLANT", "shift@no_such_axis=1", 1);
+    ck_assert_int_eq(codegen_planted(&a), 0);
     setenv("KFORGE_PLANT", "", 1);
     ck_assert_int_eq(codegen_planted(&a), 0);
     unsetenv("KFORGE_PLANT");
@@ -1039,15 +1061,17 @@ END_TEST
 
 START_TEST(nvrtc_planted_compiles)
 {
-    setenv("KFORGE_PLANT", "fault@f,hang@h", 1);
+    setenv("KFORGE_PLANT", "fault@f,hang@h,drop_first@c", 1);
     srcset ss = {0};
     kf_variant v = base();
     snprintf(v.name, sizeof v.name, "f");
     add_source(&ss, &v, "plant");
     snprintf(v.name, sizeof v.name, "h");
     add_source(&ss, &v, "plant");
+    snprintf(v.name, sizeof v.name, "c");
+    add_source(&ss, &v, "plant");
     unsetenv("KFORGE_PLANT");
-    ck_assert_int_eq(ss.n, 2);
+    ck_assert_int_eq(ss.n, 3);
     ck_assert_int_eq(compile_all(&ss), 0);
     srcset_free(&ss);
 }

@@ -173,10 +173,10 @@ START_TEST(reference_and_compare)
     kf_result res;
     memset(&res, 0, sizeof res);
     memcpy(got, ref, sizeof got);
-    ck_assert_int_eq(fam()->compare(&v, &s, &p, got, ref, aux, &res), 0);
+    ck_assert_int_eq(fam()->compare(&v, &s, &p, got, ref, aux, false, &res), 0);
     got[1] += 1.0f;
     got[3] = NAN;
-    ck_assert_int_eq(fam()->compare(&v, &s, &p, got, ref, aux, &res), 2);
+    ck_assert_int_eq(fam()->compare(&v, &s, &p, got, ref, aux, false, &res), 2);
     ck_assert(res.abs_err > 0.5); /* the first wrong row is shown */
     free(in);
 }
@@ -198,9 +198,9 @@ START_TEST(integer_rows_exact)
     ck_assert_int_eq(ref[2], 10);
     kf_result res;
     memcpy(got, ref, sizeof got);
-    ck_assert_int_eq(fam()->compare(&v, &s, &p, got, ref, aux, &res), 0);
+    ck_assert_int_eq(fam()->compare(&v, &s, &p, got, ref, aux, false, &res), 0);
     got[2] = 11;
-    ck_assert_int_eq(fam()->compare(&v, &s, &p, got, ref, aux, &res), 1);
+    ck_assert_int_eq(fam()->compare(&v, &s, &p, got, ref, aux, false, &res), 1);
 }
 END_TEST
 
@@ -227,12 +227,12 @@ START_TEST(many_rows_compare)
     memset(&res, 0, sizeof res);
     double t0 = kf_now();
     for (int k = 0; k < 4; k++)
-        ck_assert_int_eq(fam()->compare(&v, &s, &p, got, ref, aux, &res), 0);
+        ck_assert_int_eq(fam()->compare(&v, &s, &p, got, ref, aux, false, &res), 0);
     double dt = kf_now() - t0;
     ck_assert_msg(dt < time_limit(6.0), "4 comparisons of %lld rows took %.1f s", (long long)rows, dt);
     got[3000000] += 2.0f;     /* in a later piece */
     got[70000] = 4.0f + ref[70000];
-    ck_assert_int_eq(fam()->compare(&v, &s, &p, got, ref, aux, &res), 2);
+    ck_assert_int_eq(fam()->compare(&v, &s, &p, got, ref, aux, false, &res), 2);
     ck_assert_double_eq_tol(res.abs_err, 4.0, 1e-6);     /* row 70000, the first wrong one */
     free(in);
     free(ref);

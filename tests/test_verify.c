@@ -32,6 +32,96 @@ static bool all_zero(const void *p, size_t bytes)
 // ----------------------------------------------------------------------------
 // Data
 
+/* The exact data (issue: a wrong kernel must never pass): no element is the
+ * identity, neighbours differ, and a dropped, doubled or replaced element
+ * changes the exact result, which the type's own arithmetic reaches in any
+ * order (here: forward and in a strided order, as a grid-stride loop). */
+START_TEST(exact_data_detects_single_element_changes)
+{
+    const kf_op ops[] = {KF_OP_SUM, KF_OP_PROD, KF_OP_XOR};
+    const int64_t ns[] = {1, 2, 31, 4097, 100003};
+    for (int t = 0; t < KF_DTYPE_COUNT; t++) {
+        for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++) {
+            kf_op op = ops[o];
+            if (op == KF_OP_XOR && kf_dtype_is_float(t))
+                continue;
+            for (size_t k = 0; k < sizeof ns / sizeof ns[0]; k++) {
+                int64_t n = ns[k];
+                void *x = malloc((size_t)n * kf_dtype_size(t));
+                verify_fill_exact(t, op, 7, x, n);
+                kf_value id = verify_identity(t, op), ref = verify_reference(t, op, x, n, NULL);
+                kf_value fwd = id, strided = id;
+                for (int64_t i = 0; i < n; i++) {
+                    kf_value xi = verify_load(t, x, i);
+                    ck_assert_msg(memcmp(&xi, &id, kf_dtype_size(t)) != 0, "element %lld is the identity",
+                                  (long long)i);
+                    if (i + 1 < n && !(kf_dtype_is_float(t) && op == KF_OP_PROD)) {
+                        kf_value nx = verify_load(t, x, i + 1);
+                        ck_assert_msg(memcmp(&xi, &nx, kf_dtype_size(t)) != 0, "neighbours %lld equal",
+                                      (long long)i);
+                    }
+                    fwd = verify_combine(t, op, fwd, xi);
+                }
+                for (int64_t s = 0; s < 64; s++)
+                    for (int64_t i = s; i < n; i += 64)
+                        strided = verify_combine(t, op, strided, verify_load(t, x, i));
+                ck_assert_msg(fwd.bits == ref.bits && strided.bits == ref.bits,
+                              "dtype %d op %d n %lld: not exact in every order", t, op, (long long)n);
+                /* drop the last element, double the first: the answer changes */
+                kf_value drop = verify_reference(t, op, x, n - 1, NULL);
+                kf_value twice = verify_combine(t, op, ref, verify_load(t, x, 0));
+                ck_assert_msg(drop.bits != ref.bits && twice.bits != ref.bits,
+                              "dtype %d op %d n %lld: a dropped or doubled element is invisible", t, op, (long long)n);
+                free(x);
+            }
+        }
+    }
+}
+END_TEST
+
+/* Float sums stay integers far below 2^24 at large n; float products are
+ * +-2^k with |k| <= the marks; min/max/and/or use the realistic data. */
+START_TEST(exact_data_magnitudes)
+{
+    int64_t n = ((int64_t)1 << 22) + 1;
+    float *f = malloc((size_t)n * sizeof *f);
+    /* positive up to 2^22 (no part sums to 0), signed beyond */
+    verify_fill_exact(KF_FLOAT32, KF_OP_SUM, 3, f, n - 1);
+    double s = 0;
+    for (int64_t i = 0; i < n - 1; i++) {
+        ck_assert(f[i] == rintf(f[i]) && f[i] >= 1 && f[i] <= 4);
+        s += f[i];
+    }
+    ck_assert_msg(s <= 1 << 24, "the sum reaches %g", s);
+    verify_fill_exact(KF_FLOAT32, KF_OP_SUM, 3, f, n);
+    double worst = 0;
+    int neg = 0;
+    s = 0;
+    for (int64_t i = 0; i < n; i++) {
+        ck_assert(f[i] == rintf(f[i]) && fabsf(f[i]) >= 1 && fabsf(f[i]) <= 4);
+        neg += f[i] < 0;
+        s += f[i];
+        worst = fabs(s) > worst ? fabs(s) : worst;
+    }
+    ck_assert_msg(neg > n / 3 && worst < 1 << 20, "%d negative; partial sums reach %g", neg, worst);
+    verify_fill_exact(KF_FLOAT32, KF_OP_PROD, 3, f, n);
+    int marks = 0;
+    for (int64_t i = 0; i < n; i++) {
+        ck_assert(f[i] == -1.0f || f[i] == -2.0f || f[i] == -4.0f);
+        marks += f[i] != -1.0f;
+    }
+    ck_assert_msg(marks == 60, "%d marks", marks);
+    float *g = malloc((size_t)n * sizeof *g);
+    verify_fill_exact(KF_FLOAT32, KF_OP_MAX, 3, f, 1000);
+    verify_fill(KF_FLOAT32, KF_OP_MAX, 3, g, 1000);
+    ck_assert(memcmp(f, g, 1000 * sizeof *f) == 0);
+    ck_assert(!verify_exact_differs(KF_INT32, KF_OP_MIN) && verify_exact_differs(KF_FLOAT32, KF_OP_SUM));
+    ck_assert(verify_has_accuracy(KF_FLOAT64, KF_OP_PROD) && !verify_has_accuracy(KF_INT32, KF_OP_SUM));
+    free(f);
+    free(g);
+}
+END_TEST
+
 START_TEST(fill_deterministic_and_prefix_stable)
 {
     for (int t = 0; t < KF_DTYPE_COUNT; t++) {
@@ -626,6 +716,8 @@ static Suite *verify_suite(void)
     tcase_add_test(data, fill_never_all_zeros);
     tcase_add_test(data, fill_distributions);
     tcase_add_test(data, prod_data_never_zero);
+    tcase_add_test(data, exact_data_detects_single_element_changes);
+    tcase_add_test(data, exact_data_magnitudes);
     suite_add_tcase(s, data);
 
     TCase *ref = tcase_create("reference");

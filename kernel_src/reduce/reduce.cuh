@@ -211,6 +211,14 @@ __device__ __forceinline__ T kf_block_reduce(T acc, T *sdata, unsigned tid)
 // atomic and last_block leave scratch and ticket as they found them, so
 // consecutive launches need no host-side reset.
 
+// Test hook (KFORGE_PLANT=double_block): block kf_plant_twice of the first
+// pass (the one that reads the input) counts its value twice.
+#if defined(KF_PLANT) && KF_PLANT == KF_PLANT_COVERAGE
+#define KF_HOOK_TWICE(val) (((kf_u64)in == kf_plant_in && blockIdx.x == kf_plant_twice) ? kf_op((val), (val)) : (val))
+#else
+#define KF_HOOK_TWICE(val) (val)
+#endif
+
 #if KF_TREE
 #define KF_SMEM_ELEMS KF_BS
 #elif KF_ALG == KF_ALG_SHUFFLE || KF_ALG == KF_ALG_WARP_INTRINSIC
@@ -224,10 +232,10 @@ kf_reduce(const T *in, kf_u64 n, T *out, T *scratch, unsigned *ticket)
 {
     __shared__ T sdata[KF_SMEM_ELEMS];
     const unsigned tid = threadIdx.x;
-#if defined(KF_PLANT) && KF_PLANT == 1
+#if defined(KF_PLANT) && KF_PLANT == KF_PLANT_FAULT
     // Test hook (KFORGE_PLANT, tests only): an illegal address.
     if (blockIdx.x == 0 && tid == 0) *(volatile int *)(kf_u64)16 = 1;
-#elif defined(KF_PLANT) && KF_PLANT == 2
+#elif defined(KF_PLANT) && KF_PLANT == KF_PLANT_HANG
     // Test hook (KFORGE_PLANT, tests only): a kernel that never finishes.
     // (__nanosleep is a side effect: the compiler may not drop the loop, as
     // C++ forward progress lets it drop an empty infinite one.)
@@ -327,7 +335,7 @@ kf_reduce(const T *in, kf_u64 n, T *out, T *scratch, unsigned *ticket)
     // --- 2. block ---------------------------------------------------------
     if constexpr (KF_ALG == KF_ALG_ATOMIC_GLOBAL) {
         // Every thread combines straight into the result slot.
-        kf_atomic(scratch, acc);
+        kf_atomic(scratch, KF_HOOK_TWICE(acc));
         __threadfence();
     }
     T r;
@@ -335,21 +343,21 @@ kf_reduce(const T *in, kf_u64 n, T *out, T *scratch, unsigned *ticket)
 
     // --- 3. combine -------------------------------------------------------
     if constexpr (KF_PASSES == KF_PASSES_MULTI_KERNEL) {
-        if (tid == 0) out[blockIdx.x] = r;
+        if (tid == 0) out[blockIdx.x] = KF_HOOK_TWICE(r);
     } else if constexpr (KF_PASSES == KF_PASSES_ATOMIC) {
         // Combine into scratch[0]; the last block to finish moves the value
         // to out and leaves the identity (and ticket 0) for the next launch.
         if constexpr (KF_ALG != KF_ALG_ATOMIC_GLOBAL) {
             // A single block (small n) has nothing to combine with.
             if (gridDim.x == 1) {
-                if (tid == 0) out[0] = r;
+                if (tid == 0) out[0] = KF_HOOK_TWICE(r);
                 return;
             }
         }
         __shared__ bool last;
         if constexpr (KF_ALG == KF_ALG_ATOMIC_GLOBAL) __syncthreads();
         if (tid == 0) {
-            if constexpr (KF_ALG != KF_ALG_ATOMIC_GLOBAL) kf_atomic(scratch, r);
+            if constexpr (KF_ALG != KF_ALG_ATOMIC_GLOBAL) kf_atomic(scratch, KF_HOOK_TWICE(r));
             last = kf_ticket(ticket) == gridDim.x - 1;
         }
         __syncthreads();
@@ -362,12 +370,12 @@ kf_reduce(const T *in, kf_u64 n, T *out, T *scratch, unsigned *ticket)
         // them, and the last block (acquire) folds them in a fixed order
         // (deterministic).  A single block writes its value directly.
         if (gridDim.x == 1) {
-            if (tid == 0) out[0] = r;
+            if (tid == 0) out[0] = KF_HOOK_TWICE(r);
             return;
         }
         __shared__ bool last;
         if (tid == 0) {
-            scratch[blockIdx.x] = r;
+            scratch[blockIdx.x] = KF_HOOK_TWICE(r);
             last = kf_ticket(ticket) == gridDim.x - 1;
         }
         __syncthreads();

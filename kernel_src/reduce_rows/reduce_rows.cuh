@@ -337,6 +337,14 @@ __device__ __forceinline__ void kf_rows_finish(const kf_row (&R)[KF_RPG], const 
 // The kernel (KF_ENTRY_LINKAGE: extern "C", common.cuh; static in kforge
 // export's nvcc build).  No __restrict__ (as reduce.cuh: load "plain" stays plain).
 
+// Test hook (KFORGE_PLANT=row_shift): row kf_plant_row's result goes to
+// the next row.
+#if defined(KF_PLANT) && KF_PLANT == KF_PLANT_COVERAGE
+#define KF_ROWS_OUT(r) out[(long long)(r) == kf_plant_row && (r) + 1 < nrows ? (r) + 1 : (r)]
+#else
+#define KF_ROWS_OUT(r) out[r]
+#endif
+
 #ifdef KF_MIN_BLOCKS
 #define KF_ROWS_BOUNDS __launch_bounds__(KF_BS, KF_MIN_BLOCKS)
 #else
@@ -407,7 +415,7 @@ kf_reduce_rows(const T *in, long long rows, long long cols, long long stride, T 
 #pragma unroll
             for (int j = 0; j < KF_RPG; j++) {
                 const kf_u64 r = r0 + (kf_u64)j * teams;
-                if (r < nrows) out[r] = acc[j];
+                if (r < nrows) KF_ROWS_OUT(r) = acc[j];
             }
         }
 #if KF_PIPE == KF_PIPE_NEXT_TILE
@@ -449,7 +457,7 @@ kf_reduce_rows(const T *in, long long rows, long long cols, long long stride, T 
         T v[1] = {a};
         kf_rows_block_reduce<1>(v, tid);
         if (p0 == 0 && p1 == ns) { // the whole row is this block's
-            if (tid == 0) out[r] = v[0];
+            if (tid == 0) KF_ROWS_OUT(r) = v[0];
             continue;
         }
         // Blocks fb..lb hold parts of row r.
@@ -461,7 +469,7 @@ kf_reduce_rows(const T *in, long long rows, long long cols, long long stride, T 
         if (tid == 0) {
             kf_atomic(partial + r, v[0]);
             if (kf_ticket(tickets + r) == n - 1) {
-                out[r] = kf_atomic_take(partial + r);
+                KF_ROWS_OUT(r) = kf_atomic_take(partial + r);
                 tickets[r] = 0;
             }
         }
@@ -494,7 +502,7 @@ kf_reduce_rows(const T *in, long long rows, long long cols, long long stride, T 
                     c = kf_op(c, pp[k]);
                 c = kf_rows_group_reduce<32>(c);
                 if (tid == 0) {
-                    out[r] = c;
+                    KF_ROWS_OUT(r) = c;
                     tickets[r] = 0;
                 }
             }

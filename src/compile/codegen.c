@@ -24,24 +24,64 @@ char *codegen_source(const kf_variant *v, char *err, size_t errlen)
     return family_of(v)->source(v, err, errlen);
 }
 
+const char *const kf_plant_names[KF_PLANT_COUNT] = {
+    "", "fault", "hang", "drop_first", "drop_last", "drop_tail", "drop_block", "shift", "double_block",
+    "skip_col", "row_shift",
+};
+
+/* Whether WHICH (a name, `*` or PARAM=VALUE) selects v. */
+static bool plant_selects(const kf_variant *v, const char *which)
+{
+    if (strcmp(which, "*") == 0)
+        return true;
+    const char *eq = strchr(which, '=');
+    if (!eq)
+        return v->name[0] && strcmp(which, v->name) == 0;
+    const kf_family *f = family_of(v);
+    char key[64];
+    snprintf(key, sizeof key, "%.*s", (int)(eq - which < 63 ? eq - which : 63), which);
+    int k = param_find(f->params, f->nparams, key);
+    if (k < 0)
+        return false;
+    strbuf b = {0};
+    param_text(&b, &f->params[k], v->p[k]);
+    bool match = b.s && strcmp(b.s, eq + 1) == 0;
+    sb_free(&b);
+    return match;
+}
+
 int codegen_planted(const kf_variant *v)
 {
     const char *e = getenv("KFORGE_PLANT");
-    if (!e || !v->name[0])
-        return 0;
+    if (!e || !*e)
+        return KF_PLANT_NONE;
     char buf[512];
     snprintf(buf, sizeof buf, "%s", e);
     for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         char *at = strchr(tok, '@');
-        if (!at || strcmp(at + 1, v->name) != 0)
+        if (!at || !plant_selects(v, at + 1))
             continue;
         *at = '\0';
-        if (strcmp(tok, "fault") == 0)
-            return 1;
-        if (strcmp(tok, "hang") == 0)
-            return 2;
+        for (int k = 1; k < KF_PLANT_COUNT; k++)
+            if (strcmp(tok, kf_plant_names[k]) == 0)
+                return k;
     }
-    return 0;
+    return KF_PLANT_NONE;
+}
+
+void codegen_plant_defines(strbuf *b, const kf_variant *v)
+{
+    int plant = codegen_planted(v);
+    if (!plant)
+        return;
+    /* every coverage fault is one source (the engine picks the fault at run
+     * time): one cubin per variant serves them all */
+    if (plant >= KF_PLANT_DROP_FIRST)
+        sb_append(b, "#define KF_PLANT_COVERAGE 3 /* test hook: KFORGE_PLANT (the fault is chosen at run time) */\n"
+                     "#define KF_PLANT KF_PLANT_COVERAGE\n\n");
+    else
+        sb_printf(b, "#define KF_PLANT_FAULT 1\n#define KF_PLANT_HANG 2\n#define KF_PLANT %d /* test hook: KFORGE_PLANT */\n\n",
+                  plant);
 }
 
 void codegen_comment(strbuf *b, const kf_variant *v)

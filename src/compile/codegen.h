@@ -26,10 +26,38 @@ void codegen_defines(strbuf *b, const kf_variant *v);
 /* An embedded template (kernel_src/NAME.cuh, by base name), or NULL. */
 const char *codegen_template(const char *name);
 
-/* Test hook: KFORGE_PLANT="fault@NAME,hang@NAME" makes the variant named NAME
- * fault (illegal address) or never finish.  Returns 0, 1 (fault) or 2 (hang).
- * Used by the GPU fault tests; never set it otherwise. */
+/* Test hook: KFORGE_PLANT="KIND@WHICH,..." compiles a planted fault into the
+ * variants WHICH names: a variant's name, `*` (every variant), or
+ * PARAM=VALUE (every variant whose parameter has that value, as the config
+ * writes it: block_size=256, algorithm=shuffle).  KIND:
+ *   fault         an illegal address             hang   a kernel that never ends
+ *   drop_first    element 0 is not folded        drop_last  element n-1 is not
+ *   drop_tail     the first element of the vector tail is not
+ *   drop_block    the first element a block other than the first folds is not
+ *   shift         one element is read from the next one (element i+1 for i)
+ *   double_block  one block's partial is combined twice
+ *   skip_col      reduce_rows: the last column of one row is not folded
+ *   row_shift     reduce_rows: row r's result is written to row r + 1
+ * The coverage faults (drop_first ... row_shift) strike where the family's
+ * plant() says, which the engine tells the kernel before every launch; the
+ * fake GPU applies the same fault to its results.  Never set it otherwise:
+ * planted sources differ, so they have their own cubins. */
+typedef enum {
+    KF_PLANT_NONE, KF_PLANT_FAULT, KF_PLANT_HANG,
+    KF_PLANT_DROP_FIRST, KF_PLANT_DROP_LAST, KF_PLANT_DROP_TAIL, KF_PLANT_DROP_BLOCK, KF_PLANT_SHIFT,
+    KF_PLANT_DOUBLE_BLOCK, KF_PLANT_SKIP_COL, KF_PLANT_ROW_SHIFT,
+    KF_PLANT_COUNT
+} kf_plant_kind;
+extern const char *const kf_plant_names[KF_PLANT_COUNT];
+
+/* The planted kind for v (KF_PLANT_NONE when KFORGE_PLANT names none). */
 int codegen_planted(const kf_variant *v);
+
+/* For a planted v: fault and hang: "#define KF_PLANT 1" (2); a coverage
+ * fault: "#define KF_PLANT KF_PLANT_COVERAGE", the same source for every
+ * coverage fault (the engine aims it at run time: kernel_src/common.cuh).
+ * Nothing otherwise. */
+void codegen_plant_defines(strbuf *b, const kf_variant *v);
 
 /* The comment `kforge gen` prints before the source: the name and the
  * launch-time parameters (those without a macro).  malloc'd. */

@@ -56,6 +56,15 @@ typedef struct {
     bool deterministic_only;    /* only deterministic variants were eligible */
 } kf_export_info;
 
+/* Test hook (KFORGE_PLANT, compile/codegen.h): where a planted coverage
+ * fault strikes in one case. */
+typedef struct {
+    int64_t elem;               /* input element dropped, or read from elem + 1; -1: none */
+    bool shift;                 /* elem is read from elem + 1 (else dropped) */
+    int64_t unit;               /* double_block: the block; row_shift: the row; -1: none */
+    int64_t unwritten;          /* an output the faulted kernel never writes; -1: none */
+} kf_plant;
+
 typedef struct kf_family {
     const char *name;           /* "reduce": the config's "kernel" */
     const char *doc;            /* one line */
@@ -102,9 +111,22 @@ typedef struct kf_family {
      * e.g. sum |x| for the float bound). */
     void (*reference)(const kf_variant *v, const kf_shape *s, const void *in, void *ref, double *aux);
     /* Compares outputs; fills r->gpu_value, ref_value, abs_err, tolerance
-     * from the worst output; returns how many outputs are wrong. */
+     * from the worst output; returns how many outputs are wrong.  exact:
+     * every output must equal its reference bit for bit (the exact data,
+     * verify_fill_exact); else floats within the rounding bound. */
     int64_t (*compare)(const kf_variant *v, const kf_shape *s, const kf_plan_info *p, const void *got,
-                       const void *ref, const double *aux, kf_result *r);
+                       const void *ref, const double *aux, bool exact, kf_result *r);
+    /* Optional test hooks (KFORGE_PLANT).  plant: where the coverage fault
+     * `kind` (kf_plant_kind) strikes on shape s, for an input whose first
+     * element lies `offset` elements past a 256-byte boundary: 0 and spec,
+     * or -1 and why it has no place in this case (no vector tail, one
+     * block, ...).  plant_outputs: the output-level part of the fault (a
+     * block counted twice, a row written to the next), applied to the
+     * reference outputs `out` of `in`. */
+    int (*plant)(const kf_variant *v, const kf_shape *s, const kf_plan_info *p, int64_t offset, int kind,
+                 kf_plant *spec, char *why, size_t whylen);
+    void (*plant_outputs)(const kf_variant *v, const kf_shape *s, const kf_plan_info *p, int64_t offset,
+                          const kf_plant *spec, const void *in, void *out);
     /* Fake GPU: a smooth time model with one best point (ms). */
     double (*fake_ms)(const kf_variant *v, const kf_shape *s, const kf_device *d, const kf_plan_info *p);
 

@@ -116,6 +116,13 @@ typedef struct {
     double abs_err;             /* |gpu - ref| (floats), 0 for exact matches */
     double tolerance;           /* bound used (0 for exact) */
     bool deterministic;         /* same bits run to run */
+    /* the accuracy run on the realistic data (float sum and prod): the worst
+     * output's |error| and the rounding bound there (acc_bound 0: no run) */
+    double acc_err, acc_bound;
+    /* test hook (KFORGE_PLANT): the planted fault and what it does here:
+     * "changes the answer", "cannot change the answer" or "no place: why" */
+    char planted[16];
+    char planted_effect[96];
     /* launch facts */
     int launches;               /* kernel launches per reduction */
     int64_t blocks;             /* blocks of the first launch */

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "codegen.h"
 #include "family.h"
 #include "gpu.h"
 #include "stats.h"
@@ -19,25 +20,34 @@
 #define KF_BATCH 32
 #define KF_MAX_REPS_CAP 100000
 
+enum { SLOT_EXACT, SLOT_REAL };
+
+typedef struct {
+    bool have;
+    int family;
+    kf_dtype dtype;
+    kf_op op;
+    uint64_t seed;
+    kf_shape shape;
+    int64_t offset;
+    CUdeviceptr d;
+    size_t cap;
+    void *ref;              /* outputs(shape) reference values */
+    double *aux;            /* one per output (sum |x| for the float bound) */
+    void *host;             /* the host copy, kept only for planted faults */
+} input_slot;
+
 struct bench {
     kf_gpu g;
     CUstream stream;
     CUevent ev[2 * KF_BATCH];
     CUdeviceptr flush;
     size_t flush_words;
-    /* input and reference outputs, kept while cases share family, dtype,
-     * op, seed, shape and offset */
-    bool have_input;
-    int in_family;
-    kf_dtype in_dtype;
-    kf_op in_op;
-    uint64_t in_seed;
-    kf_shape in_shape;
-    int64_t in_offset;
-    CUdeviceptr d_in;
-    size_t in_cap;
-    void *ref;              /* outputs(shape) reference values */
-    double *aux;            /* one per output (sum |x| for the float bound) */
+    /* inputs and their reference outputs, each kept while cases share
+     * family, dtype, op, seed, shape and offset: [SLOT_EXACT] the exact
+     * data (verification and timing), [SLOT_REAL] the realistic data (the
+     * accuracy of float sums and products) */
+    input_slot in[2];
     void *got, *got2;       /* host copies of the outputs */
     int64_t nout;
     /* work buffers, grown on demand */
@@ -135,7 +145,7 @@ void bench_free(bench *B)
     kf_cu *cu = &B->g.cu;
     if (B->g.have_ctx) {
         cu->cuCtxSynchronize();
-        CUdeviceptr bufs[] = {B->flush, B->d_in, B->d_ws, B->d_out};
+        CUdeviceptr bufs[] = {B->flush, B->in[0].d, B->in[1].d, B->d_ws, B->d_out};
         for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
             if (bufs[i])
                 cu->cuMemFree(bufs[i]);
@@ -155,8 +165,11 @@ void bench_free(bench *B)
     kf_nvml_sampler_stop(B->smp);
     bench_nvml_close(&B->nv);
     free(B->times);
-    free(B->ref);
-    free(B->aux);
+    for (int i = 0; i < 2; i++) {
+        free(B->in[i].ref);
+        free(B->in[i].aux);
+        free(B->in[i].host);
+    }
     free(B->got);
     free(B->got2);
     free(B->ws_init);
@@ -200,7 +213,7 @@ static bool host_grow(cctx *c, void **p, size_t bytes)
 }
 
 // ----------------------------------------------------------------------------
-// Input made ahead: the host copy of one input and its reference, made by a
+// Input made ahead: the host copy of one exact input and its reference, made by a
 // thread while the device opens (cuInit and the context take most of a
 // second, and the input of a large case about as long); taken by the first
 // prepare_input that wants the same family, dtype, op, seed and shape.
@@ -227,7 +240,7 @@ static void *ahead_main(void *arg)
     ahead.ref = malloc((size_t)nout * es + 1);
     ahead.aux = malloc((size_t)nout * sizeof(double) + 1);
     if (ahead.host && ahead.ref && ahead.aux) {
-        verify_fill(t, variant_op(&ahead.v), ahead.seed, ahead.host, n);
+        verify_fill_exact(t, variant_op(&ahead.v), ahead.seed, ahead.host, n);
         f->reference(&ahead.v, &ahead.shape, ahead.host, ahead.ref, ahead.aux);
         ahead.ok = true;
         kf_trace("input of %lld elements made ahead", (long long)n);
@@ -321,62 +334,76 @@ static bool copy_in(cctx *c, CUdeviceptr dst, const void *src, size_t bytes)
     return cu_ok(c, cu->cuStreamSynchronize(B->stream), "cuStreamSynchronize(input)");
 }
 
-static bool prepare_input(cctx *c, const kf_variant *v, const kf_shape *shape, const kf_bench *b)
+/* The input of slot k (SLOT_EXACT: verify_fill_exact, SLOT_REAL:
+ * verify_fill) on the device, and its reference on the host.  keep_host:
+ * the host copy stays (the planted faults' model). */
+static bool prepare_input(cctx *c, int k, const kf_variant *v, const kf_shape *shape, const kf_bench *b,
+                          bool keep_host)
 {
     bench *B = c->B;
+    input_slot *S = &B->in[k];
     const kf_family *f = family_of(v);
     kf_dtype t = variant_dtype(v);
     kf_op op = variant_op(v);
-    if (B->have_input && B->in_family == v->family && B->in_dtype == t && B->in_op == op && B->in_seed == b->seed &&
-        shape_eq(&B->in_shape, shape) && B->in_offset == b->offset)
-        return true;
-    B->have_input = false;
     size_t es = kf_dtype_size(t);
     int64_t n = f->input_elems(shape);
     int64_t nout = f->outputs(shape);
+    if (!host_grow(c, &B->got, (size_t)nout * es) || !host_grow(c, &B->got2, (size_t)nout * es))
+        return false;
+    B->nout = nout;
+    if (S->have && S->family == v->family && S->dtype == t && S->op == op && S->seed == b->seed &&
+        shape_eq(&S->shape, shape) && S->offset == b->offset && (S->host || !keep_host))
+        return true;
+    S->have = false;
+    free(S->host);
+    S->host = NULL;
     /* offset elements before the data and 64 bytes after it hold a poison
      * pattern: a kernel that reads outside the input gets a wrong answer. */
     size_t bytes = ((size_t)b->offset + (size_t)n) * es + 64;
-    if (!ensure(c, &B->d_in, &B->in_cap, bytes, "input"))
+    if (!ensure(c, &S->d, &S->cap, bytes, k == SLOT_EXACT ? "input" : "input (realistic data)"))
         return false;
     void *ref = NULL;
     double *aux = NULL;
-    void *host = ahead_take(v, shape, b->seed, &ref, &aux);
+    void *host = k == SLOT_EXACT ? ahead_take(v, shape, b->seed, &ref, &aux) : NULL;
     if (host) {
-        free(B->ref);
-        free(B->aux);
-        B->ref = ref;
-        B->aux = aux;
+        free(S->ref);
+        free(S->aux);
+        S->ref = ref;
+        S->aux = aux;
     } else if (!(host = malloc((size_t)n * es + 1))) {
         c->r->status = KF_ST_OOM;
         snprintf(c->r->message, sizeof c->r->message, "out of host memory for %lld input elements", (long long)n);
         return false;
     }
-    if (!host_grow(c, &B->ref, (size_t)nout * es) || !host_grow(c, (void **)&B->aux, (size_t)nout * sizeof(double)) ||
-        !host_grow(c, &B->got, (size_t)nout * es) || !host_grow(c, &B->got2, (size_t)nout * es)) {
+    if (!host_grow(c, &S->ref, (size_t)nout * es) || !host_grow(c, (void **)&S->aux, (size_t)nout * sizeof(double))) {
         free(host);
         return false;
     }
     if (!ref) {
-        verify_fill(t, op, b->seed, host, n);
-        f->reference(v, shape, host, B->ref, B->aux);
+        if (k == SLOT_EXACT)
+            verify_fill_exact(t, op, b->seed, host, n);
+        else
+            verify_fill(t, op, b->seed, host, n);
+        f->reference(v, shape, host, S->ref, S->aux);
     }
     kf_cu *cu = &B->g.cu;
-    bool ok = cu_ok(c, cu->cuMemsetD8Async(B->d_in, 0x5A, bytes, B->stream), "cuMemsetD8Async(input)") &&
+    bool ok = cu_ok(c, cu->cuMemsetD8Async(S->d, 0x5A, bytes, B->stream), "cuMemsetD8Async(input)") &&
               cu_ok(c, cu->cuStreamSynchronize(B->stream), "cuStreamSynchronize") &&
-              copy_in(c, B->d_in + (CUdeviceptr)b->offset * es, host, (size_t)n * es);
-    free(host);
+              copy_in(c, S->d + (CUdeviceptr)b->offset * es, host, (size_t)n * es);
+    if (keep_host && ok)
+        S->host = host;
+    else
+        free(host);
     if (!ok)
         return false;
     kf_trace("input of %lld elements made", (long long)n);
-    B->have_input = true;
-    B->in_family = v->family;
-    B->in_dtype = t;
-    B->in_op = op;
-    B->in_seed = b->seed;
-    B->in_shape = *shape;
-    B->in_offset = b->offset;
-    B->nout = nout;
+    S->have = true;
+    S->family = v->family;
+    S->dtype = t;
+    S->op = op;
+    S->seed = b->seed;
+    S->shape = *shape;
+    S->offset = b->offset;
     return true;
 }
 
@@ -427,8 +454,54 @@ static bool run_checked(runner *R, unsigned char poison, void *out)
            cu_ok(c, cu->cuMemcpyDtoH(out, R->buf.out, R->out_bytes), "cuMemcpyDtoH(out)");
 }
 
+/* Test hook (KFORGE_PLANT): tells the planted kernel where its fault
+ * strikes in the input at `in` (the module's kf_plant_* globals). */
+static bool plant_aim(cctx *c, CUmodule mod, const kf_variant *v, int kind, const kf_plant *spec, CUdeviceptr in)
+{
+    kf_cu *cu = &c->B->g.cu;
+    size_t es = kf_dtype_size(variant_dtype(v));
+    unsigned long long at = spec->elem >= 0 ? in + (CUdeviceptr)spec->elem * es : 0, base = in;
+    int shift = spec->shift;
+    long long twice = kind == KF_PLANT_DOUBLE_BLOCK ? spec->unit : -1, row = kind == KF_PLANT_ROW_SHIFT ? spec->unit : -1;
+    struct {
+        const char *name;
+        const void *val;
+        size_t bytes;
+    } g[] = {{"kf_plant_at", &at, 8}, {"kf_plant_shift", &shift, 4}, {"kf_plant_in", &base, 8},
+             {"kf_plant_twice", &twice, 8}, {"kf_plant_row", &row, 8}};
+    for (size_t i = 0; i < sizeof g / sizeof g[0]; i++) {
+        CUdeviceptr d;
+        size_t bytes = 0;
+        if (!cu_ok(c, cu->cuModuleGetGlobal(&d, &bytes, mod, g[i].name), "cuModuleGetGlobal(planted fault)") ||
+            !cu_ok(c, cu->cuMemcpyHtoD(d, g[i].val, g[i].bytes), "cuMemcpyHtoD(planted fault)"))
+            return false;
+    }
+    return cu_ok(c, cu->cuCtxSynchronize(), "cuCtxSynchronize(planted fault)");
+}
+
+/* Whether the planted fault changes the answer on the exact data (the model
+ * of verify_plant_model, with both poisons the checked runs use). */
+static void plant_effect(const kf_variant *v, const kf_shape *shape, const kf_plan_info *p, int64_t offset,
+                         const kf_plant *spec, input_slot *X, int64_t nout, kf_result *r)
+{
+    const kf_family *f = family_of(v);
+    size_t es = kf_dtype_size(variant_dtype(v));
+    void *out = malloc((size_t)nout * es + 1);
+    double *aux = malloc((size_t)nout * sizeof *aux + 1);
+    bool changes = false;
+    for (int k = 0; k < (spec->unwritten >= 0 ? 2 : 1) && out && aux && !changes; k++) {
+        kf_result tmp = *r;
+        verify_plant_model(v, shape, p, offset, spec, X->host, k ? 0x00 : 0xFF, out, aux);
+        changes = f->compare(v, shape, p, out, X->ref, X->aux, true, &tmp) != 0;
+    }
+    snprintf(r->planted_effect, sizeof r->planted_effect, "%s",
+             !out || !aux ? "unknown (out of host memory)" : changes ? "changes the answer" : "cannot change the answer");
+    free(out);
+    free(aux);
+}
+
 /* Says which output is wrong, after compare() filled the values. */
-static void wrong(kf_result *r, int64_t bad, int64_t nout, const char *what)
+void bench_wrong(kf_result *r, int64_t bad, int64_t nout, const char *what)
 {
     r->status = KF_ST_WRONG;
     if (nout > 1)
@@ -438,6 +511,18 @@ static void wrong(kf_result *r, int64_t bad, int64_t nout, const char *what)
     else
         snprintf(r->message, sizeof r->message, "%s: GPU %s, reference %s (|error| %.3g, tolerance %.3g)", what,
                  r->gpu_value, r->ref_value, r->abs_err, r->tolerance);
+}
+
+void bench_accuracy(kf_result *r, const kf_result *acc, int64_t bad)
+{
+    r->acc_err = acc->abs_err;
+    r->acc_bound = acc->tolerance;
+    if (r->status == KF_ST_WRONG) {
+        size_t len = strlen(r->message);
+        snprintf(r->message + len, sizeof r->message - len,
+                 "; on the realistic data |error| %.3g against the rounding bound %.3g (%s)", acc->abs_err,
+                 acc->tolerance, bad ? "wrong there too" : "the bound alone would have passed it");
+    }
 }
 
 /* The energy window on the GPU: bench_energy_loop's steps as CUDA calls.
@@ -540,8 +625,11 @@ int bench_case(bench *B, const kf_variant *v, const kf_shape *shape, const kf_be
     r->blocks = p.blocks;
     r->deterministic = p.deterministic;
 
-    if (!prepare_input(&c, v, shape, b))
+    int plant_kind = codegen_planted(v);
+    bool planted = plant_kind >= KF_PLANT_DROP_FIRST;
+    if (!prepare_input(&c, SLOT_EXACT, v, shape, b, planted))
         goto done;
+    input_slot *X = &B->in[SLOT_EXACT];
     runner R = {.l = {&c, f}, .v = v, .shape = shape, .p = &p};
     R.out_bytes = (size_t)B->nout * es;
     if (!ensure(&c, &B->d_out, &B->out_cap, R.out_bytes + 64, "outputs"))
@@ -556,35 +644,66 @@ int bench_case(bench *B, const kf_variant *v, const kf_shape *shape, const kf_be
             !cu_ok(&c, cu->cuCtxSynchronize(), "cuCtxSynchronize(workspace)"))   /* as for the input */
             goto done;
     }
-    R.buf.in = B->d_in + (CUdeviceptr)b->offset * es;
+    R.buf.in = X->d + (CUdeviceptr)b->offset * es;
     R.buf.out = B->d_out;
     R.buf.ws = B->d_ws;
+    kf_plant spec = {.elem = -1, .unit = -1, .unwritten = -1};
+    if (planted) {
+        char why[80] = "";
+        snprintf(r->planted, sizeof r->planted, "%s", kf_plant_names[plant_kind]);
+        if (!fam->plant || fam->plant(v, shape, &p, b->offset, plant_kind, &spec, why, sizeof why) != 0) {
+            spec = (kf_plant){.elem = -1, .unit = -1, .unwritten = -1};
+            snprintf(r->planted_effect, sizeof r->planted_effect, "no place: %s", fam->plant ? why : "no model");
+        } else {
+            plant_effect(v, shape, &p, b->offset, &spec, X, B->nout, r);
+        }
+        if (!plant_aim(&c, mod, v, plant_kind, &spec, R.buf.in))
+            goto done;
+    }
 
-    /* --- verify: twice, with different poison in the output ----------- */
+    /* --- verify: twice on the exact data, with different poison in the
+     * output; every output must be bit for bit right ------------------- */
     r->setup_ms = 1e3 * (kf_now() - tc);
     tc = kf_now();
     part = &r->verify_ms;
     if (!run_checked(&R, 0xFF, B->got))
         goto done;
-    int64_t bad = fam->compare(v, shape, &p, B->got, B->ref, B->aux, r);
-    if (bad) {
-        wrong(r, bad, B->nout, "wrong result");
-        goto done;
-    }
-    if (!run_checked(&R, 0x00, B->got2))
-        goto done;
-    bad = fam->compare(v, shape, &p, B->got2, B->ref, B->aux, r);
-    if (bad || (p.deterministic && memcmp(B->got, B->got2, R.out_bytes) != 0)) {
+    int64_t bad = fam->compare(v, shape, &p, B->got, X->ref, X->aux, true, r);
+    if (!bad) {
+        if (!run_checked(&R, 0x00, B->got2))
+            goto done;
+        bad = fam->compare(v, shape, &p, B->got2, X->ref, X->aux, true, r);
         if (bad)
-            wrong(r, bad, B->nout, "result changed between runs (a race or state not reset)");
-        else {
+            bench_wrong(r, bad, B->nout, "result changed between runs (a race or state not reset)");
+        else if (p.deterministic && memcmp(B->got, B->got2, R.out_bytes) != 0) {
             r->status = KF_ST_WRONG;
             snprintf(r->message, sizeof r->message,
                      "result changed between runs although the plan is deterministic: a race or state not reset");
         }
-        goto done;
+    } else {
+        bench_wrong(r, bad, B->nout, "wrong result on the exact data");
     }
-    fam->compare(v, shape, &p, B->got, B->ref, B->aux, r); /* record the first run's figures */
+    if (r->status == KF_ST_OK)
+        fam->compare(v, shape, &p, B->got, X->ref, X->aux, true, r); /* record the first run's figures */
+
+    /* --- accuracy: one run on the realistic data (float sum and prod), for
+     * information; a wrong case says what the rounding bound alone would
+     * have said ---------------------------------------------------------- */
+    if (verify_has_accuracy(variant_dtype(v), variant_op(v))) {
+        if (!prepare_input(&c, SLOT_REAL, v, shape, b, false))
+            goto done;
+        runner Q = R;
+        Q.buf.in = B->in[SLOT_REAL].d + (CUdeviceptr)b->offset * es;
+        kf_result acc = *r;
+        if ((planted && !plant_aim(&c, mod, v, plant_kind, &spec, Q.buf.in)) || !run_checked(&Q, 0xFF, B->got2))
+            goto done;
+        int64_t abad = fam->compare(v, shape, &p, B->got2, B->in[SLOT_REAL].ref, B->in[SLOT_REAL].aux, false, &acc);
+        bench_accuracy(r, &acc, abad);
+        if (planted && !plant_aim(&c, mod, v, plant_kind, &spec, R.buf.in))
+            goto done;
+    }
+    if (r->status != KF_ST_OK)
+        goto done;
 
     /* --- time ---------------------------------------------------------- */
     r->verify_ms = 1e3 * (kf_now() - tc);
@@ -654,11 +773,11 @@ int bench_case(bench *B, const kf_variant *v, const kf_shape *shape, const kf_be
     if (!cu_ok(&c, cu->cuMemcpyDtoH(B->got2, B->d_out, R.out_bytes), "cuMemcpyDtoH(out)"))
         goto done;
     kf_result tmp = *r;
-    bad = fam->compare(v, shape, &p, B->got2, B->ref, B->aux, &tmp);
+    bad = fam->compare(v, shape, &p, B->got2, X->ref, X->aux, true, &tmp);
     if (bad || (p.deterministic && memcmp(B->got, B->got2, R.out_bytes) != 0)) {
         if (bad) {
             *r = tmp;
-            wrong(r, bad, B->nout, "result changed during timing");
+            bench_wrong(r, bad, B->nout, "result changed during timing");
         } else {
             r->status = KF_ST_WRONG;
             snprintf(r->message, sizeof r->message, "result changed during timing although the plan is deterministic");

@@ -97,4 +97,13 @@ void bench_nvml_record(kf_result *r, const kf_nvml_window_result *timed, const k
  * waiting).  Without NVML, r gets the note. */
 void bench_nvml_fake(bench_nvml *nv, const kf_bench *b, kf_result *r);
 
+/* r is wrong: bad of nout outputs differ (compare() filled the values);
+ * the message says what, and shows the worst. */
+void bench_wrong(kf_result *r, int64_t bad, int64_t nout, const char *what);
+
+/* Records the accuracy run (acc: compare()'s figures on the realistic data,
+ * bad outputs beyond the rounding bound); a wrong r's message says what the
+ * bound alone would have said. */
+void bench_accuracy(kf_result *r, const kf_result *acc, int64_t bad);
+
 #endif

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "codegen.h"
 #include "family.h"
 #include "gpu.h"
 #include "stats.h"
@@ -163,6 +164,77 @@ static void fake_delay(const char *env)
         ;
 }
 
+/* The fake's inputs: the last exact and realistic ones, with their
+ * references (a sweep over variants reuses them). */
+typedef struct {
+    bool have;
+    int family;
+    kf_dtype t;
+    kf_op op;
+    uint64_t seed;
+    kf_shape shape;
+    void *in, *ref;
+    double *aux;
+} fake_input;
+
+static fake_input *fake_input_get(int k, const kf_variant *v, const kf_shape *shape, uint64_t seed)
+{
+    static fake_input slot[2];
+    fake_input *S = &slot[k];
+    const kf_family *f = family_of(v);
+    kf_dtype t = variant_dtype(v);
+    kf_op op = variant_op(v);
+    if (S->have && S->family == v->family && S->t == t && S->op == op && S->seed == seed && shape_eq(&S->shape, shape))
+        return S;
+    free(S->in);
+    free(S->ref);
+    free(S->aux);
+    size_t es = kf_dtype_size(t);
+    int64_t n = f->input_elems(shape), nout = f->outputs(shape);
+    S->in = malloc((size_t)n * es + 1);
+    S->ref = malloc((size_t)nout * es + 1);
+    S->aux = malloc((size_t)nout * sizeof(double) + 1);
+    S->have = S->in && S->ref && S->aux;
+    if (!S->have)
+        return NULL;
+    if (k == 0)
+        verify_fill_exact(t, op, seed, S->in, n);
+    else
+        verify_fill(t, op, seed, S->in, n);
+    f->reference(v, shape, S->in, S->ref, S->aux);
+    S->family = v->family;
+    S->t = t;
+    S->op = op;
+    S->seed = seed;
+    S->shape = *shape;
+    return S;
+}
+
+/* The outputs the fake "computes" on input S: the reference, or with a
+ * planted fault the fault's model (verify_plant_model) for each of the two
+ * poisons of the checked runs; the first wrong one decides.  Returns the
+ * wrong outputs' count (r filled by compare). */
+static int64_t fake_outputs(const kf_variant *v, const kf_shape *shape, const kf_plan_info *p, int64_t offset,
+                            const kf_plant *spec, fake_input *S, bool exact, kf_result *r)
+{
+    const kf_family *f = family_of(v);
+    if (!spec)
+        return f->compare(v, shape, p, S->ref, S->ref, S->aux, exact, r);
+    int64_t nout = f->outputs(shape);
+    size_t es = kf_dtype_size(variant_dtype(v));
+    void *out = malloc((size_t)nout * es + 1);
+    double *aux = malloc((size_t)nout * sizeof *aux + 1);
+    int64_t bad = 0;
+    /* the poison matters only where an output is left unwritten */
+    for (int k = 0; k < (spec->unwritten >= 0 ? 2 : 1) && out && aux && !bad; k++) {
+        verify_plant_model(v, shape, p, offset, spec, S->in, k ? 0x00 : 0xFF, out, aux);
+        bad = f->compare(v, shape, p, out, S->ref, S->aux, exact, r);
+    }
+    free(out);
+    free(aux);
+    return bad;
+}
+
 static void fake_case(const request *q, const kf_device *dev, kf_result *r)
 {
     const kf_variant *v = &q->v;
@@ -184,21 +256,42 @@ static void fake_case(const request *q, const kf_device *dev, kf_result *r)
     kf_dtype t = variant_dtype(v);
     size_t es = kf_dtype_size(t);
     int64_t in = f->input_elems(&q->shape), outs = f->outputs(&q->shape);
-    /* the reference as the result (keeping the CPU work small) */
+    /* the exact data's reference as the result, or a planted fault's model
+     * of it (keeping the CPU work bounded) */
     double t0 = kf_now();
-    if (in <= (1 << 22) && outs <= (1 << 20)) {
-        void *buf = malloc((size_t)in * es + 1), *ref = malloc((size_t)outs * es + 1);
-        double *aux = malloc(sizeof *aux * (size_t)outs + 1);
-        if (buf && ref && aux) {
-            verify_fill(t, variant_op(v), q->b.seed, buf, in);
-            f->reference(v, &q->shape, buf, ref, aux);
-            f->compare(v, &q->shape, &p, ref, ref, aux, r);
+    int kind = codegen_planted(v);
+    kf_plant spec, *sp = NULL;
+    if (kind >= KF_PLANT_DROP_FIRST) {
+        char why[80] = "";
+        snprintf(r->planted, sizeof r->planted, "%s", kf_plant_names[kind]);
+        if (f->plant && f->plant(v, &q->shape, &p, q->b.offset, kind, &spec, why, sizeof why) == 0)
+            sp = &spec;
+        else
+            snprintf(r->planted_effect, sizeof r->planted_effect, "no place: %s", f->plant ? why : "no model");
+    }
+    if (in <= (1 << 25) && outs <= (1 << 22)) {
+        fake_input *X = fake_input_get(0, v, &q->shape, q->b.seed);
+        if (X) {
+            int64_t bad = fake_outputs(v, &q->shape, &p, q->b.offset, sp, X, true, r);
+            if (sp)
+                snprintf(r->planted_effect, sizeof r->planted_effect, "%s",
+                         bad ? "changes the answer" : "cannot change the answer");
+            if (bad)
+                bench_wrong(r, bad, outs, "wrong result on the exact data");
+            else
+                f->compare(v, &q->shape, &p, X->ref, X->ref, X->aux, true, r);
         }
-        free(buf);
-        free(ref);
-        free(aux);
+        fake_input *Q = verify_has_accuracy(t, variant_op(v))
+                            ? fake_input_get(1, v, &q->shape, q->b.seed) : NULL;
+        if (Q) {
+            kf_result acc = *r;
+            int64_t abad = fake_outputs(v, &q->shape, &p, q->b.offset, sp, Q, false, &acc);
+            bench_accuracy(r, &acc, abad);
+        }
     }
     r->verify_ms = 1e3 * (kf_now() - t0);
+    if (r->status != KF_ST_OK)
+        return;
     t0 = kf_now();
     double ms = f->fake_ms(v, &q->shape, dev, &p);
     fake_delay("KFORGE_FAKE_GPU_MS"); /* each case takes this long (tests of parallel devices) */

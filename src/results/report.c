@@ -295,6 +295,12 @@ static void emit_fields(emitter *e, const kf_result *r, const kf_run_info *info)
     em_str(e, "ref_value", r->ref_value);
     em_dbl(e, "abs_err", r->abs_err);
     em_dbl(e, "tolerance", r->tolerance);
+    em_opt_dbl(e, "acc_err", r->acc_bound > 0, r->acc_err);
+    em_opt_dbl(e, "acc_bound", r->acc_bound > 0, r->acc_bound);
+    if (r->planted[0]) {
+        em_str(e, "planted", r->planted);
+        em_str(e, "planted_effect", r->planted_effect);
+    }
     em_bool(e, "deterministic", r->deterministic);
     em_int(e, "launches", r->launches);
     em_int(e, "blocks", r->blocks);

@@ -469,6 +469,10 @@ int results_parse_line(const char *line, kf_result *res, char *err, size_t errle
     get_str(o, "ref_value", res->ref_value, sizeof res->ref_value, err, errlen, &failed);
     get_dbl(o, "abs_err", &res->abs_err, err, errlen, &failed);
     get_dbl(o, "tolerance", &res->tolerance, err, errlen, &failed);
+    get_opt_dbl(o, "acc_err", &res->acc_err, err, errlen, &failed);
+    get_opt_dbl(o, "acc_bound", &res->acc_bound, err, errlen, &failed);
+    get_str(o, "planted", res->planted, sizeof res->planted, err, errlen, &failed);
+    get_str(o, "planted_effect", res->planted_effect, sizeof res->planted_effect, err, errlen, &failed);
     get_bool(o, "deterministic", &res->deterministic, err, errlen, &failed);
     get_int(o, "launches", false, &res->launches, err, errlen, &failed);
     get_i64(o, "blocks", false, INT64_MIN, INT64_MAX, &res->blocks, err, errlen, &failed);

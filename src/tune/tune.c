@@ -994,7 +994,8 @@ static int update_db(tuner *t, const kf_device *dev)
         int pick = -1;
         for (int c = 0; c < t->ncand; c++) {
             const cell *x = cell_at(t, c, k);
-            if (isnan(strat_cost(t->st, c)) || x->st != KF_ST_OK || !(x->median_ms > 0) ||
+            /* a candidate that failed at any size (+inf) is never the best at another */
+            if (!isfinite(strat_cost(t->st, c)) || x->st != KF_ST_OK || !(x->median_ms > 0) ||
                 (det_only && !x->deterministic))
                 continue;
             if (pick < 0 || x->median_ms < cell_at(t, pick, k)->median_ms)

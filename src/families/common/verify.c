@@ -30,6 +30,11 @@
 
 #define GOLDEN UINT64_C(0x9E3779B97F4A7C15)
 
+/* Large inputs are filled (and reduced) in pieces of this many elements on
+ * every CPU the process may use: 1 GiB takes ~0.1 s instead of ~2 s, which
+ * is what each GPU worker pays before its first case of a new input. */
+#define PIECE ((int64_t)1 << 20)
+
 static inline uint64_t mix64(uint64_t z)
 {
     z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
@@ -123,10 +128,124 @@ static void fill_range(dist d, uint64_t key, void *buf, int64_t lo, int64_t hi)
     }
 }
 
-/* Large inputs are filled (and reduced) in pieces of this many elements on
- * every CPU the process may use: 1 GiB takes ~0.1 s instead of ~2 s, which
- * is what each GPU worker pays before its first case of a new input. */
-#define PIECE ((int64_t)1 << 20)
+// ----------------------------------------------------------------------------
+// Exact data (verify_fill_exact)
+
+/* Small nonzero integers whose parity follows the index: 1 or 3 at even i,
+ * 2 or 4 at odd i; positive while n * 4 fits the significand (float32: n <=
+ * 2^22; float64: always), so that no partial sum of any part of the input
+ * is 0; beyond that with random signs, every partial sum a random walk
+ * (about 2.7 sqrt(n), ~1.3e5 at n = 2^31) far below 2^24.  Every partial
+ * sum is an integer: float32 and float64 sums are exact in any order. */
+static inline int small_int(uint64_t r, int64_t i, bool signs)
+{
+    int mag = (int)((r >> 62) & 1) * 2 + 1 + (int)(i & 1); /* 1, 3 / 2, 4 */
+    return signs && (r >> 61) & 1 ? -mag : mag;
+}
+
+/* Integer sum, xor: full-range words with the lowest bit the opposite of
+ * the index's (never 0: an odd-index 0 becomes 2). */
+static inline uint64_t parity_word(uint64_t v, int64_t i)
+{
+    v = (v & ~UINT64_C(1)) | (uint64_t)(~i & 1);
+    return v ? v : 2;
+}
+
+/* Integer prod: odd words, 1 mod 4 at even i and 3 mod 4 at odd i (never 1:
+ * an even-index 1 becomes 5).  Odd numbers are invertible modulo 2^w, so the
+ * wrapped product changes with any factor dropped, doubled or replaced. */
+static inline uint64_t odd_word(uint64_t v, int64_t i)
+{
+    v = (v | 1) & ~UINT64_C(2);
+    v |= (uint64_t)(i & 1) << 1;
+    return v == 1 ? 5 : v;
+}
+
+/* Float prod: every factor negative (a dropped or doubled one flips the
+ * sign), -1 but for `marks` factors spread evenly over the input (the last
+ * element of each of `marks` equal parts; all of them when n <= marks): -2
+ * at even i, -4 at odd i.  Every partial product is -+2^k with 0 <= k <=
+ * 2 marks: exact in any order, and never +-1 when it holds a mark. */
+static inline double prod_factor(int64_t i, int64_t n, int64_t marks)
+{
+    bool mark = n <= marks || (i * marks) / n != ((i + 1) * marks) / n;
+    return !mark ? -1.0 : i & 1 ? -4.0 : -2.0;
+}
+
+typedef struct {
+    kf_dtype t;
+    kf_op op;
+    uint64_t key;
+    void *buf;
+    int64_t n, marks;
+    bool signs;
+} exact_job;
+
+#define EXACT_LOOP(T, EXPR)                                         \
+    do {                                                            \
+        T *p_ = (T *)j->buf;                                        \
+        uint64_t z_ = j->key + (uint64_t)lo * GOLDEN;               \
+        for (int64_t i = lo; i < hi; i++) {                         \
+            z_ += GOLDEN;                                           \
+            uint64_t r = mix64(z_);                                 \
+            (void)r;                                                \
+            p_[i] = (EXPR);                                         \
+        }                                                           \
+    } while (0)
+
+static void exact_piece(void *ctx, int64_t piece, int64_t lo, int64_t hi)
+{
+    (void)piece;
+    const exact_job *j = ctx;
+    bool wide = kf_dtype_size(j->t) == 8;
+    if (kf_dtype_is_float(j->t) && j->op == KF_OP_SUM) {
+        if (wide)
+            EXACT_LOOP(double, (double)small_int(r, i, j->signs));
+        else
+            EXACT_LOOP(float, (float)small_int(r, i, j->signs));
+    } else if (kf_dtype_is_float(j->t) && j->op == KF_OP_PROD) {
+        if (wide)
+            EXACT_LOOP(double, prod_factor(i, j->n, j->marks));
+        else
+            EXACT_LOOP(float, (float)prod_factor(i, j->n, j->marks));
+    } else if (j->op == KF_OP_PROD) {
+        if (wide)
+            EXACT_LOOP(uint64_t, odd_word(r, i));
+        else
+            EXACT_LOOP(uint32_t, (uint32_t)odd_word(r >> 32, i));
+    } else { /* integer sum, xor */
+        if (wide)
+            EXACT_LOOP(uint64_t, parity_word(r, i));
+        else
+            EXACT_LOOP(uint32_t, (uint32_t)parity_word(r >> 32, i));
+    }
+}
+
+bool verify_exact_differs(kf_dtype t, kf_op op)
+{
+    return op == KF_OP_SUM || op == KF_OP_PROD || (op == KF_OP_XOR && !kf_dtype_is_float(t));
+}
+
+bool verify_has_accuracy(kf_dtype t, kf_op op)
+{
+    return kf_dtype_is_float(t) && (op == KF_OP_SUM || op == KF_OP_PROD);
+}
+
+void verify_fill_exact(kf_dtype t, kf_op op, uint64_t seed, void *buf, int64_t n)
+{
+    if (n <= 0)
+        return;
+    if (!verify_exact_differs(t, op)) {
+        verify_fill(t, op, seed, buf, n);
+        return;
+    }
+    /* its own key: the exact data are not the realistic data */
+    bool wide = kf_dtype_size(t) == 8;
+    exact_job j = {t, op, fill_key(t, op, seed ^ UINT64_C(0x65786163742d2d31)), buf, n, wide ? 500 : 60,
+                   !wide && n > ((int64_t)1 << 22)};
+    kf_parallel_for(n, PIECE, exact_piece, &j);
+}
+
 
 typedef struct {
     dist d;
@@ -598,4 +717,50 @@ void verify_format(kf_dtype t, kf_value v, char *buf, size_t len)
     case KF_FLOAT64: snprintf(buf, len, "%.17g", v.f64); break;
     default: snprintf(buf, len, "?"); break;
     }
+}
+
+// ----------------------------------------------------------------------------
+// Element arithmetic and the planted-fault model
+
+kf_value verify_load(kf_dtype t, const void *buf, int64_t i)
+{
+    kf_value v = {.bits = 0};
+    size_t es = kf_dtype_size(t);
+    memcpy(&v, (const char *)buf + (size_t)i * es, es);
+    return v;
+}
+
+kf_value verify_combine(kf_dtype t, kf_op op, kf_value a, kf_value b)
+{
+    if (kf_dtype_is_float(t) && (op == KF_OP_SUM || op == KF_OP_PROD)) {
+        kf_value o = {.bits = 0};
+        if (t == KF_FLOAT32)
+            o.f32 = op == KF_OP_SUM ? a.f32 + b.f32 : a.f32 * b.f32;
+        else
+            o.f64 = op == KF_OP_SUM ? a.f64 + b.f64 : a.f64 * b.f64;
+        return o;
+    }
+    return combine(t, op, a, b);
+}
+
+void verify_plant_model(const kf_variant *v, const kf_shape *s, const kf_plan_info *p, int64_t offset,
+                        const kf_plant *spec, void *in, unsigned char poison, void *out, double *aux)
+{
+    const kf_family *f = family_of(v);
+    kf_dtype t = variant_dtype(v);
+    size_t es = kf_dtype_size(t);
+    char *x = (char *)in + (size_t)(spec->elem > 0 ? spec->elem : 0) * es;
+    kf_value saved = {.bits = 0};
+    if (spec->elem >= 0) {
+        memcpy(&saved, x, es);
+        kf_value put = spec->shift ? verify_load(t, in, spec->elem + 1) : verify_identity(t, variant_op(v));
+        memcpy(x, &put, es);
+    }
+    f->reference(v, s, in, out, aux);
+    if (spec->unit >= 0 && f->plant_outputs)
+        f->plant_outputs(v, s, p, offset, spec, in, out);
+    if (spec->elem >= 0)
+        memcpy(x, &saved, es);
+    if (spec->unwritten >= 0)
+        memset((char *)out + (size_t)spec->unwritten * es, poison, es);
 }

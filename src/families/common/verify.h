@@ -13,6 +13,7 @@
 #define KF_VERIFY_H
 
 #include "kforge.h"
+#include "family.h"
 #include "param.h"
 
 /* The element type and the operator: the first two parameters of every
@@ -41,6 +42,35 @@ typedef union {
  * element i does not depend on n. */
 void verify_fill(kf_dtype t, kf_op op, uint64_t seed, void *buf, int64_t n);
 
+/* Fills buf[0..n) with the exact data: values whose result the CPU knows
+ * exactly and every correct kernel reproduces bit for bit, whatever its
+ * order of operations, and where a single dropped, doubled or misplaced
+ * element changes the answer:
+ *   float sum:   small nonzero integers (1, 3 at even i; 2, 4 at odd i;
+ *                with random signs for float32 beyond n = 2^22): every
+ *                partial sum is an integer far below 2^24, and without
+ *                signs never 0;
+ *   float prod:  -1, but for 60 (float32) or 500 (float64) factors spread
+ *                evenly, -2 (even i) or -4 (odd i): every factor is
+ *                negative, every partial product a power of two;
+ *   integer sum, xor: random words whose lowest bit is the opposite of i's,
+ *                never 0;
+ *   integer prod: random odd words, 1 mod 4 at even i and 3 mod 4 at odd i,
+ *                never 1;
+ *   min, max, and, or: the realistic data (verify_fill), which are exact
+ *                already.
+ * Neighbours always differ (but for float prod between two -1 factors),
+ * and no element is the identity.  Element i depends on (seed, dtype, op,
+ * i), and for float sum and prod on n too (the signs, the marks). */
+void verify_fill_exact(kf_dtype t, kf_op op, uint64_t seed, void *buf, int64_t n);
+
+/* Whether verify_fill_exact gives other data than verify_fill. */
+bool verify_exact_differs(kf_dtype t, kf_op op);
+
+/* Whether the realistic data have a rounding error worth reporting (float
+ * sum and prod): the accuracy run of a case. */
+bool verify_has_accuracy(kf_dtype t, kf_op op);
+
 /* The identity element of op for t (0 for sum, +inf / INT_MAX for min, ...). */
 kf_value verify_identity(kf_dtype t, kf_op op);
 
@@ -63,6 +93,22 @@ bool verify_compare(kf_dtype t, kf_op op, kf_value gpu, kf_value ref, double tol
  * |gpu - ref| and *used the tolerance that applied (0 when exact); either
  * may be NULL. */
 bool verify_check(kf_dtype t, kf_op op, kf_value gpu, kf_value ref, double tol, double *abs_err, double *used);
+
+/* a op b in t's own arithmetic (float sums and products rounded as the GPU
+ * rounds one operation: exact on the exact data). */
+kf_value verify_combine(kf_dtype t, kf_op op, kf_value a, kf_value b);
+
+/* Element i of buf. */
+kf_value verify_load(kf_dtype t, const void *buf, int64_t i);
+
+/* Test hook (KFORGE_PLANT): the outputs a kernel carrying the planted fault
+ * spec gives on `in` (n elements; the faulted element is changed and put
+ * back), its outputs poisoned with the byte `poison` before the run: the
+ * reference of the input as the fault sees it, the family's output-level
+ * part, the unwritten output left as poison.  aux: one double per output. */
+struct kf_family;
+void verify_plant_model(const kf_variant *v, const kf_shape *s, const kf_plan_info *p, int64_t offset,
+                        const kf_plant *spec, void *in, unsigned char poison, void *out, double *aux);
 
 /* Full-precision text ("%.9g" float, "%.17g" double, decimal integers). */
 void verify_format(kf_dtype t, kf_value v, char *buf, size_t len);

@@ -314,9 +314,7 @@ static char *source(const kf_variant *var, char *err, size_t errlen)
                   "// differ only in a fixed count share this source and its cubin.\n\n");
     codegen_defines(&b, var);
     sb_printf(&b, "#define KF_GRID_STRIDE %d\n\n", v.grid.kind != KF_GRID_AUTO);
-    int plant = codegen_planted(var);
-    if (plant)
-        sb_printf(&b, "#define KF_PLANT %d /* test hook: KFORGE_PLANT */\n\n", plant);
+    codegen_plant_defines(&b, var);
     sb_append(&b, common);
     sb_append(&b, "\n");
     sb_append(&b, reduce);
@@ -408,7 +406,7 @@ static void reference(const kf_variant *v, const kf_shape *s, const void *in, vo
 }
 
 static int64_t compare(const kf_variant *v, const kf_shape *s, const kf_plan_info *pi, const void *got,
-                       const void *ref, const double *aux, kf_result *r)
+                       const void *ref, const double *aux, bool exact, kf_result *r)
 {
     kf_dtype t = variant_dtype(v);
     kf_op op = variant_op(v);
@@ -417,8 +415,118 @@ static int64_t compare(const kf_variant *v, const kf_shape *s, const kf_plan_inf
     memset(&rf, 0, sizeof rf);
     memcpy(&g, got, kf_dtype_size(t));
     memcpy(&rf, ref, kf_dtype_size(t));
-    double tol = verify_tolerance(t, op, s->d[0], pi->depth, aux[0], rf);
+    double tol = exact ? 0 : verify_tolerance(t, op, s->d[0], pi->depth, aux[0], rf);
     return verify_compare(t, op, g, rf, tol, r) ? 0 : 1;
+}
+
+// ---------------------------------------------------------------------------
+// planted faults (test hook: KFORGE_PLANT, codegen.h), where reduce.cuh's
+// load phase puts them
+
+/* The vector body of the first pass as reduce.cuh computes it: the scalar
+ * prefix before the first aligned vector (the input starts `offset`
+ * elements past a 256-byte boundary), the vectors, the scalar tail. */
+static void body_of(const reduce_v *v, int64_t n, int64_t offset, int64_t *prefix, int64_t *nv, int64_t *tail)
+{
+    int64_t es = (int64_t)kf_dtype_size(v->dtype), vw = v->vector_width;
+    *prefix = 0;
+    if (vw > 1) {
+        int64_t align = es * vw < 16 ? es * vw : 16;
+        int64_t mis = (offset * es) % align / es;
+        *prefix = mis ? align / es - mis : 0;
+        if (*prefix > n)
+            *prefix = n;
+    }
+    *nv = (n - *prefix) / vw;
+    *tail = n - *prefix - *nv * vw;
+}
+
+/* The first vector block 1 folds (block layout: its first tile; grid
+ * layout: thread blockDim's first vector). */
+static int64_t first_vec_of_block1(const reduce_v *v)
+{
+    return v->layout == KF_LAYOUT_GRID ? v->block_size : (int64_t)v->block_size * v->elements_per_thread;
+}
+
+static int plant(const kf_variant *var, const kf_shape *s, const kf_plan_info *pi, int64_t offset, int kind,
+                 kf_plant *spec, char *why, size_t whylen)
+{
+    reduce_v v;
+    reduce_decode(var, &v);
+    const rplan *rp = (const rplan *)pi->priv;
+    int64_t n = s->d[0], prefix, nv, tail;
+    body_of(&v, n, offset, &prefix, &nv, &tail);
+    *spec = (kf_plant){.elem = -1, .unit = -1, .unwritten = -1};
+    switch (kind) {
+    case KF_PLANT_DROP_FIRST: spec->elem = 0; return 0;
+    case KF_PLANT_DROP_LAST: spec->elem = n - 1; return 0;
+    case KF_PLANT_DROP_TAIL:
+        if (tail == 0) {
+            kf_err(why, whylen, v.vector_width == 1 ? "no vector tail (vector_width 1)"
+                                                    : "no vector tail at this n and offset");
+            return -1;
+        }
+        spec->elem = prefix + nv * v.vector_width;
+        return 0;
+    case KF_PLANT_DROP_BLOCK: {
+        int64_t first = first_vec_of_block1(&v);
+        if (rp->p.blocks[0] < 2 || first >= nv) {
+            kf_err(why, whylen, "one block in the first pass");
+            return -1;
+        }
+        spec->elem = prefix + first * v.vector_width;
+        return 0;
+    }
+    case KF_PLANT_SHIFT:
+        if (n < 2) {
+            kf_err(why, whylen, "one element: no neighbour to read");
+            return -1;
+        }
+        spec->elem = (n - 2) / 2;
+        spec->shift = true;
+        return 0;
+    case KF_PLANT_DOUBLE_BLOCK: /* block 1 when it has elements, else block 0 */
+        spec->unit = rp->p.blocks[0] >= 2 && first_vec_of_block1(&v) < nv ? 1 : 0;
+        return 0;
+    default:
+        kf_err(why, whylen, "%s is not a fault of the reduce family", kf_plant_names[kind]);
+        return -1;
+    }
+}
+
+/* double_block: the block's value, folded once more into the result.  The
+ * block's elements are those reduce.cuh's first pass gives it: the prefix
+ * and tail go to the grid's first threads (block 0), body vector j to block
+ * j / tile (block layout; modulo the grid when it strides) or to thread
+ * j mod (grid x block) (grid layout). */
+static void plant_outputs(const kf_variant *var, const kf_shape *s, const kf_plan_info *pi, int64_t offset,
+                          const kf_plant *spec, const void *in, void *out)
+{
+    reduce_v v;
+    reduce_decode(var, &v);
+    const rplan *rp = (const rplan *)pi->priv;
+    int64_t n = s->d[0], prefix, nv, tail, grid = rp->p.blocks[0], vw = v.vector_width, b = spec->unit;
+    body_of(&v, n, offset, &prefix, &nv, &tail);
+    kf_dtype t = v.dtype;
+    kf_value acc = verify_identity(t, v.op);
+    if (b == 0) {
+        for (int64_t i = 0; i < prefix; i++)
+            acc = verify_combine(t, v.op, acc, verify_load(t, in, i));
+        for (int64_t i = prefix + nv * vw; i < n; i++)
+            acc = verify_combine(t, v.op, acc, verify_load(t, in, i));
+    }
+    int64_t tile = (int64_t)v.block_size * v.elements_per_thread, threads = grid * v.block_size;
+    bool stride = v.grid.kind != KF_GRID_AUTO;
+    for (int64_t j = 0; j < nv; j++) {
+        int64_t owner = v.layout == KF_LAYOUT_GRID ? j % threads / v.block_size
+                                                   : (stride ? j / tile % grid : j / tile);
+        if (owner != b)
+            continue;
+        for (int64_t k = 0; k < vw; k++)
+            acc = verify_combine(t, v.op, acc, verify_load(t, in, prefix + j * vw + k));
+    }
+    kf_value o = verify_combine(t, v.op, verify_load(t, out, 0), acc);
+    memcpy(out, &o, kf_dtype_size(t));
 }
 
 /* A smooth synthetic landscape with one best point: bandwidth peaks at
@@ -463,6 +571,8 @@ const kf_family kf_family_reduce = {
     .enqueue = enqueue,
     .reference = reference,
     .compare = compare,
+    .plant = plant,
+    .plant_outputs = plant_outputs,
     .fake_ms = fake_ms,
     .export_source = reduce_export_source,
 };

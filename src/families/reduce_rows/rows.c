@@ -196,9 +196,7 @@ static char *source(const kf_variant *v, char *err, size_t errlen)
     sb_append(&b, "// rows, cols, row_stride, splits and the grid are launch-time arguments.\n\n");
     codegen_defines(&b, v);
     sb_append(&b, "#if KF_ROWS_MIN_BLOCKS > 0\n#define KF_MIN_BLOCKS KF_ROWS_MIN_BLOCKS\n#endif\n\n");
-    int plant = codegen_planted(v);
-    if (plant)
-        sb_printf(&b, "#define KF_PLANT %d /* test hook: KFORGE_PLANT */\n\n", plant);
+    codegen_plant_defines(&b, v);
     sb_append(&b, common);
     sb_append(&b, "\n");
     sb_append(&b, rows);
@@ -349,6 +347,7 @@ typedef struct {
     kf_dtype t;
     kf_op op;
     int64_t cols, depth;
+    bool exact;
     const void *got, *ref;
     const double *aux;
     cmp_part *parts;
@@ -369,7 +368,7 @@ static void compare_rows(void *ctx, int64_t piece, int64_t lo, int64_t hi)
     cmp_part p = {0, -1, -1, -1};
     for (int64_t i = lo; i < hi; i++) {
         kf_value g = row_value(j->got, i, es), rf = row_value(j->ref, i, es);
-        double tol = verify_tolerance(j->t, j->op, j->cols, j->depth, j->aux[i], rf);
+        double tol = j->exact ? 0 : verify_tolerance(j->t, j->op, j->cols, j->depth, j->aux[i], rf);
         double err, used;
         if (!verify_check(j->t, j->op, g, rf, tol, &err, &used)) {
             if (p.bad++ == 0)
@@ -386,7 +385,7 @@ static void compare_rows(void *ctx, int64_t piece, int64_t lo, int64_t hi)
 }
 
 static int64_t compare(const kf_variant *v, const kf_shape *s, const kf_plan_info *pi, const void *got,
-                       const void *ref, const double *aux, kf_result *r)
+                       const void *ref, const double *aux, bool exact, kf_result *r)
 {
     const int64_t grain = 1 << 16;
     int64_t rows = s->d[0];
@@ -398,7 +397,7 @@ static int64_t compare(const kf_variant *v, const kf_shape *s, const kf_plan_inf
         snprintf(r->message, sizeof r->message, "out of host memory comparing %lld rows", (long long)rows);
         return rows;
     }
-    cmp_job j = {variant_dtype(v), variant_op(v), s->d[1], pi->depth, got, ref, aux, parts};
+    cmp_job j = {variant_dtype(v), variant_op(v), s->d[1], pi->depth, exact, got, ref, aux, parts};
     int64_t pieces = kf_parallel_for(rows, grain, compare_rows, &j);
     /* show the first wrong row, else the row closest to its bound */
     int64_t bad = 0, show = -1;
@@ -417,10 +416,125 @@ static int64_t compare(const kf_variant *v, const kf_shape *s, const kf_plan_inf
     if (show >= 0) {
         size_t es = kf_dtype_size(j.t);
         kf_value rf = row_value(ref, show, es);
-        double tol = verify_tolerance(j.t, j.op, j.cols, j.depth, aux[show], rf);
+        double tol = exact ? 0 : verify_tolerance(j.t, j.op, j.cols, j.depth, aux[show], rf);
         verify_compare(j.t, j.op, row_value(got, show, es), rf, tol, r);
     }
     return bad;
+}
+
+// ---------------------------------------------------------------------------
+// planted faults (test hook: KFORGE_PLANT, codegen.h), where
+// reduce_rows.cuh's loads and stores put them
+
+/* Row r's scalar prefix, body vectors and tail as kf_row_at computes them
+ * (the input starts `offset` elements past a 256-byte boundary). */
+static void row_body(const kf_variant *v, const kf_shape *s, int64_t offset, int64_t r, int64_t *prefix,
+                     int64_t *nv, int64_t *tail)
+{
+    int64_t es = (int64_t)kf_dtype_size(variant_dtype(v)), vw = v->p[WP_VECTOR_WIDTH], cols = s->d[1];
+    *prefix = 0;
+    if (vw > 1) {
+        int64_t align = es * vw < 16 ? es * vw : 16;
+        int64_t mis = ((offset + r * s->d[2]) * es) % align / es;
+        *prefix = mis ? align / es - mis : 0;
+        if (*prefix > cols)
+            *prefix = cols;
+    }
+    *nv = (cols - *prefix) / vw;
+    *tail = cols - *prefix - *nv * vw;
+}
+
+/* The first element block 1 folds: the first row of its first tile (maps
+ * 0-2), or the start of its first part (map 3). */
+static int block1_first(const kf_variant *v, const kf_shape *s, const wplan *w, int64_t offset, int64_t *elem)
+{
+    int64_t rows = s->d[0], stride = s->d[2];
+    if (w->grid < 2)
+        return -1;
+    if (p_int(v, WP_MAP) != MAP_SPLIT) {
+        int64_t r = rows_tile_rows(v);
+        if (r >= rows)
+            return -1;
+        *elem = r * stride;
+        return 0;
+    }
+    int64_t ns = v->p[WP_SPLITS] > 1 ? v->p[WP_SPLITS] : 1, work = rows * ns;
+    int64_t q = work / w->grid, rem = work % w->grid;
+    int64_t i = q + (1 < rem ? 1 : 0);
+    if (q + (1 < rem ? 1 : 0) == 0 || i >= work)
+        return -1;
+    int64_t r = i / ns, p0 = i % ns, prefix, nv, tail;
+    if (p0 == 0) {
+        *elem = r * stride;
+        return 0;
+    }
+    row_body(v, s, offset, r, &prefix, &nv, &tail);
+    int64_t chunk = ((nv + ns - 1) / ns + 7) & ~(int64_t)7, lo = p0 * chunk;
+    if (lo >= nv)
+        return -1;
+    *elem = r * stride + prefix + lo * v->p[WP_VECTOR_WIDTH];
+    return 0;
+}
+
+static int plant(const kf_variant *v, const kf_shape *s, const kf_plan_info *pi, int64_t offset, int kind,
+                 kf_plant *spec, char *why, size_t whylen)
+{
+    const wplan *w = (const wplan *)pi->priv;
+    int64_t rows = s->d[0], cols = s->d[1], stride = s->d[2];
+    int64_t mid = (rows - 1) / 2; /* a row with another after it when rows >= 2 */
+    *spec = (kf_plant){.elem = -1, .unit = -1, .unwritten = -1};
+    switch (kind) {
+    case KF_PLANT_DROP_FIRST: spec->elem = 0; return 0;
+    case KF_PLANT_DROP_LAST: spec->elem = (rows - 1) * stride + cols - 1; return 0;
+    case KF_PLANT_DROP_TAIL:
+        for (int64_t r = 0; r < rows && r < 16; r++) {
+            int64_t prefix, nv, tail;
+            row_body(v, s, offset, r, &prefix, &nv, &tail);
+            if (tail > 0) {
+                spec->elem = r * stride + prefix + nv * v->p[WP_VECTOR_WIDTH];
+                return 0;
+            }
+        }
+        kf_err(why, whylen, v->p[WP_VECTOR_WIDTH] == 1 ? "no vector tail (vector_width 1)"
+                                                         : "no vector tail in the first 16 rows");
+        return -1;
+    case KF_PLANT_DROP_BLOCK:
+        if (block1_first(v, s, w, offset, &spec->elem) != 0) {
+            kf_err(why, whylen, "no second block with elements");
+            return -1;
+        }
+        return 0;
+    case KF_PLANT_SHIFT:
+        if (rows < 2 && cols < 2) {
+            kf_err(why, whylen, "one element: no neighbour to read");
+            return -1;
+        }
+        spec->elem = rows >= 2 ? mid * stride + (cols - 1) / 2 : (cols - 2) / 2;
+        spec->shift = true;
+        return 0;
+    case KF_PLANT_SKIP_COL: spec->elem = mid * stride + cols - 1; return 0;
+    case KF_PLANT_ROW_SHIFT:
+        if (rows < 2) {
+            kf_err(why, whylen, "one row: no next row to write");
+            return -1;
+        }
+        spec->unit = mid;
+        spec->unwritten = mid;
+        return 0;
+    default:
+        kf_err(why, whylen, "%s is not a fault of the reduce_rows family", kf_plant_names[kind]);
+        return -1;
+    }
+}
+
+/* row_shift: row unit's value lands in row unit + 1 (whose own store races
+ * with it; either may win: the model keeps the shifted one). */
+static void plant_outputs(const kf_variant *v, const kf_shape *s, const kf_plan_info *pi, int64_t offset,
+                          const kf_plant *spec, const void *in, void *out)
+{
+    (void)s, (void)pi, (void)offset, (void)in;
+    size_t es = kf_dtype_size(variant_dtype(v));
+    memcpy((char *)out + (size_t)(spec->unit + 1) * es, (char *)out + (size_t)spec->unit * es, es);
 }
 
 /* A smooth landscape: a block per row is best for long rows, a thread or
@@ -464,6 +578,8 @@ const kf_family kf_family_reduce_rows = {
     .enqueue = enqueue,
     .reference = reference,
     .compare = compare,
+    .plant = plant,
+    .plant_outputs = plant_outputs,
     .fake_ms = fake_ms,
     .export_source = rows_export_source,
 };

@@ -1,0 +1,122 @@
+#!/bin/sh
+# verify_suite.sh -- the verification's detection power, on the synthetic
+# GPU (KFORGE_FAKE_GPU=1: it applies each planted fault to its results the
+# way the planted kernel does; tests/gpu_suite.sh step 6 runs the same faults
+# in real kernels).
+#
+#   KFORGE=build/kforge sh tests/verify_suite.sh
+#
+#   1. every planted coverage fault (KFORGE_PLANT=KIND@*) x every dtype x
+#      sum, min, max, prod, xor x n in 1, 2, 3, 31, 4097, 2^20+3, 2^24+1
+#      over four structurally different reduce variants (tests/faults/
+#      reduce.json), and every fault x every row map at shapes with rows or
+#      cols of 1, odd cols and row_stride > cols (tests/faults/rows.json):
+#      every case where the fault changes the exact answer is `wrong`; the
+#      cases where it cannot (an idempotent op: min, max; float prod between
+#      two -1 factors) or has no place (no vector tail, one block) are
+#      listed, and none is a sum, xor or integer product (a float product
+#      is -1 but for a few powers of two: moving an element between two -1
+#      factors, or doubling a block whose product is +1, cannot be seen);
+#   2. the same configs without a planted fault: every case ok;
+#   3. float32 sum at 2^24+1 with the last element dropped: wrong on the
+#      exact data, and the message says the rounding bound alone would have
+#      passed it;
+#   4. a tune where every vector_width 4 candidate (the fake's fastest)
+#      drops an element: none of them is best, the database holds none, and
+#      the summary counts them failed.
+set -u
+KFORGE=${KFORGE:-build/kforge}
+case $KFORGE in /*) ;; *) KFORGE=$(pwd)/$KFORGE ;; esac
+ROOT=$(pwd)
+if [ -n "${KFORGE_TEST_OUT:-}" ]; then
+  OUT=$KFORGE_TEST_OUT; own_out=0
+else
+  OUT=$(mktemp -d "${TMPDIR:-/tmp}/kforge-verify-suite.XXXXXX") || exit 2; own_out=1
+fi
+keep_out=0
+trap 'if [ $own_out = 1 ] && [ $keep_out = 0 ]; then rm -rf "$OUT"; fi' EXIT
+trap 'exit 130' INT TERM HUP
+mkdir -p "$OUT"
+cd "$OUT" || exit 1
+export KFORGE_FAKE_GPU=1
+export KFORGE_CACHE_DIR="$OUT/cache"
+export KFORGE_DB="$OUT/db"
+unset KFORGE_FAULT_INJECT KFORGE_PLANT
+pass=0; fail=0
+ok()  { pass=$((pass+1)); echo "PASS: $1"; }
+bad() { fail=$((fail+1)); echo "FAIL: $1"; }
+
+if [ ! -x "$KFORGE" ]; then
+  echo "FAIL: $KFORGE not built"; exit 1
+fi
+if ! "$KFORGE" --version | grep -q NVRTC; then
+  echo "SKIP: verify suite: NVRTC is not usable here"
+  echo "verify suite: 0 passed, 0 failed, 1 skipped"
+  exit 0
+fi
+if ! command -v python3 >/dev/null 2>&1; then
+  echo "SKIP: verify suite: python3 is needed to read the results"
+  echo "verify suite: 0 passed, 0 failed, 1 skipped"
+  exit 0
+fi
+
+# tally FILE FAULT: tests/faults/tally.py (one line of counts, every miss)
+tally() { python3 "$ROOT/tests/faults/tally.py" "$1" "$2"; }
+
+# 1. planted faults
+for fam in reduce rows; do
+  if [ $fam = reduce ]; then kinds="drop_first drop_last drop_tail drop_block shift double_block"
+  else kinds="drop_first drop_last drop_tail drop_block shift skip_col row_shift"; fi
+  for k in $kinds; do
+    KFORGE_PLANT="$k@*" "$KFORGE" run "$ROOT/tests/faults/$fam.json" --results "$fam-$k.jsonl" --quiet \
+      > "$fam-$k.out" 2> "$fam-$k.err"
+    rc=$?
+    if [ $fam = reduce ] && [ $rc = 1 ]; then
+      # 2^24+1 (every dtype and op) with two of the variants: its inputs cost the most here
+      KFORGE_PLANT="$k@*" "$KFORGE" run "$ROOT/tests/faults/$fam.json" --set n=16777217 --only v4_last_block,v2_multi_grid \
+        --results "$fam-$k.jsonl" --quiet >> "$fam-$k.out" 2>> "$fam-$k.err"
+      rc=$?
+    fi
+    if [ $rc = 1 ] && tally "$fam-$k.jsonl" "$k"; then
+      ok "$fam: planted $k caught wherever it changes the answer"
+    else
+      bad "$fam: planted $k (exit $rc; see $OUT/$fam-$k.err)"; keep_out=1
+    fi
+  done
+done
+
+# 2. no fault planted: every case right
+for fam in reduce rows; do
+  "$KFORGE" run "$ROOT/tests/faults/$fam.json" --results "$fam-clean.jsonl" --quiet > /dev/null 2> "$fam-clean.err"
+  rc=$?
+  if [ $rc = 0 ] && ! grep -q '"status":"wrong"' "$fam-clean.jsonl" && ! grep -q '"planted"' "$fam-clean.jsonl"; then
+    ok "$fam: every correct variant passes the exact check"
+  else
+    bad "$fam: correct variants failed (exit $rc)"; keep_out=1
+  fi
+done
+
+# 3. the rounding bound would have passed it; the exact check does not
+line=$(grep '"name":"v4_last_block"' reduce-drop_last.jsonl | grep '"dtype":"float32"' | grep '"op":"sum"' |
+       grep '"n":16777217')
+case $line in
+  *'"status":"wrong"'*'the bound alone would have passed it'*'"acc_err":'*'"acc_bound":'*)
+    ok "float32 sum at 2^24+1 minus one element: wrong on the exact data, within the rounding bound on the realistic" ;;
+  *) bad "float32 sum at 2^24+1, last element dropped: $line"; keep_out=1 ;;
+esac
+
+# 4. a tune never ranks a wrong kernel
+KFORGE_PLANT="drop_last@vector_width=4" "$KFORGE" tune "$ROOT/configs/tune-reduce.json" --set n=4097 \
+  --strategy random --budget 120 --seed 5 --results tune.jsonl > tune.out 2> tune.err
+rc=$?
+failed=$(sed -n 's/.*failed candidates: \([0-9]*\).*/\1/p' tune.out)
+v4=$(grep -c '"vector_width":4' tune.jsonl)
+if [ $rc = 0 ] && grep -q '^best: ' tune.out && ! grep '^best: ' tune.out | grep -q '/v4/' &&
+   ! grep -q '"vector_width": *4' db/*.json && [ "$v4" -gt 0 ] && [ "${failed:-0}" = "$v4" ]; then
+  ok "tune: the $v4 planted candidates are counted failed and never best"
+else
+  bad "tune with planted candidates (exit $rc, failed ${failed:-?} of $v4 planted)"; keep_out=1
+fi
+
+echo "verify suite: $pass passed, $fail failed"
+[ $fail = 0 ]
