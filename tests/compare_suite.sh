@@ -2,7 +2,9 @@
 # tests/compare_suite.sh -- end-to-end checks of issue 14 (what nvbench,
 # Kernel Tuner and hyperfine do that kforge did not) without a GPU:
 #   - kforge compare: matching by identity, ratio, significance, --fail-above
-#     exit status, colour on a terminal, every output format;
+#     exit status, colour on a terminal, every output format; --match KEYS
+#     (variant against variant, tuned configs size by size, ambiguity, what
+#     differs), why nothing paired, --all, --no-header;
 #   - --format md for run, tune and compare;
 #   - NVML through the scripted fake library (tests/fake_nvml.c, loaded by the
 #     fake GPU's worker through KFORGE_NVML_LIB): clocks, throttle reasons,
@@ -130,6 +132,81 @@ else
   bad "compare --any-device" "$r1 $r2 $(cat d1.txt d2.txt)"
 fi
 
+# --match: one variant against another (block size 256 in one file, 512 in the other)
+cat > v.json <<'J'
+{"kernel": "reduce", "algorithm": "shuffle", "unroll": "full", "n": [4096, "2^20"], "block_size": 256}
+J
+"$KFORGE" run v.json --results b256.jsonl -q > /dev/null 2>&1
+"$KFORGE" run v.json --set block_size=512 --results b512.jsonl -q > /dev/null 2>&1
+"$KFORGE" compare b256.jsonl b512.jsonl > m0.txt 2> m0.err; r0=$?
+"$KFORGE" compare b256.jsonl b512.jsonl --all > m1.txt 2> m1.err; r1=$?
+"$KFORGE" compare b256.jsonl b512.jsonl --match n > m2.txt 2> m2.err; r2=$?
+"$KFORGE" compare b256.jsonl b512.jsonl --match n --format jsonl > m3.txt 2> /dev/null; r3=$?
+jm_ok=1
+if command -v python3 > /dev/null 2>&1; then
+  python3 -c '
+import json
+rows = [json.loads(l) for l in open("m3.txt")]
+assert sorted(r["size"]["n"] for r in rows) == [4096, 1048576], rows
+assert all(r["differs"] == [{"key": "block_size", "old": 256, "new": 512}] for r in rows), rows
+assert all("bs256" in r["old"]["name"] and "bs512" in r["new"]["name"] for r in rows)
+' || jm_ok=0
+fi
+if [ $r0 -eq 2 ] && [ ! -s m0.txt ] && has m0.err "the files differ in block_size (256 in b256.jsonl; 512 in b512.jsonl)" &&
+   has m0.err "for example --match n$" && ! has m0.err "any-device" &&
+   [ $r1 -eq 2 ] && [ "$(count m1.txt ' only old$')" -eq 2 ] && [ "$(count m1.txt ' only new$')" -eq 2 ] &&
+   [ $r2 -eq 0 ] && [ "$(count m2.txt 'block_size 256 vs 512$')" -eq 2 ] && has m2.txt ' differs$' &&
+   has m2.err "2 cases in both" && [ $r3 -eq 0 ] && [ $jm_ok = 1 ]; then
+  ok "compare --match n: one variant against another, what differs shown; without it the differing keys and --match are named; --all lists the unpaired"
+else
+  bad "compare --match variants" "$r0 $r1 $r2 $r3 json=$jm_ok $(cat m0.err m1.txt m2.txt m2.err)"
+fi
+
+# --match n,dtype: two tuned configs size by size; --match name,n across GPUs
+grep '"name":"a1"' old.jsonl > tuned1.jsonl
+grep '"name":"a3"' old.jsonl > tuned3.jsonl
+"$KFORGE" compare tuned1.jsonl tuned3.jsonl --match n,dtype > m4.txt 2> m4.err; r4=$?
+"$KFORGE" compare old.jsonl other.jsonl --match name,n > m5.txt 2> m5.err; r5=$?
+"$KFORGE" compare old.jsonl same.jsonl --match n > m6.txt 2> m6.err; r6=$?
+if [ $r4 -eq 0 ] && [ "$(count m4.txt 'block_size 128 vs 512; vector_width 1 vs 4; name a1 vs a3$')" -eq 2 ] &&
+   [ $r5 -eq 0 ] && [ "$(count m5.txt 'gpu fake-gpu (KFORGE_FAKE_GPU) vs other GPU$')" -eq 6 ] &&
+   [ $r6 -eq 0 ] && has m6.err "6 cases in both: 0 faster, 0 slower, 6 the same" && ! has m6.err ambiguous; then
+  ok "compare --match n,dtype pairs two tuned configs size by size; --match name,n pairs across GPUs; identical cases pair first"
+else
+  bad "compare --match keys" "$r4 $r5 $r6 $(cat m4.txt m4.err m5.err m6.err)"
+fi
+
+# --match ambiguous: three cases of one file have the same n as one of the other
+"$KFORGE" compare old.jsonl b256.jsonl --match n > m7.txt 2> m7.err; r7=$?
+"$KFORGE" compare old.jsonl b256.jsonl --match n --all > m8.txt 2> /dev/null; r8=$?
+"$KFORGE" compare old.jsonl b256.jsonl --match n,block_size > m9.txt 2> m9.err; r9=$?
+"$KFORGE" compare old.jsonl b256.jsonl --match nn > /dev/null 2> m10.err; r10=$?
+"$KFORGE" compare old.jsonl b256.jsonl --match '' > /dev/null 2> m11.err; r11=$?
+if [ $r7 -eq 2 ] && [ ! -s m7.txt ] &&
+   [ "$(count m7.err 'ambiguous: 3 cases in old.jsonl and 1 in b256.jsonl have n=[0-9]*; they differ in block_size, vector_width, name; none of them paired (.*for example --match n,block_size)')" -eq 2 ] &&
+   [ $r8 -eq 2 ] && [ "$(count m8.txt ' ambiguous$')" -eq 8 ] &&
+   [ $r9 -eq 0 ] && [ "$(count m9.txt '^shuffle/bs256/.* same *name a2 vs shuffle/bs256/')" -eq 2 ] &&
+   has m9.err "only in old.jsonl: 4, only in b256.jsonl: 0" &&
+   [ $r10 -eq 2 ] && has m10.err "unknown key 'nn' (did you mean 'n'?)" && [ $r11 -eq 2 ] && has m11.err "expected keys"; then
+  ok "compare --match: several cases with the same keys are ambiguous (said, listed by --all, not paired); a key more pairs them; unknown keys refused"
+else
+  bad "compare --match ambiguous" "$r7 $r8 $r9 $r10 $r11 $(cat m7.err m8.txt m9.txt m9.err m10.err)"
+fi
+
+# --no-header: a shell loop appending CSV to one file has one header
+rm -f loop.csv
+for f in same.jsonl mixed.jsonl; do
+  h=; [ -f loop.csv ] && h=--no-header
+  "$KFORGE" compare old.jsonl $f --format csv $h >> loop.csv 2> /dev/null
+done
+"$KFORGE" compare old.jsonl same.jsonl --no-header > /dev/null 2> nh.err; rnh=$?
+if [ "$(count loop.csv '^name,')" -eq 1 ] && [ "$(wc -l < loop.csv)" -eq 13 ] && head -1 loop.csv | grep -q ',differs$' &&
+   [ $rnh -eq 2 ] && has nh.err "no-header goes with --format csv"; then
+  ok "compare --format csv --no-header: one header in a file appended to in a loop (a table refuses it)"
+else
+  bad "compare --no-header" "$rnh $(cat loop.csv nh.err)"
+fi
+
 # formats; colour only on a terminal (and not with NO_COLOR)
 "$KFORGE" compare old.jsonl mixed.jsonl --format md > f_md.txt 2>/dev/null
 "$KFORGE" compare old.jsonl mixed.jsonl --format csv > f_csv.txt 2>/dev/null
@@ -145,6 +222,8 @@ assert len(rows) == 6 and rows == arr, "jsonl and json differ"
 slow = [r for r in rows if r["verdict"] == "slower"]
 assert len(slow) == 2 and all(abs(r["ratio"] - 1.25) < 1e-4 and r["p"] < 0.01 and r["significant"] for r in slow)
 assert all(r["old"]["reps"] == 5 and r["new"]["status"] == "ok" for r in rows)
+assert sorted(set(r["size"]["n"] for r in rows)) == [4096, 1048576], "size: numbers"
+assert all(r["differs"] == [] for r in rows)
 ' || json_ok=0
 fi
 if head -1 f_md.txt | grep -q '^| name | dtype | op | size | old | new | ratio | change | p | verdict |$' &&
