@@ -248,6 +248,66 @@ else
   echo "SKIP compare colour: script(1) not found"
 fi
 
+# JSON numbers are numbers in every --format json and jsonl output of every command
+# (versions -- cc, driver, nvrtc -- stay strings, as do gpu_value and ref_value: exact
+# decimal texts of values wider than a double)
+"$KFORGE" tune "$ROOT/configs/tune-reduce.json" --set n=2^20 --budget 3 --strategy random --results tj.jsonl --no-db \
+  --format jsonl -q > j_tune.jsonl 2> /dev/null
+"$KFORGE" tune "$ROOT/configs/tune-reduce.json" --set n=2^20 --budget 3 --strategy random --results tj.jsonl --no-db \
+  --format json -q > j_tune.json 2> /dev/null
+"$KFORGE" merge tj.jsonl --no-db --format json -q > j_merge.json 2> /dev/null
+"$KFORGE" merge tj.jsonl --no-db --format jsonl -q > j_merge.jsonl 2> /dev/null
+"$KFORGE" run v.json --no-results --format jsonl -q > j_run.jsonl 2> /dev/null
+"$KFORGE" run v.json --no-results --format json -q > j_run.json 2> /dev/null
+"$KFORGE" compare b256.jsonl b512.jsonl --match n --format json > j_cmp.json 2> /dev/null
+"$KFORGE" compare b256.jsonl b512.jsonl --match n --format jsonl > j_cmp.jsonl 2> /dev/null
+"$KFORGE" axes reduce --format json > j_axes.json
+"$KFORGE" axes reduce_rows --format jsonl > j_axes2.jsonl
+"$KFORGE" info --format json > j_info.json 2> /dev/null
+"$KFORGE" axes --format json > j_fam.json
+if command -v python3 > /dev/null 2>&1; then
+  python3 - > jnum.txt 2>&1 <<'EOF2'
+import json, re, sys
+num = re.compile(r"^-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?$|^[0-9]+(x[0-9]+)+(/[0-9]+)?$")
+keep = {"cc", "driver", "nvrtc", "gpu_value", "ref_value"}
+bad = []
+def walk(v, where):
+    if isinstance(v, dict):
+        for k, x in v.items():
+            if k not in keep:
+                walk(x, where + "." + k)
+    elif isinstance(v, list):
+        for i, x in enumerate(v):
+            walk(x, where + "[%d]" % i)
+    elif isinstance(v, str) and num.match(v):
+        bad.append("%s = %r" % (where, v))
+files = "j_tune.jsonl j_tune.json j_merge.json j_merge.jsonl j_run.jsonl j_run.json j_cmp.json j_cmp.jsonl j_axes.json j_axes2.jsonl j_info.json j_fam.json".split()
+docs = 0
+for f in files:
+    text = open(f).read()
+    assert text.strip(), f + " is empty"
+    try:
+        vals = [json.loads(text)]
+    except ValueError:
+        vals = [json.loads(l) for l in text.splitlines() if l.strip()]
+    for v in vals:
+        walk(v, f)
+        docs += 1
+summary = [json.loads(l) for l in open("j_tune.jsonl")][-1]
+assert summary["n"] == [1048576] and summary["best"]["sizes"][0]["size"] == {"n": 1048576}, summary["n"]
+axes = {a["name"]: a["default"] for a in json.load(open("j_axes.json"))["axes"]}
+assert axes["block_size"] == 256 and axes["dtype"] == "float32" and axes["grid"] == "auto", axes
+if bad:
+    sys.exit("numbers written as strings:\n" + "\n".join(bad[:20]))
+print(docs)
+EOF2
+  if [ $? -eq 0 ]; then
+    ok "JSON: numbers are numbers in run, tune, merge, compare, axes and info (json and jsonl; $(cat jnum.txt) documents)"
+  else
+    bad "JSON numbers" "$(cat jnum.txt)"
+  fi
+fi
+
 # --- --format md ------------------------------------------------------------
 "$KFORGE" run a.json --no-results --format md --speedup > md.txt 2>/dev/null; r1=$?
 "$KFORGE" tune "$ROOT/configs/tune-reduce.json" --set n=2^20 --budget 5 --strategy random --no-db --results t_md.jsonl \
@@ -527,7 +587,7 @@ for fam in ["reduce", "reduce_rows"]:
         name = p["name"]
         val = base.get(name, 8 if name == "row_stride" else None)
         if val is None:
-            val = json.loads(p["default"])
+            val = p["default"]
         if not isinstance(val, int):
             val = 1   # an enumerated key: any number will do, a range must be refused
         cfg = dict(base)
@@ -616,6 +676,14 @@ has() { local exp=$1; shift; [[ " $(comp "$@") " == *" $exp "* ]] || { echo "'$*
 want "compare" kforge comp
 has --fail-above kforge compare --
 has --any-device kforge compare --
+has --match kforge compare --
+has --no-header kforge compare --
+has --no-header kforge run --
+has --quiet kforge merge --
+has --gpu kforge export --
+want "n,dtype" kforge compare a b --match n,dt
+has bench.seed kforge compare a b --match bench.s
+want "sm_75" kforge check --arch sm_7
 want "csv json jsonl md table" kforge compare a b --format ''
 want "json jsonl md table" kforge tune s.json --format ''
 want "edp energy time" kforge tune s.json --objective ''
@@ -629,10 +697,40 @@ has bench.energy= kforge run --set bench.e
 exit $fail
 EOF
   if [ $? -eq 0 ]; then
-    ok "bash completion: compare, --objective, md, -j/-q and --jobs/--quiet from the help"
+    ok "bash completion: compare (--match and its keys, --no-header), --objective, md, -j/-q, --arch from sm_75"
   else
     bad "completion" "$(cat comp.out)"
   fi
+fi
+
+# Docs match the program: the man page's section of each command names every
+# option its --help lists; a config's description gives its candidate count as
+# kforge check counts it; the man page and README name no compute capability
+# below the oldest NVRTC compiles for.
+man_bad=
+for c in run gen check info tune best export axes merge compare; do
+  awk -v c="$c" '/^\.SS "kforge /{ on = index($0, "kforge " c " ") || index($0, "kforge " c "\"") } /^\.SH /{ on = 0 } on' \
+    "$ROOT/man/kforge.1" > sec.txt
+  for o in $("$KFORGE" $c --help | grep -E '^  -' | sed -E 's/^  (([^ ]| [^ ])*).*/\1/' |
+             grep -oE -- '(^| )--?[a-zA-Z][a-zA-Z0-9_-]*' | tr -d ' ' | sort -u); do
+    m=$(printf '%s' "$o" | sed 's/-/\\\\-/g')
+    grep -q -- "$m" sec.txt || man_bad="$man_bad $c:$o"
+  done
+done
+cnt_bad=
+for f in "$ROOT"/configs/*.json; do
+  said=$(sed -n 's/.*"description": "[^"]*[^0-9]\([0-9][0-9]*\) candidates.*/\1/p' "$f")
+  [ -n "$said" ] || continue
+  got=$("$KFORGE" check "$f" 2> /dev/null | head -1 | sed -n 's/.*: \([0-9]*\) variants.*/\1/p')
+  [ "$said" = "$got" ] || cnt_bad="$cnt_bad $(basename "$f"): says $said, has $got;"
+done
+min_arch=$("$KFORGE" check --compile --arch sm_72 v.json > /dev/null 2>&1 && echo 72 || echo 75)
+if [ -z "$man_bad" ] && [ -z "$cnt_bad" ] && [ "$min_arch" = 75 ] &&
+   ! grep -q 'capability 7\.0' "$ROOT/README.md" "$ROOT/man/kforge.1" &&
+   grep -q '"description": "[^"]*860 candidates' "$ROOT/configs/tune-reduce.json"; then
+  ok "docs: every option of every command in its man section (merge --quiet too), candidate counts as check counts them, no cc 7.0"
+else
+  bad "docs" "options missing from the man page:$man_bad; counts:$cnt_bad; oldest arch sm_$min_arch"
 fi
 
 # info --format json and a results line write the device alike (driver "13.0", ...)
