@@ -16,7 +16,7 @@
 
 _kforge_opts_static() {
     case $1 in
-    run) echo "--set --only --format --results --no-results --resume --no-resume --speedup --timeout --device
+    run) echo "--set --only --format --no-header --results --no-results --resume --no-resume --speedup --timeout --device
               --devices --shard --jobs -j --cache-dir --no-cache --lineinfo --quiet -q --help" ;;
     gen) echo "--set --only --help" ;;
     check) echo "--compile --arch --set --jobs -j --cache-dir --no-cache --lineinfo --help" ;;
@@ -24,12 +24,12 @@ _kforge_opts_static() {
     tune) echo "--strategy --budget --time --seed --first-improvement --objective --set --results --resume --no-resume
                --db --no-db --simulate --format --timeout --device --devices --shard --jobs -j --cache-dir --no-cache
                --lineinfo --quiet -q --help" ;;
-    best) echo "--kernel --dtype --op --n --rows --cols --row_stride --db --gpu --deterministic --header --list
-               --delete --help" ;;
-    export) echo "--dtype --op --kernel --db --device-model --gpu --deterministic -o --help" ;;
-    axes) echo "--format --help" ;;
-    merge) echo "--results --db --no-db --format --quiet --help" ;;
-    compare) echo "--fail-above --any-device --all --format --help" ;;
+    best) echo "--kernel --dtype --op --n --rows --cols --row_stride --db --gpu --device-model --deterministic --header
+               --list --delete --help" ;;
+    export) echo "--dtype --op --kernel --db --gpu --device-model --deterministic -o --help" ;;
+    axes) echo "--format --no-header --help" ;;
+    merge) echo "--results --db --no-db --format --quiet -q --help" ;;
+    compare) echo "--fail-above --any-device --match --all --format --no-header --help" ;;
     esac
 }
 
@@ -145,6 +145,15 @@ _kforge() {
         fi
         return
         ;;
+    --match)
+        # KEY[,KEY...]: the keys of every family (sizes and parameters), kernel, name, gpu, bench.*
+        local done_keys=${cur%"${cur##*,}"} keys
+        keys="$(_kforge_axes | cut -d, -f2 | sort -u) kernel name gpu bench.warmup bench.min_reps bench.max_reps
+              bench.max_time_s bench.max_noise bench.flush_l2 bench.seed bench.offset bench.energy"
+        compopt -o nospace 2>/dev/null
+        COMPREPLY=($(compgen -P "$done_keys" -W "$keys" -- "${cur##*,}"))
+        return
+        ;;
     --strategy)
         COMPREPLY=($(compgen -W "exhaustive random local anneal genetic" -- "$cur"))
         return
@@ -154,7 +163,7 @@ _kforge() {
         return
         ;;
     --arch)
-        COMPREPLY=($(compgen -W "sm_70 sm_75 sm_80 sm_86 sm_87 sm_89 sm_90 sm_100 sm_120" -- "$cur"))
+        COMPREPLY=($(compgen -W "sm_75 sm_80 sm_86 sm_87 sm_89 sm_90 sm_100 sm_103 sm_110 sm_120" -- "$cur"))
         return
         ;;
     --dtype)

@@ -311,6 +311,17 @@ t_no_gpu() {
     else
         expect_rc 3 "$KFORGE" run three.json --no-results
         grep_in err 'driver|GPU|libcuda' "a clear message"
+        # what to do instead: the fake GPU, and the commands that need none
+        grep_in err 'without a GPU, KFORGE_FAKE_GPU=1 runs every command on a synthetic device' "the fake GPU named"
+        grep_in err 'need no GPU at all: gen, check, check --compile, axes, compare, merge, best and export .*tune --simulate'
+        for c in info "tune three.json --budget 2 --no-db --results t.jsonl"; do
+            # shellcheck disable=SC2086
+            expect_rc 3 "$KFORGE" $c
+            grep_in err 'KFORGE_FAKE_GPU=1 runs every command' "kforge $c names the fake GPU"
+        done
+        # not when the fake GPU is in use and the device is what is missing
+        expect_rc 3 env KFORGE_FAKE_GPU=1 "$KFORGE" run three.json --no-results --device 5
+        grep -q 'KFORGE_FAKE_GPU=1 runs' err && die "the fake GPU suggested while it is in use: $(cat err)"
     fi
     [ -s out ] && die "no-GPU failure wrote to stdout: $(head -n 3 out)"
     [ -f kforge-results.jsonl ] && die "a results file was created without a GPU"
@@ -323,6 +334,33 @@ t_no_gpu_check_gen() {
     grep_in out '3 variants, 6 cases'
     expect_rc 0 "$KFORGE" gen three.json
     grep_in out 'extern "C"'
+}
+
+t_no_gpu_commands() {
+    # every command the no-GPU message names works without one (results and a
+    # tuning database made on the fake GPU first)
+    expect_rc 0 env KFORGE_FAKE_GPU=1 "$KFORGE" run three.json --results r.jsonl -q
+    expect_rc 0 env KFORGE_FAKE_GPU=1 "$KFORGE" tune sweep.json --set n=4096 --budget 4 --results t.jsonl -q
+    expect_rc 0 env -u KFORGE_FAKE_GPU "$KFORGE" check --compile --arch sm_90 three.json
+    expect_rc 0 env -u KFORGE_FAKE_GPU "$KFORGE" axes reduce
+    expect_rc 0 env -u KFORGE_FAKE_GPU "$KFORGE" compare r.jsonl r.jsonl
+    expect_rc 0 env -u KFORGE_FAKE_GPU "$KFORGE" merge t.jsonl --no-db
+    expect_rc 0 env -u KFORGE_FAKE_GPU "$KFORGE" best --n 4096
+    grep_in out '"block_size"'
+    expect_rc 0 env -u KFORGE_FAKE_GPU "$KFORGE" export --dtype float32 --op sum -o x.cuh
+    grep_in x.cuh 'kforge_reduce_float32_sum'
+    expect_rc 0 env -u KFORGE_FAKE_GPU "$KFORGE" tune sweep.json --set n=4096 --simulate t.jsonl --budget 4
+    # --gpu picks the GPU in best and export; --device-model is the same (an older name)
+    expect_rc 0 env -u KFORGE_FAKE_GPU "$KFORGE" export --dtype float32 --op sum --gpu 'fake-gpu (KFORGE_FAKE_GPU)'
+    cp out gpu.cuh
+    expect_rc 0 env -u KFORGE_FAKE_GPU "$KFORGE" export --dtype float32 --op sum --device-model 'fake-gpu (KFORGE_FAKE_GPU)'
+    # the same header but for the command line and the date it records
+    grep -v 'kforge export\|T[0-9][0-9]:[0-9][0-9]' gpu.cuh >a.cuh
+    grep -v 'kforge export\|T[0-9][0-9]:[0-9][0-9]' out >b.cuh
+    cmp -s a.cuh b.cuh || die "export --gpu and --device-model give different headers: $(diff a.cuh b.cuh | head -5)"
+    expect_rc 0 env -u KFORGE_FAKE_GPU "$KFORGE" best --n 4096 --device-model 'fake-gpu (KFORGE_FAKE_GPU)'
+    expect_rc 2 env -u KFORGE_FAKE_GPU "$KFORGE" best --n 4096 --gpu 'no such GPU'
+    return 0
 }
 
 # ---------------------------------------------------------------------------
@@ -358,6 +396,38 @@ st = [r[head.index("status")] for r in rows[1:]]
 if st.count("fault") != 1 or st.count("ok") != 5:
     sys.exit("statuses: %s" % st)
 EOF
+}
+
+t_csv_no_header() {
+    # a shell loop appending CSV to one file: one header line
+    for bs in 128 256; do
+        h=
+        [ -s all.csv ] && h=--no-header
+        KFORGE_FAKE_GPU=1 "$KFORGE" run one.json --set block_size=$bs --format csv $h --no-results -q >>all.csv ||
+            die "run --format csv $h failed"
+    done
+    [ "$(grep -c '^kforge,' all.csv)" = 1 ] || die "expected one header line: $(cut -c1-60 all.csv)"
+    [ "$(lines all.csv)" = 3 ] || die "expected a header and 2 rows, got $(lines all.csv) lines"
+    grep -q ',128,' all.csv && grep -q ',256,' all.csv || die "a block size is missing: $(cut -c1-120 all.csv)"
+    # --no-header is for csv only; axes csv (no header) takes it
+    expect_rc 2 env KFORGE_FAKE_GPU=1 "$KFORGE" run one.json --no-header --no-results
+    grep_in err 'no-header goes with --format csv'
+    expect_rc 0 "$KFORGE" axes reduce --format csv --no-header
+    grep_in out '^reduce,dtype,'
+    "$KFORGE" run --help | grep -q -- '--no-header' || die "run --help does not name --no-header"
+    grep -q 'no\\-header' "$ROOT/man/kforge.1" || die "the man page does not name --no-header"
+    grep -q -- '--no-header' "$ROOT/README.md" || die "the README does not name --no-header"
+}
+
+t_broken_pipe_no_results() {
+    # the reader goes away: with --no-results there is nothing to resume
+    # from; with a results file, the same command resumes
+    KFORGE_FAKE_GPU=1 KFORGE_FAKE_GPU_MS=30 "$KFORGE" run sweep.json --no-results --format csv 2>err1 | head -n 2 >/dev/null
+    grep_in err1 'standard output closed after [0-9]+ of 36 cases; the cases measured were printed; with --no-results there is no results file to resume from'
+    grep -q 'run the same command to resume' err1 && die "--no-results: told to resume: $(cat err1)"
+    KFORGE_FAKE_GPU=1 KFORGE_FAKE_GPU_MS=30 "$KFORGE" run sweep.json --results r.jsonl --format csv 2>err2 | head -n 2 >/dev/null
+    grep_in err2 'standard output closed after [0-9]+ of 36 cases; results are in r\.jsonl; run the same command to resume'
+    return 0
 }
 
 t_no_color() {
@@ -739,8 +809,11 @@ check bad-config t_bad_config
 check missing-file t_missing_file
 check no-gpu-run-exit3 t_no_gpu
 check no-gpu-check-gen t_no_gpu_check_gen
+check no-gpu-commands t_no_gpu_commands
 check jsonl-stdout t_jsonl_stdout
 check csv t_csv
+check csv-no-header t_csv_no_header
+check broken-pipe-no-results t_broken_pipe_no_results
 check no-color t_no_color
 check stdin-config t_stdin
 check set-block-size t_set_block_size

@@ -2,7 +2,9 @@
 # tests/compare_suite.sh -- end-to-end checks of issue 14 (what nvbench,
 # Kernel Tuner and hyperfine do that kforge did not) without a GPU:
 #   - kforge compare: matching by identity, ratio, significance, --fail-above
-#     exit status, colour on a terminal, every output format;
+#     exit status, colour on a terminal, every output format; --match KEYS
+#     (variant against variant, tuned configs size by size, ambiguity, what
+#     differs), why nothing paired, --all, --no-header;
 #   - --format md for run, tune and compare;
 #   - NVML through the scripted fake library (tests/fake_nvml.c, loaded by the
 #     fake GPU's worker through KFORGE_NVML_LIB): clocks, throttle reasons,
@@ -130,6 +132,81 @@ else
   bad "compare --any-device" "$r1 $r2 $(cat d1.txt d2.txt)"
 fi
 
+# --match: one variant against another (block size 256 in one file, 512 in the other)
+cat > v.json <<'J'
+{"kernel": "reduce", "algorithm": "shuffle", "unroll": "full", "n": [4096, "2^20"], "block_size": 256}
+J
+"$KFORGE" run v.json --results b256.jsonl -q > /dev/null 2>&1
+"$KFORGE" run v.json --set block_size=512 --results b512.jsonl -q > /dev/null 2>&1
+"$KFORGE" compare b256.jsonl b512.jsonl > m0.txt 2> m0.err; r0=$?
+"$KFORGE" compare b256.jsonl b512.jsonl --all > m1.txt 2> m1.err; r1=$?
+"$KFORGE" compare b256.jsonl b512.jsonl --match n > m2.txt 2> m2.err; r2=$?
+"$KFORGE" compare b256.jsonl b512.jsonl --match n --format jsonl > m3.txt 2> /dev/null; r3=$?
+jm_ok=1
+if command -v python3 > /dev/null 2>&1; then
+  python3 -c '
+import json
+rows = [json.loads(l) for l in open("m3.txt")]
+assert sorted(r["size"]["n"] for r in rows) == [4096, 1048576], rows
+assert all(r["differs"] == [{"key": "block_size", "old": 256, "new": 512}] for r in rows), rows
+assert all("bs256" in r["old"]["name"] and "bs512" in r["new"]["name"] for r in rows)
+' || jm_ok=0
+fi
+if [ $r0 -eq 2 ] && [ ! -s m0.txt ] && has m0.err "the files differ in block_size (256 in b256.jsonl; 512 in b512.jsonl)" &&
+   has m0.err "for example --match n$" && ! has m0.err "any-device" &&
+   [ $r1 -eq 2 ] && [ "$(count m1.txt ' only old$')" -eq 2 ] && [ "$(count m1.txt ' only new$')" -eq 2 ] &&
+   [ $r2 -eq 0 ] && [ "$(count m2.txt 'block_size 256 vs 512$')" -eq 2 ] && has m2.txt ' differs$' &&
+   has m2.err "2 cases in both" && [ $r3 -eq 0 ] && [ $jm_ok = 1 ]; then
+  ok "compare --match n: one variant against another, what differs shown; without it the differing keys and --match are named; --all lists the unpaired"
+else
+  bad "compare --match variants" "$r0 $r1 $r2 $r3 json=$jm_ok $(cat m0.err m1.txt m2.txt m2.err)"
+fi
+
+# --match n,dtype: two tuned configs size by size; --match name,n across GPUs
+grep '"name":"a1"' old.jsonl > tuned1.jsonl
+grep '"name":"a3"' old.jsonl > tuned3.jsonl
+"$KFORGE" compare tuned1.jsonl tuned3.jsonl --match n,dtype > m4.txt 2> m4.err; r4=$?
+"$KFORGE" compare old.jsonl other.jsonl --match name,n > m5.txt 2> m5.err; r5=$?
+"$KFORGE" compare old.jsonl same.jsonl --match n > m6.txt 2> m6.err; r6=$?
+if [ $r4 -eq 0 ] && [ "$(count m4.txt 'block_size 128 vs 512; vector_width 1 vs 4; name a1 vs a3$')" -eq 2 ] &&
+   [ $r5 -eq 0 ] && [ "$(count m5.txt 'gpu fake-gpu (KFORGE_FAKE_GPU) vs other GPU$')" -eq 6 ] &&
+   [ $r6 -eq 0 ] && has m6.err "6 cases in both: 0 faster, 0 slower, 6 the same" && ! has m6.err ambiguous; then
+  ok "compare --match n,dtype pairs two tuned configs size by size; --match name,n pairs across GPUs; identical cases pair first"
+else
+  bad "compare --match keys" "$r4 $r5 $r6 $(cat m4.txt m4.err m5.err m6.err)"
+fi
+
+# --match ambiguous: three cases of one file have the same n as one of the other
+"$KFORGE" compare old.jsonl b256.jsonl --match n > m7.txt 2> m7.err; r7=$?
+"$KFORGE" compare old.jsonl b256.jsonl --match n --all > m8.txt 2> /dev/null; r8=$?
+"$KFORGE" compare old.jsonl b256.jsonl --match n,block_size > m9.txt 2> m9.err; r9=$?
+"$KFORGE" compare old.jsonl b256.jsonl --match nn > /dev/null 2> m10.err; r10=$?
+"$KFORGE" compare old.jsonl b256.jsonl --match '' > /dev/null 2> m11.err; r11=$?
+if [ $r7 -eq 2 ] && [ ! -s m7.txt ] &&
+   [ "$(count m7.err 'ambiguous: 3 cases in old.jsonl and 1 in b256.jsonl have n=[0-9]*; they differ in block_size, vector_width, name; none of them paired (.*for example --match n,block_size)')" -eq 2 ] &&
+   [ $r8 -eq 2 ] && [ "$(count m8.txt ' ambiguous$')" -eq 8 ] &&
+   [ $r9 -eq 0 ] && [ "$(count m9.txt '^shuffle/bs256/.* same *name a2 vs shuffle/bs256/')" -eq 2 ] &&
+   has m9.err "only in old.jsonl: 4, only in b256.jsonl: 0" &&
+   [ $r10 -eq 2 ] && has m10.err "unknown key 'nn' (did you mean 'n'?)" && [ $r11 -eq 2 ] && has m11.err "expected keys"; then
+  ok "compare --match: several cases with the same keys are ambiguous (said, listed by --all, not paired); a key more pairs them; unknown keys refused"
+else
+  bad "compare --match ambiguous" "$r7 $r8 $r9 $r10 $r11 $(cat m7.err m8.txt m9.txt m9.err m10.err)"
+fi
+
+# --no-header: a shell loop appending CSV to one file has one header
+rm -f loop.csv
+for f in same.jsonl mixed.jsonl; do
+  h=; [ -f loop.csv ] && h=--no-header
+  "$KFORGE" compare old.jsonl $f --format csv $h >> loop.csv 2> /dev/null
+done
+"$KFORGE" compare old.jsonl same.jsonl --no-header > /dev/null 2> nh.err; rnh=$?
+if [ "$(count loop.csv '^name,')" -eq 1 ] && [ "$(wc -l < loop.csv)" -eq 13 ] && head -1 loop.csv | grep -q ',differs$' &&
+   [ $rnh -eq 2 ] && has nh.err "no-header goes with --format csv"; then
+  ok "compare --format csv --no-header: one header in a file appended to in a loop (a table refuses it)"
+else
+  bad "compare --no-header" "$rnh $(cat loop.csv nh.err)"
+fi
+
 # formats; colour only on a terminal (and not with NO_COLOR)
 "$KFORGE" compare old.jsonl mixed.jsonl --format md > f_md.txt 2>/dev/null
 "$KFORGE" compare old.jsonl mixed.jsonl --format csv > f_csv.txt 2>/dev/null
@@ -145,6 +222,8 @@ assert len(rows) == 6 and rows == arr, "jsonl and json differ"
 slow = [r for r in rows if r["verdict"] == "slower"]
 assert len(slow) == 2 and all(abs(r["ratio"] - 1.25) < 1e-4 and r["p"] < 0.01 and r["significant"] for r in slow)
 assert all(r["old"]["reps"] == 5 and r["new"]["status"] == "ok" for r in rows)
+assert sorted(set(r["size"]["n"] for r in rows)) == [4096, 1048576], "size: numbers"
+assert all(r["differs"] == [] for r in rows)
 ' || json_ok=0
 fi
 if head -1 f_md.txt | grep -q '^| name | dtype | op | size | old | new | ratio | change | p | verdict |$' &&
@@ -167,6 +246,66 @@ if command -v script > /dev/null 2>&1; then
   fi
 else
   echo "SKIP compare colour: script(1) not found"
+fi
+
+# JSON numbers are numbers in every --format json and jsonl output of every command
+# (versions -- cc, driver, nvrtc -- stay strings, as do gpu_value and ref_value: exact
+# decimal texts of values wider than a double)
+"$KFORGE" tune "$ROOT/configs/tune-reduce.json" --set n=2^20 --budget 3 --strategy random --results tj.jsonl --no-db \
+  --format jsonl -q > j_tune.jsonl 2> /dev/null
+"$KFORGE" tune "$ROOT/configs/tune-reduce.json" --set n=2^20 --budget 3 --strategy random --results tj.jsonl --no-db \
+  --format json -q > j_tune.json 2> /dev/null
+"$KFORGE" merge tj.jsonl --no-db --format json -q > j_merge.json 2> /dev/null
+"$KFORGE" merge tj.jsonl --no-db --format jsonl -q > j_merge.jsonl 2> /dev/null
+"$KFORGE" run v.json --no-results --format jsonl -q > j_run.jsonl 2> /dev/null
+"$KFORGE" run v.json --no-results --format json -q > j_run.json 2> /dev/null
+"$KFORGE" compare b256.jsonl b512.jsonl --match n --format json > j_cmp.json 2> /dev/null
+"$KFORGE" compare b256.jsonl b512.jsonl --match n --format jsonl > j_cmp.jsonl 2> /dev/null
+"$KFORGE" axes reduce --format json > j_axes.json
+"$KFORGE" axes reduce_rows --format jsonl > j_axes2.jsonl
+"$KFORGE" info --format json > j_info.json 2> /dev/null
+"$KFORGE" axes --format json > j_fam.json
+if command -v python3 > /dev/null 2>&1; then
+  python3 - > jnum.txt 2>&1 <<'EOF2'
+import json, re, sys
+num = re.compile(r"^-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?$|^[0-9]+(x[0-9]+)+(/[0-9]+)?$")
+keep = {"cc", "driver", "nvrtc", "gpu_value", "ref_value"}
+bad = []
+def walk(v, where):
+    if isinstance(v, dict):
+        for k, x in v.items():
+            if k not in keep:
+                walk(x, where + "." + k)
+    elif isinstance(v, list):
+        for i, x in enumerate(v):
+            walk(x, where + "[%d]" % i)
+    elif isinstance(v, str) and num.match(v):
+        bad.append("%s = %r" % (where, v))
+files = "j_tune.jsonl j_tune.json j_merge.json j_merge.jsonl j_run.jsonl j_run.json j_cmp.json j_cmp.jsonl j_axes.json j_axes2.jsonl j_info.json j_fam.json".split()
+docs = 0
+for f in files:
+    text = open(f).read()
+    assert text.strip(), f + " is empty"
+    try:
+        vals = [json.loads(text)]
+    except ValueError:
+        vals = [json.loads(l) for l in text.splitlines() if l.strip()]
+    for v in vals:
+        walk(v, f)
+        docs += 1
+summary = [json.loads(l) for l in open("j_tune.jsonl")][-1]
+assert summary["n"] == [1048576] and summary["best"]["sizes"][0]["size"] == {"n": 1048576}, summary["n"]
+axes = {a["name"]: a["default"] for a in json.load(open("j_axes.json"))["axes"]}
+assert axes["block_size"] == 256 and axes["dtype"] == "float32" and axes["grid"] == "auto", axes
+if bad:
+    sys.exit("numbers written as strings:\n" + "\n".join(bad[:20]))
+print(docs)
+EOF2
+  if [ $? -eq 0 ]; then
+    ok "JSON: numbers are numbers in run, tune, merge, compare, axes and info (json and jsonl; $(cat jnum.txt) documents)"
+  else
+    bad "JSON numbers" "$(cat jnum.txt)"
+  fi
 fi
 
 # --- --format md ------------------------------------------------------------
@@ -448,7 +587,7 @@ for fam in ["reduce", "reduce_rows"]:
         name = p["name"]
         val = base.get(name, 8 if name == "row_stride" else None)
         if val is None:
-            val = json.loads(p["default"])
+            val = p["default"]
         if not isinstance(val, int):
             val = 1   # an enumerated key: any number will do, a range must be refused
         cfg = dict(base)
@@ -537,6 +676,14 @@ has() { local exp=$1; shift; [[ " $(comp "$@") " == *" $exp "* ]] || { echo "'$*
 want "compare" kforge comp
 has --fail-above kforge compare --
 has --any-device kforge compare --
+has --match kforge compare --
+has --no-header kforge compare --
+has --no-header kforge run --
+has --quiet kforge merge --
+has --gpu kforge export --
+want "n,dtype" kforge compare a b --match n,dt
+has bench.seed kforge compare a b --match bench.s
+want "sm_75" kforge check --arch sm_7
 want "csv json jsonl md table" kforge compare a b --format ''
 want "json jsonl md table" kforge tune s.json --format ''
 want "edp energy time" kforge tune s.json --objective ''
@@ -550,10 +697,40 @@ has bench.energy= kforge run --set bench.e
 exit $fail
 EOF
   if [ $? -eq 0 ]; then
-    ok "bash completion: compare, --objective, md, -j/-q and --jobs/--quiet from the help"
+    ok "bash completion: compare (--match and its keys, --no-header), --objective, md, -j/-q, --arch from sm_75"
   else
     bad "completion" "$(cat comp.out)"
   fi
+fi
+
+# Docs match the program: the man page's section of each command names every
+# option its --help lists; a config's description gives its candidate count as
+# kforge check counts it; the man page and README name no compute capability
+# below the oldest NVRTC compiles for.
+man_bad=
+for c in run gen check info tune best export axes merge compare; do
+  awk -v c="$c" '/^\.SS "kforge /{ on = index($0, "kforge " c " ") || index($0, "kforge " c "\"") } /^\.SH /{ on = 0 } on' \
+    "$ROOT/man/kforge.1" > sec.txt
+  for o in $("$KFORGE" $c --help | grep -E '^  -' | sed -E 's/^  (([^ ]| [^ ])*).*/\1/' |
+             grep -oE -- '(^| )--?[a-zA-Z][a-zA-Z0-9_-]*' | tr -d ' ' | sort -u); do
+    m=$(printf '%s' "$o" | sed 's/-/\\\\-/g')
+    grep -q -- "$m" sec.txt || man_bad="$man_bad $c:$o"
+  done
+done
+cnt_bad=
+for f in "$ROOT"/configs/*.json; do
+  said=$(sed -n 's/.*"description": "[^"]*[^0-9]\([0-9][0-9]*\) candidates.*/\1/p' "$f")
+  [ -n "$said" ] || continue
+  got=$("$KFORGE" check "$f" 2> /dev/null | head -1 | sed -n 's/.*: \([0-9]*\) variants.*/\1/p')
+  [ "$said" = "$got" ] || cnt_bad="$cnt_bad $(basename "$f"): says $said, has $got;"
+done
+min_arch=$("$KFORGE" check --compile --arch sm_72 v.json > /dev/null 2>&1 && echo 72 || echo 75)
+if [ -z "$man_bad" ] && [ -z "$cnt_bad" ] && [ "$min_arch" = 75 ] &&
+   ! grep -q 'capability 7\.0' "$ROOT/README.md" "$ROOT/man/kforge.1" &&
+   grep -q '"description": "[^"]*860 candidates' "$ROOT/configs/tune-reduce.json"; then
+  ok "docs: every option of every command in its man section (merge --quiet too), candidate counts as check counts them, no cc 7.0"
+else
+  bad "docs" "options missing from the man page:$man_bad; counts:$cnt_bad; oldest arch sm_$min_arch"
 fi
 
 # info --format json and a results line write the device alike (driver "13.0", ...)

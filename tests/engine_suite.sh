@@ -180,7 +180,7 @@ fi
 
 # --- the second family: reduce_rows ------------------------------------
 if "$KFORGE" axes reduce_rows | grep -q 'rows_per_group' && "$KFORGE" axes reduce_rows | grep -q 'row_stride' &&
-   "$KFORGE" axes reduce_rows --format json | grep -q '"name": "min_blocks", [^}]*"default": "0"' &&
+   "$KFORGE" axes reduce_rows --format json | grep -q '"name": "min_blocks", [^}]*"default": 0,' &&
    "$KFORGE" axes reduce_rows --format json | grep -q '"name": "rows", [^}]*"default": "required"' &&
    "$KFORGE" axes reduce_rows --format json | grep -q '"name": "row_stride", [^}]*"default": "optional"'; then
   ok "kforge axes reduce_rows: axes with their defaults (min_blocks 0), sizes required or optional"

@@ -243,6 +243,37 @@ START_TEST(header_text_and_refusals)
 END_TEST
 
 /* The kernels compile with NVRTC, as extern "C" names, for several types. */
+/* The header names the oldest compute capability NVRTC 13 compiles for
+ * (7.5: CUDA 13 dropped sm_50..sm_72), and compiles there; sm_72 is
+ * refused by NVRTC itself. */
+START_TEST(header_oldest_arch)
+{
+    kf_export_entry e[NE];
+    entries(KF_FLOAT32, KF_OP_SUM, e);
+    char *h = reduce_export_source(e, NE, &info, err, sizeof err);
+    ck_assert_msg(h != NULL, "%s", err);
+    ck_assert_msg(strstr(h, "compute capability 7.5 or newer") != NULL, "the header names 7.5");
+    ck_assert_msg(strstr(h, "__CUDA_ARCH__ < 750") != NULL, "the header refuses older architectures");
+    ck_assert_ptr_null(strstr(h, "7.0 or newer"));
+    const char *archs[] = {"sm_75", "sm_72"};
+    for (int i = 0; i < 2; i++) {
+        rtc_options o = {.lineinfo = false};
+        snprintf(o.arch, sizeof o.arch, "%s", archs[i]);
+        void *cubin = NULL;
+        char *log = NULL;
+        size_t len;
+        int rc = rtc_compile(h, "kforge_test.cu", &o, &cubin, &len, &log, err, sizeof err);
+        if (i == 0)
+            ck_assert_msg(rc == 0, "NVRTC sm_75: %s\n%.2000s", err, log ? log : "");
+        else
+            ck_assert_msg(rc != 0, "NVRTC compiled for sm_72: the oldest architecture is not 7.5");
+        free(cubin);
+        free(log);
+    }
+    free(h);
+}
+END_TEST
+
 START_TEST(header_compiles_with_nvrtc)
 {
     static const kf_dtype ts[] = {KF_FLOAT32, KF_INT64, KF_FLOAT64, KF_UINT32};
@@ -834,6 +865,7 @@ static Suite *export_suite(void)
     tcase_set_timeout(tc, 240);
     tcase_add_test(tc, header_text_and_refusals);
     tcase_add_test(tc, header_compiles_with_nvrtc);
+    tcase_add_test(tc, header_oldest_arch);
     tcase_add_test(tc, host_api_follows_the_plan);
     suite_add_tcase(s, tc);
     tc = tcase_create("rows");

@@ -12,13 +12,14 @@
 #include "util.h"
 
 static const char *const axes_help =
-    "usage: kforge axes [FAMILY] [--format table|json|csv]\n"
+    "usage: kforge axes [FAMILY] [--format table|json|csv] [--no-header]\n"
     "\n"
     "Lists the kernel families, or the axes (variant parameters) and sizes of FAMILY: name,\n"
     "allowed values, default and a line of documentation.  Every axis takes a value or a list in\n"
     "a config and with --set; integer axes without a closed set of values also take a range\n"
     "{\"range\": [lo, hi], \"step\": \"pow2\" | k}.  --format csv: family,key,values lines (the\n"
-    "enumerated values space-separated), for scripts and the bash completion.\n"
+    "enumerated values space-separated), for scripts and the bash completion; it has no header\n"
+    "line, and takes --no-header as run and compare do.\n"
     "\n"
     "examples:\n"
     "  kforge axes\n"
@@ -55,8 +56,13 @@ static void print_param(const kf_param *p, bool size, bool json, bool first)
         } else {
             sb_json_string(&b, allowed.s ? allowed.s : "");
         }
+        /* the default as the config writes it: "float32", 256, {"waves": 1};
+         * a size has none: "required" or "optional" */
         sb_append(&b, ", \"default\": ");
-        sb_json_string(&b, def.s ? def.s : "");
+        if (size)
+            sb_json_string(&b, def.s ? def.s : "");
+        else
+            sb_append(&b, def.s ? def.s : "null");
         sb_printf(&b, ", \"key\": %s, \"doc\": ", p->key ? "true" : "false");
         sb_json_string(&b, p->doc ? p->doc : "");
         sb_append(&b, "}");
@@ -75,7 +81,7 @@ int cmd_axes(int argc, char **argv)
 {
     opts o;
     opts_init(&o);
-    int pr = parse_opts(argc, argv, axes_help, OPT_FORMAT | OPT_CONFIGS, &o);
+    int pr = parse_opts(argc, argv, axes_help, OPT_FORMAT | OPT_CSV | OPT_CONFIGS, &o);
     if (pr != 0)
         return pr > 0 ? KF_EXIT_OK : KF_EXIT_USAGE;
     bool json = o.fmt == KF_FMT_JSON || o.fmt == KF_FMT_JSONL;

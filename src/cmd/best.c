@@ -39,7 +39,7 @@ static const char *const best_help =
     "  --db DIR            tuning database (default $KFORGE_DB, else $XDG_DATA_HOME/kforge/tuning,\n"
     "                      else ~/.local/share/kforge/tuning)\n"
     "  --gpu NAME          the GPU (device name or database file name); default: the only GPU in\n"
-    "                      the database, else this machine's GPU\n"
+    "                      the database, else this machine's GPU (--device-model NAME is the same)\n"
     "  --header            a C header instead of a config\n"
     "  --list              list the entries instead\n"
     "  --delete            delete the entries for --dtype, --op and the size\n"
@@ -203,7 +203,7 @@ int cmd_best(int argc, char **argv)
             }
         } else if (cli_value(&c, "--db", &val)) {
             db = val;
-        } else if (cli_value(&c, "--gpu", &val)) {
+        } else if (cli_value(&c, "--gpu", &val) || cli_value(&c, "--device-model", &val)) {
             gpu = val;
         } else if (cli_flag(&c, "--header")) {
             header = true;

@@ -30,7 +30,7 @@ int tune_main(int argc, char **argv);
 /* Option groups a command takes. */
 enum {
     OPT_SET = 1 << 0,       /* --set KEY=VALUE */
-    OPT_FORMAT = 1 << 1,    /* --format */
+    OPT_FORMAT = 1 << 1,    /* --format; --no-header where csv is one of the formats */
     OPT_RESULTS = 1 << 2,   /* --results, --no-results, --resume, --no-resume */
     OPT_SPEEDUP = 1 << 3,   /* --speedup */
     OPT_MEASURE = 1 << 4,   /* --timeout, --device, --jobs, --cache-dir, --no-cache, --lineinfo */
@@ -40,7 +40,8 @@ enum {
     OPT_CONFIGS = 1 << 8,   /* positional CONFIG files */
     OPT_MULTI = 1 << 9,     /* --devices, --shard (with OPT_MEASURE) */
     OPT_MD = 1 << 10,       /* --format md as well (a Markdown table) */
-    OPT_ONLY = 1 << 11      /* --only NAME[,NAME...] */
+    OPT_ONLY = 1 << 11,     /* --only NAME[,NAME...] */
+    OPT_CSV = 1 << 12       /* --format csv is one of the formats: --no-header too */
 };
 
 /* The help lines of the compiler and progress options run and tune share
@@ -83,6 +84,7 @@ typedef struct {
     run_opts ro;
     kf_shard shard;
     bool json_info;
+    bool no_header;        /* --no-header (with --format csv) */
     const char *only;      /* --only: comma-separated variant names, or NULL */
 } opts;
 
@@ -112,6 +114,11 @@ void free_configs(kf_config *cfgs, int n);
 void warn_set_glob(const char *assignment);
 
 void print_skipped(const kf_space *sp, const char *path, bool all);
+
+/* After "no NVIDIA driver" or "no GPU" (exit 3), unless KFORGE_FAKE_GPU is
+ * set: KFORGE_FAKE_GPU=1 runs every command on a synthetic device, and the
+ * commands that need no GPU at all. */
+void print_nodev_hint(void);
 
 /* --only: keeps in each space only the variants with one of the names (and
  * their cases).  0, or -1 after a message when a name matches no variant of

@@ -13,6 +13,17 @@
 #include "util.h"
 #include "worker.h"
 
+void print_nodev_hint(void)
+{
+    const char *fake = getenv("KFORGE_FAKE_GPU");
+    if (fake && *fake)
+        return;
+    fprintf(stderr, "kforge: without a GPU, KFORGE_FAKE_GPU=1 runs every command on a synthetic device (real "
+                    "compilation and verification, modelled times), and these need no GPU at all: gen, check, "
+                    "check --compile, axes, compare, merge, best and export (--gpu NAME when the tuning database holds "
+                    "several GPUs), tune --simulate\n");
+}
+
 void opts_init(opts *o)
 {
     memset(o, 0, sizeof *o);
@@ -29,7 +40,8 @@ static const char *const all_options[] = {
     "--device", "--jobs", "-j", "--cache-dir", "--no-cache", "--lineinfo", "--quiet", "-q", "--compile", "--arch",
     "--strategy", "--budget", "--time", "--seed", "--db", "--no-db", "--simulate", "--first-improvement",
     "--header", "--gpu", "--dtype", "--op", "--kernel", "--n", "--devices", "--shard", "--objective", "--fail-above",
-    "--any-device", "--only", "--list", "--delete", "--deterministic", "--device-model", "-o"};
+    "--any-device", "--only", "--list", "--delete", "--deterministic", "--device-model", "-o", "--no-header", "--match",
+    "--all"};
 
 static bool is_option(const char *arg, const char *name)
 {
@@ -73,6 +85,8 @@ int parse_opts(int argc, char **argv, const char *help, unsigned allowed, opts *
                                 allowed & OPT_MD ? ", md" : "");
             o->fmt = (kf_format)f;
             o->json_info = f == KF_FMT_JSON || f == KF_FMT_JSONL;
+        } else if ((allowed & OPT_FORMAT) && (allowed & OPT_CSV) && cli_flag(&c, "--no-header")) {
+            o->no_header = true;
         } else if ((allowed & OPT_RESULTS) && cli_value(&c, "--results", &val)) {
             o->results = val;
         } else if ((allowed & OPT_RESULTS) && cli_flag(&c, "--no-results")) {
@@ -117,6 +131,11 @@ int parse_opts(int argc, char **argv, const char *help, unsigned allowed, opts *
     }
     if (c.error)
         return -1;
+    if (o->no_header && o->fmt != KF_FMT_CSV) {
+        fprintf(stderr, "kforge %s: --no-header goes with --format csv (the other formats have no header line to "
+                        "leave out)\n", argv[0]);
+        return -1;
+    }
     o->ro.device_given = o->ro.device >= 0;
     if (o->ro.device < 0)
         o->ro.device = 0;
@@ -385,7 +404,7 @@ int db_gpu(const char *cmd, const char *dir, char *buf, size_t len)
         if (!w) {
             fprintf(stderr, "kforge %s: %s holds several GPUs and there is no GPU here to choose by (%s); give "
                             "%s with one of:\n",
-                    cmd, dir, err, strcmp(cmd, "export") == 0 ? "--device-model" : "--gpu");
+                    cmd, dir, err, "--gpu");
             for (int i = 0; i < ns; i++)
                 fprintf(stderr, "  %s\n", stems[i]);
             rc = -1;

@@ -18,7 +18,7 @@
 #include "util.h"
 
 static const char *const export_help =
-    "usage: kforge export --dtype T --op OP [--kernel K] [--db DIR] [--device-model NAME]\n"
+    "usage: kforge export --dtype T --op OP [--kernel K] [--db DIR] [--gpu NAME]\n"
     "                     [--deterministic] [-o FILE]\n"
     "\n"
     "Writes one self-contained CUDA C++17 header (no kforge headers, no run-time compilation;\n"
@@ -50,8 +50,9 @@ static const char *const export_help =
     "  --kernel K            the kernel family: reduce (default) or reduce_rows\n"
     "  --db DIR              tuning database (default $KFORGE_DB, else $XDG_DATA_HOME/kforge/tuning,\n"
     "                        else ~/.local/share/kforge/tuning)\n"
-    "  --device-model NAME   the GPU model (device name or database file name); default: the only\n"
-    "                        GPU in the database, else this machine's GPU (--gpu is the same)\n"
+    "  --gpu NAME            the GPU model (device name or database file name); default: the only\n"
+    "                        GPU in the database, else this machine's GPU (--device-model NAME is\n"
+    "                        the same, an older name)\n"
     "  --deterministic       only variants that give the same bits run to run\n"
     "  -o FILE               write the header to FILE (default: standard output)\n"
     "\n"
@@ -62,7 +63,7 @@ static const char *const export_help =
     "  kforge tune configs/tune-reduce.json --set 'n=[\"2^10\",\"2^20\",\"2^30\"]'\n"
     "  kforge export --dtype float32 --op sum -o kforge_reduce_float32_sum.cuh\n"
     "  kforge export --dtype int32 --op max --deterministic --db shared/tuning \\\n"
-    "      --device-model \"NVIDIA H100 80GB HBM3\" > max.cuh\n"
+    "      --gpu \"NVIDIA H100 80GB HBM3\" > max.cuh\n"
     "  kforge tune configs/tune-rows.json --set rows=16384 --set cols=4096\n"
     "  kforge export --kernel reduce_rows --dtype float32 --op sum -o kforge_reduce_rows_float32_sum.cuh\n";
 
@@ -106,7 +107,7 @@ int cmd_export(int argc, char **argv)
             }
         } else if (cli_value(&c, "--db", &val)) {
             db = val;
-        } else if (cli_value(&c, "--device-model", &val) || cli_value(&c, "--gpu", &val)) {
+        } else if (cli_value(&c, "--gpu", &val) || cli_value(&c, "--device-model", &val)) {
             gpu = val;
         } else if (cli_flag(&c, "--deterministic")) {
             deterministic = true;

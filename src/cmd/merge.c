@@ -48,7 +48,7 @@ static const char *const merge_help =
     "                      else ~/.local/share/kforge/tuning)\n"
     "  --no-db             leave the tuning database alone\n"
     "  --format FMT        the summary on stdout: table (default), jsonl or json\n"
-    "  --quiet             fewer messages\n"
+    "  -q, --quiet         fewer messages (the counts only when there is a conflict)\n"
     "\n"
     "exit status: 0 merged, a best variant found for every group; 1 a group where every candidate\n"
     "failed; 2 usage error or unreadable file; 4 the database or --results could not be written.\n"

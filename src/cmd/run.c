@@ -28,6 +28,7 @@ static const char *const run_help =
     "                      (quote a list: to the shell, n=[1024,2^20] is a file name pattern)\n"
     "  --only NAME[,NAME]  only the variants with these names\n"
     "  --format FMT        table (default), csv, jsonl, json or md (a Markdown table)\n"
+    "  --no-header         with --format csv: no header line (to append to one file in a loop)\n"
     "  --results FILE      JSON Lines results file, one line per case, flushed as each finishes\n"
     "                      (default: kforge-results.jsonl)\n"
     "  --no-results        write no results file\n"
@@ -47,6 +48,7 @@ static const char *const run_help =
     "  kforge run configs/seeds.json --speedup\n"
     "  kforge run configs/fast.json --set n=2^30 --format csv > fast.csv\n"
     "  kforge run configs/explore-h100.json --devices all --results explore.jsonl\n"
+    "  for bs in 64 128 256; do kforge run cfg.json --set block_size=$bs --format csv --no-header; done\n"
     "  for bs in 64 128 256; do kforge run cfg.json --set block_size=$bs --format jsonl; done \\\n"
     "    | jq -r 'select(.status==\"ok\") | [.block_size, .gbps] | @tsv'\n";
 
@@ -155,7 +157,7 @@ int cmd_run(int argc, char **argv)
     opts o;
     opts_init(&o);
     int pr = parse_opts(argc, argv, run_help,
-                        OPT_SET | OPT_ONLY | OPT_FORMAT | OPT_MD | OPT_RESULTS | OPT_SPEEDUP | OPT_MEASURE |
+                        OPT_SET | OPT_ONLY | OPT_FORMAT | OPT_CSV | OPT_MD | OPT_RESULTS | OPT_SPEEDUP | OPT_MEASURE |
                             OPT_MULTI | OPT_QUIET | OPT_CONFIGS,
                         &o);
     if (pr != 0)
@@ -210,6 +212,8 @@ int cmd_run(int argc, char **argv)
     s = run_session_new(&o.ro, &info.dev, &nodev, err, sizeof err);
     if (!s) {
         fprintf(stderr, "kforge: %s\n", err);
+        if (nodev)
+            print_nodev_hint();
         rc = nodev ? KF_EXIT_NODEV : KF_EXIT_USAGE;
         goto out;
     }
@@ -273,7 +277,7 @@ int cmd_run(int argc, char **argv)
         }
     }
 
-    report_opts ropt = {.speedup = o.speedup, .color = isatty(1) && !getenv("NO_COLOR")};
+    report_opts ropt = {.speedup = o.speedup, .color = isatty(1) && !getenv("NO_COLOR"), .no_header = o.no_header};
     rep = report_new(stdout, o.fmt, &info, &ropt);
     run_ctx ctx = {.rep = rep, .rf = rf, .info = &info, .dev_info = dev_info, .ndev = ndev, .fmt_streams = false,
                    .per_device = per_device};
@@ -377,8 +381,14 @@ finish:
                 ctx.write_error, ctx.measured - 1 + skipped_done, total);
         rc = KF_EXIT_IO;
     } else if (interrupted) {
-        fprintf(stderr, "kforge: interrupted after %d of %d cases; results are in %s; run the same command to "
-                        "resume\n", ctx.measured + skipped_done, total, rf ? o.results : "(no results file)");
+        const char *why = kf_output_broken && !kf_interrupted ? "standard output closed" : "interrupted";
+        if (rf)
+            fprintf(stderr, "kforge: %s after %d of %d cases; results are in %s; run the same command to resume\n",
+                    why, ctx.measured + skipped_done, total, o.results);
+        else
+            fprintf(stderr, "kforge: %s after %d of %d cases; the cases measured were printed; with --no-results "
+                            "there is no results file to resume from\n",
+                    why, ctx.measured + skipped_done, total);
         rc = KF_EXIT_INTERRUPT;
     } else if (rc == KF_EXIT_OK) {
         resume_end(&rs);

@@ -110,6 +110,17 @@ void shape_short(const kf_family *f, const kf_shape *s, char *buf, size_t len)
                                   (long long)s->d[i]);
 }
 
+void shape_json(strbuf *b, const kf_family *f, const kf_shape *s)
+{
+    sb_append(b, "{");
+    for (int i = 0; i < f->nsizes; i++) {
+        sb_append(b, i ? ", " : "");
+        sb_json_string(b, f->sizes[i].name);
+        sb_printf(b, ": %lld", (long long)s->d[i]);
+    }
+    sb_append(b, "}");
+}
+
 bool shape_log_distance(const kf_family *f, const kf_shape *t, const kf_shape *q, double *dist, double *size)
 {
     *dist = 0;

@@ -171,6 +171,10 @@ bool shape_eq(const kf_shape *a, const kf_shape *b);
 void shape_text(const kf_family *f, const kf_shape *s, char *buf, size_t len);
 /* "1048576", "64x1024", or "64x1024/1025" with a row_stride of 1025. */
 void shape_short(const kf_family *f, const kf_shape *s, char *buf, size_t len);
+/* The shape as a JSON object of numbers, every size dimension in table
+ * order: {"n": 1048576} or {"rows": 64, "cols": 1024, "row_stride": 1024}
+ * (what --format json and jsonl write for a size). */
+void shape_json(strbuf *b, const kf_family *f, const kf_shape *s);
 
 /* The nearest tuned shape, as kforge best (tunedb_lookup) and the dispatch
  * of an exported header (kforge export) both decide it.  shape_log_distance:

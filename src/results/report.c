@@ -482,6 +482,7 @@ report *report_new(FILE *out, kf_format fmt, const kf_run_info *info, const repo
         r->info = *info;
     if (o)
         r->opts = *o;
+    r->csv_head = r->opts.no_header;    /* as if it were out already */
     return r;
 }
 

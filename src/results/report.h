@@ -31,6 +31,7 @@ typedef struct {
 typedef struct {
     bool speedup;           /* table: step and cumulative speedup columns (vs the previous row with the same n) */
     bool color;             /* table: colour the status column */
+    bool no_header;         /* csv: no header line (--no-header: appending in a loop) */
 } report_opts;
 
 typedef struct report report;

@@ -921,11 +921,15 @@ static void print_summary(tuner *t, double wall, const char *stopped)
         if (t->mine)
             sb_printf(&b, "\"shard\": \"%d/%d\", \"shard_candidates\": %d, \"other_shards\": %d, ", t->o.shard.k,
                       t->o.shard.n, t->nmine, others);
+        /* the sizes as numbers: n for a family of one size, else {"rows": R, "cols": C, ...} */
+        const kf_family *fam = kf_families[t->cfg.family];
         sb_append(&b, "\"n\": [");
         for (int k = 0; k < t->nsizes; k++) {
-            char st[128];
-            shape_short(kf_families[t->cfg.family], &t->sizes[k], st, sizeof st);
-            sb_printf(&b, "%s\"%s\"", k ? ", " : "", st);
+            sb_append(&b, k ? ", " : "");
+            if (fam->nsizes == 1)
+                sb_printf(&b, "%lld", (long long)t->sizes[k].d[0]);
+            else
+                shape_json(&b, fam, &t->sizes[k]);
         }
         sb_append(&b, "], \"weights\": [");
         for (int k = 0; k < t->nsizes; k++)
@@ -938,11 +942,10 @@ static void print_summary(tuner *t, double wall, const char *stopped)
             sb_printf(&b, ", \"variant\": %s, \"sizes\": [", vjson ? vjson : "{}");
             for (int k = 0; k < t->nsizes; k++) {
                 const cell *x = cell_at(t, best, k);
-                char st[128];
-                shape_short(kf_families[t->cfg.family], &t->sizes[k], st, sizeof st);
-                sb_printf(&b, "%s{\"size\": \"%s\", \"median_ms\": %.9g, \"gbps\": %.6g, \"pct_peak\": %.4g, "
-                              "\"blocks\": %lld, \"launches\": %d",
-                          k ? ", " : "", st, x->median_ms, x->gbps, x->pct_peak, (long long)x->blocks, x->launches);
+                sb_append(&b, k ? ", {\"size\": " : "{\"size\": ");
+                shape_json(&b, fam, &t->sizes[k]);
+                sb_printf(&b, ", \"median_ms\": %.9g, \"gbps\": %.6g, \"pct_peak\": %.4g, \"blocks\": %lld, \"launches\": %d",
+                          x->median_ms, x->gbps, x->pct_peak, (long long)x->blocks, x->launches);
                 if (energy)
                     sb_printf(&b, ", \"energy_j\": %.9g", x->energy_j);
                 sb_append(&b, "}");
@@ -1193,6 +1196,8 @@ int tune_run(const tune_opts *o)
         t.o.ro.ahead_v = NULL;
         if (!t.rs) {
             fprintf(stderr, "kforge: %s\n", err);
+            if (nodev)
+                print_nodev_hint();
             rc = nodev ? KF_EXIT_NODEV : KF_EXIT_USAGE;
             goto out;
         }
@@ -1365,6 +1370,11 @@ int tune_run(const tune_opts *o)
         rc = KF_EXIT_IO;
     } else if (db_failed) {
         rc = KF_EXIT_IO;
+    } else if (interrupted && t.o.simulate) {
+        fprintf(stderr, "kforge tune: interrupted after %d evaluations; --simulate writes no results file: there "
+                        "is nothing to resume from\n",
+                strat_evaluations(t.st));
+        rc = KF_EXIT_INTERRUPT;
     } else if (interrupted) {
         fprintf(stderr, "kforge tune: interrupted after %d evaluations; results are in %s; run the same command to "
                         "resume\n",

@@ -55,6 +55,10 @@ void export_size_text(char *buf, size_t len, uint64_t n);
  * are kept. */
 void export_substitute(strbuf *b, const char *text, const char *const *keys, const char *const *vals, int nkeys);
 
+/* The oldest compute capability an exported header names (x 10): 7.5,
+ * the oldest NVRTC 13 (CUDA 13) compiles for -- it dropped sm_50..sm_72. */
+#define KF_EXPORT_MIN_CC 75
+
 /* The first lines of the opening comment: "// <P>.cuh -- <what>, tuned by
  * kforge.", when and by which command it was made, the GPU it was tuned on
  * and that it works, untuned, on any GPU of compute capability min_cc / 10

@@ -67,7 +67,7 @@ char *reduce_export_source(const kf_export_entry *e, int n, const kf_export_info
         kf_err(err, errlen, "out of memory");
         goto done;
     }
-    int min_cc = 70;
+    int min_cc = KF_EXPORT_MIN_CC;
     bool all_det = true;
     for (int i = 0; i < n; i++) {
         reduce_v r;

@@ -50,7 +50,7 @@ char *rows_export_source(const kf_export_entry *e, int n, const kf_export_info *
     if (export_begin(&x, e, n, err, errlen) != 0)
         goto done;
     const kf_family *f = family_of(&e[0].v);
-    int min_cc = 70;
+    int min_cc = KF_EXPORT_MIN_CC;
     bool all_det = true, any_ws = false, any_atomic = false;
     for (int i = 0; i < n; i++) {
         /* the L2::256B prefetch needs sm_80 */
