@@ -40,7 +40,8 @@ enum {
     OPT_CONFIGS = 1 << 8,   /* positional CONFIG files */
     OPT_MULTI = 1 << 9,     /* --devices, --shard (with OPT_MEASURE) */
     OPT_MD = 1 << 10,       /* --format md as well (a Markdown table) */
-    OPT_ONLY = 1 << 11      /* --only NAME[,NAME...] */
+    OPT_ONLY = 1 << 11,     /* --only NAME[,NAME...] */
+    OPT_TABLE = 1 << 12     /* --columns, --sort (table and md) */
 };
 
 /* The help lines of the compiler and progress options run and tune share
@@ -84,6 +85,8 @@ typedef struct {
     kf_shard shard;
     bool json_info;
     const char *only;      /* --only: comma-separated variant names, or NULL */
+    const char *columns;   /* --columns: auto or a list of keys (report_opts), or NULL */
+    const char *sort;      /* --sort KEY, or NULL */
 } opts;
 
 void opts_init(opts *o);
