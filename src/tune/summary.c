@@ -57,6 +57,204 @@ static void sizes_text(const tuner *t, strbuf *b)
     }
 }
 
+// ---------------------------------------------------------------------------
+// the ranking at each size: the best few and how far behind they are
+
+/* The candidates evaluated here that succeeded at size k, fastest first
+ * (by the objective's share at that size). */
+typedef struct {
+    int *c;                 /* candidates, best first */
+    int n;                  /* how many succeeded at the size */
+    int within2, within10;  /* within 2% and 10% of the best (the best included) */
+} ranking;
+
+static const tuner *rank_t;
+static int rank_k, rank_best;
+
+static int cmp_rank(const void *pa, const void *pb)
+{
+    int a = *(const int *)pa, b = *(const int *)pb;
+    double x = tuner_cell_cost(rank_t, cell_at(rank_t, a, rank_k)), y = tuner_cell_cost(rank_t, cell_at(rank_t, b, rank_k));
+    if (x != y)
+        return x < y ? -1 : 1;
+    if (a == rank_best || b == rank_best)   /* a tie: the search's best first */
+        return a == rank_best ? -1 : 1;
+    return (a > b) - (a < b);
+}
+
+static bool rank_size(const tuner *t, int k, ranking *r)
+{
+    memset(r, 0, sizeof *r);
+    r->c = malloc(sizeof *r->c * (size_t)(t->ncand ? t->ncand : 1));
+    if (!r->c)
+        return false;
+    for (int c = 0; c < t->ncand; c++) {
+        double x = tuner_cell_cost(t, cell_at(t, c, k));
+        if (isnan(strat_cost(t->st, c)) || tuner_other_shard(t, c) || !(x > 0) || !isfinite(x))
+            continue;
+        r->c[r->n++] = c;
+    }
+    rank_t = t;
+    rank_k = k;
+    rank_best = strat_best(t->st, NULL);
+    qsort(r->c, (size_t)r->n, sizeof *r->c, cmp_rank);
+    if (r->n > 0) {
+        double best = tuner_cell_cost(t, cell_at(t, r->c[0], k));
+        for (int i = 0; i < r->n; i++) {
+            double x = tuner_cell_cost(t, cell_at(t, r->c[i], k));
+            r->within2 += x <= best * 1.02;
+            r->within10 += x <= best * 1.10;
+        }
+    }
+    return true;
+}
+
+/* How much slower than the best, in percent. */
+static double behind_pct(const tuner *t, const ranking *r, int k, int i)
+{
+    double best = tuner_cell_cost(t, cell_at(t, r->c[0], k));
+    return (tuner_cell_cost(t, cell_at(t, r->c[i], k)) / best - 1) * 100;
+}
+
+/* The parameters of candidate c that differ from candidate b's: "block_size=128 load=stream"
+ * (json: {"block_size": 128, "load": "stream"}). */
+static void differs_text(const tuner *t, int c, int b, strbuf *out, bool json)
+{
+    const kf_variant *v = &t->sp.variants[t->var[c]], *w = &t->sp.variants[t->var[b]];
+    const kf_family *f = family_of(v);
+    int n = 0;
+    if (json)
+        sb_append(out, "{");
+    for (int a = 0; a < f->nparams; a++) {
+        if (v->p[a] == w->p[a])
+            continue;
+        if (json) {
+            sb_printf(out, "%s", n ? ", " : "");
+            sb_json_string(out, f->params[a].name);
+            sb_append(out, ": ");
+            param_json(out, &f->params[a], v->p[a]);
+        } else {
+            sb_printf(out, "%s%s=", n ? " " : "", f->params[a].name);
+            param_text(out, &f->params[a], v->p[a]);
+        }
+        n++;
+    }
+    if (json)
+        sb_append(out, "}");
+}
+
+/* "a sharp peak: no other candidate within 2%" or "a plateau: 5 within 2%". */
+static const char *spread_words(const ranking *r)
+{
+    return r->within2 > 1 ? "a plateau" : r->n > 1 ? "a sharp peak" : "the only one";
+}
+
+static void print_top_table(const tuner *t, int k, const ranking *r)
+{
+    const kf_family *f = kf_families[t->cfg.family];
+    char st[128];
+    shape_text(f, &t->sizes[k], st, sizeof st);
+    int top = r->n < t->o.top ? r->n : t->o.top;
+    printf("top %d at %s of %d candidate%s that ran: %d within 2%% of the best, %d within 10%% (%s)\n", top, st, r->n,
+           r->n == 1 ? "" : "s", r->within2, r->within10, spread_words(r));
+    const char *unit = t->o.objective == TUNE_OBJ_TIME ? "time" : tune_objective_names[t->o.objective];
+    printf("  %4s  %12s  %7s  %s\n", "rank", unit, "behind", "differs from the best");
+    for (int i = 0; i < top; i++) {
+        char ob[32];
+        tune_fmt_objective(t, ob, sizeof ob, tuner_cell_cost(t, cell_at(t, r->c[i], k)));
+        strbuf d = {0};
+        char behind[32] = "-";
+        if (i == 0) {
+            char label[256];
+            variant_label(&t->sp.variants[t->var[r->c[0]]], label, sizeof label);
+            sb_append(&d, label);
+        } else {
+            differs_text(t, r->c[i], r->c[0], &d, false);
+            snprintf(behind, sizeof behind, "+%.1f%%", behind_pct(t, r, k, i));
+        }
+        printf("  %4d  %12s  %7s  %s\n", i + 1, ob, behind, d.s ? d.s : "(the same parameters)");
+        sb_free(&d);
+    }
+}
+
+static void print_top_md(const tuner *t, int k, const ranking *r)
+{
+    const kf_family *f = kf_families[t->cfg.family];
+    char st[128];
+    shape_text(f, &t->sizes[k], st, sizeof st);
+    int top = r->n < t->o.top ? r->n : t->o.top;
+    printf("\nTop %d at %s of %d candidate%s that ran: %d within 2%% of the best, %d within 10%% (%s).\n\n", top, st,
+           r->n, r->n == 1 ? "" : "s", r->within2, r->within10, spread_words(r));
+    printf("| rank | %s | behind | differs from the best |\n|---:|---:|---:|---|\n",
+           t->o.objective == TUNE_OBJ_TIME ? "time" : tune_objective_names[t->o.objective]);
+    for (int i = 0; i < top; i++) {
+        char ob[32];
+        tune_fmt_objective(t, ob, sizeof ob, tuner_cell_cost(t, cell_at(t, r->c[i], k)));
+        strbuf d = {0};
+        if (i == 0) {
+            char label[256];
+            variant_label(&t->sp.variants[t->var[r->c[0]]], label, sizeof label);
+            sb_append(&d, label);
+        } else {
+            differs_text(t, r->c[i], r->c[0], &d, false);
+        }
+        if (i == 0)
+            printf("| 1 | %s | - | `%s` |\n", ob, d.s ? d.s : "");
+        else
+            printf("| %d | %s | +%.1f%% | `%s` |\n", i + 1, ob, behind_pct(t, r, k, i), d.s ? d.s : "");
+        sb_free(&d);
+    }
+}
+
+/* "top": [{"size": ..., "candidates": N, "within_2pct": a, "within_10pct": b, "ranking": [...]}] */
+static void top_json(const tuner *t, strbuf *b, const char *okey)
+{
+    sb_append(b, ", \"top\": [");
+    for (int k = 0; k < t->nsizes; k++) {
+        ranking r;
+        if (!rank_size(t, k, &r))
+            continue;
+        char st[128];
+        shape_short(kf_families[t->cfg.family], &t->sizes[k], st, sizeof st);
+        sb_printf(b, "%s{\"size\": \"%s\", \"candidates\": %d, \"within_2pct\": %d, \"within_10pct\": %d, "
+                     "\"ranking\": [",
+                  k ? ", " : "", st, r.n, r.within2, r.within10);
+        int top = r.n < t->o.top ? r.n : t->o.top;
+        for (int i = 0; i < top; i++) {
+            char label[256];
+            variant_label(&t->sp.variants[t->var[r.c[i]]], label, sizeof label);
+            sb_printf(b, "%s{\"rank\": %d, \"%s\": %.9g, \"behind_pct\": %.4g, \"label\": ", i ? ", " : "", i + 1,
+                      okey, tuner_cell_cost(t, cell_at(t, r.c[i], k)), i ? behind_pct(t, &r, k, i) : 0.0);
+            sb_json_string(b, label);
+            sb_append(b, ", \"differs\": ");
+            differs_text(t, r.c[i], r.c[0], b, true);
+            sb_append(b, "}");
+        }
+        sb_append(b, "]}");
+        free(r.c);
+    }
+    sb_append(b, "]");
+}
+
+/* The ranking at every size, after the best candidate's figures. */
+static void print_top(const tuner *t)
+{
+    if (t->o.top <= 0)
+        return;
+    for (int k = 0; k < t->nsizes; k++) {
+        ranking r;
+        if (!rank_size(t, k, &r))
+            return;
+        if (r.n > 0) {
+            if (t->o.fmt == KF_FMT_MD)
+                print_top_md(t, k, &r);
+            else
+                print_top_table(t, k, &r);
+        }
+        free(r.c);
+    }
+}
+
 void tune_print_summary(tuner *t, double wall, const char *stopped)
 {
     double best_obj;
@@ -110,6 +308,7 @@ void tune_print_summary(tuner *t, double wall, const char *stopped)
                 printf(" %lld | %d |\n", (long long)x->blocks, x->launches);
             }
             printf("\nVariant: `%s`\n", vjson ? vjson : "");
+            print_top(t);
         }
     } else if (t->o.fmt == KF_FMT_TABLE) {
         printf("kforge tune: %s on %s: %d candidates, objective over %s = %s%s\n", t->o.space, t->device, t->ncand,
@@ -168,6 +367,7 @@ void tune_print_summary(tuner *t, double wall, const char *stopped)
             for (int i = 0; i < nt; i++)
                 printf("%s %d", i ? "," : "", tr[i].evaluation);
             printf("\n");
+            print_top(t);
         }
     } else {
         strbuf b = {0};
@@ -227,6 +427,8 @@ void tune_print_summary(tuner *t, double wall, const char *stopped)
         } else {
             sb_append(&b, ", \"best\": null");
         }
+        if (bv && t->o.top > 0)
+            top_json(t, &b, okey);
         if (t->o.fmt == KF_FMT_JSON) {
             sb_append(&b, ", \"improvements\": [");
             for (int i = 0; i < nt; i++)

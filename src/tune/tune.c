@@ -77,7 +77,7 @@
 // the tuner
 
 /* A cell's share of the objective: ms, J or J x ms; 0 when it has none. */
-static double cell_cost(const tuner *t, const cell *x)
+double tuner_cell_cost(const tuner *t, const cell *x)
 {
     if (x->st != KF_ST_OK)
         return 0;
@@ -93,7 +93,7 @@ double tuner_objective(const tuner *t, int c)
 {
     double sum = 0;
     for (int k = 0; k < t->nsizes; k++) {
-        double x = cell_cost(t, cell_at(t, c, k));
+        double x = tuner_cell_cost(t, cell_at(t, c, k));
         if (!(x > 0) || !isfinite(x))
             return INFINITY;
         sum += t->weights[k] * x;
@@ -291,7 +291,7 @@ static bool out_of_time(tuner *t)
 // measuring
 
 /* A candidate of another shard, not measured here nor found in the results file. */
-static bool other_shard(const tuner *t, int c) { return t->mine && !t->mine[c] && !complete(t, c); }
+bool tuner_other_shard(const tuner *t, int c) { return t->mine && !t->mine[c] && !complete(t, c); }
 
 static void tell(tuner *t, int c)
 {
@@ -304,7 +304,7 @@ int tuner_failed_candidates(const tuner *t)
 {
     int f = 0;
     for (int c = 0; c < t->ncand; c++)
-        f += isinf(strat_cost(t->st, c)) && !other_shard(t, c);
+        f += isinf(strat_cost(t->st, c)) && !tuner_other_shard(t, c);
     return f;
 }
 
@@ -313,7 +313,7 @@ int tuner_other_shard_evaluated(const tuner *t)
 {
     int n = 0;
     for (int c = 0; c < t->ncand; c++)
-        n += other_shard(t, c) && !isnan(strat_cost(t->st, c));
+        n += tuner_other_shard(t, c) && !isnan(strat_cost(t->st, c));
     return n;
 }
 
@@ -1124,6 +1124,7 @@ int tune_replay(const tune_replay_args *a, int *rc, char *err, size_t errlen)
     t.o.timeout = -1;
     t.o.fmt = a->fmt;
     t.o.quiet = a->quiet;
+    t.o.top = 5;
     t.o.db = a->db;
     t.o.no_db = a->no_db;
     t.o.results = a->label;

@@ -79,6 +79,10 @@ static inline bool complete(const tuner *t, int c)
 /* The weighted objective of candidate c: +inf unless it is OK (and has the
  * objective's figures) at every size. */
 double tuner_objective(const tuner *t, int c);
+/* A cell's share of the objective: ms, J or J x ms; 0 when it has none. */
+double tuner_cell_cost(const tuner *t, const cell *x);
+/* A candidate of another shard, not measured here nor found in the results file. */
+bool tuner_other_shard(const tuner *t, int c);
 /* Evaluated candidates that failed (measured now or taken from the file). */
 int tuner_failed_candidates(const tuner *t);
 /* Evaluated candidates left to the other shards (none when not sharded). */
