@@ -449,7 +449,7 @@ t_table_stream() {
 import re, sys
 t = open(sys.argv[1]).read()
 rows = [m.start() for m in re.finditer(r" +(128|256|512)  ok  ", t)]
-prog = [m.start() for m in re.finditer(r"\[(\d)/3 measured [^]]*\| best [0-9.]+ GB/s: block_size=(128|256|512)\]", t)]
+prog = [m.start() for m in re.finditer(r"\[(\d)/3 measured [^]]*\| best [0-9.]+ GB/s: block_size=(128|256|512) \|[^]]*\]", t)]
 if len(rows) != 3:
     sys.exit("expected 3 rows: %r" % t)
 # a progress line after the first row, before the next: streamed

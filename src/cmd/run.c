@@ -120,7 +120,7 @@ static int on_result(const kf_result *r, int index, void *vctx)
         report_add(c->rep, r);
     }
     if (c->progress && r->status == KF_ST_OK && r->stats.gbps > c->best_gbps) {
-        char what[80], note[96];
+        char what[48], note[96]; /* the line stays within a terminal's width */
         c->best_gbps = r->stats.gbps;
         report_describe(c->rep, r, what, sizeof what);
         snprintf(note, sizeof note, "best %.1f GB/s: %s", r->stats.gbps, what);

@@ -510,8 +510,8 @@ static void progress(const run_session *s, int done, int failed, int total, doub
     double el = kf_now() - t0;
     if (done > 0 && done < total)
         snprintf(left, sizeof left, ", ~%.0fs left", el / done * (total - done));
-    fprintf(stderr, "\r\033[K[%d/%d measured | %d failed | %d compiling%s | %.0fs%s%s%s]", done, total, failed,
-            pending_compiles(s), gpus, el, left, s->note[0] ? " | " : "", s->note);
+    fprintf(stderr, "\r\033[K[%d/%d measured | %d failed | %d compiling%s%s%s | %.0fs%s]", done, total, failed,
+            pending_compiles(s), gpus, s->note[0] ? " | " : "", s->note, el, left);
     fflush(stderr);
 }
 
