@@ -5,7 +5,8 @@
 # source it from ~/.bashrc.
 #
 # Completes: the commands; each command's options (read from its --help);
-# the values of --format, --strategy, --objective, --arch, --dtype, --op, --devices and --shard;
+# the values of --format, --strategy, --objective, --arch, --dtype, --op, --devices, --shard, --columns
+# (comma-separated: the column keys and axis names) and --sort;
 # config files (*.json, and '-'); results files (*.jsonl, also merge's and compare's arguments); --set keys
 # (the variant parameters, n, constraints,
 # bench.*) and, after "--set KEY=", the values of enumerated keys.
@@ -16,13 +17,13 @@
 
 _kforge_opts_static() {
     case $1 in
-    run) echo "--set --only --format --no-header --results --no-results --resume --no-resume --speedup --timeout --device
+    run) echo "--set --only --format --no-header --results --no-results --resume --no-resume --speedup --columns --sort --timeout --device
               --devices --shard --jobs -j --cache-dir --no-cache --lineinfo --quiet -q --help" ;;
     gen) echo "--set --only --help" ;;
     check) echo "--compile --arch --set --jobs -j --cache-dir --no-cache --lineinfo --help" ;;
     info) echo "--device --format --help" ;;
     tune) echo "--strategy --budget --time --seed --first-improvement --objective --set --results --resume --no-resume
-               --db --no-db --simulate --format --timeout --device --devices --shard --jobs -j --cache-dir --no-cache
+               --db --no-db --simulate --format --top --timeout --device --devices --shard --jobs -j --cache-dir --no-cache
                --lineinfo --quiet -q --help" ;;
     best) echo "--kernel --dtype --op --n --rows --cols --row_stride --db --gpu --device-model --deterministic --header
                --list --delete --help" ;;
@@ -154,6 +155,15 @@ _kforge() {
         COMPREPLY=($(compgen -P "$done_keys" -W "$keys" -- "${cur##*,}"))
         return
         ;;
+    --columns | --sort)
+        # the table's column keys and the axes (kforge axes); --columns takes a
+        # comma-separated list: complete its last item
+        local keys="name kernel size status time min noise gbps peak energy gbpj" pre=''
+        [[ $prev == --columns ]] && keys="auto axes $keys step cumul sm note" && [[ $cur == *,* ]] && pre=${cur%,*},
+        keys="$keys $(_kforge_axes | cut -d, -f2 | sort -u | tr '\n' ' ')"
+        COMPREPLY=($(compgen -P "$pre" -W "$keys" -- "${cur##*,}"))
+        return
+        ;;
     --strategy)
         COMPREPLY=($(compgen -W "exhaustive random local anneal genetic" -- "$cur"))
         return
@@ -198,7 +208,7 @@ _kforge() {
         COMPREPLY=($(compgen -W "1/2 2/2 1/4 2/4 3/4 4/4" -- "$cur"))
         return
         ;;
-    --timeout | --device | --jobs | -j | --budget | --time | --seed | --n | --rows | --cols | --row_stride | --gpu | --fail-above | --device-model | --only)
+    --timeout | --device | --jobs | -j | --budget | --time | --top | --seed | --n | --rows | --cols | --row_stride | --gpu | --fail-above | --device-model | --only)
         return # a number: nothing to offer
         ;;
     esac

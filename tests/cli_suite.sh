@@ -452,6 +452,90 @@ t_no_color() {
 }
 
 # ---------------------------------------------------------------------------
+# tables that show what varies: --columns, --sort, rows streamed on a terminal
+
+sweep_config() {
+    cat >sweep.json <<'EOF'
+{"name": "mine", "kernel": "reduce", "dtype": "float32", "op": "sum", "n": 1048576, "block_size": [128, 256, 512]}
+EOF
+}
+
+# The rows of a text table in out (between the rule and the device line).
+table_rows() {
+    sed -n '/^---/,/^device/p' "$1" | sed '1d;$d'
+}
+
+t_table_columns() {
+    sweep_config
+    # piped, without an option: the columns scripts read, every row alike
+    expect_rc 0 env KFORGE_FAKE_GPU=1 "$KFORGE" run sweep.json --no-results
+    head -n 1 out | grep -Eq '^name +dtype +op +size +status +time +noise +GB/s +% peak$' ||
+        die "piped table changed: $(head -n 1 out)"
+    grep -q 'block_size' out && die "piped table shows block_size unasked"
+    # --columns auto: the axis that varies, the rest said once above the table
+    expect_rc 0 env KFORGE_FAKE_GPU=1 "$KFORGE" run sweep.json --no-results --columns auto
+    grep_in out '^same in every row: name=mine kernel=reduce dtype=float32 op=sum '
+    grep_in out ' n=1048576$'
+    grep -q 'block_size=' out && die "the varying axis is in the constants line"
+    grep_in out '^block_size +status +time +noise +GB/s +% peak$'
+    [ "$(grep -cE '^ +(128|256|512)  ok  ' out)" = 3 ] || die "rows: $(cat out)"
+    # md too
+    expect_rc 0 env KFORGE_FAKE_GPU=1 "$KFORGE" run sweep.json --no-results --columns auto --format md
+    grep_in out '^Same in every row: name=mine '
+    grep_in out '^\| block_size \| status \| time \| noise \| GB/s \| % peak \|$'
+    grep_in out '^\| 512 \| ok \| '
+    # a list, sorted by bandwidth (the most first) and by the axis, reversed
+    expect_rc 0 env KFORGE_FAKE_GPU=1 "$KFORGE" run sweep.json --no-results --columns block_size,gbps --sort gbps
+    grep_in out '^block_size +GB/s$'
+    table_rows out | awk '{print $2}' >gbps.txt
+    [ "$(lines gbps.txt)" = 3 ] || die "rows: $(cat out)"
+    sort -rn gbps.txt | cmp -s - gbps.txt || die "not by GB/s, the most first: $(cat gbps.txt)"
+    expect_rc 0 env KFORGE_FAKE_GPU=1 "$KFORGE" run sweep.json --no-results --columns block_size,time --sort=-block_size
+    [ "$(table_rows out | awk '{printf "%s ", $1}')" = "512 256 128 " ] || die "--sort -block_size: $(cat out)"
+    # usage errors
+    expect_rc 2 env KFORGE_FAKE_GPU=1 "$KFORGE" run sweep.json --no-results --columns block_sise
+    grep_in err "unknown column 'block_sise' \(did you mean 'block_size'\?\)"
+    expect_rc 2 env KFORGE_FAKE_GPU=1 "$KFORGE" run sweep.json --no-results --sort speed
+    grep_in err "--sort: unknown column 'speed'"
+    expect_rc 2 env KFORGE_FAKE_GPU=1 "$KFORGE" run sweep.json --no-results --columns auto --format csv
+    grep_in err "--columns shapes the table and md formats, not csv"
+    expect_rc 2 env KFORGE_FAKE_GPU=1 "$KFORGE" gen sweep.json --columns auto
+    grep_in err "--columns is not an option of 'kforge gen'"
+}
+
+t_table_stream() {
+    need_py
+    script -qec true /dev/null >/dev/null 2>&1 || skip "script(1) not found"
+    sweep_config
+    # on a terminal: the varying axis by default, each row as its case
+    # finishes (a progress line with the best so far drawn below it, then
+    # cleared for the next row), the device line at the end
+    # (NO_COLOR would turn the progress line off)
+    KFORGE_FAKE_GPU=1 TERM=xterm script -qec "'$KFORGE' run sweep.json --no-results" /dev/null >tty.out 2>&1
+    tr -d '\r' <tty.out | sed "s/${ESC}\[[0-9;]*[mK]//g" >tty.txt
+    grep_in tty.txt 'same in every row: name=mine kernel=reduce'
+    grep_in tty.txt '^block_size +status +time'
+    python3 - tty.txt <<'EOF' || exit 1
+import re, sys
+t = open(sys.argv[1]).read()
+rows = [m.start() for m in re.finditer(r" +(128|256|512)  ok  ", t)]
+prog = [m.start() for m in re.finditer(r"\[(\d)/3 measured [^]]*\| best [0-9.]+ GB/s: block_size=(128|256|512) \|[^]]*\]", t)]
+if len(rows) != 3:
+    sys.exit("expected 3 rows: %r" % t)
+# a progress line after the first row, before the next: streamed
+if not prog or not (rows[0] < prog[0] < rows[1] < rows[2]):
+    sys.exit("rows %s, progress lines %s: not streamed: %r" % (rows, prog, t))
+if t.rfind("device: ") < rows[2]:
+    sys.exit("no device line after the rows: %r" % t)
+EOF
+    # --sort on a terminal: one table at the end, sorted
+    KFORGE_FAKE_GPU=1 NO_COLOR=1 TERM=xterm script -qec "'$KFORGE' run sweep.json --no-results --sort -block_size" \
+        /dev/null >tty2.out 2>&1
+    tr -d '\r' <tty2.out | sed "s/${ESC}\[K//g" | grep -E '^ +(128|256|512)  ok' | awk '{printf "%s ", $1}' >order.txt
+    [ "$(cat order.txt)" = "512 256 128 " ] || die "sorted on a terminal: $(cat order.txt)"
+}
+
+# ---------------------------------------------------------------------------
 # configs from stdin and --set
 
 t_stdin() {
@@ -772,6 +856,12 @@ has --resume kforge run --
 has --compile kforge check --
 has --arch kforge check --
 want "csv json jsonl md table" kforge run --format ''
+has --columns kforge run --
+has --sort kforge run --
+has --top kforge tune s.json --
+want "block_size" kforge run --columns block_s
+want "time,block_size" kforge run --columns time,block_s
+has gbps kforge run --sort ''
 want "json table" kforge info --format ''
 want "anneal exhaustive genetic local random" kforge tune s.json --strategy ''
 has block_size= kforge run --set ''
@@ -815,6 +905,8 @@ check csv t_csv
 check csv-no-header t_csv_no_header
 check broken-pipe-no-results t_broken_pipe_no_results
 check no-color t_no_color
+check table-columns t_table_columns
+check table-stream t_table_stream
 check stdin-config t_stdin
 check set-block-size t_set_block_size
 check set-n t_set_n

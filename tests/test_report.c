@@ -1595,7 +1595,7 @@ START_TEST(report_table_values)
     report_opts o = {.speedup = true};
     kf_run_info info = make_info(false);
     char *text = run_report(KF_FMT_TABLE, rows, 5, &info, &o);
-    char *lines[16];
+    char *lines[16] = {0};
     int n = check_table(text, lines, 16, true, rows, 5, false);
     ck_assert_int_eq(n, 7);
     ck_assert_msg(strstr(lines[2], "4.000 ms"), "%s", lines[2]);
@@ -1645,7 +1645,7 @@ START_TEST(report_table_nvml)
     report_opts o = {0};
     kf_run_info info = make_info(true);
     char *text = run_report(KF_FMT_TABLE, rows, 3, &info, &o);
-    char *lines[16];
+    char *lines[16] = {0};
     int n = check_table(text, lines, 16, false, rows, 3, true);
     ck_assert_int_eq(n, 7);
     ck_assert_msg(strstr(lines[0], "SM MHz") && strstr(lines[0], "energy") && strstr(lines[0], "GB/J"), "%s",
@@ -1690,7 +1690,7 @@ START_TEST(report_md)
     kf_run_info info = make_info(true);
     char *text = run_report(KF_FMT_MD, rows, 3, &info, &o);
     ck_assert_msg(strchr(text, '\033') == NULL, "colour in md: %s", text);
-    char *lines[16];
+    char *lines[16] = {0};
     int n = split_lines(text, lines, 16);
     ck_assert_int_eq(n, 7); /* header, rule, 3 rows, blank, device */
     ck_assert_str_eq(lines[0], "| name | dtype | op | size | status | time | noise | GB/s | % peak | step | cumul. | note |");
@@ -1708,6 +1708,257 @@ START_TEST(report_md)
     ck_assert_str_eq(lines[5], "");
     ck_assert(strncmp(lines[6], "device: ", 8) == 0);
     free(text);
+}
+END_TEST
+
+// ----------------------------------------------------------------------------
+// Tables that show what varies (--columns, --sort, streaming)
+
+/* n ok rows "mine" at 2^20 that differ only in block_size (64 << i), with
+ * median times med[i]. */
+static void sweep_rows(kf_result *rows, int n, const double *med)
+{
+    const kf_family *f = reduce_fam();
+    for (int i = 0; i < n; i++) {
+        rows[i] = make_result(0);
+        snprintf(rows[i].v.name, sizeof rows[i].v.name, "mine");
+        rows[i].v.p[f->p_block] = 64 << i;
+        rows[i].status = KF_ST_OK;
+        rows[i].shape = shape_n(1 << 20);
+        rows[i].stats.median_ms = med[i];
+        rows[i].stats.min_ms = med[i] * 0.9;
+        rows[i].stats.reps = 10;
+        rows[i].stats.noise = 0.002;
+        rows[i].stats.gbps = 4.194304 / med[i];
+        rows[i].stats.pct_peak = rows[i].stats.gbps / 33.5232;
+        rows[i].nvml = false;
+        rows[i].sm_mhz_min = rows[i].sm_mhz_max = 0;
+        rows[i].energy_j = 0;
+        rows[i].throttled = false;
+    }
+}
+
+/* The index of the line that starts with prefix, or -1. */
+static int line_index(char **lines, int n, const char *prefix)
+{
+    for (int i = 0; i < n; i++)
+        if (strncmp(lines[i], prefix, strlen(prefix)) == 0)
+            return i;
+    return -1;
+}
+
+static const char *line_starting(char **lines, int n, const char *prefix)
+{
+    int i = line_index(lines, n, prefix);
+    return i >= 0 ? lines[i] : NULL;
+}
+
+START_TEST(report_table_auto_columns)
+{
+    kf_result rows[3];
+    const double med[] = {0.009424, 0.008855, 0.0095};
+    sweep_rows(rows, 3, med);
+    report_opts o = {.columns = "auto"};
+    kf_run_info info = make_info(true);
+    char *text = run_report(KF_FMT_TABLE, rows, 3, &info, &o);
+    ck_assert_msg(strstr(text, " n=1048576\n") != NULL, "%s", text);
+    ck_assert_msg(!strstr(text, "block_size="), "%s", text);
+    char *lines[16] = {0};
+    int n = split_lines(text, lines, 16);
+    /* what is the same in every row is said once, above the table */
+    ck_assert_msg(strncmp(lines[0], "same in every row: name=mine kernel=reduce dtype=", 49) == 0, "%s", lines[0]);
+    const char *head = line_starting(lines, n, "block_size");
+    ck_assert_msg(head != NULL, "no block_size column first: %s", text);
+    ck_assert_msg(strstr(head, "status") && strstr(head, "time") && strstr(head, "GB/s"), "%s", head);
+    ck_assert_msg(!strstr(head, "name") && !strstr(head, "dtype") && !strstr(head, " op ") && !strstr(head, "  size "),
+                  "a column that does not vary: %s", head);
+    int h = line_index(lines, n, "block_size");
+    ck_assert_msg(lines[h + 2][0] == ' ' && strstr(lines[h + 2], "  64  ok") && strstr(lines[h + 2], "9.424 us"), "%s",
+                  lines[h + 2]);
+    ck_assert_msg(strstr(lines[h + 3], " 128  ok") && strstr(lines[h + 3], "8.855 us"), "%s", lines[h + 3]);
+    ck_assert_msg(strstr(lines[h + 4], " 256  ok"), "%s", lines[h + 4]);
+    ck_assert_int_eq(width_of(lines[h + 2]), width_of(head));
+    ck_assert(strncmp(lines[n - 1], "device: ", 8) == 0);
+    free(text);
+
+    /* md: the same columns, the constants in a line of their own */
+    text = run_report(KF_FMT_MD, rows, 3, &info, &o);
+    n = split_lines(text, lines, 16);
+    ck_assert_msg(strncmp(lines[0], "Same in every row: name=mine kernel=reduce", 42) == 0 &&
+                      strstr(lines[0], " n=1048576"), "%s", lines[0]);
+    ck_assert_str_eq(lines[1], "");
+    ck_assert_str_eq(lines[2], "| block_size | status | time | noise | GB/s | % peak |");
+    ck_assert_str_eq(lines[3], "|---:|---|---:|---:|---:|---:|");
+    ck_assert_str_eq(lines[4], "| 64 | ok | 9.424 us | 0.2% | 445.1 | 13.3 |");
+    free(text);
+
+    /* two axes vary (and the name): each gets a column, in the table's order */
+    rows[2].v.p[reduce_fam()->p_op] = KF_OP_MAX;
+    snprintf(rows[1].v.name, sizeof rows[1].v.name, "other");
+    text = run_report(KF_FMT_TABLE, rows, 3, &info, &o);
+    n = split_lines(text, lines, 16);
+    head = line_starting(lines, n, "name");
+    ck_assert_msg(head && strstr(head, "name   op   block_size  status"), "%s", head ? head : lines[0]);
+    for (int i = 0; lines[i] != head; i++)
+        ck_assert_msg(!strstr(lines[i], " op=") && !strstr(lines[i], "name="), "%s", lines[i]);
+    free(text);
+
+    /* no option: the columns scripts have always read */
+    text = run_report(KF_FMT_TABLE, rows, 3, &info, &(report_opts){0});
+    ck_assert_msg(strncmp(text, "name   dtype  op      size  status", 33) == 0, "%s", text);
+    free(text);
+}
+END_TEST
+
+START_TEST(report_table_column_list)
+{
+    kf_result rows[3];
+    const double med[] = {0.004, 0.002, 0.001};
+    sweep_rows(rows, 3, med);
+    rows[1].status = KF_ST_WRONG;
+    snprintf(rows[1].message, sizeof rows[1].message, "got 1, expected 2");
+    report_opts o = {.columns = "block_size,time,gbps,min"};
+    kf_run_info info = make_info(false);
+    char *text = run_report(KF_FMT_TABLE, rows, 3, &info, &o);
+    char *lines[16] = {0};
+    int n = split_lines(text, lines, 16);
+    ck_assert_msg(strncmp(lines[0], "same in every row: name=mine", 28) == 0, "%s", lines[0]);
+    int h = line_index(lines, n, "block_size");
+    ck_assert_int_eq(n, h + 5); /* header, rule, 3 rows */
+    ck_assert_str_eq(lines[h], "block_size      time    GB/s        min");
+    ck_assert_str_eq(lines[h + 2], "        64  4.000 us  1048.6   3.600 us");
+    /* a failed row: its message where the figures would be */
+    ck_assert_msg(strncmp(lines[h + 3], "       128  got 1, expected 2", 30) == 0, "%s", lines[h + 3]);
+    ck_assert_str_eq(lines[h + 4], "       256  1.000 us  4194.3  0.9000 us");
+    free(text);
+
+    /* "axes" in a list: the axes that vary; an identity column after a figure */
+    o.columns = "time,axes,status";
+    text = run_report(KF_FMT_TABLE, rows, 3, &info, &o);
+    n = split_lines(text, lines, 16);
+    h = line_index(lines, n, "    time");
+    ck_assert_int_ge(h, 0);
+    ck_assert_str_eq(lines[h], "    time  block_size  status");
+    ck_assert_msg(strncmp(lines[h + 3], "       -         128  wrong   got 1, expected 2", 47) == 0, "%s", lines[h + 3]);
+    free(text);
+}
+END_TEST
+
+START_TEST(report_table_sort)
+{
+    kf_result rows[4];
+    const double med[] = {0.004, 0.001, 0.002, 0.003};
+    sweep_rows(rows, 4, med);
+    rows[3].status = KF_ST_TIMEOUT;
+    kf_run_info info = make_info(false);
+    /* KEY, the block sizes in the order wanted */
+    static const struct {
+        const char *key;
+        const char *order;
+    } cases[] = {{"time", "128 256 64 512"},      {"-time", "64 256 128 512"}, {"gbps", "128 256 64 512"},
+                 {"block_size", "64 128 256 512"}, {"-block_size", "512 256 128 64"},
+                 {"status", "64 128 256 512"},      {"name", "64 128 256 512"}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        report_opts o = {.columns = "block_size,time", .sort = cases[c].key};
+        char *text = run_report(KF_FMT_TABLE, rows, 4, &info, &o);
+        char *lines[16] = {0};
+        int n = split_lines(text, lines, 16);
+        int h = line_index(lines, n, "block_size");
+        ck_assert_int_eq(n, h + 6);
+        char got[64] = "";
+        for (int i = h + 2; i < n; i++) {
+            long bs = strtol(lines[i], NULL, 10);
+            snprintf(got + strlen(got), sizeof got - strlen(got), "%s%ld", i > h + 2 ? " " : "", bs);
+        }
+        ck_assert_msg(strcmp(got, cases[c].order) == 0, "--sort %s: %s, want %s", cases[c].key, got, cases[c].order);
+        free(text);
+    }
+    /* the classic columns, sorted: the speedups are against the row above */
+    report_opts o = {.sort = "-time", .speedup = true};
+    char *text = run_report(KF_FMT_TABLE, rows, 3, &info, &o);
+    char *lines[16] = {0};
+    split_lines(text, lines, 16);
+    ck_assert_msg(strstr(lines[2], "4.000 ms") || strstr(lines[2], "4.000 us"), "%s", lines[2]);
+    ck_assert_msg(strstr(lines[3], "2.000 us") && strstr(lines[3], "2.00x   2.00x"), "%s", lines[3]);
+    ck_assert_msg(strstr(lines[4], "1.000 us") && strstr(lines[4], "2.00x   4.00x"), "%s", lines[4]);
+    free(text);
+}
+END_TEST
+
+/* On a terminal rows are printed as they come, with columns decided from
+ * the cases expected before any result. */
+START_TEST(report_table_stream)
+{
+    kf_result rows[3];
+    const double med[] = {0.009424, 0.008855, 0.0095};
+    sweep_rows(rows, 3, med);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    ck_assert_ptr_nonnull(f);
+    kf_run_info info = make_info(true);
+    report_opts o = {.columns = "auto", .stream = true};
+    report *r = report_new(f, KF_FMT_TABLE, &info, &o);
+    ck_assert_ptr_nonnull(r);
+    kf_bench b;
+    kf_bench_defaults(&b);
+    for (int i = 0; i < 3; i++)
+        report_expect(r, &rows[i].v, &rows[i].shape, &b);
+    fflush(f);
+    ck_assert_uint_eq(len, 0);  /* nothing before the first row */
+    report_add(r, &rows[0]);
+    fflush(f);
+    /* the header knows block_size varies, though one row has come */
+    char *copy = strdup(text);
+    char *lines[16] = {0};
+    int n = split_lines(copy, lines, 16);
+    ck_assert_int_ge(n, 3);
+    const char *head = line_starting(lines, n, "block_size");
+    ck_assert_msg(head != NULL, "%s", text);
+    ck_assert_msg(strstr(lines[n - 1], "  64  ok") && strstr(lines[n - 1], "9.424 us"), "%s", lines[n - 1]);
+    int head_width = width_of(head);
+    free(copy);
+    size_t after_one = len;
+    report_add(r, &rows[1]);
+    fflush(f);
+    ck_assert_uint_gt(len, after_one);
+    ck_assert_msg(strstr(text + after_one, " 128  ok") && strstr(text + after_one, "8.855 us"), "%s",
+                  text + after_one);
+    ck_assert_int_eq(strchr(text + after_one, '\n') - (text + after_one), head_width); /* aligned with the header */
+    /* report_describe: what tells a case apart, for the progress line */
+    char what[128];
+    report_describe(r, &rows[1], what, sizeof what);
+    ck_assert_str_eq(what, "block_size=128");
+    report_add(r, &rows[2]);
+    report_finish(r);
+    report_free(r);
+    fclose(f);
+    n = split_lines(text, lines, 16);
+    ck_assert_msg(strncmp(lines[n - 1], "device: ", 8) == 0, "%s", lines[n - 1]);
+    ck_assert_msg(line_starting(lines, n, "       256  ok") != NULL, "%s", lines[n - 2]);
+    free(text);
+}
+END_TEST
+
+START_TEST(report_column_keys)
+{
+    char err[1024];
+    ck_assert_int_eq(report_columns_check("auto", err, sizeof err), 0);
+    ck_assert_int_eq(report_columns_check("axes,time,gbps", err, sizeof err), 0);
+    ck_assert_int_eq(report_columns_check("block_size,n,rows,status,note", err, sizeof err), 0);
+    ck_assert_int_eq(report_columns_check("block_sise", err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "did you mean 'block_size'"), "%s", err);
+    ck_assert_int_eq(report_columns_check("time,,gbps", err, sizeof err), -1);
+    ck_assert_int_eq(report_columns_check("time,auto", err, sizeof err), -1);
+    ck_assert_int_eq(report_columns_check("", err, sizeof err), -1);
+    ck_assert_int_eq(report_sort_check("time", err, sizeof err), 0);
+    ck_assert_int_eq(report_sort_check("-gbps", err, sizeof err), 0);
+    ck_assert_int_eq(report_sort_check("elements_per_thread", err, sizeof err), 0);
+    ck_assert_int_eq(report_sort_check("cols", err, sizeof err), 0);
+    ck_assert_int_eq(report_sort_check("tme", err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "did you mean 'time'"), "%s", err);
+    ck_assert_int_eq(report_sort_check("step", err, sizeof err), -1);
+    ck_assert_int_eq(report_sort_check("-", err, sizeof err), -1);
 }
 END_TEST
 
@@ -2281,6 +2532,11 @@ static Suite *report_suite(void)
     tcase_add_test(rep, report_table_values);
     tcase_add_test(rep, report_table_nvml);
     tcase_add_test(rep, report_md);
+    tcase_add_test(rep, report_table_auto_columns);
+    tcase_add_test(rep, report_table_column_list);
+    tcase_add_test(rep, report_table_sort);
+    tcase_add_test(rep, report_table_stream);
+    tcase_add_test(rep, report_column_keys);
     suite_add_tcase(s, rep);
 
     TCase *file = tcase_create("results_file");

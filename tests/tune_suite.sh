@@ -15,7 +15,7 @@
 #   4. kforge best: a config kforge accepts, the nearest size when there is no
 #      exact one, a C header that compiles, exit 2 when nothing is known;
 #   5. an exhaustive sweep of a small space, every strategy simulated on it;
-#      usage errors.
+#      the summary's ranking at each size (--top); usage errors.
 set -u
 KFORGE=${KFORGE:-build/kforge}
 case $KFORGE in /*) ;; *) KFORGE=$(pwd)/$KFORGE ;; esac
@@ -234,6 +234,58 @@ for s in exhaustive random local anneal genetic; do
     bad "--simulate --strategy $s: exit $rc, best $got vs $opt: $(cat es.txt)"
   fi
 done
+# the ranking at each size (--top): the best N, how far behind, what differs,
+# and how many lie within 2% and 10% -- checked against the sweep's own lines
+small_tune --simulate sweep.jsonl --strategy exhaustive --top 3 > top.txt 2> et.txt
+rc=$?
+small_tune --simulate sweep.jsonl --strategy exhaustive --top 3 --format json > top.json 2>> et.txt
+if [ $rc -eq 0 ] && python3 - top.txt top.json sweep.jsonl > top_check.txt 2>&1 <<'PYEOF'
+import json, re, sys
+text = open(sys.argv[1]).read().splitlines()
+summary = json.load(open(sys.argv[2]))
+ms = sorted(json.loads(l)["median_ms"] for l in open(sys.argv[3]) if json.loads(l)["status"] == "ok")
+w2 = sum(m <= ms[0] * 1.02 for m in ms)
+w10 = sum(m <= ms[0] * 1.10 for m in ms)
+head = [i for i, l in enumerate(text) if l.startswith("top 3 at n=16777216 of 24 candidates that ran:")]
+assert len(head) == 1, "no ranking line: %s" % text
+h = text[head[0]]
+assert ("%d within 2%% of the best, %d within 10%%" % (w2, w10)) in h, "spread %d/%d: %s" % (w2, w10, h)
+assert ("a plateau" if w2 > 1 else "a sharp peak") in h, h
+rows = text[head[0] + 2:head[0] + 5]
+assert len(rows) == 3 and [r.split()[0] for r in rows] == ["1", "2", "3"], rows
+best = [l for l in text if l.startswith("best: ")][0].split()[1]
+assert rows[0].split()[-1] == best, (rows[0], best)
+for r in rows[1:]:
+    assert re.search(r"\+[0-9]+\.[0-9]%", r), r
+    for kv in r.split("%", 1)[1].split():
+        assert kv.split("=")[0] in ("block_size", "elements_per_thread", "vector_width", "grid"), r
+top = summary["top"]
+assert len(top) == 1 and top[0]["candidates"] == 24 and top[0]["within_2pct"] == w2 and top[0]["within_10pct"] == w10, top
+rk = top[0]["ranking"]
+assert len(rk) == 3 and rk[0]["differs"] == {} and rk[0]["behind_pct"] == 0, rk
+assert abs(rk[0]["objective_ms"] - ms[0]) <= 1e-7 * ms[0], (rk[0], ms[0])
+assert rk[1]["behind_pct"] <= rk[2]["behind_pct"] and rk[1]["differs"], rk
+assert abs(rk[2]["objective_ms"] - ms[2]) <= 1e-7 * ms[2], (rk[2], ms[2])
+PYEOF
+then
+  ok "--top 3: the best three with how far behind and what differs; the spread within 2% and 10%"
+else
+  bad "--top 3: exit $rc: $(cat top_check.txt et.txt) $(tail -8 top.txt)"
+fi
+small_tune --simulate sweep.jsonl --strategy exhaustive --top 0 > top0.txt 2> et0.txt
+rc=$?
+if [ $rc -eq 0 ] && grep -q '^best: ' top0.txt && ! grep -q '^top ' top0.txt; then
+  ok "--top 0: no ranking"
+else
+  bad "--top 0: exit $rc: $(cat et0.txt top0.txt)"
+fi
+"$KFORGE" tune "$SPACE" --top -1 > /dev/null 2> eu0.txt
+rc=$?
+if [ $rc -eq 2 ] && grep -q -- "--top: expected" eu0.txt; then
+  ok "--top -1: exit 2"
+else
+  bad "--top -1: exit $rc: $(cat eu0.txt)"
+fi
 "$KFORGE" tune "$SPACE" --strategy bogus > /dev/null 2> eu.txt
 rc=$?
 if [ $rc -eq 2 ] && grep -q "unknown strategy 'bogus'" eu.txt; then

@@ -41,7 +41,8 @@ enum {
     OPT_MULTI = 1 << 9,     /* --devices, --shard (with OPT_MEASURE) */
     OPT_MD = 1 << 10,       /* --format md as well (a Markdown table) */
     OPT_ONLY = 1 << 11,     /* --only NAME[,NAME...] */
-    OPT_CSV = 1 << 12       /* --format csv is one of the formats: --no-header too */
+    OPT_CSV = 1 << 12,      /* --format csv is one of the formats: --no-header too */
+    OPT_TABLE = 1 << 13     /* --columns, --sort (table and md) */
 };
 
 /* The help lines of the compiler and progress options run and tune share
@@ -86,6 +87,8 @@ typedef struct {
     bool json_info;
     bool no_header;        /* --no-header (with --format csv) */
     const char *only;      /* --only: comma-separated variant names, or NULL */
+    const char *columns;   /* --columns: auto or a list of keys (report_opts), or NULL */
+    const char *sort;      /* --sort KEY, or NULL */
 } opts;
 
 void opts_init(opts *o);

@@ -40,8 +40,8 @@ static const char *const all_options[] = {
     "--device", "--jobs", "-j", "--cache-dir", "--no-cache", "--lineinfo", "--quiet", "-q", "--compile", "--arch",
     "--strategy", "--budget", "--time", "--seed", "--db", "--no-db", "--simulate", "--first-improvement",
     "--header", "--gpu", "--dtype", "--op", "--kernel", "--n", "--devices", "--shard", "--objective", "--fail-above",
-    "--any-device", "--only", "--list", "--delete", "--deterministic", "--device-model", "-o", "--no-header", "--match",
-    "--all"};
+    "--any-device", "--only", "--columns", "--sort", "--top", "--list", "--delete", "--deterministic", "--device-model",
+    "-o", "--no-header", "--match", "--all"};
 
 static bool is_option(const char *arg, const char *name)
 {
@@ -99,6 +99,16 @@ int parse_opts(int argc, char **argv, const char *help, unsigned allowed, opts *
             if (!*val)
                 return cli_fail(&c, "--only: expected variant names, NAME[,NAME...]");
             o->only = val;
+        } else if ((allowed & OPT_TABLE) && cli_value(&c, "--columns", &val)) {
+            char e2[1024];
+            if (report_columns_check(val, e2, sizeof e2) != 0)
+                return cli_fail(&c, "%s", e2);
+            o->columns = val;
+        } else if ((allowed & OPT_TABLE) && cli_value(&c, "--sort", &val)) {
+            char e2[1024];
+            if (report_sort_check(val, e2, sizeof e2) != 0)
+                return cli_fail(&c, "%s", e2);
+            o->sort = val;
         } else if ((allowed & OPT_SPEEDUP) && cli_flag(&c, "--speedup")) {
             o->speedup = true;
         } else if ((allowed & OPT_MEASURE) && (shared = cli_run_option(&c, &o->ro, &o->timeout)) != 0) {
@@ -134,6 +144,11 @@ int parse_opts(int argc, char **argv, const char *help, unsigned allowed, opts *
     if (o->no_header && o->fmt != KF_FMT_CSV) {
         fprintf(stderr, "kforge %s: --no-header goes with --format csv (the other formats have no header line to "
                         "leave out)\n", argv[0]);
+        return -1;
+    }
+    if ((o->columns || o->sort) && o->fmt != KF_FMT_TABLE && o->fmt != KF_FMT_MD) {
+        fprintf(stderr, "kforge %s: %s shapes the table and md formats, not %s\n", argv[0],
+                o->columns ? "--columns" : "--sort", kf_format_names[o->fmt]);
         return -1;
     }
     o->ro.device_given = o->ro.device >= 0;

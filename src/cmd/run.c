@@ -36,6 +36,12 @@ static const char *const run_help =
     "                      same configs (the default when the last run was interrupted)\n"
     "  --no-resume         measure everything again\n"
     "  --speedup           table: add step and cumulative speedup columns\n"
+    "  --columns COLS      table and md: auto (a column for each axis that varies, the rest said once\n"
+    "                      above the table; the default on a terminal) or a list of: axes (those that\n"
+    "                      vary), name, kernel, size, status, time, min, noise, gbps, peak, step, cumul,\n"
+    "                      sm, energy, gbpj, note, or an axis or size name: --columns block_size,time,gbps\n"
+    "  --sort KEY          table and md: rows by time, min, noise, gbps, peak, energy, gbpj (the best\n"
+    "                      first), name, kernel, size, status or an axis; -KEY reverses\n"
     "  --timeout SEC       watchdog per case (bench.timeout_s; default 30)\n"
     "  --device N          GPU index (default 0)\n"
     "  --devices LIST      measure on several GPUs at once: 'all' or indices such as 0,2,3 (default\n"
@@ -66,6 +72,9 @@ typedef struct {
     kf_result **early;          /* results that came before an earlier case's */
     int next;                   /* the case the report waits for */
     int *per_device;            /* cases measured on each device */
+    run_session *s;             /* the best so far goes to its progress line */
+    bool progress;
+    double best_gbps;
 } run_ctx;
 
 static const kf_run_info *info_for(const run_ctx *c, const kf_result *r, int *slot)
@@ -112,6 +121,13 @@ static int on_result(const kf_result *r, int index, void *vctx)
     } else {
         report_add(c->rep, r);
     }
+    if (c->progress && r->status == KF_ST_OK && r->stats.gbps > c->best_gbps) {
+        char what[48], note[96]; /* the line stays within a terminal's width */
+        c->best_gbps = r->stats.gbps;
+        report_describe(c->rep, r, what, sizeof what);
+        snprintf(note, sizeof note, "best %.1f GB/s: %s", r->stats.gbps, what);
+        run_session_note(c->s, note);
+    }
     report_warn(&c->warn, r, stderr);
     if (r->status != KF_ST_OK && !c->fmt_streams) {
         char label[256], st[128];
@@ -157,8 +173,8 @@ int cmd_run(int argc, char **argv)
     opts o;
     opts_init(&o);
     int pr = parse_opts(argc, argv, run_help,
-                        OPT_SET | OPT_ONLY | OPT_FORMAT | OPT_CSV | OPT_MD | OPT_RESULTS | OPT_SPEEDUP | OPT_MEASURE |
-                            OPT_MULTI | OPT_QUIET | OPT_CONFIGS,
+                        OPT_SET | OPT_ONLY | OPT_FORMAT | OPT_CSV | OPT_MD | OPT_RESULTS | OPT_SPEEDUP | OPT_TABLE |
+                            OPT_MEASURE | OPT_MULTI | OPT_QUIET | OPT_CONFIGS,
                         &o);
     if (pr != 0)
         return pr > 0 ? KF_EXIT_OK : KF_EXIT_USAGE;
@@ -277,10 +293,30 @@ int cmd_run(int argc, char **argv)
         }
     }
 
-    report_opts ropt = {.speedup = o.speedup, .color = isatty(1) && !getenv("NO_COLOR"), .no_header = o.no_header};
+    /* on a terminal, a table shows what varies and prints each row as its
+     * case finishes; piped, it is what scripts have always read */
+    bool tty = isatty(1);
+    report_opts ropt = {.speedup = o.speedup,
+                        .color = tty && !getenv("NO_COLOR"),
+                        .columns = o.columns ? o.columns : tty ? "auto" : NULL,
+                        .sort = o.sort,
+                        .stream = tty && o.fmt == KF_FMT_TABLE && !o.sort,
+                        .no_header = o.no_header};
     rep = report_new(stdout, o.fmt, &info, &ropt);
+    if (!rep) {
+        fprintf(stderr, "kforge: out of memory\n");
+        rc = KF_EXIT_USAGE;
+        goto out;
+    }
+    /* the columns of a streamed table and the progress line's words come
+     * from the cases, known before any is measured */
+    if (ropt.stream || o.ro.progress)
+        for (int i = 0; i < o.nconfigs; i++)
+            for (int k = 0; k < spaces[i].ncases; k++)
+                report_expect(rep, &spaces[i].variants[spaces[i].cases[k].variant], &spaces[i].cases[k].shape,
+                              &cfgs[i].bench);
     run_ctx ctx = {.rep = rep, .rf = rf, .info = &info, .dev_info = dev_info, .ndev = ndev, .fmt_streams = false,
-                   .per_device = per_device};
+                   .per_device = per_device, .s = s, .progress = o.ro.progress};
     int total = 0, skipped_done = 0, duplicates = 0, other_shards = 0;
     long long ord = 0;  /* cases of the whole command, for --shard */
     bool interrupted = false;

@@ -48,7 +48,9 @@ static const char *const tune_help =
     "                      earlier sweep of the same space (to compare strategies, like Kernel\n"
     "                      Tuner's simulation mode); writes no results file and no database\n"
     "  --format FMT        the summary on stdout: table (default), jsonl (one line per new best,\n"
-    "                      then a summary line), json (one object) or md (Markdown)\n"
+    "                      then a summary line), json (one object) or md (Markdown)\n"    "  --top N             the summary ranks the best N candidates at each size (default 5; 0: none):\n"
+    "                      time, how far behind the best, the axes that differ from it, and how many\n"
+    "                      lie within 2% and 10% of the best (a sharp peak or a plateau)\n"
     "  --timeout SEC       watchdog per case (bench.timeout_s; default 30)\n"
     "  --device N          GPU index (default 0)\n"
     "  --devices LIST      evaluate the search on several GPUs of one model at once: 'all' or indices\n"
@@ -86,6 +88,7 @@ static int parse_tune_opts(int argc, char **argv, tune_opts *o)
     o->resume = 1;
     o->timeout = -1;
     o->fmt = KF_FMT_TABLE;
+    o->top = 5;
     o->ro.device = -1;
     cli c;
     cli_init(&c, argc, argv);
@@ -112,6 +115,11 @@ static int parse_tune_opts(int argc, char **argv, tune_opts *o)
             if (!kf_parse_ll(val, &s) || s < 0)
                 return cli_fail(&c, "--seed: expected an integer >= 0, got '%s'", val);
             o->seed = (uint64_t)s;
+        } else if (cli_value(&c, "--top", &val)) {
+            long long n;
+            if (!kf_parse_ll(val, &n) || n < 0 || n > 1000)
+                return cli_fail(&c, "--top: expected a number of candidates 0..1000, got '%s'", val);
+            o->top = (int)n;
         } else if (cli_value(&c, "--objective", &val)) {
             o->objective = kf_lookup(tune_objective_names, TUNE_OBJ_COUNT, val);
             if (o->objective < 0)

@@ -71,6 +71,7 @@ struct run_session {
     rtc_cache cache;
     int sent;               /* cases sent in this process (for fault injection) */
     int ncompiled, ncached;
+    char note[96];          /* the caller's words at the end of the progress line ("best ...") */
 };
 
 /* The entry for key, made if new (*added says which): its index, or -1. */
@@ -385,6 +386,11 @@ const kf_device *run_session_devices(const run_session *s, int *n)
     return s->devs;
 }
 
+void run_session_note(run_session *s, const char *note)
+{
+    snprintf(s->note, sizeof s->note, "%s", note ? note : "");
+}
+
 void run_session_counts(const run_session *s, int *compiled, int *cached)
 {
     *compiled = s->ncompiled;
@@ -504,8 +510,8 @@ static void progress(const run_session *s, int done, int failed, int total, doub
     double el = kf_now() - t0;
     if (done > 0 && done < total)
         snprintf(left, sizeof left, ", ~%.0fs left", el / done * (total - done));
-    fprintf(stderr, "\r\033[K[%d/%d measured | %d failed | %d compiling%s | %.0fs%s]", done, total, failed,
-            pending_compiles(s), gpus, el, left);
+    fprintf(stderr, "\r\033[K[%d/%d measured | %d failed | %d compiling%s%s%s | %.0fs%s]", done, total, failed,
+            pending_compiles(s), gpus, s->note[0] ? " | " : "", s->note, el, left);
     fflush(stderr);
 }
 

@@ -76,6 +76,10 @@ int run_session_measure(run_session *s, const kf_variant *variants, int nvariant
 /* Called for every compiled variant (run_compile_only). */
 typedef int (*run_result_fn)(const kf_result *r, void *ctx);
 
+/* Words the progress line ends with (the best so far), or NULL for none;
+ * cut to 95 bytes. */
+void run_session_note(run_session *s, const char *note);
+
 /* Total compile time spent and how many came from the cache (for summaries). */
 void run_session_counts(const run_session *s, int *compiled, int *cached);
 

@@ -32,16 +32,43 @@ typedef struct {
     bool speedup;           /* table: step and cumulative speedup columns (vs the previous row with the same n) */
     bool color;             /* table: colour the status column */
     bool no_header;         /* csv: no header line (--no-header: appending in a loop) */
+    /* table and md: the columns.  NULL: name, dtype, op, size, then the
+     * figures (what scripts have always read).  "auto": a column for each
+     * identity item (name, kernel, every parameter of the families' tables,
+     * size) that varies across the rows, the ones the same in every row said
+     * once in a line above the table.  Else a comma-separated list of keys
+     * (report_columns_check): name, kernel, size, status, time, min, noise,
+     * gbps, peak, step, cumul, sm, energy, gbpj, note, any parameter or size
+     * name, and "axes" (the identity items that vary). */
+    const char *columns;
+    /* table and md: the rows ordered by a key (report_sort_check): time,
+     * gbps, a parameter, ...; "-KEY" reverses.  NULL: in the order added. */
+    const char *sort;
+    /* table without sort: print each row as it is added (on a terminal),
+     * with columns and widths decided before the first one from the cases
+     * given to report_expect. */
+    bool stream;
 } report_opts;
 
 typedef struct report report;
 
 /* csv (header from the first row's family) and jsonl print and flush each row as it is added; table, md and json
- * print at report_finish (a table needs every row to align its columns).  Tables add an "SM MHz" column
+ * print at report_finish (a table needs every row to align its columns), unless a table streams (report_opts).  Tables add an "SM MHz" column
  * when NVML gave clocks (marked '!' when throttled or below the maximum) and "energy" and "GB/J" when
  * some row has an energy figure. */
 report *report_new(FILE *out, kf_format fmt, const kf_run_info *info, const report_opts *o);
 void report_add(report *r, const kf_result *res);
+/* Tables: a case that will be added, before any row is (what varies is
+ * known from the cases, not the results, so a streamed table's columns are
+ * decided before its first row). */
+void report_expect(report *r, const kf_variant *v, const kf_shape *s, const kf_bench *b);
+/* What tells res apart from the other cases expected (the identity items
+ * that vary: "block_size=256 n=1048576"), else its label; for progress lines. */
+void report_describe(const report *r, const kf_result *res, char *buf, size_t len);
+/* Whether a --columns list or a --sort key is valid: 0, or -1 with a
+ * message in err. */
+int report_columns_check(const char *spec, char *err, size_t errlen);
+int report_sort_check(const char *key, char *err, size_t errlen);
 void report_finish(report *r);
 void report_free(report *r);
 

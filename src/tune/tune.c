@@ -23,7 +23,7 @@
  * results files merged (kforge merge) hold the candidates of the unsharded
  * search.
  */
-#include "tune.h"
+#include "tuner.h"
 #include "cmd.h"
 
 #include <errno.h>
@@ -76,66 +76,8 @@
 // ---------------------------------------------------------------------------
 // the tuner
 
-typedef struct {
-    kf_status st;           /* KF_ST_COUNT: not measured */
-    double median_ms, gbps, pct_peak;
-    double energy_j;        /* of one run; 0: none */
-    int64_t blocks;
-    int launches;
-    bool deterministic;
-} cell;
-
-typedef struct {
-    tune_opts o;
-    kf_config cfg;
-    kf_space sp;
-    kf_run_info info;
-    char device[128];       /* the GPU the times are from */
-    /* objective: sum over sizes of weight x median time */
-    int nsizes;
-    kf_shape *sizes;
-    double *weights;
-    bool tune_sizes;        /* sizes from the config's "tune" */
-    /* candidates */
-    int ncand;
-    int *var;               /* candidate -> index into sp.variants */
-    cell *cells;            /* ncand x nsizes */
-    strat_kind kind;
-    int budget;
-    strategy *st;
-    /* kforge merge: the summary of results files merged (no measuring) */
-    int merged_files;
-    int space_cands;        /* candidates of the space (merged ones have results) */
-    /* --shard: the candidates of this slice */
-    bool *mine;
-    int nmine, nothers;
-    /* measuring */
-    run_session *rs;
-    kf_run_info *dev_info;  /* one per device: a results line names its GPU */
-    int ndev;
-    int *per_device;        /* cases measured on each */
-    results_file *rf;
-    int measured_cases, failed_cases, told, reused_cands;
-    report_warnings warn;     /* throttled cases, NVML notes, as run says them */
-    int failures_said;        /* failed cases named on stderr (the first TUNE_FAILS_SAID) */
-    double t0, last_progress;
-    bool progress, out_of_time;
-    char energy_note[160];    /* why a case had no energy figure (--objective energy, edp) */
-    char write_error[1024];   /* a result could not be written: the search stopped */
-} tuner;
-
-static cell *cell_at(const tuner *t, int c, int k) { return &t->cells[(size_t)c * (size_t)t->nsizes + (size_t)k]; }
-
-static bool complete(const tuner *t, int c)
-{
-    for (int k = 0; k < t->nsizes; k++)
-        if (cell_at(t, c, k)->st == KF_ST_COUNT)
-            return false;
-    return true;
-}
-
 /* A cell's share of the objective: ms, J or J x ms; 0 when it has none. */
-static double cell_cost(const tuner *t, const cell *x)
+double tuner_cell_cost(const tuner *t, const cell *x)
 {
     if (x->st != KF_ST_OK)
         return 0;
@@ -147,11 +89,11 @@ static double cell_cost(const tuner *t, const cell *x)
 }
 
 /* +inf unless the candidate is OK (and has the objective's figures) at every size. */
-static double objective(const tuner *t, int c)
+double tuner_objective(const tuner *t, int c)
 {
     double sum = 0;
     for (int k = 0; k < t->nsizes; k++) {
-        double x = cell_cost(t, cell_at(t, c, k));
+        double x = tuner_cell_cost(t, cell_at(t, c, k));
         if (!(x > 0) || !isfinite(x))
             return INFINITY;
         sum += t->weights[k] * x;
@@ -296,38 +238,6 @@ out:
 // ---------------------------------------------------------------------------
 // progress and time
 
-static void fmt_ms(char *buf, size_t len, double ms)
-{
-    if (!isfinite(ms))
-        snprintf(buf, len, "-");
-    else if (ms < 1)
-        snprintf(buf, len, "%.4g us", ms * 1e3);
-    else if (ms < 1000)
-        snprintf(buf, len, "%.4g ms", ms);
-    else
-        snprintf(buf, len, "%.4g s", ms / 1e3);
-}
-
-/* Joules with a unit ("4.802 mJ"); suffix after the unit ("*ms" for EDP). */
-static void fmt_joules(char *buf, size_t len, double x, const char *suffix)
-{
-    if (!(x > 0) || !isfinite(x)) {
-        snprintf(buf, len, "-");
-        return;
-    }
-    double k = x < 1e-3 ? 1e6 : x < 1 ? 1e3 : 1;
-    snprintf(buf, len, "%.4g %s%s", x * k, x < 1e-3 ? "uJ" : x < 1 ? "mJ" : "J", suffix);
-}
-
-/* An objective's value with its unit: "29.41 us", "4.802 mJ", "0.1412 mJ*ms". */
-static void fmt_objective(const tuner *t, char *buf, size_t len, double x)
-{
-    if (t->o.objective == TUNE_OBJ_TIME)
-        fmt_ms(buf, len, x);
-    else
-        fmt_joules(buf, len, x, t->o.objective == TUNE_OBJ_EDP ? "*ms" : "");
-}
-
 /* Failed cases named on stderr, each on a line of its own; the rest are counted. */
 #define TUNE_FAILS_SAID 10
 
@@ -343,7 +253,7 @@ static void show_progress(tuner *t, bool force)
     int b = strat_best(t->st, &best);
     char bb[32] = "-";
     if (b >= 0)
-        fmt_objective(t, bb, sizeof bb, best);
+        tune_fmt_objective(t, bb, sizeof bb, best);
     /* time left: at the pace of the candidates measured so far, to the
      * budget (or to --time, if that comes first) */
     char left[48] = "", failed[32] = "";
@@ -381,29 +291,29 @@ static bool out_of_time(tuner *t)
 // measuring
 
 /* A candidate of another shard, not measured here nor found in the results file. */
-static bool other_shard(const tuner *t, int c) { return t->mine && !t->mine[c] && !complete(t, c); }
+bool tuner_other_shard(const tuner *t, int c) { return t->mine && !t->mine[c] && !complete(t, c); }
 
 static void tell(tuner *t, int c)
 {
     t->told++;
-    strat_tell(t->st, c, objective(t, c));
+    strat_tell(t->st, c, tuner_objective(t, c));
 }
 
 /* Evaluated candidates that failed (measured now or taken from the file). */
-static int failed_candidates(const tuner *t)
+int tuner_failed_candidates(const tuner *t)
 {
     int f = 0;
     for (int c = 0; c < t->ncand; c++)
-        f += isinf(strat_cost(t->st, c)) && !other_shard(t, c);
+        f += isinf(strat_cost(t->st, c)) && !tuner_other_shard(t, c);
     return f;
 }
 
 /* Evaluated candidates left to the other shards (none when not sharded). */
-static int other_shard_evaluated(const tuner *t)
+int tuner_other_shard_evaluated(const tuner *t)
 {
     int n = 0;
     for (int c = 0; c < t->ncand; c++)
-        n += other_shard(t, c) && !isnan(strat_cost(t->st, c));
+        n += tuner_other_shard(t, c) && !isnan(strat_cost(t->st, c));
     return n;
 }
 
@@ -771,206 +681,6 @@ static const char *stop_reason(const tuner *t, bool interrupted)
     return "search finished";
 }
 
-static void sizes_text(const tuner *t, strbuf *b)
-{
-    const kf_family *f = kf_families[t->cfg.family];
-    for (int k = 0; k < t->nsizes; k++) {
-        char st[128];
-        shape_short(f, &t->sizes[k], st, sizeof st);
-        sb_printf(b, "%s%s", k ? ", " : "", st);
-    }
-}
-
-static void print_summary(tuner *t, double wall, const char *stopped)
-{
-    double best_obj;
-    int best = strat_best(t->st, &best_obj);
-    int nt;
-    const strat_improvement *tr = strat_trace(t->st, &nt);
-    int evals = strat_evaluations(t->st);
-    const kf_variant *bv = best >= 0 ? &t->sp.variants[t->var[best]] : NULL;
-    char label[256] = "";
-    if (bv)
-        family_of(bv)->label(bv, label, sizeof label);
-    char *vjson = bv ? tunedb_variant_json(bv) : NULL;
-    strbuf sz = {0};
-    sizes_text(t, &sz);
-    int others = other_shard_evaluated(t);
-    int from_file = evals - t->told - others;
-    int failed_cands = failed_candidates(t);
-    static const char *const obj_what[TUNE_OBJ_COUNT][2] = {
-        {"median time", "weighted sum of median times over the sizes"},
-        {"energy of one run", "weighted sum of the energy of one run over the sizes"},
-        {"energy x median time", "weighted sum of energy x median time over the sizes"}};
-    const char *what = obj_what[t->o.objective][t->nsizes == 1 ? 0 : 1];
-    static const char *const obj_key[TUNE_OBJ_COUNT] = {"objective_ms", "objective_j", "objective_j_ms"};
-    const char *okey = obj_key[t->o.objective];
-    bool energy = t->o.objective != TUNE_OBJ_TIME;
-
-    if (t->o.fmt == KF_FMT_MD) {
-        printf("kforge tune %s on %s: strategy %s (seed %llu), objective %s, %d of %d candidates evaluated in "
-               "%.1f s; stopped: %s.\n\n",
-               t->o.space, t->device, strat_names[t->kind], (unsigned long long)t->o.seed, tune_objective_names[t->o.objective],
-               evals, t->ncand, wall, stopped);
-        if (!bv) {
-            printf("No candidate succeeded.\n");
-        } else {
-            char ob[32];
-            fmt_objective(t, ob, sizeof ob, best_obj);
-            printf("Best: `%s%s%s` (found at evaluation %d), %s %s.\n\n", bv->name, bv->name[0] ? " " : "", label,
-                   nt ? tr[nt - 1].evaluation : 0, what, ob);
-            printf("| size | median | GB/s | %% peak |%s blocks | launches |\n", energy ? " energy | GB/J |" : "");
-            printf("|---:|---:|---:|---:|%s---:|---:|\n", energy ? "---:|---:|" : "");
-            for (int k = 0; k < t->nsizes; k++) {
-                const cell *x = cell_at(t, best, k);
-                char m[32], st[128], e[32] = "";
-                fmt_ms(m, sizeof m, x->median_ms);
-                shape_short(kf_families[t->cfg.family], &t->sizes[k], st, sizeof st);
-                printf("| %s | %s | %.1f | %.1f |", st, m, x->gbps, x->pct_peak);
-                if (energy) {
-                    fmt_joules(e, sizeof e, x->energy_j, "");
-                    printf(" %s | %.1f |", e, x->energy_j > 0 ? x->gbps * x->median_ms / 1e3 / x->energy_j : 0);
-                }
-                printf(" %lld | %d |\n", (long long)x->blocks, x->launches);
-            }
-            printf("\nVariant: `%s`\n", vjson ? vjson : "");
-        }
-    } else if (t->o.fmt == KF_FMT_TABLE) {
-        printf("kforge tune: %s on %s: %d candidates, objective over %s = %s%s\n", t->o.space, t->device, t->ncand,
-               kf_families[t->cfg.family]->nsizes == 1 ? kf_families[t->cfg.family]->sizes[0].name : "shapes",
-               sz.s ? sz.s : "", t->tune_sizes ? " (tune, weighted)" : "");
-        if (t->merged_files)
-            printf("merged from %d results file%s (%s): %d of the space's %d candidates have results at every size; "
-                   "failed candidates: %d\n",
-                   t->merged_files, t->merged_files == 1 ? "" : "s", t->o.results, t->ncand, t->space_cands,
-                   failed_cands);
-        else
-            printf("strategy %s (seed %llu): %d of %d candidates evaluated (%.1f%%) in %.1f s; stopped: %s\n",
-                   strat_names[t->kind], (unsigned long long)t->o.seed, evals, t->ncand, 100.0 * evals / t->ncand,
-                   wall, stopped);
-        if (t->merged_files)
-            ;
-        else if (t->o.simulate)
-            printf("  simulated from %s; %d of them failed\n", t->o.simulate, failed_cands);
-        else
-            printf("  measured now: %d candidates (%d cases, %d failed); taken from %s: %d; failed candidates: %d\n",
-                   t->told, t->measured_cases, t->failed_cases, t->o.results, from_file, failed_cands);
-        if (t->mine)
-            printf("  %s: %d of them left to the other shards (kforge merge combines the shards' results files)\n",
-                   t->o.shard.how, others);
-        if (t->ndev > 1) {
-            printf("  on %d GPUs, cases measured per GPU:", t->ndev);
-            for (int i = 0; i < t->ndev; i++)
-                printf("%s %d: %d", i ? "," : "", t->dev_info[i].dev.index, t->per_device[i]);
-            printf("\n");
-        }
-        if (!bv) {
-            printf("no candidate succeeded\n");
-        } else {
-            char ob[32];
-            fmt_objective(t, ob, sizeof ob, best_obj);
-            printf("best: %s%s%s (found at evaluation %d)\n", bv->name, bv->name[0] ? " " : "", label,
-                   nt ? tr[nt - 1].evaluation : 0);
-            printf("  objective %s (%s)\n", ob, what);
-            printf("  %16s  %10s  %8s  %6s  %8s  %8s", "size", "median", "GB/s", "% peak", "blocks", "launches");
-            printf(energy ? "  %10s  %8s\n" : "\n", "energy", "GB/J");
-            for (int k = 0; k < t->nsizes; k++) {
-                const cell *x = cell_at(t, best, k);
-                char m[32], st[128], e[32];
-                fmt_ms(m, sizeof m, x->median_ms);
-                shape_short(kf_families[t->cfg.family], &t->sizes[k], st, sizeof st);
-                printf("  %16s  %10s  %8.1f  %6.1f  %8lld  %8d", st, m, x->gbps, x->pct_peak,
-                       (long long)x->blocks, x->launches);
-                fmt_joules(e, sizeof e, x->energy_j, "");
-                if (energy)
-                    printf("  %10s  %8.1f\n", e, x->energy_j > 0 ? x->gbps * x->median_ms / 1e3 / x->energy_j : 0);
-                else
-                    printf("\n");
-            }
-            printf("  variant: %s\n", vjson ? vjson : "");
-            printf("  new best at evaluation:");
-            for (int i = 0; i < nt; i++)
-                printf("%s %d", i ? "," : "", tr[i].evaluation);
-            printf("\n");
-        }
-    } else {
-        strbuf b = {0};
-        if (t->o.fmt == KF_FMT_JSONL)
-            for (int i = 0; i < nt; i++) {
-                char l[256];
-                variant_label(&t->sp.variants[t->var[tr[i].idx]], l, sizeof l);
-                sb_printf(&b, "{\"event\": \"improvement\", \"evaluation\": %d, \"%s\": %.9g, \"label\": ",
-                          tr[i].evaluation, okey, tr[i].cost);
-                sb_json_string(&b, l);
-                sb_append(&b, "}\n");
-            }
-        sb_append(&b, "{\"event\": \"summary\", \"space\": ");
-        sb_json_string(&b, t->o.space);
-        sb_append(&b, ", \"device\": ");
-        sb_json_string(&b, t->device);
-        sb_printf(&b, ", \"objective\": \"%s\"", tune_objective_names[t->o.objective]);
-        sb_printf(&b, ", \"strategy\": \"%s\", \"seed\": %llu, \"candidates\": %d, \"budget\": %d, \"evaluations\": %d, "
-                      "\"measured_candidates\": %d, \"measured_cases\": %d, \"failed_cases\": %d, \"from_results\": %d, "
-                      "\"failed_candidates\": %d, \"wall_s\": %.3f, \"stopped\": \"%s\", \"simulated\": %s, ",
-                  strat_names[t->kind], (unsigned long long)t->o.seed, t->ncand, t->budget, evals, t->told,
-                  t->measured_cases, t->failed_cases, from_file, failed_cands, wall, stopped,
-                  t->o.simulate ? "true" : "false");
-        sb_printf(&b, "\"gpus\": %d, ", t->ndev > 0 ? t->ndev : 1);
-        if (t->merged_files)
-            sb_printf(&b, "\"merged_files\": %d, \"space_candidates\": %d, ", t->merged_files, t->space_cands);
-        if (t->mine)
-            sb_printf(&b, "\"shard\": \"%d/%d\", \"shard_candidates\": %d, \"other_shards\": %d, ", t->o.shard.k,
-                      t->o.shard.n, t->nmine, others);
-        /* the sizes as numbers: n for a family of one size, else {"rows": R, "cols": C, ...} */
-        const kf_family *fam = kf_families[t->cfg.family];
-        sb_append(&b, "\"n\": [");
-        for (int k = 0; k < t->nsizes; k++) {
-            sb_append(&b, k ? ", " : "");
-            if (fam->nsizes == 1)
-                sb_printf(&b, "%lld", (long long)t->sizes[k].d[0]);
-            else
-                shape_json(&b, fam, &t->sizes[k]);
-        }
-        sb_append(&b, "], \"weights\": [");
-        for (int k = 0; k < t->nsizes; k++)
-            sb_printf(&b, "%s%.9g", k ? ", " : "", t->weights[k]);
-        sb_append(&b, "]");
-        if (bv) {
-            sb_printf(&b, ", \"best\": {\"%s\": %.9g, \"evaluation\": %d, \"label\": ", okey, best_obj,
-                      nt ? tr[nt - 1].evaluation : 0);
-            sb_json_string(&b, label);
-            sb_printf(&b, ", \"variant\": %s, \"sizes\": [", vjson ? vjson : "{}");
-            for (int k = 0; k < t->nsizes; k++) {
-                const cell *x = cell_at(t, best, k);
-                sb_append(&b, k ? ", {\"size\": " : "{\"size\": ");
-                shape_json(&b, fam, &t->sizes[k]);
-                sb_printf(&b, ", \"median_ms\": %.9g, \"gbps\": %.6g, \"pct_peak\": %.4g, \"blocks\": %lld, \"launches\": %d",
-                          x->median_ms, x->gbps, x->pct_peak, (long long)x->blocks, x->launches);
-                if (energy)
-                    sb_printf(&b, ", \"energy_j\": %.9g", x->energy_j);
-                sb_append(&b, "}");
-            }
-            sb_append(&b, "]}");
-        } else {
-            sb_append(&b, ", \"best\": null");
-        }
-        if (t->o.fmt == KF_FMT_JSON) {
-            sb_append(&b, ", \"improvements\": [");
-            for (int i = 0; i < nt; i++)
-                sb_printf(&b, "%s{\"evaluation\": %d, \"%s\": %.9g}", i ? ", " : "", tr[i].evaluation, okey,
-                          tr[i].cost);
-            sb_append(&b, "]");
-        }
-        sb_append(&b, "}\n");
-        char *s = sb_take(&b);
-        fputs(s, stdout);
-        free(s);
-    }
-    fflush(stdout);
-    free(vjson);
-    sb_free(&sz);
-}
-
 /* The fastest evaluated variant at each size goes to the database.
  * 0, or -1 after a message (a database that cannot be updated is an
  * error, never a silent success). */
@@ -1028,7 +738,7 @@ static int update_db(tuner *t, const kf_device *dev)
             snprintf(e->how, sizeof e->how, "kforge tune %.300s --strategy %s --seed %llu: fastest at this size of %d "
                                             "evaluated candidates (of %d)%s",
                      t->info.config, strat_names[t->kind], (unsigned long long)t->o.seed,
-                     strat_evaluations(t->st) - other_shard_evaluated(t), t->ncand, t->mine ? " in one shard" : "");
+                     strat_evaluations(t->st) - tuner_other_shard_evaluated(t), t->ncand, t->mine ? " in one shard" : "");
     }
     int rc = 0;
     if (ne > 0) {
@@ -1285,7 +995,7 @@ int tune_run(const tune_opts *o)
             }
             for (int c = 0; c < t.ncand; c++)
                 if (complete(&t, c)) {
-                    strat_known(t.st, c, objective(&t, c));
+                    strat_known(t.st, c, tuner_objective(&t, c));
                     t.reused_cands++;
                 }
             if (t.reused_cands && !t.o.quiet)
@@ -1355,7 +1065,7 @@ int tune_run(const tune_opts *o)
     double wall = kf_now() - t.t0;
     kf_trace("search ends");
     const char *stopped = failed ? "error" : stop_reason(&t, interrupted);
-    print_summary(&t, wall, stopped);
+    tune_print_summary(&t, wall, stopped);
     /* the database holds the fastest variants: an energy search leaves it alone */
     bool db_failed = !t.o.simulate && !t.o.no_db && t.o.objective == TUNE_OBJ_TIME && update_db(&t, &dev) != 0;
     if (t.o.objective != TUNE_OBJ_TIME && !t.o.quiet && !t.o.simulate && !t.o.no_db)
@@ -1422,6 +1132,7 @@ int tune_replay(const tune_replay_args *a, int *rc, char *err, size_t errlen)
     t.o.timeout = -1;
     t.o.fmt = a->fmt;
     t.o.quiet = a->quiet;
+    t.o.top = 5;
     t.o.db = a->db;
     t.o.no_db = a->no_db;
     t.o.results = a->label;
@@ -1466,11 +1177,11 @@ int tune_replay(const tune_replay_args *a, int *rc, char *err, size_t errlen)
         goto out;
     }
     for (int c = 0; c < m; c++)
-        strat_known(t.st, c, objective(&t, c));
+        strat_known(t.st, c, tuner_objective(&t, c));
     while (strat_ask(t.st, order, m) > 0)
         ; /* every cost is known: nothing is handed out */
     ret = 0;
-    print_summary(&t, 0, "merged");
+    tune_print_summary(&t, 0, "merged");
     bool db_failed = !a->no_db && update_db(&t, &a->dev) != 0;
     *rc = db_failed ? KF_EXIT_IO : strat_best(t.st, NULL) >= 0 ? KF_EXIT_OK : KF_EXIT_VARIANT;
 out:

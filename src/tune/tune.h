@@ -41,6 +41,7 @@ typedef struct {
     bool quiet;
     kf_format fmt;
     int objective;          /* TUNE_OBJ_* */
+    int top;                /* the summary ranks the best this many at each size (0: none) */
 } tune_opts;
 
 /* Runs the search: the exit status (KF_EXIT_*), messages on stderr. */

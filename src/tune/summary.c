@@ -1,0 +1,449 @@
+/*
+ * summary.c -- what `kforge tune` (and `kforge merge`) print at the end of a
+ * search, in the --format asked for: the search (strategy, evaluations,
+ * where the figures came from), the best candidate with its figures at
+ * every size, and the ranking at each size.
+ */
+#include "tuner.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "family.h"
+#include "param.h"
+#include "tunedb.h"
+#include "util.h"
+
+void tune_fmt_ms(char *buf, size_t len, double ms)
+{
+    if (!isfinite(ms))
+        snprintf(buf, len, "-");
+    else if (ms < 1)
+        snprintf(buf, len, "%.4g us", ms * 1e3);
+    else if (ms < 1000)
+        snprintf(buf, len, "%.4g ms", ms);
+    else
+        snprintf(buf, len, "%.4g s", ms / 1e3);
+}
+
+/* Joules with a unit ("4.802 mJ"); suffix after the unit ("*ms" for EDP). */
+void tune_fmt_joules(char *buf, size_t len, double x, const char *suffix)
+{
+    if (!(x > 0) || !isfinite(x)) {
+        snprintf(buf, len, "-");
+        return;
+    }
+    double k = x < 1e-3 ? 1e6 : x < 1 ? 1e3 : 1;
+    snprintf(buf, len, "%.4g %s%s", x * k, x < 1e-3 ? "uJ" : x < 1 ? "mJ" : "J", suffix);
+}
+
+/* An objective's value with its unit: "29.41 us", "4.802 mJ", "0.1412 mJ*ms". */
+void tune_fmt_objective(const tuner *t, char *buf, size_t len, double x)
+{
+    if (t->o.objective == TUNE_OBJ_TIME)
+        tune_fmt_ms(buf, len, x);
+    else
+        tune_fmt_joules(buf, len, x, t->o.objective == TUNE_OBJ_EDP ? "*ms" : "");
+}
+static void sizes_text(const tuner *t, strbuf *b)
+{
+    const kf_family *f = kf_families[t->cfg.family];
+    for (int k = 0; k < t->nsizes; k++) {
+        char st[128];
+        shape_short(f, &t->sizes[k], st, sizeof st);
+        sb_printf(b, "%s%s", k ? ", " : "", st);
+    }
+}
+
+// ---------------------------------------------------------------------------
+// the ranking at each size: the best few and how far behind they are
+
+/* The candidates evaluated here that succeeded at size k, fastest first
+ * (by the objective's share at that size). */
+typedef struct {
+    int *c;                 /* candidates, best first */
+    int n;                  /* how many succeeded at the size */
+    int within2, within10;  /* within 2% and 10% of the best (the best included) */
+} ranking;
+
+static const tuner *rank_t;
+static int rank_k, rank_best;
+
+static int cmp_rank(const void *pa, const void *pb)
+{
+    int a = *(const int *)pa, b = *(const int *)pb;
+    double x = tuner_cell_cost(rank_t, cell_at(rank_t, a, rank_k)), y = tuner_cell_cost(rank_t, cell_at(rank_t, b, rank_k));
+    if (x != y)
+        return x < y ? -1 : 1;
+    if (a == rank_best || b == rank_best)   /* a tie: the search's best first */
+        return a == rank_best ? -1 : 1;
+    return (a > b) - (a < b);
+}
+
+static bool rank_size(const tuner *t, int k, ranking *r)
+{
+    memset(r, 0, sizeof *r);
+    r->c = malloc(sizeof *r->c * (size_t)(t->ncand ? t->ncand : 1));
+    if (!r->c)
+        return false;
+    for (int c = 0; c < t->ncand; c++) {
+        double x = tuner_cell_cost(t, cell_at(t, c, k));
+        if (!isfinite(strat_cost(t->st, c)) /* failed at some size: never ranked */ || tuner_other_shard(t, c) || !(x > 0) || !isfinite(x))
+            continue;
+        r->c[r->n++] = c;
+    }
+    rank_t = t;
+    rank_k = k;
+    rank_best = strat_best(t->st, NULL);
+    qsort(r->c, (size_t)r->n, sizeof *r->c, cmp_rank);
+    if (r->n > 0) {
+        double best = tuner_cell_cost(t, cell_at(t, r->c[0], k));
+        for (int i = 0; i < r->n; i++) {
+            double x = tuner_cell_cost(t, cell_at(t, r->c[i], k));
+            r->within2 += x <= best * 1.02;
+            r->within10 += x <= best * 1.10;
+        }
+    }
+    return true;
+}
+
+/* How much slower than the best, in percent. */
+static double behind_pct(const tuner *t, const ranking *r, int k, int i)
+{
+    double best = tuner_cell_cost(t, cell_at(t, r->c[0], k));
+    return (tuner_cell_cost(t, cell_at(t, r->c[i], k)) / best - 1) * 100;
+}
+
+/* The parameters of candidate c that differ from candidate b's: "block_size=128 load=stream"
+ * (json: {"block_size": 128, "load": "stream"}). */
+static void differs_text(const tuner *t, int c, int b, strbuf *out, bool json)
+{
+    const kf_variant *v = &t->sp.variants[t->var[c]], *w = &t->sp.variants[t->var[b]];
+    const kf_family *f = family_of(v);
+    int n = 0;
+    if (json)
+        sb_append(out, "{");
+    for (int a = 0; a < f->nparams; a++) {
+        if (v->p[a] == w->p[a])
+            continue;
+        if (json) {
+            sb_printf(out, "%s", n ? ", " : "");
+            sb_json_string(out, f->params[a].name);
+            sb_append(out, ": ");
+            param_json(out, &f->params[a], v->p[a]);
+        } else {
+            sb_printf(out, "%s%s=", n ? " " : "", f->params[a].name);
+            param_text(out, &f->params[a], v->p[a]);
+        }
+        n++;
+    }
+    if (json)
+        sb_append(out, "}");
+}
+
+/* "a sharp peak: no other candidate within 2%" or "a plateau: 5 within 2%". */
+static const char *spread_words(const ranking *r)
+{
+    return r->within2 > 1 ? "a plateau" : r->n > 1 ? "a sharp peak" : "the only one";
+}
+
+static void print_top_table(const tuner *t, int k, const ranking *r)
+{
+    const kf_family *f = kf_families[t->cfg.family];
+    char st[128];
+    shape_text(f, &t->sizes[k], st, sizeof st);
+    int top = r->n < t->o.top ? r->n : t->o.top;
+    printf("top %d at %s of %d candidate%s that ran: %d within 2%% of the best, %d within 10%% (%s)\n", top, st, r->n,
+           r->n == 1 ? "" : "s", r->within2, r->within10, spread_words(r));
+    const char *unit = t->o.objective == TUNE_OBJ_TIME ? "time" : tune_objective_names[t->o.objective];
+    printf("  %4s  %12s  %7s  %s\n", "rank", unit, "behind", "differs from the best");
+    for (int i = 0; i < top; i++) {
+        char ob[32];
+        tune_fmt_objective(t, ob, sizeof ob, tuner_cell_cost(t, cell_at(t, r->c[i], k)));
+        strbuf d = {0};
+        char behind[32] = "-";
+        if (i == 0) {
+            char label[256];
+            variant_label(&t->sp.variants[t->var[r->c[0]]], label, sizeof label);
+            sb_append(&d, label);
+        } else {
+            differs_text(t, r->c[i], r->c[0], &d, false);
+            snprintf(behind, sizeof behind, "+%.1f%%", behind_pct(t, r, k, i));
+        }
+        printf("  %4d  %12s  %7s  %s\n", i + 1, ob, behind, d.s ? d.s : "(the same parameters)");
+        sb_free(&d);
+    }
+}
+
+static void print_top_md(const tuner *t, int k, const ranking *r)
+{
+    const kf_family *f = kf_families[t->cfg.family];
+    char st[128];
+    shape_text(f, &t->sizes[k], st, sizeof st);
+    int top = r->n < t->o.top ? r->n : t->o.top;
+    printf("\nTop %d at %s of %d candidate%s that ran: %d within 2%% of the best, %d within 10%% (%s).\n\n", top, st,
+           r->n, r->n == 1 ? "" : "s", r->within2, r->within10, spread_words(r));
+    printf("| rank | %s | behind | differs from the best |\n|---:|---:|---:|---|\n",
+           t->o.objective == TUNE_OBJ_TIME ? "time" : tune_objective_names[t->o.objective]);
+    for (int i = 0; i < top; i++) {
+        char ob[32];
+        tune_fmt_objective(t, ob, sizeof ob, tuner_cell_cost(t, cell_at(t, r->c[i], k)));
+        strbuf d = {0};
+        if (i == 0) {
+            char label[256];
+            variant_label(&t->sp.variants[t->var[r->c[0]]], label, sizeof label);
+            sb_append(&d, label);
+        } else {
+            differs_text(t, r->c[i], r->c[0], &d, false);
+        }
+        if (i == 0)
+            printf("| 1 | %s | - | `%s` |\n", ob, d.s ? d.s : "");
+        else
+            printf("| %d | %s | +%.1f%% | `%s` |\n", i + 1, ob, behind_pct(t, r, k, i), d.s ? d.s : "");
+        sb_free(&d);
+    }
+}
+
+/* "top": [{"size": ..., "candidates": N, "within_2pct": a, "within_10pct": b, "ranking": [...]}] */
+static void top_json(const tuner *t, strbuf *b, const char *okey)
+{
+    sb_append(b, ", \"top\": [");
+    for (int k = 0; k < t->nsizes; k++) {
+        ranking r;
+        if (!rank_size(t, k, &r))
+            continue;
+        sb_append(b, k ? ", {\"size\": " : "{\"size\": ");
+        shape_json(b, kf_families[t->cfg.family], &t->sizes[k]);
+        sb_printf(b, ", \"candidates\": %d, \"within_2pct\": %d, \"within_10pct\": %d, \"ranking\": [", r.n,
+                  r.within2, r.within10);
+        int top = r.n < t->o.top ? r.n : t->o.top;
+        for (int i = 0; i < top; i++) {
+            char label[256];
+            variant_label(&t->sp.variants[t->var[r.c[i]]], label, sizeof label);
+            sb_printf(b, "%s{\"rank\": %d, \"%s\": %.9g, \"behind_pct\": %.4g, \"label\": ", i ? ", " : "", i + 1,
+                      okey, tuner_cell_cost(t, cell_at(t, r.c[i], k)), i ? behind_pct(t, &r, k, i) : 0.0);
+            sb_json_string(b, label);
+            sb_append(b, ", \"differs\": ");
+            differs_text(t, r.c[i], r.c[0], b, true);
+            sb_append(b, "}");
+        }
+        sb_append(b, "]}");
+        free(r.c);
+    }
+    sb_append(b, "]");
+}
+
+/* The ranking at every size, after the best candidate's figures. */
+static void print_top(const tuner *t)
+{
+    if (t->o.top <= 0)
+        return;
+    for (int k = 0; k < t->nsizes; k++) {
+        ranking r;
+        if (!rank_size(t, k, &r))
+            return;
+        if (r.n > 0) {
+            if (t->o.fmt == KF_FMT_MD)
+                print_top_md(t, k, &r);
+            else
+                print_top_table(t, k, &r);
+        }
+        free(r.c);
+    }
+}
+
+void tune_print_summary(tuner *t, double wall, const char *stopped)
+{
+    double best_obj;
+    int best = strat_best(t->st, &best_obj);
+    int nt;
+    const strat_improvement *tr = strat_trace(t->st, &nt);
+    int evals = strat_evaluations(t->st);
+    const kf_variant *bv = best >= 0 ? &t->sp.variants[t->var[best]] : NULL;
+    char label[256] = "";
+    if (bv)
+        family_of(bv)->label(bv, label, sizeof label);
+    char *vjson = bv ? tunedb_variant_json(bv) : NULL;
+    strbuf sz = {0};
+    sizes_text(t, &sz);
+    int others = tuner_other_shard_evaluated(t);
+    int from_file = evals - t->told - others;
+    int failed_cands = tuner_failed_candidates(t);
+    static const char *const obj_what[TUNE_OBJ_COUNT][2] = {
+        {"median time", "weighted sum of median times over the sizes"},
+        {"energy of one run", "weighted sum of the energy of one run over the sizes"},
+        {"energy x median time", "weighted sum of energy x median time over the sizes"}};
+    const char *what = obj_what[t->o.objective][t->nsizes == 1 ? 0 : 1];
+    static const char *const obj_key[TUNE_OBJ_COUNT] = {"objective_ms", "objective_j", "objective_j_ms"};
+    const char *okey = obj_key[t->o.objective];
+    bool energy = t->o.objective != TUNE_OBJ_TIME;
+
+    if (t->o.fmt == KF_FMT_MD) {
+        printf("kforge tune %s on %s: strategy %s (seed %llu), objective %s, %d of %d candidates evaluated in "
+               "%.1f s; stopped: %s.\n\n",
+               t->o.space, t->device, strat_names[t->kind], (unsigned long long)t->o.seed, tune_objective_names[t->o.objective],
+               evals, t->ncand, wall, stopped);
+        if (!bv) {
+            printf("No candidate succeeded.\n");
+        } else {
+            char ob[32];
+            tune_fmt_objective(t, ob, sizeof ob, best_obj);
+            printf("Best: `%s%s%s` (found at evaluation %d), %s %s.\n\n", bv->name, bv->name[0] ? " " : "", label,
+                   nt ? tr[nt - 1].evaluation : 0, what, ob);
+            printf("| size | median | GB/s | %% peak |%s blocks | launches |\n", energy ? " energy | GB/J |" : "");
+            printf("|---:|---:|---:|---:|%s---:|---:|\n", energy ? "---:|---:|" : "");
+            for (int k = 0; k < t->nsizes; k++) {
+                const cell *x = cell_at(t, best, k);
+                char m[32], st[128], e[32] = "";
+                tune_fmt_ms(m, sizeof m, x->median_ms);
+                shape_short(kf_families[t->cfg.family], &t->sizes[k], st, sizeof st);
+                printf("| %s | %s | %.1f | %.1f |", st, m, x->gbps, x->pct_peak);
+                if (energy) {
+                    tune_fmt_joules(e, sizeof e, x->energy_j, "");
+                    printf(" %s | %.1f |", e, x->energy_j > 0 ? x->gbps * x->median_ms / 1e3 / x->energy_j : 0);
+                }
+                printf(" %lld | %d |\n", (long long)x->blocks, x->launches);
+            }
+            printf("\nVariant: `%s`\n", vjson ? vjson : "");
+            print_top(t);
+        }
+    } else if (t->o.fmt == KF_FMT_TABLE) {
+        printf("kforge tune: %s on %s: %d candidates, objective over %s = %s%s\n", t->o.space, t->device, t->ncand,
+               kf_families[t->cfg.family]->nsizes == 1 ? kf_families[t->cfg.family]->sizes[0].name : "shapes",
+               sz.s ? sz.s : "", t->tune_sizes ? " (tune, weighted)" : "");
+        if (t->merged_files)
+            printf("merged from %d results file%s (%s): %d of the space's %d candidates have results at every size; "
+                   "failed candidates: %d\n",
+                   t->merged_files, t->merged_files == 1 ? "" : "s", t->o.results, t->ncand, t->space_cands,
+                   failed_cands);
+        else
+            printf("strategy %s (seed %llu): %d of %d candidates evaluated (%.1f%%) in %.1f s; stopped: %s\n",
+                   strat_names[t->kind], (unsigned long long)t->o.seed, evals, t->ncand, 100.0 * evals / t->ncand,
+                   wall, stopped);
+        if (t->merged_files)
+            ;
+        else if (t->o.simulate)
+            printf("  simulated from %s; %d of them failed\n", t->o.simulate, failed_cands);
+        else
+            printf("  measured now: %d candidates (%d cases, %d failed); taken from %s: %d; failed candidates: %d\n",
+                   t->told, t->measured_cases, t->failed_cases, t->o.results, from_file, failed_cands);
+        if (t->mine)
+            printf("  %s: %d of them left to the other shards (kforge merge combines the shards' results files)\n",
+                   t->o.shard.how, others);
+        if (t->ndev > 1) {
+            printf("  on %d GPUs, cases measured per GPU:", t->ndev);
+            for (int i = 0; i < t->ndev; i++)
+                printf("%s %d: %d", i ? "," : "", t->dev_info[i].dev.index, t->per_device[i]);
+            printf("\n");
+        }
+        if (!bv) {
+            printf("no candidate succeeded\n");
+        } else {
+            char ob[32];
+            tune_fmt_objective(t, ob, sizeof ob, best_obj);
+            printf("best: %s%s%s (found at evaluation %d)\n", bv->name, bv->name[0] ? " " : "", label,
+                   nt ? tr[nt - 1].evaluation : 0);
+            printf("  objective %s (%s)\n", ob, what);
+            printf("  %16s  %10s  %8s  %6s  %8s  %8s", "size", "median", "GB/s", "% peak", "blocks", "launches");
+            printf(energy ? "  %10s  %8s\n" : "\n", "energy", "GB/J");
+            for (int k = 0; k < t->nsizes; k++) {
+                const cell *x = cell_at(t, best, k);
+                char m[32], st[128], e[32];
+                tune_fmt_ms(m, sizeof m, x->median_ms);
+                shape_short(kf_families[t->cfg.family], &t->sizes[k], st, sizeof st);
+                printf("  %16s  %10s  %8.1f  %6.1f  %8lld  %8d", st, m, x->gbps, x->pct_peak,
+                       (long long)x->blocks, x->launches);
+                tune_fmt_joules(e, sizeof e, x->energy_j, "");
+                if (energy)
+                    printf("  %10s  %8.1f\n", e, x->energy_j > 0 ? x->gbps * x->median_ms / 1e3 / x->energy_j : 0);
+                else
+                    printf("\n");
+            }
+            printf("  variant: %s\n", vjson ? vjson : "");
+            printf("  new best at evaluation:");
+            for (int i = 0; i < nt; i++)
+                printf("%s %d", i ? "," : "", tr[i].evaluation);
+            printf("\n");
+            print_top(t);
+        }
+    } else {
+        strbuf b = {0};
+        if (t->o.fmt == KF_FMT_JSONL)
+            for (int i = 0; i < nt; i++) {
+                char l[256];
+                variant_label(&t->sp.variants[t->var[tr[i].idx]], l, sizeof l);
+                sb_printf(&b, "{\"event\": \"improvement\", \"evaluation\": %d, \"%s\": %.9g, \"label\": ",
+                          tr[i].evaluation, okey, tr[i].cost);
+                sb_json_string(&b, l);
+                sb_append(&b, "}\n");
+            }
+        sb_append(&b, "{\"event\": \"summary\", \"space\": ");
+        sb_json_string(&b, t->o.space);
+        sb_append(&b, ", \"device\": ");
+        sb_json_string(&b, t->device);
+        sb_printf(&b, ", \"objective\": \"%s\"", tune_objective_names[t->o.objective]);
+        sb_printf(&b, ", \"strategy\": \"%s\", \"seed\": %llu, \"candidates\": %d, \"budget\": %d, \"evaluations\": %d, "
+                      "\"measured_candidates\": %d, \"measured_cases\": %d, \"failed_cases\": %d, \"from_results\": %d, "
+                      "\"failed_candidates\": %d, \"wall_s\": %.3f, \"stopped\": \"%s\", \"simulated\": %s, ",
+                  strat_names[t->kind], (unsigned long long)t->o.seed, t->ncand, t->budget, evals, t->told,
+                  t->measured_cases, t->failed_cases, from_file, failed_cands, wall, stopped,
+                  t->o.simulate ? "true" : "false");
+        sb_printf(&b, "\"gpus\": %d, ", t->ndev > 0 ? t->ndev : 1);
+        if (t->merged_files)
+            sb_printf(&b, "\"merged_files\": %d, \"space_candidates\": %d, ", t->merged_files, t->space_cands);
+        if (t->mine)
+            sb_printf(&b, "\"shard\": \"%d/%d\", \"shard_candidates\": %d, \"other_shards\": %d, ", t->o.shard.k,
+                      t->o.shard.n, t->nmine, others);
+        /* the sizes as numbers: n for a family of one size, else {"rows": R, "cols": C, ...} */
+        const kf_family *fam = kf_families[t->cfg.family];
+        sb_append(&b, "\"n\": [");
+        for (int k = 0; k < t->nsizes; k++) {
+            sb_append(&b, k ? ", " : "");
+            if (fam->nsizes == 1)
+                sb_printf(&b, "%lld", (long long)t->sizes[k].d[0]);
+            else
+                shape_json(&b, fam, &t->sizes[k]);
+        }
+        sb_append(&b, "], \"weights\": [");
+        for (int k = 0; k < t->nsizes; k++)
+            sb_printf(&b, "%s%.9g", k ? ", " : "", t->weights[k]);
+        sb_append(&b, "]");
+        if (bv) {
+            sb_printf(&b, ", \"best\": {\"%s\": %.9g, \"evaluation\": %d, \"label\": ", okey, best_obj,
+                      nt ? tr[nt - 1].evaluation : 0);
+            sb_json_string(&b, label);
+            sb_printf(&b, ", \"variant\": %s, \"sizes\": [", vjson ? vjson : "{}");
+            for (int k = 0; k < t->nsizes; k++) {
+                const cell *x = cell_at(t, best, k);
+                sb_append(&b, k ? ", {\"size\": " : "{\"size\": ");
+                shape_json(&b, fam, &t->sizes[k]);
+                sb_printf(&b, ", \"median_ms\": %.9g, \"gbps\": %.6g, \"pct_peak\": %.4g, \"blocks\": %lld, \"launches\": %d",
+                          x->median_ms, x->gbps, x->pct_peak, (long long)x->blocks, x->launches);
+                if (energy)
+                    sb_printf(&b, ", \"energy_j\": %.9g", x->energy_j);
+                sb_append(&b, "}");
+            }
+            sb_append(&b, "]}");
+        } else {
+            sb_append(&b, ", \"best\": null");
+        }
+        if (bv && t->o.top > 0)
+            top_json(t, &b, okey);
+        if (t->o.fmt == KF_FMT_JSON) {
+            sb_append(&b, ", \"improvements\": [");
+            for (int i = 0; i < nt; i++)
+                sb_printf(&b, "%s{\"evaluation\": %d, \"%s\": %.9g}", i ? ", " : "", tr[i].evaluation, okey,
+                          tr[i].cost);
+            sb_append(&b, "]");
+        }
+        sb_append(&b, "}\n");
+        char *s = sb_take(&b);
+        fputs(s, stdout);
+        free(s);
+    }
+    fflush(stdout);
+    free(vjson);
+    sb_free(&sz);
+}

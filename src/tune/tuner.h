@@ -1,0 +1,100 @@
+/*
+ * tuner.h -- the tuner's state, shared by the files of src/tune/ that work
+ * on one search: tune.c (the search, the results file, the database) and
+ * summary.c (what is printed at the end).  Not for use outside src/tune/.
+ */
+#ifndef KF_TUNER_H
+#define KF_TUNER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "kforge.h"
+#include "report.h"
+#include "results.h"
+#include "run.h"
+#include "space.h"
+#include "strategy.h"
+#include "tune.h"
+
+typedef struct {
+    kf_status st;           /* KF_ST_COUNT: not measured */
+    double median_ms, gbps, pct_peak;
+    double energy_j;        /* of one run; 0: none */
+    int64_t blocks;
+    int launches;
+    bool deterministic;
+} cell;
+
+typedef struct {
+    tune_opts o;
+    kf_config cfg;
+    kf_space sp;
+    kf_run_info info;
+    char device[128];       /* the GPU the times are from */
+    /* objective: sum over sizes of weight x median time */
+    int nsizes;
+    kf_shape *sizes;
+    double *weights;
+    bool tune_sizes;        /* sizes from the config's "tune" */
+    /* candidates */
+    int ncand;
+    int *var;               /* candidate -> index into sp.variants */
+    cell *cells;            /* ncand x nsizes */
+    strat_kind kind;
+    int budget;
+    strategy *st;
+    /* kforge merge: the summary of results files merged (no measuring) */
+    int merged_files;
+    int space_cands;        /* candidates of the space (merged ones have results) */
+    /* --shard: the candidates of this slice */
+    bool *mine;
+    int nmine, nothers;
+    /* measuring */
+    run_session *rs;
+    kf_run_info *dev_info;  /* one per device: a results line names its GPU */
+    int ndev;
+    int *per_device;        /* cases measured on each */
+    results_file *rf;
+    int measured_cases, failed_cases, told, reused_cands;
+    report_warnings warn;     /* throttled cases, NVML notes, as run says them */
+    int failures_said;        /* failed cases named on stderr (the first TUNE_FAILS_SAID) */
+    double t0, last_progress;
+    bool progress, out_of_time;
+    char energy_note[160];    /* why a case had no energy figure (--objective energy, edp) */
+    char write_error[1024];   /* a result could not be written: the search stopped */
+} tuner;
+
+static inline cell *cell_at(const tuner *t, int c, int k) { return &t->cells[(size_t)c * (size_t)t->nsizes + (size_t)k]; }
+
+static inline bool complete(const tuner *t, int c)
+{
+    for (int k = 0; k < t->nsizes; k++)
+        if (cell_at(t, c, k)->st == KF_ST_COUNT)
+            return false;
+    return true;
+}
+
+
+/* The weighted objective of candidate c: +inf unless it is OK (and has the
+ * objective's figures) at every size. */
+double tuner_objective(const tuner *t, int c);
+/* A cell's share of the objective: ms, J or J x ms; 0 when it has none. */
+double tuner_cell_cost(const tuner *t, const cell *x);
+/* A candidate of another shard, not measured here nor found in the results file. */
+bool tuner_other_shard(const tuner *t, int c);
+/* Evaluated candidates that failed (measured now or taken from the file). */
+int tuner_failed_candidates(const tuner *t);
+/* Evaluated candidates left to the other shards (none when not sharded). */
+int tuner_other_shard_evaluated(const tuner *t);
+
+/* Times and energies with a unit: "29.41 us", "4.802 mJ" (suffix after the
+ * unit: "*ms" for EDP); the objective's value in its unit. */
+void tune_fmt_ms(char *buf, size_t len, double ms);
+void tune_fmt_joules(char *buf, size_t len, double x, const char *suffix);
+void tune_fmt_objective(const tuner *t, char *buf, size_t len, double x);
+
+/* The summary on stdout in t->o.fmt (summary.c). */
+void tune_print_summary(tuner *t, double wall, const char *stopped);
+
+#endif
