@@ -19,7 +19,7 @@ for i in $(seq 1 "$ROUNDS"); do
     "$bin" tune configs/tune-reduce.json --set n=16777216 --budget 100 --strategy random --seed 1 --no-db \
       --results "$OUT/tune-$b-$i.jsonl" --no-resume --quiet > /dev/null 2>&1
     t1=$(date +%s.%N)
-    echo "tune $b round $i: $(echo "$t1 - $t0" | bc) s wall, 100 candidates at n=2^24"
+    echo "tune $b round $i: $(awk "BEGIN { print $t1 - $t0 }") s wall, 100 candidates at n=2^24"
   done
 done
 python3 - "$OUT" <<'PY'
