@@ -149,6 +149,18 @@ static const char *spread_words(const ranking *r)
     return r->within2 > 1 ? "a plateau" : r->n > 1 ? "a sharp peak" : "the only one";
 }
 
+/* Rank i's text: the best's label, else what differs from the best. */
+static void rank_text(const tuner *t, const ranking *r, int i, strbuf *d)
+{
+    if (i > 0) {
+        differs_text(t, r->c[i], r->c[0], d, false);
+        return;
+    }
+    char label[256];
+    variant_label(&t->sp.variants[t->var[r->c[0]]], label, sizeof label);
+    sb_append(d, label);
+}
+
 static void print_top_table(const tuner *t, int k, const ranking *r)
 {
     const kf_family *f = kf_families[t->cfg.family];
@@ -164,14 +176,9 @@ static void print_top_table(const tuner *t, int k, const ranking *r)
         tune_fmt_objective(t, ob, sizeof ob, tuner_cell_cost(t, cell_at(t, r->c[i], k)));
         strbuf d = {0};
         char behind[32] = "-";
-        if (i == 0) {
-            char label[256];
-            variant_label(&t->sp.variants[t->var[r->c[0]]], label, sizeof label);
-            sb_append(&d, label);
-        } else {
-            differs_text(t, r->c[i], r->c[0], &d, false);
+        rank_text(t, r, i, &d);
+        if (i > 0)
             snprintf(behind, sizeof behind, "+%.1f%%", behind_pct(t, r, k, i));
-        }
         printf("  %4d  %12s  %7s  %s\n", i + 1, ob, behind, d.s ? d.s : "(the same parameters)");
         sb_free(&d);
     }
@@ -191,13 +198,7 @@ static void print_top_md(const tuner *t, int k, const ranking *r)
         char ob[32];
         tune_fmt_objective(t, ob, sizeof ob, tuner_cell_cost(t, cell_at(t, r->c[i], k)));
         strbuf d = {0};
-        if (i == 0) {
-            char label[256];
-            variant_label(&t->sp.variants[t->var[r->c[0]]], label, sizeof label);
-            sb_append(&d, label);
-        } else {
-            differs_text(t, r->c[i], r->c[0], &d, false);
-        }
+        rank_text(t, r, i, &d);
         if (i == 0)
             printf("| 1 | %s | - | `%s` |\n", ob, d.s ? d.s : "");
         else

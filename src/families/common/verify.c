@@ -764,3 +764,39 @@ void verify_plant_model(const kf_variant *v, const kf_shape *s, const kf_plan_in
     if (spec->unwritten >= 0)
         memset((char *)out + (size_t)spec->unwritten * es, poison, es);
 }
+
+int64_t verify_plant_check(const kf_variant *v, const kf_shape *s, const kf_plan_info *p, int64_t offset,
+                           const kf_plant *spec, void *in, const void *ref, const double *aux, bool exact,
+                           kf_result *r)
+{
+    const kf_family *f = family_of(v);
+    int64_t nout = f->outputs(s);
+    size_t es = kf_dtype_size(variant_dtype(v));
+    void *out = malloc((size_t)nout * es + 1);
+    double *oaux = malloc((size_t)nout * sizeof *oaux + 1);
+    int64_t bad = out && oaux ? 0 : -1;
+    /* the poison matters only where an output is left unwritten */
+    for (int k = 0; k < (spec->unwritten >= 0 ? 2 : 1) && bad == 0; k++) {
+        verify_plant_model(v, s, p, offset, spec, in, k ? 0x00 : 0xFF, out, oaux);
+        bad = f->compare(v, s, p, out, ref, aux, exact, r);
+    }
+    free(out);
+    free(oaux);
+    return bad;
+}
+
+void verify_vector_split(int64_t offset, size_t es, int vw, int64_t count, int64_t *prefix, int64_t *nv,
+                         int64_t *tail)
+{
+    int64_t e = (int64_t)es;
+    *prefix = 0;
+    if (vw > 1) {
+        int64_t align = e * vw < 16 ? e * vw : 16;
+        int64_t mis = offset * e % align / e;
+        *prefix = mis ? align / e - mis : 0;
+        if (*prefix > count)
+            *prefix = count;
+    }
+    *nv = (count - *prefix) / vw;
+    *tail = count - *prefix - *nv * vw;
+}

@@ -106,9 +106,24 @@ kf_value verify_load(kf_dtype t, const void *buf, int64_t i);
  * back), its outputs poisoned with the byte `poison` before the run: the
  * reference of the input as the fault sees it, the family's output-level
  * part, the unwritten output left as poison.  aux: one double per output. */
-struct kf_family;
 void verify_plant_model(const kf_variant *v, const kf_shape *s, const kf_plan_info *p, int64_t offset,
                         const kf_plant *spec, void *in, unsigned char poison, void *out, double *aux);
+
+/* Test hook (KFORGE_PLANT): compares what the planted kernel gives (the
+ * model above, with each poison of the checked runs where an output is left
+ * unwritten, else once) with ref and aux (the family's compare; exact or
+ * within the bound).  Returns the wrong outputs of the first run that has
+ * any (r filled by compare), or -1 when out of host memory. */
+int64_t verify_plant_check(const kf_variant *v, const kf_shape *s, const kf_plan_info *p, int64_t offset,
+                           const kf_plant *spec, void *in, const void *ref, const double *aux, bool exact,
+                           kf_result *r);
+
+/* How kernel_src's vector loads split count elements that start `offset`
+ * elements past a 256-byte boundary: the scalar prefix before the first
+ * vector aligned to min(es x vw, 16) bytes, the vectors of vw elements, the
+ * scalar tail (as kf_row_at and reduce.cuh's load phase compute them). */
+void verify_vector_split(int64_t offset, size_t es, int vw, int64_t count, int64_t *prefix, int64_t *nv,
+                         int64_t *tail);
 
 /* Full-precision text ("%.9g" float, "%.17g" double, decimal integers). */
 void verify_format(kf_dtype t, kf_value v, char *buf, size_t len);

@@ -423,22 +423,10 @@ static int64_t compare(const kf_variant *v, const kf_shape *s, const kf_plan_inf
 // planted faults (test hook: KFORGE_PLANT, codegen.h), where reduce.cuh's
 // load phase puts them
 
-/* The vector body of the first pass as reduce.cuh computes it: the scalar
- * prefix before the first aligned vector (the input starts `offset`
- * elements past a 256-byte boundary), the vectors, the scalar tail. */
+/* The first pass's vector body (verify_vector_split over the input). */
 static void body_of(const reduce_v *v, int64_t n, int64_t offset, int64_t *prefix, int64_t *nv, int64_t *tail)
 {
-    int64_t es = (int64_t)kf_dtype_size(v->dtype), vw = v->vector_width;
-    *prefix = 0;
-    if (vw > 1) {
-        int64_t align = es * vw < 16 ? es * vw : 16;
-        int64_t mis = (offset * es) % align / es;
-        *prefix = mis ? align / es - mis : 0;
-        if (*prefix > n)
-            *prefix = n;
-    }
-    *nv = (n - *prefix) / vw;
-    *tail = n - *prefix - *nv * vw;
+    verify_vector_split(offset, kf_dtype_size(v->dtype), v->vector_width, n, prefix, nv, tail);
 }
 
 /* The first vector block 1 folds (block layout: its first tile; grid

@@ -426,22 +426,13 @@ static int64_t compare(const kf_variant *v, const kf_shape *s, const kf_plan_inf
 // planted faults (test hook: KFORGE_PLANT, codegen.h), where
 // reduce_rows.cuh's loads and stores put them
 
-/* Row r's scalar prefix, body vectors and tail as kf_row_at computes them
- * (the input starts `offset` elements past a 256-byte boundary). */
+/* Row r's scalar prefix, body vectors and tail (verify_vector_split; the
+ * input starts `offset` elements past a 256-byte boundary). */
 static void row_body(const kf_variant *v, const kf_shape *s, int64_t offset, int64_t r, int64_t *prefix,
                      int64_t *nv, int64_t *tail)
 {
-    int64_t es = (int64_t)kf_dtype_size(variant_dtype(v)), vw = v->p[WP_VECTOR_WIDTH], cols = s->d[1];
-    *prefix = 0;
-    if (vw > 1) {
-        int64_t align = es * vw < 16 ? es * vw : 16;
-        int64_t mis = ((offset + r * s->d[2]) * es) % align / es;
-        *prefix = mis ? align / es - mis : 0;
-        if (*prefix > cols)
-            *prefix = cols;
-    }
-    *nv = (cols - *prefix) / vw;
-    *tail = cols - *prefix - *nv * vw;
+    verify_vector_split(offset + r * s->d[2], kf_dtype_size(variant_dtype(v)), (int)v->p[WP_VECTOR_WIDTH], s->d[1],
+                        prefix, nv, tail);
 }
 
 /* The first element block 1 folds: the first row of its first tile (maps
