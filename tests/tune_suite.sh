@@ -69,10 +69,31 @@ if [ "$(grep -c '"status":"ok"' r1.jsonl)" -eq 20 ] && [ "$(grep -c '"device":"f
 else
   bad "results lines: $(head -c 300 r1.jsonl)"
 fi
+# the summary says where the measured cases' time went: the results' sums
+if python3 - s1.jsonl r1.jsonl <<'EOF'
+import json, sys
+summ = [json.loads(l) for l in open(sys.argv[1]) if '"event": "summary"' in l][0]["phases_s"]
+rows = [json.loads(l) for l in open(sys.argv[2])]
+for k in ("compile", "setup", "verify", "bench"):
+    want = sum(r[k + "_ms"] for r in rows) / 1e3
+    assert abs(summ[k] - want) < 2e-3 + 1e-6 * want, (k, summ[k], want)
+assert summ["verify"] > 0 and summ["compile"] > 0
+EOF
+then
+  ok "summary phases_s: compile, setup, verify and bench time summed over the measured cases"
+else
+  bad "summary phases_s: $(grep -o '"phases_s": {[^}]*}' s1.jsonl)"
+fi
 if ls "$KFORGE_DB"/*.json > /dev/null 2>&1 && grep -q '"median_ms"' "$KFORGE_DB"/*.json; then
   ok "tuning database written ($(cd "$KFORGE_DB" && echo *.json))"
 else
   bad "no tuning database in $KFORGE_DB: $(cat e1.txt)"
+fi
+if "$KFORGE" tune "$SPACE" --strategy random --budget 5 --seed 4 --no-db --results r0.jsonl > t0.txt 2>&1 &&
+   grep -q '^  where the time went: GPU worker [0-9.]* s (setup [0-9.]* s, verify [0-9.]* s, timing [0-9.]* s); the rest' t0.txt; then
+  ok "table summary says where the time went"
+else
+  bad "table summary's phases: $(grep 'where' t0.txt)"
 fi
 if "$KFORGE" tune "$SPACE" --strategy random --budget 20 --seed 3 --results r1.jsonl --quiet > t1.txt 2>&1 &&
    grep -q '^best: ' t1.txt && grep -q 'new best at evaluation' t1.txt && grep -q '"block_size"' t1.txt; then

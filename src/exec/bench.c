@@ -20,10 +20,18 @@
 #define KF_BATCH 32
 #define KF_MAX_REPS_CAP 100000
 
+/* Inputs kept on the device: the exact and realistic data of up to this
+ * many (family, dtype, op, seed, shape, offset) keys, the least recently
+ * used given up first when device memory runs short or every slot is
+ * taken.  A tune over several sizes makes each size's input once. */
+#define KF_INPUTS 32
+
 enum { SLOT_EXACT, SLOT_REAL };
 
 typedef struct {
     bool have;
+    int kind;               /* SLOT_EXACT, SLOT_REAL */
+    uint64_t used;          /* bench.tick when last used (LRU) */
     int family;
     kf_dtype dtype;
     kf_op op;
@@ -43,11 +51,11 @@ struct bench {
     CUevent ev[2 * KF_BATCH];
     CUdeviceptr flush;
     size_t flush_words;
-    /* inputs and their reference outputs, each kept while cases share
-     * family, dtype, op, seed, shape and offset: [SLOT_EXACT] the exact
-     * data (verification and timing), [SLOT_REAL] the realistic data (the
-     * accuracy of float sums and products) */
-    input_slot in[2];
+    /* inputs and their reference outputs (KF_INPUTS): the exact data
+     * (verification and timing) and the realistic data (the accuracy of
+     * float sums and products) */
+    input_slot in[KF_INPUTS];
+    uint64_t tick;
     void *got, *got2;       /* host copies of the outputs */
     int64_t nout;
     /* work buffers, grown on demand */
@@ -145,10 +153,13 @@ void bench_free(bench *B)
     kf_cu *cu = &B->g.cu;
     if (B->g.have_ctx) {
         cu->cuCtxSynchronize();
-        CUdeviceptr bufs[] = {B->flush, B->in[0].d, B->in[1].d, B->d_ws, B->d_out};
+        CUdeviceptr bufs[] = {B->flush, B->d_ws, B->d_out};
         for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
             if (bufs[i])
                 cu->cuMemFree(bufs[i]);
+        for (int i = 0; i < KF_INPUTS; i++)
+            if (B->in[i].d)
+                cu->cuMemFree(B->in[i].d);
         for (int i = 0; i < 2 * KF_BATCH; i++)
             if (B->ev[i])
                 cu->cuEventDestroy(B->ev[i]);
@@ -165,7 +176,7 @@ void bench_free(bench *B)
     kf_nvml_sampler_stop(B->smp);
     bench_nvml_close(&B->nv);
     free(B->times);
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < KF_INPUTS; i++) {
         free(B->in[i].ref);
         free(B->in[i].aux);
         free(B->in[i].host);
@@ -198,6 +209,40 @@ static bool ensure(cctx *c, CUdeviceptr *p, size_t *cap, size_t bytes, const cha
     }
     *cap = bytes;
     return true;
+}
+
+/* Gives up the least recently used kept input other than `keep` (its device
+ * memory); false when there is none. */
+static bool evict_input(bench *B, const input_slot *keep)
+{
+    input_slot *lru = NULL;
+    for (int i = 0; i < KF_INPUTS; i++) {
+        input_slot *S = &B->in[i];
+        if (S != keep && S->d && (!lru || S->used < lru->used))
+            lru = S;
+    }
+    if (!lru)
+        return false;
+    B->g.cu.cuMemFree(lru->d);
+    lru->d = 0;
+    lru->cap = 0;
+    lru->have = false;
+    kf_trace("input of %s given up for device memory", lru->kind == SLOT_EXACT ? "exact data" : "realistic data");
+    return true;
+}
+
+/* ensure(), giving up kept inputs (but keep) while device memory is short. */
+static bool ensure_evicting(cctx *c, CUdeviceptr *p, size_t *cap, size_t bytes, const char *what,
+                            const input_slot *keep)
+{
+    for (;;) {
+        if (ensure(c, p, cap, bytes, what))
+            return true;
+        if (c->r->status != KF_ST_OOM || !evict_input(c->B, keep))
+            return false;
+        c->r->status = KF_ST_OK;
+        c->r->message[0] = '\0';
+    }
 }
 
 static bool host_grow(cctx *c, void **p, size_t bytes)
@@ -334,14 +379,15 @@ static bool copy_in(cctx *c, CUdeviceptr dst, const void *src, size_t bytes)
     return cu_ok(c, cu->cuStreamSynchronize(B->stream), "cuStreamSynchronize(input)");
 }
 
-/* The input of slot k (SLOT_EXACT: verify_fill_exact, SLOT_REAL:
- * verify_fill) on the device, and its reference on the host.  keep_host:
- * the host copy stays (the planted faults' model). */
-static bool prepare_input(cctx *c, int k, const kf_variant *v, const kf_shape *shape, const kf_bench *b,
-                          bool keep_host)
+/* The input of kind k (SLOT_EXACT: verify_fill_exact, SLOT_REAL:
+ * verify_fill) on the device, and its reference on the host: a kept one,
+ * or made in a free (else the least recently used) slot; NULL on failure
+ * (c->r says why).  keep_host: the host copy stays (the planted faults'
+ * model).  keep: a slot the caller still uses, never given up. */
+static input_slot *prepare_input(cctx *c, int k, const kf_variant *v, const kf_shape *shape, const kf_bench *b,
+                                 bool keep_host, const input_slot *keep)
 {
     bench *B = c->B;
-    input_slot *S = &B->in[k];
     const kf_family *f = family_of(v);
     kf_dtype t = variant_dtype(v);
     kf_op op = variant_op(v);
@@ -349,19 +395,36 @@ static bool prepare_input(cctx *c, int k, const kf_variant *v, const kf_shape *s
     int64_t n = f->input_elems(shape);
     int64_t nout = f->outputs(shape);
     if (!host_grow(c, &B->got, (size_t)nout * es) || !host_grow(c, &B->got2, (size_t)nout * es))
-        return false;
+        return NULL;
     B->nout = nout;
-    if (S->have && S->family == v->family && S->dtype == t && S->op == op && S->seed == b->seed &&
-        shape_eq(&S->shape, shape) && S->offset == b->offset && (S->host || !keep_host))
-        return true;
+    input_slot *S = NULL;
+    for (int i = 0; i < KF_INPUTS && !S; i++) {
+        input_slot *x = &B->in[i];
+        if (x->have && x->kind == k && x->family == v->family && x->dtype == t && x->op == op &&
+            x->seed == b->seed && shape_eq(&x->shape, shape) && x->offset == b->offset)
+            S = x;
+    }
+    if (S && (S->host || !keep_host)) {
+        S->used = ++B->tick;
+        return S;
+    }
+    for (int i = 0; i < KF_INPUTS && !S; i++) /* a free slot */
+        if (!B->in[i].have && &B->in[i] != keep)
+            S = &B->in[i];
+    if (!S) /* else the least recently used */
+        for (int i = 0; i < KF_INPUTS; i++)
+            if (&B->in[i] != keep && (!S || B->in[i].used < S->used))
+                S = &B->in[i];
     S->have = false;
+    S->kind = k;
+    S->used = ++B->tick;
     free(S->host);
     S->host = NULL;
     /* offset elements before the data and 64 bytes after it hold a poison
      * pattern: a kernel that reads outside the input gets a wrong answer. */
     size_t bytes = ((size_t)b->offset + (size_t)n) * es + 64;
-    if (!ensure(c, &S->d, &S->cap, bytes, k == SLOT_EXACT ? "input" : "input (realistic data)"))
-        return false;
+    if (!ensure_evicting(c, &S->d, &S->cap, bytes, k == SLOT_EXACT ? "input" : "input (realistic data)", S))
+        return NULL;
     void *ref = NULL;
     double *aux = NULL;
     void *host = k == SLOT_EXACT ? ahead_take(v, shape, b->seed, &ref, &aux) : NULL;
@@ -373,11 +436,11 @@ static bool prepare_input(cctx *c, int k, const kf_variant *v, const kf_shape *s
     } else if (!(host = malloc((size_t)n * es + 1))) {
         c->r->status = KF_ST_OOM;
         snprintf(c->r->message, sizeof c->r->message, "out of host memory for %lld input elements", (long long)n);
-        return false;
+        return NULL;
     }
     if (!host_grow(c, &S->ref, (size_t)nout * es) || !host_grow(c, (void **)&S->aux, (size_t)nout * sizeof(double))) {
         free(host);
-        return false;
+        return NULL;
     }
     if (!ref) {
         if (k == SLOT_EXACT)
@@ -395,7 +458,7 @@ static bool prepare_input(cctx *c, int k, const kf_variant *v, const kf_shape *s
     else
         free(host);
     if (!ok)
-        return false;
+        return NULL;
     kf_trace("input of %lld elements made", (long long)n);
     S->have = true;
     S->family = v->family;
@@ -404,7 +467,7 @@ static bool prepare_input(cctx *c, int k, const kf_variant *v, const kf_shape *s
     S->seed = b->seed;
     S->shape = *shape;
     S->offset = b->offset;
-    return true;
+    return S;
 }
 
 /* The engine's side of a family's enqueue. */
@@ -617,14 +680,14 @@ int bench_case(bench *B, const kf_variant *v, const kf_shape *shape, const kf_be
 
     int plant_kind = codegen_planted(v);
     bool planted = plant_kind >= KF_PLANT_DROP_FIRST;
-    if (!prepare_input(&c, SLOT_EXACT, v, shape, b, planted))
+    input_slot *X = prepare_input(&c, SLOT_EXACT, v, shape, b, planted, NULL);
+    if (!X)
         goto done;
-    input_slot *X = &B->in[SLOT_EXACT];
     runner R = {.l = {&c, f}, .v = v, .shape = shape, .p = &p};
     R.out_bytes = (size_t)B->nout * es;
-    if (!ensure(&c, &B->d_out, &B->out_cap, R.out_bytes + 64, "outputs"))
+    if (!ensure_evicting(&c, &B->d_out, &B->out_cap, R.out_bytes + 64, "outputs", X))
         goto done;
-    if (!ensure(&c, &B->d_ws, &B->ws_cap, (size_t)p.workspace_bytes + 256, "workspace"))
+    if (!ensure_evicting(&c, &B->d_ws, &B->ws_cap, (size_t)p.workspace_bytes + 256, "workspace", X))
         goto done;
     if (p.workspace_bytes > 0) {
         if (!host_grow(&c, &B->ws_init, (size_t)p.workspace_bytes))
@@ -680,14 +743,15 @@ int bench_case(bench *B, const kf_variant *v, const kf_shape *shape, const kf_be
      * information; a wrong case says what the rounding bound alone would
      * have said ---------------------------------------------------------- */
     if (verify_has_accuracy(variant_dtype(v), variant_op(v))) {
-        if (!prepare_input(&c, SLOT_REAL, v, shape, b, false))
+        input_slot *Y = prepare_input(&c, SLOT_REAL, v, shape, b, false, X);
+        if (!Y)
             goto done;
         runner Q = R;
-        Q.buf.in = B->in[SLOT_REAL].d + (CUdeviceptr)b->offset * es;
+        Q.buf.in = Y->d + (CUdeviceptr)b->offset * es;
         kf_result acc = *r;
         if ((planted && !plant_aim(&c, mod, v, plant_kind, &spec, Q.buf.in)) || !run_checked(&Q, 0xFF, B->got2))
             goto done;
-        int64_t abad = fam->compare(v, shape, &p, B->got2, B->in[SLOT_REAL].ref, B->in[SLOT_REAL].aux, false, &acc);
+        int64_t abad = fam->compare(v, shape, &p, B->got2, Y->ref, Y->aux, false, &acc);
         bench_accuracy(r, &acc, abad);
         if (planted && !plant_aim(&c, mod, v, plant_kind, &spec, R.buf.in))
             goto done;

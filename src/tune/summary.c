@@ -330,6 +330,14 @@ void tune_print_summary(tuner *t, double wall, const char *stopped)
         else
             printf("  measured now: %d candidates (%d cases, %d failed); taken from %s: %d; failed candidates: %d\n",
                    t->told, t->measured_cases, t->failed_cases, t->o.results, from_file, failed_cands);
+        if (t->measured_cases > 0) {
+            double gpu = (t->setup_ms + t->verify_ms + t->bench_ms) / 1e3 / (t->ndev > 1 ? t->ndev : 1);
+            printf("  where the time went: GPU worker %.1f s (setup %.1f s, verify %.1f s, timing %.1f s)%s; "
+                   "the rest %.1f s (start, waiting for the compiler, the host); compiling %.1f s in the pool, "
+                   "alongside\n",
+                   gpu, t->setup_ms / 1e3, t->verify_ms / 1e3, t->bench_ms / 1e3, t->ndev > 1 ? " per GPU" : "",
+                   wall > gpu ? wall - gpu : 0, t->compile_ms / 1e3);
+        }
         if (t->mine)
             printf("  %s: %d of them left to the other shards (kforge merge combines the shards' results files)\n",
                    t->o.shard.how, others);
@@ -392,6 +400,8 @@ void tune_print_summary(tuner *t, double wall, const char *stopped)
                   t->measured_cases, t->failed_cases, from_file, failed_cands, wall, stopped,
                   t->o.simulate ? "true" : "false");
         sb_printf(&b, "\"gpus\": %d, ", t->ndev > 0 ? t->ndev : 1);
+        sb_printf(&b, "\"phases_s\": {\"compile\": %.3f, \"setup\": %.3f, \"verify\": %.3f, \"bench\": %.3f}, ",
+                  t->compile_ms / 1e3, t->setup_ms / 1e3, t->verify_ms / 1e3, t->bench_ms / 1e3);
         if (t->merged_files)
             sb_printf(&b, "\"merged_files\": %d, \"space_candidates\": %d, ", t->merged_files, t->space_cands);
         if (t->mine)

@@ -342,6 +342,10 @@ static int on_case(const kf_result *r, int index, void *vctx)
     if (t->write_error[0])
         return 1;   /* stopped: a case that was in flight on another GPU */
     t->measured_cases++;
+    t->compile_ms += r->compile_ms;
+    t->setup_ms += r->setup_ms;
+    t->verify_ms += r->verify_ms;
+    t->bench_ms += r->bench_ms;
     if (r->status != KF_ST_OK)
         t->failed_cases++;
     else if (t->o.objective != TUNE_OBJ_TIME && !(r->energy_j > 0) && !t->energy_note[0])

@@ -57,6 +57,9 @@ typedef struct {
     int *per_device;        /* cases measured on each */
     results_file *rf;
     int measured_cases, failed_cases, told, reused_cands;
+    /* where the measured cases' time went (results' compile_ms, setup_ms,
+     * verify_ms, bench_ms), summed, ms */
+    double compile_ms, setup_ms, verify_ms, bench_ms;
     report_warnings warn;     /* throttled cases, NVML notes, as run says them */
     int failures_said;        /* failed cases named on stderr (the first TUNE_FAILS_SAID) */
     double t0, last_progress;
