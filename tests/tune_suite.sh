@@ -84,6 +84,47 @@ then
 else
   bad "summary phases_s: $(grep -o '"phases_s": {[^}]*}' s1.jsonl)"
 fi
+# --abandon-above: candidates slower than K x the fastest so far stop after
+# their first repetitions, are recorded as abandoned (with their partial
+# figures), never best, not failed, and a resumed search measures none again
+"$KFORGE" tune "$SPACE" --set n=1048576 --strategy random --budget 100 --seed 2 --abandon-above 1.1 --no-db \
+  --results ra.jsonl --format jsonl > sa.jsonl 2> ea.txt
+rc=$?
+na=$(grep -c '"status":"abandoned"' ra.jsonl)
+if [ $rc -eq 0 ] && [ "$na" -gt 10 ] && [ "$(field sa.jsonl abandoned_candidates)" = "$na" ] &&
+   [ "$(field sa.jsonl failed_candidates)" = 0 ] && ! grep -q 'abandoned' ea.txt &&
+   python3 - sa.jsonl ra.jsonl <<'EOF'
+import json, sys
+summ = [json.loads(l) for l in open(sys.argv[1]) if '"event": "summary"' in l][0]
+rows = [json.loads(l) for l in open(sys.argv[2])]
+best = min(r["median_ms"] for r in rows if r["status"] == "ok")
+for r in rows:
+    if r["status"] == "abandoned":
+        assert r["reps"] > 0 and r["median_ms"] > 1.1 * best * 0.999, r["label"]
+        assert "abandoned after" in r["message"]
+assert abs(summ["best"]["objective_ms"] - best) <= 1e-6 * best
+ranked = {x["label"] for t in summ["top"] for x in t["ranking"]}
+assert not ranked & {r["label"] for r in rows if r["status"] == "abandoned"}
+EOF
+then
+  ok "--abandon-above 1.1: $na candidates abandoned with partial figures, not failed, never best or ranked"
+else
+  bad "--abandon-above (exit $rc, $na abandoned): $(head -c 300 ea.txt)"
+fi
+if "$KFORGE" tune "$SPACE" --set n=1048576 --strategy random --budget 100 --seed 2 --abandon-above 1.1 --no-db \
+     --results ra.jsonl > ta.txt 2>&1 && grep -q 'measured now: 0 candidates' ta.txt &&
+   grep -q "abandoned: $na candidates slower than 1.1 x" ta.txt; then
+  ok "a resumed search knows the abandoned candidates and measures none again"
+else
+  bad "resume after abandoning: $(grep 'measured now\|abandoned' ta.txt)"
+fi
+"$KFORGE" tune "$SPACE" --abandon-above 0.5 --no-db > /dev/null 2> eb.txt
+rc=$?
+if [ $rc -eq 2 ] && grep -q -- '--abandon-above: expected a factor >= 1' eb.txt; then
+  ok "--abandon-above 0.5 is a usage error"
+else
+  bad "--abandon-above 0.5: exit $rc, $(cat eb.txt)"
+fi
 if ls "$KFORGE_DB"/*.json > /dev/null 2>&1 && grep -q '"median_ms"' "$KFORGE_DB"/*.json; then
   ok "tuning database written ($(cd "$KFORGE_DB" && echo *.json))"
 else

@@ -40,7 +40,7 @@ static const char *const all_options[] = {
     "--device", "--jobs", "-j", "--cache-dir", "--no-cache", "--lineinfo", "--quiet", "-q", "--compile", "--arch",
     "--strategy", "--budget", "--time", "--seed", "--db", "--no-db", "--simulate", "--first-improvement",
     "--header", "--gpu", "--dtype", "--op", "--kernel", "--n", "--devices", "--shard", "--objective", "--fail-above",
-    "--any-device", "--only", "--columns", "--sort", "--top", "--list", "--delete", "--deterministic", "--device-model",
+    "--any-device", "--only", "--columns", "--sort", "--top", "--abandon-above", "--list", "--delete", "--deterministic", "--device-model",
     "-o", "--no-header", "--match", "--all"};
 
 static bool is_option(const char *arg, const char *name)

@@ -51,6 +51,9 @@ static const char *const tune_help =
     "                      then a summary line), json (one object) or md (Markdown)\n"    "  --top N             the summary ranks the best N candidates at each size (default 5; 0: none):\n"
     "                      time, how far behind the best, the axes that differ from it, and how many\n"
     "                      lie within 2% and 10% of the best (a sharp peak or a plateau)\n"
+    "  --abandon-above K   stop timing a candidate whose first repetitions at a size are slower than\n"
+    "                      K x the fastest there so far (default 2; 0: never): recorded as abandoned,\n"
+    "                      with its partial figures; never the best (objective time only)\n"
     "  --timeout SEC       watchdog per case (bench.timeout_s; default 30)\n"
     "  --device N          GPU index (default 0)\n"
     "  --devices LIST      evaluate the search on several GPUs of one model at once: 'all' or indices\n"
@@ -89,6 +92,7 @@ static int parse_tune_opts(int argc, char **argv, tune_opts *o)
     o->timeout = -1;
     o->fmt = KF_FMT_TABLE;
     o->top = 5;
+    o->abandon_k = 2;
     o->ro.device = -1;
     cli c;
     cli_init(&c, argc, argv);
@@ -115,6 +119,9 @@ static int parse_tune_opts(int argc, char **argv, tune_opts *o)
             if (!kf_parse_ll(val, &s) || s < 0)
                 return cli_fail(&c, "--seed: expected an integer >= 0, got '%s'", val);
             o->seed = (uint64_t)s;
+        } else if (cli_value(&c, "--abandon-above", &val)) {
+            if (!kf_parse_double(val, &o->abandon_k) || !(o->abandon_k == 0 || o->abandon_k >= 1))
+                return cli_fail(&c, "--abandon-above: expected a factor >= 1, or 0 for never, got '%s'", val);
         } else if (cli_value(&c, "--top", &val)) {
             long long n;
             if (!kf_parse_ll(val, &n) || n < 0 || n > 1000)

@@ -69,6 +69,9 @@ typedef struct {
     int64_t offset;             /* input pointer offset in elements (alignment tests) */
     double timeout_s;           /* watchdog per case; 0 = none */
     bool energy;                /* also measure the energy of one run (NVML; a window of >= 1 s) */
+    /* kforge tune, per case (not a config setting, not recorded): stop
+     * timing once the first repetitions' median is above this (ms); 0 never */
+    double abandon_ms;
 } kf_bench;
 
 void kf_bench_defaults(kf_bench *b);
@@ -88,6 +91,7 @@ typedef enum {
     KF_ST_FAULT,         /* the kernel faulted; the context was lost */
     KF_ST_TIMEOUT,       /* the watchdog stopped it */
     KF_ST_OOM,           /* not enough device memory for this n */
+    KF_ST_ABANDONED,     /* tune: its first timed repetitions were slower than k x the best so far */
     KF_ST_COUNT
 } kf_status;
 

@@ -208,7 +208,7 @@ static int add_variant(builder *b, const kf_variant *v)
 
 static int add_case(builder *b, int variant, const kf_shape *shape)
 {
-    kf_case c = {variant, *shape};
+    kf_case c = {.variant = variant, .shape = *shape};
     uint64_t h = case_hash(&c);
     if (hset_find(b, &b->cset, &c, h) >= 0)
         return 0;

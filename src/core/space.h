@@ -19,6 +19,11 @@
 typedef struct {
     int variant;        /* index into space.variants */
     kf_shape shape;
+    /* kforge tune (--abandon-above): the case stops timing once its first
+     * repetitions' median is above abandon_ms (0: no limit yet), or above
+     * abandon_k x the fastest verified median at its shape measured so far
+     * in the same run_session_measure (0: no factor) */
+    double abandon_ms, abandon_k;
 } kf_case;
 
 typedef struct {

@@ -778,6 +778,7 @@ int bench_case(bench *B, const kf_variant *v, const kf_shape *shape, const kf_be
         kf_nvml_window_begin(&nw, &B->nv.d, kf_now(), nerr, sizeof nerr);
     double t0 = kf_now();
     int batch = b->min_reps < KF_BATCH ? b->min_reps : KF_BATCH;
+    bool abandoned = false;
     for (;;) {
         if (batch > max_reps - reps)
             batch = max_reps - reps;
@@ -805,6 +806,14 @@ int bench_case(bench *B, const kf_variant *v, const kf_shape *shape, const kf_be
         double elapsed = kf_now() - t0;
         if (stats_should_stop(B->times, reps, elapsed, b))
             break;
+        if (b->abandon_ms > 0) {
+            kf_stats so_far;
+            stats_compute(B->times, reps, &so_far);
+            if (so_far.median_ms > b->abandon_ms) {
+                abandoned = true;   /* it cannot win: its first repetitions tell */
+                break;
+            }
+        }
         /* next batch: what fits in the remaining budget, at least 1 */
         double per = elapsed / reps;
         double left = b->max_time_s - elapsed;
@@ -836,6 +845,12 @@ int bench_case(bench *B, const kf_variant *v, const kf_shape *shape, const kf_be
             r->status = KF_ST_WRONG;
             snprintf(r->message, sizeof r->message, "result changed during timing although the plan is deterministic");
         }
+    }
+    if (r->status == KF_ST_OK && abandoned) {
+        r->status = KF_ST_ABANDONED;
+        snprintf(r->message, sizeof r->message,
+                 "abandoned after %d repetitions: median %.4g ms, above %.4g ms (k x the best so far)", reps,
+                 r->stats.median_ms, b->abandon_ms);
     }
     if (r->status == KF_ST_OK && B->nv.ok) {
         kf_nvml_window_result ew;

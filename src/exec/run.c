@@ -556,7 +556,34 @@ typedef struct {
     bool redraw;            /* the progress line was cleared for a message */
     bool stopping;          /* fn asked to stop */
     bool sent_any;
+    /* --abandon-above: the fastest verified median per shape so far */
+    kf_shape *best_shape;
+    double *best_ms;
+    int nbest;
 } measure;
+
+/* The fastest verified median at shape s so far in this measure (0: none). */
+static double *best_at(measure *m, const kf_shape *s, bool add)
+{
+    for (int i = 0; i < m->nbest; i++)
+        if (shape_eq(&m->best_shape[i], s))
+            return &m->best_ms[i];
+    if (!add || !m->best_shape || !m->best_ms || m->nbest >= m->ncases)
+        return NULL;
+    m->best_shape[m->nbest] = *s;
+    m->best_ms[m->nbest] = 0;
+    return &m->best_ms[m->nbest++];
+}
+
+/* A case's abandon threshold when it is sent (kf_case.abandon_ms, abandon_k). */
+static double abandon_ms(measure *m, const kf_case *c)
+{
+    double at = c->abandon_ms;
+    double *best = c->abandon_k > 0 ? best_at(m, &c->shape, false) : NULL;
+    if (best && *best > 0 && (at <= 0 || c->abandon_k * *best < at))
+        at = c->abandon_k * *best;
+    return at;
+}
 
 static const vstate *owner_of(const measure *m, const slot *sl, int ci)
 {
@@ -575,6 +602,9 @@ static void deliver(measure *m, const kf_result *r, int ci)
     }
     m->done++;
     m->failed += r->status != KF_ST_OK;
+    double *best = r->status == KF_ST_OK && r->stats.median_ms > 0 ? best_at(m, &r->shape, true) : NULL;
+    if (best && (*best == 0 || r->stats.median_ms < *best))
+        *best = r->stats.median_ms;
     if (m->fn(r, ci, m->ctx) && !m->stopping)
         m->stopping = true;
 }
@@ -684,7 +714,9 @@ static int dispatch(measure *m, char *err, size_t errlen)
             int inject = worker_injection(++s->sent);
             if (!inject && worker_device_dead(sl->dev.index))
                 inject = 1;
-            if (worker_send(sl->w, &m->variants[c->variant], &c->shape, m->b, ow->path, inject) != 0) {
+            kf_bench cb = *m->b;
+            cb.abandon_ms = abandon_ms(m, c);
+            if (worker_send(sl->w, &m->variants[c->variant], &c->shape, &cb, ow->path, inject) != 0) {
                 /* the worker died between cases: the case never ran; it
                  * goes first again, to a new worker or another device */
                 memmove(m->retry + 1, m->retry, sizeof *m->retry * (size_t)m->nretry++);
@@ -733,6 +765,8 @@ int run_session_measure(run_session *s, const kf_variant *variants, int nvariant
         nfds += (size_t)s->comps[c].jobs + 1;
     m.src_of = malloc(sizeof *m.src_of * (size_t)(nvariants > 0 ? nvariants : 1) * (size_t)s->ncomps);
     m.retry = malloc(sizeof *m.retry * (size_t)(s->nslots * (STRIKES + 1) + 1));
+    m.best_shape = malloc(sizeof *m.best_shape * (size_t)(ncases > 0 ? ncases : 1));
+    m.best_ms = malloc(sizeof *m.best_ms * (size_t)(ncases > 0 ? ncases : 1));
     struct pollfd *fds = malloc(sizeof *fds * nfds);
     int *slot_fd = malloc(sizeof *slot_fd * (size_t)s->nslots);
     if (!m.src_of || !m.retry || !fds || !slot_fd) {
@@ -880,6 +914,8 @@ out:
     free(fds);
     free(m.retry);
     free(m.src_of);
+    free(m.best_shape);
+    free(m.best_ms);
     return rc;
 }
 

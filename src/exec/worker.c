@@ -292,6 +292,12 @@ static void fake_case(const request *q, const kf_device *dev, kf_result *r)
         t5[i] = ms * (1.0 + 0.001 * i);
     stats_compute(t5, 5, &r->stats);
     stats_bandwidth(&r->stats, f->bytes(&q->shape, es), dev->peak_gbps);
+    if (q->b.abandon_ms > 0 && r->stats.median_ms > q->b.abandon_ms) {
+        r->status = KF_ST_ABANDONED;
+        snprintf(r->message, sizeof r->message,
+                 "abandoned after 5 repetitions: median %.4g ms, above %.4g ms (k x the best so far)",
+                 r->stats.median_ms, q->b.abandon_ms);
+    }
     r->bench_ms = 1e3 * (kf_now() - t0);
 }
 

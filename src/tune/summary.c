@@ -272,6 +272,7 @@ void tune_print_summary(tuner *t, double wall, const char *stopped)
     int others = tuner_other_shard_evaluated(t);
     int from_file = evals - t->told - others;
     int failed_cands = tuner_failed_candidates(t);
+    int abandoned_cands = tuner_abandoned_candidates(t);
     static const char *const obj_what[TUNE_OBJ_COUNT][2] = {
         {"median time", "weighted sum of median times over the sizes"},
         {"energy of one run", "weighted sum of the energy of one run over the sizes"},
@@ -330,6 +331,9 @@ void tune_print_summary(tuner *t, double wall, const char *stopped)
         else
             printf("  measured now: %d candidates (%d cases, %d failed); taken from %s: %d; failed candidates: %d\n",
                    t->told, t->measured_cases, t->failed_cases, t->o.results, from_file, failed_cands);
+        if (abandoned_cands)
+            printf("  abandoned: %d candidates slower than %g x the fastest so far at a size (%d cases measured now)\n",
+                   abandoned_cands, t->o.abandon_k, t->abandoned_cases);
         if (t->measured_cases > 0) {
             double gpu = (t->setup_ms + t->verify_ms + t->bench_ms) / 1e3 / (t->ndev > 1 ? t->ndev : 1);
             printf("  where the time went: GPU worker %.1f s (setup %.1f s, verify %.1f s, timing %.1f s)%s; "
@@ -399,7 +403,8 @@ void tune_print_summary(tuner *t, double wall, const char *stopped)
                   strat_names[t->kind], (unsigned long long)t->o.seed, t->ncand, t->budget, evals, t->told,
                   t->measured_cases, t->failed_cases, from_file, failed_cands, wall, stopped,
                   t->o.simulate ? "true" : "false");
-        sb_printf(&b, "\"gpus\": %d, ", t->ndev > 0 ? t->ndev : 1);
+        sb_printf(&b, "\"gpus\": %d, \"abandoned_candidates\": %d, \"abandoned_cases\": %d, ", t->ndev > 0 ? t->ndev : 1,
+                  abandoned_cands, t->abandoned_cases);
         sb_printf(&b, "\"phases_s\": {\"compile\": %.3f, \"setup\": %.3f, \"verify\": %.3f, \"bench\": %.3f}, ",
                   t->compile_ms / 1e3, t->setup_ms / 1e3, t->verify_ms / 1e3, t->bench_ms / 1e3);
         if (t->merged_files)

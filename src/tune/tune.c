@@ -299,13 +299,31 @@ static void tell(tuner *t, int c)
     strat_tell(t->st, c, tuner_objective(t, c));
 }
 
-/* Evaluated candidates that failed (measured now or taken from the file). */
+/* Whether candidate c was abandoned at some size (--abandon-above). */
+static bool abandoned(const tuner *t, int c)
+{
+    for (int k = 0; k < t->nsizes; k++)
+        if (cell_at(t, c, k)->st == KF_ST_ABANDONED)
+            return true;
+    return false;
+}
+
+/* Evaluated candidates that failed (measured now or taken from the file);
+ * abandoned ones are counted apart. */
 int tuner_failed_candidates(const tuner *t)
 {
     int f = 0;
     for (int c = 0; c < t->ncand; c++)
-        f += isinf(strat_cost(t->st, c)) && !tuner_other_shard(t, c);
+        f += isinf(strat_cost(t->st, c)) && !tuner_other_shard(t, c) && !abandoned(t, c);
     return f;
+}
+
+int tuner_abandoned_candidates(const tuner *t)
+{
+    int a = 0;
+    for (int c = 0; c < t->ncand; c++)
+        a += !isnan(strat_cost(t->st, c)) && !tuner_other_shard(t, c) && abandoned(t, c);
+    return a;
 }
 
 /* Evaluated candidates left to the other shards (none when not sharded). */
@@ -346,7 +364,9 @@ static int on_case(const kf_result *r, int index, void *vctx)
     t->setup_ms += r->setup_ms;
     t->verify_ms += r->verify_ms;
     t->bench_ms += r->bench_ms;
-    if (r->status != KF_ST_OK)
+    if (r->status == KF_ST_ABANDONED)
+        t->abandoned_cases++;
+    else if (r->status != KF_ST_OK)
         t->failed_cases++;
     else if (t->o.objective != TUNE_OBJ_TIME && !(r->energy_j > 0) && !t->energy_note[0])
         snprintf(t->energy_note, sizeof t->energy_note, "%s", r->nvml_note[0] ? r->nvml_note : "no energy figure");
@@ -377,7 +397,7 @@ static int on_case(const kf_result *r, int index, void *vctx)
     /* warnings and failures as run gives them, each on a cleared line */
     clear_progress(t);
     report_warn(&t->warn, r, stderr);
-    if (r->status != KF_ST_OK && t->failures_said++ < TUNE_FAILS_SAID) {
+    if (r->status != KF_ST_OK && r->status != KF_ST_ABANDONED && t->failures_said++ < TUNE_FAILS_SAID) {
         char label[256], st[128];
         family_of(&r->v)->label(&r->v, label, sizeof label);
         shape_text(family_of(&r->v), &r->shape, st, sizeof st);
@@ -388,6 +408,22 @@ static int on_case(const kf_result *r, int index, void *vctx)
 }
 
 /* Measures the cases of a batch not measured yet.  As run_session_measure. */
+/* --abandon-above K: a case at size s whose first timed repetitions are
+ * slower than K x the fastest verified median there so far stops (0: none
+ * yet, or K 0, or an objective other than time). */
+static double abandon_above(const tuner *t, int s)
+{
+    if (!(t->o.abandon_k > 0) || t->o.objective != TUNE_OBJ_TIME)
+        return 0;
+    double best = 0;
+    for (int c = 0; c < t->ncand; c++) {
+        const cell *x = cell_at(t, c, s);
+        if (x->st == KF_ST_OK && x->median_ms > 0 && (best == 0 || x->median_ms < best))
+            best = x->median_ms;
+    }
+    return best * t->o.abandon_k;
+}
+
 static int measure_batch(tuner *t, const int *batch, int k, char *err, size_t errlen)
 {
     kf_variant *vars = malloc(sizeof *vars * (size_t)k);
@@ -407,7 +443,8 @@ static int measure_batch(tuner *t, const int *batch, int k, char *err, size_t er
         cand[nv] = c;
         for (int s = 0; s < t->nsizes; s++)
             if (cell_at(t, c, s)->st == KF_ST_COUNT)
-                cases[nc++] = (kf_case){nv, t->sizes[s]};
+                cases[nc++] = (kf_case){nv, t->sizes[s], abandon_above(t, s),
+                                        t->o.objective == TUNE_OBJ_TIME ? t->o.abandon_k : 0};
         nv++;
     }
     batch_ctx b = {t, vars, cand, nv, cases, 0};

@@ -42,6 +42,7 @@ typedef struct {
     kf_format fmt;
     int objective;          /* TUNE_OBJ_* */
     int top;                /* the summary ranks the best this many at each size (0: none) */
+    double abandon_k;       /* --abandon-above K (0: never abandon) */
 } tune_opts;
 
 /* Runs the search: the exit status (KF_EXIT_*), messages on stderr. */

@@ -56,7 +56,7 @@ typedef struct {
     int ndev;
     int *per_device;        /* cases measured on each */
     results_file *rf;
-    int measured_cases, failed_cases, told, reused_cands;
+    int measured_cases, failed_cases, abandoned_cases, told, reused_cands;
     /* where the measured cases' time went (results' compile_ms, setup_ms,
      * verify_ms, bench_ms), summed, ms */
     double compile_ms, setup_ms, verify_ms, bench_ms;
@@ -88,6 +88,8 @@ double tuner_cell_cost(const tuner *t, const cell *x);
 bool tuner_other_shard(const tuner *t, int c);
 /* Evaluated candidates that failed (measured now or taken from the file). */
 int tuner_failed_candidates(const tuner *t);
+/* Evaluated candidates abandoned at some size (--abandon-above). */
+int tuner_abandoned_candidates(const tuner *t);
 /* Evaluated candidates left to the other shards (none when not sharded). */
 int tuner_other_shard_evaluated(const tuner *t);
 
