@@ -576,7 +576,7 @@ set palette defined (0 "#d7191c", 0.5 "#ffffbf", 1 "#1a9641")
 set style fill solid 1.0 noborder
 unset key
 plot %s using 1:2:(0.5):(0.5):3 with boxxyerror fc palette, \\
-     %s using 1:2:(0.47):(0.47) with boxxyerror fs empty border lc rgb "black" lw 3, \\
+     %s using 1:2:(0.47):(0.47) with boxxyerror lc rgb "black" lw 3 fs empty, \\
      %s using 1:2:4 with labels font ",9" textcolor rgb "black"
 """ % (w, h, gp_str(c.path), gp_str(c.title), gp_str(foot), (nfoot - 3) * 12.0 / h, nfoot, gp_str(c.x), gp_str(c.y), xt,
        " rotate by -35 left" if max(len(v) for v in c.xs) > 10 else "", yt, len(c.xs) - 0.5, len(c.ys) - 0.5,
