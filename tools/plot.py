@@ -754,10 +754,12 @@ set style data histograms
 set style histogram clustered gap 1
 set style fill solid 0.85 border -1
 set boxwidth 0.9
-set key inside left top opaque box noenhanced font ",9" samplen 2 width 1
+%s
 plot %s
 """ % (w, gp_str(c.path), gp_str(c.title), gp_str(foot), (nfoot - 3) * 12.0 / 650, nfoot + (int(max(len(g) for g in c.gvals) * 3.5 / 12) + 1 if rot else 0),
-       gp_str(c.group), rot, top * (1.12 + 0.045 * len(c.legend)), ", \\\n     ".join(plots)))
+       gp_str(c.group), rot, top * (1.12 + 0.045 * len(c.legend)),
+       'set key inside left top opaque box noenhanced font ",9" samplen 2 width 1' if c.legend else "unset key",
+       ", \\\n     ".join(plots)))
 
 
 # ---------------------------------------------------------------------------
