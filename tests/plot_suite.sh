@@ -3,7 +3,12 @@
 # measured twice is drawn from its latest run (and a footnote says so), two
 # devices are never merged, legends keep to 8 lines (the best variant of each
 # algorithm) with names or short labels, log axes only where values span
-# decades, heat maps in % of the best with the GPU and date in the title.
+# decades, heat maps in % of the best with the GPU and date in the title, the
+# best cell marked and a colour scale that keeps a 2% spread nearly uniform;
+# kforge against CUB and PyTorch from baseline files (CSV, cub_bench's JSON,
+# ROW lines), a one-size sweep as grouped bars, the search's convergence from
+# tune --format jsonl output and from tune results files.
+# KFORGE_PLOT_KEEP=DIR copies the drawn PNGs there.
 #
 #   sh tests/plot_suite.sh
 #
@@ -279,6 +284,190 @@ t_draw() {
     fi
 }
 
+# ---------------------------------------------------------------------------
+# kforge against the baselines, sweep bars, convergence
+
+# baselines for the H100 float32 sum of two.jsonl: CSV (CUB three times at
+# 2^20: the median of 1000, 1300 and 1100 is 1100), cub_bench's JSON line,
+# ROW lines of rows_torch.py (a one-row shape is a full reduction; 64x1024
+# is not)
+write_baselines() {
+    cat >base.csv <<'EOF'
+# baselines measured with tools/bench_cub.sh and rows_torch.py
+tool,n,gbps,dtype,op,device
+cub,2^10,8,float32,sum,NVIDIA H100 80GB HBM3
+cub,1048576,1000,float32,sum,NVIDIA H100 80GB HBM3
+cub,2^20,1300,float32,sum,NVIDIA H100 80GB HBM3
+cub,2^20,1100,float32,sum,NVIDIA H100 80GB HBM3
+cub,2^30,2800,float32,sum,NVIDIA H100 80GB HBM3
+cub,2^30,2700,float32,sum,NVIDIA H100 80GB HBM3
+cub,2^30,9999,float32,max,NVIDIA H100 80GB HBM3
+cub,2^30,2700,float32,sum,Some Other GPU
+EOF
+    printf '%s\n' '{"tool":"cub","cub_version":"3.0.1","device":"NVIDIA H100 80GB HBM3","name":"cub","dtype":"float32","op":"sum","n":1073741824,"status":"ok","median_ms":1.4,"gbps":3000}' >cub.jsonl
+    cat >torch.txt <<'EOF'
+ROW shape=1x1024 total=1024 dtype=float32 op=sum impl=torch2.11.0 cfg=torch2.11.0 status=PASS us=0.5 min_us=0.4 gbps=6.0 io_gbps=6.0 det=1
+ROW shape=1x1048576 total=2^20 dtype=float32 op=sum impl=torch2.11.0 cfg=torch2.11.0 status=PASS us=5.0 min_us=4.9 gbps=900.0 io_gbps=900.0 det=1
+ROW shape=64x1024 total=2^16 dtype=float32 op=sum impl=torch2.11.0 cfg=torch2.11.0 status=PASS us=5.0 min_us=4.9 gbps=50.0 io_gbps=50.0 det=1
+EOF
+}
+
+t_compare() {
+    write_baselines
+    grep "$H100" two.jsonl >h100.jsonl
+    sh "$PLOT" h100.jsonl base.csv torch.txt --print-data --chart compare >out 2>err || die "exit $?: $(cat err)"
+    has out '^chart compare.png$'
+    has out "title: kforge against CUB, PyTorch 2.11.0: float32 sum on $H100$"
+    # kforge: the fastest variant at each n (fast at 2^20 is 1400 in its latest run)
+    has out '^  series kforge \| 2\^10=10 2\^20=1400 2\^30=2900$'
+    has out '^  kforge variants: 2\^10=fast 2\^20=fast 2\^30=fast$'
+    # CUB: the median of its measurements at each n; float32 max and the other GPU left out
+    has out '^  series CUB \| 2\^10=8 2\^20=1100 2\^30=2750$'
+    has out '^  series PyTorch 2.11.0 \| 2\^10=6 2\^20=900$'
+    has out 'note: baselines: the median of their measurements at each n \(up to 3\)'
+    has out 'note: kforge / best baseline: 1\.05x to 1\.27x over 3 sizes'
+    has out '^  x: n, log, 2\^10\.\.2\^30$'
+    has err 'CUB measured on Some Other GPU, where the results have no kforge measurement: not compared'
+    has err 'torch.txt: 1 ROW line of row-wise shapes set aside'
+    # cub_bench's own JSON lines, its version in the label
+    sh "$PLOT" h100.jsonl cub.jsonl --print-data --chart compare >out 2>err || die "exit $?: $(cat err)"
+    has out '^  series CUB 3\.0\.1 \| 2\^30=3000$'
+    # by default the comparison comes with the other charts when baselines are given
+    print_data two.jsonl
+    hasnot out '^chart compare'
+    sh "$PLOT" two.jsonl base.csv --print-data >out 2>err || die "exit $?: $(cat err)"
+    has out '^chart compare-nvidia-h100-80gb-hbm3.png$'
+    # a filter on a kforge parameter keeps the baselines
+    sh "$PLOT" h100.jsonl base.csv --print-data --chart compare --filter name=reduce6 >out 2>err || die "$(cat err)"
+    has out '^  series kforge \| 2\^10=8 2\^20=900 2\^30=2000$'
+    has out '^  series CUB \| '
+    # no baselines: --chart compare says why
+    sh "$PLOT" h100.jsonl --print-data --chart compare >out 2>err && die "compare without baselines should fail"
+    has err 'chart compare: nothing to draw: no baseline'
+}
+
+t_heat_scale() {
+    # a 3% spread: the colours run from 80% (not from the worst cell, 97%),
+    # and the labels carry tenths
+    {
+        row "$H100" 2026-11-22T10:00:00Z "" shuffle 128 1 $M ok 1000
+        row "$H100" 2026-11-22T10:00:00Z "" shuffle 128 2 $M ok 1010
+        row "$H100" 2026-11-22T10:00:00Z "" shuffle 256 1 $M ok 1020
+        row "$H100" 2026-11-22T10:00:00Z "" shuffle 256 2 $M ok 990
+    } >flat.jsonl
+    print_data flat.jsonl --chart heat
+    has out '^  colour: 80%\.\.100% '
+    has out '^  best: block_size=256 elements_per_thread=1 \(marked\)$'
+    has out '^  cell block_size=256 elements_per_thread=2: 97\.1% '
+    # a wide spread: the colours run from the worst cell
+    print_data two.jsonl --filter "device=$H100" --n 2^30 --chart heat
+    has out '^  colour: 69%\.\.100% '
+}
+
+t_sweep() {
+    # one size, block_size x algorithm: bars grouped by block_size (3 values), one per algorithm
+    {
+        for bs in 128 256 512; do
+            row "$H100" 2026-11-22T10:00:00Z "" shuffle "$bs" 4 $M ok "$((bs + 1000))"
+            row "$H100" 2026-11-22T10:00:00Z "" sequential "$bs" 4 $M ok "$((bs + 500))"
+            row "$H100" 2026-11-22T10:00:00Z "" sequential "$bs" 8 $M ok "$((bs + 600))"
+        done
+    } >one.jsonl
+    print_data one.jsonl
+    # one size: the sweep replaces bandwidth against n
+    has out '^chart sweep.png$'
+    hasnot out '^chart bandwidth'
+    chart out sweep.png >sw
+    has sw "title: kforge: GB/s at n = 2\\^20 by block_size and algorithm, float32 sum on $H100$"
+    has sw '^  x: block_size: 128 256 512$'
+    has sw '^  bars algorithm=shuffle \| 128=1128 256=1256 512=1512$'
+    # each bar is the fastest over the rest: sequential with ept 8
+    has sw '^  bars algorithm=sequential \| 128=728 256=856 512=1112$'
+    has sw 'note: each bar is the fastest variant over elements_per_thread'
+    # the axes by name, and --n
+    print_data one.jsonl --sweep algorithm,elements_per_thread --n 2^20
+    has out '^  x: algorithm: shuffle sequential$'
+    has out '^  bars elements_per_thread=8 \| sequential=1112$'
+    # several sizes: --chart sweep at the largest
+    print_data many.jsonl --chart sweep --filter algorithm=shuffle
+    has out 'GB/s at n = 2\^13 by block_size and elements_per_thread'
+    sh "$PLOT" one.jsonl --print-data --sweep grid >out 2>err && die "--sweep grid should fail"
+    has err 'grid does not vary'
+}
+
+# kforge tune --format jsonl output of two strategies (as with --simulate)
+write_tune_output() {
+    cat >sim.jsonl <<'EOF'
+{"event": "improvement", "evaluation": 1, "objective_ms": 0.0060, "label": "a"}
+{"event": "improvement", "evaluation": 4, "objective_ms": 0.0050, "label": "b"}
+{"event": "improvement", "evaluation": 30, "objective_ms": 0.0041, "label": "c"}
+{"event": "summary", "space": "configs/tune-reduce.json", "device": "fake-gpu (KFORGE_FAKE_GPU)", "objective": "time", "strategy": "random", "seed": 1, "candidates": 860, "budget": 100, "evaluations": 100, "simulated": true, "best": {"objective_ms": 0.0041, "evaluation": 30, "label": "c"}}
+{"event": "improvement", "evaluation": 1, "objective_ms": 0.0055, "label": "d"}
+{"event": "improvement", "evaluation": 9, "objective_ms": 0.0040, "label": "e"}
+{"event": "summary", "space": "configs/tune-reduce.json", "device": "fake-gpu (KFORGE_FAKE_GPU)", "objective": "time", "strategy": "anneal", "seed": 3, "candidates": 860, "budget": 100, "evaluations": 100, "simulated": true, "best": {"objective_ms": 0.0040, "evaluation": 9, "label": "e"}}
+EOF
+}
+
+t_convergence() {
+    write_tune_output
+    print_data sim.jsonl
+    [ "$(grep -c '^chart ' out)" = 1 ] || die "expected the convergence chart only: $(cat out)"
+    has out '^chart convergence.png$'
+    has out 'title: kforge tune: best so far against candidates evaluated, tune-reduce.json on fake-gpu'
+    has out '^  x: candidates evaluated, log, 1\.\.100$'
+    has out '^  y: best objective so far \(µs\)$'
+    has out '^  series random seed 1 \(simulated\) \| 1=6 4=5 30=4\.1 end=100$'
+    has out '^  series anneal seed 3 \(simulated\) \| 1=5\.5 9=4 end=100$'
+    has out 'note: dashed: 2% above the best found by any run \(4 µs\)'
+    # from a tune results file: one line per run, candidates in the order of the file
+    {
+        row "$H100" 2026-11-22T10:00:00Z "" shuffle 128 1 $M ok 500
+        row "$H100" 2026-11-22T10:00:00Z "" shuffle 256 1 $M ok 400
+        row "$H100" 2026-11-22T10:00:00Z "" shuffle 512 1 $M ok 800
+        row "$H100" 2026-11-22T10:00:00Z "" shuffle 64 1 $M wrong 900
+        row "$H100" 2026-11-22T11:00:00Z "" shuffle 512 4 $M ok 1000
+        row "$H100" 2026-11-22T11:00:00Z "" shuffle 256 4 $M ok 700
+    } >tune.jsonl
+    print_data tune.jsonl --chart convergence
+    [ "$(grep -c '^  series ' out)" = 2 ] || die "expected a line per run: $(cat out)"
+    # 2^20 float32 at 500 GB/s is 8.389 us
+    has out '^  series run 10:00:00 \| 1=8\.389 3=5\.243 end=4$'
+    has out '^  series run 11:00:00 \| 1=4\.194 end=2$'
+    has out 'note: from results files: one line per run'
+    # several files: the file names tell the runs apart
+    cp sim.jsonl sim2.jsonl
+    sh "$PLOT" sim.jsonl sim2.jsonl --print-data >out 2>err || die "$(cat err)"
+    has out '^  series anneal seed 3 \(simulated\) \[sim2\.jsonl\] \| '
+}
+
+t_draw_more() {
+    command -v gnuplot >/dev/null 2>&1 || skip "gnuplot not found"
+    write_baselines
+    write_tune_output
+    grep "$H100" two.jsonl >h100.jsonl
+    {
+        for bs in 128 256 512; do
+            row "$H100" 2026-11-22T10:00:00Z "" shuffle "$bs" 4 $M ok "$((bs + 1000))"
+            row "$H100" 2026-11-22T10:00:00Z "" sequential "$bs" 4 $M ok "$((bs + 500))"
+        done
+    } >one.jsonl
+    sh "$PLOT" h100.jsonl base.csv torch.txt --chart compare --out plots >out 2>err || die "compare: $(cat err)"
+    sh "$PLOT" one.jsonl --out plots >>out 2>err || die "sweep: $(cat err)"
+    sh "$PLOT" sim.jsonl --out plots >>out 2>err || die "convergence: $(cat err)"
+    for f in compare sweep heat convergence; do
+        [ -s "plots/$f.png" ] || die "plots/$f.png missing: $(cat out err)"
+        [ "$(head -c 4 "plots/$f.png" | od -An -c | tr -d ' ')" = '211PNG' ] || die "$f.png is not a PNG"
+        # a drawn chart, not an empty canvas: over 10 kB
+        [ "$(wc -c <"plots/$f.png")" -gt 10000 ] || die "$f.png is only $(wc -c <"plots/$f.png") bytes"
+        has out "^plots/$f.png$"
+    done
+    hasnot err 'warning'
+    # KFORGE_PLOT_KEEP=DIR keeps a copy of the PNGs, to look at
+    if [ -n "${KFORGE_PLOT_KEEP:-}" ]; then
+        mkdir -p "$KFORGE_PLOT_KEEP" && cp plots/*.png "$KFORGE_PLOT_KEEP"/
+    fi
+}
+
 check devices-apart t_devices_apart
 check latest-run t_latest_run
 check log-axes t_log_axes
@@ -287,6 +476,11 @@ check heat-percent t_heat_percent
 check heat-problems t_heat_problems
 check usage t_usage
 check draw t_draw
+check compare t_compare
+check heat-scale t_heat_scale
+check sweep t_sweep
+check convergence t_convergence
+check draw-more t_draw_more
 
 if [ "$nfail" -eq 0 ]; then
     rm -rf "$TMP"

@@ -4,8 +4,15 @@
 writes gnuplot data files and a gnuplot script into a work directory.
 tools/plot.sh runs gnuplot on the script.
 
-  plot.py RESULTS --work DIR --out OUTDIR [--heat X,Y] [--n N] [--filter KEY=VALUE]...
-  plot.py RESULTS --print-data [--heat X,Y] [--n N] [--filter KEY=VALUE]...
+  plot.py FILE... --work DIR --out OUTDIR [--chart LIST] [--heat X,Y] [--sweep X[,Y]] [--n N]
+                   [--filter KEY=VALUE]...
+  plot.py FILE... --print-data [...]
+
+FILEs hold kforge results lines, baseline lines (JSON with "tool", "n",
+"gbps", as tools/cub_bench.cu prints them; CSV with a tool,n,gbps header;
+ROW lines of tools/rows_torch.py and rows_cub with one-row shapes) and
+kforge tune --format jsonl output, in any mix; see tools/plot.sh --help.
+compare.png, sweep.png and convergence.png are described there.
 
 Charts, one set per device (the "device" field; several devices are never
 merged: each gets its own files, named after it):
@@ -46,6 +53,8 @@ VARIANT_KEYS = ["dtype", "op", "algorithm", "block_size", "elements_per_thread",
                 "grid", "passes", "layout", "accumulator", "warp_reduce", "load"]
 MAX_LINES = 8      # legend lines of the bandwidth chart (the peak line not counted)
 LOG_SPAN = 100     # an axis whose max / min reaches this is logarithmic
+HEAT_FLOOR = 80.0  # the heat map's colour scale runs from min(worst cell, this) to 100%: a spread of a
+                   # few percent stays nearly one colour instead of running from red to green
 
 
 def die(msg):
@@ -110,26 +119,117 @@ def matches(row, key, want):
     return text(v) == want
 
 
+BASELINE_CSV_KEYS = ("tool", "n", "gbps")
+
+
+def tool_label(tool, version=None):
+    """cub -> "CUB 3.0.1"; torch2.11.0 or pytorch -> "PyTorch 2.11.0"; others as they are."""
+    t = str(tool)
+    m = re.fullmatch(r"(?i)(py)?torch[- ]?v?([0-9][\w.]*)?", t)
+    if m:
+        v = version or m.group(2)
+        return "PyTorch" + (" " + str(v) if v else "")
+    m = re.fullmatch(r"(?i)cub([- ].*)?", t)
+    if m:
+        rest = (m.group(1) or "").strip(" -")
+        return "CUB" + (" " + str(version) if version else "") + (" (" + rest + ")" if rest else "")
+    return t + (" " + str(version) if version else "")
+
+
+def baseline_point(d, path):
+    """A baseline measurement as {tool, n, gbps, status, dtype?, op?, device?}, or None."""
+    try:
+        n = d["n"] if number(d.get("n")) else parse_size(str(d["n"]))
+        g = float(d["gbps"])
+    except (KeyError, ValueError, TypeError):
+        return None
+    if not math.isfinite(g) or n <= 0:
+        return None
+    b = {"tool": str(d.get("label") or tool_label(d["tool"], d.get("version") or d.get("cub_version"))),
+         "n": int(n), "gbps": g, "status": str(d.get("status") or "ok"), "file": path}
+    for k in ("dtype", "op", "device", "time"):
+        if d.get(k) not in (None, ""):
+            b[k] = str(d[k])
+    return b
+
+
+def row_line(line):
+    """A "ROW shape=RxC ... impl=I status=PASS gbps=G" line of tools/rows_torch.py,
+    tools/rows_cub.cu or tools/rows_proto.cu: a baseline point when the shape
+    is one row (a full reduction of cols elements)."""
+    f = dict(x.split("=", 1) for x in line.split()[1:] if "=" in x)
+    m = re.fullmatch(r"(\d+)x(\d+)", f.get("shape", ""))
+    if not m or "impl" not in f:
+        return None, False
+    if int(m.group(1)) != 1:
+        return None, True  # a row-wise shape: not a full reduction
+    d = {"tool": f["impl"], "n": int(m.group(2)), "gbps": f.get("gbps", "nan"),
+         "status": "ok" if f.get("status") == "PASS" else f.get("status", "?"),
+         "dtype": f.get("dtype"), "op": f.get("op")}
+    return d, False
+
+
 def load(path):
-    rows, bad = [], 0
+    """One input file: kforge results lines, baseline lines (JSON with "tool",
+    CSV with a tool,n,gbps header, ROW lines) and tune summary events
+    (kforge tune --format jsonl).  Returns (results, baselines, events)."""
+    rows, base, events, bad, multirow = [], [], [], 0, 0
+    header = None
     try:
         f = open(path, encoding="utf-8", errors="replace")
     except OSError as e:
         die("%s: %s" % (path, e.strerror))
     with f:
         for line in f:
-            if not line.strip():
+            t = line.strip()
+            if not t or t.startswith("#"):
                 continue
-            try:
-                d = json.loads(line)
-            except ValueError:
-                bad += 1  # a line cut short by a crash: kforge skips these too
-                continue
-            if isinstance(d, dict):
-                rows.append(d)
+            if t.startswith("{"):
+                try:
+                    d = json.loads(t)
+                except ValueError:
+                    bad += 1  # a line cut short by a crash: kforge skips these too
+                    continue
+                if not isinstance(d, dict):
+                    continue
+                if "event" in d:
+                    d["_file"] = path
+                    events.append(d)
+                elif "tool" in d and "kforge" not in d:
+                    b = baseline_point(d, path)
+                    if b:
+                        base.append(b)
+                    else:
+                        bad += 1
+                else:
+                    d["_file"] = path
+                    rows.append(d)
+            elif t.startswith("ROW "):
+                d, rowwise = row_line(t)
+                if rowwise:
+                    multirow += 1
+                b = baseline_point(d, path) if d else None
+                if b:
+                    base.append(b)
+                elif not rowwise:
+                    bad += 1
+            elif header is None and all(k in [x.strip() for x in t.split(",")] for k in BASELINE_CSV_KEYS):
+                header = [x.strip() for x in t.split(",")]
+            elif header is not None:
+                vals = [x.strip() for x in t.split(",")]
+                b = baseline_point(dict(zip(header, vals)), path) if len(vals) == len(header) else None
+                if b:
+                    base.append(b)
+                else:
+                    bad += 1
+            else:
+                bad += 1
     if bad:
         note("%s: skipped %d unparseable line%s" % (path, bad, "" if bad == 1 else "s"))
-    return rows
+    if multirow:
+        note("%s: %s of row-wise shapes set aside (only one-row shapes are full reductions)"
+             % (path, plural(multirow, "ROW line")))
+    return rows, base, events
 
 
 def gp_str(s):
@@ -351,7 +451,8 @@ def bandwidth_script(c, work, idx, script):
         yset = "set logscale y 10\nset yrange [%g:%g]" % (min(g for g in c.gs if g > 0) / 1.5,
                                                           max(max(c.gs), c.peak) * 1.5)
     else:
-        yset = "set yrange [0:*]"
+        # headroom over the highest line and the peak, so neither runs under the legend's top
+        yset = "set yrange [0:%g]" % (max(max(c.gs), c.peak) * 1.08)
     foot, nfoot = footnote(c.notes, 1200)
     script.write("""
 reset
@@ -365,7 +466,7 @@ set ylabel "GB/s (median time)"
 %s
 %s
 set grid
-set key outside right top noenhanced font ",9"
+set key inside left top opaque box noenhanced font ",9" samplen 2 spacing 1.1 width 1
 plot %s
 """ % (gp_str(c.path), gp_str(c.title), gp_str(foot), (nfoot - 3) * 12.0 / 700, nfoot, xset, yset,
        ", \\\n     ".join(plots)))
@@ -429,19 +530,28 @@ def heat(ok, path, device, notes, x, y, n, n_given):
         for ky in ys:
             if (kx, ky) in cell:
                 c.lines.append("cell %s=%s %s=%s: %.1f%% %.6g ms" % (x, kx, y, ky, pct[(kx, ky)], cell[(kx, ky)]))
-    c.xs, c.ys, c.pct, c.x, c.y = xs, ys, pct, x, y
+    c.cb_lo = min(min(pct.values()), HEAT_FLOOR)
+    c.lines.append("colour: %.0f%%..100%% (from the worst cell or %.0f%%, whichever is lower)" % (c.cb_lo, HEAT_FLOOR))
+    c.lines.append("best: %s=%s %s=%s (marked)" % (x, bx, y, by))
+    c.xs, c.ys, c.pct, c.x, c.y, c.best = xs, ys, pct, x, y, (bx, by)
     return c
 
 
 def heat_script(c, work, idx, script):
     p = os.path.join(work, "heat%d.dat" % idx)
+    lo = min(c.pct.values())
+    # whole percents, or tenths when every cell is within 5% of the best (else they would all read 98-100%)
+    fmt = "%.1f%%" if lo >= 95 else "%.0f%%"
     with open(p, "w") as f:
         for i, kx in enumerate(c.xs):
             for j, ky in enumerate(c.ys):
                 if (kx, ky) in c.pct:
                     v = c.pct[(kx, ky)]
-                    f.write("%d %d %.6g \"%s\"\n" % (i, j, v, "%.0f%%" % v if v < 99.95 else "100%"))
-    lo = min(c.pct.values())
+                    lab = "best " + fmt % v if (kx, ky) == c.best else fmt % v
+                    f.write("%d %d %.6g \"%s\"\n" % (i, j, v, lab))
+    pb = os.path.join(work, "heat%d-best.dat" % idx)
+    with open(pb, "w") as f:
+        f.write("%d %d\n" % (c.xs.index(c.best[0]), c.ys.index(c.best[1])))
     xt = ", ".join("%s %d" % (gp_str(v), i) for i, v in enumerate(c.xs))
     yt = ", ".join("%s %d" % (gp_str(v), j) for j, v in enumerate(c.ys))
     w = max(760, 90 * len(c.xs) + 300)
@@ -466,22 +576,348 @@ set palette defined (0 "#d7191c", 0.5 "#ffffbf", 1 "#1a9641")
 set style fill solid 1.0 noborder
 unset key
 plot %s using 1:2:(0.5):(0.5):3 with boxxyerror fc palette, \\
+     %s using 1:2:(0.47):(0.47) with boxxyerror lc rgb "black" lw 3 fs empty, \\
      %s using 1:2:4 with labels font ",9" textcolor rgb "black"
 """ % (w, h, gp_str(c.path), gp_str(c.title), gp_str(foot), (nfoot - 3) * 12.0 / h, nfoot, gp_str(c.x), gp_str(c.y), xt,
        " rotate by -35 left" if max(len(v) for v in c.xs) > 10 else "", yt, len(c.xs) - 0.5, len(c.ys) - 0.5,
-       min(lo, 99.0), gp_str(p), gp_str(p)))
+       c.cb_lo, gp_str(p), gp_str(pb), gp_str(p)))
+
+
+# ---------------------------------------------------------------------------
+# kforge against the baselines (CUB, PyTorch, ...)
+
+
+def median(v):
+    v = sorted(v)
+    k = len(v)
+    return v[k // 2] if k % 2 else 0.5 * (v[k // 2 - 1] + v[k // 2])
+
+
+def compare(ok, base, path, device, problem, notes):
+    """kforge's fastest variant at each n against each baseline tool's median
+    GB/s at each n.  ok: kforge rows of one device and problem (dtype, op);
+    base: the baseline points that belong to them."""
+    kf = {}
+    for r in ok:
+        if number(r.get("n")) and number(r.get("gbps")):
+            n = int(r["n"])
+            if n not in kf or r["gbps"] > kf[n][0]:
+                kf[n] = (float(r["gbps"]), str(r.get("name") or r.get("label") or "?"))
+    tools = {}
+    failed = 0
+    for b in base:
+        if b["status"] != "ok":
+            failed += 1
+            continue
+        tools.setdefault(b["tool"], {}).setdefault(b["n"], []).append(b["gbps"])
+    if not kf or not tools:
+        return None
+    series = [("kforge", {n: g for n, (g, _) in kf.items()})]
+    reps = 1
+    for t in sorted(tools):
+        series.append((t, {n: median(v) for n, v in tools[t].items()}))
+        reps = max(reps, max(len(v) for v in tools[t].values()))
+    c = Chart(path, "kforge against %s: %s %s on %s" % (", ".join(t for t, _ in series[1:]), problem[0], problem[1],
+                                                         device))
+    c.notes = ["kforge: the fastest variant measured at each n (as a per-size dispatch would pick it)"]
+    if reps > 1:
+        c.notes.append("baselines: the median of their measurements at each n (up to %d)" % reps)
+    if failed:
+        c.notes.append("%s of the baselines set aside: not ok" % plural(failed, "measurement"))
+    ratios = [kf[n][0] / max(pts[n] for _, pts in series[1:] if n in pts)
+              for n in kf if any(n in pts for _, pts in series[1:])]
+    if ratios:
+        c.notes.append("kforge / best baseline: %.2fx to %.2fx over %s" % (min(ratios), max(ratios),
+                                                                         plural(len(ratios), "size")))
+    c.notes += list(notes)
+    ns = sorted({n for _, pts in series for n in pts})
+    gs = [g for _, pts in series for g in pts.values()]
+    c.xlog, c.ylog = log_axis(ns), log_axis(gs)
+    c.lines.append("x: n, %s, %s..%s" % ("log" if c.xlog else "linear", size_text(ns[0]), size_text(ns[-1])))
+    c.lines.append("y: GB/s, %s" % ("log" if c.ylog else "linear"))
+    for lab, pts in series:
+        c.lines.append("series %s | %s" % (lab, " ".join("%s=%.6g" % (size_text(n), g) for n, g in sorted(pts.items()))))
+    c.lines.append("kforge variants: %s" % " ".join("%s=%s" % (size_text(n), kf[n][1]) for n in sorted(kf)))
+    peak = max((r.get("peak_gbps") or 0 for r in ok if number(r.get("peak_gbps"))), default=0)
+    # the same drawing as the bandwidth chart: series, labels, points
+    c.shown = list(range(len(series)))
+    c.labels = [lab for lab, _ in series]
+    c.series = {i: {"pts": pts} for i, (_, pts) in enumerate(series)}
+    c.peak, c.ns, c.gs = peak, ns, gs
+    return c
+
+
+# ---------------------------------------------------------------------------
+# A one-size sweep: bars by variant, grouped by the axis that varies
+
+
+MAX_BARS = 8  # bars per group (legend lines)
+
+
+def sweep(ok, path, device, notes, n, n_given, axes):
+    """GB/s at one size: a group of bars per value of the group axis, a bar
+    per value of the bar axis, each the fastest variant over every other
+    parameter.  axes: None (the varying axes with the most values), [X] or
+    [X, Y]."""
+    sizes = sorted({int(r["n"]) for r in ok if number(r.get("n"))})
+    if not sizes:
+        return None
+    if n is None:
+        n = sizes[-1]
+    elif n not in sizes:
+        if n_given:
+            note("%s: no ok result at n = %d, so no sweep chart" % (device, n))
+        return None
+    at = [r for r in ok if r.get("n") == n and number(r.get("gbps"))]
+    varying = [k for k in VARIANT_KEYS if len(values_text(at, k)) > 1]
+    for k in axes or []:
+        if k not in varying:
+            note("%s: %s does not vary at n = %s (varying: %s)" % (device, k, size_text(n), ", ".join(varying) or "none"))
+            return None
+    by_count = sorted(varying, key=lambda k: (-len(values_text(at, k)), varying.index(k)))
+    if axes:
+        group = axes[0]
+        bar = axes[1] if len(axes) > 1 else next((k for k in by_count if k != group), None)
+    elif varying:
+        group = by_count[0]
+        bar = by_count[1] if len(by_count) > 1 else None
+    else:
+        return None
+    rest = [k for k in varying if k not in (group, bar)]
+
+    def ordered(key):
+        return [text(v) for v in sort_values(list({text(r[key]): r[key] for r in at if key in r}.values()))]
+
+    gvals = ordered(group)
+    bars, who = {}, {}  # bar value -> {group value: gbps}, and the variant behind it
+    for r in at:
+        b = text(r.get(bar)) if bar else "GB/s"
+        g = text(r.get(group))
+        cur = bars.setdefault(b, {})
+        if r["gbps"] > cur.get(g, -1.0):
+            cur[g] = float(r["gbps"])
+            who[(b, g)] = r
+    combos = ordered(bar) if bar else ["GB/s"]
+    chart_notes = []
+    if rest:
+        chart_notes.append("each bar is the fastest variant over %s" % ", ".join(rest))
+    if len(combos) > MAX_BARS:
+        best = sorted(combos, key=lambda k: -max(bars[k].values()))[:MAX_BARS]
+        chart_notes.append("%d values of %s: the %d with the highest GB/s are shown" % (len(combos), bar, MAX_BARS))
+        combos = [k for k in combos if k in best]
+    same = [k for k in VARIANT_KEYS if k not in varying and k in at[0] and k not in ("dtype", "op")]
+    c = Chart(path, "kforge: GB/s at n = %s by %s%s, %s on %s" % (size_text(n), group, " and " + bar if bar else "",
+                                                                dtype_op(at), device))
+    if same:
+        chart_notes.append("same in every bar: " + " ".join("%s=%s" % (k, text(at[0].get(k))) for k in same))
+    c.notes = chart_notes + list(notes)
+    c.lines.append("x: %s: %s" % (group, " ".join(gvals)))
+    if bar:
+        c.lines.append("bars: %s" % bar)
+    for k in combos:
+        c.lines.append("bars %s | %s" % (("%s=%s" % (bar, k)) if bar else k,
+                                         " ".join("%s=%.6g" % (g, bars[k][g]) for g in gvals if g in bars[k])))
+    c.group, c.gvals, c.bars = group, gvals, bars
+    c.combos, c.legend = combos, ["%s=%s" % (bar, k) for k in combos] if bar else []
+    return c
+
+
+def sweep_script(c, work, idx, script):
+    p = os.path.join(work, "sweep%d.dat" % idx)
+    with open(p, "w") as f:
+        for g in c.gvals:
+            f.write("%s %s\n" % (gp_str(g), " ".join("%.6g" % c.bars[k][g] if g in c.bars[k] else "?"
+                                                     for k in c.combos)))
+    plots = []
+    for i, k in enumerate(c.combos):
+        plots.append("%s using %d%s lc %d %s" % (gp_str(p) if i == 0 else "''", i + 2,
+                                                 ":xtic(1)" if i == 0 else "", i % 8 + 1,
+                                                 "title " + gp_str(c.legend[i]) if c.legend else "notitle"))
+    w = min(1800, max(900, 22 * len(c.gvals) * (len(c.combos) + 1) + 300))
+    rot = " rotate by -30 left" if max(len(g) for g in c.gvals) * len(c.gvals) * 7 > w - 300 else ""
+    foot, nfoot = footnote(c.notes, w)
+    top = max(max(v.values()) for v in c.bars.values())
+    script.write("""
+reset
+set terminal pngcairo enhanced size %d,650 font "Sans,10"
+set output %s
+set title %s noenhanced
+set label 1 %s at screen 0.01, screen %g font ",8" noenhanced
+set bmargin %d
+set xlabel %s noenhanced
+set ylabel "GB/s (median time)"
+set xtics noenhanced%s
+set yrange [0:%g]
+set grid ytics
+set datafile missing "?"
+set style data histograms
+set style histogram clustered gap 1
+set style fill solid 0.85 border -1
+set boxwidth 0.9
+%s
+plot %s
+""" % (w, gp_str(c.path), gp_str(c.title), gp_str(foot), (nfoot - 3) * 12.0 / 650, nfoot + (int(max(len(g) for g in c.gvals) * 3.5 / 12) + 1 if rot else 0),
+       gp_str(c.group), rot, top * (1.12 + 0.045 * len(c.legend)),
+       'set key inside left top opaque box noenhanced font ",9" samplen 2 width 1' if c.legend else "unset key",
+       ", \\\n     ".join(plots)))
+
+
+# ---------------------------------------------------------------------------
+# The search's convergence: best so far against candidates evaluated
+
+
+def runs_from_events(events, multi_file):
+    """kforge tune --format jsonl output: "improvement" events, then a
+    "summary" that names the strategy and seed and counts the evaluations."""
+    runs, cur = [], []
+    for e in events:
+        if e.get("event") == "improvement":
+            cur.append(e)
+        elif e.get("event") == "summary":
+            key = next((k for k in e.get("best", {}) if k.startswith("objective")), None) or \
+                next((k for i in cur for k in i if k.startswith("objective")), "objective_ms")
+            pts = [(int(i["evaluation"]), float(i[key])) for i in cur if number(i.get(key)) and number(i.get("evaluation"))]
+            lab = "%s seed %s" % (e.get("strategy", "?"), e.get("seed", "?"))
+            if e.get("simulated"):
+                lab += " (simulated)"
+            if multi_file:
+                lab += " [%s]" % os.path.basename(e["_file"])
+            runs.append({"label": lab, "pts": pts, "end": int(e.get("evaluations") or (pts[-1][0] if pts else 0)),
+                         "unit": key[len("objective_"):] or "ms", "device": str(e.get("device") or "?"),
+                         "space": e.get("space"), "budget": e.get("budget")})
+            cur = []
+    if cur:
+        note("tune output ends without its summary line: %s set aside" % plural(len(cur), "improvement"))
+    return runs
+
+
+def runs_from_results(rows, multi_file):
+    """A tune results file: one run per "run" id, its candidates (a variant,
+    every size) in the order of the file; a candidate's objective is the sum
+    of its median times (the sizes weighted alike), none if a case failed."""
+    byrun, order = {}, []
+    for r in rows:
+        k = (r.get("_file"), str(r.get("run") or "?"))
+        if k not in byrun:
+            byrun[k] = {"cands": {}, "order": [], "row": r}
+            order.append(k)
+        run = byrun[k]
+        v = variant_key(r)
+        if v not in run["cands"]:
+            run["cands"][v] = 0.0
+            run["order"].append(v)
+        if run["cands"][v] is None:
+            continue
+        if r.get("status") == "ok" and number(r.get("median_ms")):
+            run["cands"][v] += float(r["median_ms"])
+        else:
+            run["cands"][v] = None
+    runs = []
+    for k in order:
+        run = byrun[k]
+        pts, best = [], None
+        for i, v in enumerate(run["order"]):
+            o = run["cands"][v]
+            if o is not None and o > 0 and (best is None or o < best):
+                best = o
+                pts.append((i + 1, o))
+        r = run["row"]
+        cfg = str(r.get("config") or "")
+        sets = cfg[cfg.index(" --set "):].strip() if " --set " in cfg else ""
+        lab = "run %s" % (str(r.get("time") or k[1])[11:19] or k[1])
+        if sets:
+            lab += " " + sets
+        if multi_file:
+            lab = os.path.basename(k[0]) + ": " + lab
+        runs.append({"label": lab, "pts": pts, "end": len(run["order"]), "unit": "ms", "device": device_of(r),
+                     "space": cfg.split(" --set ")[0]})
+    return runs
+
+
+def convergence(runs, path, from_results):
+    runs = [r for r in runs if r["pts"]]
+    if not runs:
+        return None
+    units = {r["unit"] for r in runs}
+    if len(units) > 1:
+        note("convergence: the runs tune for different objectives (%s): one chart per objective" % ", ".join(units))
+    unit = runs[0]["unit"]
+    runs = [r for r in runs if r["unit"] == unit]
+    best = min(o for r in runs for _, o in r["pts"])
+    scale, shown = 1.0, unit
+    if unit == "ms" and best < 1:
+        scale, shown = 1e3, "µs"
+    devices = sorted({r["device"] for r in runs})
+    spaces = sorted({os.path.basename(str(r["space"])) for r in runs if r.get("space")})
+    c = Chart(path, "kforge tune: best so far against candidates evaluated, %s on %s"
+              % (", ".join(spaces) or "?", ", ".join(devices)))
+    c.notes = ["dashed: 2%% above the best found by any run (%.4g %s)" % (best * scale, shown)]
+    if from_results:
+        c.notes.append("from results files: one line per run; a candidate's objective is the sum of its median "
+                       "times; candidates a run took from the file (resume) are not in its lines")
+    ends = [r["end"] for r in runs]
+    c.xlog = log_axis([1] + ends)
+    c.lines.append("x: candidates evaluated, %s, 1..%d" % ("log" if c.xlog else "linear", max(ends)))
+    c.lines.append("y: best objective so far (%s)" % shown)
+    for r in runs:
+        c.lines.append("series %s | %s end=%d" % (r["label"], " ".join("%d=%.4g" % (e, o * scale) for e, o in r["pts"]),
+                                                  r["end"]))
+    c.runs, c.scale, c.unit, c.best = runs, scale, shown, best
+    return c
+
+
+def convergence_script(c, work, idx, script):
+    plots = []
+    for i, r in enumerate(c.runs):
+        p = os.path.join(work, "conv%d-%d.dat" % (idx, i))
+        with open(p, "w") as f:
+            for e, o in r["pts"]:
+                f.write("%d %.6g\n" % (e, o * c.scale))
+            f.write("%d %.6g\n" % (max(r["end"], r["pts"][-1][0]), r["pts"][-1][1] * c.scale))
+        plots.append("%s using 1:2 with steps lc %d lw 2 title %s" % (gp_str(p), i % 8 + 1, gp_str(r["label"])))
+        plots.append("%s every ::0::%d using 1:2 with points lc %d pt 7 ps 0.8 notitle"
+                     % (gp_str(p), len(r["pts"]) - 1, i % 8 + 1))
+    plots.append("%g with lines dt 2 lc rgb '#888888' title %s" % (c.best * c.scale * 1.02,
+                                                                   gp_str("best found + 2%")))
+    end = max(r["end"] for r in c.runs)
+    xset = ('set logscale x 10\nset xrange [0.8:%g]' % (end * 1.2)) if c.xlog else \
+        ('set xrange [0:%g]' % (end * 1.03 + 1))
+    top = max(o for r in c.runs for _, o in r["pts"]) * c.scale
+    foot, nfoot = footnote(c.notes, 1100)
+    script.write("""
+reset
+set terminal pngcairo enhanced size 1100,650 font "Sans,10"
+set output %s
+set title %s noenhanced
+set label 1 %s at screen 0.01, screen %g font ",8" noenhanced
+set bmargin %d
+set xlabel "candidates evaluated"
+set ylabel %s noenhanced
+%s
+set yrange [%g:%g]
+set grid
+set key inside right top opaque box noenhanced font ",9" samplen 2 width 1
+plot %s
+""" % (gp_str(c.path), gp_str(c.title), gp_str(foot), (nfoot - 3) * 12.0 / 650, nfoot,
+       gp_str("best objective so far (%s, lower is better)" % c.unit), xset, c.best * c.scale * 0.97,
+       top * 1.05 + (top - c.best * c.scale) * 0.25, ", \\\n     ".join(plots)))
 
 
 # ---------------------------------------------------------------------------
 
 
+CHARTS = ("bandwidth", "compare", "heat", "sweep", "convergence")
+
+
 def main():
     ap = argparse.ArgumentParser(prog="plot.py", description=__doc__.split("\n\n")[0])
-    ap.add_argument("results")
+    ap.add_argument("results", nargs="+")
     ap.add_argument("--work")
     ap.add_argument("--out", default="kforge-plots")
     ap.add_argument("--heat")
     ap.add_argument("--n")
+    ap.add_argument("--sweep")
+    ap.add_argument("--chart")
     ap.add_argument("--filter", action="append", default=[])
     ap.add_argument("--print-data", action="store_true")
     a = ap.parse_args()
@@ -506,19 +942,39 @@ def main():
         if "=" not in f or f.startswith("="):
             die("--filter: expected KEY=VALUE, got '%s'" % f)
         filters.append(f.split("=", 1))
+    want = None
+    if a.chart is not None:
+        want = [w.strip() for w in a.chart.split(",") if w.strip()]
+        for w in want:
+            if w not in CHARTS:
+                die("--chart: unknown chart '%s' (charts: %s)" % (w, ", ".join(CHARTS)))
+    if a.sweep is not None and want is None:
+        want = ["sweep"]
 
-    rows = load(a.results)
-    if not rows:
-        die("%s: no results" % a.results)
+    rows, base, events = [], [], []
+    for path in a.results:
+        r, b, e = load(path)
+        rows += r
+        base += b
+        events += e
+    if not rows and not base and not events:
+        die("%s: no results" % " ".join(a.results))
     for k, _ in filters:
-        if not any(k.split(".")[0] in r for r in rows):
+        if not any(k.split(".")[0] in r for r in rows + base):
             die("--filter: no result has the key '%s'" % k)
+    # a baseline line is filtered on the keys it has (tool, n, dtype, op, device): a
+    # filter on a kforge parameter (name, block_size, ...) keeps every baseline
+    base = [b for b in base if all(matches(b, k, v) for k, v in filters if k.split(".")[0] in b)]
     rows = [r for r in rows if all(matches(r, k, v) for k, v in filters)]
-    if not rows:
+    if not rows and not base and not events:
         die("no result matches the filters %s" % " ".join(a.filter))
+    multi_file = len(a.results) > 1
+    raw = rows
     rows, repeats, failed_latest = latest_only(rows)
     ok = [r for r in rows if r.get("status") == "ok"]
-    if not ok:
+    if want is not None and any(w in want for w in ("bandwidth", "compare", "heat", "sweep")) and not ok:
+        die("no result with status ok%s" % (" among those the filters keep" if filters else ""))
+    if want is None and not ok and not events:
         die("no result with status ok%s" % (" among those the filters keep" if filters else ""))
     if heat_keys is not None:
         for k in heat_keys:
@@ -526,46 +982,114 @@ def main():
                 die("--heat: no result has the key '%s' (keys: %s)" % (k, ", ".join(VARIANT_KEYS + ["name"])))
     elif all(any(k in r for r in ok) for k in ("block_size", "elements_per_thread")):
         heat_keys = ["block_size", "elements_per_thread"]
+    sweep_axes = None
+    if a.sweep is not None:
+        sweep_axes = a.sweep.split(",")
+        if len(sweep_axes) > 2 or not all(sweep_axes) or len(set(sweep_axes)) != len(sweep_axes):
+            die("--sweep: expected AXIS or AXIS,BARS (for example block_size,algorithm), got '%s'" % a.sweep)
+        for k in sweep_axes:
+            if not any(k in r for r in ok):
+                die("--sweep: no result has the key '%s' (keys: %s)" % (k, ", ".join(VARIANT_KEYS)))
+
+    nsizes = len({r["n"] for r in ok if number(r.get("n"))})
+    if want is None:
+        # by default: bandwidth against n (a sweep over one size when there is only
+        # one), the heat map, kforge against the baselines when the files hold some,
+        # and the search's convergence when they hold kforge tune --format jsonl output
+        want = ["bandwidth" if nsizes > 1 else "sweep", "heat", "compare", "convergence"]
+        explicit = False
+    else:
+        explicit = True
+        if "heat" in want and heat_keys is None:
+            die("--chart heat: the results have no block_size and elements_per_thread: name two keys with --heat X,Y")
 
     devices = []
     for r in ok:
         if device_of(r) not in devices:
             devices.append(device_of(r))
     charts = []
+    if "compare" in want:
+        for t, dev in sorted({(b["tool"], b["device"]) for b in base if b.get("device", devices[0] if devices else "")
+                              not in devices}):
+            note("%s measured on %s, where the results have no kforge measurement: not compared" % (t, dev))
     for d in devices:
         suffix = "" if len(devices) == 1 else "-" + slug(d)
         dok = [r for r in ok if device_of(r) == d]
         notes = repeat_notes(d, repeats, failed_latest)
-        c = bandwidth(dok, os.path.join(a.out, "bandwidth%s.png" % suffix), d, notes)
-        if c:
-            charts.append(("bw", c))
-        if heat_keys is not None:
+        problems = []
+        for r in dok:
+            pk = (text(r.get("kernel", "reduce")), text(r.get("dtype")), text(r.get("op")))
+            if pk not in problems:
+                problems.append(pk)
+
+        def per_problem(pk):
+            return [r for r in dok if (text(r.get("kernel", "reduce")), text(r.get("dtype")), text(r.get("op"))) == pk]
+
+        def psuffix(pk):
+            return "" if len(problems) == 1 else "-" + slug("-".join(pk))
+
+        if "bandwidth" in want:
+            c = bandwidth(dok, os.path.join(a.out, "bandwidth%s.png" % suffix), d, notes)
+            if c:
+                charts.append(("bw", c))
+        if "compare" in want:
+            dbase = [b for b in base if b.get("device", d) == d]
+            for pk in problems:
+                pb = [b for b in dbase if b.get("dtype", pk[1]) == pk[1] and b.get("op", pk[2]) == pk[2]]
+                c = compare(per_problem(pk), pb, os.path.join(a.out, "compare%s%s.png" % (suffix, psuffix(pk))), d,
+                            pk[1:], notes)
+                if c:
+                    charts.append(("compare", c))
+        if "heat" in want and heat_keys is not None:
             # one heat map per problem (kernel, dtype, op): a percentage of
             # the best compares variants of one problem, never two problems
-            problems = []
-            for r in dok:
-                pk = (text(r.get("kernel", "reduce")), text(r.get("dtype")), text(r.get("op")))
-                if pk not in problems:
-                    problems.append(pk)
             for pk in problems:
-                rows = [r for r in dok if (text(r.get("kernel", "reduce")), text(r.get("dtype")), text(r.get("op"))) == pk]
-                psuffix = "" if len(problems) == 1 else "-" + slug("-".join(pk))
-                c = heat(rows, os.path.join(a.out, "heat%s%s.png" % (suffix, psuffix)), d, notes, heat_keys[0],
-                         heat_keys[1], n, a.n is not None)
+                c = heat(per_problem(pk), os.path.join(a.out, "heat%s%s.png" % (suffix, psuffix(pk))), d, notes,
+                         heat_keys[0], heat_keys[1], n, a.n is not None)
                 if c:
                     charts.append(("heat", c))
-    if not any(kind == "bw" for kind, _ in charts):
+        if "sweep" in want:
+            for pk in problems:
+                c = sweep(per_problem(pk), os.path.join(a.out, "sweep%s%s.png" % (suffix, psuffix(pk))), d, notes,
+                          n, a.n is not None, sweep_axes)
+                if c:
+                    charts.append(("sweep", c))
+    if "convergence" in want:
+        runs = runs_from_events(events, multi_file)
+        from_results = False
+        if not runs and explicit and raw:
+            runs, from_results = runs_from_results(raw, multi_file), True
+        c = convergence(runs, os.path.join(a.out, "convergence.png"), from_results)
+        if c:
+            charts.append(("convergence", c))
+
+    kinds = {kind for kind, _ in charts}
+    if explicit:
+        names = {"bw": "bandwidth"}
+        got = {names.get(k, k) for k in kinds}
+        for w in want:
+            if w not in got:
+                why = {"bandwidth": "no ok rows with n, gbps and median_ms",
+                       "compare": "no baseline measurements (tool,n,gbps) for the kforge results' device and problem",
+                       "heat": "nothing measured with both keys at that size",
+                       "sweep": "no parameter varies at that size",
+                       "convergence": "no tune output (--format jsonl) or tune results"}[w]
+                die("--chart %s: nothing to draw: %s" % (w, why))
+    elif not charts:
         die("no ok rows with n, gbps and median_ms to plot")
-    if a.n is not None and heat_keys is not None and not any(kind == "heat" for kind, _ in charts):
+    if a.n is not None and heat_keys is not None and "heat" in want and "heat" not in kinds \
+            and not (explicit and "heat" not in want):
         die("--n %s: no heat map could be drawn at that size" % a.n)
 
     if a.print_data:
         for _, c in charts:
             c.show()
         return
+    draw = {"bw": bandwidth_script, "compare": bandwidth_script, "heat": heat_script, "sweep": sweep_script,
+            "convergence": convergence_script}
     with open(os.path.join(a.work, "plot.gp"), "w", encoding="utf-8") as script:
         for i, (kind, c) in enumerate(charts):
-            (bandwidth_script if kind == "bw" else heat_script)(c, a.work, i, script)
+            draw[kind](c, a.work, i, script)
     with open(os.path.join(a.work, "outputs"), "w") as f:
         f.write("\n".join(c.path for _, c in charts) + "\n")
 

@@ -1,32 +1,62 @@
 #!/bin/sh
-# tools/plot.sh -- PNG charts from a kforge results file (JSON Lines).
+# tools/plot.sh -- PNG charts from kforge results files (JSON Lines), baseline
+# measurements and tune output.
 #
-#   tools/plot.sh RESULTS.jsonl [--out DIR] [--heat X,Y] [--n N] [--filter KEY=VALUE]... [--print-data]
+#   tools/plot.sh FILE... [--out DIR] [--chart LIST] [--heat X,Y] [--sweep X[,Y]] [--n N]
+#                 [--filter KEY=VALUE]... [--print-data]
 #
-#   DIR/bandwidth.png  GB/s against n, one line per variant (its name, else the
-#                      parts of its label that tell it apart), status ok rows
-#                      only; at most 8 lines: with more variants, the best of
-#                      each algorithm
-#   DIR/heat.png       median time in % of the best cell over parameters X and Y
-#                      (default block_size,elements_per_thread) at size N
-#                      (default: the largest measured), the minimum over all
-#                      other parameters, each cell annotated
+#   DIR/bandwidth.png    GB/s against n, one line per variant (its name, else the
+#                        parts of its label that tell it apart), status ok rows
+#                        only; at most 8 lines: with more variants, the best of
+#                        each algorithm; the legend sits inside, top left
+#   DIR/compare.png      kforge against the baselines: kforge's fastest variant at
+#                        each n and each baseline tool (CUB, PyTorch, ...) as a
+#                        labelled line of GB/s against n
+#   DIR/heat.png         median time in % of the best cell over parameters X and Y
+#                        (default block_size,elements_per_thread) at size N
+#                        (default: the largest measured), the minimum over all
+#                        other parameters, each cell annotated, the best framed;
+#                        the colours run from the worst cell or 80%, whichever
+#                        is lower, to 100%: a 2% spread stays nearly one colour
+#   DIR/sweep.png        a one-size sweep: GB/s at size N, a group of bars per
+#                        value of X, a bar per value of Y (default: the axes
+#                        that vary with the most values), each bar the fastest
+#                        over the other parameters
+#   DIR/convergence.png  the search's best objective so far against candidates
+#                        evaluated, one line per run (kforge tune --format jsonl:
+#                        its strategy and seed)
 #
-#   Titles name the GPU, dtype and op, the heat map also the date.  Axes are
-#   logarithmic where the values span two decades.  A case measured several
-#   times (same device, variant and n) is drawn from its latest run, and a
-#   footnote says so.  Results of several devices are never merged: each gets
-#   its own charts, DIR/bandwidth-DEVICE.png and DIR/heat-DEVICE.png.
+#   By default: bandwidth (sweep when the results hold one size only) and heat,
+#   compare when a FILE holds baseline lines, convergence when a FILE holds
+#   tune output.  Titles name the GPU, dtype and op, the heat map also the
+#   date.  Axes are logarithmic where the values span two decades.  A case
+#   measured several times (same device, variant and n) is drawn from its
+#   latest run, and a footnote says so.  Results of several devices are never
+#   merged: each gets its own charts, DIR/bandwidth-DEVICE.png and so on.
 #
+#   FILE               any mix of: kforge results (run, tune); baseline lines,
+#                      JSON ({"tool":"cub","n":1048576,"gbps":412.8,...}: what
+#                      tools/cub_bench.cu prints) or CSV with a header naming at
+#                      least tool,n,gbps (optional: dtype, op, device, status,
+#                      version, label), or ROW lines of tools/rows_torch.py and
+#                      rows_cub (one-row shapes: a full reduction); kforge tune
+#                      --format jsonl output
+#   --chart LIST       the charts to draw: bandwidth,compare,heat,sweep,convergence
+#                      (convergence from a tune results file: one line per run)
 #   --out DIR          where the PNGs go (default: kforge-plots)
 #   --filter KEY=VALUE keep only rows whose KEY equals VALUE (repeatable; all must
 #                      hold): --filter dtype=float32 --filter n=2^20 --filter name=reduce6
+#                      (baseline lines: only the filters on keys they have)
 #   --print-data       draw nothing: print each chart's file, title, notes, axes
 #                      and data (no gnuplot needed)
 #
 # Examples:
 #   kforge run sweep.json --results sweep.jsonl && tools/plot.sh sweep.jsonl
 #   tools/plot.sh sweep.jsonl --heat block_size,vector_width --n 2^24 --filter dtype=float32
+#   tools/plot.sh best.jsonl baselines.csv --chart compare --filter dtype=float32 --filter op=sum
+#   tools/plot.sh sweep.jsonl --sweep block_size,algorithm --n 2^20
+#   for s in random local anneal; do kforge tune space.json --simulate sweep.jsonl \
+#       --strategy $s --format jsonl; done > sim.jsonl && tools/plot.sh sim.jsonl
 #
 # Needs python3 (tools/plot.py extracts the data) and gnuplot with the
 # pngcairo terminal (Debian: gnuplot-nox).  Exit status: 0; 1 gnuplot failed;
@@ -35,7 +65,7 @@
 set -u
 
 usage() {
-    sed -n '4,30p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '4,/^# 2 usage/p' "$0" | sed 's/^# \{0,1\}//'
 }
 
 die() {
@@ -43,10 +73,12 @@ die() {
     exit 2
 }
 
-results=
+nres=0
 out=kforge-plots
 heat=
 n=
+sweep=
+chart=
 print_data=
 # filters are passed through to plot.py as repeated "--filter KV" arguments
 nfilters=0
@@ -60,12 +92,14 @@ while [ $# -gt 0 ]; do
         print_data=1
         shift
         ;;
-    --out | --heat | --n | --filter)
+    --out | --heat | --n | --filter | --sweep | --chart)
         [ $# -ge 2 ] || die "$1 needs a value"
         case $1 in
         --out) out=$2 ;;
         --heat) heat=$2 ;;
         --n) n=$2 ;;
+        --sweep) sweep=$2 ;;
+        --chart) chart=$2 ;;
         --filter)
             case $2 in
             *=*) ;;
@@ -77,7 +111,7 @@ while [ $# -gt 0 ]; do
         esac
         shift 2
         ;;
-    --out=* | --heat=* | --n=* | --filter=*)
+    --out=* | --heat=* | --n=* | --filter=* | --sweep=* | --chart=*)
         opt=${1%%=*}
         val=${1#*=}
         shift
@@ -87,27 +121,34 @@ while [ $# -gt 0 ]; do
         die "unknown option '$1' (see tools/plot.sh --help)"
         ;;
     *)
-        [ -z "$results" ] || die "one results file only (got '$results' and '$1')"
-        results=$1
+        [ -r "$1" ] || die "cannot read '$1'"
+        nres=$((nres + 1))
+        eval "res_$nres=\$1"
         shift
         ;;
     esac
 done
-[ -n "$results" ] || {
+[ "$nres" -gt 0 ] || {
     usage >&2
     exit 2
 }
-[ -r "$results" ] || die "cannot read '$results'"
 command -v python3 >/dev/null 2>&1 || die "python3 not found"
 here=$(cd "$(dirname "$0")" && pwd)
 
-# Rebuild the argument list for plot.py: results, options, then the filters.
-set -- "$results" --out "$out"
+# Rebuild the argument list for plot.py: options, the filters, then the files.
+set -- --out "$out"
 [ -n "$heat" ] && set -- "$@" --heat "$heat"
 [ -n "$n" ] && set -- "$@" --n "$n"
+[ -n "$sweep" ] && set -- "$@" --sweep "$sweep"
+[ -n "$chart" ] && set -- "$@" --chart "$chart"
 i=1
 while [ "$i" -le "$nfilters" ]; do
     eval "set -- \"\$@\" --filter \"\$filter_$i\""
+    i=$((i + 1))
+done
+i=1
+while [ "$i" -le "$nres" ]; do
+    eval "set -- \"\$@\" \"\$res_$i\""
     i=$((i + 1))
 done
 if [ -n "$print_data" ]; then
