@@ -66,6 +66,12 @@ $(BUILD)/tests/%.o: tests/%.c
 $(BUILD)/tests/%: $(BUILD)/tests/%.o $(BUILD)/libkforge.a
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) $(CHECK_LIBS) -o $@
 
+# The test family registered at run time (tests/family_tile: issue 22's
+# worked example), with the kforge command line around it.
+$(BUILD)/tests/kforge-tile: tests/family_tile/tile.c $(BUILD)/libkforge.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -DKF_TILE_CUH='"$(CURDIR)/tests/family_tile/tile.cuh"' $< $(BUILD)/libkforge.a $(LDFLAGS) $(LDLIBS) -o $@
+
 # A scripted stand-in for libnvidia-ml.so.1 that test_nvml loads from its own
 # directory: with the pre-R535 name of the clock reasons query, and with the new one.
 FAKE_NVML := $(BUILD)/tests/libfakenvml.so $(BUILD)/tests/libfakenvml-new.so
@@ -83,7 +89,7 @@ $(BUILD)/obj/exec/nvml.o: CFLAGS += $(if $(wildcard $(CUDA)/include/nvml.h),-DKF
 # Every test keeps its temporary files under $(CHECK_TMP) (TMPDIR), which must
 # be empty at the end when everything passed: make check leaves nothing in /tmp.
 CHECK_TMP := $(abspath $(BUILD))/check-tmp
-check: $(TESTS) $(BUILD)/kforge $(BUILD)/fuzz_replay
+check: $(TESTS) $(BUILD)/kforge $(BUILD)/fuzz_replay $(BUILD)/tests/kforge-tile
 	@rm -rf $(CHECK_TMP) && mkdir -p $(CHECK_TMP) && export TMPDIR=$(CHECK_TMP); \
 	fail=0; for t in $(TESTS); do \
 	  echo "== $$t"; KFORGE=$(BUILD)/kforge $$t || fail=1; \
@@ -101,6 +107,7 @@ check: $(TESTS) $(BUILD)/kforge $(BUILD)/fuzz_replay
 	sh tests/plot_suite.sh || fail=1; \
 	KFORGE=$(BUILD)/kforge sh tests/newcomer_suite.sh || fail=1; \
 	KFORGE=$(BUILD)/kforge sh tests/regress_suite.sh || fail=1; \
+	KFORGE_TILE=$(BUILD)/tests/kforge-tile sh tests/family_suite.sh || fail=1; \
 	KFORGE=$(BUILD)/kforge sh tests/gpu_suite.sh || fail=1; \
 	if [ $$fail = 0 ] && [ -n "$$(ls -A $(CHECK_TMP))" ]; then \
 	  echo "FAIL make check left files in $(CHECK_TMP) (TMPDIR): $$(ls -A $(CHECK_TMP) | tr '\n' ' ')"; fail=1; \
@@ -139,7 +146,7 @@ install: $(BUILD)/kforge
 FUZZ_SRC  := tests/fuzz_config.c src/core/config.c src/core/expr.c src/core/space.c src/core/param.c \
              src/core/family.c src/core/kforge.c src/core/util.c src/core/stats.c src/compile/codegen.c \
              $(wildcard src/families/*/*.c) \
-             src/exec/bench.c src/exec/gpu.c src/exec/nvml.c
+             src/exec/bench.c src/exec/data.c src/exec/launch.c src/exec/gpu.c src/exec/nvml.c
 FUZZ_TIME ?= 600
 VALGRIND  := valgrind -q --error-exitcode=99 --leak-check=full --show-leak-kinds=definite,indirect \
              --errors-for-leak-kinds=definite,indirect

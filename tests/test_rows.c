@@ -12,6 +12,7 @@
 #include "space.h"
 #include "time_limit.h"
 #include "util.h"
+#include "reduction.h"
 #include "verify.h"
 
 static const kf_family *fam(void) { return kf_families[family_find("reduce_rows")]; }
@@ -39,7 +40,7 @@ static void set(kf_variant *v, const char *name, int64_t x)
 START_TEST(registered)
 {
     ck_assert_int_ge(family_find("reduce_rows"), 0);
-    ck_assert_str_eq(fam()->entry, "kf_reduce_rows");
+    ck_assert_str_eq(fam()->entries[0], "kf_reduce_rows");
     ck_assert_int_eq(fam()->nsizes, 3);
     ck_assert_str_eq(fam()->sizes[2].name, "row_stride");
     ck_assert(fam()->sizes[2].optional);
@@ -90,9 +91,9 @@ START_TEST(shapes)
     ck_assert_ptr_nonnull(strstr(why, "overlap"));
     kf_shape pad = {{10, 100, 103}};
     ck_assert_int_eq(fam()->check_shape(&v, &pad, why, sizeof why), 0);
-    ck_assert_int_eq(fam()->input_elems(&pad), 9 * 103 + 100);
-    ck_assert_int_eq(fam()->outputs(&pad), 10);
-    ck_assert(fam()->bytes(&pad, 4) == 10.0 * 100 * 4);
+    ck_assert_int_eq(reduction_of(&v)->input_elems(&pad), 9 * 103 + 100);
+    ck_assert_int_eq(reduction_of(&v)->outputs(&pad), 10);
+    ck_assert(fam()->bytes(&v, &pad) == 10.0 * 100 * 4);
     char t[64];
     shape_short(fam(), &s, t, sizeof t);
     ck_assert_str_eq(t, "10x100");
@@ -131,7 +132,7 @@ START_TEST(plans)
     ck_assert(!p.deterministic);
     ck_assert_int_ge(p.workspace_bytes, 64 * 4 + 64 * 4);
     unsigned char *ws = malloc((size_t)p.workspace_bytes);
-    fam()->workspace_init(&v, &p, ws);
+    reduction_of(&v)->workspace_init(&v, &p, ws);
     ck_assert_int_eq(ws[0], 0);
     set(&v, "op", KF_OP_MAX);
     ck_assert_int_eq(fam()->plan(&v, &few, 132, 4, &p), 0);
@@ -156,11 +157,11 @@ START_TEST(reference_and_compare)
     kf_shape s = {{5, 7, 9}};
     kf_plan_info p;
     ck_assert_int_eq(fam()->plan(&v, &s, 132, 8, &p), 0);
-    int64_t n = fam()->input_elems(&s);
+    int64_t n = reduction_of(&v)->input_elems(&s);
     float *in = malloc(sizeof *in * (size_t)n), ref[5], got[5];
     double aux[5];
     verify_fill(KF_FLOAT32, KF_OP_SUM, 42, in, n);
-    fam()->reference(&v, &s, in, ref, aux);
+    reduction_of(&v)->reference(&v, &s, in, ref, aux);
     for (int r = 0; r < 5; r++) {
         double sum = 0, abs = 0;
         for (int c = 0; c < 7; c++) {
@@ -173,10 +174,10 @@ START_TEST(reference_and_compare)
     kf_result res;
     memset(&res, 0, sizeof res);
     memcpy(got, ref, sizeof got);
-    ck_assert_int_eq(fam()->compare(&v, &s, &p, got, ref, aux, false, &res), 0);
+    ck_assert_int_eq(reduction_of(&v)->compare(&v, &s, &p, got, ref, aux, false, &res), 0);
     got[1] += 1.0f;
     got[3] = NAN;
-    ck_assert_int_eq(fam()->compare(&v, &s, &p, got, ref, aux, false, &res), 2);
+    ck_assert_int_eq(reduction_of(&v)->compare(&v, &s, &p, got, ref, aux, false, &res), 2);
     ck_assert(res.abs_err > 0.5); /* the first wrong row is shown */
     free(in);
 }
@@ -192,15 +193,15 @@ START_TEST(integer_rows_exact)
     ck_assert_int_eq(fam()->plan(&v, &s, 132, 8, &p), 0);
     int32_t in[12] = {2147483647, 1, 0, 0, -5, 5, 7, -7, 1, 2, 3, 4}, ref[3], got[3];
     double aux[3];
-    fam()->reference(&v, &s, in, ref, aux);
+    reduction_of(&v)->reference(&v, &s, in, ref, aux);
     ck_assert_int_eq(ref[0], (int32_t)0x80000000u);
     ck_assert_int_eq(ref[1], 0);
     ck_assert_int_eq(ref[2], 10);
     kf_result res;
     memcpy(got, ref, sizeof got);
-    ck_assert_int_eq(fam()->compare(&v, &s, &p, got, ref, aux, false, &res), 0);
+    ck_assert_int_eq(reduction_of(&v)->compare(&v, &s, &p, got, ref, aux, false, &res), 0);
     got[2] = 11;
-    ck_assert_int_eq(fam()->compare(&v, &s, &p, got, ref, aux, false, &res), 1);
+    ck_assert_int_eq(reduction_of(&v)->compare(&v, &s, &p, got, ref, aux, false, &res), 1);
 }
 END_TEST
 
@@ -220,19 +221,19 @@ START_TEST(many_rows_compare)
     double *aux = malloc(sizeof *aux * (size_t)rows);
     ck_assert(in && ref && got && aux);
     verify_fill(KF_FLOAT32, KF_OP_SUM, 42, in, rows);
-    fam()->reference(&v, &s, in, ref, aux);
+    reduction_of(&v)->reference(&v, &s, in, ref, aux);
     ck_assert(ref[rows - 1] == in[rows - 1]);
     memcpy(got, ref, sizeof *got * (size_t)rows);
     kf_result res;
     memset(&res, 0, sizeof res);
     double t0 = kf_now();
     for (int k = 0; k < 4; k++)
-        ck_assert_int_eq(fam()->compare(&v, &s, &p, got, ref, aux, false, &res), 0);
+        ck_assert_int_eq(reduction_of(&v)->compare(&v, &s, &p, got, ref, aux, false, &res), 0);
     double dt = kf_now() - t0;
     ck_assert_msg(dt < time_limit(6.0), "4 comparisons of %lld rows took %.1f s", (long long)rows, dt);
     got[3000000] += 2.0f;     /* in a later piece */
     got[70000] = 4.0f + ref[70000];
-    ck_assert_int_eq(fam()->compare(&v, &s, &p, got, ref, aux, false, &res), 2);
+    ck_assert_int_eq(reduction_of(&v)->compare(&v, &s, &p, got, ref, aux, false, &res), 2);
     ck_assert_double_eq_tol(res.abs_err, 4.0, 1e-6);     /* row 70000, the first wrong one */
     free(in);
     free(ref);

@@ -16,6 +16,11 @@
 #include "run.h"
 #include "space.h"
 
+/* The command line: dispatches argv[1] to its command; returns the exit
+ * status (kforge.h: KF_EXIT_*).  Families registered before the call
+ * (family_register) take part like the built-in ones. */
+int kforge_main(int argc, char **argv);
+
 int cmd_run(int argc, char **argv);
 int cmd_gen(int argc, char **argv);
 int cmd_check(int argc, char **argv);

@@ -69,6 +69,16 @@ int codegen_planted(const kf_variant *v)
     return KF_PLANT_NONE;
 }
 
+char *codegen_template_file(const char *path, char *err, size_t errlen)
+{
+    size_t len;
+    char e[256];
+    char *text = kf_read_file_max(path, 16 << 20, &len, e, sizeof e);
+    if (!text)
+        kf_err(err, errlen, "kernel template %s: %s", path, e);
+    return text;
+}
+
 void codegen_plant_defines(strbuf *b, const kf_variant *v)
 {
     int plant = codegen_planted(v);
@@ -102,12 +112,14 @@ void codegen_comment(strbuf *b, const kf_variant *v)
 void codegen_defines(strbuf *b, const kf_variant *v)
 {
     const kf_family *f = family_of(v);
-    kf_dtype t = variant_dtype(v);
-    sb_printf(b, "#define KF_T %s\n", kf_dtype_ctype(t));
-    sb_printf(b, "#define KF_ELEM_BYTES %zu\n", kf_dtype_size(t));
-    sb_printf(b, "#define KF_IS_FLOAT %d\n", kf_dtype_is_float(t));
-    sb_printf(b, "#define KF_IS_SIGNED %d\n", t == KF_INT32 || t == KF_INT64);
-    sb_printf(b, "#define KF_INT32_LIKE %d\n", t == KF_INT32 || t == KF_UINT32);
+    if (f->p_dtype >= 0) {
+        kf_dtype t = variant_dtype(v);
+        sb_printf(b, "#define KF_T %s\n", kf_dtype_ctype(t));
+        sb_printf(b, "#define KF_ELEM_BYTES %zu\n", kf_dtype_size(t));
+        sb_printf(b, "#define KF_IS_FLOAT %d\n", kf_dtype_is_float(t));
+        sb_printf(b, "#define KF_IS_SIGNED %d\n", t == KF_INT32 || t == KF_INT64);
+        sb_printf(b, "#define KF_INT32_LIKE %d\n", t == KF_INT32 || t == KF_UINT32);
+    }
     for (int i = 0; i < f->nparams; i++) {
         const kf_param *p = &f->params[i];
         if (!p->macro || p->kind != KF_PK_ENUM)
@@ -194,12 +206,16 @@ int codegen_wrapped(strbuf *b, const kf_variant *v, const char *ns, const char *
     char *src = codegen_source(v, err, errlen);
     if (!src)
         return -1;
-    sb_printf(b, "#define %s %s\n", f->entry, entry);
+    /* kernel 0 becomes `entry`, any other kernel K `entry`__K */
+    for (int k = 0; k < f->nentries; k++)
+        sb_printf(b, k ? "#define %s %s__%s\n" : "#define %s %s\n", f->entries[k], entry, f->entries[k]);
     if (prologue)
         sb_append(b, prologue);
     sb_printf(b, "namespace %s {\n", ns);
     sb_append(b, src);
-    sb_printf(b, "\n} // namespace %s\n#undef %s\n", ns, f->entry);
+    sb_printf(b, "\n} // namespace %s\n", ns);
+    for (int k = 0; k < f->nentries; k++)
+        sb_printf(b, "#undef %s\n", f->entries[k]);
     codegen_undefs(b, src);
     free(src);
     return 0;
@@ -262,7 +278,7 @@ char *codegen_multi_source(const kf_variant *vs, int n, char *err, size_t errlen
         char suf[KF_NAME_MAX + 16], label[256];
         codegen_suffix(vs, n, i, suf, sizeof suf);
         family_of(&vs[i])->label(&vs[i], label, sizeof label);
-        sb_printf(&b, "//   %s_%s  %s%s%s\n", family_of(&vs[i])->entry, suf, vs[i].name, vs[i].name[0] ? " -- " : "",
+        sb_printf(&b, "//   %s_%s  %s%s%s\n", family_of(&vs[i])->entries[0], suf, vs[i].name, vs[i].name[0] ? " -- " : "",
                   label);
     }
     for (int i = 0; i < n; i++) {
@@ -273,7 +289,7 @@ char *codegen_multi_source(const kf_variant *vs, int n, char *err, size_t errlen
         }
         char suf[KF_NAME_MAX + 16], entry[KF_NAME_MAX + 64], ns[KF_NAME_MAX + 80];
         codegen_suffix(vs, n, i, suf, sizeof suf);
-        snprintf(entry, sizeof entry, "%s_%s", family_of(&vs[i])->entry, suf);
+        snprintf(entry, sizeof entry, "%s_%s", family_of(&vs[i])->entries[0], suf);
         snprintf(ns, sizeof ns, "%s_ns", entry);
         char *head = codegen_launch_comment(&vs[i]);
         sb_printf(&b, "\n%s//   %-20s %s\n", head ? head : "", "kernel", entry);

@@ -25,6 +25,9 @@ void codegen_defines(strbuf *b, const kf_variant *v);
 
 /* An embedded template (kernel_src/NAME.cuh, by base name), or NULL. */
 const char *codegen_template(const char *name);
+/* A template read from a file at run time (a family made at run time, or
+ * one whose kernels live outside the binary): malloc'd, or NULL and why. */
+char *codegen_template_file(const char *path, char *err, size_t errlen);
 
 /* Test hook: KFORGE_PLANT="KIND@WHICH,..." compiles a planted fault into the
  * variants WHICH names: a variant's name, `*` (every variant), or

@@ -10,12 +10,28 @@
 
 extern const kf_family kf_family_reduce, kf_family_reduce_rows;
 
-/* The registry: one line per family. */
-const kf_family *const kf_families[] = {
+/* The registry: one line per built-in family. */
+const kf_family *kf_families[KF_MAX_FAMILIES] = {
     &kf_family_reduce,
     &kf_family_reduce_rows,
 };
-const int kf_nfamilies = (int)(sizeof kf_families / sizeof kf_families[0]);
+int kf_nfamilies = 2;
+
+const char *const kf_role_names[KF_ROLE_COUNT] = {"in", "out", "inout", "scratch"};
+
+int family_register(const kf_family *f, char *err, size_t errlen)
+{
+    if (family_find(f->name) >= 0) {
+        kf_err(err, errlen, "a kernel family called \"%s\" is already registered", f->name);
+        return -1;
+    }
+    if (kf_nfamilies == KF_MAX_FAMILIES) {
+        kf_err(err, errlen, "no room for kernel family \"%s\": %d families at most", f->name, KF_MAX_FAMILIES);
+        return -1;
+    }
+    kf_families[kf_nfamilies] = f;
+    return kf_nfamilies++;
+}
 
 int family_find(const char *name)
 {
@@ -74,9 +90,41 @@ void variant_json(strbuf *b, const kf_variant *v)
     sb_append(b, "}");
 }
 
+void variant_buffers(const kf_variant *v, const kf_shape *s, const kf_plan_info *p, kf_buffer_set *set)
+{
+    memset(set, 0, sizeof *set);
+    family_of(v)->buffers(v, s, p, set);
+}
+
+int buffer_first(const kf_buffer_set *set, kf_role r)
+{
+    for (int i = 0; i < set->n; i++)
+        if (set->b[i].role == r)
+            return i;
+    return -1;
+}
+
+double variant_input_bytes(const kf_variant *v, const kf_shape *s)
+{
+    kf_buffer_set set;
+    variant_buffers(v, s, NULL, &set);
+    double bytes = 0;
+    for (int i = 0; i < set.n; i++)
+        if (set.b[i].role == KF_ROLE_IN || set.b[i].role == KF_ROLE_INOUT)
+            bytes += (double)set.b[i].elems * (double)set.b[i].elem_bytes;
+    return bytes;
+}
+
+/* Elements of every input: what orders shapes by size. */
 int64_t shape_elems(const kf_variant *v, const kf_shape *s)
 {
-    return family_of(v)->input_elems(s);
+    kf_buffer_set set;
+    variant_buffers(v, s, NULL, &set);
+    int64_t n = 0;
+    for (int i = 0; i < set.n; i++)
+        if (set.b[i].role == KF_ROLE_IN || set.b[i].role == KF_ROLE_INOUT)
+            n += set.b[i].elems;
+    return n;
 }
 
 bool shape_eq(const kf_shape *a, const kf_shape *b)

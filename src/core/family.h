@@ -27,15 +27,62 @@ typedef struct {
     _Alignas(max_align_t) unsigned char priv[1024]; /* family-private (cast to the family's plan struct: aligned for it) */
 } kf_plan_info;
 
-/* The engine's launcher, handed to a family's enqueue (exec/bench.c). */
+/* ---- kernels and launches ---------------------------------------------
+ * A family's enqueue launches its kernels (entries[k], in the module its
+ * source compiles to) through the engine's launcher, in as many launches as
+ * a run needs, each with a 1- to 3-D grid and block and dynamic shared
+ * memory.  The launcher checks every launch against the device's limits
+ * (threads per block, dimensions, shared memory, opting in above 48 KiB)
+ * first: one that cannot run makes the case "skipped" with the reason,
+ * never a launch error.  On the fake GPU the same checks run and nothing
+ * executes. */
+typedef struct {
+    unsigned x, y, z;
+} kf_dim3;
+
 typedef struct kf_launcher kf_launcher;
+/* Launches kernel `kernel` (an index into the family's entries): 0, or -1
+ * (the case's status and message say why). */
+int kf_launch_kernel(kf_launcher *l, int kernel, kf_dim3 grid, kf_dim3 block, unsigned smem, void **args);
+/* The common case: kernel 0, a 1-D grid of blocks of `block` threads, no
+ * dynamic shared memory. */
 int kf_launch(kf_launcher *l, int64_t grid, int block, void **args);
 
-/* Device buffers of one run. */
+/* ---- buffers -----------------------------------------------------------
+ * What one run reads and writes, as the family describes it for a variant,
+ * a shape and a plan.  The engine allocates every buffer on the device and
+ * hands their addresses to enqueue in this order; it fills the inputs (the
+ * family's fill), poisons the outputs before every checked run, lays the
+ * scratch buffers' first contents down (scratch_init) and compares every
+ * output buffer with the family's reference. */
+typedef enum {
+    KF_ROLE_IN,         /* read: filled by the family's fill, never written */
+    KF_ROLE_OUT,        /* written: compared with the reference */
+    KF_ROLE_INOUT,      /* filled, then written: compared; its first contents are restored before a checked run */
+    KF_ROLE_SCRATCH,    /* the kernels' own: scratch_init (NULL: zeros) before every checked run */
+    KF_ROLE_COUNT
+} kf_role;
+extern const char *const kf_role_names[KF_ROLE_COUNT];
+
+#define KF_MAX_BUFFERS 8
+
 typedef struct {
-    uint64_t in;                /* the input (offset applied) */
-    uint64_t out;               /* outputs(shape) elements */
-    uint64_t ws;                /* workspace_bytes, initialised by workspace_init */
+    const char *name;           /* "in", "out", "ws", "x", ...: messages name it */
+    kf_role role;
+    int dtype;                  /* a kf_dtype, or -1 (bytes) */
+    size_t elem_bytes;          /* bytes per element */
+    int64_t elems;              /* length in elements */
+    bool offset;                /* in: starts bench.offset elements past an aligned address (alignment tests) */
+} kf_buffer;
+
+typedef struct {
+    int n;
+    kf_buffer b[KF_MAX_BUFFERS];
+} kf_buffer_set;
+
+/* Device addresses of one run's buffers, in the family's order. */
+typedef struct {
+    uint64_t at[KF_MAX_BUFFERS];
 } kf_buffers;
 
 /* One tuned choice handed to a family's export_source: a variant and the
@@ -72,9 +119,12 @@ typedef struct kf_family {
     int nparams;
     const kf_param *sizes;      /* the size dimensions ("n"; "rows", "cols", "row_stride") */
     int nsizes;
-    int p_dtype, p_op;          /* indices of the dtype and op parameters */
-    int p_block;                /* index of the threads-per-block parameter */
-    const char *entry;          /* the kernel's extern "C" name */
+    /* Optional roles of axes: the element type and the operator (-1: the
+     * family has none).  Only a family's own code and its export read them. */
+    int p_dtype, p_op;
+    int p_block;                /* the threads-per-block axis of a 1-D kernel (-1: block_shape says) */
+    const char *const *entries; /* the kernels' extern "C" names: kf_launch_kernel's `kernel` indexes them */
+    int nentries;
     /* constraint identifiers beyond params and sizes ("tile", "vector_bytes", ...) */
     const char *const *derived;
     int nderived;
@@ -95,27 +145,45 @@ typedef struct kf_family {
      * share a cubin. */
     char *(*source)(const kf_variant *v, char *err, size_t errlen);
 
+    /* Optional: the block of kernel 0 and its dynamic shared memory, from
+     * which the occupancy that plan() gets is worked out (NULL: p_block
+     * threads in x, none). */
+    void (*block_shape)(const kf_variant *v, kf_dim3 *block, unsigned *smem);
     /* Plans the launches for shape s on a GPU of sms multiprocessors where
-     * occupancy blocks fit per SM: 0, or -1. */
+     * occupancy blocks of kernel 0 fit per SM: 0, or -1. */
     int (*plan)(const kf_variant *v, const kf_shape *s, int sms, int occupancy, kf_plan_info *p);
-    int64_t (*input_elems)(const kf_shape *s);   /* elements filled (padding included) */
-    int64_t (*outputs)(const kf_shape *s);       /* output elements */
-    double (*bytes)(const kf_shape *s, size_t elem_size); /* bytes a run must move (GB/s) */
-    /* The workspace's first contents (host image of workspace_bytes). */
-    void (*workspace_init)(const kf_variant *v, const kf_plan_info *p, void *ws);
+    /* The buffers of a run (see kf_buffer).  p may be NULL when only the
+     * inputs and outputs are wanted (scratch lengths are then 0). */
+    void (*buffers)(const kf_variant *v, const kf_shape *s, const kf_plan_info *p, kf_buffer_set *set);
+    /* Fills input (or inout) buffer `buf`, `elems` elements at host: the
+     * exact data, on which pass or fail is decided (every output of a
+     * correct kernel equals its reference bit for bit), or with exact false
+     * the realistic data of the accuracy run.  The same seed gives the same
+     * data; the contents may depend only on the key axes (kf_param.key). */
+    void (*fill)(const kf_variant *v, const kf_shape *s, int buf, uint64_t seed, bool exact, void *host, int64_t elems);
+    /* Optional: the first contents of scratch buffer `buf` (NULL: zeros). */
+    void (*scratch_init)(const kf_variant *v, const kf_plan_info *p, int buf, void *host);
+    double (*bytes)(const kf_variant *v, const kf_shape *s); /* bytes a run must move (GB/s) */
     /* Enqueues one whole run (every launch). */
     int (*enqueue)(kf_launcher *l, const kf_variant *v, const kf_shape *s, const kf_plan_info *p,
                    const kf_buffers *b);
 
-    /* Reference outputs from the host input (aux: one double per output,
-     * e.g. sum |x| for the float bound). */
-    void (*reference)(const kf_variant *v, const kf_shape *s, const void *in, void *ref, double *aux);
-    /* Compares outputs; fills r->gpu_value, ref_value, abs_err, tolerance
-     * from the worst output; returns how many outputs are wrong.  exact:
-     * every output must equal its reference bit for bit (the exact data,
-     * verify_fill_exact); else floats within the rounding bound. */
-    int64_t (*compare)(const kf_variant *v, const kf_shape *s, const kf_plan_info *p, const void *got,
+    /* Reference outputs from the host inputs: in[i] is input (or inout)
+     * buffer i's contents, ref[i] receives output (or inout) buffer i's,
+     * aux[i] one double per element of output i for the family's compare
+     * (e.g. sum |x| for a float bound); entries of other roles are NULL. */
+    void (*reference)(const kf_variant *v, const kf_shape *s, const void *const *in, void *const *ref,
+                      double *const *aux);
+    /* Compares output buffer `buf`; fills r->gpu_value, ref_value, abs_err,
+     * tolerance and, optionally, worst_at ("y[3][17]") from the worst (or
+     * first wrong) element; returns how many
+     * elements are wrong.  exact: every element must equal its reference
+     * bit for bit (the exact data); else within the family's tolerance. */
+    int64_t (*compare)(const kf_variant *v, const kf_shape *s, const kf_plan_info *p, int buf, const void *got,
                        const void *ref, const double *aux, bool exact, kf_result *r);
+    /* Optional: whether a run on the realistic data gives accuracy figures
+     * (acc_err, acc_bound) for v. */
+    bool (*accuracy)(const kf_variant *v);
     /* Optional test hooks (KFORGE_PLANT).  plant: where the coverage fault
      * `kind` (kf_plant_kind) strikes on shape s, for an input whose first
      * element lies `offset` elements past a 256-byte boundary: 0 and spec,
@@ -127,6 +195,11 @@ typedef struct kf_family {
                  kf_plant *spec, char *why, size_t whylen);
     void (*plant_outputs)(const kf_variant *v, const kf_shape *s, const kf_plan_info *p, int64_t offset,
                           const kf_plant *spec, const void *in, void *out);
+    /* The planted fault's model: how many outputs the faulted kernel gets
+     * wrong on the inputs in[], r filled as compare does; -1 out of memory. */
+    int64_t (*plant_check)(const kf_variant *v, const kf_shape *s, const kf_plan_info *p, int64_t offset,
+                           const kf_plant *spec, const void *const *in, void *const *ref, double *const *aux,
+                           bool exact, kf_result *r);
     /* Fake GPU: a smooth time model with one best point (ms). */
     double (*fake_ms)(const kf_variant *v, const kf_shape *s, const kf_device *d, const kf_plan_info *p);
 
@@ -140,12 +213,19 @@ typedef struct kf_family {
      * runs on (multiprocessors, occupancy).  malloc'd, or NULL with a
      * message. */
     char *(*export_source)(const kf_export_entry *e, int n, const kf_export_info *info, char *err, size_t errlen);
+
+    const void *ext;            /* the family's own (reduction-like families: their reduction_ops) */
 } kf_family;
 
-/* The registry. */
-extern const kf_family *const kf_families[];
-extern const int kf_nfamilies;
+/* The registry: the built-in families, then those registered at run time
+ * (before any worker starts: workers are forked and inherit it). */
+#define KF_MAX_FAMILIES 32
+extern const kf_family *kf_families[KF_MAX_FAMILIES];
+extern int kf_nfamilies;
 
+/* Adds f: its index, or -1 (and why) when the name is taken or the
+ * registry is full.  f must outlive every use. */
+int family_register(const kf_family *f, char *err, size_t errlen);
 /* The family called name, or -1. */
 int family_find(const char *name);
 static inline const kf_family *family_of(const kf_variant *v) { return kf_families[v->family]; }
@@ -162,6 +242,13 @@ void variant_label(const kf_variant *v, char *buf, size_t len);
 /* Every parameter as a JSON object in config syntax, kernel first:
  * {"kernel": "reduce", "dtype": "float32", ...}. */
 void variant_json(strbuf *b, const kf_variant *v);
+
+/* The buffers of v at s (p may be NULL: see kf_family.buffers); the
+ * index of the first with role r, or -1. */
+void variant_buffers(const kf_variant *v, const kf_shape *s, const kf_plan_info *p, kf_buffer_set *set);
+int buffer_first(const kf_buffer_set *set, kf_role r);
+/* Bytes of every input (or inout) buffer of v at s. */
+double variant_input_bytes(const kf_variant *v, const kf_shape *s);
 
 /* Shapes. */
 int64_t shape_elems(const kf_variant *v, const kf_shape *s);

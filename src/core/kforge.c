@@ -9,7 +9,7 @@
 const char *const kf_dtype_names[] = {"int32", "uint32", "int64", "float32", "float64"};
 const char *const kf_op_names[] = {"sum", "min", "max", "prod", "and", "or", "xor"};
 const char *const kf_status_names[] = {"ok", "wrong", "compile_error", "launch_error",
-                                                  "fault", "timeout", "out_of_memory", "abandoned"};
+                                                  "fault", "timeout", "out_of_memory", "abandoned", "skipped"};
 
 void kf_driver_text(int driver_version, char *buf, size_t len)
 {

@@ -92,6 +92,7 @@ typedef enum {
     KF_ST_TIMEOUT,       /* the watchdog stopped it */
     KF_ST_OOM,           /* not enough device memory for this n */
     KF_ST_ABANDONED,     /* tune: its first timed repetitions were slower than k x the best so far */
+    KF_ST_SKIPPED,       /* a launch beyond the device's limits (threads, dimensions, shared memory): not run */
     KF_ST_COUNT
 } kf_status;
 
@@ -119,6 +120,7 @@ typedef struct {
     char ref_value[48];
     double abs_err;             /* |gpu - ref| (floats), 0 for exact matches */
     double tolerance;           /* bound used (0 for exact) */
+    char worst_at[48];          /* where the worst output is, as compare says it: "y[3][17]" (not recorded) */
     bool deterministic;         /* same bits run to run */
     /* the accuracy run on the realistic data (float sum and prod): the worst
      * output's |error| and the rounding bound there (acc_bound 0: no run) */

@@ -11,38 +11,31 @@
 #include <string.h>
 
 #include "codegen.h"
+#include "data.h"
 #include "family.h"
 #include "gpu.h"
+#include "launch.h"
 #include "stats.h"
 #include "util.h"
-#include "verify.h"
 
 #define KF_BATCH 32
 #define KF_MAX_REPS_CAP 100000
 
-/* Inputs kept on the device: the exact and realistic data of up to this
- * many (family, dtype, op, seed, shape, offset) keys, the least recently
- * used given up first when device memory runs short or every slot is
- * taken.  A tune over several sizes makes each size's input once. */
+/* Data kept on the device: the exact and realistic inputs of up to this
+ * many keys (data.h: family, key axes, shape, seed, lengths; and the
+ * offset), the least recently used given up first when device memory runs
+ * short or every slot is taken.  A tune over several sizes makes each
+ * size's input once. */
 #define KF_INPUTS 32
-
-enum { SLOT_EXACT, SLOT_REAL };
 
 typedef struct {
     bool have;
-    int kind;               /* SLOT_EXACT, SLOT_REAL */
     uint64_t used;          /* bench.tick when last used (LRU) */
-    int family;
-    kf_dtype dtype;
-    kf_op op;
-    uint64_t seed;
-    kf_shape shape;
+    data_key key;
     int64_t offset;
-    CUdeviceptr d;
-    size_t cap;
-    void *ref;              /* outputs(shape) reference values */
-    double *aux;            /* one per output (sum |x| for the float bound) */
-    void *host;             /* the host copy, kept only for planted faults */
+    data_set data;          /* the references; the inputs' host copies only when kept (planted faults) */
+    CUdeviceptr d[KF_MAX_BUFFERS];  /* inputs on the device, poison around them */
+    size_t cap[KF_MAX_BUFFERS];
 } input_slot;
 
 struct bench {
@@ -56,13 +49,12 @@ struct bench {
      * float sums and products) */
     input_slot in[KF_INPUTS];
     uint64_t tick;
-    void *got, *got2;       /* host copies of the outputs */
-    int64_t nout;
-    /* work buffers, grown on demand */
-    CUdeviceptr d_ws, d_out;
-    size_t ws_cap, out_cap;
-    void *ws_init;
-    size_t ws_init_cap;
+    /* host copies of the outputs of two runs, per buffer */
+    void *got[KF_MAX_BUFFERS], *got2[KF_MAX_BUFFERS];
+    /* outputs, inouts and scratch on the device, grown on demand */
+    CUdeviceptr d_work[KF_MAX_BUFFERS];
+    size_t work_cap[KF_MAX_BUFFERS];
+    void *scratch_host;     /* a scratch buffer's first contents */
     double *times;
     /* pinned staging for copies of inputs (copy_in), made on first use */
     void *stage[2];
@@ -153,13 +145,15 @@ void bench_free(bench *B)
     kf_cu *cu = &B->g.cu;
     if (B->g.have_ctx) {
         cu->cuCtxSynchronize();
-        CUdeviceptr bufs[] = {B->flush, B->d_ws, B->d_out};
-        for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
-            if (bufs[i])
-                cu->cuMemFree(bufs[i]);
-        for (int i = 0; i < KF_INPUTS; i++)
-            if (B->in[i].d)
-                cu->cuMemFree(B->in[i].d);
+        if (B->flush)
+            cu->cuMemFree(B->flush);
+        for (int k = 0; k < KF_MAX_BUFFERS; k++) {
+            if (B->d_work[k])
+                cu->cuMemFree(B->d_work[k]);
+            for (int i = 0; i < KF_INPUTS; i++)
+                if (B->in[i].d[k])
+                    cu->cuMemFree(B->in[i].d[k]);
+        }
         for (int i = 0; i < 2 * KF_BATCH; i++)
             if (B->ev[i])
                 cu->cuEventDestroy(B->ev[i]);
@@ -176,14 +170,13 @@ void bench_free(bench *B)
     kf_nvml_sampler_stop(B->smp);
     bench_nvml_close(&B->nv);
     free(B->times);
-    for (int i = 0; i < KF_INPUTS; i++) {
-        free(B->in[i].ref);
-        free(B->in[i].aux);
-        free(B->in[i].host);
+    for (int i = 0; i < KF_INPUTS; i++)
+        data_free(&B->in[i].data);
+    for (int k = 0; k < KF_MAX_BUFFERS; k++) {
+        free(B->got[k]);
+        free(B->got2[k]);
     }
-    free(B->got);
-    free(B->got2);
-    free(B->ws_init);
+    free(B->scratch_host);
     free(B);
 }
 
@@ -218,16 +211,22 @@ static bool evict_input(bench *B, const input_slot *keep)
     input_slot *lru = NULL;
     for (int i = 0; i < KF_INPUTS; i++) {
         input_slot *S = &B->in[i];
-        if (S != keep && S->d && (!lru || S->used < lru->used))
+        bool holds = false;
+        for (int k = 0; k < KF_MAX_BUFFERS; k++)
+            holds = holds || S->d[k];
+        if (S != keep && holds && (!lru || S->used < lru->used))
             lru = S;
     }
     if (!lru)
         return false;
-    B->g.cu.cuMemFree(lru->d);
-    lru->d = 0;
-    lru->cap = 0;
+    for (int k = 0; k < KF_MAX_BUFFERS; k++) {
+        if (lru->d[k])
+            B->g.cu.cuMemFree(lru->d[k]);
+        lru->d[k] = 0;
+        lru->cap[k] = 0;
+    }
     lru->have = false;
-    kf_trace("input of %s given up for device memory", lru->kind == SLOT_EXACT ? "exact data" : "realistic data");
+    kf_trace("input of %s given up for device memory", lru->key.exact ? "exact data" : "realistic data");
     return true;
 }
 
@@ -261,35 +260,24 @@ static bool host_grow(cctx *c, void **p, size_t bytes)
 // Input made ahead: the host copy of one exact input and its reference, made by a
 // thread while the device opens (cuInit and the context take most of a
 // second, and the input of a large case about as long); taken by the first
-// prepare_input that wants the same family, dtype, op, seed and shape.
+// prepare_input that wants the same key.
 
 static struct {
     bool started;
     pthread_t th;
     kf_variant v;
     kf_shape shape;
-    uint64_t seed;
-    void *host, *ref;
-    double *aux;
+    data_key key;
+    data_set data;
     bool ok;
 } ahead;
 
 static void *ahead_main(void *arg)
 {
     (void)arg;
-    const kf_family *f = family_of(&ahead.v);
-    kf_dtype t = variant_dtype(&ahead.v);
-    size_t es = kf_dtype_size(t);
-    int64_t n = f->input_elems(&ahead.shape), nout = f->outputs(&ahead.shape);
-    ahead.host = malloc((size_t)n * es + 1);
-    ahead.ref = malloc((size_t)nout * es + 1);
-    ahead.aux = malloc((size_t)nout * sizeof(double) + 1);
-    if (ahead.host && ahead.ref && ahead.aux) {
-        verify_fill_exact(t, variant_op(&ahead.v), ahead.seed, ahead.host, n);
-        f->reference(&ahead.v, &ahead.shape, ahead.host, ahead.ref, ahead.aux);
-        ahead.ok = true;
-        kf_trace("input of %lld elements made ahead", (long long)n);
-    }
+    ahead.ok = data_make(&ahead.data, &ahead.v, &ahead.shape, ahead.key.seed, true) == 0;
+    if (ahead.ok)
+        kf_trace("input made ahead");
     return NULL;
 }
 
@@ -299,29 +287,25 @@ void bench_make_input_ahead(const kf_variant *v, const kf_shape *shape, const kf
         return;
     ahead.v = *v;
     ahead.shape = *shape;
-    ahead.seed = b->seed;
+    data_key_of(&ahead.key, v, shape, b->seed, true);
     ahead.ok = false;
     ahead.started = pthread_create(&ahead.th, NULL, ahead_main, NULL) == 0;
 }
 
-/* The input made ahead, if it is the one wanted (its buffers then belong to
- * the caller); else NULL, and it is dropped. */
-static void *ahead_take(const kf_variant *v, const kf_shape *shape, uint64_t seed, void **ref, double **aux)
+/* The data made ahead into *d, if it is the one wanted (true); else it is
+ * dropped. */
+static bool ahead_take(const data_key *k, data_set *d)
 {
     if (!ahead.started)
-        return NULL;
+        return false;
     pthread_join(ahead.th, NULL);
     ahead.started = false;
-    if (ahead.ok && ahead.v.family == v->family && variant_dtype(&ahead.v) == variant_dtype(v) &&
-        variant_op(&ahead.v) == variant_op(v) && ahead.seed == seed && shape_eq(&ahead.shape, shape)) {
-        *ref = ahead.ref;
-        *aux = ahead.aux;
-        return ahead.host;
+    if (ahead.ok && data_key_eq(&ahead.key, k)) {
+        *d = ahead.data;
+        return true;
     }
-    free(ahead.host);
-    free(ahead.ref);
-    free(ahead.aux);
-    return NULL;
+    data_free(&ahead.data);
+    return false;
 }
 
 /* Host to device through two pinned buffers, the host side copied on every
@@ -379,32 +363,39 @@ static bool copy_in(cctx *c, CUdeviceptr dst, const void *src, size_t bytes)
     return cu_ok(c, cu->cuStreamSynchronize(B->stream), "cuStreamSynchronize(input)");
 }
 
-/* The input of kind k (SLOT_EXACT: verify_fill_exact, SLOT_REAL:
- * verify_fill) on the device, and its reference on the host: a kept one,
- * or made in a free (else the least recently used) slot; NULL on failure
- * (c->r says why).  keep_host: the host copy stays (the planted faults'
- * model).  keep: a slot the caller still uses, never given up. */
-static input_slot *prepare_input(cctx *c, int k, const kf_variant *v, const kf_shape *shape, const kf_bench *b,
+/* Whether slot S holds the host copies of its inputs. */
+static bool has_host(const input_slot *S)
+{
+    for (int i = 0; i < S->data.set.n; i++)
+        if (role_is_input(S->data.set.b[i].role) && !S->data.host[i])
+            return false;
+    return true;
+}
+
+/* Where buffer i's data starts in its allocation, in bytes. */
+static size_t lead_bytes(const kf_buffer *b, int64_t offset)
+{
+    return b->offset ? (size_t)offset * b->elem_bytes : 0;
+}
+
+/* The inputs of the exact data (exact) or the realistic data on the device,
+ * and their references on the host: a kept one, or made in a free (else the
+ * least recently used) slot; NULL on failure (c->r says why).  keep_host:
+ * the inputs' host copies stay (the planted faults' model).  keep: a slot
+ * the caller still uses, never given up. */
+static input_slot *prepare_input(cctx *c, bool exact, const kf_variant *v, const kf_shape *shape, const kf_bench *b,
                                  bool keep_host, const input_slot *keep)
 {
     bench *B = c->B;
-    const kf_family *f = family_of(v);
-    kf_dtype t = variant_dtype(v);
-    kf_op op = variant_op(v);
-    size_t es = kf_dtype_size(t);
-    int64_t n = f->input_elems(shape);
-    int64_t nout = f->outputs(shape);
-    if (!host_grow(c, &B->got, (size_t)nout * es) || !host_grow(c, &B->got2, (size_t)nout * es))
-        return NULL;
-    B->nout = nout;
+    data_key k;
+    data_key_of(&k, v, shape, b->seed, exact);
     input_slot *S = NULL;
     for (int i = 0; i < KF_INPUTS && !S; i++) {
         input_slot *x = &B->in[i];
-        if (x->have && x->kind == k && x->family == v->family && x->dtype == t && x->op == op &&
-            x->seed == b->seed && shape_eq(&x->shape, shape) && x->offset == b->offset)
+        if (x->have && data_key_eq(&x->key, &k) && x->offset == b->offset)
             S = x;
     }
-    if (S && (S->host || !keep_host)) {
+    if (S && (!keep_host || has_host(S))) {
         S->used = ++B->tick;
         return S;
     }
@@ -416,77 +407,62 @@ static input_slot *prepare_input(cctx *c, int k, const kf_variant *v, const kf_s
             if (&B->in[i] != keep && (!S || B->in[i].used < S->used))
                 S = &B->in[i];
     S->have = false;
-    S->kind = k;
     S->used = ++B->tick;
-    free(S->host);
-    S->host = NULL;
-    /* offset elements before the data and 64 bytes after it hold a poison
-     * pattern: a kernel that reads outside the input gets a wrong answer. */
-    size_t bytes = ((size_t)b->offset + (size_t)n) * es + 64;
-    if (!ensure_evicting(c, &S->d, &S->cap, bytes, k == SLOT_EXACT ? "input" : "input (realistic data)", S))
-        return NULL;
-    void *ref = NULL;
-    double *aux = NULL;
-    void *host = k == SLOT_EXACT ? ahead_take(v, shape, b->seed, &ref, &aux) : NULL;
-    if (host) {
-        free(S->ref);
-        free(S->aux);
-        S->ref = ref;
-        S->aux = aux;
-    } else if (!(host = malloc((size_t)n * es + 1))) {
+    data_free(&S->data);
+    if (!(exact && ahead_take(&k, &S->data)) && data_make(&S->data, v, shape, b->seed, exact) != 0) {
         c->r->status = KF_ST_OOM;
-        snprintf(c->r->message, sizeof c->r->message, "out of host memory for %lld input elements", (long long)n);
+        snprintf(c->r->message, sizeof c->r->message, "out of host memory for the inputs and their reference");
         return NULL;
-    }
-    if (!host_grow(c, &S->ref, (size_t)nout * es) || !host_grow(c, (void **)&S->aux, (size_t)nout * sizeof(double))) {
-        free(host);
-        return NULL;
-    }
-    if (!ref) {
-        if (k == SLOT_EXACT)
-            verify_fill_exact(t, op, b->seed, host, n);
-        else
-            verify_fill(t, op, b->seed, host, n);
-        f->reference(v, shape, host, S->ref, S->aux);
     }
     kf_cu *cu = &B->g.cu;
-    bool ok = cu_ok(c, cu->cuMemsetD8Async(S->d, 0x5A, bytes, B->stream), "cuMemsetD8Async(input)") &&
-              cu_ok(c, cu->cuStreamSynchronize(B->stream), "cuStreamSynchronize") &&
-              copy_in(c, S->d + (CUdeviceptr)b->offset * es, host, (size_t)n * es);
-    if (keep_host && ok)
-        S->host = host;
-    else
-        free(host);
-    if (!ok)
-        return NULL;
-    kf_trace("input of %lld elements made", (long long)n);
+    const kf_buffer_set *set = &S->data.set;
+    for (int i = 0; i < set->n; i++) {
+        const kf_buffer *x = &set->b[i];
+        if (!role_is_input(x->role))
+            continue;
+        /* offset elements before the data and 64 bytes after it hold a
+         * poison pattern: a kernel that reads outside gets a wrong answer */
+        size_t lead = lead_bytes(x, b->offset), bytes = lead + data_bytes(x) + 64;
+        char what[64];
+        snprintf(what, sizeof what, "%s%s", x->name, exact ? "" : " (realistic data)");
+        if (!ensure_evicting(c, &S->d[i], &S->cap[i], bytes, what, S) ||
+            !cu_ok(c, cu->cuMemsetD8Async(S->d[i], 0x5A, bytes, B->stream), "cuMemsetD8Async(input)") ||
+            !cu_ok(c, cu->cuStreamSynchronize(B->stream), "cuStreamSynchronize") ||
+            !copy_in(c, S->d[i] + lead, S->data.host[i], data_bytes(x))) {
+            data_free(&S->data);
+            return NULL;
+        }
+    }
+    if (!keep_host)
+        data_drop_inputs(&S->data);
+    kf_trace("inputs made");
     S->have = true;
-    S->family = v->family;
-    S->dtype = t;
-    S->op = op;
-    S->seed = b->seed;
-    S->shape = *shape;
+    S->key = k;
     S->offset = b->offset;
     return S;
 }
 
-/* The engine's side of a family's enqueue. */
-struct kf_launcher {
+/* The engine's side of a family's enqueue (launch.h): cuLaunchKernel on
+ * the worker's stream, opting in to more than 48 KiB of dynamic shared
+ * memory where a launch asks for it. */
+typedef struct {
     cctx *c;
-    CUfunction f;
-};
+    CUfunction fn[KF_MAX_KERNELS];
+    unsigned smem_set[KF_MAX_KERNELS];  /* dynamic shared memory opted in to so far */
+} gpu_kernels;
 
-int kf_launch(kf_launcher *l, int64_t grid, int block, void **args)
+static int gpu_go(kf_launcher *l, int k, kf_dim3 grid, kf_dim3 block, unsigned smem, void **args)
 {
-    bench *B = l->c->B;
-    if (grid < 1 || grid > 2147483647LL) {
-        l->c->r->status = KF_ST_LAUNCH;
-        snprintf(l->c->r->message, sizeof l->c->r->message, "planned grid of %lld blocks is out of range",
-                 (long long)grid);
-        return -1;
+    gpu_kernels *K = l->ctx;
+    kf_cu *cu = &K->c->B->g.cu;
+    if (smem > (48u << 10) && smem > K->smem_set[k]) {
+        if (!cu_ok(K->c, cu->cuFuncSetAttribute(K->fn[k], CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)smem),
+                   "cuFuncSetAttribute(dynamic shared memory)"))
+            return -1;
+        K->smem_set[k] = smem;
     }
-    return cu_ok(l->c, B->g.cu.cuLaunchKernel(l->f, (unsigned)grid, 1, 1, (unsigned)block, 1, 1, 0, B->stream, args,
-                                              NULL),
+    return cu_ok(K->c, cu->cuLaunchKernel(K->fn[k], grid.x, grid.y, grid.z, block.x, block.y, block.z, smem,
+                                          K->c->B->stream, args, NULL),
                  "cuLaunchKernel")
                ? 0
                : -1;
@@ -494,11 +470,13 @@ int kf_launch(kf_launcher *l, int64_t grid, int block, void **args)
 
 typedef struct {
     kf_launcher l;
+    cctx *c;
     const kf_variant *v;
     const kf_shape *shape;
     const kf_plan_info *p;
+    kf_buffer_set set;      /* the buffers, scratch lengths from the plan */
     kf_buffers buf;
-    size_t out_bytes;
+    const input_slot *X;    /* whose inouts are restored before a checked run */
 } runner;
 
 /* Enqueues one whole run (every launch). */
@@ -507,22 +485,48 @@ static bool enqueue(runner *R)
     return family_of(R->v)->enqueue(&R->l, R->v, R->shape, R->p, &R->buf) == 0;
 }
 
-/* Runs once with the output poisoned; copies the outputs to host. */
-static bool run_checked(runner *R, unsigned char poison, void *out)
+/* Points R's inputs at slot X's (offset applied) and its other buffers at
+ * the worker's own. */
+static void runner_use(runner *R, bench *B, const input_slot *X, int64_t offset)
 {
-    cctx *c = R->l.c;
-    kf_cu *cu = &c->B->g.cu;
-    return cu_ok(c, cu->cuMemsetD8Async(R->buf.out, poison, R->out_bytes, c->B->stream), "cuMemsetD8Async(out)") &&
-           enqueue(R) && cu_ok(c, cu->cuStreamSynchronize(c->B->stream), "kernel execution") &&
-           cu_ok(c, cu->cuMemcpyDtoH(out, R->buf.out, R->out_bytes), "cuMemcpyDtoH(out)");
+    R->X = X;
+    for (int i = 0; i < R->set.n; i++)
+        R->buf.at[i] = R->set.b[i].role == KF_ROLE_IN ? X->d[i] + lead_bytes(&R->set.b[i], offset) : B->d_work[i];
+}
+
+/* Runs once with the outputs poisoned (inouts restored); copies every
+ * output to host got[]. */
+static bool run_checked(runner *R, unsigned char poison, void **got)
+{
+    cctx *c = R->c;
+    bench *B = c->B;
+    kf_cu *cu = &B->g.cu;
+    for (int i = 0; i < R->set.n; i++) {
+        const kf_buffer *x = &R->set.b[i];
+        size_t bytes = data_bytes(x);
+        if (x->role == KF_ROLE_OUT &&
+            !cu_ok(c, cu->cuMemsetD8Async(R->buf.at[i], poison, bytes, B->stream), "cuMemsetD8Async(out)"))
+            return false;
+        if (x->role == KF_ROLE_INOUT &&
+            !cu_ok(c, cu->cuMemcpyDtoDAsync(R->buf.at[i], R->X->d[i] + lead_bytes(x, R->X->offset), bytes, B->stream),
+                   "cuMemcpyDtoDAsync(inout)"))
+            return false;
+    }
+    if (!enqueue(R) || !cu_ok(c, cu->cuStreamSynchronize(B->stream), "kernel execution"))
+        return false;
+    for (int i = 0; i < R->set.n; i++)
+        if (role_is_output(R->set.b[i].role) &&
+            !cu_ok(c, cu->cuMemcpyDtoH(got[i], R->buf.at[i], data_bytes(&R->set.b[i])), "cuMemcpyDtoH(out)"))
+            return false;
+    return true;
 }
 
 /* Test hook (KFORGE_PLANT): tells the planted kernel where its fault
- * strikes in the input at `in` (the module's kf_plant_* globals). */
-static bool plant_aim(cctx *c, CUmodule mod, const kf_variant *v, int kind, const kf_plant *spec, CUdeviceptr in)
+ * strikes in the input at `in` of es-byte elements (the module's
+ * kf_plant_* globals). */
+static bool plant_aim(cctx *c, CUmodule mod, int kind, const kf_plant *spec, CUdeviceptr in, size_t es)
 {
     kf_cu *cu = &c->B->g.cu;
-    size_t es = kf_dtype_size(variant_dtype(v));
     unsigned long long at = spec->elem >= 0 ? in + (CUdeviceptr)spec->elem * es : 0, base = in;
     int shift = spec->shift;
     long long twice = kind == KF_PLANT_DOUBLE_BLOCK ? spec->unit : -1, row = kind == KF_PLANT_ROW_SHIFT ? spec->unit : -1;
@@ -542,13 +546,22 @@ static bool plant_aim(cctx *c, CUmodule mod, const kf_variant *v, int kind, cons
     return cu_ok(c, cu->cuCtxSynchronize(), "cuCtxSynchronize(planted fault)");
 }
 
+/* plant_aim at R's first input. */
+static bool plant_aim_at(runner *R, CUmodule mod, int kind, const kf_plant *spec)
+{
+    int i = buffer_first(&R->set, KF_ROLE_IN);
+    return i < 0 || plant_aim(R->c, mod, kind, spec, R->buf.at[i], R->set.b[i].elem_bytes);
+}
+
 /* Whether the planted fault changes the answer on the exact data (the
- * model of verify_plant_model, as the fake GPU computes it). */
+ * family's model of it, as the fake GPU computes it). */
 static void plant_effect(const kf_variant *v, const kf_shape *shape, const kf_plan_info *p, int64_t offset,
                          const kf_plant *spec, input_slot *X, kf_result *r)
 {
     kf_result tmp = *r;
-    int64_t bad = verify_plant_check(v, shape, p, offset, spec, X->host, X->ref, X->aux, true, &tmp);
+    const data_set *d = &X->data;
+    int64_t bad = family_of(v)->plant_check(v, shape, p, offset, spec, (const void *const *)d->host, d->ref, d->aux,
+                                            true, &tmp);
     snprintf(r->planted_effect, sizeof r->planted_effect, "%s",
              bad < 0 ? "unknown (out of host memory)" : bad ? "changes the answer" : "cannot change the answer");
 }
@@ -557,13 +570,49 @@ static void plant_effect(const kf_variant *v, const kf_shape *shape, const kf_pl
 void bench_wrong(kf_result *r, int64_t bad, int64_t nout, const char *what)
 {
     r->status = KF_ST_WRONG;
+    char at[64] = "";
+    if (r->worst_at[0])
+        snprintf(at, sizeof at, " at %s", r->worst_at);
     if (nout > 1)
-        snprintf(r->message, sizeof r->message, "%s: %lld of %lld outputs wrong; worst: GPU %s, reference %s "
-                 "(|error| %.3g, tolerance %.3g)", what, (long long)bad, (long long)nout, r->gpu_value, r->ref_value,
-                 r->abs_err, r->tolerance);
+        snprintf(r->message, sizeof r->message, "%s: %lld of %lld outputs wrong; worst%s: GPU %s, reference %s "
+                 "(|error| %.3g, tolerance %.3g)", what, (long long)bad, (long long)nout, at, r->gpu_value,
+                 r->ref_value, r->abs_err, r->tolerance);
     else
-        snprintf(r->message, sizeof r->message, "%s: GPU %s, reference %s (|error| %.3g, tolerance %.3g)", what,
+        snprintf(r->message, sizeof r->message, "%s%s: GPU %s, reference %s (|error| %.3g, tolerance %.3g)", what, at,
                  r->gpu_value, r->ref_value, r->abs_err, r->tolerance);
+}
+
+int64_t bench_compare(const kf_variant *v, const kf_shape *shape, const kf_plan_info *p, const kf_buffer_set *set,
+                      void *const *got, void *const *ref, double *const *aux, bool exact, kf_result *r,
+                      int64_t *nout)
+{
+    const kf_family *f = family_of(v);
+    int64_t bad = 0;
+    int shown = -1, outs = 0;
+    *nout = 0;
+    kf_result keep = *r;
+    for (int i = 0; i < set->n; i++) {
+        if (!role_is_output(set->b[i].role))
+            continue;
+        outs++;
+        kf_result tmp = *r;
+        tmp.worst_at[0] = '\0';
+        int64_t k = f->compare(v, shape, p, i, got[i], ref[i], aux[i], exact, &tmp);
+        if (tmp.status != KF_ST_OK && tmp.status != KF_ST_WRONG) { /* out of host memory */
+            *r = tmp;
+            return k > 0 ? k : 1;
+        }
+        if (shown < 0 || (k > 0 && bad == 0)) { /* the first wrong buffer, else the first */
+            keep = tmp;
+            shown = i;
+        }
+        bad += k;
+        *nout += set->b[i].elems;
+    }
+    *r = keep;
+    if (shown >= 0 && outs > 1 && !r->worst_at[0]) /* the family did not say where: name the buffer */
+        snprintf(r->worst_at, sizeof r->worst_at, "%s", set->b[shown].name);
+    return bad;
 }
 
 void bench_accuracy(kf_result *r, const kf_result *acc, int64_t bad)
@@ -630,144 +679,231 @@ static bool energy_window(cctx *c, runner *R, double run_s, kf_nvml_window_resul
     return true;
 }
 
-int bench_case(bench *B, const kf_variant *v, const kf_shape *shape, const kf_bench *b, const void *cubin,
-               size_t cubin_len, kf_result *r)
-{
-    (void)cubin_len;
-    const kf_family *fam = family_of(v);
-    cctx c = {.r = r, .B = B, .last = CUDA_SUCCESS};
-    kf_cu *cu = &B->g.cu;
-    CUmodule mod = NULL;
-    CUfunction f;
-    size_t es = kf_dtype_size(variant_dtype(v));
-    int block = 0;
-    r->v = *v;
-    r->shape = *shape;
-    r->bench = *b;
-    r->status = KF_ST_OK;
-    r->message[0] = '\0';
-    double tc = kf_now(); /* the case's parts: setup_ms, verify_ms, bench_ms */
-    double *part = &r->setup_ms;
+/* One case on the GPU, as bench_case's steps see it. */
+typedef struct {
+    bench *B;
+    cctx c;
+    const kf_variant *v;
+    const kf_shape *shape;
+    const kf_bench *b;
+    CUmodule mod;
+    gpu_kernels K;
+    kf_plan_info p;
+    runner R;
+    input_slot *X;          /* the exact data */
+    int plant_kind;         /* KFORGE_PLANT */
+    bool planted;
+    kf_plant spec;
+} gcase;
 
-    if (!cu_ok(&c, cu->cuModuleLoadData(&mod, cubin), "cuModuleLoadData"))
-        goto done;
-    if (!cu_ok(&c, cu->cuModuleGetFunction(&f, mod, fam->entry), "cuModuleGetFunction"))
-        goto done;
-    cu->cuFuncGetAttribute(&r->regs, CU_FUNC_ATTRIBUTE_NUM_REGS, f);
-    cu->cuFuncGetAttribute(&r->smem_bytes, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, f);
-    block = (int)v->p[fam->p_block];
-    if (!cu_ok(&c, cu->cuOccupancyMaxActiveBlocksPerMultiprocessor(&r->occupancy, f, block, 0),
+/* The block of kernel 0 and its dynamic shared memory (family.h). */
+static void block_of(const kf_variant *v, kf_dim3 *block, unsigned *smem)
+{
+    const kf_family *f = family_of(v);
+    *block = (kf_dim3){1, 1, 1};
+    *smem = 0;
+    if (f->block_shape)
+        f->block_shape(v, block, smem);
+    else
+        block->x = (unsigned)v->p[f->p_block];
+}
+
+/* Loads the module and its kernels, works out the occupancy and plans the
+ * launches. */
+static bool load_and_plan(gcase *q, const void *cubin)
+{
+    const kf_family *fam = family_of(q->v);
+    kf_cu *cu = &q->B->g.cu;
+    kf_result *r = q->c.r;
+    kf_launcher *l = &q->R.l;
+    if (!cu_ok(&q->c, cu->cuModuleLoadData(&q->mod, cubin), "cuModuleLoadData"))
+        return false;
+    *l = (kf_launcher){.dev = &q->B->g.info, .r = r, .nkernels = fam->nentries, .go = gpu_go, .ctx = &q->K};
+    q->K.c = &q->c;
+    for (int k = 0; k < fam->nentries && k < KF_MAX_KERNELS; k++) {
+        char what[160];
+        snprintf(what, sizeof what, "cuModuleGetFunction(%s)", fam->entries[k]);
+        if (!cu_ok(&q->c, cu->cuModuleGetFunction(&q->K.fn[k], q->mod, fam->entries[k]), what))
+            return false;
+        cu->cuFuncGetAttribute(&l->max_threads[k], CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, q->K.fn[k]);
+        cu->cuFuncGetAttribute(&l->static_smem[k], CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, q->K.fn[k]);
+    }
+    cu->cuFuncGetAttribute(&r->regs, CU_FUNC_ATTRIBUTE_NUM_REGS, q->K.fn[0]);
+    kf_dim3 block;
+    unsigned smem;
+    block_of(q->v, &block, &smem);
+    r->smem_bytes = l->static_smem[0] + (int)smem;
+    char why[200];
+    if (launch_check(l, 0, (kf_dim3){1, 1, 1}, block, smem, why, sizeof why) != 0) {
+        r->status = KF_ST_SKIPPED;
+        snprintf(r->message, sizeof r->message, "skipped: %s", why);
+        return false;
+    }
+    int threads = (int)(block.x * block.y * block.z);
+    if (smem > (48u << 10)) {
+        if (!cu_ok(&q->c, cu->cuFuncSetAttribute(q->K.fn[0], CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)smem),
+                   "cuFuncSetAttribute(dynamic shared memory)"))
+            return false;
+        q->K.smem_set[0] = smem;
+    }
+    if (!cu_ok(&q->c, cu->cuOccupancyMaxActiveBlocksPerMultiprocessor(&r->occupancy, q->K.fn[0], threads, smem),
                "cuOccupancyMaxActiveBlocksPerMultiprocessor"))
-        goto done;
+        return false;
     if (r->occupancy < 1) {
         r->status = KF_ST_LAUNCH;
-        snprintf(r->message, sizeof r->message, "no block of %d threads fits on an SM (%d registers/thread)",
-                 block, r->regs);
-        goto done;
+        snprintf(r->message, sizeof r->message, "no block of %d threads fits on an SM (%d registers/thread)", threads,
+                 r->regs);
+        return false;
     }
-
-    kf_plan_info p;
-    if (fam->plan(v, shape, B->g.info.sms, r->occupancy, &p) != 0) {
+    if (fam->plan(q->v, q->shape, q->B->g.info.sms, r->occupancy, &q->p) != 0) {
         r->status = KF_ST_LAUNCH;
         char st[128];
-        shape_text(fam, shape, st, sizeof st);
+        shape_text(fam, q->shape, st, sizeof st);
         snprintf(r->message, sizeof r->message, "cannot plan launches for %s", st);
-        goto done;
+        return false;
     }
-    r->launches = p.launches;
-    r->blocks = p.blocks;
-    r->deterministic = p.deterministic;
+    r->launches = q->p.launches;
+    r->blocks = q->p.blocks;
+    r->deterministic = q->p.deterministic;
+    return true;
+}
 
-    int plant_kind = codegen_planted(v);
-    bool planted = plant_kind >= KF_PLANT_DROP_FIRST;
-    input_slot *X = prepare_input(&c, SLOT_EXACT, v, shape, b, planted, NULL);
-    if (!X)
-        goto done;
-    runner R = {.l = {&c, f}, .v = v, .shape = shape, .p = &p};
-    R.out_bytes = (size_t)B->nout * es;
-    if (!ensure_evicting(&c, &B->d_out, &B->out_cap, R.out_bytes + 64, "outputs", X))
-        goto done;
-    if (!ensure_evicting(&c, &B->d_ws, &B->ws_cap, (size_t)p.workspace_bytes + 256, "workspace", X))
-        goto done;
-    if (p.workspace_bytes > 0) {
-        if (!host_grow(&c, &B->ws_init, (size_t)p.workspace_bytes))
-            goto done;
-        fam->workspace_init(v, &p, B->ws_init);
-        if (!cu_ok(&c, cu->cuMemcpyHtoD(B->d_ws, B->ws_init, (size_t)p.workspace_bytes), "cuMemcpyHtoD(workspace)") ||
-            !cu_ok(&c, cu->cuCtxSynchronize(), "cuCtxSynchronize(workspace)"))   /* as for the input */
-            goto done;
-    }
-    R.buf.in = X->d + (CUdeviceptr)b->offset * es;
-    R.buf.out = B->d_out;
-    R.buf.ws = B->d_ws;
-    kf_plant spec = {.elem = -1, .unit = -1, .unwritten = -1};
-    if (planted) {
-        char why[80] = "";
-        snprintf(r->planted, sizeof r->planted, "%s", kf_plant_names[plant_kind]);
-        if (!fam->plant || fam->plant(v, shape, &p, b->offset, plant_kind, &spec, why, sizeof why) != 0) {
-            spec = (kf_plant){.elem = -1, .unit = -1, .unwritten = -1};
-            snprintf(r->planted_effect, sizeof r->planted_effect, "no place: %s", fam->plant ? why : "no model");
-        } else {
-            plant_effect(v, shape, &p, b->offset, &spec, X, r);
+/* The exact data, the worker's own buffers (outputs, scratch with its
+ * first contents, host copies) and the planted fault's aim. */
+static bool prepare_buffers(gcase *q)
+{
+    const kf_family *fam = family_of(q->v);
+    bench *B = q->B;
+    kf_cu *cu = &B->g.cu;
+    kf_result *r = q->c.r;
+    runner *R = &q->R;
+    q->plant_kind = codegen_planted(q->v);
+    q->planted = q->plant_kind >= KF_PLANT_DROP_FIRST;
+    if (!(q->X = prepare_input(&q->c, true, q->v, q->shape, q->b, q->planted, NULL)))
+        return false;
+    R->c = &q->c;
+    R->v = q->v;
+    R->shape = q->shape;
+    R->p = &q->p;
+    variant_buffers(q->v, q->shape, &q->p, &R->set);
+    for (int i = 0; i < R->set.n; i++) {
+        const kf_buffer *x = &R->set.b[i];
+        size_t bytes = data_bytes(x);
+        if (role_is_output(x->role) &&
+            (!host_grow(&q->c, &B->got[i], bytes) || !host_grow(&q->c, &B->got2[i], bytes)))
+            return false;
+        if (x->role == KF_ROLE_IN)
+            continue;
+        if (!ensure_evicting(&q->c, &B->d_work[i], &B->work_cap[i], bytes + 256, x->name, q->X))
+            return false;
+        if (x->role == KF_ROLE_SCRATCH && bytes > 0) {
+            if (!host_grow(&q->c, &B->scratch_host, bytes))
+                return false;
+            memset(B->scratch_host, 0, bytes);
+            if (fam->scratch_init)
+                fam->scratch_init(q->v, &q->p, i, B->scratch_host);
+            if (!cu_ok(&q->c, cu->cuMemcpyHtoD(B->d_work[i], B->scratch_host, bytes), "cuMemcpyHtoD(scratch)") ||
+                !cu_ok(&q->c, cu->cuCtxSynchronize(), "cuCtxSynchronize(scratch)")) /* as for the input */
+                return false;
         }
-        if (!plant_aim(&c, mod, v, plant_kind, &spec, R.buf.in))
-            goto done;
     }
-
-    /* --- verify: twice on the exact data, with different poison in the
-     * output; every output must be bit for bit right ------------------- */
-    r->setup_ms = 1e3 * (kf_now() - tc);
-    tc = kf_now();
-    part = &r->verify_ms;
-    if (!run_checked(&R, 0xFF, B->got))
-        goto done;
-    int64_t bad = fam->compare(v, shape, &p, B->got, X->ref, X->aux, true, r);
-    if (!bad) {
-        if (!run_checked(&R, 0x00, B->got2))
-            goto done;
-        bad = fam->compare(v, shape, &p, B->got2, X->ref, X->aux, true, r);
-        if (bad)
-            bench_wrong(r, bad, B->nout, "result changed between runs (a race or state not reset)");
-        else if (p.deterministic && memcmp(B->got, B->got2, R.out_bytes) != 0) {
-            r->status = KF_ST_WRONG;
-            snprintf(r->message, sizeof r->message,
-                     "result changed between runs although the plan is deterministic: a race or state not reset");
-        }
+    runner_use(R, B, q->X, q->b->offset);
+    q->spec = (kf_plant){.elem = -1, .unit = -1, .unwritten = -1};
+    if (!q->planted)
+        return true;
+    char why[80] = "";
+    snprintf(r->planted, sizeof r->planted, "%s", kf_plant_names[q->plant_kind]);
+    if (!fam->plant || !fam->plant_check ||
+        fam->plant(q->v, q->shape, &q->p, q->b->offset, q->plant_kind, &q->spec, why, sizeof why) != 0) {
+        q->spec = (kf_plant){.elem = -1, .unit = -1, .unwritten = -1};
+        snprintf(r->planted_effect, sizeof r->planted_effect, "no place: %s", fam->plant ? why : "no model");
     } else {
-        bench_wrong(r, bad, B->nout, "wrong result on the exact data");
+        plant_effect(q->v, q->shape, &q->p, q->b->offset, &q->spec, q->X, r);
     }
-    if (r->status == KF_ST_OK)
-        fam->compare(v, shape, &p, B->got, X->ref, X->aux, true, r); /* record the first run's figures */
+    return plant_aim_at(R, q->mod, q->plant_kind, &q->spec);
+}
 
-    /* --- accuracy: one run on the realistic data (float sum and prod), for
-     * information; a wrong case says what the rounding bound alone would
-     * have said ---------------------------------------------------------- */
-    if (verify_has_accuracy(variant_dtype(v), variant_op(v))) {
-        input_slot *Y = prepare_input(&c, SLOT_REAL, v, shape, b, false, X);
-        if (!Y)
-            goto done;
-        runner Q = R;
-        Q.buf.in = Y->d + (CUdeviceptr)b->offset * es;
-        kf_result acc = *r;
-        if ((planted && !plant_aim(&c, mod, v, plant_kind, &spec, Q.buf.in)) || !run_checked(&Q, 0xFF, B->got2))
-            goto done;
-        int64_t abad = fam->compare(v, shape, &p, B->got2, Y->ref, Y->aux, false, &acc);
-        bench_accuracy(r, &acc, abad);
-        if (planted && !plant_aim(&c, mod, v, plant_kind, &spec, R.buf.in))
-            goto done;
+/* Whether two runs' outputs are the same bits. */
+static bool same_outputs(const kf_buffer_set *set, void *const *a, void *const *b)
+{
+    for (int i = 0; i < set->n; i++)
+        if (role_is_output(set->b[i].role) && memcmp(a[i], b[i], data_bytes(&set->b[i])) != 0)
+            return false;
+    return true;
+}
+
+/* Twice on the exact data, with different poison in the outputs: every
+ * output must be bit for bit right, and a deterministic plan must give
+ * the same bits twice.  false when a CUDA call failed. */
+static bool verify_exact(gcase *q)
+{
+    bench *B = q->B;
+    kf_result *r = q->c.r;
+    runner *R = &q->R;
+    data_set *d = &q->X->data;
+    int64_t nout;
+    if (!run_checked(R, 0xFF, B->got))
+        return false;
+    int64_t bad = bench_compare(q->v, q->shape, &q->p, &R->set, B->got, d->ref, d->aux, true, r, &nout);
+    if (bad) {
+        bench_wrong(r, bad, nout, "wrong result on the exact data");
+        return true;
     }
-    if (r->status != KF_ST_OK)
-        goto done;
+    if (!run_checked(R, 0x00, B->got2))
+        return false;
+    bad = bench_compare(q->v, q->shape, &q->p, &R->set, B->got2, d->ref, d->aux, true, r, &nout);
+    if (bad) {
+        bench_wrong(r, bad, nout, "result changed between runs (a race or state not reset)");
+    } else if (q->p.deterministic && !same_outputs(&R->set, B->got, B->got2)) {
+        r->status = KF_ST_WRONG;
+        snprintf(r->message, sizeof r->message,
+                 "result changed between runs although the plan is deterministic: a race or state not reset");
+    }
+    if (r->status == KF_ST_OK) /* record the first run's figures */
+        bench_compare(q->v, q->shape, &q->p, &R->set, B->got, d->ref, d->aux, true, r, &nout);
+    return true;
+}
 
-    /* --- time ---------------------------------------------------------- */
-    r->verify_ms = 1e3 * (kf_now() - tc);
-    tc = kf_now();
-    part = &r->bench_ms;
+/* One run on the realistic data, for information (acc_err, acc_bound); a
+ * wrong case says what the rounding bound alone would have said. */
+static bool verify_accuracy(gcase *q)
+{
+    const kf_family *fam = family_of(q->v);
+    if (!fam->accuracy || !fam->accuracy(q->v))
+        return true;
+    bench *B = q->B;
+    kf_result *r = q->c.r;
+    input_slot *Y = prepare_input(&q->c, false, q->v, q->shape, q->b, false, q->X);
+    if (!Y)
+        return false;
+    runner Q = q->R;
+    runner_use(&Q, B, Y, q->b->offset);
+    kf_result acc = *r;
+    if ((q->planted && !plant_aim_at(&Q, q->mod, q->plant_kind, &q->spec)) || !run_checked(&Q, 0xFF, B->got2))
+        return false;
+    int64_t nout;
+    int64_t abad = bench_compare(q->v, q->shape, &q->p, &Q.set, B->got2, Y->data.ref, Y->data.aux, false, &acc, &nout);
+    bench_accuracy(r, &acc, abad);
+    return !q->planted || plant_aim_at(&q->R, q->mod, q->plant_kind, &q->spec);
+}
+
+/* Warm-up, then timed repetitions (L2 flushed before each, events around
+ * each) until the stopping rule (stats_should_stop) or abandon_ms says;
+ * the last run's outputs must still be right; NVML around it all. */
+static bool time_case(gcase *q)
+{
+    const kf_family *fam = family_of(q->v);
+    bench *B = q->B;
+    cctx *c = &q->c;
+    kf_cu *cu = &B->g.cu;
+    kf_result *r = c->r;
+    const kf_bench *b = q->b;
+    runner *R = &q->R;
     for (int i = 0; i < b->warmup; i++)
-        if (!enqueue(&R))
-            goto done;
-    if (!cu_ok(&c, cu->cuStreamSynchronize(B->stream), "warm-up"))
-        goto done;
+        if (!enqueue(R))
+            return false;
+    if (!cu_ok(c, cu->cuStreamSynchronize(B->stream), "warm-up"))
+        return false;
 
     int reps = 0, max_reps = b->max_reps < KF_MAX_REPS_CAP ? b->max_reps : KF_MAX_REPS_CAP;
     kf_nvml_window nw;
@@ -786,19 +922,19 @@ int bench_case(bench *B, const kf_variant *v, const kf_shape *shape, const kf_be
             batch = 1;
         for (int i = 0; i < batch; i++) {
             if (b->flush_l2 &&
-                !cu_ok(&c, cu->cuMemsetD32Async(B->flush, (unsigned)(reps + i), B->flush_words, B->stream),
+                !cu_ok(c, cu->cuMemsetD32Async(B->flush, (unsigned)(reps + i), B->flush_words, B->stream),
                        "cuMemsetD32Async(L2 flush)"))
-                goto done;
-            if (!cu_ok(&c, cu->cuEventRecord(B->ev[2 * i], B->stream), "cuEventRecord") || !enqueue(&R) ||
-                !cu_ok(&c, cu->cuEventRecord(B->ev[2 * i + 1], B->stream), "cuEventRecord"))
-                goto done;
+                return false;
+            if (!cu_ok(c, cu->cuEventRecord(B->ev[2 * i], B->stream), "cuEventRecord") || !enqueue(R) ||
+                !cu_ok(c, cu->cuEventRecord(B->ev[2 * i + 1], B->stream), "cuEventRecord"))
+                return false;
         }
-        if (!cu_ok(&c, cu->cuEventSynchronize(B->ev[2 * batch - 1]), "timed repetitions"))
-            goto done;
+        if (!cu_ok(c, cu->cuEventSynchronize(B->ev[2 * batch - 1]), "timed repetitions"))
+            return false;
         for (int i = 0; i < batch; i++) {
             float ms = 0;
-            if (!cu_ok(&c, cu->cuEventElapsedTime(&ms, B->ev[2 * i], B->ev[2 * i + 1]), "cuEventElapsedTime"))
-                goto done;
+            if (!cu_ok(c, cu->cuEventElapsedTime(&ms, B->ev[2 * i], B->ev[2 * i + 1]), "cuEventElapsedTime"))
+                return false;
             B->times[reps++] = ms;
         }
         if (B->nv.ok && !B->smp) /* outside the events: costs the timing nothing */
@@ -829,22 +965,29 @@ int bench_case(bench *B, const kf_variant *v, const kf_shape *shape, const kf_be
         kf_nvml_sample(&B->nv.d, &last, nerr[0] ? NULL : nerr, sizeof nerr);
     }
     stats_compute(B->times, reps, &r->stats);
-    stats_bandwidth(&r->stats, fam->bytes(shape, es), B->g.info.peak_gbps);
+    stats_bandwidth(&r->stats, fam->bytes(q->v, q->shape), B->g.info.peak_gbps);
 
-    /* The last timed run's output must still be right (catches races that
+    /* The last timed run's outputs must still be right (catches races that
      * two checked runs missed, and single-pass state that drifted). */
-    if (!cu_ok(&c, cu->cuMemcpyDtoH(B->got2, B->d_out, R.out_bytes), "cuMemcpyDtoH(out)"))
-        goto done;
+    for (int i = 0; i < R->set.n; i++)
+        if (role_is_output(R->set.b[i].role) &&
+            !cu_ok(c, cu->cuMemcpyDtoH(B->got2[i], R->buf.at[i], data_bytes(&R->set.b[i])), "cuMemcpyDtoH(out)"))
+            return false;
     kf_result tmp = *r;
-    bad = fam->compare(v, shape, &p, B->got2, X->ref, X->aux, true, &tmp);
-    if (bad || (p.deterministic && memcmp(B->got, B->got2, R.out_bytes) != 0)) {
-        if (bad) {
-            *r = tmp;
-            bench_wrong(r, bad, B->nout, "result changed during timing");
-        } else {
-            r->status = KF_ST_WRONG;
-            snprintf(r->message, sizeof r->message, "result changed during timing although the plan is deterministic");
-        }
+    int64_t nout;
+    data_set *d = &q->X->data;
+    int64_t bad = bench_compare(q->v, q->shape, &q->p, &R->set, B->got2, d->ref, d->aux, true, &tmp, &nout);
+    bool inout = false;
+    for (int i = 0; i < R->set.n; i++)
+        inout = inout || R->set.b[i].role == KF_ROLE_INOUT;
+    if (inout) {
+        /* an inout buffer went through every timed run: nothing to check */
+    } else if (bad) {
+        *r = tmp;
+        bench_wrong(r, bad, nout, "result changed during timing");
+    } else if (q->p.deterministic && !same_outputs(&R->set, B->got, B->got2)) {
+        r->status = KF_ST_WRONG;
+        snprintf(r->message, sizeof r->message, "result changed during timing although the plan is deterministic");
     }
     if (r->status == KF_ST_OK && abandoned) {
         r->status = KF_ST_ABANDONED;
@@ -855,20 +998,45 @@ int bench_case(bench *B, const kf_variant *v, const kf_shape *shape, const kf_be
     if (r->status == KF_ST_OK && B->nv.ok) {
         kf_nvml_window_result ew;
         long runs = 0;
-        if (b->energy && !energy_window(&c, &R, r->stats.median_ms / 1e3, &ew, &runs, nerr, sizeof nerr))
-            goto done;
+        if (b->energy && !energy_window(c, R, r->stats.median_ms / 1e3, &ew, &runs, nerr, sizeof nerr))
+            return false;
         bench_nvml_record(r, &tw, &last, b->energy ? &ew : NULL, runs, nerr);
     } else if (r->status == KF_ST_OK) {
         snprintf(r->nvml_note, sizeof r->nvml_note, "%s", B->nv.note);
     }
+    return true;
+}
 
-done:
-    *part = 1e3 * (kf_now() - tc); /* the part that was under way (all of it on success) */
+int bench_case(bench *B, const kf_variant *v, const kf_shape *shape, const kf_bench *b, const void *cubin,
+               size_t cubin_len, kf_result *r)
+{
+    (void)cubin_len;
+    gcase q = {.B = B, .c = {.r = r, .B = B, .last = CUDA_SUCCESS}, .v = v, .shape = shape, .b = b};
+    r->v = *v;
+    r->shape = *shape;
+    r->bench = *b;
+    r->status = KF_ST_OK;
+    r->message[0] = '\0';
+    /* the case's parts: setup_ms (module, plan, buffers), verify_ms, bench_ms */
+    double tc = kf_now();
+    if (load_and_plan(&q, cubin) && prepare_buffers(&q)) {
+        r->setup_ms = 1e3 * (kf_now() - tc);
+        tc = kf_now();
+        bool ok = verify_exact(&q) && verify_accuracy(&q);
+        r->verify_ms = 1e3 * (kf_now() - tc);
+        tc = kf_now();
+        if (ok && r->status == KF_ST_OK) {
+            time_case(&q);
+            r->bench_ms = 1e3 * (kf_now() - tc);
+        }
+    } else {
+        r->setup_ms = 1e3 * (kf_now() - tc);
+    }
     kf_nvml_sampler_cancel(B->smp);
-    if (c.last != CUDA_SUCCESS && gpu_error_is_sticky(c.last))
+    if (q.c.last != CUDA_SUCCESS && gpu_error_is_sticky(q.c.last))
         return -1;
-    if (mod)
-        cu->cuModuleUnload(mod);
+    if (q.mod)
+        B->g.cu.cuModuleUnload(q.mod);
     return 0;
 }
 

@@ -10,6 +10,7 @@
 #ifndef KF_BENCH_H
 #define KF_BENCH_H
 
+#include "family.h"
 #include "kforge.h"
 #include "nvml.h"
 
@@ -105,5 +106,15 @@ void bench_wrong(kf_result *r, int64_t bad, int64_t nout, const char *what);
  * bad outputs beyond the rounding bound); a wrong r's message says what the
  * bound alone would have said. */
 void bench_accuracy(kf_result *r, const kf_result *acc, int64_t bad);
+
+/* Compares every output (and inout) buffer of set: got[i] against ref[i]
+ * with the family's compare (exact: bit for bit).  Returns the wrong
+ * elements in all; r is filled from the first buffer with any (else the
+ * first output), its worst_at as the family's compare set it ("y[3][17]"),
+ * else the buffer's name where there are several outputs;
+ * *nout: the output elements in all. */
+int64_t bench_compare(const kf_variant *v, const kf_shape *shape, const kf_plan_info *p, const kf_buffer_set *set,
+                      void *const *got, void *const *ref, double *const *aux, bool exact, kf_result *r,
+                      int64_t *nout);
 
 #endif

@@ -186,8 +186,7 @@ static void compiler_free(compiler *c)
  * them at once in at most a quarter of the host's memory. */
 static bool ahead_fits(const kf_variant *v, const kf_shape *shape, int n)
 {
-    const kf_family *f = family_of(v);
-    double bytes = (double)f->input_elems(shape) * (double)kf_dtype_size(variant_dtype(v));
+    double bytes = variant_input_bytes(v, shape);
     long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
     return pages > 0 && page > 0 && bytes * (n > 0 ? n : 1) <= (double)pages * (double)page / 4;
 }

@@ -19,11 +19,12 @@
 
 #include "bench.h"
 #include "codegen.h"
+#include "data.h"
 #include "family.h"
 #include "gpu.h"
+#include "launch.h"
 #include "stats.h"
 #include "util.h"
-#include "verify.h"
 
 enum { REQ_MEASURE = 1, REQ_QUIT = 2 };
 
@@ -164,67 +165,59 @@ static void fake_delay(const char *env)
         ;
 }
 
-/* The fake's inputs: the last exact and realistic ones, with their
+/* The fake's data: the last exact and realistic data, with their
  * references (a sweep over variants reuses them). */
 typedef struct {
     bool have;
-    int family;
-    kf_dtype t;
-    kf_op op;
-    uint64_t seed;
-    kf_shape shape;
-    void *in, *ref;
-    double *aux;
+    data_key key;
+    data_set d;
 } fake_input;
 
-static fake_input *fake_input_get(int k, const kf_variant *v, const kf_shape *shape, uint64_t seed)
+static fake_input *fake_input_get(bool exact, const kf_variant *v, const kf_shape *shape, uint64_t seed)
 {
     static fake_input slot[2];
-    fake_input *S = &slot[k];
-    const kf_family *f = family_of(v);
-    kf_dtype t = variant_dtype(v);
-    kf_op op = variant_op(v);
-    if (S->have && S->family == v->family && S->t == t && S->op == op && S->seed == seed && shape_eq(&S->shape, shape))
+    fake_input *S = &slot[exact ? 0 : 1];
+    data_key k;
+    data_key_of(&k, v, shape, seed, exact);
+    if (S->have && data_key_eq(&S->key, &k))
         return S;
-    free(S->in);
-    free(S->ref);
-    free(S->aux);
-    size_t es = kf_dtype_size(t);
-    int64_t n = f->input_elems(shape), nout = f->outputs(shape);
-    S->in = malloc((size_t)n * es + 1);
-    S->ref = malloc((size_t)nout * es + 1);
-    S->aux = malloc((size_t)nout * sizeof(double) + 1);
-    S->have = S->in && S->ref && S->aux;
-    if (!S->have)
-        return NULL;
-    if (k == 0)
-        verify_fill_exact(t, op, seed, S->in, n);
-    else
-        verify_fill(t, op, seed, S->in, n);
-    f->reference(v, shape, S->in, S->ref, S->aux);
-    S->family = v->family;
-    S->t = t;
-    S->op = op;
-    S->seed = seed;
-    S->shape = *shape;
-    return S;
+    data_free(&S->d);
+    S->have = data_make(&S->d, v, shape, seed, exact) == 0;
+    S->key = k;
+    return S->have ? S : NULL;
 }
 
-/* The outputs the fake "computes" on input S: the reference, or with a
- * planted fault the fault's model (verify_plant_check).  Returns the wrong
- * outputs' count (r filled by compare). */
+/* The outputs the fake "computes" on data S: the reference, or with a
+ * planted fault the family's model of it (plant_check).  Returns the wrong
+ * outputs' count (r filled by compare); *nout the outputs in all. */
 static int64_t fake_outputs(const kf_variant *v, const kf_shape *shape, const kf_plan_info *p, int64_t offset,
-                            const kf_plant *spec, fake_input *S, bool exact, kf_result *r)
+                            const kf_plant *spec, fake_input *S, bool exact, kf_result *r, int64_t *nout)
 {
+    kf_buffer_set set;
+    variant_buffers(v, shape, p, &set);
+    int64_t bad = bench_compare(v, shape, p, &set, S->d.ref, S->d.ref, S->d.aux, exact, r, nout);
     if (!spec)
-        return family_of(v)->compare(v, shape, p, S->ref, S->ref, S->aux, exact, r);
-    int64_t bad = verify_plant_check(v, shape, p, offset, spec, S->in, S->ref, S->aux, exact, r);
+        return bad;
+    bad = family_of(v)->plant_check(v, shape, p, offset, spec, (const void *const *)S->d.host, S->d.ref, S->d.aux,
+                                    exact, r);
     if (bad < 0) {
         r->status = KF_ST_OOM;
         snprintf(r->message, sizeof r->message, "out of host memory for the planted fault's model");
         return 0;
     }
     return bad;
+}
+
+/* The fake GPU's launcher: every launch the family's enqueue asks for is
+ * checked against the fake device's limits, as on a GPU; nothing runs. */
+static bool fake_launches(const kf_variant *v, const kf_shape *shape, const kf_plan_info *p, const kf_device *dev,
+                          kf_result *r)
+{
+    const kf_family *f = family_of(v);
+    kf_launcher l = {.dev = dev, .r = r, .nkernels = f->nentries};
+    kf_buffers none;
+    memset(&none, 0, sizeof none);
+    return f->enqueue(&l, v, shape, p, &none) == 0;
 }
 
 static void fake_case(const request *q, const kf_device *dev, kf_result *r)
@@ -245,9 +238,17 @@ static void fake_case(const request *q, const kf_device *dev, kf_result *r)
     r->deterministic = p.deterministic;
     r->occupancy = 8;
     r->regs = 32;
-    kf_dtype t = variant_dtype(v);
-    size_t es = kf_dtype_size(t);
-    int64_t in = f->input_elems(&q->shape), outs = f->outputs(&q->shape);
+    if (!fake_launches(v, &q->shape, &p, dev, r))
+        return;
+    kf_buffer_set set;
+    variant_buffers(v, &q->shape, &p, &set);
+    int64_t in = 0, outs = 0;
+    for (int i = 0; i < set.n; i++) {
+        if (role_is_input(set.b[i].role))
+            in += set.b[i].elems;
+        if (role_is_output(set.b[i].role))
+            outs += set.b[i].elems;
+    }
     /* the exact data's reference as the result, or a planted fault's model
      * of it (keeping the CPU work bounded) */
     double t0 = kf_now();
@@ -256,28 +257,28 @@ static void fake_case(const request *q, const kf_device *dev, kf_result *r)
     if (kind >= KF_PLANT_DROP_FIRST) {
         char why[80] = "";
         snprintf(r->planted, sizeof r->planted, "%s", kf_plant_names[kind]);
-        if (f->plant && f->plant(v, &q->shape, &p, q->b.offset, kind, &spec, why, sizeof why) == 0)
+        if (f->plant && f->plant_check && f->plant(v, &q->shape, &p, q->b.offset, kind, &spec, why, sizeof why) == 0)
             sp = &spec;
         else
             snprintf(r->planted_effect, sizeof r->planted_effect, "no place: %s", f->plant ? why : "no model");
     }
     if (in <= (1 << 25) && outs <= (1 << 22)) {
-        fake_input *X = fake_input_get(0, v, &q->shape, q->b.seed);
+        int64_t nout;
+        fake_input *X = fake_input_get(true, v, &q->shape, q->b.seed);
         if (X) {
-            int64_t bad = fake_outputs(v, &q->shape, &p, q->b.offset, sp, X, true, r);
+            int64_t bad = fake_outputs(v, &q->shape, &p, q->b.offset, sp, X, true, r, &nout);
             if (sp)
                 snprintf(r->planted_effect, sizeof r->planted_effect, "%s",
                          bad ? "changes the answer" : "cannot change the answer");
             if (bad)
-                bench_wrong(r, bad, outs, "wrong result on the exact data");
+                bench_wrong(r, bad, nout, "wrong result on the exact data");
             else
-                f->compare(v, &q->shape, &p, X->ref, X->ref, X->aux, true, r);
+                bench_compare(v, &q->shape, &p, &set, X->d.ref, X->d.ref, X->d.aux, true, r, &nout);
         }
-        fake_input *Q = verify_has_accuracy(t, variant_op(v))
-                            ? fake_input_get(1, v, &q->shape, q->b.seed) : NULL;
+        fake_input *Q = f->accuracy && f->accuracy(v) ? fake_input_get(false, v, &q->shape, q->b.seed) : NULL;
         if (Q) {
             kf_result acc = *r;
-            int64_t abad = fake_outputs(v, &q->shape, &p, q->b.offset, sp, Q, false, &acc);
+            int64_t abad = fake_outputs(v, &q->shape, &p, q->b.offset, sp, Q, false, &acc, &nout);
             bench_accuracy(r, &acc, abad);
         }
     }
@@ -291,7 +292,7 @@ static void fake_case(const request *q, const kf_device *dev, kf_result *r)
     for (int i = 0; i < 5; i++)
         t5[i] = ms * (1.0 + 0.001 * i);
     stats_compute(t5, 5, &r->stats);
-    stats_bandwidth(&r->stats, f->bytes(&q->shape, es), dev->peak_gbps);
+    stats_bandwidth(&r->stats, f->bytes(v, &q->shape), dev->peak_gbps);
     if (q->b.abandon_ms > 0 && r->stats.median_ms > q->b.abandon_ms) {
         r->status = KF_ST_ABANDONED;
         snprintf(r->message, sizeof r->message,

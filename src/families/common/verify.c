@@ -16,6 +16,8 @@
  * (lambda = 10: about 4e-13 at d = 2^30).
  */
 #include "verify.h"
+
+#include "reduction.h"
 #include "util.h"
 
 #include <float.h>
@@ -756,7 +758,7 @@ void verify_plant_model(const kf_variant *v, const kf_shape *s, const kf_plan_in
         kf_value put = spec->shift ? verify_load(t, in, spec->elem + 1) : verify_identity(t, variant_op(v));
         memcpy(x, &put, es);
     }
-    f->reference(v, s, in, out, aux);
+    reduction_of(v)->reference(v, s, in, out, aux);
     if (spec->unit >= 0 && f->plant_outputs)
         f->plant_outputs(v, s, p, offset, spec, in, out);
     if (spec->elem >= 0)
@@ -769,8 +771,8 @@ int64_t verify_plant_check(const kf_variant *v, const kf_shape *s, const kf_plan
                            const kf_plant *spec, void *in, const void *ref, const double *aux, bool exact,
                            kf_result *r)
 {
-    const kf_family *f = family_of(v);
-    int64_t nout = f->outputs(s);
+    const reduction_ops *o = reduction_of(v);
+    int64_t nout = o->outputs(s);
     size_t es = kf_dtype_size(variant_dtype(v));
     void *out = malloc((size_t)nout * es + 1);
     double *oaux = malloc((size_t)nout * sizeof *oaux + 1);
@@ -778,7 +780,7 @@ int64_t verify_plant_check(const kf_variant *v, const kf_shape *s, const kf_plan
     /* the poison matters only where an output is left unwritten */
     for (int k = 0; k < (spec->unwritten >= 0 ? 2 : 1) && bad == 0; k++) {
         verify_plant_model(v, s, p, offset, spec, in, k ? 0x00 : 0xFF, out, oaux);
-        bad = f->compare(v, s, p, out, ref, aux, exact, r);
+        bad = o->compare(v, s, p, out, ref, aux, exact, r);
     }
     free(out);
     free(oaux);

@@ -16,6 +16,7 @@
 
 #include "codegen.h"
 #include "plan.h"
+#include "reduction.h"
 #include "util.h"
 #include "verify.h"
 
@@ -367,7 +368,10 @@ static int64_t outputs(const kf_shape *s)
     (void)s;
     return 1;
 }
-static double bytes(const kf_shape *s, size_t es) { return (double)s->d[0] * (double)es; }
+static double bytes(const kf_variant *v, const kf_shape *s)
+{
+    return (double)s->d[0] * (double)kf_dtype_size(variant_dtype(v));
+}
 
 /* Ticket 0, scratch[0] the identity (the atomic passes' accumulator). */
 static void workspace_init(const kf_variant *var, const kf_plan_info *pi, void *ws)
@@ -384,9 +388,9 @@ static int enqueue(kf_launcher *l, const kf_variant *var, const kf_shape *s, con
     (void)s;
     const rplan *rp = (const rplan *)pi->priv;
     const kf_plan *p = &rp->p;
-    unsigned long long src = b->in, scratch = b->ws + (uint64_t)rp->off_scratch, ticket = b->ws;
+    unsigned long long src = b->at[RED_IN], scratch = b->at[RED_WS] + (uint64_t)rp->off_scratch, ticket = b->at[RED_WS];
     for (int k = 0; k < p->npasses; k++) {
-        unsigned long long dst = k == p->npasses - 1 ? b->out : b->ws + (uint64_t)rp->off_part[k % 2];
+        unsigned long long dst = k == p->npasses - 1 ? b->at[RED_OUT] : b->at[RED_WS] + (uint64_t)rp->off_part[k % 2];
         unsigned long long nn = (unsigned long long)p->n_in[k];
         void *args[] = {&src, &nn, &dst, &scratch, &ticket};
         if (kf_launch(l, p->blocks[k], (int)var->p[RP_BLOCK_SIZE], args) != 0)
@@ -532,6 +536,9 @@ static double fake_ms(const kf_variant *var, const kf_shape *s, const kf_device 
     return (double)s->d[0] * (double)kf_dtype_size(v.dtype) / (bw * 1e9) * 1e3 + 0.002 * pi->launches;
 }
 
+static const char *const entries[] = {"kf_reduce"};
+static const reduction_ops ops = {input_elems, outputs, workspace_init, reference, compare};
+
 const kf_family kf_family_reduce = {
     .name = "reduce",
     .doc = "full reduction: one value from n elements",
@@ -542,7 +549,8 @@ const kf_family kf_family_reduce = {
     .p_dtype = RP_DTYPE,
     .p_op = RP_OP,
     .p_block = RP_BLOCK_SIZE,
-    .entry = "kf_reduce",
+    .entries = entries,
+    .nentries = 1,
     .derived = derived_names,
     .nderived = N_OF(derived_names),
     .derived_value = derived_value,
@@ -552,15 +560,12 @@ const kf_family kf_family_reduce = {
     .label = label,
     .source = source,
     .plan = plan,
-    .input_elems = input_elems,
-    .outputs = outputs,
     .bytes = bytes,
-    .workspace_init = workspace_init,
     .enqueue = enqueue,
-    .reference = reference,
-    .compare = compare,
+    REDUCTION_INTERFACE,
     .plant = plant,
     .plant_outputs = plant_outputs,
     .fake_ms = fake_ms,
+    .ext = &ops,
     .export_source = reduce_export_source,
 };

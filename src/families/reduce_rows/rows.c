@@ -12,6 +12,7 @@
 
 #include "codegen.h"
 #include "family.h"
+#include "reduction.h"
 #include "rows.h"
 #include "util.h"
 #include "verify.h"
@@ -274,7 +275,10 @@ static int plan(const kf_variant *v, const kf_shape *s, int sms, int occupancy, 
 
 static int64_t input_elems(const kf_shape *s) { return (s->d[0] - 1) * s->d[2] + s->d[1]; }
 static int64_t outputs(const kf_shape *s) { return s->d[0]; }
-static double bytes(const kf_shape *s, size_t es) { return (double)s->d[0] * (double)s->d[1] * (double)es; }
+static double bytes(const kf_variant *v, const kf_shape *s)
+{
+    return (double)s->d[0] * (double)s->d[1] * (double)kf_dtype_size(variant_dtype(v));
+}
 
 /* tickets 0; partials the identity (the atomic combine accumulates in them) */
 static void workspace_init(const kf_variant *v, const kf_plan_info *pi, void *ws)
@@ -293,9 +297,9 @@ static int enqueue(kf_launcher *l, const kf_variant *v, const kf_shape *s, const
                    const kf_buffers *b)
 {
     const wplan *w = (const wplan *)pi->priv;
-    unsigned long long in = b->in, out = b->out;
-    unsigned long long tickets = w->partial_elems ? b->ws : 0;
-    unsigned long long partial = w->partial_elems ? b->ws + (uint64_t)w->off_partial : 0;
+    unsigned long long in = b->at[RED_IN], out = b->at[RED_OUT];
+    unsigned long long tickets = w->partial_elems ? b->at[RED_WS] : 0;
+    unsigned long long partial = w->partial_elems ? b->at[RED_WS] + (uint64_t)w->off_partial : 0;
     long long rows = s->d[0], cols = s->d[1], stride = s->d[2];
     int splits = p_int(v, WP_MAP) == MAP_SPLIT ? p_int(v, WP_SPLITS) : 1;
     void *args[] = {&in, &rows, &cols, &stride, &out, &partial, &tickets, &splits};
@@ -418,6 +422,8 @@ static int64_t compare(const kf_variant *v, const kf_shape *s, const kf_plan_inf
         kf_value rf = row_value(ref, show, es);
         double tol = exact ? 0 : verify_tolerance(j.t, j.op, j.cols, j.depth, aux[show], rf);
         verify_compare(j.t, j.op, row_value(got, show, es), rf, tol, r);
+        if (bad)
+            snprintf(r->worst_at, sizeof r->worst_at, "out[%lld]", (long long)(show & 0xFFFFFFFFFFFFLL));
     }
     return bad;
 }
@@ -539,8 +545,11 @@ static double fake_ms(const kf_variant *v, const kf_shape *s, const kf_device *d
     double bw = 2400.0 * fit / (1.0 + 0.1 * fabs(log2(v->p[WP_BLOCK_SIZE] / 256.0)));
     if (rows < 132 && p_int(v, WP_MAP) != MAP_SPLIT)
         bw *= rows / 132.0;
-    return bytes(s, kf_dtype_size(variant_dtype(v))) / (bw * 1e9) * 1e3 + 0.002 * pi->launches;
+    return bytes(v, s) / (bw * 1e9) * 1e3 + 0.002 * pi->launches;
 }
+
+static const char *const entries[] = {"kf_reduce_rows"};
+static const reduction_ops ops = {input_elems, outputs, workspace_init, reference, compare};
 
 const kf_family kf_family_reduce_rows = {
     .name = "reduce_rows",
@@ -552,7 +561,8 @@ const kf_family kf_family_reduce_rows = {
     .p_dtype = WP_DTYPE,
     .p_op = WP_OP,
     .p_block = WP_BLOCK_SIZE,
-    .entry = "kf_reduce_rows",
+    .entries = entries,
+    .nentries = 1,
     .derived = derived_names,
     .nderived = N_OF(derived_names),
     .derived_value = derived_value,
@@ -562,15 +572,12 @@ const kf_family kf_family_reduce_rows = {
     .label = label,
     .source = source,
     .plan = plan,
-    .input_elems = input_elems,
-    .outputs = outputs,
     .bytes = bytes,
-    .workspace_init = workspace_init,
     .enqueue = enqueue,
-    .reference = reference,
-    .compare = compare,
+    REDUCTION_INTERFACE,
     .plant = plant,
     .plant_outputs = plant_outputs,
     .fake_ms = fake_ms,
+    .ext = &ops,
     .export_source = rows_export_source,
 };

@@ -1,0 +1,76 @@
+/*
+ * data.c -- see data.h.
+ */
+#include "data.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void data_key_of(data_key *k, const kf_variant *v, const kf_shape *s, uint64_t seed, bool exact)
+{
+    memset(k, 0, sizeof *k);
+    const kf_family *f = family_of(v);
+    k->family = v->family;
+    for (int i = 0; i < f->nparams; i++)
+        if (f->params[i].key)
+            k->keyp[i] = v->p[i];
+    k->shape = *s;
+    k->seed = seed;
+    k->exact = exact;
+    kf_buffer_set set;
+    variant_buffers(v, s, NULL, &set);
+    k->nbuf = set.n;
+    for (int i = 0; i < set.n; i++)
+        if (set.b[i].role != KF_ROLE_SCRATCH)
+            k->elems[i] = set.b[i].elems;
+}
+
+bool data_key_eq(const data_key *a, const data_key *b)
+{
+    return a->family == b->family && memcmp(a->keyp, b->keyp, sizeof a->keyp) == 0 &&
+           shape_eq(&a->shape, &b->shape) && a->seed == b->seed && a->exact == b->exact && a->nbuf == b->nbuf &&
+           memcmp(a->elems, b->elems, sizeof a->elems) == 0;
+}
+
+int data_make(data_set *d, const kf_variant *v, const kf_shape *s, uint64_t seed, bool exact)
+{
+    const kf_family *f = family_of(v);
+    memset(d, 0, sizeof *d);
+    variant_buffers(v, s, NULL, &d->set);
+    for (int i = 0; i < d->set.n; i++) {
+        const kf_buffer *b = &d->set.b[i];
+        size_t bytes = data_bytes(b);
+        if (role_is_input(b->role)) {
+            if (!(d->host[i] = malloc(bytes + 1)))
+                goto oom;
+            f->fill(v, s, i, seed, exact, d->host[i], b->elems);
+        }
+        if (role_is_output(b->role) &&
+            (!(d->ref[i] = malloc(bytes + 1)) || !(d->aux[i] = calloc((size_t)b->elems + 1, sizeof(double)))))
+            goto oom;
+    }
+    f->reference(v, s, (const void *const *)d->host, d->ref, d->aux);
+    return 0;
+oom:
+    data_free(d);
+    return -1;
+}
+
+void data_drop_inputs(data_set *d)
+{
+    for (int i = 0; i < KF_MAX_BUFFERS; i++) {
+        free(d->host[i]);
+        d->host[i] = NULL;
+    }
+}
+
+void data_free(data_set *d)
+{
+    data_drop_inputs(d);
+    for (int i = 0; i < KF_MAX_BUFFERS; i++) {
+        free(d->ref[i]);
+        free(d->aux[i]);
+        d->ref[i] = NULL;
+        d->aux[i] = NULL;
+    }
+}
