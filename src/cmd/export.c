@@ -13,6 +13,7 @@
 #include "cli.h"
 #include "cmd.h"
 #include "family.h"
+#include "pick.h"
 #include "space.h"
 #include "tunedb.h"
 #include "util.h"
@@ -159,10 +160,12 @@ int cmd_export(int argc, char **argv)
         if (e->v.family != family || variant_dtype(&e->v) != (kf_dtype)dtype || variant_op(&e->v) != (kf_op)op)
             continue;
         nmatch++;
-        if (deterministic && !e->deterministic)
+        pick_cand pc = pick_cand_of_entry(e);
+        if (!pick_eligible(&pc, deterministic))
             continue;
         all[keep++] = *e;
     }
+    /* by shape; at each shape the fastest comes first (pick.h) */
     qsort(all, (size_t)keep, sizeof *all, cmp_entry);
     ex = calloc((size_t)(keep > 0 ? keep : 1), sizeof *ex);
     if (!ex) {
@@ -171,9 +174,10 @@ int cmd_export(int argc, char **argv)
         goto out;
     }
     for (int i = 0; i < keep; i++) {
-        if (nshapes > 0 && shape_eq(&ex[nshapes - 1].shape, &all[i].shape))
+        bool same = nshapes > 0 && shape_eq(&ex[nshapes - 1].shape, &all[i].shape);
+        if (same && !pick_faster(all[i].median_ms, ex[nshapes - 1].median_ms))
             continue;
-        kf_export_entry *x = &ex[nshapes++];
+        kf_export_entry *x = &ex[same ? nshapes - 1 : nshapes++];
         x->v = all[i].v;
         x->v.name[0] = '\0';
         space_resolve(&x->v);

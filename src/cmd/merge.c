@@ -27,6 +27,7 @@
 
 #include "cmd.h"
 #include "family.h"
+#include "pick.h"
 #include "results.h"
 #include "tune.h"
 #include "tunedb.h"
@@ -80,75 +81,6 @@ typedef struct {
     int tsize;
     int dups, conflicts, unreadable;
 } recset;
-
-/* The value of the top-level string field name of a results line (the first
- * occurrence: report.c writes the run and device fields before any string a
- * config can fill), JSON escapes undone.  false if absent. */
-static bool line_str(const char *line, const char *name, char *buf, size_t len)
-{
-    char pat[64];
-    snprintf(pat, sizeof pat, "\"%s\":\"", name);
-    const char *p = strstr(line, pat);
-    if (!p || len == 0)
-        return false;
-    p += strlen(pat);
-    size_t n = 0;
-    for (; *p && *p != '"'; p++) {
-        char c = *p;
-        if (c == '\\' && p[1]) {
-            p++;
-            switch (*p) {
-            case 'n': c = '\n'; break;
-            case 't': c = '\t'; break;
-            case 'r': c = '\r'; break;
-            case 'b': c = '\b'; break;
-            case 'f': c = '\f'; break;
-            case 'u':
-                /* configs are paths and --set values: ASCII; anything else
-                 * becomes '?' (the string only names and groups) */
-                for (int i = 0; i < 4 && p[1]; i++)
-                    p++;
-                c = '?';
-                break;
-            default: c = *p; break;
-            }
-        }
-        if (n + 1 < len)
-            buf[n++] = c;
-    }
-    buf[n] = '\0';
-    return true;
-}
-
-static long long line_int(const char *line, const char *name)
-{
-    char pat[64];
-    snprintf(pat, sizeof pat, "\"%s\":", name);
-    const char *p = strstr(line, pat);
-    return p ? strtoll(p + strlen(pat), NULL, 10) : 0;
-}
-
-/* The device facts a database entry records: name, cc, SMs, driver, NVRTC. */
-static void line_device(const char *line, const kf_result *r, kf_device *d)
-{
-    memset(d, 0, sizeof *d);
-    snprintf(d->name, sizeof d->name, "%s", r->device_name);
-    snprintf(d->uuid, sizeof d->uuid, "%s", r->device_uuid);
-    d->index = r->device;
-    char buf[32];
-    int a = 0, b = 0;
-    if (line_str(line, "cc", buf, sizeof buf) && sscanf(buf, "%d.%d", &a, &b) == 2) {
-        d->cc_major = a;
-        d->cc_minor = b;
-    }
-    d->sms = (int)line_int(line, "sms");
-    if (line_str(line, "driver", buf, sizeof buf) && sscanf(buf, "%d.%d", &a, &b) == 2)
-        d->driver_version = a * 1000 + b * 10;
-    if (line_str(line, "nvrtc", buf, sizeof buf) && sscanf(buf, "%d.%d", &a, &b) == 2) {
-        d->nvrtc_major = a;
-        d->nvrtc_minor = b;
-    }
-}
 
 static int find_key(const recset *s, const char *key)
 {
@@ -242,9 +174,13 @@ static int add_line(recset *s, char *line, const kf_result *r, int file, long li
         return -1;
     e->file = file;
     e->lineno = lineno;
-    if (!line_str(line, "config", e->config, sizeof e->config))
-        e->config[0] = '\0';
-    line_device(line, r, &e->dev);
+    kf_run_info run;
+    char err[256];
+    if (results_parse_run(line, &run, err, sizeof err) == 0) {
+        snprintf(e->config, sizeof e->config, "%s", run.config);
+        e->dev = run.dev;
+    }
+    snprintf(e->dev.name, sizeof e->dev.name, "%s", r->device_name);
     uint64_t h = kf_hash64(key, strlen(key), 7) & (uint64_t)(s->tsize - 1);
     while (s->table[h])
         h = (h + 1) & (uint64_t)(s->tsize - 1);
@@ -330,6 +266,7 @@ typedef struct {
     int first;              /* a record of it */
     int *cell;              /* record per size, -1 none */
     double obj;             /* +inf unless OK at every size */
+    bool failed;            /* failed or abandoned at a size: never best at another (pick.h) */
 } cand;
 
 static void fmt_ms(char *buf, size_t len, double ms)
@@ -395,7 +332,9 @@ static int rank_alone(const recset *s, const int *idx, int n, const char *files_
                 continue;
             }
             const kf_result *r = &s->v[cs[c].cell[k]].r;
-            sum += r->status == KF_ST_OK && r->stats.median_ms > 0 ? r->stats.median_ms : INFINITY;
+            bool ok = r->status == KF_ST_OK && r->stats.median_ms > 0;
+            cs[c].failed |= !ok;
+            sum += ok ? r->stats.median_ms : INFINITY;
         }
         cs[c].obj = sum;
         if (!all)
@@ -478,43 +417,35 @@ static int rank_alone(const recset *s, const int *idx, int n, const char *files_
         rc = KF_EXIT_IO;
         goto out;
     }
-    tunedb_entry *es = calloc((size_t)nsizes, sizeof *es);
-    if (!es) {
+    tunedb_entry *es = calloc((size_t)nsizes * 2 + 1, sizeof *es);
+    pick_cand *pc = calloc((size_t)ncand + 1, sizeof *pc);
+    if (!es || !pc) {
+        free(es);
+        free(pc);
         rc = KF_EXIT_IO;
         goto out;
     }
-    int ne = 0;
-    char date[32];
+    char date[32], how[512];
     kf_iso_time(date, sizeof date);
+    snprintf(how, sizeof how, "kforge merge of %d results files of %.300s: fastest at this size of the %d variants "
+                              "measured there",
+             nfiles, e0->config, ncand);
+    int ne = 0;
     for (int k = 0; k < nsizes; k++) {
-        int pick = -1;
+        int np = 0;
         for (int c = 0; c < ncand; c++) {
             int ri = cs[c].cell[k];
-            if (ri < 0 || s->v[ri].r.status != KF_ST_OK || !(s->v[ri].r.stats.median_ms > 0))
+            if (ri < 0)
                 continue;
-            if (pick < 0 || s->v[ri].r.stats.median_ms < s->v[pick].r.stats.median_ms)
-                pick = ri;
+            const kf_result *r = &s->v[ri].r;
+            pc[np++] = (pick_cand){.v = &r->v, .shape = r->shape, .status = r->status,
+                                   .median_ms = r->stats.median_ms, .gbps = r->stats.gbps,
+                                   .pct_peak = r->stats.pct_peak, .blocks = r->blocks, .launches = r->launches,
+                                   .deterministic = r->deterministic, .failed_elsewhere = cs[c].failed};
         }
-        if (pick < 0)
-            continue;
-        const kf_result *r = &s->v[pick].r;
-        tunedb_entry *e = &es[ne++];
-        e->v = r->v;
-        e->v.name[0] = '\0';
-        e->shape = r->shape;
-        e->deterministic = r->deterministic;
-        e->median_ms = r->stats.median_ms;
-        e->gbps = r->stats.gbps;
-        e->pct_peak = r->stats.pct_peak;
-        e->blocks = r->blocks;
-        e->launches = r->launches;
-        e->dev = s->v[pick].dev;
-        snprintf(e->kforge, sizeof e->kforge, "%s", KF_VERSION);
-        snprintf(e->date, sizeof e->date, "%s", date);
-        snprintf(e->how, sizeof e->how, "kforge merge of %d results files of %.300s: fastest at this size of the %d "
-                                        "variants measured there",
-                 nfiles, e0->config, ncand);
+        ne += pick_size_entries(pc, np, &s->v[cs[best].first].dev, date, how, &es[ne]);
     }
+    free(pc);
     int w = ne ? tunedb_update(dir, es, ne, err, sizeof err) : 0;
     if (w < 0) {
         fprintf(stderr, "kforge merge: tuning database not updated: %s\n", err);

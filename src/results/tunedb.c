@@ -25,6 +25,7 @@
 #include "config.h"
 #include "family.h"
 #include "param.h"
+#include "pick.h"
 #include "util.h"
 
 #define DB_FORMAT 1
@@ -427,7 +428,7 @@ int tunedb_update(const char *dir, const tunedb_entry *entries, int count, char 
             }
         if (old) {
             const cJSON *m = cJSON_GetObjectItemCaseSensitive(old, "median_ms");
-            if (cJSON_IsNumber(m) && m->valuedouble > 0 && m->valuedouble <= e->median_ms) {
+            if (cJSON_IsNumber(m) && m->valuedouble > 0 && !pick_faster(e->median_ms, m->valuedouble)) {
                 /* the database already has one at least as fast.  The same
                  * measurement again (a resumed search takes it from its
                  * results file): its provenance now counts the whole search */
@@ -586,39 +587,40 @@ int tunedb_lookup(const char *dir, const char *gpu, const kf_variant *key, const
         return lr;
     const kf_family *f = family_of(key);
     const cJSON *list = cJSON_GetObjectItemCaseSensitive(root, "entries");
-    const cJSON *pick = NULL;
-    int pick_index = -1, index = 0;
+    bool picked = false;
+    int index = 0;
     double pick_size = 0, pick_dist = INFINITY, pick_ms = INFINITY;
     for (const cJSON *it = list->child; it; it = it->next, index++) {
         kf_shape s;
+        tunedb_entry e;
+        pctx c = {path, index, err, errlen};
         if (!entry_matches(it, key, NULL) || !entry_shape(it, f, &s))
             continue;
-        if (deterministic && !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(it, "deterministic")))
+        if (parse_entry(&c, it, &e) != 0) {
+            cJSON_Delete(root);
+            return -1;
+        }
+        pick_cand pc = pick_cand_of_entry(&e);
+        if (!pick_eligible(&pc, deterministic))
             continue;
         /* nearest on a log scale (family.h: shape_nearer, as the exported
          * headers dispatch) */
         double dist, size;
         if (!shape_log_distance(f, &s, shape, &dist, &size))
             continue;
-        const cJSON *m = cJSON_GetObjectItemCaseSensitive(it, "median_ms");
-        double ms = cJSON_IsNumber(m) ? m->valuedouble : INFINITY;
+        double ms = e.median_ms;
         if (shape_nearer(dist, size, ms, pick_dist, pick_size, pick_ms)) {
             pick_ms = ms;
-            pick = it;
-            pick_index = index;
+            *out = e;
+            picked = true;
             pick_size = size;
             pick_dist = dist;
         }
     }
-    int rc = 1;
-    if (pick) {
-        pctx c = {path, pick_index, err, errlen};
-        rc = parse_entry(&c, pick, out) == 0 ? 0 : -1;
-        if (rc == 0)
-            *exact = shape_eq(&out->shape, shape);
-    }
+    if (picked)
+        *exact = shape_eq(&out->shape, shape);
     cJSON_Delete(root);
-    return rc;
+    return picked ? 0 : 1;
 }
 
 // ---------------------------------------------------------------------------

@@ -41,6 +41,7 @@
 #include "results.h"
 #include "family.h"
 #include "param.h"
+#include "pick.h"
 #include "run.h"
 #include "space.h"
 #include "strategy.h"
@@ -111,6 +112,15 @@ static void fill_cell(cell *x, const kf_result *r)
     x->blocks = r->blocks;
     x->launches = r->launches;
     x->deterministic = r->deterministic;
+}
+
+pick_cand tuner_pick_cand(const tuner *t, int c, int k)
+{
+    const cell *x = cell_at(t, c, k);
+    return (pick_cand){.v = &t->sp.variants[t->var[c]], .shape = t->sizes[k], .status = x->st,
+                       .median_ms = x->median_ms, .gbps = x->gbps, .pct_peak = x->pct_peak, .blocks = x->blocks,
+                       .launches = x->launches, .deterministic = x->deterministic,
+                       .failed_elsewhere = !isfinite(strat_cost(t->st, c))};
 }
 
 static int size_index(const tuner *t, const kf_shape *s)
@@ -735,52 +745,30 @@ static int update_db(tuner *t, const kf_device *dev)
         return -1;
     }
     tunedb_entry *es = calloc((size_t)t->nsizes * 2 + 1, sizeof *es);
-    if (!es)
+    pick_cand *pc = calloc((size_t)t->ncand + 1, sizeof *pc);
+    if (!es || !pc) {
+        free(es);
+        free(pc);
         return -1;
-    int ne = 0;
-    char date[32];
-    kf_iso_time(date, sizeof date);
-    /* the fastest, and the fastest deterministic one when that is another
-     * (kforge best --deterministic, kforge export --deterministic) */
-    for (int k2 = 0; k2 < t->nsizes * 2; k2++) {
-        int k = k2 / 2;
-        bool det_only = k2 % 2;
-        int pick = -1;
-        for (int c = 0; c < t->ncand; c++) {
-            const cell *x = cell_at(t, c, k);
-            /* a candidate that failed at any size (+inf) is never the best at another */
-            if (!isfinite(strat_cost(t->st, c)) || x->st != KF_ST_OK || !(x->median_ms > 0) ||
-                (det_only && !x->deterministic))
-                continue;
-            if (pick < 0 || x->median_ms < cell_at(t, pick, k)->median_ms)
-                pick = c;
-        }
-        if (pick < 0 || (det_only && ne > 0 && es[ne - 1].deterministic && shape_eq(&es[ne - 1].shape, &t->sizes[k])))
-            continue;
-        const cell *x = cell_at(t, pick, k);
-        tunedb_entry *e = &es[ne++];
-        e->v = t->sp.variants[t->var[pick]];
-        e->v.name[0] = '\0'; /* a label of the space, not of the variant */
-        e->shape = t->sizes[k];
-        e->deterministic = x->deterministic;
-        e->median_ms = x->median_ms;
-        e->gbps = x->gbps;
-        e->pct_peak = x->pct_peak;
-        e->blocks = x->blocks;
-        e->launches = x->launches;
-        e->dev = *dev;
-        snprintf(e->kforge, sizeof e->kforge, "%s", KF_VERSION);
-        snprintf(e->date, sizeof e->date, "%s", date);
-        if (t->merged_files)
-            snprintf(e->how, sizeof e->how, "kforge merge of %d results files of kforge tune %.300s: fastest at this "
-                                            "size of %d candidates (of %d)",
-                     t->merged_files, t->info.config, t->ncand, t->space_cands);
-        else
-            snprintf(e->how, sizeof e->how, "kforge tune %.300s --strategy %s --seed %llu: fastest at this size of %d "
-                                            "evaluated candidates (of %d)%s",
-                     t->info.config, strat_names[t->kind], (unsigned long long)t->o.seed,
-                     strat_evaluations(t->st) - tuner_other_shard_evaluated(t), t->ncand, t->mine ? " in one shard" : "");
     }
+    char date[32], how[512];
+    kf_iso_time(date, sizeof date);
+    if (t->merged_files)
+        snprintf(how, sizeof how, "kforge merge of %d results files of kforge tune %.300s: fastest at this size of "
+                                  "%d candidates (of %d)",
+                 t->merged_files, t->info.config, t->ncand, t->space_cands);
+    else
+        snprintf(how, sizeof how, "kforge tune %.300s --strategy %s --seed %llu: fastest at this size of %d "
+                                  "evaluated candidates (of %d)%s",
+                 t->info.config, strat_names[t->kind], (unsigned long long)t->o.seed,
+                 strat_evaluations(t->st) - tuner_other_shard_evaluated(t), t->ncand, t->mine ? " in one shard" : "");
+    int ne = 0;
+    for (int k = 0; k < t->nsizes; k++) {
+        for (int c = 0; c < t->ncand; c++)
+            pc[c] = tuner_pick_cand(t, c, k);
+        ne += pick_size_entries(pc, t->ncand, dev, date, how, &es[ne]);
+    }
+    free(pc);
     int rc = 0;
     if (ne > 0) {
         int w = tunedb_update(dir, es, ne, err, sizeof err);

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "kforge.h"
+#include "pick.h"
 #include "report.h"
 #include "results.h"
 #include "run.h"
@@ -84,6 +85,8 @@ static inline bool complete(const tuner *t, int c)
 double tuner_objective(const tuner *t, int c);
 /* A cell's share of the objective: ms, J or J x ms; 0 when it has none. */
 double tuner_cell_cost(const tuner *t, const cell *x);
+/* Candidate c's measurement at size k, as "best" is decided (pick.h). */
+pick_cand tuner_pick_cand(const tuner *t, int c, int k);
 /* A candidate of another shard, not measured here nor found in the results file. */
 bool tuner_other_shard(const tuner *t, int c);
 /* Evaluated candidates that failed (measured now or taken from the file). */
