@@ -36,6 +36,7 @@
 #include "cli.h"
 #include "cmd.h"
 #include "family.h"
+#include "key.h"
 #include "results.h"
 #include "stats.h"
 #include "util.h"
@@ -488,8 +489,8 @@ static void cells_of(const row *w, char c[K_COLS][CELL])
     const kf_result *r = w->n ? w->n : w->o;
     const kf_family *f = family_of(&r->v);
     name_of(r, c[K_NAME], CELL);
-    snprintf(c[K_DTYPE], CELL, "%s", kf_dtype_names[variant_dtype(&r->v)]);
-    snprintf(c[K_OP], CELL, "%s", kf_op_names[variant_op(&r->v)]);
+    key_param_text(&r->v, "dtype", c[K_DTYPE], CELL); /* "" for a family without one */
+    key_param_text(&r->v, "op", c[K_OP], CELL);
     shape_short(f, &r->shape, c[K_SIZE], CELL);
     fmt_ms(c[K_OLD], CELL, w->o);
     fmt_ms(c[K_NEW], CELL, w->n);
@@ -609,8 +610,10 @@ static void json_row(strbuf *b, const row *w)
     sb_json_string(b, name);
     sb_append(b, ", \"label\": ");
     sb_json_string(b, label);
-    sb_printf(b, ", \"kernel\": \"%s\", \"dtype\": \"%s\", \"op\": \"%s\", \"size\": ", f->name,
-              kf_dtype_names[variant_dtype(&r->v)], kf_op_names[variant_op(&r->v)]);
+    char dt[KF_NAME_MAX], op[KF_NAME_MAX];
+    key_param_text(&r->v, "dtype", dt, sizeof dt);
+    key_param_text(&r->v, "op", op, sizeof op);
+    sb_printf(b, ", \"kernel\": \"%s\", \"dtype\": \"%s\", \"op\": \"%s\", \"size\": ", f->name, dt, op);
     shape_json(b, f, &r->shape);
     const kf_result *side[2] = {w->o, w->n};
     const char *which[2] = {"old", "new"};

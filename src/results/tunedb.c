@@ -1,7 +1,7 @@
 /*
  * tunedb.c -- the tuning database (see tunedb.h).
  *
- * The files are small (one entry per dtype, op and size tuned), so every
+ * The files are small (one entry per key and size tuned), so every
  * operation reads and parses the whole file.  Writers serialise on a lock
  * file beside the data file rather than on the data file itself: the data
  * file is replaced by rename(), and a lock held on a file that has just been
@@ -24,6 +24,7 @@
 
 #include "config.h"
 #include "family.h"
+#include "key.h"
 #include "param.h"
 #include "pick.h"
 #include "util.h"
@@ -228,7 +229,7 @@ static bool entry_matches(const cJSON *o, const kf_variant *v, const kf_shape *s
     return !shape || shape_eq(&s, shape);
 }
 
-/* Whether stored entry o is for the family, key parameters (dtype, op) and
+/* Whether stored entry o is for the family, key axes (key.h) and
  * (when shape is not NULL) the shape of v, and (det >= 0) of that
  * determinism class. */
 static bool entry_matches_class(const cJSON *o, const kf_variant *v, const kf_shape *shape, int det)
@@ -637,15 +638,17 @@ static void provenance(strbuf *b, const tunedb_entry *e)
     char drv[32], st[128];
     fmt_driver(&e->dev, drv, sizeof drv);
     shape_text(family_of(&e->v), &e->shape, st, sizeof st);
-    sb_printf(b, "Best known %s variant for %s %s at %s on %s (cc %d.%d, driver %s, NVRTC %d.%d): %.4g ms, "
+    strbuf key = {0};
+    key_text(&key, &e->v, " ");
+    sb_printf(b, "Best known %s variant%s%s at %s on %s (cc %d.%d, driver %s, NVRTC %d.%d): %.4g ms, "
                  "%.1f GB/s (%.1f%% of peak), %s. Measured by kforge %s on %s",
-              family_of(&e->v)->name, kf_dtype_names[variant_dtype(&e->v)], kf_op_names[variant_op(&e->v)], st,
-              e->dev.name, e->dev.cc_major, e->dev.cc_minor, drv, e->dev.nvrtc_major, e->dev.nvrtc_minor,
+              family_of(&e->v)->name, key.s ? " for" : "", key.s ? key.s : "", st, e->dev.name, e->dev.cc_major, e->dev.cc_minor, drv, e->dev.nvrtc_major, e->dev.nvrtc_minor,
               e->median_ms, e->gbps, e->pct_peak, e->deterministic ? "deterministic" : "not run-to-run deterministic",
               e->kforge[0] ? e->kforge : "?", e->date[0] ? e->date : "?");
     if (e->how[0])
         sb_printf(b, "; obtained by: %s", e->how);
     sb_append(b, ".");
+    sb_free(&key);
 }
 
 char *tunedb_variant_json(const kf_variant *v)
@@ -790,7 +793,8 @@ char *tunedb_header(const tunedb_entry *e, const kf_shape *requested, bool exact
     sb_comment_text(&b, label);
     sb_printf(&b, "\n */\n#ifndef %s_TUNED_H\n#define %s_TUNED_H\n\n", P, P);
 
-    sb_printf(&b, "#define %s_DTYPE %s\n", P, kf_dtype_ctype(variant_dtype(v)));
+    if (key_dtype(v) >= 0)
+        sb_printf(&b, "#define %s_DTYPE %s\n", P, kf_dtype_ctype((kf_dtype)key_dtype(v)));
     static const char *const kinds[KF_GRID_KIND_COUNT] = {"auto", "blocks", "blocks_per_sm", "waves"};
     for (int i = 0; i < f->nparams; i++) {
         const kf_param *p = &f->params[i];
