@@ -24,7 +24,6 @@
  * search.
  */
 #include "tuner.h"
-#include "cmd.h"
 
 #include <errno.h>
 #include <math.h>
@@ -936,7 +935,7 @@ int tune_run(const tune_opts *o)
         if (!t.rs) {
             fprintf(stderr, "kforge: %s\n", err);
             if (nodev)
-                print_nodev_hint();
+                run_nodev_hint();
             rc = nodev ? KF_EXIT_NODEV : KF_EXIT_USAGE;
             goto out;
         }
