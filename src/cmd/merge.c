@@ -66,7 +66,6 @@ static const char *const merge_help =
 typedef struct {
     kf_result r;
     char *line;             /* the line as recorded (no newline) */
-    char *key;              /* results_key_of */
     int file;
     long lineno;
     char config[512];       /* the command that measured it */
@@ -77,21 +76,9 @@ typedef struct {
 typedef struct {
     rec *v;
     int n, cap;
-    int *table;             /* open addressing by key: index + 1, 0 empty */
-    int tsize;
+    kf_strset keys;         /* v[i]'s case key is keys.keys[i] */
     int dups, conflicts, unreadable;
 } recset;
-
-static int find_key(const recset *s, const char *key)
-{
-    if (!s->tsize)
-        return -1;
-    uint64_t m = (uint64_t)s->tsize - 1;
-    for (uint64_t h = kf_hash64(key, strlen(key), 7) & m; s->table[h]; h = (h + 1) & m)
-        if (strcmp(s->v[s->table[h] - 1].key, key) == 0)
-            return s->table[h] - 1;
-    return -1;
-}
 
 static int grow(recset *s)
 {
@@ -102,21 +89,6 @@ static int grow(recset *s)
             return -1;
         s->v = nv;
         s->cap = nc;
-    }
-    if ((s->n + 1) * 2 > s->tsize) {
-        int ns = s->tsize ? s->tsize * 2 : 512;
-        int *t = calloc((size_t)ns, sizeof *t);
-        if (!t)
-            return -1;
-        for (int i = 0; i < s->n; i++) {
-            uint64_t h = kf_hash64(s->v[i].key, strlen(s->v[i].key), 7) & (uint64_t)(ns - 1);
-            while (t[h])
-                h = (h + 1) & (uint64_t)(ns - 1);
-            t[h] = i + 1;
-        }
-        free(s->table);
-        s->table = t;
-        s->tsize = ns;
     }
     return 0;
 }
@@ -137,7 +109,7 @@ static int add_line(recset *s, char *line, const kf_result *r, int file, long li
 {
     char key[4096];
     results_key_of(r, key, sizeof key);
-    int i = find_key(s, key);
+    int i = kf_strset_find(&s->keys, key);
     if (i >= 0) {
         rec *o = &s->v[i];
         if (o->r.status == r->status) {
@@ -169,8 +141,7 @@ static int add_line(recset *s, char *line, const kf_result *r, int file, long li
     memset(e, 0, sizeof *e);
     e->r = *r;
     e->line = line;
-    e->key = strdup(key);
-    if (!e->key)
+    if (kf_strset_add(&s->keys, key, NULL) != s->n)
         return -1;
     e->file = file;
     e->lineno = lineno;
@@ -181,10 +152,7 @@ static int add_line(recset *s, char *line, const kf_result *r, int file, long li
         e->dev = run.dev;
     }
     snprintf(e->dev.name, sizeof e->dev.name, "%s", r->device_name);
-    uint64_t h = kf_hash64(key, strlen(key), 7) & (uint64_t)(s->tsize - 1);
-    while (s->table[h])
-        h = (h + 1) & (uint64_t)(s->tsize - 1);
-    s->table[h] = ++s->n;
+    s->n++;
     return 0;
 }
 
@@ -235,12 +203,10 @@ static int read_file(recset *s, const char *const *files, int file)
 
 static void recset_free(recset *s)
 {
-    for (int i = 0; i < s->n; i++) {
+    for (int i = 0; i < s->n; i++)
         free(s->v[i].line);
-        free(s->v[i].key);
-    }
     free(s->v);
-    free(s->table);
+    kf_strset_free(&s->keys);
 }
 
 // ---------------------------------------------------------------------------
@@ -268,18 +234,6 @@ typedef struct {
     double obj;             /* +inf unless OK at every size */
     bool failed;            /* failed or abandoned at a size: never best at another (pick.h) */
 } cand;
-
-static void fmt_ms(char *buf, size_t len, double ms)
-{
-    if (!isfinite(ms))
-        snprintf(buf, len, "-");
-    else if (ms < 1)
-        snprintf(buf, len, "%.4g us", ms * 1e3);
-    else if (ms < 1000)
-        snprintf(buf, len, "%.4g ms", ms);
-    else
-        snprintf(buf, len, "%.4g s", ms / 1e3);
-}
 
 /* Ranks the records idx[0..n) (one rank group) from the results alone,
  * prints the summary and updates the database.  KF_EXIT_*. */
@@ -366,14 +320,14 @@ static int rank_alone(const recset *s, const int *idx, int n, const char *files_
             printf("no candidate succeeded\n");
         } else {
             char ob[32];
-            fmt_ms(ob, sizeof ob, cs[best].obj);
+            kf_fmt_ms(ob, sizeof ob, cs[best].obj, false);
             printf("best: %s%s%s\n", bv->name, bv->name[0] ? " " : "", label);
             printf("  objective %s (%s)\n", ob, nsizes == 1 ? "median time" : "sum of median times over the sizes");
             printf("  %16s  %10s  %8s  %6s  %8s  %8s\n", "size", "median", "GB/s", "% peak", "blocks", "launches");
             for (int k = 0; k < nsizes; k++) {
                 const kf_result *r = &s->v[cs[best].cell[k]].r;
                 char m[32], st[128];
-                fmt_ms(m, sizeof m, r->stats.median_ms);
+                kf_fmt_ms(m, sizeof m, r->stats.median_ms, false);
                 shape_short(f, &sizes[k], st, sizeof st);
                 printf("  %16s  %10s  %8.1f  %6.1f  %8lld  %8d\n", st, m, r->stats.gbps, r->stats.pct_peak,
                        (long long)r->blocks, r->launches);

@@ -96,9 +96,8 @@ int tuner_abandoned_candidates(const tuner *t);
 /* Evaluated candidates left to the other shards (none when not sharded). */
 int tuner_other_shard_evaluated(const tuner *t);
 
-/* Times and energies with a unit: "29.41 us", "4.802 mJ" (suffix after the
- * unit: "*ms" for EDP); the objective's value in its unit. */
-void tune_fmt_ms(char *buf, size_t len, double ms);
+/* Energies with a unit: "4.802 mJ" (suffix after the unit: "*ms" for EDP;
+ * times: kf_fmt_ms); the objective's value in its unit. */
 void tune_fmt_joules(char *buf, size_t len, double x, const char *suffix);
 void tune_fmt_objective(const tuner *t, char *buf, size_t len, double x);
 
