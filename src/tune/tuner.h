@@ -1,7 +1,8 @@
 /*
  * tuner.h -- the tuner's state, shared by the files of src/tune/ that work
- * on one search: tune.c (the search, the results file, the database) and
- * summary.c (what is printed at the end).  Not for use outside src/tune/.
+ * on one search: tune.c (the search loop and the results file), record.c
+ * (the tuning database), replay.c (kforge merge's summary) and summary.c
+ * (what is printed at the end).  Not for use outside src/tune/.
  */
 #ifndef KF_TUNER_H
 #define KF_TUNER_H
@@ -100,6 +101,20 @@ int tuner_other_shard_evaluated(const tuner *t);
  * times: kf_fmt_ms); the objective's value in its unit. */
 void tune_fmt_joules(char *buf, size_t len, double x, const char *suffix);
 void tune_fmt_objective(const tuner *t, char *buf, size_t len, double x);
+
+/* The steps tune.c, record.c and replay.c share (tune.c): the space from
+ * t->o (KF_EXIT_*, err), the candidates and their cells (KF_EXIT_*), the
+ * strategy for t->kind (NULL, err), the cells of results already in a file
+ * (how many found, or -1, err), and freeing it all. */
+int tuner_load_space(tuner *t, char *err, size_t errlen);
+int tuner_build_candidates(tuner *t);
+strategy *tuner_make_strategy(tuner *t, char *err, size_t errlen);
+int tuner_load_recorded(tuner *t, const char *path, char *err, size_t errlen);
+void tuner_free(tuner *t);
+
+/* The fastest variant at each size to the database (record.c): 0, or -1
+ * after a message. */
+int tuner_record_db(tuner *t, const kf_device *dev);
 
 /* The summary on stdout in t->o.fmt (summary.c). */
 void tune_print_summary(tuner *t, double wall, const char *stopped);
