@@ -144,7 +144,7 @@ install: $(BUILD)/kforge
 # Fuzzing (clang libFuzzer) and valgrind runs of the CPU side (issue 5).
 .PHONY: valgrind
 FUZZ_SRC  := tests/fuzz_config.c src/core/config.c src/core/expr.c src/core/space.c src/core/param.c \
-             src/core/family.c src/core/kforge.c src/core/util.c src/core/stats.c src/compile/codegen.c \
+             src/core/family.c src/core/kforge.c src/core/util.c src/core/stats.c src/core/key.c src/core/cli.c src/compile/codegen.c \
              $(wildcard src/families/*/*.c) \
              src/exec/bench.c src/exec/data.c src/exec/launch.c src/exec/gpu.c src/exec/nvml.c
 FUZZ_TIME ?= 600

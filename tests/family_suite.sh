@@ -4,8 +4,8 @@
 # (y = a * x + b tiled in 2-D: two inputs of different dtypes, one output,
 # no dtype or op axis, a 2-D launch with dynamic shared memory, its kernel
 # read from a file at run time) and runs the kforge command line.  On the
-# fake GPU it goes through check, gen, run, tune with resume, best and
-# merge; launches beyond the device's limits are skipped with their reason;
+# fake GPU it goes through axes, check, gen, run, tune with resume, best
+# and merge; launches beyond the device's limits are skipped with their reason;
 # a planted unwritten output is caught and named.
 #
 #   KFORGE_TILE=build/tests/kforge-tile sh tests/family_suite.sh
@@ -84,6 +84,23 @@ else bad "tune" "exit $rc/$rc2, $n1/$n2 lines: $(tail -2 tune1.txt)"; fi
 if grep -q '"kernel": "tile_axpb",' db/*.json && grep -q '"tile_y": 4,' db/*.json && ! grep -q '"dtype"' db/*.json; then
     ok "database: the entry is keyed by kernel and shape alone"
 else bad "database" "$(head -c 400 db/*.json)"; fi
+
+# --- best: by the family's own sizes, the nearest when not tuned ---------
+"$TILE" best --kernel tile_axpb --rows 300 --cols 200 >best.txt 2>best.err; rc=$?
+"$TILE" best --kernel tile_axpb --rows 600 --cols 200 >near.txt 2>near.err; rc2=$?
+if [ $rc = 0 ] && grep -q '"tile_x": 64,' best.txt && grep -q '"rows_per_thread": 2,' best.txt && [ $rc2 = 0 ] &&
+   grep -q 'using the one tuned for the nearest size, rows=300 cols=200' near.err; then
+    ok "best: the tuned variant at 300x200, and the nearest for 600x200"
+else bad "best" "exit $rc/$rc2: $(cat best.err near.err | head -3)"; fi
+
+# --- merge of two shards: the same database entry as the tune -------------
+"$TILE" tune "$CFG" --shard 1/2 --results s1.jsonl -q --no-db >/dev/null 2>&1
+"$TILE" tune "$CFG" --shard 2/2 --results s2.jsonl -q --no-db >/dev/null 2>&1
+"$TILE" merge s1.jsonl s2.jsonl --db merged -q >merge.txt 2>&1; rc=$?
+python3 "$HERE/golden/normalize.py" db db/*.json >tune.db
+python3 "$HERE/golden/normalize.py" db merged/*.json >merge.db
+if [ $rc = 0 ] && cmp -s tune.db merge.db; then ok "merge: two shards give the tune's database entry (date and how aside)"
+else bad "merge" "exit $rc: $(diff tune.db merge.db | head -5)"; fi
 
 echo "family_suite: $npass passed, $nfail failed"
 [ $nfail = 0 ]

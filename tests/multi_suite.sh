@@ -20,6 +20,7 @@
 set -u
 KFORGE=${KFORGE:-build/kforge}
 case $KFORGE in /*) ;; *) KFORGE=$(pwd)/$KFORGE ;; esac
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/kforge-multi.XXXXXX") || exit 2
 keep=0
 trap 'if [ $keep = 0 ]; then rm -rf "$TMP"; else echo "multi_suite: files kept in $TMP"; fi' EXIT
@@ -274,6 +275,24 @@ if ls mdb/*.json > /dev/null 2>&1 && grep -q '"how": "kforge merge of 2 results 
   ok "kforge merge updates the tuning database"
 else
   bad "merge --db" "$(ls mdb 2>&1) $(cat em.txt)"
+fi
+# a tune and a merge of its shards record identical database entries (date
+# and how aside), deterministic ones included: one module decides "best"
+cp "$ROOT/configs/tune-reduce.json" tr.json
+dbnorm() { python3 "$ROOT/tests/golden/normalize.py" db "$1"/*.json; }
+"$KFORGE" tune tr.json --strategy random --budget 24 --seed 3 --set 'n=["2^12","2^20"]' --device 0 \
+  --results w.jsonl --db wdb -q > /dev/null 2> e.txt
+rc0=$?
+for k in 1 2; do
+  "$KFORGE" tune tr.json --strategy random --budget 24 --seed 3 --set 'n=["2^12","2^20"]' --device 0 \
+    --shard $k/2 --results w$k.jsonl --no-db -q > /dev/null 2>> e.txt
+done
+"$KFORGE" merge w1.jsonl w2.jsonl --db wmdb -q > /dev/null 2>> e.txt
+rc=$?
+if [ $rc0 -eq 0 ] && [ $rc -eq 0 ] && [ -n "$(dbnorm wdb 2> /dev/null)" ] && [ "$(dbnorm wdb)" = "$(dbnorm wmdb)" ]; then
+  ok "tune and merge of its two shards: identical database entries (date and how aside)"
+else
+  bad "tune vs merge database" "rc=$rc0/$rc $(dbnorm wdb 2>&1 | diff - "$(dbnorm wmdb > wm.norm 2>&1; echo wm.norm)" | head -8) $(head -3 e.txt)"
 fi
 "$KFORGE" merge h1.jsonl h2.jsonl --results merged.jsonl > /dev/null 2> e.txt
 rc=$?

@@ -22,6 +22,7 @@
 
 #include "config.h"
 #include "family.h"
+#include "key.h"
 #include "param.h"
 #include "reduce.h"
 #include "report.h"
@@ -1793,7 +1794,7 @@ START_TEST(report_table_auto_columns)
     free(text);
 
     /* two axes vary (and the name): each gets a column, in the table's order */
-    rows[2].v.p[reduce_fam()->p_op] = KF_OP_MAX;
+    rows[2].v.p[key_op_axis(reduce_fam())] = KF_OP_MAX;
     snprintf(rows[1].v.name, sizeof rows[1].v.name, "other");
     text = run_report(KF_FMT_TABLE, rows, 3, &info, &o);
     n = split_lines(text, lines, 16);

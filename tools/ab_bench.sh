@@ -22,7 +22,8 @@ while [ $r -le "$ROUNDS" ]; do
   if [ $((r % 2)) = 1 ]; then order="a b"; else order="b a"; fi
   for w in $order; do
     if [ $w = a ]; then bin=$A; else bin=$B; fi
-    "$bin" run "$CONFIG" "$@" --no-results --format jsonl --quiet >> "$DIR/ab-$w.jsonl"
+    # a case that fails (a watchdog timeout, say) is left out of the comparison, not the end of it
+    "$bin" run "$CONFIG" "$@" --no-results --format jsonl --quiet >> "$DIR/ab-$w.jsonl" || true
   done
   r=$((r + 1))
 done

@@ -10,6 +10,8 @@
 #include "cli.h"
 #include "cmd.h"
 #include "family.h"
+#include "key.h"
+#include "pick.h"
 #include "tunedb.h"
 #include "util.h"
 
@@ -34,6 +36,9 @@ static const char *const best_help =
     "\n"
     "options:\n"
     "  --kernel K          the kernel family (kforge axes lists them)\n"
+    "  --dtype T, --op OP  the key: one option per key axis of the family (what it computes; reduce\n"
+    "                      and reduce_rows: --dtype, --op), each at its default when left out;\n"
+    "                      a family without key axes takes none\n"
     "  --n N, --rows N ... the size, one option per size of the family: an integer or 2^K\n"
     "  --deterministic     only variants whose result is the same bits run to run\n"
     "  --db DIR            tuning database (default $KFORGE_DB, else $XDG_DATA_HOME/kforge/tuning,\n"
@@ -42,7 +47,7 @@ static const char *const best_help =
     "                      the database, else this machine's GPU (--device-model NAME is the same)\n"
     "  --header            a C header instead of a config\n"
     "  --list              list the entries instead\n"
-    "  --delete            delete the entries for --dtype, --op and the size\n"
+    "  --delete            delete the entries for the key (--dtype, --op: each given) and the size\n"
     "\n"
     "exit status: 0 printed (or deleted); 2 usage error, or nothing known (or to delete) for that\n"
     "dtype and op.\n"
@@ -89,10 +94,31 @@ static int size_option(cli *c, const kf_family *f, const char **val)
     return -1;
 }
 
+/* Whether entry variant v matches the filters of --list: key's family when
+ * same_family, and for each key axis i of key's family given, the value of
+ * key's (compared by name and text, so that --dtype float32 without --kernel
+ * lists every family's float32 entries). */
+static bool list_match(const kf_variant *v, const kf_variant *key, bool same_family, const bool *given)
+{
+    if (same_family && v->family != key->family)
+        return false;
+    const kf_family *f = family_of(key);
+    for (int i = 0; i < f->nparams; i++) {
+        if (!f->params[i].key || !given[i])
+            continue;
+        char want[KF_NAME_MAX], got[KF_NAME_MAX];
+        key_param_text(key, f->params[i].name, want, sizeof want);
+        key_param_text(v, f->params[i].name, got, sizeof got);
+        if (strcmp(want, got) != 0)
+            return false;
+    }
+    return true;
+}
+
 /* --list: the entries of every GPU (or gpu's) that match the filters given
- * (family < 0, dtype < 0, op < 0: any; shape all zero: any size). */
-static int list_entries(const char *dir, const char *gpu, int family, int dtype, int op, const kf_shape *shape,
-                        bool deterministic)
+ * (list_match; shape all zero: any size). */
+static int list_entries(const char *dir, const char *gpu, const kf_variant *key, bool same_family,
+                        const bool *given, const kf_shape *shape, bool deterministic)
 {
     char err[1024];
     char **stems = NULL;
@@ -124,8 +150,8 @@ static int list_entries(const char *dir, const char *gpu, int family, int dtype,
         for (int i = 0; i < n; i++) {
             const tunedb_entry *e = &es[i];
             const kf_family *f = family_of(&e->v);
-            if ((family >= 0 && e->v.family != family) || (dtype >= 0 && variant_dtype(&e->v) != (kf_dtype)dtype) ||
-                (op >= 0 && variant_op(&e->v) != (kf_op)op) || (deterministic && !e->deterministic) ||
+            pick_cand pc = pick_cand_of_entry(e);
+            if (!list_match(&e->v, key, same_family, given) || !pick_eligible(&pc, deterministic) ||
                 (!any_size && !shape_eq(&e->shape, shape)))
                 continue;
             if (shown++ == 0)
@@ -134,9 +160,12 @@ static int list_entries(const char *dir, const char *gpu, int family, int dtype,
             char st[128], label[256];
             shape_text(f, &e->shape, st, sizeof st);
             f->label(&e->v, label, sizeof label);
+            char dt[KF_NAME_MAX], op[KF_NAME_MAX];
+            key_param_text(&e->v, "dtype", dt, sizeof dt);
+            key_param_text(&e->v, "op", op, sizeof op);
             printf("%-26s %-11s %-7s %-4s %-22s %10.5f %8.1f %-3s %s\n", e->dev.name[0] ? e->dev.name : stems[g],
-                   f->name, kf_dtype_names[variant_dtype(&e->v)], kf_op_names[variant_op(&e->v)], st, e->median_ms,
-                   e->gbps, e->deterministic ? "yes" : "no", label);
+                   f->name, dt[0] ? dt : "-", op[0] ? op : "-", st, e->median_ms, e->gbps,
+                   e->deterministic ? "yes" : "no", label);
         }
         free(es);
     }
@@ -147,13 +176,67 @@ static int list_entries(const char *dir, const char *gpu, int family, int dtype,
     return rc;
 }
 
+/* The answer for key at shape: the entry (as a config, or a header), or
+ * the entries deleted.  what names the key ("reduce float32 sum"), sets
+ * the tune options that would fill it. */
+static int best_answer(const char *dir, const char *gpu, const kf_variant *key, const kf_shape *shape, bool del,
+                       bool header, bool deterministic, const char *what, const char *sets)
+{
+    const kf_family *fam = family_of(key);
+    char err[1024];
+    if (del) {
+        int n = tunedb_delete(dir, gpu, key, shape, deterministic ? 1 : -1, err, sizeof err);
+        char st[128];
+        shape_text(fam, shape, st, sizeof st);
+        if (n < 0) {
+            fprintf(stderr, "kforge best: %s\n", err);
+            return KF_EXIT_IO;
+        }
+        if (n == 0) {
+            fprintf(stderr, "kforge best: nothing to delete: no%s entry for %s at %s on %s in %s\n",
+                    deterministic ? " deterministic" : "", what, st, gpu, dir);
+            return KF_EXIT_USAGE;
+        }
+        fprintf(stderr, "kforge best: deleted %d entr%s for %s at %s on %s\n", n, n == 1 ? "y" : "ies", what, st,
+                gpu);
+        return KF_EXIT_OK;
+    }
+    tunedb_entry e;
+    bool exact = false;
+    int lr = tunedb_lookup(dir, gpu, key, shape, deterministic, &e, &exact, err, sizeof err);
+    if (lr < 0) {
+        fprintf(stderr, "kforge best: %s\n", err);
+        return KF_EXIT_USAGE;
+    }
+    if (lr == 1) {
+        char stem[256];
+        tunedb_stem(gpu, stem, sizeof stem);
+        fprintf(stderr, "kforge best: nothing%s tuned for %s on %s in %s (%s/%s.json); run kforge tune%s%s\n",
+                deterministic ? " deterministic" : "", what, gpu, dir, dir, stem, sets[0] ? " with" : "", sets);
+        return KF_EXIT_USAGE;
+    }
+    char want[128], got[128];
+    shape_text(fam, shape, want, sizeof want);
+    shape_text(fam, &e.shape, got, sizeof got);
+    if (!exact)
+        fprintf(stderr, "kforge best: no entry for %s; using the one tuned for the nearest size, %s\n", want, got);
+    fprintf(stderr, "kforge best: %s variant (%s)\n", e.deterministic ? "a deterministic" : "a non-deterministic",
+            e.deterministic ? "the same bits every run" : "float results may differ in the last bits run to run");
+    char *text = header ? tunedb_header(&e, shape, exact) : tunedb_config_json(&e, shape, exact);
+    if (!text) {
+        fprintf(stderr, "kforge best: out of memory\n");
+        return KF_EXIT_USAGE;
+    }
+    fputs(text, stdout);
+    free(text);
+    return fflush(stdout) == 0 ? KF_EXIT_OK : KF_EXIT_USAGE;
+}
+
 int cmd_best(int argc, char **argv)
 {
     const char *db = NULL, *gpu = NULL, *val;
-    kf_dtype dtype = KF_FLOAT32;
-    kf_op op = KF_OP_SUM;
     int family = family_find("reduce");
-    bool given_kernel = false, given_dtype = false, given_op = false;
+    bool given_kernel = false, given[KF_MAX_PARAMS] = {false};
     kf_shape shape;
     memset(&shape, 0, sizeof shape);
     bool header = false, deterministic = false, list = false, del = false;
@@ -170,8 +253,11 @@ int cmd_best(int argc, char **argv)
         return KF_EXIT_USAGE;
     }
     const kf_family *fam = kf_families[family];
+    /* the key: the family, each key axis at its default unless given */
+    kf_variant key;
+    variant_defaults(&key, family);
     while (cli_next(&c)) {
-        int d = -1;
+        int d = -1, k = 0;
         if (cli_flag(&c, "--help") || cli_flag(&c, "-h")) {
             fputs(best_help, stdout);
             return KF_EXIT_OK;
@@ -179,22 +265,9 @@ int cmd_best(int argc, char **argv)
             given_kernel = true; /* taken above */
         } else if (cli_flag(&c, "--deterministic")) {
             deterministic = true;
-        } else if (cli_value(&c, "--dtype", &val)) {
-            int k = kf_lookup(kf_dtype_names, KF_DTYPE_COUNT, val);
-            if (k < 0) {
-                cli_fail(&c, "--dtype: unknown dtype '%s' (allowed: int32, uint32, int64, float32, float64)", val);
+        } else if ((k = key_option(&c, fam, &key, given)) != 0) {
+            if (k < 0)
                 return KF_EXIT_USAGE;
-            }
-            dtype = (kf_dtype)k;
-            given_dtype = true;
-        } else if (cli_value(&c, "--op", &val)) {
-            int k = kf_lookup(kf_op_names, KF_OP_COUNT, val);
-            if (k < 0) {
-                cli_fail(&c, "--op: unknown op '%s' (allowed: sum, min, max, prod, and, or, xor)", val);
-                return KF_EXIT_USAGE;
-            }
-            op = (kf_op)k;
-            given_op = true;
         } else if ((d = size_option(&c, fam, &val)) >= 0) {
             if (!parse_size(val, &shape.d[d])) {
                 cli_fail(&c, "--%s: expected a size >= 1 (an integer, 2^K or 1<<K), got '%s'", fam->sizes[d].name,
@@ -222,9 +295,15 @@ int cmd_best(int argc, char **argv)
         fprintf(stderr, "kforge best: give at most one of --list, --delete and --header\n");
         return KF_EXIT_USAGE;
     }
-    if (del && (!given_dtype || !given_op)) {
-        fprintf(stderr, "kforge best: --delete needs --dtype and --op (and the size): it deletes only what is "
-                        "named\n");
+    bool all_given = true;
+    for (int i = 0; i < fam->nparams; i++)
+        all_given = all_given && (!fam->params[i].key || given[i]);
+    if (del && !all_given) {
+        strbuf ko = {0};
+        key_options(&ko, fam);
+        fprintf(stderr, "kforge best: --delete needs %s (and the size): it deletes only what is named\n",
+                ko.s ? ko.s : "");
+        sb_free(&ko);
         return KF_EXIT_USAGE;
     }
     bool some_size = false;
@@ -237,78 +316,27 @@ int cmd_best(int argc, char **argv)
             return KF_EXIT_USAGE;
         }
     if (fam->check_shape && (!list || some_size)) {
-        kf_variant key;
-        variant_defaults(&key, family);
         char why[256];
         fam->check_shape(&key, &shape, why, sizeof why); /* fills the optional sizes */
     }
-    char dir[PATH_MAX], err[1024];
+    char dir[PATH_MAX];
     if (db_dir("best", db, dir, sizeof dir) != 0)
         return KF_EXIT_USAGE;
     if (list)
-        return list_entries(dir, gpu, given_kernel ? family : -1, given_dtype ? (int)dtype : -1,
-                            given_op ? (int)op : -1, &shape, deterministic);
+        return list_entries(dir, gpu, &key, given_kernel, given, &shape, deterministic);
     char gpu_buf[256];
     if (!gpu) {
         if (db_gpu("best", dir, gpu_buf, sizeof gpu_buf) != 0)
             return KF_EXIT_USAGE;
         gpu = gpu_buf;
     }
-    if (del) {
-        kf_variant key;
-        variant_defaults(&key, family);
-        key.p[fam->p_dtype] = dtype;
-        key.p[fam->p_op] = op;
-        int n = tunedb_delete(dir, gpu, &key, &shape, deterministic ? 1 : -1, err, sizeof err);
-        char st[128];
-        shape_text(fam, &shape, st, sizeof st);
-        if (n < 0) {
-            fprintf(stderr, "kforge best: %s\n", err);
-            return KF_EXIT_IO;
-        }
-        if (n == 0) {
-            fprintf(stderr, "kforge best: nothing to delete: no%s entry for %s %s %s at %s on %s in %s\n",
-                    deterministic ? " deterministic" : "", fam->name, kf_dtype_names[dtype], kf_op_names[op], st, gpu,
-                    dir);
-            return KF_EXIT_USAGE;
-        }
-        fprintf(stderr, "kforge best: deleted %d entr%s for %s %s %s at %s on %s\n", n, n == 1 ? "y" : "ies",
-                fam->name, kf_dtype_names[dtype], kf_op_names[op], st, gpu);
-        return KF_EXIT_OK;
-    }
-    tunedb_entry e;
-    bool exact = false;
-    kf_variant key;
-    variant_defaults(&key, family);
-    key.p[fam->p_dtype] = dtype;
-    key.p[fam->p_op] = op;
-    int lr = tunedb_lookup(dir, gpu, &key, &shape, deterministic, &e, &exact, err, sizeof err);
-    if (lr < 0) {
-        fprintf(stderr, "kforge best: %s\n", err);
-        return KF_EXIT_USAGE;
-    }
-    if (lr == 1) {
-        char stem[256];
-        tunedb_stem(gpu, stem, sizeof stem);
-        fprintf(stderr, "kforge best: nothing%s tuned for %s %s %s on %s in %s (%s/%s.json); run kforge tune with "
-                        "--set dtype=%s --set op=%s\n",
-                deterministic ? " deterministic" : "", fam->name, kf_dtype_names[dtype], kf_op_names[op], gpu, dir,
-                dir, stem, kf_dtype_names[dtype], kf_op_names[op]);
-        return KF_EXIT_USAGE;
-    }
-    char want[128], got[128];
-    shape_text(fam, &shape, want, sizeof want);
-    shape_text(fam, &e.shape, got, sizeof got);
-    if (!exact)
-        fprintf(stderr, "kforge best: no entry for %s; using the one tuned for the nearest size, %s\n", want, got);
-    fprintf(stderr, "kforge best: %s variant (%s)\n", e.deterministic ? "a deterministic" : "a non-deterministic",
-            e.deterministic ? "the same bits every run" : "float results may differ in the last bits run to run");
-    char *text = header ? tunedb_header(&e, &shape, exact) : tunedb_config_json(&e, &shape, exact);
-    if (!text) {
-        fprintf(stderr, "kforge best: out of memory\n");
-        return KF_EXIT_USAGE;
-    }
-    fputs(text, stdout);
-    free(text);
-    return fflush(stdout) == 0 ? KF_EXIT_OK : KF_EXIT_USAGE;
+    strbuf what = {0}; /* "reduce float32 sum" */
+    key_describe(&what, &key);
+    strbuf sets = {0}; /* " --set dtype=float32 --set op=sum" */
+    key_set_args(&sets, &key);
+    int rc = best_answer(dir, gpu, &key, &shape, del, header, deterministic, what.s ? what.s : fam->name,
+                         sets.s ? sets.s : "");
+    sb_free(&what);
+    sb_free(&sets);
+    return rc;
 }

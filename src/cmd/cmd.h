@@ -59,20 +59,6 @@ enum {
     "  --lineinfo          compile with -lineinfo (for compute-sanitizer and ncu)\n"                           \
     "  -q, --quiet         no progress line\n"
 
-/* A slice of a list for one job of several (--shard K/N, or a Slurm job
- * array): the items whose index i has i % n == k - 1, so slices are
- * deterministic and differ in size by at most one. */
-typedef struct {
-    int k, n;               /* the k-th (1-based) of n; n == 0: not sharded */
-    bool from_env;          /* from SLURM_ARRAY_TASK_* rather than --shard */
-    char how[192];          /* where it came from, for messages */
-} kf_shard;
-
-static inline bool shard_has(const kf_shard *sh, long long i)
-{
-    return sh->n <= 1 || i % sh->n == sh->k - 1;
-}
-
 typedef struct {
     const char *sets[64];
     int nsets;
@@ -103,6 +89,12 @@ void opts_init(opts *o);
  * (an option of another command is refused, naming the command). */
 int parse_opts(int argc, char **argv, const char *help, unsigned allowed, opts *o);
 
+/* The options every measuring command shares (run, tune): --timeout SEC,
+ * --device N, --jobs/-j N (also -jN), --cache-dir DIR, --no-cache, --lineinfo.
+ * Returns 1 if the current argument was one of them (stored in *ro and
+ * *timeout), 0 if not, -1 after printing an error. */
+int cli_run_option(cli *c, run_opts *ro, double *timeout);
+
 /* --devices LIST and --shard K/N (run and tune): 1 if the current argument
  * was one of them, 0 if not, -1 after printing an error. */
 int multi_option(cli *c, run_opts *ro, kf_shard *sh);
@@ -122,11 +114,6 @@ void free_configs(kf_config *cfgs, int n);
 void warn_set_glob(const char *assignment);
 
 void print_skipped(const kf_space *sp, const char *path, bool all);
-
-/* After "no NVIDIA driver" or "no GPU" (exit 3), unless KFORGE_FAKE_GPU is
- * set: KFORGE_FAKE_GPU=1 runs every command on a synthetic device, and the
- * commands that need no GPU at all. */
-void print_nodev_hint(void);
 
 /* --only: keeps in each space only the variants with one of the names (and
  * their cases).  0, or -1 after a message when a name matches no variant of

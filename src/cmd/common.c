@@ -3,6 +3,7 @@
  */
 #include "cmd.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,17 +13,6 @@
 #include "tunedb.h"
 #include "util.h"
 #include "worker.h"
-
-void print_nodev_hint(void)
-{
-    const char *fake = getenv("KFORGE_FAKE_GPU");
-    if (fake && *fake)
-        return;
-    fprintf(stderr, "kforge: without a GPU, KFORGE_FAKE_GPU=1 runs every command on a synthetic device (real "
-                    "compilation and verification, modelled times), and these need no GPU at all: gen, check, "
-                    "check --compile, axes, compare, merge, best and export (--gpu NAME when the tuning database holds "
-                    "several GPUs), tune --simulate\n");
-}
 
 void opts_init(opts *o)
 {
@@ -450,4 +440,33 @@ char *command_identity(const char *cmd, const opts *o, const kf_config *cfgs)
     if (o->shard.n > 1)
         sb_printf(&b, " --shard %d/%d", o->shard.k, o->shard.n);
     return sb_take(&b);
+}
+
+int cli_run_option(cli *c, run_opts *ro, double *timeout)
+{
+    const char *val;
+    if (cli_value(c, "--timeout", &val)) {
+        /* as bench.timeout_s; nan and inf would switch the watchdog off */
+        if (!kf_parse_double(val, timeout) || !isfinite(*timeout) || *timeout < 0 || *timeout > 86400)
+            return cli_fail(c, "--timeout: expected seconds 0..86400 (0: no watchdog), got '%s'", val);
+    } else if (cli_value(c, "--device", &val)) {
+        long long d;
+        if (!kf_parse_ll(val, &d) || d < 0 || d > 64)
+            return cli_fail(c, "--device: expected a GPU index 0..64, got '%s'", val);
+        ro->device = (int)d;
+    } else if (cli_value(c, "--jobs", &val) || cli_value(c, "-j", &val) || cli_attached(c, "-j", &val)) {
+        long long j;
+        if (!kf_parse_ll(val, &j) || j < 1 || j > 256)
+            return cli_fail(c, "--jobs: expected 1..256, got '%s'", val);
+        ro->jobs = (int)j;
+    } else if (cli_value(c, "--cache-dir", &val)) {
+        ro->cache_dir = val;
+    } else if (cli_flag(c, "--no-cache")) {
+        ro->no_cache = true;
+    } else if (cli_flag(c, "--lineinfo")) {
+        ro->lineinfo = true;
+    } else {
+        return 0;
+    }
+    return 1;
 }

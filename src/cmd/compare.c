@@ -36,6 +36,7 @@
 #include "cli.h"
 #include "cmd.h"
 #include "family.h"
+#include "key.h"
 #include "results.h"
 #include "stats.h"
 #include "util.h"
@@ -87,45 +88,12 @@ static const char *const compare_help =
 // the cases of a file, latest line per identity, in order of first appearance
 
 typedef struct {
-    kf_result *r;
-    char **keys;
+    kf_result *r;           /* r[i]'s identity is keys.keys[i] */
     int n, cap;
-    int *table;             /* open addressing: index + 1, 0 empty */
-    int tsize;
+    kf_strset keys;
     bool any_device;
     bool oom;
 } caseset;
-
-static int cs_find(const caseset *s, const char *key)
-{
-    if (!s->tsize)
-        return -1;
-    for (uint64_t h = kf_hash64(key, strlen(key), 3) & (uint64_t)(s->tsize - 1);;
-         h = (h + 1) & (uint64_t)(s->tsize - 1)) {
-        if (!s->table[h])
-            return -1;
-        if (strcmp(s->keys[s->table[h] - 1], key) == 0)
-            return s->table[h] - 1;
-    }
-}
-
-static bool cs_rehash(caseset *s)
-{
-    int ns = s->tsize ? s->tsize * 2 : 1024;
-    int *t = calloc((size_t)ns, sizeof *t);
-    if (!t)
-        return false;
-    for (int i = 0; i < s->n; i++) {
-        uint64_t h = kf_hash64(s->keys[i], strlen(s->keys[i]), 3) & (uint64_t)(ns - 1);
-        while (t[h])
-            h = (h + 1) & (uint64_t)(ns - 1);
-        t[h] = i + 1;
-    }
-    free(s->table);
-    s->table = t;
-    s->tsize = ns;
-    return true;
-}
 
 static void case_key(const caseset *s, const kf_result *r, char *key, size_t len)
 {
@@ -143,7 +111,7 @@ static int cs_add(const kf_result *r, void *ctx)
     caseset *s = ctx;
     char key[KEY_MAX];
     case_key(s, r, key, sizeof key);
-    int i = cs_find(s, key);
+    int i = kf_strset_find(&s->keys, key);
     if (i >= 0) {           /* measured again: the latest line counts */
         s->r[i] = *r;
         return 0;
@@ -151,41 +119,25 @@ static int cs_add(const kf_result *r, void *ctx)
     if (s->n == s->cap) {
         int nc = s->cap ? s->cap * 2 : 256;
         kf_result *nr = realloc(s->r, sizeof *nr * (size_t)nc);
-        if (nr)
-            s->r = nr;
-        char **nk = realloc(s->keys, sizeof *nk * (size_t)nc);
-        if (nk)
-            s->keys = nk;
-        if (!nr || !nk) {
+        if (!nr) {
             s->oom = true;
             return 1;
         }
+        s->r = nr;
         s->cap = nc;
     }
-    if ((s->n + 1) * 2 > s->tsize && !cs_rehash(s)) {
+    if (kf_strset_add(&s->keys, key, NULL) != s->n) {
         s->oom = true;
         return 1;
     }
-    s->keys[s->n] = strdup(key);
-    if (!s->keys[s->n]) {
-        s->oom = true;
-        return 1;
-    }
-    s->r[s->n] = *r;
-    uint64_t h = kf_hash64(key, strlen(key), 3) & (uint64_t)(s->tsize - 1);
-    while (s->table[h])
-        h = (h + 1) & (uint64_t)(s->tsize - 1);
-    s->table[h] = ++s->n;
+    s->r[s->n++] = *r;
     return 0;
 }
 
 static void cs_free(caseset *s)
 {
-    for (int i = 0; i < s->n; i++)
-        free(s->keys[i]);
-    free(s->keys);
+    kf_strset_free(&s->keys);
     free(s->r);
-    free(s->table);
 }
 
 /* Reads path into s.  0, or -1 after a message. */
@@ -467,11 +419,7 @@ static void fmt_ms(char *buf, size_t len, const kf_result *r)
         snprintf(buf, len, "%s", kf_status_names[r->status]);
         return;
     }
-    double ms = r->stats.median_ms;
-    if (ms < 1)
-        snprintf(buf, len, "%.4g us", ms * 1e3);
-    else
-        snprintf(buf, len, "%.4g ms", ms);
+    kf_fmt_ms(buf, len, r->stats.median_ms, false);
 }
 
 // ---------------------------------------------------------------------------
@@ -488,8 +436,8 @@ static void cells_of(const row *w, char c[K_COLS][CELL])
     const kf_result *r = w->n ? w->n : w->o;
     const kf_family *f = family_of(&r->v);
     name_of(r, c[K_NAME], CELL);
-    snprintf(c[K_DTYPE], CELL, "%s", kf_dtype_names[variant_dtype(&r->v)]);
-    snprintf(c[K_OP], CELL, "%s", kf_op_names[variant_op(&r->v)]);
+    key_param_text(&r->v, "dtype", c[K_DTYPE], CELL); /* "" for a family without one */
+    key_param_text(&r->v, "op", c[K_OP], CELL);
     shape_short(f, &r->shape, c[K_SIZE], CELL);
     fmt_ms(c[K_OLD], CELL, w->o);
     fmt_ms(c[K_NEW], CELL, w->n);
@@ -609,8 +557,10 @@ static void json_row(strbuf *b, const row *w)
     sb_json_string(b, name);
     sb_append(b, ", \"label\": ");
     sb_json_string(b, label);
-    sb_printf(b, ", \"kernel\": \"%s\", \"dtype\": \"%s\", \"op\": \"%s\", \"size\": ", f->name,
-              kf_dtype_names[variant_dtype(&r->v)], kf_op_names[variant_op(&r->v)]);
+    char dt[KF_NAME_MAX], op[KF_NAME_MAX];
+    key_param_text(&r->v, "dtype", dt, sizeof dt);
+    key_param_text(&r->v, "op", op, sizeof op);
+    sb_printf(b, ", \"kernel\": \"%s\", \"dtype\": \"%s\", \"op\": \"%s\", \"size\": ", f->name, dt, op);
     shape_json(b, f, &r->shape);
     const kf_result *side[2] = {w->o, w->n};
     const char *which[2] = {"old", "new"};
@@ -1017,7 +967,7 @@ int cmd_compare(int argc, char **argv)
     }
     /* identical cases pair first; with --match, on the keys given */
     for (int i = 0; i < news->n; i++) {
-        int j = cs_find(olds, news->keys[i]);
+        int j = kf_strset_find(&olds->keys, news->keys.keys[i]);
         pair_of_new[i] = -1;
         if (j >= 0 && nmatch) {
             char *a = match_key(&olds->r[j], match, nmatch), *b = match_key(&news->r[i], match, nmatch);

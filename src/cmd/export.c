@@ -13,6 +13,8 @@
 #include "cli.h"
 #include "cmd.h"
 #include "family.h"
+#include "key.h"
+#include "pick.h"
 #include "space.h"
 #include "tunedb.h"
 #include "util.h"
@@ -81,30 +83,34 @@ static int cmp_entry(const void *a, const void *b)
 int cmd_export(int argc, char **argv)
 {
     const char *db = NULL, *gpu = NULL, *outpath = NULL, *val;
-    int dtype = -1, op = -1, family = family_find("reduce");
+    int family = family_find("reduce");
     bool deterministic = false;
+    /* --kernel first: the key options (--dtype, --op) are its key axes */
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--kernel") == 0 && i + 1 < argc)
+            family = family_find(argv[i + 1]);
+        else if (strncmp(argv[i], "--kernel=", 9) == 0)
+            family = family_find(argv[i] + 9);
+    if (family < 0)
+        family = family_find("reduce"); /* the loop below says what is wrong */
+    kf_variant key;
+    variant_defaults(&key, family);
+    bool given[KF_MAX_PARAMS] = {false};
     cli c;
     cli_init(&c, argc, argv);
     while (cli_next(&c)) {
+        int k = 0;
         if (cli_flag(&c, "--help") || cli_flag(&c, "-h")) {
             fputs(export_help, stdout);
             return KF_EXIT_OK;
         } else if (cli_value(&c, "--kernel", &val)) {
-            family = family_find(val);
-            if (family < 0) {
+            if (family_find(val) < 0) {
                 cli_fail(&c, "--kernel: unknown kernel family '%s' (kforge axes lists them)", val);
                 return KF_EXIT_USAGE;
             }
-        } else if (cli_value(&c, "--dtype", &val)) {
-            if ((dtype = kf_lookup(kf_dtype_names, KF_DTYPE_COUNT, val)) < 0) {
-                cli_fail(&c, "--dtype: unknown dtype '%s' (allowed: int32, uint32, int64, float32, float64)", val);
+        } else if ((k = key_option(&c, kf_families[family], &key, given)) != 0) {
+            if (k < 0)
                 return KF_EXIT_USAGE;
-            }
-        } else if (cli_value(&c, "--op", &val)) {
-            if ((op = kf_lookup(kf_op_names, KF_OP_COUNT, val)) < 0) {
-                cli_fail(&c, "--op: unknown op '%s' (allowed: sum, min, max, prod, and, or, xor)", val);
-                return KF_EXIT_USAGE;
-            }
         } else if (cli_value(&c, "--db", &val)) {
             db = val;
         } else if (cli_value(&c, "--gpu", &val) || cli_value(&c, "--device-model", &val)) {
@@ -131,10 +137,15 @@ int cmd_export(int argc, char **argv)
         sb_free(&have);
         return KF_EXIT_USAGE;
     }
-    if (dtype < 0 || op < 0) {
-        fprintf(stderr, "kforge export: --dtype and --op are required\n\n%s", export_help);
-        return KF_EXIT_USAGE;
-    }
+    for (int i = 0; i < fam->nparams; i++)
+        if (fam->params[i].key && !given[i]) {
+            strbuf ko = {0};
+            key_options(&ko, fam);
+            fprintf(stderr, "kforge export: %s %s required\n\n%s", ko.s, strchr(ko.s, ' ') ? "are" : "is",
+                    export_help);
+            sb_free(&ko);
+            return KF_EXIT_USAGE;
+        }
     char dir[PATH_MAX], gpu_buf[256], err[1024];
     if (db_dir("export", db, dir, sizeof dir) != 0)
         return KF_EXIT_USAGE;
@@ -152,17 +163,25 @@ int cmd_export(int argc, char **argv)
         fprintf(stderr, "kforge export: %s\n", err);
         return KF_EXIT_USAGE;
     }
+    strbuf what = {0}, sets = {0}, api = {0};
+    key_describe(&what, &key);    /* "reduce float32 sum" */
+    key_set_args(&sets, &key);    /* " --set dtype=float32 --set op=sum" */
+    sb_append(&api, "kforge_");   /* the host API: kforge_reduce_float32_sum */
+    sb_append(&api, fam->name);
+    key_text(&api, &key, "_");
     /* the eligible entries, by shape; the first of each shape (the fastest) */
     int keep = 0;
     for (int i = 0; i < nall; i++) {
         const tunedb_entry *e = &all[i];
-        if (e->v.family != family || variant_dtype(&e->v) != (kf_dtype)dtype || variant_op(&e->v) != (kf_op)op)
+        if (!key_match(&e->v, &key, NULL))
             continue;
         nmatch++;
-        if (deterministic && !e->deterministic)
+        pick_cand pc = pick_cand_of_entry(e);
+        if (!pick_eligible(&pc, deterministic))
             continue;
         all[keep++] = *e;
     }
+    /* by shape; at each shape the fastest comes first (pick.h) */
     qsort(all, (size_t)keep, sizeof *all, cmp_entry);
     ex = calloc((size_t)(keep > 0 ? keep : 1), sizeof *ex);
     if (!ex) {
@@ -171,9 +190,10 @@ int cmd_export(int argc, char **argv)
         goto out;
     }
     for (int i = 0; i < keep; i++) {
-        if (nshapes > 0 && shape_eq(&ex[nshapes - 1].shape, &all[i].shape))
+        bool same = nshapes > 0 && shape_eq(&ex[nshapes - 1].shape, &all[i].shape);
+        if (same && !pick_faster(all[i].median_ms, ex[nshapes - 1].median_ms))
             continue;
-        kf_export_entry *x = &ex[nshapes++];
+        kf_export_entry *x = &ex[same ? nshapes - 1 : nshapes++];
         x->v = all[i].v;
         x->v.name[0] = '\0';
         space_resolve(&x->v);
@@ -186,16 +206,14 @@ int cmd_export(int argc, char **argv)
         char stem[256];
         tunedb_stem(gpu, stem, sizeof stem);
         if (nmatch > 0)
-            fprintf(stderr, "kforge export: none of the %d %s %s %s entr%s for %s in %s is deterministic; tune a space "
+            fprintf(stderr, "kforge export: none of the %d %s entr%s for %s in %s is deterministic; tune a space "
                             "with deterministic variants (%s), or leave out --deterministic\n",
-                    nmatch, fam->name, kf_dtype_names[dtype], kf_op_names[op], nmatch == 1 ? "y" : "ies", gpu, dir,
+                    nmatch, what.s, nmatch == 1 ? "y" : "ies", gpu, dir,
                     strcmp(fam->name, "reduce_rows") == 0 ? "any map but split with split_combine atomic"
                                                           : "passes last_block or multi_kernel");
         else
-            fprintf(stderr, "kforge export: nothing tuned for %s %s %s on %s in %s (%s/%s.json); run kforge tune "
-                            "with --set dtype=%s --set op=%s\n",
-                    fam->name, kf_dtype_names[dtype], kf_op_names[op], gpu, dir, dir, stem, kf_dtype_names[dtype],
-                    kf_op_names[op]);
+            fprintf(stderr, "kforge export: nothing tuned for %s on %s in %s (%s/%s.json); run kforge tune%s%s\n",
+                    what.s, gpu, dir, dir, stem, sets.s ? " with" : "", sets.s ? sets.s : "");
         rc = KF_EXIT_USAGE;
         goto out;
     }
@@ -238,8 +256,8 @@ int cmd_export(int argc, char **argv)
     int ndet = 0;
     for (int i = 0; i < nshapes; i++)
         ndet += ex[i].deterministic;
-    fprintf(stderr, "kforge export: kforge_%s_%s_%s%s%s: %d %s%s tuned on %s%s\n", fam->name,
-            kf_dtype_names[dtype], kf_op_names[op], outpath ? " -> " : "", outpath ? outpath : "", nshapes,
+    fprintf(stderr, "kforge export: %s%s%s: %d %s%s tuned on %s%s\n", api.s, outpath ? " -> " : "",
+            outpath ? outpath : "", nshapes,
             fam->nsizes > 1 ? "shape" : "size", nshapes == 1 ? "" : "s", info.device,
             ndet == nshapes ? "; every variant is deterministic (the same bits every run)"
                             : "; NOT every variant is deterministic (float results may differ in the last bits run "
@@ -251,6 +269,9 @@ int cmd_export(int argc, char **argv)
         fprintf(stderr, "  %-24s %-60s %s\n", st, label, ex[i].deterministic ? "deterministic" : "not deterministic");
     }
 out:
+    sb_free(&what);
+    sb_free(&sets);
+    sb_free(&api);
     free(text);
     free(command);
     free(ex);

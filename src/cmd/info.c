@@ -32,7 +32,7 @@ int cmd_info(int argc, char **argv)
         fprintf(stderr, "kforge: %s\n", err);
         if (nvrtc)
             fprintf(stderr, "kforge: NVRTC %d.%d is available (kforge gen and check --compile work)\n", maj, min);
-        print_nodev_hint();
+        run_nodev_hint();
         return KF_EXIT_NODEV;
     }
     worker_free(w);

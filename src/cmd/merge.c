@@ -27,6 +27,7 @@
 
 #include "cmd.h"
 #include "family.h"
+#include "pick.h"
 #include "results.h"
 #include "tune.h"
 #include "tunedb.h"
@@ -65,7 +66,6 @@ static const char *const merge_help =
 typedef struct {
     kf_result r;
     char *line;             /* the line as recorded (no newline) */
-    char *key;              /* results_key_of */
     int file;
     long lineno;
     char config[512];       /* the command that measured it */
@@ -76,90 +76,9 @@ typedef struct {
 typedef struct {
     rec *v;
     int n, cap;
-    int *table;             /* open addressing by key: index + 1, 0 empty */
-    int tsize;
+    kf_strset keys;         /* v[i]'s case key is keys.keys[i] */
     int dups, conflicts, unreadable;
 } recset;
-
-/* The value of the top-level string field name of a results line (the first
- * occurrence: report.c writes the run and device fields before any string a
- * config can fill), JSON escapes undone.  false if absent. */
-static bool line_str(const char *line, const char *name, char *buf, size_t len)
-{
-    char pat[64];
-    snprintf(pat, sizeof pat, "\"%s\":\"", name);
-    const char *p = strstr(line, pat);
-    if (!p || len == 0)
-        return false;
-    p += strlen(pat);
-    size_t n = 0;
-    for (; *p && *p != '"'; p++) {
-        char c = *p;
-        if (c == '\\' && p[1]) {
-            p++;
-            switch (*p) {
-            case 'n': c = '\n'; break;
-            case 't': c = '\t'; break;
-            case 'r': c = '\r'; break;
-            case 'b': c = '\b'; break;
-            case 'f': c = '\f'; break;
-            case 'u':
-                /* configs are paths and --set values: ASCII; anything else
-                 * becomes '?' (the string only names and groups) */
-                for (int i = 0; i < 4 && p[1]; i++)
-                    p++;
-                c = '?';
-                break;
-            default: c = *p; break;
-            }
-        }
-        if (n + 1 < len)
-            buf[n++] = c;
-    }
-    buf[n] = '\0';
-    return true;
-}
-
-static long long line_int(const char *line, const char *name)
-{
-    char pat[64];
-    snprintf(pat, sizeof pat, "\"%s\":", name);
-    const char *p = strstr(line, pat);
-    return p ? strtoll(p + strlen(pat), NULL, 10) : 0;
-}
-
-/* The device facts a database entry records: name, cc, SMs, driver, NVRTC. */
-static void line_device(const char *line, const kf_result *r, kf_device *d)
-{
-    memset(d, 0, sizeof *d);
-    snprintf(d->name, sizeof d->name, "%s", r->device_name);
-    snprintf(d->uuid, sizeof d->uuid, "%s", r->device_uuid);
-    d->index = r->device;
-    char buf[32];
-    int a = 0, b = 0;
-    if (line_str(line, "cc", buf, sizeof buf) && sscanf(buf, "%d.%d", &a, &b) == 2) {
-        d->cc_major = a;
-        d->cc_minor = b;
-    }
-    d->sms = (int)line_int(line, "sms");
-    if (line_str(line, "driver", buf, sizeof buf) && sscanf(buf, "%d.%d", &a, &b) == 2)
-        d->driver_version = a * 1000 + b * 10;
-    if (line_str(line, "nvrtc", buf, sizeof buf) && sscanf(buf, "%d.%d", &a, &b) == 2) {
-        d->nvrtc_major = a;
-        d->nvrtc_minor = b;
-    }
-}
-
-static int find_key(const recset *s, const char *key)
-{
-    if (!s->tsize)
-        return -1;
-    uint64_t m = (uint64_t)s->tsize - 1;
-    for (uint64_t h = kf_hash64(key, strlen(key), 7) & m; s->table[h]; h = (h + 1) & m)
-        if (strcmp(s->v[s->table[h] - 1].key, key) == 0)
-            return s->table[h] - 1;
-    return -1;
-}
 
 static int grow(recset *s)
 {
@@ -170,21 +89,6 @@ static int grow(recset *s)
             return -1;
         s->v = nv;
         s->cap = nc;
-    }
-    if ((s->n + 1) * 2 > s->tsize) {
-        int ns = s->tsize ? s->tsize * 2 : 512;
-        int *t = calloc((size_t)ns, sizeof *t);
-        if (!t)
-            return -1;
-        for (int i = 0; i < s->n; i++) {
-            uint64_t h = kf_hash64(s->v[i].key, strlen(s->v[i].key), 7) & (uint64_t)(ns - 1);
-            while (t[h])
-                h = (h + 1) & (uint64_t)(ns - 1);
-            t[h] = i + 1;
-        }
-        free(s->table);
-        s->table = t;
-        s->tsize = ns;
     }
     return 0;
 }
@@ -205,7 +109,7 @@ static int add_line(recset *s, char *line, const kf_result *r, int file, long li
 {
     char key[4096];
     results_key_of(r, key, sizeof key);
-    int i = find_key(s, key);
+    int i = kf_strset_find(&s->keys, key);
     if (i >= 0) {
         rec *o = &s->v[i];
         if (o->r.status == r->status) {
@@ -237,18 +141,18 @@ static int add_line(recset *s, char *line, const kf_result *r, int file, long li
     memset(e, 0, sizeof *e);
     e->r = *r;
     e->line = line;
-    e->key = strdup(key);
-    if (!e->key)
+    if (kf_strset_add(&s->keys, key, NULL) != s->n)
         return -1;
     e->file = file;
     e->lineno = lineno;
-    if (!line_str(line, "config", e->config, sizeof e->config))
-        e->config[0] = '\0';
-    line_device(line, r, &e->dev);
-    uint64_t h = kf_hash64(key, strlen(key), 7) & (uint64_t)(s->tsize - 1);
-    while (s->table[h])
-        h = (h + 1) & (uint64_t)(s->tsize - 1);
-    s->table[h] = ++s->n;
+    kf_run_info run;
+    char err[256];
+    if (results_parse_run(line, &run, err, sizeof err) == 0) {
+        snprintf(e->config, sizeof e->config, "%s", run.config);
+        e->dev = run.dev;
+    }
+    snprintf(e->dev.name, sizeof e->dev.name, "%s", r->device_name);
+    s->n++;
     return 0;
 }
 
@@ -299,12 +203,10 @@ static int read_file(recset *s, const char *const *files, int file)
 
 static void recset_free(recset *s)
 {
-    for (int i = 0; i < s->n; i++) {
+    for (int i = 0; i < s->n; i++)
         free(s->v[i].line);
-        free(s->v[i].key);
-    }
     free(s->v);
-    free(s->table);
+    kf_strset_free(&s->keys);
 }
 
 // ---------------------------------------------------------------------------
@@ -330,19 +232,8 @@ typedef struct {
     int first;              /* a record of it */
     int *cell;              /* record per size, -1 none */
     double obj;             /* +inf unless OK at every size */
+    bool failed;            /* failed or abandoned at a size: never best at another (pick.h) */
 } cand;
-
-static void fmt_ms(char *buf, size_t len, double ms)
-{
-    if (!isfinite(ms))
-        snprintf(buf, len, "-");
-    else if (ms < 1)
-        snprintf(buf, len, "%.4g us", ms * 1e3);
-    else if (ms < 1000)
-        snprintf(buf, len, "%.4g ms", ms);
-    else
-        snprintf(buf, len, "%.4g s", ms / 1e3);
-}
 
 /* Ranks the records idx[0..n) (one rank group) from the results alone,
  * prints the summary and updates the database.  KF_EXIT_*. */
@@ -395,7 +286,9 @@ static int rank_alone(const recset *s, const int *idx, int n, const char *files_
                 continue;
             }
             const kf_result *r = &s->v[cs[c].cell[k]].r;
-            sum += r->status == KF_ST_OK && r->stats.median_ms > 0 ? r->stats.median_ms : INFINITY;
+            bool ok = r->status == KF_ST_OK && r->stats.median_ms > 0;
+            cs[c].failed |= !ok;
+            sum += ok ? r->stats.median_ms : INFINITY;
         }
         cs[c].obj = sum;
         if (!all)
@@ -427,14 +320,14 @@ static int rank_alone(const recset *s, const int *idx, int n, const char *files_
             printf("no candidate succeeded\n");
         } else {
             char ob[32];
-            fmt_ms(ob, sizeof ob, cs[best].obj);
+            kf_fmt_ms(ob, sizeof ob, cs[best].obj, false);
             printf("best: %s%s%s\n", bv->name, bv->name[0] ? " " : "", label);
             printf("  objective %s (%s)\n", ob, nsizes == 1 ? "median time" : "sum of median times over the sizes");
             printf("  %16s  %10s  %8s  %6s  %8s  %8s\n", "size", "median", "GB/s", "% peak", "blocks", "launches");
             for (int k = 0; k < nsizes; k++) {
                 const kf_result *r = &s->v[cs[best].cell[k]].r;
                 char m[32], st[128];
-                fmt_ms(m, sizeof m, r->stats.median_ms);
+                kf_fmt_ms(m, sizeof m, r->stats.median_ms, false);
                 shape_short(f, &sizes[k], st, sizeof st);
                 printf("  %16s  %10s  %8.1f  %6.1f  %8lld  %8d\n", st, m, r->stats.gbps, r->stats.pct_peak,
                        (long long)r->blocks, r->launches);
@@ -478,43 +371,35 @@ static int rank_alone(const recset *s, const int *idx, int n, const char *files_
         rc = KF_EXIT_IO;
         goto out;
     }
-    tunedb_entry *es = calloc((size_t)nsizes, sizeof *es);
-    if (!es) {
+    tunedb_entry *es = calloc((size_t)nsizes * 2 + 1, sizeof *es);
+    pick_cand *pc = calloc((size_t)ncand + 1, sizeof *pc);
+    if (!es || !pc) {
+        free(es);
+        free(pc);
         rc = KF_EXIT_IO;
         goto out;
     }
-    int ne = 0;
-    char date[32];
+    char date[32], how[512];
     kf_iso_time(date, sizeof date);
+    snprintf(how, sizeof how, "kforge merge of %d results files of %.300s: fastest at this size of the %d variants "
+                              "measured there",
+             nfiles, e0->config, ncand);
+    int ne = 0;
     for (int k = 0; k < nsizes; k++) {
-        int pick = -1;
+        int np = 0;
         for (int c = 0; c < ncand; c++) {
             int ri = cs[c].cell[k];
-            if (ri < 0 || s->v[ri].r.status != KF_ST_OK || !(s->v[ri].r.stats.median_ms > 0))
+            if (ri < 0)
                 continue;
-            if (pick < 0 || s->v[ri].r.stats.median_ms < s->v[pick].r.stats.median_ms)
-                pick = ri;
+            const kf_result *r = &s->v[ri].r;
+            pc[np++] = (pick_cand){.v = &r->v, .shape = r->shape, .status = r->status,
+                                   .median_ms = r->stats.median_ms, .gbps = r->stats.gbps,
+                                   .pct_peak = r->stats.pct_peak, .blocks = r->blocks, .launches = r->launches,
+                                   .deterministic = r->deterministic, .failed_elsewhere = cs[c].failed};
         }
-        if (pick < 0)
-            continue;
-        const kf_result *r = &s->v[pick].r;
-        tunedb_entry *e = &es[ne++];
-        e->v = r->v;
-        e->v.name[0] = '\0';
-        e->shape = r->shape;
-        e->deterministic = r->deterministic;
-        e->median_ms = r->stats.median_ms;
-        e->gbps = r->stats.gbps;
-        e->pct_peak = r->stats.pct_peak;
-        e->blocks = r->blocks;
-        e->launches = r->launches;
-        e->dev = s->v[pick].dev;
-        snprintf(e->kforge, sizeof e->kforge, "%s", KF_VERSION);
-        snprintf(e->date, sizeof e->date, "%s", date);
-        snprintf(e->how, sizeof e->how, "kforge merge of %d results files of %.300s: fastest at this size of the %d "
-                                        "variants measured there",
-                 nfiles, e0->config, ncand);
+        ne += pick_size_entries(pc, np, &s->v[cs[best].first].dev, date, how, &es[ne]);
     }
+    free(pc);
     int w = ne ? tunedb_update(dir, es, ne, err, sizeof err) : 0;
     if (w < 0) {
         fprintf(stderr, "kforge merge: tuning database not updated: %s\n", err);

@@ -229,7 +229,7 @@ int cmd_run(int argc, char **argv)
     if (!s) {
         fprintf(stderr, "kforge: %s\n", err);
         if (nodev)
-            print_nodev_hint();
+            run_nodev_hint();
         rc = nodev ? KF_EXIT_NODEV : KF_EXIT_USAGE;
         goto out;
     }

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "key.h"
+
 extern const char *const kf_tpl_names[];
 extern const char *const kf_tpl_texts[];
 
@@ -112,8 +114,8 @@ void codegen_comment(strbuf *b, const kf_variant *v)
 void codegen_defines(strbuf *b, const kf_variant *v)
 {
     const kf_family *f = family_of(v);
-    if (f->p_dtype >= 0) {
-        kf_dtype t = variant_dtype(v);
+    if (key_dtype(v) >= 0) { /* the element type's facts, for a family with a dtype axis (key.h) */
+        kf_dtype t = (kf_dtype)key_dtype(v);
         sb_printf(b, "#define KF_T %s\n", kf_dtype_ctype(t));
         sb_printf(b, "#define KF_ELEM_BYTES %zu\n", kf_dtype_size(t));
         sb_printf(b, "#define KF_IS_FLOAT %d\n", kf_dtype_is_float(t));

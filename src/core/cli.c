@@ -3,7 +3,6 @@
  */
 #include "cli.h"
 
-#include "run.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -113,33 +112,4 @@ int cli_unknown(cli *c)
         return cli_fail(c, "unknown option '%s' (did you mean '%s'?); see 'kforge %s --help'", opt, near,
                         c->argv[0]);
     return cli_fail(c, "unknown option '%s'; see 'kforge %s --help'", opt, c->argv[0]);
-}
-
-int cli_run_option(cli *c, run_opts *ro, double *timeout)
-{
-    const char *val;
-    if (cli_value(c, "--timeout", &val)) {
-        /* as bench.timeout_s; nan and inf would switch the watchdog off */
-        if (!kf_parse_double(val, timeout) || !isfinite(*timeout) || *timeout < 0 || *timeout > 86400)
-            return cli_fail(c, "--timeout: expected seconds 0..86400 (0: no watchdog), got '%s'", val);
-    } else if (cli_value(c, "--device", &val)) {
-        long long d;
-        if (!kf_parse_ll(val, &d) || d < 0 || d > 64)
-            return cli_fail(c, "--device: expected a GPU index 0..64, got '%s'", val);
-        ro->device = (int)d;
-    } else if (cli_value(c, "--jobs", &val) || cli_value(c, "-j", &val) || cli_attached(c, "-j", &val)) {
-        long long j;
-        if (!kf_parse_ll(val, &j) || j < 1 || j > 256)
-            return cli_fail(c, "--jobs: expected 1..256, got '%s'", val);
-        ro->jobs = (int)j;
-    } else if (cli_value(c, "--cache-dir", &val)) {
-        ro->cache_dir = val;
-    } else if (cli_flag(c, "--no-cache")) {
-        ro->no_cache = true;
-    } else if (cli_flag(c, "--lineinfo")) {
-        ro->lineinfo = true;
-    } else {
-        return 0;
-    }
-    return 1;
 }

@@ -41,11 +41,5 @@ bool cli_positional(cli *c, const char **val);
 int cli_fail(cli *c, const char *fmt, ...) KF_PRINTF(2, 3);
 int cli_unknown(cli *c);
 
-struct run_opts_s;
-/* The options every measuring command shares (run, tune): --timeout SEC,
- * --device N, --jobs/-j N (also -jN), --cache-dir DIR, --no-cache, --lineinfo.
- * Returns 1 if the current argument was one of them (stored in *ro and
- * *timeout), 0 if not, -1 after printing an error. */
-int cli_run_option(cli *c, struct run_opts_s *ro, double *timeout);
 
 #endif

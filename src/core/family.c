@@ -4,6 +4,8 @@
  */
 #include "family.h"
 
+#include "key.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -50,8 +52,8 @@ void variant_defaults(kf_variant *v, int family)
         v->p[i] = f->params[i].def;
 }
 
-kf_dtype variant_dtype(const kf_variant *v) { return (kf_dtype)v->p[family_of(v)->p_dtype]; }
-kf_op variant_op(const kf_variant *v) { return (kf_op)v->p[family_of(v)->p_op]; }
+kf_dtype variant_dtype(const kf_variant *v) { return (kf_dtype)v->p[key_dtype_axis(family_of(v))]; }
+kf_op variant_op(const kf_variant *v) { return (kf_op)v->p[key_op_axis(family_of(v))]; }
 
 bool variant_eq(const kf_variant *a, const kf_variant *b)
 {

@@ -119,9 +119,6 @@ typedef struct kf_family {
     int nparams;
     const kf_param *sizes;      /* the size dimensions ("n"; "rows", "cols", "row_stride") */
     int nsizes;
-    /* Optional roles of axes: the element type and the operator (-1: the
-     * family has none).  Only a family's own code and its export read them. */
-    int p_dtype, p_op;
     int p_block;                /* the threads-per-block axis of a 1-D kernel (-1: block_shape says) */
     const char *const *entries; /* the kernels' extern "C" names: kf_launch_kernel's `kernel` indexes them */
     int nentries;
@@ -232,6 +229,9 @@ static inline const kf_family *family_of(const kf_variant *v) { return kf_famili
 
 /* Every parameter at its default. */
 void variant_defaults(kf_variant *v, int family);
+/* The element type and the operator of a variant whose family has those
+ * roles (key.h: an enum axis of kf_dtype_names, of kf_op_names), as
+ * reduction-like families do; other code asks key.h. */
 kf_dtype variant_dtype(const kf_variant *v);
 kf_op variant_op(const kf_variant *v);
 /* Same family, name and parameters. */

@@ -62,18 +62,11 @@ static void fix_hint(const kf_config *cfg, const kf_variant *raw, const kf_devic
 // hash sets of variants and cases
 
 typedef struct {
-    size_t *slot;       /* entry index + 1; 0 empty */
-    size_t size, count;
-    uint64_t *eh;       /* the hash of each entry, by entry index: growing */
-    size_t ehcap;       /* the table rehashes without hashing again */
-} hset;
-
-typedef struct {
     kf_space *s;
     int vcap, ccap, kcap;
     size_t *skip_off;       /* the skip lines' offsets in s->skip_text */
     size_t tlen, tcap;
-    hset vset, cset;
+    kf_index vset, cset;    /* the variants and cases so far (kf_index) */
 } builder;
 
 static uint64_t case_hash(const kf_case *c)
@@ -81,64 +74,17 @@ static uint64_t case_hash(const kf_case *c)
     return kf_hash64(c->shape.d, sizeof c->shape.d, (uint64_t)c->variant * 0x9e3779b97f4a7c15ULL + 1);
 }
 
-static bool entry_eq(const builder *b, const hset *h, size_t i, const void *key)
+static bool variant_is(const void *ctx, size_t i, const void *key)
 {
-    if (h == &b->vset)
-        return variant_eq(&b->s->variants[i], key);
+    const builder *b = ctx;
+    return variant_eq(&b->s->variants[i], key);
+}
+
+static bool case_is(const void *ctx, size_t i, const void *key)
+{
+    const builder *b = ctx;
     const kf_case *c = &b->s->cases[i], *k = key;
     return c->variant == k->variant && shape_eq(&c->shape, &k->shape);
-}
-
-/* Index of key in the set, or -1. */
-static long hset_find(const builder *b, const hset *h, const void *key, uint64_t hash)
-{
-    if (!h->size)
-        return -1;
-    for (size_t i = hash & (h->size - 1);; i = (i + 1) & (h->size - 1)) {
-        if (!h->slot[i])
-            return -1;
-        size_t e = h->slot[i] - 1;
-        if (h->eh[e] == hash && entry_eq(b, h, e, key))
-            return (long)e;
-    }
-}
-
-/* Adds entry idx (already stored in the space). */
-static int hset_add(hset *h, size_t idx, uint64_t hash)
-{
-    if (idx >= h->ehcap) {
-        size_t nc = h->ehcap ? h->ehcap * 2 : 64;
-        while (nc <= idx)
-            nc *= 2;
-        uint64_t *e = realloc(h->eh, sizeof *e * nc);
-        if (!e)
-            return -1;
-        h->eh = e;
-        h->ehcap = nc;
-    }
-    h->eh[idx] = hash;
-    if ((h->count + 1) * 2 > h->size) {
-        size_t ns = h->size ? h->size * 2 : 64;
-        size_t *t = calloc(ns, sizeof *t);
-        if (!t)
-            return -1;
-        for (size_t i = 0; i < h->size; i++)
-            if (h->slot[i]) {
-                size_t j = h->eh[h->slot[i] - 1] & (ns - 1);
-                while (t[j])
-                    j = (j + 1) & (ns - 1);
-                t[j] = h->slot[i];
-            }
-        free(h->slot);
-        h->slot = t;
-        h->size = ns;
-    }
-    size_t j = hash & (h->size - 1);
-    while (h->slot[j])
-        j = (j + 1) & (h->size - 1);
-    h->slot[j] = idx + 1;
-    h->count++;
-    return 0;
 }
 
 /* The skip lines go to one block of text (a space of millions of
@@ -188,7 +134,7 @@ static int skip_pointers(builder *b)
 static int add_variant(builder *b, const kf_variant *v)
 {
     uint64_t h = variant_hash(v);
-    long i = hset_find(b, &b->vset, v, h);
+    long i = kf_index_find(&b->vset, h, variant_is, b, v);
     if (i >= 0)
         return (int)i;
     kf_space *s = b->s;
@@ -201,7 +147,7 @@ static int add_variant(builder *b, const kf_variant *v)
         b->vcap = nc;
     }
     s->variants[s->nvariants] = *v;
-    if (hset_add(&b->vset, (size_t)s->nvariants, h) != 0)
+    if (kf_index_add(&b->vset, h, (size_t)s->nvariants) != 0)
         return -1;
     return s->nvariants++;
 }
@@ -210,7 +156,7 @@ static int add_case(builder *b, int variant, const kf_shape *shape)
 {
     kf_case c = {.variant = variant, .shape = *shape};
     uint64_t h = case_hash(&c);
-    if (hset_find(b, &b->cset, &c, h) >= 0)
+    if (kf_index_find(&b->cset, h, case_is, b, &c) >= 0)
         return 0;
     kf_space *s = b->s;
     if (s->ncases == b->ccap) {
@@ -222,7 +168,7 @@ static int add_case(builder *b, int variant, const kf_shape *shape)
         b->ccap = nc;
     }
     s->cases[s->ncases] = c;
-    if (hset_add(&b->cset, (size_t)s->ncases, h) != 0)
+    if (kf_index_add(&b->cset, h, (size_t)s->ncases) != 0)
         return -1;
     s->ncases++;
     return 0;
@@ -257,6 +203,12 @@ static int cmp_case_shape(const void *pa, const void *pb)
     return space_cmp_shape(&sort_space->variants[0], &a->shape, &b->shape);
 }
 
+static bool case_shape_is(const void *ctx, size_t i, const void *key)
+{
+    const kf_space *s = ctx;
+    return shape_eq(&s->cases[i].shape, key);
+}
+
 /* Sorts the cases by shape (space_cmp_shape), then variant: the order of
  * cmp_case, in linear time (a million cases are sorted in milliseconds, not
  * the second qsort takes).  Cases already in order (one shape) are left as
@@ -277,28 +229,25 @@ static int sort_cases(kf_space *s)
         return 0;
     }
     int rc = -1;
-    size_t tsize = 64;
-    while (tsize < n * 2)
-        tsize *= 2;
-    size_t *slot = calloc(tsize, sizeof *slot);   /* case index + 1 of a shape's first case */
+    kf_index first = {0};   /* each shape's first case */
     int *rank = malloc(sizeof *rank * n);
     kf_case *tmp = malloc(sizeof *tmp * n), *shapes = NULL;
     size_t cnt_len = (size_t)s->nvariants > n ? (size_t)s->nvariants : n;
     size_t *cnt = malloc(sizeof *cnt * (cnt_len + 1));
     size_t nshapes = 0;
-    if (!slot || !rank || !tmp || !cnt)
+    if (!rank || !tmp || !cnt)
         goto out;
     /* distinct shapes: rank[i] is the shape's number, in order of appearance */
     for (size_t i = 0; i < n; i++) {
         const kf_shape *sh = &s->cases[i].shape;
-        size_t h = kf_hash64(sh->d, sizeof sh->d, 0x5a) & (tsize - 1);
-        while (slot[h] && !shape_eq(&s->cases[slot[h] - 1].shape, sh))
-            h = (h + 1) & (tsize - 1);
-        if (!slot[h]) {
-            slot[h] = i + 1;
-            rank[i] = (int)nshapes++;
+        uint64_t h = kf_hash64(sh->d, sizeof sh->d, 0x5a);
+        long f = kf_index_find(&first, h, case_shape_is, s, sh);
+        if (f >= 0) {
+            rank[i] = rank[f];
         } else {
-            rank[i] = rank[slot[h] - 1];
+            if (kf_index_add(&first, h, i) != 0)
+                goto out;
+            rank[i] = (int)nshapes++;
         }
     }
     /* the distinct shapes in order; rank becomes the position in it */
@@ -345,7 +294,7 @@ static int sort_cases(kf_space *s)
     rc = 0;
 out:
     sort_space = NULL;
-    free(slot);
+    kf_index_free(&first);
     free(rank);
     free(tmp);
     free(shapes);
@@ -546,10 +495,8 @@ int space_expand(const kf_config *cfg, const kf_device *dev, kf_space *out, char
     int rc = 0;
     for (int i = 0; i < cfg->nspecs && rc == 0; i++)
         rc = expand_spec(&b, cfg, &cfg->specs[i], dev, err, errlen);
-    free(b.vset.slot);
-    free(b.cset.slot);
-    free(b.vset.eh);
-    free(b.cset.eh);
+    kf_index_free(&b.vset);
+    kf_index_free(&b.cset);
     if (rc == 0 && skip_pointers(&b) != 0) {
         kf_err(err, errlen, "%s: out of memory while expanding the config", cfg->path);
         rc = -1;

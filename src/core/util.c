@@ -13,6 +13,7 @@ volatile sig_atomic_t kf_interrupted = 0;
 #include <sched.h>
 #include <stdint.h>
 #include <stdarg.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdio_ext.h>
 #include <stdlib.h>
@@ -522,28 +523,110 @@ bool kf_parse_double(const char *s, double *out)
 }
 
 // ---------------------------------------------------------------------------
+// times
+
+void kf_sig4(char *buf, size_t len, double v)
+{
+    int mag = (int)floor(log10(v));
+    int dec = 3 - mag;
+    if (dec < 0)
+        dec = 0;
+    snprintf(buf, len, "%.*f", dec, v);
+    if (dec > 0 && strtod(buf, NULL) >= pow(10, mag + 1))
+        snprintf(buf, len, "%.*f", dec - 1, v);     /* 9.9996 rounded to 10.000 */
+}
+
+void kf_fmt_ms(char *buf, size_t len, double ms, bool fixed)
+{
+    if (fixed) {
+        if (!(ms > 0) || !isfinite(ms)) {
+            snprintf(buf, len, "-");
+            return;
+        }
+        char num[40];
+        bool us = ms < 1;
+        kf_sig4(num, sizeof num, us ? ms * 1000 : ms);
+        snprintf(buf, len, "%s %s", num, us ? "us" : "ms");
+    } else if (!isfinite(ms)) {
+        snprintf(buf, len, "-");
+    } else if (ms < 1) {
+        snprintf(buf, len, "%.4g us", ms * 1e3);
+    } else if (ms < 1000) {
+        snprintf(buf, len, "%.4g ms", ms);
+    } else {
+        snprintf(buf, len, "%.4g s", ms / 1e3);
+    }
+}
+
+// ---------------------------------------------------------------------------
+// the hash table
+
+struct kf_index_slot {
+    uint64_t hash;
+    size_t item;            /* item + 1; 0 empty */
+};
+
+long kf_index_find(const kf_index *x, uint64_t hash, kf_index_eq eq, const void *ctx, const void *key)
+{
+    if (!x->size)
+        return -1;
+    for (size_t i = hash & (x->size - 1);; i = (i + 1) & (x->size - 1)) {
+        const struct kf_index_slot *e = &x->slot[i];
+        if (!e->item)
+            return -1;
+        if (e->hash == hash && eq(ctx, e->item - 1, key))
+            return (long)(e->item - 1);
+    }
+}
+
+static void index_place(struct kf_index_slot *t, size_t size, uint64_t hash, size_t item1)
+{
+    size_t i = hash & (size - 1);
+    while (t[i].item)
+        i = (i + 1) & (size - 1);
+    t[i].hash = hash;
+    t[i].item = item1;
+}
+
+int kf_index_add(kf_index *x, uint64_t hash, size_t item)
+{
+    if ((x->count + 1) * 2 > x->size) {    /* at most half full */
+        size_t ns = x->size ? x->size * 2 : 64;
+        struct kf_index_slot *t = calloc(ns, sizeof *t);
+        if (!t)
+            return -1;
+        for (size_t i = 0; i < x->size; i++)
+            if (x->slot[i].item)
+                index_place(t, ns, x->slot[i].hash, x->slot[i].item);
+        free(x->slot);
+        x->slot = t;
+        x->size = ns;
+    }
+    index_place(x->slot, x->size, hash, item + 1);
+    x->count++;
+    return 0;
+}
+
+void kf_index_free(kf_index *x)
+{
+    free(x->slot);
+    memset(x, 0, sizeof *x);
+}
+
+// ---------------------------------------------------------------------------
 // string sets
 
 static uint64_t strset_hash(const char *key) { return kf_hash64(key, strlen(key), 5); }
 
-int kf_strset_find(const kf_strset *s, const char *key)
+static bool strset_eq(const void *ctx, size_t item, const void *key)
 {
-    if (!s->tsize)
-        return -1;
-    uint64_t mask = (uint64_t)(s->tsize - 1);
-    for (uint64_t h = strset_hash(key) & mask; s->table[h]; h = (h + 1) & mask)
-        if (strcmp(s->keys[s->table[h] - 1], key) == 0)
-            return s->table[h] - 1;
-    return -1;
+    const kf_strset *s = ctx;
+    return strcmp(s->keys[item], key) == 0;
 }
 
-/* Places index i in table t of size ts. */
-static void strset_place(int *t, int ts, const char *key, int i)
+int kf_strset_find(const kf_strset *s, const char *key)
 {
-    uint64_t mask = (uint64_t)(ts - 1), h = strset_hash(key) & mask;
-    while (t[h])
-        h = (h + 1) & mask;
-    t[h] = i + 1;
+    return (int)kf_index_find(&s->index, strset_hash(key), strset_eq, s, key);
 }
 
 int kf_strset_add(kf_strset *s, const char *key, bool *added)
@@ -561,20 +644,12 @@ int kf_strset_add(kf_strset *s, const char *key, bool *added)
         s->keys = nk;
         s->cap = nc;
     }
-    if ((s->n + 1) * 2 > s->tsize) {    /* at most half full */
-        int ts = s->tsize ? s->tsize * 2 : 128;
-        int *t = calloc((size_t)ts, sizeof *t);
-        if (!t)
-            return -1;
-        for (int k = 0; k < s->n; k++)
-            strset_place(t, ts, s->keys[k], k);
-        free(s->table);
-        s->table = t;
-        s->tsize = ts;
-    }
     if (!(s->keys[s->n] = strdup(key)))
         return -1;
-    strset_place(s->table, s->tsize, key, s->n);
+    if (kf_index_add(&s->index, strset_hash(key), (size_t)s->n) != 0) {
+        free(s->keys[s->n]);
+        return -1;
+    }
     return s->n++;
 }
 
@@ -583,6 +658,6 @@ void kf_strset_free(kf_strset *s)
     for (int i = 0; i < s->n; i++)
         free(s->keys[i]);
     free(s->keys);
-    free(s->table);
+    kf_index_free(&s->index);
     memset(s, 0, sizeof *s);
 }

@@ -38,13 +38,35 @@ void sb_json_string(strbuf *b, const char *s);
 char *sb_take(strbuf *b);
 void sb_free(strbuf *b);
 
+/* The one hash table: an index over items the caller stores (0, 1, ...),
+ * by their 64-bit hashes (kf_hash64), open addressing at most half full;
+ * eq says whether item i is the key looked for.  Zero-initialise ({0}). */
+typedef struct {
+    struct kf_index_slot *slot;
+    size_t size, count;
+} kf_index;
+typedef bool (*kf_index_eq)(const void *ctx, size_t item, const void *key);
+
+/* The item equal to key (hash: its hash), or -1. */
+long kf_index_find(const kf_index *x, uint64_t hash, kf_index_eq eq, const void *ctx, const void *key);
+/* Adds item with hash (the caller checked it is not there).  0, or -1 out of memory. */
+int kf_index_add(kf_index *x, uint64_t hash, size_t item);
+void kf_index_free(kf_index *x);
+
+/* The one time formatter: a time in ms with its unit.  Free style (tune,
+ * merge, compare): 4 significant digits ("29.41 us", "1.5 ms", "2.3 s"),
+ * "-" if not finite.  fixed (tables): 4 significant digits kept to the last
+ * zero ("9.600 us", "1234 ms"), us below 1 ms, "-" if not positive. */
+void kf_fmt_ms(char *buf, size_t len, double ms, bool fixed);
+/* v with 4 significant digits and no exponent: 1.234, 12.34, 123.4, 1234. */
+void kf_sig4(char *buf, size_t len, double v);
+
 /* A set of strings, each with a stable index (0, 1, ... in the order of
- * first insertion): hashed, O(1) per operation.  Zero-initialise ({0}). */
+ * first insertion), on kf_index.  Zero-initialise ({0}). */
 typedef struct {
     char **keys;            /* keys[i]: the string of index i */
     int n, cap;
-    int *table;             /* open addressing: index + 1, 0 empty */
-    int tsize;
+    kf_index index;
 } kf_strset;
 
 /* The index of key, or -1. */

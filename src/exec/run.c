@@ -972,3 +972,14 @@ out:
     compiler_free(&comp);
     return rc;
 }
+
+void run_nodev_hint(void)
+{
+    const char *fake = getenv("KFORGE_FAKE_GPU");
+    if (fake && *fake)
+        return;
+    fprintf(stderr, "kforge: without a GPU, KFORGE_FAKE_GPU=1 runs every command on a synthetic device (real "
+                    "compilation and verification, modelled times), and these need no GPU at all: gen, check, "
+                    "check --compile, axes, compare, merge, best and export (--gpu NAME when the tuning database holds "
+                    "several GPUs), tune --simulate\n");
+}

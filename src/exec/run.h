@@ -92,4 +92,23 @@ void run_session_free(run_session *s);
 int run_compile_only(const kf_variant *variants, int nvariants, const run_opts *o, run_result_fn fn, void *ctx,
                      char *err, size_t errlen);
 
+/* A slice of a list for one job of several (--shard K/N, or a Slurm job
+ * array): the items whose index i has i % n == k - 1, so slices are
+ * deterministic and differ in size by at most one. */
+typedef struct {
+    int k, n;               /* the k-th (1-based) of n; n == 0: not sharded */
+    bool from_env;          /* from SLURM_ARRAY_TASK_* rather than --shard */
+    char how[192];          /* where it came from, for messages */
+} kf_shard;
+
+static inline bool shard_has(const kf_shard *sh, long long i)
+{
+    return sh->n <= 1 || i % sh->n == sh->k - 1;
+}
+
+/* After "no NVIDIA driver" or "no GPU" (exit 3), unless KFORGE_FAKE_GPU is
+ * set: KFORGE_FAKE_GPU=1 runs every command on a synthetic device, and the
+ * commands that need no GPU at all. */
+void run_nodev_hint(void);
+
 #endif

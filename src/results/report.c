@@ -588,30 +588,6 @@ void report_add(report *r, const kf_result *res)
         stream_row(r, r->nrows - 1);
 }
 
-/* value with 4 significant digits, no exponent: 1.234, 12.34, 123.4, 1234 */
-static void sig4(char *buf, size_t len, double v)
-{
-    int mag = (int)floor(log10(v));
-    int dec = 3 - mag;
-    if (dec < 0)
-        dec = 0;
-    snprintf(buf, len, "%.*f", dec, v);
-    if (dec > 0 && strtod(buf, NULL) >= pow(10, mag + 1))
-        snprintf(buf, len, "%.*f", dec - 1, v);     /* 9.9996 rounded to 10.000 */
-}
-
-static void fmt_time(char *buf, size_t len, double ms)
-{
-    if (!(ms > 0) || !isfinite(ms)) {
-        snprintf(buf, len, "-");
-        return;
-    }
-    char num[40];
-    bool us = ms < 1;
-    sig4(num, sizeof num, us ? ms * 1000 : ms);
-    snprintf(buf, len, "%s %s", num, us ? "us" : "ms");
-}
-
 /* Energy with 4 significant digits and a unit: "4.802 mJ". */
 static void fmt_energy(char *buf, size_t len, double j)
 {
@@ -621,7 +597,7 @@ static void fmt_energy(char *buf, size_t len, double j)
     }
     char num[40];
     const char *unit = j < 1e-3 ? "uJ" : j < 1 ? "mJ" : "J";
-    sig4(num, sizeof num, j < 1e-3 ? j * 1e6 : j < 1 ? j * 1e3 : j);
+    kf_sig4(num, sizeof num, j < 1e-3 ? j * 1e6 : j < 1 ? j * 1e3 : j);
     snprintf(buf, len, "%s %s", num, unit);
 }
 
@@ -1059,8 +1035,8 @@ static void cell_text(const report *r, const column *c, int i, char *buf, bool *
         break;
     }
     case K_STATUS: snprintf(buf, CELL, "%s", nm(kf_status_names, KF_ST_COUNT, res->status)); break;
-    case K_TIME: fmt_time(buf, CELL, s->median_ms); break;
-    case K_MIN: fmt_time(buf, CELL, s->min_ms); break;
+    case K_TIME: kf_fmt_ms(buf, CELL, s->median_ms, true); break;
+    case K_MIN: kf_fmt_ms(buf, CELL, s->min_ms, true); break;
     case K_NOISE:
         if (s->reps > 1 && isfinite(s->noise))
             snprintf(buf, CELL, "%.1f%%", s->noise * 100);

@@ -14,19 +14,11 @@
 #include <stdio.h>
 
 #include "kforge.h"
+#include "results.h"  /* kf_run_info */
 
 /* md: a Markdown table (what the README's tables are made of). */
 typedef enum { KF_FMT_TABLE, KF_FMT_CSV, KF_FMT_JSONL, KF_FMT_JSON, KF_FMT_MD, KF_FMT_COUNT } kf_format;
 extern const char *const kf_format_names[KF_FMT_COUNT];
-
-typedef struct {
-    char run_id[64];        /* unique per invocation */
-    char time[32];          /* ISO 8601 UTC start time */
-    char host[64];
-    char config[512];       /* config path(s) */
-    kf_device dev;
-    bool have_dev;
-} kf_run_info;
 
 typedef struct {
     bool speedup;           /* table: step and cumulative speedup columns (vs the previous row with the same n) */

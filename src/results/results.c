@@ -512,6 +512,45 @@ int results_parse_line(const char *line, kf_result *res, char *err, size_t errle
     return failed ? -1 : 0;
 }
 
+/* "9.0" -> 9, 0; false unless two numbers. */
+static bool get_version(const cJSON *o, const char *key, int *major, int *minor)
+{
+    const cJSON *j = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsString(j) && sscanf(j->valuestring, "%d.%d", major, minor) == 2;
+}
+
+int results_parse_run(const char *line, kf_run_info *info, char *err, size_t errlen)
+{
+    memset(info, 0, sizeof *info);
+    cJSON *o = cJSON_ParseWithLengthOpts(line, strlen(line) + 1, NULL, 1);
+    if (!cJSON_IsObject(o)) {
+        kf_err(err, errlen, "results line is not a JSON object");
+        cJSON_Delete(o);
+        return -1;
+    }
+    bool failed = false;
+    get_str(o, "run", info->run_id, sizeof info->run_id, err, errlen, &failed);
+    get_str(o, "time", info->time, sizeof info->time, err, errlen, &failed);
+    get_str(o, "host", info->host, sizeof info->host, err, errlen, &failed);
+    get_str(o, "config", info->config, sizeof info->config, err, errlen, &failed);
+    kf_device *d = &info->dev;
+    d->index = -1;
+    info->have_dev = cJSON_IsString(cJSON_GetObjectItemCaseSensitive(o, "device"));
+    get_str(o, "device", d->name, sizeof d->name, err, errlen, &failed);
+    get_str(o, "uuid", d->uuid, sizeof d->uuid, err, errlen, &failed);
+    get_int(o, "device_index", false, &d->index, err, errlen, &failed);
+    get_version(o, "cc", &d->cc_major, &d->cc_minor);
+    get_int(o, "sms", false, &d->sms, err, errlen, &failed);
+    get_i64(o, "l2_bytes", false, 0, INT64_MAX, &d->l2_bytes, err, errlen, &failed);
+    get_dbl(o, "peak_gbps", &d->peak_gbps, err, errlen, &failed);
+    int a = 0, b = 0;
+    if (get_version(o, "driver", &a, &b))
+        d->driver_version = a * 1000 + b * 10;
+    get_version(o, "nvrtc", &d->nvrtc_major, &d->nvrtc_minor);
+    cJSON_Delete(o);
+    return failed ? -1 : 0;
+}
+
 // ----------------------------------------------------------------------------
 // Case identity
 

@@ -16,6 +16,16 @@
 
 #include "kforge.h"
 
+/* The run a results line belongs to: who measured it, where, on what. */
+typedef struct {
+    char run_id[64];        /* unique per invocation */
+    char time[32];          /* ISO 8601 UTC start time */
+    char host[64];
+    char config[512];       /* config path(s) */
+    kf_device dev;
+    bool have_dev;
+} kf_run_info;
+
 typedef struct results_file results_file;
 
 /* Opens (creating) path for appending. */
@@ -54,6 +64,11 @@ int results_read_lines(const char *path, long offset, results_line_fn fn, void *
 /* Parses one line (NUL-terminated) into r: 0, or -1 with a message.  A line
  * without "kernel" is a reduce line (files of kforge 0.1). */
 int results_parse_line(const char *line, kf_result *r, char *err, size_t errlen);
+
+/* The run and device facts of one line (NUL-terminated) into info, as
+ * report_json wrote them (have_dev: the line names a device): 0, or -1
+ * with a message. */
+int results_parse_run(const char *line, kf_run_info *info, char *err, size_t errlen);
 
 /* The case identity: family, name, every parameter, the shape, the GPU
  * model, and the bench settings that change the value or the timing (all

@@ -1,7 +1,7 @@
 /*
  * tunedb.c -- the tuning database (see tunedb.h).
  *
- * The files are small (one entry per dtype, op and size tuned), so every
+ * The files are small (one entry per key and size tuned), so every
  * operation reads and parses the whole file.  Writers serialise on a lock
  * file beside the data file rather than on the data file itself: the data
  * file is replaced by rename(), and a lock held on a file that has just been
@@ -24,7 +24,9 @@
 
 #include "config.h"
 #include "family.h"
+#include "key.h"
 #include "param.h"
+#include "pick.h"
 #include "util.h"
 
 #define DB_FORMAT 1
@@ -227,7 +229,7 @@ static bool entry_matches(const cJSON *o, const kf_variant *v, const kf_shape *s
     return !shape || shape_eq(&s, shape);
 }
 
-/* Whether stored entry o is for the family, key parameters (dtype, op) and
+/* Whether stored entry o is for the family, key axes (key.h) and
  * (when shape is not NULL) the shape of v, and (det >= 0) of that
  * determinism class. */
 static bool entry_matches_class(const cJSON *o, const kf_variant *v, const kf_shape *shape, int det)
@@ -427,7 +429,7 @@ int tunedb_update(const char *dir, const tunedb_entry *entries, int count, char 
             }
         if (old) {
             const cJSON *m = cJSON_GetObjectItemCaseSensitive(old, "median_ms");
-            if (cJSON_IsNumber(m) && m->valuedouble > 0 && m->valuedouble <= e->median_ms) {
+            if (cJSON_IsNumber(m) && m->valuedouble > 0 && !pick_faster(e->median_ms, m->valuedouble)) {
                 /* the database already has one at least as fast.  The same
                  * measurement again (a resumed search takes it from its
                  * results file): its provenance now counts the whole search */
@@ -586,39 +588,40 @@ int tunedb_lookup(const char *dir, const char *gpu, const kf_variant *key, const
         return lr;
     const kf_family *f = family_of(key);
     const cJSON *list = cJSON_GetObjectItemCaseSensitive(root, "entries");
-    const cJSON *pick = NULL;
-    int pick_index = -1, index = 0;
+    bool picked = false;
+    int index = 0;
     double pick_size = 0, pick_dist = INFINITY, pick_ms = INFINITY;
     for (const cJSON *it = list->child; it; it = it->next, index++) {
         kf_shape s;
+        tunedb_entry e;
+        pctx c = {path, index, err, errlen};
         if (!entry_matches(it, key, NULL) || !entry_shape(it, f, &s))
             continue;
-        if (deterministic && !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(it, "deterministic")))
+        if (parse_entry(&c, it, &e) != 0) {
+            cJSON_Delete(root);
+            return -1;
+        }
+        pick_cand pc = pick_cand_of_entry(&e);
+        if (!pick_eligible(&pc, deterministic))
             continue;
         /* nearest on a log scale (family.h: shape_nearer, as the exported
          * headers dispatch) */
         double dist, size;
         if (!shape_log_distance(f, &s, shape, &dist, &size))
             continue;
-        const cJSON *m = cJSON_GetObjectItemCaseSensitive(it, "median_ms");
-        double ms = cJSON_IsNumber(m) ? m->valuedouble : INFINITY;
+        double ms = e.median_ms;
         if (shape_nearer(dist, size, ms, pick_dist, pick_size, pick_ms)) {
             pick_ms = ms;
-            pick = it;
-            pick_index = index;
+            *out = e;
+            picked = true;
             pick_size = size;
             pick_dist = dist;
         }
     }
-    int rc = 1;
-    if (pick) {
-        pctx c = {path, pick_index, err, errlen};
-        rc = parse_entry(&c, pick, out) == 0 ? 0 : -1;
-        if (rc == 0)
-            *exact = shape_eq(&out->shape, shape);
-    }
+    if (picked)
+        *exact = shape_eq(&out->shape, shape);
     cJSON_Delete(root);
-    return rc;
+    return picked ? 0 : 1;
 }
 
 // ---------------------------------------------------------------------------
@@ -635,15 +638,17 @@ static void provenance(strbuf *b, const tunedb_entry *e)
     char drv[32], st[128];
     fmt_driver(&e->dev, drv, sizeof drv);
     shape_text(family_of(&e->v), &e->shape, st, sizeof st);
-    sb_printf(b, "Best known %s variant for %s %s at %s on %s (cc %d.%d, driver %s, NVRTC %d.%d): %.4g ms, "
+    strbuf key = {0};
+    key_text(&key, &e->v, " ");
+    sb_printf(b, "Best known %s variant%s%s at %s on %s (cc %d.%d, driver %s, NVRTC %d.%d): %.4g ms, "
                  "%.1f GB/s (%.1f%% of peak), %s. Measured by kforge %s on %s",
-              family_of(&e->v)->name, kf_dtype_names[variant_dtype(&e->v)], kf_op_names[variant_op(&e->v)], st,
-              e->dev.name, e->dev.cc_major, e->dev.cc_minor, drv, e->dev.nvrtc_major, e->dev.nvrtc_minor,
+              family_of(&e->v)->name, key.s ? " for" : "", key.s ? key.s : "", st, e->dev.name, e->dev.cc_major, e->dev.cc_minor, drv, e->dev.nvrtc_major, e->dev.nvrtc_minor,
               e->median_ms, e->gbps, e->pct_peak, e->deterministic ? "deterministic" : "not run-to-run deterministic",
               e->kforge[0] ? e->kforge : "?", e->date[0] ? e->date : "?");
     if (e->how[0])
         sb_printf(b, "; obtained by: %s", e->how);
     sb_append(b, ".");
+    sb_free(&key);
 }
 
 char *tunedb_variant_json(const kf_variant *v)
@@ -788,7 +793,8 @@ char *tunedb_header(const tunedb_entry *e, const kf_shape *requested, bool exact
     sb_comment_text(&b, label);
     sb_printf(&b, "\n */\n#ifndef %s_TUNED_H\n#define %s_TUNED_H\n\n", P, P);
 
-    sb_printf(&b, "#define %s_DTYPE %s\n", P, kf_dtype_ctype(variant_dtype(v)));
+    if (key_dtype(v) >= 0)
+        sb_printf(&b, "#define %s_DTYPE %s\n", P, kf_dtype_ctype((kf_dtype)key_dtype(v)));
     static const char *const kinds[KF_GRID_KIND_COUNT] = {"auto", "blocks", "blocks_per_sm", "waves"};
     for (int i = 0; i < f->nparams; i++) {
         const kf_param *p = &f->params[i];

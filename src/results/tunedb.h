@@ -1,6 +1,8 @@
 /*
  * tunedb.h -- the tuning database: the best variant found so far for each
- * (family, dtype, op, shape) on each GPU model.
+ * (family, key axes, shape) on each GPU model.  The key axes are the
+ * parameters marked key in the family's table (key.h; reduce: dtype, op),
+ * possibly none.
  *
  * A directory with one JSON file per GPU model, named after the device name
  * with everything outside [A-Za-z0-9_-] turned into '_'
@@ -29,7 +31,7 @@
 #include "kforge.h"
 
 typedef struct {
-    kf_variant v;               /* family and every parameter; the key parameters (dtype, op) are part of the key */
+    kf_variant v;               /* family and every parameter; the key axes (key.h) are part of the key */
     kf_shape shape;             /* the size it was tuned for */
     bool deterministic;         /* run-to-run deterministic */
     double median_ms, gbps, pct_peak;
@@ -50,7 +52,8 @@ int tunedb_default_dir(char *buf, size_t len);
 void tunedb_stem(const char *device_name, char *buf, size_t len);
 
 /* Records entries (all for the GPU entries[0].dev.name), each unless the
- * database already holds one at least as fast for its (kernel, dtype, op, n).
+ * database already holds one at least as fast for its (kernel, key axes,
+ * shape) and determinism class (pick.h).
  * Creates the directory.  Returns how many were written, or -1 with a
  * message (a malformed existing file is an error, never overwritten). */
 int tunedb_update(const char *dir, const tunedb_entry *entries, int count, char *err, size_t errlen);
@@ -60,8 +63,7 @@ int tunedb_update(const char *dir, const tunedb_entry *entries, int count, char 
  * not know are left out).  No file: 0 entries.  0, or -1 with a message. */
 int tunedb_entries(const char *dir, const char *gpu, tunedb_entry **out, int *count, char *err, size_t errlen);
 
-/* Removes from gpu's file the entries for key's family and key parameters
- * (dtype, op) at shape (NULL: at every size) of determinism class det (-1:
+/* Removes from gpu's file the entries for key's family and key axes at shape (NULL: at every size) of determinism class det (-1:
  * both, 0: the not deterministic, 1: the deterministic), under the writers'
  * lock.  Returns how many were removed, or -1 with a message. */
 int tunedb_delete(const char *dir, const char *gpu, const kf_variant *key, const kf_shape *shape, int det,
@@ -72,12 +74,12 @@ int tunedb_delete(const char *dir, const char *gpu, const kf_variant *key, const
 int tunedb_list(const char *dir, char ***stems, int *count, char *err, size_t errlen);
 void tunedb_list_free(char **stems, int count);
 
-/* The entry for key's family and key parameters (dtype, op) at shape in the
+/* The entry for key's family and key axes at shape in the
  * file of gpu (a device name or a file stem); deterministic: only entries
  * whose variant is run-to-run deterministic.  If there is none for that
  * shape, the one nearest on a log scale (summed over the dimensions; ties:
- * the larger), *exact = false.  Returns 0 found, 1 nothing for that family,
- * dtype and op (or no file for gpu), -1 error. */
+ * the larger), *exact = false.  Returns 0 found, 1 nothing for that family
+ * and key (or no file for gpu), -1 error. */
 int tunedb_lookup(const char *dir, const char *gpu, const kf_variant *key, const kf_shape *shape,
                   bool deterministic, tunedb_entry *out, bool *exact, char *err, size_t errlen);
 

@@ -93,8 +93,7 @@ struct strategy {
     int *coords, *levels;
     bool *ordered;
     int *nb_start, *nb;             /* neighbour lists (CSR) */
-    int *htab;                      /* coordinate vector -> candidate + 1 (0: empty) */
-    size_t hsize;
+    kf_index index;                 /* coordinate vector -> candidate */
     uint64_t rng[4];
 
     double *cost;                   /* NaN: not evaluated by this search; failures are +inf */
@@ -209,15 +208,15 @@ static uint64_t hash_coords(const int *x, int dims)
     return h;
 }
 
+static bool coords_are(const void *ctx, size_t i, const void *key)
+{
+    const strategy *s = ctx;
+    return memcmp(s->coords + i * (size_t)s->dims, key, sizeof(int) * (size_t)s->dims) == 0;
+}
+
 static int lookup(const strategy *s, const int *x)
 {
-    for (size_t h = hash_coords(x, s->dims) & (s->hsize - 1);; h = (h + 1) & (s->hsize - 1)) {
-        int e = s->htab[h];
-        if (e == 0)
-            return -1;
-        if (memcmp(s->coords + (size_t)(e - 1) * (size_t)s->dims, x, sizeof(int) * (size_t)s->dims) == 0)
-            return e - 1;
-    }
+    return (int)kf_index_find(&s->index, hash_coords(x, s->dims), coords_are, s, x);
 }
 
 typedef struct {
@@ -865,13 +864,9 @@ strategy *strat_new(strat_kind kind, const strat_space *sp, const strat_opts *o,
     s->inprop = calloc(n, 1);
     s->prop = malloc(sizeof(int) * n);
     s->x = malloc(sizeof(int) * (dims ? dims : 1));
-    s->hsize = 16;
-    while (s->hsize < n * 2)
-        s->hsize *= 2;
-    s->htab = calloc(s->hsize, sizeof *s->htab);
     int maxdeg = 0;
     if (!s->coords || !s->levels || !s->ordered || !s->cost || !s->known || !s->pending || !s->inprop ||
-        !s->prop || !s->x || !s->htab)
+        !s->prop || !s->x)
         goto oom;
     if (dims) {
         memcpy(s->coords, sp->coords, sizeof(int) * n * dims);
@@ -889,10 +884,8 @@ strategy *strat_new(strat_kind kind, const strat_space *sp, const strat_opts *o,
         /* duplicates keep the first: lookup() finds one candidate per vector */
         if (lookup(s, s->coords + i * dims) >= 0)
             continue;
-        size_t h = hash_coords(s->coords + i * dims, (int)dims) & (s->hsize - 1);
-        while (s->htab[h])
-            h = (h + 1) & (s->hsize - 1);
-        s->htab[h] = (int)i + 1;
+        if (kf_index_add(&s->index, hash_coords(s->coords + i * dims, (int)dims), i) != 0)
+            goto oom;
     }
     /* neighbour lists: for the strategies that move between neighbours */
     if (kind == STRAT_LOCAL || kind == STRAT_ANNEAL) {
@@ -952,7 +945,7 @@ void strat_free(strategy *s)
     free(s->ordered);
     free(s->nb_start);
     free(s->nb);
-    free(s->htab);
+    kf_index_free(&s->index);
     free(s->cost);
     free(s->known);
     free(s->pending);

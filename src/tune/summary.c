@@ -16,18 +16,6 @@
 #include "tunedb.h"
 #include "util.h"
 
-void tune_fmt_ms(char *buf, size_t len, double ms)
-{
-    if (!isfinite(ms))
-        snprintf(buf, len, "-");
-    else if (ms < 1)
-        snprintf(buf, len, "%.4g us", ms * 1e3);
-    else if (ms < 1000)
-        snprintf(buf, len, "%.4g ms", ms);
-    else
-        snprintf(buf, len, "%.4g s", ms / 1e3);
-}
-
 /* Joules with a unit ("4.802 mJ"); suffix after the unit ("*ms" for EDP). */
 void tune_fmt_joules(char *buf, size_t len, double x, const char *suffix)
 {
@@ -43,7 +31,7 @@ void tune_fmt_joules(char *buf, size_t len, double x, const char *suffix)
 void tune_fmt_objective(const tuner *t, char *buf, size_t len, double x)
 {
     if (t->o.objective == TUNE_OBJ_TIME)
-        tune_fmt_ms(buf, len, x);
+        kf_fmt_ms(buf, len, x, false);
     else
         tune_fmt_joules(buf, len, x, t->o.objective == TUNE_OBJ_EDP ? "*ms" : "");
 }
@@ -299,7 +287,7 @@ void tune_print_summary(tuner *t, double wall, const char *stopped)
             for (int k = 0; k < t->nsizes; k++) {
                 const cell *x = cell_at(t, best, k);
                 char m[32], st[128], e[32] = "";
-                tune_fmt_ms(m, sizeof m, x->median_ms);
+                kf_fmt_ms(m, sizeof m, x->median_ms, false);
                 shape_short(kf_families[t->cfg.family], &t->sizes[k], st, sizeof st);
                 printf("| %s | %s | %.1f | %.1f |", st, m, x->gbps, x->pct_peak);
                 if (energy) {
@@ -364,7 +352,7 @@ void tune_print_summary(tuner *t, double wall, const char *stopped)
             for (int k = 0; k < t->nsizes; k++) {
                 const cell *x = cell_at(t, best, k);
                 char m[32], st[128], e[32];
-                tune_fmt_ms(m, sizeof m, x->median_ms);
+                kf_fmt_ms(m, sizeof m, x->median_ms, false);
                 shape_short(kf_families[t->cfg.family], &t->sizes[k], st, sizeof st);
                 printf("  %16s  %10s  %8.1f  %6.1f  %8lld  %8d", st, m, x->gbps, x->pct_peak,
                        (long long)x->blocks, x->launches);

@@ -24,7 +24,6 @@
  * search.
  */
 #include "tuner.h"
-#include "cmd.h"
 
 #include <errno.h>
 #include <math.h>
@@ -41,6 +40,7 @@
 #include "results.h"
 #include "family.h"
 #include "param.h"
+#include "pick.h"
 #include "run.h"
 #include "space.h"
 #include "strategy.h"
@@ -113,6 +113,15 @@ static void fill_cell(cell *x, const kf_result *r)
     x->deterministic = r->deterministic;
 }
 
+pick_cand tuner_pick_cand(const tuner *t, int c, int k)
+{
+    const cell *x = cell_at(t, c, k);
+    return (pick_cand){.v = &t->sp.variants[t->var[c]], .shape = t->sizes[k], .status = x->st,
+                       .median_ms = x->median_ms, .gbps = x->gbps, .pct_peak = x->pct_peak, .blocks = x->blocks,
+                       .launches = x->launches, .deterministic = x->deterministic,
+                       .failed_elsewhere = !isfinite(strat_cost(t->st, c))};
+}
+
 static int size_index(const tuner *t, const kf_shape *s)
 {
     for (int k = 0; k < t->nsizes; k++)
@@ -170,7 +179,7 @@ many:
  * are ordered (a neighbour of block_size 256 is 128 or 512); so is grid when
  * every value is of one counted kind ({"waves": 1}, {"waves": 2}, ...);
  * everything else is enumerated. */
-static strategy *make_strategy(tuner *t, char *err, size_t errlen)
+strategy *tuner_make_strategy(tuner *t, char *err, size_t errlen)
 {
     int levels[KF_MAX_PARAMS], axis[KF_MAX_PARAMS], dims = 0;
     bool ordered[KF_MAX_PARAMS];
@@ -503,7 +512,7 @@ static int file_devices(const char *path, char names[][128], int max, char *err,
 
 /* Fills the cells of every candidate recorded in path.  Returns the number
  * of cases found, or -1. */
-static int load_recorded(tuner *t, const char *path, char *err, size_t errlen)
+int tuner_load_recorded(tuner *t, const char *path, char *err, size_t errlen)
 {
     resume_state prev;
     resume_init(&prev);
@@ -550,7 +559,7 @@ static void make_info(tuner *t)
 }
 
 /* Config, overrides, tune sizes.  KF_EXIT_*, with a message in err. */
-static int load_space(tuner *t, char *err, size_t errlen)
+int tuner_load_space(tuner *t, char *err, size_t errlen)
 {
     if (config_load(t->o.space, &t->cfg, err, errlen) != 0)
         return KF_EXIT_USAGE;
@@ -594,7 +603,7 @@ static int load_space(tuner *t, char *err, size_t errlen)
 }
 
 /* Sizes, weights and candidates from the expanded space.  KF_EXIT_* */
-static int build_candidates(tuner *t)
+int tuner_build_candidates(tuner *t)
 {
     const kf_space *sp = &t->sp;
     free(t->sizes);
@@ -722,83 +731,6 @@ static const char *stop_reason(const tuner *t, bool interrupted)
     return "search finished";
 }
 
-/* The fastest evaluated variant at each size goes to the database.
- * 0, or -1 after a message (a database that cannot be updated is an
- * error, never a silent success). */
-static int update_db(tuner *t, const kf_device *dev)
-{
-    char dir[PATH_MAX], err[1024];
-    if (t->o.db)
-        snprintf(dir, sizeof dir, "%s", t->o.db);
-    else if (tunedb_default_dir(dir, sizeof dir) != 0) {
-        fprintf(stderr, "kforge tune: no tuning database directory (set KFORGE_DB or HOME, or give --db or --no-db)\n");
-        return -1;
-    }
-    tunedb_entry *es = calloc((size_t)t->nsizes * 2 + 1, sizeof *es);
-    if (!es)
-        return -1;
-    int ne = 0;
-    char date[32];
-    kf_iso_time(date, sizeof date);
-    /* the fastest, and the fastest deterministic one when that is another
-     * (kforge best --deterministic, kforge export --deterministic) */
-    for (int k2 = 0; k2 < t->nsizes * 2; k2++) {
-        int k = k2 / 2;
-        bool det_only = k2 % 2;
-        int pick = -1;
-        for (int c = 0; c < t->ncand; c++) {
-            const cell *x = cell_at(t, c, k);
-            /* a candidate that failed at any size (+inf) is never the best at another */
-            if (!isfinite(strat_cost(t->st, c)) || x->st != KF_ST_OK || !(x->median_ms > 0) ||
-                (det_only && !x->deterministic))
-                continue;
-            if (pick < 0 || x->median_ms < cell_at(t, pick, k)->median_ms)
-                pick = c;
-        }
-        if (pick < 0 || (det_only && ne > 0 && es[ne - 1].deterministic && shape_eq(&es[ne - 1].shape, &t->sizes[k])))
-            continue;
-        const cell *x = cell_at(t, pick, k);
-        tunedb_entry *e = &es[ne++];
-        e->v = t->sp.variants[t->var[pick]];
-        e->v.name[0] = '\0'; /* a label of the space, not of the variant */
-        e->shape = t->sizes[k];
-        e->deterministic = x->deterministic;
-        e->median_ms = x->median_ms;
-        e->gbps = x->gbps;
-        e->pct_peak = x->pct_peak;
-        e->blocks = x->blocks;
-        e->launches = x->launches;
-        e->dev = *dev;
-        snprintf(e->kforge, sizeof e->kforge, "%s", KF_VERSION);
-        snprintf(e->date, sizeof e->date, "%s", date);
-        if (t->merged_files)
-            snprintf(e->how, sizeof e->how, "kforge merge of %d results files of kforge tune %.300s: fastest at this "
-                                            "size of %d candidates (of %d)",
-                     t->merged_files, t->info.config, t->ncand, t->space_cands);
-        else
-            snprintf(e->how, sizeof e->how, "kforge tune %.300s --strategy %s --seed %llu: fastest at this size of %d "
-                                            "evaluated candidates (of %d)%s",
-                     t->info.config, strat_names[t->kind], (unsigned long long)t->o.seed,
-                     strat_evaluations(t->st) - tuner_other_shard_evaluated(t), t->ncand, t->mine ? " in one shard" : "");
-    }
-    int rc = 0;
-    if (ne > 0) {
-        int w = tunedb_update(dir, es, ne, err, sizeof err);
-        char stem[256];
-        tunedb_stem(dev->name, stem, sizeof stem);
-        if (w < 0) {
-            fprintf(stderr, "kforge tune: tuning database not updated: %s\n", err);
-            rc = -1;
-        } else if (!t->o.quiet) {
-            fprintf(stderr, "kforge %s: tuning database %s/%s.json: %d of %d entr%s updated%s\n",
-                    t->merged_files ? "merge" : "tune", dir, stem, w, ne, ne == 1 ? "y" : "ies",
-                    w < ne ? " (it already held faster variants)" : "");
-        }
-    }
-    free(es);
-    return rc;
-}
-
 // ---------------------------------------------------------------------------
 
 /* The session's devices: one model only; a run info per device.  KF_EXIT_* */
@@ -844,7 +776,7 @@ static int setup_shard(tuner *t, char *err, size_t errlen)
 {
     int *order = malloc(sizeof *order * (size_t)t->ncand);
     t->mine = calloc((size_t)t->ncand, sizeof *t->mine);
-    strategy *dry = make_strategy(t, err, errlen);
+    strategy *dry = tuner_make_strategy(t, err, errlen);
     if (!order || !t->mine || !dry) {
         if (dry || !order || !t->mine)
             kf_err(err, errlen, "out of memory");
@@ -878,7 +810,7 @@ static int setup_shard(tuner *t, char *err, size_t errlen)
     return KF_EXIT_OK;
 }
 
-static void tuner_free(tuner *t)
+void tuner_free(tuner *t)
 {
     strat_free(t->st);
     results_close(t->rf);
@@ -902,7 +834,7 @@ int tune_run(const tune_opts *o)
     memset(&t, 0, sizeof t);
     t.o = *o;
     char err[1024];
-    int rc = load_space(&t, err, sizeof err);
+    int rc = tuner_load_space(&t, err, sizeof err);
     if (rc != KF_EXIT_OK) {
         fprintf(stderr, "kforge: %s\n", err);
         goto out;
@@ -913,7 +845,7 @@ int tune_run(const tune_opts *o)
         rc = KF_EXIT_USAGE;
         goto out;
     }
-    if ((rc = build_candidates(&t)) != KF_EXIT_OK)
+    if ((rc = tuner_build_candidates(&t)) != KF_EXIT_OK)
         goto out;
 
     kf_device dev;
@@ -948,7 +880,7 @@ int tune_run(const tune_opts *o)
         if (!t.rs) {
             fprintf(stderr, "kforge: %s\n", err);
             if (nodev)
-                print_nodev_hint();
+                run_nodev_hint();
             rc = nodev ? KF_EXIT_NODEV : KF_EXIT_USAGE;
             goto out;
         }
@@ -964,7 +896,7 @@ int tune_run(const tune_opts *o)
             rc = KF_EXIT_USAGE;
             goto out;
         }
-        if ((rc = build_candidates(&t)) != KF_EXIT_OK)
+        if ((rc = tuner_build_candidates(&t)) != KF_EXIT_OK)
             goto out;
     }
     if (t.sp.nskipped && !t.o.quiet)
@@ -982,7 +914,7 @@ int tune_run(const tune_opts *o)
         rc = KF_EXIT_USAGE;
         goto out;
     }
-    t.st = make_strategy(&t, err, sizeof err);
+    t.st = tuner_make_strategy(&t, err, sizeof err);
     if (!t.st) {
         fprintf(stderr, "kforge tune: %s\n", err);
         rc = KF_EXIT_USAGE;
@@ -990,7 +922,7 @@ int tune_run(const tune_opts *o)
     }
 
     if (t.o.simulate) {
-        int found = load_recorded(&t, t.o.simulate, err, sizeof err);
+        int found = tuner_load_recorded(&t, t.o.simulate, err, sizeof err);
         if (found < 0) {
             fprintf(stderr, "kforge tune: %s\n", err);
             rc = KF_EXIT_USAGE;
@@ -1029,7 +961,7 @@ int tune_run(const tune_opts *o)
                     rc = KF_EXIT_USAGE;
                     goto out;
                 }
-            if (load_recorded(&t, t.o.results, err, sizeof err) < 0) {
+            if (tuner_load_recorded(&t, t.o.results, err, sizeof err) < 0) {
                 fprintf(stderr, "kforge tune: %s\n", err);
                 rc = KF_EXIT_USAGE;
                 goto out;
@@ -1108,7 +1040,7 @@ int tune_run(const tune_opts *o)
     const char *stopped = failed ? "error" : stop_reason(&t, interrupted);
     tune_print_summary(&t, wall, stopped);
     /* the database holds the fastest variants: an energy search leaves it alone */
-    bool db_failed = !t.o.simulate && !t.o.no_db && t.o.objective == TUNE_OBJ_TIME && update_db(&t, &dev) != 0;
+    bool db_failed = !t.o.simulate && !t.o.no_db && t.o.objective == TUNE_OBJ_TIME && tuner_record_db(&t, &dev) != 0;
     if (t.o.objective != TUNE_OBJ_TIME && !t.o.quiet && !t.o.simulate && !t.o.no_db)
         fprintf(stderr, "kforge tune: --objective %s: the tuning database (fastest variants) is left alone\n",
                 tune_objective_names[t.o.objective]);
@@ -1139,95 +1071,4 @@ int tune_run(const tune_opts *o)
 out:
     tuner_free(&t);
     return rc;
-}
-
-
-// ---------------------------------------------------------------------------
-// kforge merge: the summary of merged results
-
-/* Splits "SPACE --set A --set B" (make_info's form) into o. */
-static int split_config(char *cfg, tune_opts *o)
-{
-    char *p = strstr(cfg, " --set ");
-    o->space = cfg;
-    while (p) {
-        *p = '\0';
-        p += strlen(" --set ");
-        if (o->nsets == 64)
-            return -1;
-        o->sets[o->nsets++] = p;
-        p = strstr(p, " --set ");
-    }
-    return 0;
-}
-
-int tune_replay(const tune_replay_args *a, int *rc, char *err, size_t errlen)
-{
-    tuner t;
-    memset(&t, 0, sizeof t);
-    int ret = -1;
-    int *order = NULL;
-    char *cfg = strdup(a->config);
-    t.o.strategy = STRAT_EXHAUSTIVE;
-    t.o.seed = 1;
-    t.o.timeout = -1;
-    t.o.fmt = a->fmt;
-    t.o.quiet = a->quiet;
-    t.o.top = 5;
-    t.o.db = a->db;
-    t.o.no_db = a->no_db;
-    t.o.results = a->label;
-    t.merged_files = a->nfiles;
-    snprintf(t.info.config, sizeof t.info.config, "%s", a->config);
-    if (!cfg || split_config(cfg, &t.o) != 0) {
-        kf_err(err, errlen, "cannot read the command in the results' \"config\"");
-        goto out;
-    }
-    if (load_space(&t, err, errlen) != KF_EXIT_OK)
-        goto out;
-    if (space_expand(&t.cfg, NULL, &t.sp, err, errlen) != 0)
-        goto out;
-    if (build_candidates(&t) != KF_EXIT_OK) {
-        kf_err(err, errlen, "%s is not one tuning space (several problems, or no candidate)", t.o.space);
-        goto out;
-    }
-    snprintf(t.device, sizeof t.device, "%s", a->dev.name);
-    if (load_recorded(&t, a->results, err, errlen) < 0)
-        goto out;
-    /* the candidates with results, in the space's order */
-    t.space_cands = t.ncand;
-    int m = 0;
-    for (int c = 0; c < t.ncand; c++)
-        if (complete(&t, c)) {
-            t.var[m] = t.var[c];
-            memmove(cell_at(&t, m, 0), cell_at(&t, c, 0), sizeof *t.cells * (size_t)t.nsizes);
-            m++;
-        }
-    if (m == 0) {
-        kf_err(err, errlen, "no candidate of %s has results at every size (was it changed since?)", t.o.space);
-        goto out;
-    }
-    t.ncand = m;
-    t.kind = STRAT_EXHAUSTIVE;
-    t.budget = m;
-    t.st = make_strategy(&t, err, errlen);
-    order = malloc(sizeof *order * (size_t)m);
-    if (!t.st || !order) {
-        if (t.st)
-            kf_err(err, errlen, "out of memory");
-        goto out;
-    }
-    for (int c = 0; c < m; c++)
-        strat_known(t.st, c, tuner_objective(&t, c));
-    while (strat_ask(t.st, order, m) > 0)
-        ; /* every cost is known: nothing is handed out */
-    ret = 0;
-    tune_print_summary(&t, 0, "merged");
-    bool db_failed = !a->no_db && update_db(&t, &a->dev) != 0;
-    *rc = db_failed ? KF_EXIT_IO : strat_best(t.st, NULL) >= 0 ? KF_EXIT_OK : KF_EXIT_VARIANT;
-out:
-    free(order);
-    tuner_free(&t);
-    free(cfg);
-    return ret;
 }

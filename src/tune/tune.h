@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "cmd.h"     /* run_opts, kf_shard: the options run and tune share */
+#include "run.h"     /* run_opts, kf_shard: the options run and tune share */
 
 /* What a candidate is ranked by (issue 14): the weighted sum over the sizes
  * of its median time, of the energy of one run, or of their product. */

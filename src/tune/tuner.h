@@ -1,7 +1,8 @@
 /*
  * tuner.h -- the tuner's state, shared by the files of src/tune/ that work
- * on one search: tune.c (the search, the results file, the database) and
- * summary.c (what is printed at the end).  Not for use outside src/tune/.
+ * on one search: tune.c (the search loop and the results file), record.c
+ * (the tuning database), replay.c (kforge merge's summary) and summary.c
+ * (what is printed at the end).  Not for use outside src/tune/.
  */
 #ifndef KF_TUNER_H
 #define KF_TUNER_H
@@ -10,6 +11,7 @@
 #include <stdint.h>
 
 #include "kforge.h"
+#include "pick.h"
 #include "report.h"
 #include "results.h"
 #include "run.h"
@@ -84,6 +86,8 @@ static inline bool complete(const tuner *t, int c)
 double tuner_objective(const tuner *t, int c);
 /* A cell's share of the objective: ms, J or J x ms; 0 when it has none. */
 double tuner_cell_cost(const tuner *t, const cell *x);
+/* Candidate c's measurement at size k, as "best" is decided (pick.h). */
+pick_cand tuner_pick_cand(const tuner *t, int c, int k);
 /* A candidate of another shard, not measured here nor found in the results file. */
 bool tuner_other_shard(const tuner *t, int c);
 /* Evaluated candidates that failed (measured now or taken from the file). */
@@ -93,11 +97,24 @@ int tuner_abandoned_candidates(const tuner *t);
 /* Evaluated candidates left to the other shards (none when not sharded). */
 int tuner_other_shard_evaluated(const tuner *t);
 
-/* Times and energies with a unit: "29.41 us", "4.802 mJ" (suffix after the
- * unit: "*ms" for EDP); the objective's value in its unit. */
-void tune_fmt_ms(char *buf, size_t len, double ms);
+/* Energies with a unit: "4.802 mJ" (suffix after the unit: "*ms" for EDP;
+ * times: kf_fmt_ms); the objective's value in its unit. */
 void tune_fmt_joules(char *buf, size_t len, double x, const char *suffix);
 void tune_fmt_objective(const tuner *t, char *buf, size_t len, double x);
+
+/* The steps tune.c, record.c and replay.c share (tune.c): the space from
+ * t->o (KF_EXIT_*, err), the candidates and their cells (KF_EXIT_*), the
+ * strategy for t->kind (NULL, err), the cells of results already in a file
+ * (how many found, or -1, err), and freeing it all. */
+int tuner_load_space(tuner *t, char *err, size_t errlen);
+int tuner_build_candidates(tuner *t);
+strategy *tuner_make_strategy(tuner *t, char *err, size_t errlen);
+int tuner_load_recorded(tuner *t, const char *path, char *err, size_t errlen);
+void tuner_free(tuner *t);
+
+/* The fastest variant at each size to the database (record.c): 0, or -1
+ * after a message. */
+int tuner_record_db(tuner *t, const kf_device *dev);
 
 /* The summary on stdout in t->o.fmt (summary.c). */
 void tune_print_summary(tuner *t, double wall, const char *stopped);
