@@ -37,6 +37,15 @@ void variant_defaults(kf_variant *v, int family)
 kf_dtype variant_dtype(const kf_variant *v) { return (kf_dtype)v->p[family_of(v)->p_dtype]; }
 kf_op variant_op(const kf_variant *v) { return (kf_op)v->p[family_of(v)->p_op]; }
 
+kf_acc_type variant_acc(const kf_variant *v)
+{
+    const kf_family *f = family_of(v);
+    int i = param_find(f->params, f->nparams, "acc_dtype");
+    return i < 0 ? KF_ACCT_AUTO : (kf_acc_type)v->p[i];
+}
+
+kf_dtype variant_acc_dtype(const kf_variant *v) { return kf_acc_dtype(variant_dtype(v), variant_acc(v)); }
+
 bool variant_eq(const kf_variant *a, const kf_variant *b)
 {
     if (a->family != b->family || strcmp(a->name, b->name) != 0)

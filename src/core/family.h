@@ -154,6 +154,10 @@ static inline const kf_family *family_of(const kf_variant *v) { return kf_famili
 void variant_defaults(kf_variant *v, int family);
 kf_dtype variant_dtype(const kf_variant *v);
 kf_op variant_op(const kf_variant *v);
+/* The acc_dtype parameter (auto where the family has none), and the type
+ * the variant accumulates in: its outputs' type. */
+kf_acc_type variant_acc(const kf_variant *v);
+kf_dtype variant_acc_dtype(const kf_variant *v);
 /* Same family, name and parameters. */
 bool variant_eq(const kf_variant *a, const kf_variant *b);
 uint64_t variant_hash(const kf_variant *v);

@@ -33,7 +33,7 @@ typedef struct {
     int kind;               /* SLOT_EXACT, SLOT_REAL */
     uint64_t used;          /* bench.tick when last used (LRU) */
     int family;
-    kf_dtype dtype;
+    kf_dtype dtype, acc;
     kf_op op;
     uint64_t seed;
     kf_shape shape;
@@ -279,10 +279,10 @@ static void *ahead_main(void *arg)
     (void)arg;
     const kf_family *f = family_of(&ahead.v);
     kf_dtype t = variant_dtype(&ahead.v);
-    size_t es = kf_dtype_size(t);
+    size_t es = kf_dtype_size(t), eo = kf_dtype_size(variant_acc_dtype(&ahead.v));
     int64_t n = f->input_elems(&ahead.shape), nout = f->outputs(&ahead.shape);
     ahead.host = malloc((size_t)n * es + 1);
-    ahead.ref = malloc((size_t)nout * es + 1);
+    ahead.ref = malloc((size_t)nout * eo + 1);
     ahead.aux = malloc((size_t)nout * sizeof(double) + 1);
     if (ahead.host && ahead.ref && ahead.aux) {
         verify_fill_exact(t, variant_op(&ahead.v), ahead.seed, ahead.host, n);
@@ -313,6 +313,7 @@ static void *ahead_take(const kf_variant *v, const kf_shape *shape, uint64_t see
     pthread_join(ahead.th, NULL);
     ahead.started = false;
     if (ahead.ok && ahead.v.family == v->family && variant_dtype(&ahead.v) == variant_dtype(v) &&
+        variant_acc_dtype(&ahead.v) == variant_acc_dtype(v) &&
         variant_op(&ahead.v) == variant_op(v) && ahead.seed == seed && shape_eq(&ahead.shape, shape)) {
         *ref = ahead.ref;
         *aux = ahead.aux;
@@ -391,16 +392,17 @@ static input_slot *prepare_input(cctx *c, int k, const kf_variant *v, const kf_s
     const kf_family *f = family_of(v);
     kf_dtype t = variant_dtype(v);
     kf_op op = variant_op(v);
-    size_t es = kf_dtype_size(t);
+    kf_dtype acc = variant_acc_dtype(v); /* the reference's and the outputs' type */
+    size_t es = kf_dtype_size(t), eo = kf_dtype_size(acc);
     int64_t n = f->input_elems(shape);
     int64_t nout = f->outputs(shape);
-    if (!host_grow(c, &B->got, (size_t)nout * es) || !host_grow(c, &B->got2, (size_t)nout * es))
+    if (!host_grow(c, &B->got, (size_t)nout * eo) || !host_grow(c, &B->got2, (size_t)nout * eo))
         return NULL;
     B->nout = nout;
     input_slot *S = NULL;
     for (int i = 0; i < KF_INPUTS && !S; i++) {
         input_slot *x = &B->in[i];
-        if (x->have && x->kind == k && x->family == v->family && x->dtype == t && x->op == op &&
+        if (x->have && x->kind == k && x->family == v->family && x->dtype == t && x->acc == acc && x->op == op &&
             x->seed == b->seed && shape_eq(&x->shape, shape) && x->offset == b->offset)
             S = x;
     }
@@ -438,7 +440,7 @@ static input_slot *prepare_input(cctx *c, int k, const kf_variant *v, const kf_s
         snprintf(c->r->message, sizeof c->r->message, "out of host memory for %lld input elements", (long long)n);
         return NULL;
     }
-    if (!host_grow(c, &S->ref, (size_t)nout * es) || !host_grow(c, (void **)&S->aux, (size_t)nout * sizeof(double))) {
+    if (!host_grow(c, &S->ref, (size_t)nout * eo) || !host_grow(c, (void **)&S->aux, (size_t)nout * sizeof(double))) {
         free(host);
         return NULL;
     }
@@ -463,6 +465,7 @@ static input_slot *prepare_input(cctx *c, int k, const kf_variant *v, const kf_s
     S->have = true;
     S->family = v->family;
     S->dtype = t;
+    S->acc = acc;
     S->op = op;
     S->seed = b->seed;
     S->shape = *shape;
@@ -639,7 +642,7 @@ int bench_case(bench *B, const kf_variant *v, const kf_shape *shape, const kf_be
     kf_cu *cu = &B->g.cu;
     CUmodule mod = NULL;
     CUfunction f;
-    size_t es = kf_dtype_size(variant_dtype(v));
+    size_t es = kf_dtype_size(variant_dtype(v)), eo = kf_dtype_size(variant_acc_dtype(v));
     int block = 0;
     r->v = *v;
     r->shape = *shape;
@@ -684,7 +687,7 @@ int bench_case(bench *B, const kf_variant *v, const kf_shape *shape, const kf_be
     if (!X)
         goto done;
     runner R = {.l = {&c, f}, .v = v, .shape = shape, .p = &p};
-    R.out_bytes = (size_t)B->nout * es;
+    R.out_bytes = (size_t)B->nout * eo;
     if (!ensure_evicting(&c, &B->d_out, &B->out_cap, R.out_bytes + 64, "outputs", X))
         goto done;
     if (!ensure_evicting(&c, &B->d_ws, &B->ws_cap, (size_t)p.workspace_bytes + 256, "workspace", X))

@@ -169,7 +169,7 @@ static void fake_delay(const char *env)
 typedef struct {
     bool have;
     int family;
-    kf_dtype t;
+    kf_dtype t, acc;
     kf_op op;
     uint64_t seed;
     kf_shape shape;
@@ -182,17 +182,17 @@ static fake_input *fake_input_get(int k, const kf_variant *v, const kf_shape *sh
     static fake_input slot[2];
     fake_input *S = &slot[k];
     const kf_family *f = family_of(v);
-    kf_dtype t = variant_dtype(v);
+    kf_dtype t = variant_dtype(v), acc = variant_acc_dtype(v);
     kf_op op = variant_op(v);
-    if (S->have && S->family == v->family && S->t == t && S->op == op && S->seed == seed && shape_eq(&S->shape, shape))
+    if (S->have && S->family == v->family && S->t == t && S->acc == acc && S->op == op && S->seed == seed && shape_eq(&S->shape, shape))
         return S;
     free(S->in);
     free(S->ref);
     free(S->aux);
-    size_t es = kf_dtype_size(t);
+    size_t es = kf_dtype_size(t), eo = kf_dtype_size(acc);
     int64_t n = f->input_elems(shape), nout = f->outputs(shape);
     S->in = malloc((size_t)n * es + 1);
-    S->ref = malloc((size_t)nout * es + 1);
+    S->ref = malloc((size_t)nout * eo + 1);
     S->aux = malloc((size_t)nout * sizeof(double) + 1);
     S->have = S->in && S->ref && S->aux;
     if (!S->have)
@@ -204,6 +204,7 @@ static fake_input *fake_input_get(int k, const kf_variant *v, const kf_shape *sh
     f->reference(v, shape, S->in, S->ref, S->aux);
     S->family = v->family;
     S->t = t;
+    S->acc = acc;
     S->op = op;
     S->seed = seed;
     S->shape = *shape;
