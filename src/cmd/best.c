@@ -14,11 +14,11 @@
 #include "util.h"
 
 static const char *const best_help =
-    "usage: kforge best [--kernel K] [--dtype T] [--op OP] --SIZE N... [--db DIR] [--gpu NAME]\n"
-    "                   [--deterministic] [--header]\n"
+    "usage: kforge best [--kernel K] [--dtype T] [--op OP] [--acc-dtype A] --SIZE N... [--db DIR]\n"
+    "                   [--gpu NAME] [--deterministic] [--header]\n"
     "       kforge best --list [--kernel K] [--dtype T] [--op OP] [--SIZE N...] [--deterministic]\n"
     "                   [--db DIR] [--gpu NAME]\n"
-    "       kforge best --delete --dtype T --op OP --SIZE N... [--kernel K] [--deterministic]\n"
+    "       kforge best --delete --dtype T --op OP [--acc-dtype A] --SIZE N... [--kernel K] [--deterministic]\n"
     "                   [--db DIR] [--gpu NAME]\n"
     "\n"
     "Prints the best known variant of kernel family K (default reduce) for dtype T (default\n"
@@ -34,6 +34,8 @@ static const char *const best_help =
     "\n"
     "options:\n"
     "  --kernel K          the kernel family (kforge axes lists them)\n"
+    "  --dtype T           int32, uint32, int64, float32, float64, bfloat16, float16\n"
+    "  --acc-dtype A       what bfloat16 and float16 accumulate in: auto (float32), float64\n"
     "  --n N, --rows N ... the size, one option per size of the family: an integer or 2^K\n"
     "  --deterministic     only variants whose result is the same bits run to run\n"
     "  --db DIR            tuning database (default $KFORGE_DB, else $XDG_DATA_HOME/kforge/tuning,\n"
@@ -52,6 +54,7 @@ static const char *const best_help =
     "  kforge best --dtype int32 --op max --n 1000000 --header > reduce_tuned.h\n"
     "  kforge best --n 2^20 --gpu \"NVIDIA H100 80GB HBM3\" --db shared/tuning\n"
     "  kforge best --list --dtype float32\n"
+    "  kforge best --dtype bfloat16 --n 2^28\n"
     "  kforge best --delete --dtype float32 --op sum --n 2^20\n";
 
 // ---------------------------------------------------------------------------
@@ -152,6 +155,7 @@ int cmd_best(int argc, char **argv)
     const char *db = NULL, *gpu = NULL, *val;
     kf_dtype dtype = KF_FLOAT32;
     kf_op op = KF_OP_SUM;
+    kf_acc_type acc = KF_ACCT_AUTO;
     int family = family_find("reduce");
     bool given_kernel = false, given_dtype = false, given_op = false;
     kf_shape shape;
@@ -182,11 +186,18 @@ int cmd_best(int argc, char **argv)
         } else if (cli_value(&c, "--dtype", &val)) {
             int k = kf_lookup(kf_dtype_names, KF_DTYPE_COUNT, val);
             if (k < 0) {
-                cli_fail(&c, "--dtype: unknown dtype '%s' (allowed: int32, uint32, int64, float32, float64)", val);
+                cli_fail(&c, "--dtype: unknown dtype '%s' (allowed: int32, uint32, int64, float32, float64, bfloat16, float16)", val);
                 return KF_EXIT_USAGE;
             }
             dtype = (kf_dtype)k;
             given_dtype = true;
+        } else if (cli_value(&c, "--acc-dtype", &val)) {
+            int k = kf_lookup(kf_acc_type_names, KF_ACCT_COUNT, val);
+            if (k < 0) {
+                cli_fail(&c, "--acc-dtype: unknown accumulator '%s' (allowed: auto, input, float32, float64)", val);
+                return KF_EXIT_USAGE;
+            }
+            acc = (kf_acc_type)k;
         } else if (cli_value(&c, "--op", &val)) {
             int k = kf_lookup(kf_op_names, KF_OP_COUNT, val);
             if (k < 0) {
@@ -259,6 +270,7 @@ int cmd_best(int argc, char **argv)
         variant_defaults(&key, family);
         key.p[fam->p_dtype] = dtype;
         key.p[fam->p_op] = op;
+        variant_set_acc(&key, acc);
         int n = tunedb_delete(dir, gpu, &key, &shape, deterministic ? 1 : -1, err, sizeof err);
         char st[128];
         shape_text(fam, &shape, st, sizeof st);
@@ -282,6 +294,7 @@ int cmd_best(int argc, char **argv)
     variant_defaults(&key, family);
     key.p[fam->p_dtype] = dtype;
     key.p[fam->p_op] = op;
+    variant_set_acc(&key, acc);
     int lr = tunedb_lookup(dir, gpu, &key, &shape, deterministic, &e, &exact, err, sizeof err);
     if (lr < 0) {
         fprintf(stderr, "kforge best: %s\n", err);

@@ -18,7 +18,7 @@
 #include "util.h"
 
 static const char *const export_help =
-    "usage: kforge export --dtype T --op OP [--kernel K] [--db DIR] [--gpu NAME]\n"
+    "usage: kforge export --dtype T --op OP [--acc-dtype A] [--kernel K] [--db DIR] [--gpu NAME]\n"
     "                     [--deterministic] [-o FILE]\n"
     "\n"
     "Writes one self-contained CUDA C++17 header (no kforge headers, no run-time compilation;\n"
@@ -30,6 +30,10 @@ static const char *const export_help =
     "  cudaError_t kforge_reduce_float32_sum_workspace_init(void *ws, size_t bytes, cudaStream_t s);\n"
     "  cudaError_t kforge_reduce_float32_sum(const float *in, size_t n, float *out, void *ws,\n"
     "                                        size_t bytes, cudaStream_t s);\n"
+    "\n"
+    "bfloat16 and float16 take const __nv_bfloat16 * / const __half * (cuda_bf16.h, cuda_fp16.h)\n"
+    "and write the accumulator's type: float (kforge_reduce_bfloat16_sum), or double with\n"
+    "--acc-dtype float64 (kforge_reduce_bfloat16_sum_acc_float64).\n"
     "\n"
     "For reduce_rows (kforge_reduce_rows_float32_sum.cuh; row_stride 0 means cols):\n"
     "\n"
@@ -45,7 +49,8 @@ static const char *const export_help =
     "variant serves each shape and whether each is run-to-run deterministic.\n"
     "\n"
     "options:\n"
-    "  --dtype T             int32, uint32, int64, float32 or float64\n"
+    "  --dtype T             int32, uint32, int64, float32, float64, bfloat16 or float16\n"
+    "  --acc-dtype A         bfloat16, float16: the accumulator and output, auto (float32) or float64\n"
     "  --op OP               sum, min, max, prod, and, or, xor\n"
     "  --kernel K            the kernel family: reduce (default) or reduce_rows\n"
     "  --db DIR              tuning database (default $KFORGE_DB, else $XDG_DATA_HOME/kforge/tuning,\n"
@@ -82,6 +87,7 @@ int cmd_export(int argc, char **argv)
 {
     const char *db = NULL, *gpu = NULL, *outpath = NULL, *val;
     int dtype = -1, op = -1, family = family_find("reduce");
+    kf_acc_type acc = KF_ACCT_AUTO;
     bool deterministic = false;
     cli c;
     cli_init(&c, argc, argv);
@@ -97,9 +103,16 @@ int cmd_export(int argc, char **argv)
             }
         } else if (cli_value(&c, "--dtype", &val)) {
             if ((dtype = kf_lookup(kf_dtype_names, KF_DTYPE_COUNT, val)) < 0) {
-                cli_fail(&c, "--dtype: unknown dtype '%s' (allowed: int32, uint32, int64, float32, float64)", val);
+                cli_fail(&c, "--dtype: unknown dtype '%s' (allowed: int32, uint32, int64, float32, float64, bfloat16, float16)", val);
                 return KF_EXIT_USAGE;
             }
+        } else if (cli_value(&c, "--acc-dtype", &val)) {
+            int k = kf_lookup(kf_acc_type_names, KF_ACCT_COUNT, val);
+            if (k < 0) {
+                cli_fail(&c, "--acc-dtype: unknown accumulator '%s' (allowed: auto, input, float32, float64)", val);
+                return KF_EXIT_USAGE;
+            }
+            acc = (kf_acc_type)k;
         } else if (cli_value(&c, "--op", &val)) {
             if ((op = kf_lookup(kf_op_names, KF_OP_COUNT, val)) < 0) {
                 cli_fail(&c, "--op: unknown op '%s' (allowed: sum, min, max, prod, and, or, xor)", val);
@@ -156,7 +169,8 @@ int cmd_export(int argc, char **argv)
     int keep = 0;
     for (int i = 0; i < nall; i++) {
         const tunedb_entry *e = &all[i];
-        if (e->v.family != family || variant_dtype(&e->v) != (kf_dtype)dtype || variant_op(&e->v) != (kf_op)op)
+        if (e->v.family != family || variant_dtype(&e->v) != (kf_dtype)dtype || variant_op(&e->v) != (kf_op)op ||
+            variant_acc(&e->v) != kf_acc_resolve((kf_dtype)dtype, acc))
             continue;
         nmatch++;
         if (deterministic && !e->deterministic)

@@ -46,6 +46,14 @@ kf_acc_type variant_acc(const kf_variant *v)
 
 kf_dtype variant_acc_dtype(const kf_variant *v) { return kf_acc_dtype(variant_dtype(v), variant_acc(v)); }
 
+void variant_set_acc(kf_variant *v, kf_acc_type a)
+{
+    const kf_family *f = family_of(v);
+    int i = param_find(f->params, f->nparams, "acc_dtype");
+    if (i >= 0)
+        v->p[i] = kf_acc_resolve(variant_dtype(v), a);
+}
+
 bool variant_eq(const kf_variant *a, const kf_variant *b)
 {
     if (a->family != b->family || strcmp(a->name, b->name) != 0)

@@ -547,7 +547,10 @@ static double fake_ms(const kf_variant *var, const kf_shape *s, const kf_device 
     double bw = 2000.0;
     bw *= 1.0 / (1.0 + 0.15 * fabs(log2(v.block_size / 256.0)));
     bw *= 1.0 / (1.0 + 0.10 * fabs(log2(v.elements_per_thread / 4.0)));
-    bw *= v.vector_width == 4 ? 1.0 : (v.vector_width == 2 ? 0.93 : 0.85);
+    if (kf_dtype_size(v.dtype) == 2) /* by the bytes of a load: 16 is best, as 4 floats */
+        bw *= v.vector_width == 8 ? 1.0 : v.vector_width == 4 ? 0.93 : 0.85;
+    else
+        bw *= v.vector_width == 4 ? 1.0 : (v.vector_width == 2 ? 0.93 : 0.85);
     bw *= v.algorithm == KF_ALG_SHUFFLE ? 1.0 : (v.algorithm == KF_ALG_SEQUENTIAL ? 0.95 : 0.5);
     return (double)s->d[0] * (double)kf_dtype_size(v.dtype) / (bw * 1e9) * 1e3 + 0.002 * pi->launches;
 }
