@@ -867,9 +867,9 @@ want "anneal exhaustive genetic local random" kforge tune s.json --strategy ''
 has block_size= kforge run --set ''
 has n= kforge run --set ''
 has bench.seed= kforge run --set bench.
-want "float32 float64 int32 int64 uint32" kforge run --set dtype =
-want "float32 float64" kforge run --set dtype = fl
-want "dtype=float32 dtype=float64" kforge run --set dtype=fl
+want "bfloat16 float16 float32 float64 int32 int64 uint32" kforge run --set dtype =
+want "float16 float32 float64" kforge run --set dtype = fl
+want "dtype=float16 dtype=float32 dtype=float64" kforge run --set dtype=fl
 want "shuffle" kforge gen x.json --set algorithm = sh
 want "last_block" kforge run --set passes = la
 want "and max min or prod sum xor" kforge best --op ''
