@@ -124,6 +124,64 @@ START_TEST(exact_data_magnitudes)
 }
 END_TEST
 
+/* The host's 2-byte floats, written by hand (kforge.c): float16 against the
+ * compiler's _Float16 (every one of the 65536 bit patterns widened, and
+ * every value halfway between two neighbours, and 10^6 random floats,
+ * narrowed); bfloat16 round trips and ties to even. */
+START_TEST(half_conversions)
+{
+    for (uint32_t h = 0; h < 65536; h++) {
+        _Float16 x;
+        uint16_t b = (uint16_t)h;
+        memcpy(&x, &b, 2);
+        float want = (float)x, got = kf_fp16_to_float(b);
+        ck_assert_msg(memcmp(&want, &got, 4) == 0 || (isnan(want) && isnan(got)), "fp16 %04x", h);
+        if (!isnan(got))
+            ck_assert_msg(kf_float_to_fp16(got) == b, "fp16 round trip %04x", h);
+        /* halfway to the next one up (finite, same sign) */
+        if ((h & 0x7fff) < 0x7bff) {
+            float next = kf_fp16_to_float((uint16_t)(h + 1)), mid = (float)(((double)got + (double)next) / 2);
+            _Float16 r = (_Float16)mid;
+            uint16_t rb;
+            memcpy(&rb, &r, 2);
+            ck_assert_msg(kf_float_to_fp16(mid) == rb, "fp16 tie above %04x: %04x, want %04x", h,
+                          kf_float_to_fp16(mid), rb);
+        }
+        float bf = kf_bf16_to_float(b);
+        if (!isnan(bf))
+            ck_assert_msg(kf_float_to_bf16(bf) == b, "bf16 round trip %04x", h);
+        else
+            ck_assert(isnan(kf_bf16_to_float(kf_float_to_bf16(bf))));
+    }
+    uint64_t z = 1;
+    for (int i = 0; i < 1000000; i++) {
+        z = z * 6364136223846793005ULL + 1442695040888963407ULL;
+        uint32_t u = (uint32_t)(z >> 32);
+        float f;
+        memcpy(&f, &u, 4);
+        if (isnan(f))
+            continue;
+        _Float16 r = (_Float16)f;
+        uint16_t rb;
+        memcpy(&rb, &r, 2);
+        ck_assert_msg(kf_float_to_fp16(f) == rb, "fp16 of %a: %04x, want %04x", (double)f, kf_float_to_fp16(f), rb);
+        /* bfloat16: the nearest of the two neighbours, ties to the even one */
+        uint16_t lo = (uint16_t)(u >> 16), got = kf_float_to_bf16(f);
+        double d = f, a = kf_bf16_to_float(lo), b2 = kf_bf16_to_float((uint16_t)(lo + 1));
+        if (isinf(b2)) /* above the largest finite one: infinity from a half step on (IEEE) */
+            b2 = a + (a - kf_bf16_to_float((uint16_t)(lo - 1)));
+        uint16_t want = fabs(d - a) < fabs(b2 - d) ? lo : fabs(d - a) > fabs(b2 - d) ? (uint16_t)(lo + 1)
+                                                    : (lo & 1) ? (uint16_t)(lo + 1) : lo;
+        ck_assert_msg(got == want, "bf16 of %a: %04x, want %04x", (double)f, got, want);
+    }
+    ck_assert_int_eq(kf_float_to_bf16(1.0f + 0x1p-8f), 0x3f80);  /* a tie: to even (down) */
+    ck_assert_int_eq(kf_float_to_bf16(1.0f + 0x1p-7f + 0x1p-8f), 0x3f82); /* a tie: to even (up) */
+    ck_assert_int_eq(kf_float_to_fp16(65520.0f), 0x7c00);         /* rounds to infinity */
+    ck_assert_int_eq(kf_float_to_fp16(0x1p-25f), 0x0000);         /* half the smallest subnormal: to even */
+    ck_assert_int_eq(kf_float_to_fp16(0x1.8p-25f), 0x0001);
+}
+END_TEST
+
 START_TEST(fill_deterministic_and_prefix_stable)
 {
     for (int t = 0; t < KF_DTYPE_COUNT; t++) {
@@ -718,6 +776,7 @@ static Suite *verify_suite(void)
     Suite *s = suite_create("verify");
     TCase *data = tcase_create("data");
     tcase_set_timeout(data, 60);
+    tcase_add_test(data, half_conversions);
     tcase_add_test(data, fill_deterministic_and_prefix_stable);
     tcase_add_test(data, fill_differs_between_ops_and_dtypes);
     tcase_add_test(data, fill_never_all_zeros);
