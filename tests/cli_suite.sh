@@ -287,7 +287,7 @@ EOF
     grep_in err 'bad\.json: variants\[1\]\.blok_size' "file and field"
     grep_in err 'block_size' "suggestion"
     # a value out of its list
-    printf '{"dtype": "float16", "n": 1024}\n' >bad2.json
+    printf '{"dtype": "float8", "n": 1024}\n' >bad2.json
     expect_rc 2 "$KFORGE" run bad2.json
     grep_in err 'bad2\.json: dtype' "file and field"
     grep_in err 'float32' "allowed values"

@@ -84,6 +84,7 @@ namespace kforge_reduce_float32_sum_k0_ns {
 //   kernel               reduce
 //   dtype                float32
 //   op                   sum
+//   acc_dtype            auto
 //   algorithm            sequential
 //   block_size           256
 //   elements_per_thread  4
@@ -117,6 +118,10 @@ namespace kforge_reduce_float32_sum_k0_ns {
 #define KF_OP_AND 4
 #define KF_OP_OR 5
 #define KF_OP_XOR 6
+#define KF_ACC_DTYPE_AUTO 0
+#define KF_ACC_DTYPE_INPUT 1
+#define KF_ACC_DTYPE_FLOAT32 2
+#define KF_ACC_DTYPE_FLOAT64 3
 #define KF_ALG_ATOMIC_GLOBAL 0
 #define KF_ALG_ATOMIC_SHARED 1
 #define KF_ALG_INTERLEAVED_DIVERGENT 2
@@ -144,6 +149,7 @@ namespace kforge_reduce_float32_sum_k0_ns {
 #define KF_LOAD_LDG_PREFETCH 3
 #define KF_DTYPE 3 /* float32 */
 #define KF_OP 0 /* sum */
+#define KF_ACC_DTYPE 0 /* auto */
 #define KF_ALG 4 /* sequential */
 #define KF_BS 256
 #define KF_EPT 4
@@ -906,6 +912,10 @@ kf_reduce(const T *in, kf_u64 n, T *out, T *scratch, unsigned *ticket)
 #undef KF_OP_AND
 #undef KF_OP_OR
 #undef KF_OP_XOR
+#undef KF_ACC_DTYPE_AUTO
+#undef KF_ACC_DTYPE_INPUT
+#undef KF_ACC_DTYPE_FLOAT32
+#undef KF_ACC_DTYPE_FLOAT64
 #undef KF_ALG_ATOMIC_GLOBAL
 #undef KF_ALG_ATOMIC_SHARED
 #undef KF_ALG_INTERLEAVED_DIVERGENT
@@ -933,6 +943,7 @@ kf_reduce(const T *in, kf_u64 n, T *out, T *scratch, unsigned *ticket)
 #undef KF_LOAD_LDG_PREFETCH
 #undef KF_DTYPE
 #undef KF_OP
+#undef KF_ACC_DTYPE
 #undef KF_ALG
 #undef KF_BS
 #undef KF_EPT
@@ -981,7 +992,7 @@ KFORGE_REDUCE_FLOAT32_SUM_LINKAGE __global__ void kforge_reduce_float32_sum_init
 
 namespace kforge_reduce_float32_sum_detail {
 
-typedef float T;
+typedef float T; // the accumulator's type: the output's and the partials'
 
 enum grid_kind { grid_auto, grid_blocks, grid_per_sm, grid_waves };
 enum passes_kind { passes_multi_kernel, passes_atomic, passes_last_block };
@@ -1113,10 +1124,12 @@ static inline cudaError_t blocks_for(const variant_info &v, unsigned long long n
     return cudaSuccess;
 }
 
-static inline cudaError_t launch(int k, unsigned long long blocks, const T *in, unsigned long long n, T *out,
-                                 T *scratch, unsigned *ticket, cudaStream_t stream)
+// in: the input (float), or (partials 1) the T partials of an earlier pass.
+// The sixth argument is read only by kernels whose input is not T.
+static inline cudaError_t launch(int k, unsigned long long blocks, const void *in, unsigned long long n, T *out,
+                                 T *scratch, unsigned *ticket, cudaStream_t stream, int partials = 0)
 {
-    void *args[] = {(void *)&in, (void *)&n, (void *)&out, (void *)&scratch, (void *)&ticket};
+    void *args[] = {(void *)&in, (void *)&n, (void *)&out, (void *)&scratch, (void *)&ticket, (void *)&partials};
     return cudaLaunchKernel(kernels[k].fn, dim3((unsigned)blocks), dim3((unsigned)kernels[k].block), args, 0,
                             stream);
 }
@@ -1197,12 +1210,12 @@ kforge_reduce_float32_sum(const float *in, size_t n, float *out, void *workspace
     // multi_kernel: each pass reduces its input to one partial per block,
     // until a pass of one block writes out.
     T *part[2] = {parts, (T *)(base + ws_parts + align_up(b * sizeof(T) + 64, ws_align))};
-    const T *src = in;
+    const void *src = in;
     for (int k = 0;; k++) {
         if (k > 0 && (e = blocks_for(v, n, dev, &b)) != cudaSuccess)
             return e;
         T *dst = b == 1 ? out : part[k % 2];
-        if ((e = launch(v.kernel, b, src, n, dst, slot, ticket, stream)) != cudaSuccess)
+        if ((e = launch(v.kernel, b, src, n, dst, slot, ticket, stream, k > 0)) != cudaSuccess)
             return e;
         if (b == 1)
             return cudaSuccess;

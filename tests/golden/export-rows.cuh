@@ -98,6 +98,7 @@ namespace kforge_reduce_rows_float32_sum_k0_ns {
 //   kernel               reduce_rows
 //   dtype                float32
 //   op                   sum
+//   acc_dtype            auto
 //   map                  group
 //   group                8
 //   block_size           256
@@ -130,6 +131,10 @@ namespace kforge_reduce_rows_float32_sum_k0_ns {
 #define KF_OP_AND 4
 #define KF_OP_OR 5
 #define KF_OP_XOR 6
+#define KF_ACC_DTYPE_AUTO 0
+#define KF_ACC_DTYPE_INPUT 1
+#define KF_ACC_DTYPE_FLOAT32 2
+#define KF_ACC_DTYPE_FLOAT64 3
 #define KF_ROWS_MAP_THREAD 0
 #define KF_ROWS_MAP_GROUP 1
 #define KF_ROWS_MAP_BLOCK 2
@@ -146,6 +151,7 @@ namespace kforge_reduce_rows_float32_sum_k0_ns {
 #define KF_PIPE_NEXT_TILE 1
 #define KF_DTYPE 3 /* float32 */
 #define KF_OP 0 /* sum */
+#define KF_ACC_DTYPE 0 /* auto */
 #define KF_ROWS_MAP 1 /* group */
 #define KF_GROUP 8
 #define KF_BS 256
@@ -1002,6 +1008,10 @@ kf_reduce_rows(const E *in, long long rows, long long cols, long long stride, T 
 #undef KF_OP_AND
 #undef KF_OP_OR
 #undef KF_OP_XOR
+#undef KF_ACC_DTYPE_AUTO
+#undef KF_ACC_DTYPE_INPUT
+#undef KF_ACC_DTYPE_FLOAT32
+#undef KF_ACC_DTYPE_FLOAT64
 #undef KF_ROWS_MAP_THREAD
 #undef KF_ROWS_MAP_GROUP
 #undef KF_ROWS_MAP_BLOCK
@@ -1018,6 +1028,7 @@ kf_reduce_rows(const E *in, long long rows, long long cols, long long stride, T 
 #undef KF_PIPE_NEXT_TILE
 #undef KF_DTYPE
 #undef KF_OP
+#undef KF_ACC_DTYPE
 #undef KF_ROWS_MAP
 #undef KF_GROUP
 #undef KF_BS
@@ -1047,6 +1058,7 @@ namespace kforge_reduce_rows_float32_sum_k1_ns {
 //   kernel               reduce_rows
 //   dtype                float32
 //   op                   sum
+//   acc_dtype            auto
 //   map                  split
 //   group                1
 //   block_size           1024
@@ -1079,6 +1091,10 @@ namespace kforge_reduce_rows_float32_sum_k1_ns {
 #define KF_OP_AND 4
 #define KF_OP_OR 5
 #define KF_OP_XOR 6
+#define KF_ACC_DTYPE_AUTO 0
+#define KF_ACC_DTYPE_INPUT 1
+#define KF_ACC_DTYPE_FLOAT32 2
+#define KF_ACC_DTYPE_FLOAT64 3
 #define KF_ROWS_MAP_THREAD 0
 #define KF_ROWS_MAP_GROUP 1
 #define KF_ROWS_MAP_BLOCK 2
@@ -1095,6 +1111,7 @@ namespace kforge_reduce_rows_float32_sum_k1_ns {
 #define KF_PIPE_NEXT_TILE 1
 #define KF_DTYPE 3 /* float32 */
 #define KF_OP 0 /* sum */
+#define KF_ACC_DTYPE 0 /* auto */
 #define KF_ROWS_MAP 3 /* split */
 #define KF_GROUP 1
 #define KF_BS 1024
@@ -1951,6 +1968,10 @@ kf_reduce_rows(const E *in, long long rows, long long cols, long long stride, T 
 #undef KF_OP_AND
 #undef KF_OP_OR
 #undef KF_OP_XOR
+#undef KF_ACC_DTYPE_AUTO
+#undef KF_ACC_DTYPE_INPUT
+#undef KF_ACC_DTYPE_FLOAT32
+#undef KF_ACC_DTYPE_FLOAT64
 #undef KF_ROWS_MAP_THREAD
 #undef KF_ROWS_MAP_GROUP
 #undef KF_ROWS_MAP_BLOCK
@@ -1967,6 +1988,7 @@ kf_reduce_rows(const E *in, long long rows, long long cols, long long stride, T 
 #undef KF_PIPE_NEXT_TILE
 #undef KF_DTYPE
 #undef KF_OP
+#undef KF_ACC_DTYPE
 #undef KF_ROWS_MAP
 #undef KF_GROUP
 #undef KF_BS
@@ -2023,7 +2045,8 @@ KFORGE_REDUCE_ROWS_FLOAT32_SUM_LINKAGE __global__ void kforge_reduce_rows_float3
 
 namespace kforge_reduce_rows_float32_sum_detail {
 
-typedef float T;
+typedef float T; // the accumulator's type: the outputs'
+typedef float E_in; // the input's
 
 enum grid_kind { grid_auto, grid_blocks, grid_per_sm, grid_waves };
 enum map_kind { map_thread, map_group, map_block, map_split };
@@ -2342,7 +2365,7 @@ kforge_reduce_rows_float32_sum(const float *in, size_t rows, size_t cols, size_t
         return fill(out, rows, 0, 0, stream);
     if (row_stride == 0)
         row_stride = cols;
-    if (!in || (uintptr_t)in % alignof(T) != 0 || rows > max_elems || cols > max_elems || row_stride > max_elems ||
+    if (!in || (uintptr_t)in % alignof(E_in) != 0 || rows > max_elems || cols > max_elems || row_stride > max_elems ||
         (rows - 1) > (max_elems - cols) / row_stride)
         return cudaErrorInvalidValue;
     const variant_info &v = variants[pick(rows, cols, row_stride)];

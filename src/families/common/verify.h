@@ -21,11 +21,11 @@
 #define KF_PARAM_DTYPE                                                                                              \
     {.name = "dtype", .kind = KF_PK_ENUM, .names = kf_dtype_names, .count = KF_DTYPE_COUNT, .def = KF_FLOAT32,     \
      .key = true, .macro = "KF_DTYPE", .doc = "element type"}
-/* What it accumulates in: the output's type (a database key too).  Not
- * compiled in as a macro: codegen_defines writes the types. */
+/* What it accumulates in: the output's type (a database key too).  Its
+ * macro names the choice; codegen_defines writes the types (KF_T, KF_IN_T). */
 #define KF_PARAM_ACC                                                                                                \
     {.name = "acc_dtype", .kind = KF_PK_ENUM, .names = kf_acc_type_names, .count = KF_ACCT_COUNT,                 \
-     .def = KF_ACCT_AUTO, .key = true, .optional = true,                                                            \
+     .def = KF_ACCT_AUTO, .key = true, .optional = true, .macro = "KF_ACC_DTYPE",                                   \
      .doc = "accumulator and output type: auto (float32 for bfloat16 and float16 input, else the input type), "   \
             "float32 or float64 (for bfloat16 and float16)"}
 #define KF_PARAM_OP                                                                                                 \
