@@ -2,10 +2,20 @@
 // common.cuh -- element type, operator, identity, atomics and global loads
 // for kforge's generated reduction kernels.  codegen.c puts the parameter
 // #defines (KF_T, KF_OP, ...) in front of this file.  No headers are
-// included: NVRTC provides the device intrinsics.
+// included: NVRTC provides the device intrinsics (and has no cuda_bf16.h
+// or cuda_fp16.h of its own: 2-byte floats are their bits here, widened by
+// hand).
 // ---------------------------------------------------------------------------
 
+// T: the accumulator's type, which the outputs and partials have.  E: the
+// input's element, T itself, or (KF_IN_T) the bits of a bfloat16
+// (KF_IN_BFLOAT16) or float16 (KF_IN_FLOAT16), widened to T as loaded.
 typedef KF_T T;
+#ifdef KF_IN_T
+typedef KF_IN_T E;
+#else
+typedef T E;
+#endif
 typedef unsigned long long kf_u64;
 typedef unsigned int kf_u32;
 
@@ -157,19 +167,70 @@ __device__ long long kf_plant_row = -1;
 #endif
 
 // ---------------------------------------------------------------------------
-// Global loads of KF_VW consecutive elements.  A vector of VW * sizeof(T)
-// bytes is loaded as 4-, 8- or 16-byte words (32 bytes as two 16-byte
-// words), with the load flavour chosen by KF_LOAD: plain, read-only (__ldg)
-// or streaming (__ldcs, evict-first).
+// Input elements as accumulator values.  kf_widen(x): x itself for a T, a
+// bfloat16's or float16's bits widened exactly (bfloat16 is the upper half
+// of a float; float16 by cvt.f32.f16).  kf_identity_of<X>(): the identity
+// as an X (a 2-byte float's bits for the input: 0, 1, +inf, -inf).
 
-struct kf_vec {
-    T v[KF_VW];
+template <typename X> struct kf_is_acc { static constexpr bool value = false; };
+template <> struct kf_is_acc<T> { static constexpr bool value = true; };
+
+template <typename X> __device__ __forceinline__ T kf_widen(X x)
+{
+#ifdef KF_IN_T
+    if constexpr (!kf_is_acc<X>::value) {
+#ifdef KF_IN_BFLOAT16
+        return (T)__uint_as_float((kf_u32)x << 16);
+#else
+        float f;
+        asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(x));
+        return (T)f;
+#endif
+    } else
+#endif
+    return x;
+}
+
+template <typename X> __device__ __forceinline__ X kf_identity_of()
+{
+#ifdef KF_IN_T
+    if constexpr (!kf_is_acc<X>::value) {
+#ifdef KF_IN_BFLOAT16
+        constexpr unsigned short one = 0x3f80, inf = 0x7f80;
+#else
+        constexpr unsigned short one = 0x3c00, inf = 0x7c00;
+#endif
+        if constexpr (KF_OP == KF_OP_PROD) return one;
+        else if constexpr (KF_OP == KF_OP_MIN) return inf;
+        else if constexpr (KF_OP == KF_OP_MAX) return (unsigned short)(inf | 0x8000);
+        else return 0;
+    } else
+#endif
+    return kf_identity();
+}
+
+// ---------------------------------------------------------------------------
+// Global loads of KF_VW consecutive elements (of the input, E, or of
+// partials, T).  A vector of VW * sizeof(X) bytes is loaded as 2-, 4-, 8- or
+// 16-byte words (more as several 16-byte words), with the load flavour
+// chosen by KF_LOAD: plain, read-only (__ldg) or streaming (__ldcs,
+// evict-first).
+
+template <typename X> struct kf_vec_of {
+    X v[KF_VW];
 };
+typedef kf_vec_of<E> kf_vec;
 
 // load ldg_prefetch: the read-only path without L1 allocation, asking L2 to
 // fetch the whole 256-byte sector group (fewer, larger DRAM requests for a
 // stream that will use them all).  The input is not written while the kernel
 // runs, so the asm needs no "memory" clobber and may be scheduled freely.
+__device__ __forceinline__ unsigned short kf_ld_pf(const unsigned short *p)
+{
+    unsigned short r;
+    asm("ld.global.nc.L1::no_allocate.L2::256B.u16 %0, [%1];" : "=h"(r) : "l"(p));
+    return r;
+}
 __device__ __forceinline__ kf_u32 kf_ld_pf(const kf_u32 *p)
 {
     kf_u32 r;
@@ -198,45 +259,46 @@ template <typename W> __device__ __forceinline__ W kf_ld_word(const W *p)
     else return *p;
 }
 
-__device__ __forceinline__ kf_vec kf_load_vec(const kf_vec *p)
+template <typename X> __device__ __forceinline__ kf_vec_of<X> kf_load_vec(const kf_vec_of<X> *p)
 {
-    constexpr int bytes = (int)sizeof(T) * KF_VW;
-    union { kf_vec v; kf_u32 w1; uint2 w2; uint4 w4[bytes > 16 ? 2 : 1]; } u;
-    if constexpr (bytes == 4) {
+    constexpr int bytes = (int)sizeof(X) * KF_VW;
+    union { kf_vec_of<X> v; unsigned short w0; kf_u32 w1; uint2 w2; uint4 w4[bytes > 16 ? bytes / 16 : 1]; } u;
+    if constexpr (bytes == 2) {
+        u.w0 = kf_ld_word((const unsigned short *)p);
+    } else if constexpr (bytes == 4) {
         u.w1 = kf_ld_word((const kf_u32 *)p);
     } else if constexpr (bytes == 8) {
         u.w2 = kf_ld_word((const uint2 *)p);
-    } else if constexpr (bytes == 16) {
-        u.w4[0] = kf_ld_word((const uint4 *)p);
     } else {
-        u.w4[0] = kf_ld_word((const uint4 *)p);
-        u.w4[1] = kf_ld_word((const uint4 *)p + 1);
+#pragma unroll
+        for (int w = 0; w < bytes / 16; w++) u.w4[w] = kf_ld_word((const uint4 *)p + w);
     }
 #if KF_HOOK_LOADS
     const kf_u64 off = kf_plant_at - (kf_u64)p;
-    if (kf_plant_at && off < sizeof(kf_vec)) {
-        const int lane = (int)(off / sizeof(T));
-        u.v.v[lane] = kf_plant_shift ? ((const T *)p)[lane + 1] : kf_identity();
+    if (kf_plant_at && off < sizeof(kf_vec_of<X>)) {
+        const int lane = (int)(off / sizeof(X));
+        u.v.v[lane] = kf_plant_shift ? ((const X *)p)[lane + 1] : kf_identity_of<X>();
     }
 #endif
     return u.v;
 }
 
-__device__ __forceinline__ T kf_load_one(const T *p)
+// One element, widened to T.
+template <typename X> __device__ __forceinline__ T kf_load_one(const X *p)
 {
 #if KF_HOOK_LOADS
-    if (kf_plant_at && (kf_u64)p == kf_plant_at) return kf_plant_shift ? p[1] : kf_identity();
+    if (kf_plant_at && (kf_u64)p == kf_plant_at) return kf_plant_shift ? kf_widen(p[1]) : kf_identity();
 #endif
-    if constexpr (KF_LOAD == KF_LOAD_LDG || KF_LOAD == KF_LOAD_LDG_PREFETCH) return __ldg(p);
-    else if constexpr (KF_LOAD == KF_LOAD_STREAM) return __ldcs(p);
-    else return *p;
+    if constexpr (KF_LOAD == KF_LOAD_LDG || KF_LOAD == KF_LOAD_LDG_PREFETCH) return kf_widen(__ldg(p));
+    else if constexpr (KF_LOAD == KF_LOAD_STREAM) return kf_widen(__ldcs(p));
+    else return kf_widen(*p);
 }
 
-__device__ __forceinline__ T kf_fold_vec(const kf_vec &x)
+template <typename X> __device__ __forceinline__ T kf_fold_vec(const kf_vec_of<X> &x)
 {
-    T r = x.v[0];
+    T r = kf_widen(x.v[0]);
 #pragma unroll
     for (int i = 1; i < KF_VW; i++)
-        r = kf_op(r, x.v[i]);
+        r = kf_op(r, kf_widen(x.v[i]));
     return r;
 }

@@ -287,7 +287,7 @@ EOF
     grep_in err 'bad\.json: variants\[1\]\.blok_size' "file and field"
     grep_in err 'block_size' "suggestion"
     # a value out of its list
-    printf '{"dtype": "float16", "n": 1024}\n' >bad2.json
+    printf '{"dtype": "float8", "n": 1024}\n' >bad2.json
     expect_rc 2 "$KFORGE" run bad2.json
     grep_in err 'bad2\.json: dtype' "file and field"
     grep_in err 'float32' "allowed values"
@@ -867,9 +867,9 @@ want "anneal exhaustive genetic local random" kforge tune s.json --strategy ''
 has block_size= kforge run --set ''
 has n= kforge run --set ''
 has bench.seed= kforge run --set bench.
-want "float32 float64 int32 int64 uint32" kforge run --set dtype =
-want "float32 float64" kforge run --set dtype = fl
-want "dtype=float32 dtype=float64" kforge run --set dtype=fl
+want "bfloat16 float16 float32 float64 int32 int64 uint32" kforge run --set dtype =
+want "float16 float32 float64" kforge run --set dtype = fl
+want "dtype=float16 dtype=float32 dtype=float64" kforge run --set dtype=fl
 want "shuffle" kforge gen x.json --set algorithm = sh
 want "last_block" kforge run --set passes = la
 want "and max min or prod sum xor" kforge best --op ''

@@ -24,7 +24,10 @@
 #      tools/export_rows_check.cu compile against the header with nvcc, two
 #      translation units link, NVRTC compiles it; --deterministic; the
 #      variant its dispatch chooses (run through tests/export_stub.cpp) is
-#      the one kforge best gives, shape by shape.
+#      the one kforge best gives, shape by shape;
+#   7. bfloat16 and float16: headers whose API takes the 2-byte type and
+#      writes the accumulator's (float, or double), compiled with nvcc and
+#      NVRTC; kforge best by --acc-dtype.
 set -u
 KFORGE=${KFORGE:-build/kforge}
 case $KFORGE in /*) ;; *) KFORGE=$(pwd)/$KFORGE ;; esac
@@ -430,6 +433,86 @@ else
   skip "nvcc not found at $NVCC: the row-wise header and its programs are not compiled with it"
 fi
 
+# 7. bfloat16 and float16 (issue 23): the API takes const __nv_bfloat16 * /
+#    const __half * and writes the accumulator's type (float; double with
+#    --acc-dtype float64), one program calls both families' headers (nvcc),
+#    NVRTC compiles them, kforge best finds them by --acc-dtype.
+cat > hb.json <<EOF
+{"kernel": "reduce", "defaults": {"dtype": "bfloat16", "op": "sum", "algorithm": "shuffle", "unroll": "full"},
+ "bench": {"warmup": 1, "min_reps": 3, "max_time_s": 0.001},
+ "tune": {"n": ["2^10", "2^16", "2^24"]},
+ "variants": [{"block_size": [128, 256], "elements_per_thread": [1, 2], "vector_width": [2, 8],
+   "passes": ["multi_kernel", "atomic", "last_block"], "grid": ["auto", {"waves": 1}]}]}
+EOF
+cat > hr.json <<EOF
+{"kernel": "reduce_rows", "defaults": {"dtype": "float16", "op": "max", "vector_width": 8, "load": "ldg_prefetch"},
+ "bench": {"warmup": 1, "min_reps": 3, "max_time_s": 0.001},
+ "variants": [{"map": "group", "group": [4, 8], "block_size": 128},
+              {"map": "split", "block_size": 256, "splits": [2, 8], "split_combine": ["atomic", "last_block"]}]}
+EOF
+"$KFORGE" tune hb.json --results th.jsonl --quiet > /dev/null 2> eth.txt &&
+  sed 's/"op": "sum"/"op": "sum", "acc_dtype": "float64"/; s/"2^10", "2^16", "2^24"/"2^20"/' hb.json > hd.json &&
+  "$KFORGE" tune hd.json --results th.jsonl --quiet > /dev/null 2>> eth.txt &&
+  "$KFORGE" tune hr.json --set rows=4096 --set cols=32 --results th.jsonl --quiet > /dev/null 2>> eth.txt &&
+  "$KFORGE" tune hr.json --set rows=16 --set cols=65536 --results th.jsonl --quiet > /dev/null 2>> eth.txt; rc=$?
+HB=kforge_reduce_bfloat16_sum.cuh HD=kforge_reduce_bfloat16_sum_acc_float64.cuh HR=kforge_reduce_rows_float16_max.cuh
+if [ $rc -eq 0 ] && "$KFORGE" export --dtype bfloat16 --op sum -o $HB 2> exh.txt &&
+   "$KFORGE" export --dtype bfloat16 --acc-dtype float64 --op sum -o $HD 2>> exh.txt &&
+   "$KFORGE" export --kernel reduce_rows --dtype float16 --op max -o $HR 2>> exh.txt &&
+   grep -q '^kforge_reduce_bfloat16_sum(const __nv_bfloat16 \*in, size_t n, float \*out, void \*workspace' $HB &&
+   grep -q '^kforge_reduce_bfloat16_sum_acc_float64(const __nv_bfloat16 \*in, size_t n, double \*out' $HD &&
+   grep -q '^kforge_reduce_rows_float16_max(const __half \*in, size_t rows, size_t cols, size_t row_stride, float \*out' $HR &&
+   grep -q '#include <cuda_bf16.h>' $HB && grep -q '#include <cuda_fp16.h>' $HR && grep -q '3 sizes tuned' exh.txt; then
+  ok "export of bfloat16 sum (float and double accumulators) and float16 max rows: the API takes the 2-byte type, writes the accumulator's"
+else
+  bad "export of the 2-byte types: exit $rc: $(cat eth.txt exh.txt | head -c 2000)"
+fi
+if "$KFORGE" best --dtype bfloat16 --n 2^24 2> bh.txt | grep -q '"acc_dtype": "float32"' &&
+   "$KFORGE" best --dtype bfloat16 --acc-dtype float64 --n 2^20 2>> bh.txt | grep -q '"acc_dtype": "float64"' &&
+   ! "$KFORGE" best --dtype float16 --n 2^20 > /dev/null 2>> bh.txt; then
+  ok "kforge best finds bfloat16 by accumulator (auto is float32), and nothing for float16 sum"
+else
+  bad "best for the 2-byte types: $(head -c 2000 bh.txt)"
+fi
+if have_nvcc; then
+  cat > use_half.cu <<EOF
+#include "$HB"
+#include "$HD"
+#include "$HR"
+int main()
+{
+    size_t n = 1 << 20, rows = 64, cols = 1 << 14;
+    size_t b1 = kforge_reduce_bfloat16_sum_workspace(n), b2 = kforge_reduce_bfloat16_sum_acc_float64_workspace(n);
+    size_t b3 = kforge_reduce_rows_float16_max_workspace(rows);
+    __nv_bfloat16 *x; __half *h; float *o; double *d; void *w;
+    if (cudaMalloc(&x, n * sizeof *x) || cudaMalloc(&h, rows * cols * sizeof *h) || cudaMalloc(&o, rows * sizeof *o) ||
+        cudaMalloc(&d, sizeof *d) || cudaMalloc(&w, b1 + b2 + b3))
+        return 1;
+    return kforge_reduce_bfloat16_sum_workspace_init(w, b1, 0) || kforge_reduce_bfloat16_sum(x, n, o, w, b1, 0) ||
+           kforge_reduce_bfloat16_sum_acc_float64_workspace_init(w, b2, 0) ||
+           kforge_reduce_bfloat16_sum_acc_float64(x, n, d, w, b2, 0) ||
+           kforge_reduce_rows_float16_max_workspace_init(w, b3, 0) ||
+           kforge_reduce_rows_float16_max(h, rows, cols, 0, o, w, b3, 0);
+}
+EOF
+  if "$NVCC" -std=c++17 -arch=sm_90 -Xcompiler -Wall,-Wextra -I . use_half.cu -o use_half > nvh.txt 2>&1 &&
+     ! grep -q -i warning nvh.txt; then
+    ok "a program calling the bfloat16 and float16 headers compiles and links with nvcc for sm_90, no warnings"
+  else
+    bad "nvcc, 2-byte headers: $(head -c 2000 nvh.txt)"
+  fi
+else
+  skip "nvcc not found at $NVCC: the bfloat16 and float16 headers are not compiled with it"
+fi
+hnames=$(grep -o '^// kernel k[0-9]*' $HB | sed 's|// kernel |kforge_reduce_bfloat16_sum_|')
+rhnames=$(grep -o '^// kernel k[0-9]*' $HR | sed 's|// kernel |kforge_reduce_rows_float16_max_|')
+# shellcheck disable=SC2086
+if ./nvrtc_compile $HB sm_90 $hnames kforge_reduce_bfloat16_sum_init > hnvrtc.txt 2>&1 &&
+   ./nvrtc_compile $HR sm_90 $rhnames kforge_reduce_rows_float16_max_fill >> hnvrtc.txt 2>&1; then
+  ok "the bfloat16 and float16 headers compile with NVRTC for sm_90 (no cuda_bf16.h needed there)"
+else
+  bad "NVRTC, 2-byte headers: $(head -c 2000 hnvrtc.txt)"
+fi
 
 if [ $fail -gt 0 ] || [ $own_out = 0 ]; then
   keep_out=1

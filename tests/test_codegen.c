@@ -91,6 +91,7 @@ static void axis_value(const kf_variant *var, int a, char *buf, size_t len)
     switch ((reduce_param)a) {
     case RP_DTYPE: snprintf(buf, len, "%s", kf_dtype_names[v->dtype]); break;
     case RP_OP: snprintf(buf, len, "%s", kf_op_names[v->op]); break;
+    case RP_ACC_DTYPE: snprintf(buf, len, "%s", kf_acc_type_names[v->acc_dtype]); break;
     case RP_ALGORITHM: snprintf(buf, len, "%s", kf_algorithm_names[v->algorithm]); break;
     case RP_BLOCK_SIZE: snprintf(buf, len, "%d", v->block_size); break;
     case RP_ELEMENTS_PER_THREAD: snprintf(buf, len, "%d", v->elements_per_thread); break;
@@ -254,8 +255,9 @@ START_TEST(defines)
     ck_contains(s, "\n#define KF_GRID_STRIDE 1\n");
     free(s);
 
-    static const char *const ctype[] = {"int", "unsigned int", "long long", "float", "double"};
-    static const int bytes[] = {4, 4, 8, 4, 8};
+    /* KF_T is the accumulator: float for bfloat16 and float16 (acc_dtype auto) */
+    static const char *const ctype[] = {"int", "unsigned int", "long long", "float", "double", "float", "float"};
+    static const int bytes[] = {4, 4, 8, 4, 8, 4, 4};
     for (int t = 0; t < KF_DTYPE_COUNT; t++) {
         v = base();
         v.p[RP_DTYPE] = t;
@@ -428,6 +430,9 @@ START_TEST(reduce_value_macros_match_c_enums)
     } ce[] = {
         {"KF_DTYPE_INT32", KF_INT32}, {"KF_DTYPE_UINT32", KF_UINT32}, {"KF_DTYPE_INT64", KF_INT64},
         {"KF_DTYPE_FLOAT32", KF_FLOAT32}, {"KF_DTYPE_FLOAT64", KF_FLOAT64},
+        {"KF_DTYPE_BFLOAT16", KF_BFLOAT16}, {"KF_DTYPE_FLOAT16", KF_FLOAT16},
+        {"KF_ACC_DTYPE_AUTO", KF_ACCT_AUTO}, {"KF_ACC_DTYPE_INPUT", KF_ACCT_INPUT},
+        {"KF_ACC_DTYPE_FLOAT32", KF_ACCT_FLOAT32}, {"KF_ACC_DTYPE_FLOAT64", KF_ACCT_FLOAT64},
         CE(KF_OP_SUM), CE(KF_OP_MIN), CE(KF_OP_MAX), CE(KF_OP_PROD), CE(KF_OP_AND), CE(KF_OP_OR), CE(KF_OP_XOR),
         CE(KF_ALG_ATOMIC_GLOBAL), CE(KF_ALG_ATOMIC_SHARED), CE(KF_ALG_INTERLEAVED_DIVERGENT),
         CE(KF_ALG_INTERLEAVED_STRIDED), CE(KF_ALG_SEQUENTIAL), CE(KF_ALG_SHUFFLE), CE(KF_ALG_WARP_INTRINSIC),
@@ -445,7 +450,7 @@ START_TEST(reduce_value_macros_match_c_enums)
         if (f->params[i].kind == KF_PK_ENUM)
             values += f->params[i].count;
     ck_assert_int_eq(values, (int)(sizeof ce / sizeof ce[0]));
-    ck_assert_int_eq(values, KF_DTYPE_COUNT + KF_OP_COUNT + KF_ALG_COUNT + KF_UNROLL_COUNT + KF_PASSES_COUNT +
+    ck_assert_int_eq(values, KF_DTYPE_COUNT + KF_ACCT_COUNT + KF_OP_COUNT + KF_ALG_COUNT + KF_UNROLL_COUNT + KF_PASSES_COUNT +
                                  KF_LAYOUT_COUNT + KF_ACC_COUNT + KF_WARP_COUNT + KF_LOAD_COUNT);
     kf_variant v = unusual();
     char *s = gen(&v);
@@ -493,11 +498,27 @@ START_TEST(source_depends_on_compile_time_parameters_only)
     for (int ax = 0; ax < RP_COUNT; ax++) {
         if (ax == RP_GRID)
             continue;
+        if (ax == RP_ACC_DTYPE) { /* float32 or float64 for a bfloat16 input: KF_T float or double */
+            kf_variant h32 = a, h64 = a;
+            h32.p[RP_DTYPE] = h64.p[RP_DTYPE] = KF_BFLOAT16;
+            h32.p[RP_ACC_DTYPE] = KF_ACCT_FLOAT32;
+            h64.p[RP_ACC_DTYPE] = KF_ACCT_FLOAT64;
+            char why[256];
+            ck_assert_msg(space_check_variant(&h64, NULL, why, sizeof why) == 0, "acc_dtype: %s", why);
+            char *s32 = gen(&h32), *s64 = gen(&h64);
+            ck_assert_msg(strcmp(s32, s64) != 0, "changing acc_dtype left the source the same");
+            ck_contains(s64, "\n#define KF_T double\n");
+            ck_contains(s64, "\n#define KF_IN_T unsigned short\n#define KF_IN_BFLOAT16 1\n");
+            free(s32);
+            free(s64);
+            continue;
+        }
         kf_variant b = a;
         int64_t val = -1;
         switch ((reduce_param)ax) {
         case RP_DTYPE: val = KF_UINT32; break;
         case RP_OP: val = KF_OP_MAX; break;
+        case RP_ACC_DTYPE: val = KF_ACCT_FLOAT64; break; /* KF_T double */
         case RP_ALGORITHM: val = KF_ALG_SHUFFLE; break;
         case RP_BLOCK_SIZE: val = 512; break;
         case RP_ELEMENTS_PER_THREAD: val = 2; break;

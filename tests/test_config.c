@@ -724,7 +724,7 @@ START_TEST(param_values)
     ck_assert_int_eq(param_value(&f->params[RP_BLOCK_SIZE], "0", &x), -1);
     ck_contains(err, "results line: block_size: expected an integer 1..1024");
     ck_assert_int_eq(param_value(&f->params[RP_VECTOR_WIDTH], "3", &x), -1);
-    ck_contains(err, "results line: vector_width: expected 1, 2 or 4");
+    ck_contains(err, "results line: vector_width: expected 1, 2, 4 or 8");
     ck_assert_int_eq(param_value(&f->params[RP_GRID], "{\"waves\": 65}", &x), -1);
     ck_contains(err, "results line: grid.waves: expected an integer 1..64");
     ck_assert_int_eq(param_value(&f->params[RP_ELEMENTS_PER_THREAD], "[4]", &x), -1);
@@ -786,7 +786,7 @@ START_TEST(set_axes)
 
     /* failures leave the config as it was */
     ck_contains(set_bad(&c, "dtype=flaot32"), "--set dtype: unknown value \"flaot32\" (did you mean \"float32\"?)");
-    ck_contains(set_bad(&c, "vector_width=3"), "--set vector_width: expected 1, 2 or 4");
+    ck_contains(set_bad(&c, "vector_width=3"), "--set vector_width: expected 1, 2, 4 or 8");
     ck_contains(set_bad(&c, "block_size=[64, 0]"), "--set block_size: [1]: expected an integer");
     ck_contains(set_bad(&c, "block_size=[]"), "empty list");
     ck_contains(set_bad(&c, "grid={\"waves\": 0}"), "--set grid: waves: expected an integer 1..64");

@@ -314,6 +314,7 @@ START_TEST(enum_axes_compare_with_strings)
     } axes[] = {
         {RP_DTYPE, kf_dtype_names, KF_DTYPE_COUNT},
         {RP_OP, kf_op_names, KF_OP_COUNT},
+        {RP_ACC_DTYPE, kf_acc_type_names, KF_ACCT_COUNT},
         {RP_ALGORITHM, kf_algorithm_names, KF_ALG_COUNT},
         {RP_UNROLL, kf_unroll_names, KF_UNROLL_COUNT},
         {RP_PASSES, kf_passes_names, KF_PASSES_COUNT},

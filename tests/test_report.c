@@ -596,7 +596,8 @@ START_TEST(json_round_trip_every_enum_value)
             free(line);
         }
     }
-    ck_assert_int_eq(enums, 9);    /* dtype, op, algorithm, unroll, passes, layout, accumulator, warp_reduce, load */
+    ck_assert_int_eq(enums, 10);   /* dtype, op, acc_dtype, algorithm, unroll, passes, layout, accumulator,
+                                    * warp_reduce, load */
     /* grid kinds at a few values (the extremes of each range), status at each value */
     static const kf_grid grids[] = {{KF_GRID_AUTO, 0},    {KF_GRID_BLOCKS, 1},
                                     {KF_GRID_BLOCKS, 65535}, {KF_GRID_BLOCKS, KF_GRID_MAX_BLOCKS},
@@ -900,12 +901,14 @@ START_TEST(parse_rejects_bad_lines)
     free(junk);
 
     /* one field removed or corrupted at a time: every parameter of the
-     * table, the size and the status are required */
+     * table (but acc_dtype, which lines written before it existed lack:
+     * parse_optional_fields_default), the size and the status are required */
     const kf_family *f = reduce_fam();
     const char *required[KF_MAX_PARAMS + 4];
     int nreq = 0;
     for (int a = 0; a < f->nparams; a++)
-        required[nreq++] = f->params[a].name;
+        if (!f->params[a].optional)
+            required[nreq++] = f->params[a].name;
     required[nreq++] = "n";
     required[nreq++] = "status";
     ck_assert_int_eq(nreq, 15);
@@ -923,7 +926,7 @@ START_TEST(parse_rejects_bad_lines)
     static const struct {
         const char *key, *json;
     } corrupt[] = {
-        {"dtype", "\"float16\""},    {"op", "3"},           {"status", "\"okay\""},
+        {"dtype", "\"float8\""},     {"op", "3"},           {"status", "\"okay\""},
         {"algorithm", "null"},       {"n", "-1"},           {"n", "1.5"},
         {"n", "\"1000\""},           {"n", "1e30"},         {"block_size", "1e12"},
         {"grid", "0"},               {"grid", "\"big\""},   {"grid", "{\"blocks\": 4}"},
@@ -978,6 +981,7 @@ START_TEST(parse_optional_fields_default)
     ck_assert(x.grid.kind == KF_GRID_WAVES && x.grid.value == 3);
     ck_assert(x.layout == KF_LAYOUT_GRID && x.accumulator == KF_ACC_SHARED);
     ck_assert(x.warp_reduce == KF_WARP_INTRINSIC && x.load == KF_LOAD_STREAM);
+    ck_assert(x.acc_dtype == KF_ACCT_AUTO); /* written before the axis existed */
     ck_assert(r.shape.d[0] == 4096 && r.status == KF_ST_TIMEOUT);
     ck_assert(r.shape.d[1] == 0 && r.shape.d[2] == 0);
     ck_assert_str_eq(r.v.name, "");

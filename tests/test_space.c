@@ -589,9 +589,17 @@ START_TEST(rule_vector_width)
         v.vector_width = w;
         if (w == 1 || w == 2 || w == 4)
             accept(&v, NULL);
+        else if (w == 8) /* 16-byte loads at most: 2-byte dtypes only */
+            reject(&v, NULL, "vector_width 8 needs a 2-byte dtype");
         else
-            reject(&v, NULL, "expected 1, 2 or 4");
+            reject(&v, NULL, "expected 1, 2, 4 or 8");
     }
+    v.vector_width = 8;
+    v.dtype = KF_BFLOAT16;
+    v.acc_dtype = KF_ACCT_FLOAT32;
+    accept(&v, NULL);
+    v.dtype = KF_FLOAT16;
+    accept(&v, NULL);
 }
 END_TEST
 

@@ -34,8 +34,9 @@ static bool all_zero(const void *p, size_t bytes)
 
 /* The exact data (issue: a wrong kernel must never pass): no element is the
  * identity, neighbours differ, and a dropped, doubled or replaced element
- * changes the exact result, which the type's own arithmetic reaches in any
- * order (here: forward and in a strided order, as a grid-stride loop). */
+ * changes the exact result, which the accumulator's arithmetic (the type's
+ * own; float32 for bfloat16 and float16) reaches in any order (here:
+ * forward and in a strided order, as a grid-stride loop). */
 START_TEST(exact_data_detects_single_element_changes)
 {
     const kf_op ops[] = {KF_OP_SUM, KF_OP_PROD, KF_OP_XOR};
@@ -49,8 +50,9 @@ START_TEST(exact_data_detects_single_element_changes)
                 int64_t n = ns[k];
                 void *x = malloc((size_t)n * kf_dtype_size(t));
                 verify_fill_exact(t, op, 7, x, n);
-                kf_value id = verify_identity(t, op), ref = verify_reference(t, op, x, n, NULL);
-                kf_value fwd = id, strided = id;
+                kf_dtype acc = kf_acc_dtype(t, KF_ACCT_AUTO);
+                kf_value id = verify_identity(t, op), ref = verify_reference_acc(t, acc, op, x, n, NULL);
+                kf_value fwd = verify_identity(acc, op), strided = fwd;
                 for (int64_t i = 0; i < n; i++) {
                     kf_value xi = verify_load(t, x, i);
                     ck_assert_msg(memcmp(&xi, &id, kf_dtype_size(t)) != 0, "element %lld is the identity",
@@ -60,16 +62,16 @@ START_TEST(exact_data_detects_single_element_changes)
                         ck_assert_msg(memcmp(&xi, &nx, kf_dtype_size(t)) != 0, "neighbours %lld equal",
                                       (long long)i);
                     }
-                    fwd = verify_combine(t, op, fwd, xi);
+                    fwd = verify_combine(acc, op, fwd, verify_load_acc(t, acc, x, i));
                 }
                 for (int64_t s = 0; s < 64; s++)
                     for (int64_t i = s; i < n; i += 64)
-                        strided = verify_combine(t, op, strided, verify_load(t, x, i));
+                        strided = verify_combine(acc, op, strided, verify_load_acc(t, acc, x, i));
                 ck_assert_msg(fwd.bits == ref.bits && strided.bits == ref.bits,
                               "dtype %d op %d n %lld: not exact in every order", t, op, (long long)n);
                 /* drop the last element, double the first: the answer changes */
-                kf_value drop = verify_reference(t, op, x, n - 1, NULL);
-                kf_value twice = verify_combine(t, op, ref, verify_load(t, x, 0));
+                kf_value drop = verify_reference_acc(t, acc, op, x, n - 1, NULL);
+                kf_value twice = verify_combine(acc, op, ref, verify_load_acc(t, acc, x, 0));
                 ck_assert_msg(drop.bits != ref.bits && twice.bits != ref.bits,
                               "dtype %d op %d n %lld: a dropped or doubled element is invisible", t, op, (long long)n);
                 free(x);
@@ -119,6 +121,64 @@ START_TEST(exact_data_magnitudes)
     ck_assert(verify_has_accuracy(KF_FLOAT64, KF_OP_PROD) && !verify_has_accuracy(KF_INT32, KF_OP_SUM));
     free(f);
     free(g);
+}
+END_TEST
+
+/* The host's 2-byte floats, written by hand (kforge.c): float16 against the
+ * compiler's _Float16 (every one of the 65536 bit patterns widened, and
+ * every value halfway between two neighbours, and 10^6 random floats,
+ * narrowed); bfloat16 round trips and ties to even. */
+START_TEST(half_conversions)
+{
+    for (uint32_t h = 0; h < 65536; h++) {
+        _Float16 x;
+        uint16_t b = (uint16_t)h;
+        memcpy(&x, &b, 2);
+        float want = (float)x, got = kf_fp16_to_float(b);
+        ck_assert_msg(memcmp(&want, &got, 4) == 0 || (isnan(want) && isnan(got)), "fp16 %04x", h);
+        if (!isnan(got))
+            ck_assert_msg(kf_float_to_fp16(got) == b, "fp16 round trip %04x", h);
+        /* halfway to the next one up (finite, same sign) */
+        if ((h & 0x7fff) < 0x7bff) {
+            float next = kf_fp16_to_float((uint16_t)(h + 1)), mid = (float)(((double)got + (double)next) / 2);
+            _Float16 r = (_Float16)mid;
+            uint16_t rb;
+            memcpy(&rb, &r, 2);
+            ck_assert_msg(kf_float_to_fp16(mid) == rb, "fp16 tie above %04x: %04x, want %04x", h,
+                          kf_float_to_fp16(mid), rb);
+        }
+        float bf = kf_bf16_to_float(b);
+        if (!isnan(bf))
+            ck_assert_msg(kf_float_to_bf16(bf) == b, "bf16 round trip %04x", h);
+        else
+            ck_assert(isnan(kf_bf16_to_float(kf_float_to_bf16(bf))));
+    }
+    uint64_t z = 1;
+    for (int i = 0; i < 1000000; i++) {
+        z = z * 6364136223846793005ULL + 1442695040888963407ULL;
+        uint32_t u = (uint32_t)(z >> 32);
+        float f;
+        memcpy(&f, &u, 4);
+        if (isnan(f))
+            continue;
+        _Float16 r = (_Float16)f;
+        uint16_t rb;
+        memcpy(&rb, &r, 2);
+        ck_assert_msg(kf_float_to_fp16(f) == rb, "fp16 of %a: %04x, want %04x", (double)f, kf_float_to_fp16(f), rb);
+        /* bfloat16: the nearest of the two neighbours, ties to the even one */
+        uint16_t lo = (uint16_t)(u >> 16), got = kf_float_to_bf16(f);
+        double d = f, a = kf_bf16_to_float(lo), b2 = kf_bf16_to_float((uint16_t)(lo + 1));
+        if (isinf(b2)) /* above the largest finite one: infinity from a half step on (IEEE) */
+            b2 = a + (a - kf_bf16_to_float((uint16_t)(lo - 1)));
+        uint16_t want = fabs(d - a) < fabs(b2 - d) ? lo : fabs(d - a) > fabs(b2 - d) ? (uint16_t)(lo + 1)
+                                                    : (lo & 1) ? (uint16_t)(lo + 1) : lo;
+        ck_assert_msg(got == want, "bf16 of %a: %04x, want %04x", (double)f, got, want);
+    }
+    ck_assert_int_eq(kf_float_to_bf16(1.0f + 0x1p-8f), 0x3f80);  /* a tie: to even (down) */
+    ck_assert_int_eq(kf_float_to_bf16(1.0f + 0x1p-7f + 0x1p-8f), 0x3f82); /* a tie: to even (up) */
+    ck_assert_int_eq(kf_float_to_fp16(65520.0f), 0x7c00);         /* rounds to infinity */
+    ck_assert_int_eq(kf_float_to_fp16(0x1p-25f), 0x0000);         /* half the smallest subnormal: to even */
+    ck_assert_int_eq(kf_float_to_fp16(0x1.8p-25f), 0x0001);
 }
 END_TEST
 
@@ -524,8 +584,9 @@ START_TEST(large_inputs_in_pieces)
             }
             /* the reference against a serial loop over the same data */
             double as = -1, as_serial = 0;
-            kf_value got = verify_reference(t, op, big, n, &as);
-            kf_value want = verify_identity(t, op);
+            kf_dtype acc = kf_op_is_bitwise(op) ? (kf_dtype)t : kf_acc_dtype(t, KF_ACCT_AUTO);
+            kf_value got = verify_reference_acc(t, acc, op, big, n, &as);
+            kf_value want = verify_identity(acc, op);
             long double s = 0;
             for (int64_t i = 0; i < n; i++) {
                 kf_value x = {.bits = 0};
@@ -537,6 +598,10 @@ START_TEST(large_inputs_in_pieces)
                         as_serial += t == KF_INT32 ? fabs((double)x.i32) : t == KF_UINT32 ? (double)x.u32
                                                                          : fabs((double)x.i64);
                     continue;
+                }
+                if (kf_dtype_is_half(t)) { /* widened to the float32 accumulator */
+                    x.bits = 0;
+                    x.f32 = kf_half_to_float(t, verify_load(t, big, i).h16);
                 }
                 switch (t) {
                 case KF_INT32:
@@ -561,12 +626,12 @@ START_TEST(large_inputs_in_pieces)
                     else want.i64 = x.i64 > want.i64 ? x.i64 : want.i64;
                     break;
                 default: {
-                    double d = t == KF_FLOAT32 ? x.f32 : x.f64;
+                    double d = acc == KF_FLOAT32 ? x.f32 : x.f64;
                     as_serial += fabs(d);
                     if (op == KF_OP_SUM) s += d;
                     else if (op == KF_OP_PROD) s = (i ? s : 1) * d;
-                    else if (op == KF_OP_MIN) { if (t == KF_FLOAT32) want.f32 = fminf(want.f32, x.f32); else want.f64 = fmin(want.f64, x.f64); }
-                    else { if (t == KF_FLOAT32) want.f32 = fmaxf(want.f32, x.f32); else want.f64 = fmax(want.f64, x.f64); }
+                    else if (op == KF_OP_MIN) { if (acc == KF_FLOAT32) want.f32 = fminf(want.f32, x.f32); else want.f64 = fmin(want.f64, x.f64); }
+                    else { if (acc == KF_FLOAT32) want.f32 = fmaxf(want.f32, x.f32); else want.f64 = fmax(want.f64, x.f64); }
                     break;
                 }
                 }
@@ -574,8 +639,8 @@ START_TEST(large_inputs_in_pieces)
             ck_assert_double_eq_tol(as, as_serial, 1e-9 * (as_serial + 1));
             bool fl = kf_dtype_is_float(t) && !kf_op_is_bitwise(op);
             if (fl && (op == KF_OP_SUM || op == KF_OP_PROD)) {
-                double g = t == KF_FLOAT32 ? got.f32 : got.f64;
-                double tol = t == KF_FLOAT32 ? 1.2e-7 * fabs(g) + 1e-6 : 1e-13 * fabs(g) + 1e-9;
+                double g = acc == KF_FLOAT32 ? got.f32 : got.f64;
+                double tol = acc == KF_FLOAT32 ? 1.2e-7 * fabs(g) + 1e-6 : 1e-13 * fabs(g) + 1e-9;
                 ck_assert_msg(fabs(g - (double)s) <= tol, "%s %s: %.17g vs %.17g", kf_dtype_names[t],
                               kf_op_names[op], g, (double)s);
             } else {
@@ -711,6 +776,7 @@ static Suite *verify_suite(void)
     Suite *s = suite_create("verify");
     TCase *data = tcase_create("data");
     tcase_set_timeout(data, 60);
+    tcase_add_test(data, half_conversions);
     tcase_add_test(data, fill_deterministic_and_prefix_stable);
     tcase_add_test(data, fill_differs_between_ops_and_dtypes);
     tcase_add_test(data, fill_never_all_zeros);

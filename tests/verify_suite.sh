@@ -6,7 +6,8 @@
 #
 #   KFORGE=build/kforge sh tests/verify_suite.sh
 #
-#   1. every planted coverage fault (KFORGE_PLANT=KIND@*) x every dtype x
+#   1. every planted coverage fault (KFORGE_PLANT=KIND@*) x every dtype
+#      (bfloat16 and float16 too, with 16-byte loads of 8 elements) x
 #      sum, min, max, prod, xor x n in 1, 2, 3, 31, 4097, 2^20+3, 2^24+1
 #      over four structurally different reduce variants (tests/faults/
 #      reduce.json), and every fault x every row map at shapes with rows or

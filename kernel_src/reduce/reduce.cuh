@@ -197,68 +197,27 @@ __device__ __forceinline__ T kf_block_reduce(T acc, T *sdata, unsigned tid)
 }
 
 // ---------------------------------------------------------------------------
-// The kernel.
-//
-//   in, n      the input (any alignment).  No __restrict__: with it the
-//              compiler turns plain loads into read-only (ld.global.nc)
-//              loads, and load "plain" would no longer be the seeds' load.
-//   out        multi_kernel: one partial per block (the result when the grid
-//              is one block); atomic and last_block: the result
-//   scratch    atomic: one element holding the identity between launches;
-//              last_block: one partial per block
-//   ticket     atomic and last_block: a counter that is 0 between launches
-//
-// atomic and last_block leave scratch and ticket as they found them, so
-// consecutive launches need no host-side reset.
+// Phase 1, load: the thread folds its elements of in[0..n) into acc.  X is
+// the input's element E, or T for the partials a multi_kernel pass after
+// the first reads (the same code: they differ when a 2-byte float input is
+// widened to its accumulator).
 
-// Test hook (KFORGE_PLANT=double_block): block kf_plant_twice of the first
-// pass (the one that reads the input) counts its value twice.
-#if defined(KF_PLANT) && KF_PLANT == KF_PLANT_COVERAGE
-#define KF_HOOK_TWICE(val) (((kf_u64)in == kf_plant_in && blockIdx.x == kf_plant_twice) ? kf_op((val), (val)) : (val))
-#else
-#define KF_HOOK_TWICE(val) (val)
-#endif
-
-#if KF_TREE
-#define KF_SMEM_ELEMS KF_BS
-#elif KF_ALG == KF_ALG_SHUFFLE || KF_ALG == KF_ALG_WARP_INTRINSIC
-#define KF_SMEM_ELEMS 32
-#else
-#define KF_SMEM_ELEMS 1
-#endif
-
-KF_ENTRY_LINKAGE __global__ void __launch_bounds__(KF_BS)
-kf_reduce(const T *in, kf_u64 n, T *out, T *scratch, unsigned *ticket)
+template <typename X>
+__device__ __forceinline__ void kf_load_phase(const X *in, kf_u64 n, T &acc, unsigned tid)
 {
-    __shared__ T sdata[KF_SMEM_ELEMS];
-    const unsigned tid = threadIdx.x;
-#if defined(KF_PLANT) && KF_PLANT == KF_PLANT_FAULT
-    // Test hook (KFORGE_PLANT, tests only): an illegal address.
-    if (blockIdx.x == 0 && tid == 0) *(volatile int *)(kf_u64)16 = 1;
-#elif defined(KF_PLANT) && KF_PLANT == KF_PLANT_HANG
-    // Test hook (KFORGE_PLANT, tests only): a kernel that never finishes.
-    // (__nanosleep is a side effect: the compiler may not drop the loop, as
-    // C++ forward progress lets it drop an empty infinite one.)
-    for (;;) __nanosleep(1000);
-#endif
-
-    // --- 1. load ----------------------------------------------------------
+    typedef kf_vec_of<X> V;
     // The vector body starts at the first element aligned to the vector
     // width (16 bytes at most); the few elements before it (prefix) and
     // after it (tail) are loaded one by one by the first threads of the grid.
-    constexpr kf_u64 align = sizeof(kf_vec) < 16 ? sizeof(kf_vec) : 16;
+    constexpr kf_u64 align = sizeof(V) < 16 ? sizeof(V) : 16;
     kf_u64 prefix = 0;
     if constexpr (KF_VW > 1) {
-        const kf_u64 mis = ((kf_u64)in % align) / sizeof(T);
-        prefix = mis ? (align / sizeof(T) - mis) : 0;
+        const kf_u64 mis = ((kf_u64)in % align) / sizeof(X);
+        prefix = mis ? (align / sizeof(X) - mis) : 0;
         if (prefix > n) prefix = n;
     }
-    const kf_vec *inv = (const kf_vec *)(in + prefix);
+    const V *inv = (const V *)(in + prefix);
     const kf_u64 nv = (n - prefix) / KF_VW;
-
-    T reg = kf_identity();
-    T &acc = KF_ACC ? sdata[tid % KF_SMEM_ELEMS] : reg;
-    if constexpr (KF_ACC) acc = kf_identity();
 
     if constexpr (KF_VW > 1) {
         const kf_u64 tail = n - prefix - nv * KF_VW;
@@ -282,9 +241,9 @@ kf_reduce(const T *in, kf_u64 n, T *out, T *scratch, unsigned *ticket)
         // load phase stays short, which matters for the instruction-bound
         // early kernels.
         const kf_u64 base = (kf_u64)blockIdx.x * tile;
-        const kf_vec *p = inv + base + tid;
+        const V *p = inv + base + tid;
         if (base + tile <= nv) {
-            kf_vec x[KF_EPT];
+            V x[KF_EPT];
 #pragma unroll
             for (int k = 0; k < KF_EPT; k++) x[k] = kf_load_vec(p + k * KF_BS);
 #pragma unroll
@@ -298,7 +257,7 @@ kf_reduce(const T *in, kf_u64 n, T *out, T *scratch, unsigned *ticket)
         const kf_u64 stride = (kf_u64)gridDim.x * tile;
         kf_u64 base = (kf_u64)blockIdx.x * tile;
         for (; base + tile <= nv; base += stride) {
-            kf_vec x[KF_EPT];
+            V x[KF_EPT];
 #pragma unroll
             for (int k = 0; k < KF_EPT; k++) x[k] = kf_load_vec(inv + base + k * KF_BS + tid);
 #pragma unroll
@@ -319,7 +278,7 @@ kf_reduce(const T *in, kf_u64 n, T *out, T *scratch, unsigned *ticket)
         const kf_u64 round = threads * KF_EPT;
         kf_u64 base = (kf_u64)blockIdx.x * KF_BS + tid;
         for (; base + (KF_EPT - 1) * threads < nv; base += round) {
-            kf_vec x[KF_EPT];
+            V x[KF_EPT];
 #pragma unroll
             for (int k = 0; k < KF_EPT; k++) x[k] = kf_load_vec(inv + base + k * threads);
 #pragma unroll
@@ -331,6 +290,73 @@ kf_reduce(const T *in, kf_u64 n, T *out, T *scratch, unsigned *ticket)
             if (i < nv) acc = kf_op(acc, kf_fold_vec(kf_load_vec(inv + i)));
         }
     }
+}
+
+// ---------------------------------------------------------------------------
+// The kernel.
+//
+//   in, n      the input (any alignment; a 2-byte float input is E, else T).
+//              No __restrict__: with it the
+//              compiler turns plain loads into read-only (ld.global.nc)
+//              loads, and load "plain" would no longer be the seeds' load.
+//   out        multi_kernel: one partial per block (the result when the grid
+//              is one block); atomic and last_block: the result
+//   scratch    atomic: one element holding the identity between launches;
+//              last_block: one partial per block
+//   ticket     atomic and last_block: a counter that is 0 between launches
+//
+//   partials   (E other than T only) 0: in is the input; 1: in holds the
+//              T partials of an earlier multi_kernel pass
+//
+// atomic and last_block leave scratch and ticket as they found them, so
+// consecutive launches need no host-side reset.
+
+// Test hook (KFORGE_PLANT=double_block): block kf_plant_twice of the first
+// pass (the one that reads the input) counts its value twice.
+#if defined(KF_PLANT) && KF_PLANT == KF_PLANT_COVERAGE
+#define KF_HOOK_TWICE(val) (((kf_u64)in == kf_plant_in && blockIdx.x == kf_plant_twice) ? kf_op((val), (val)) : (val))
+#else
+#define KF_HOOK_TWICE(val) (val)
+#endif
+
+#if KF_TREE
+#define KF_SMEM_ELEMS KF_BS
+#elif KF_ALG == KF_ALG_SHUFFLE || KF_ALG == KF_ALG_WARP_INTRINSIC
+#define KF_SMEM_ELEMS 32
+#else
+#define KF_SMEM_ELEMS 1
+#endif
+
+KF_ENTRY_LINKAGE __global__ void __launch_bounds__(KF_BS)
+#ifdef KF_IN_T
+kf_reduce(const E *in, kf_u64 n, T *out, T *scratch, unsigned *ticket, int partials)
+#else
+kf_reduce(const T *in, kf_u64 n, T *out, T *scratch, unsigned *ticket)
+#endif
+{
+    __shared__ T sdata[KF_SMEM_ELEMS];
+    const unsigned tid = threadIdx.x;
+#if defined(KF_PLANT) && KF_PLANT == KF_PLANT_FAULT
+    // Test hook (KFORGE_PLANT, tests only): an illegal address.
+    if (blockIdx.x == 0 && tid == 0) *(volatile int *)(kf_u64)16 = 1;
+#elif defined(KF_PLANT) && KF_PLANT == KF_PLANT_HANG
+    // Test hook (KFORGE_PLANT, tests only): a kernel that never finishes.
+    // (__nanosleep is a side effect: the compiler may not drop the loop, as
+    // C++ forward progress lets it drop an empty infinite one.)
+    for (;;) __nanosleep(1000);
+#endif
+
+    // --- 1. load ----------------------------------------------------------
+    T reg = kf_identity();
+    T &acc = KF_ACC ? sdata[tid % KF_SMEM_ELEMS] : reg;
+    if constexpr (KF_ACC) acc = kf_identity();
+
+#ifdef KF_IN_T
+    if (partials) kf_load_phase((const T *)(const void *)in, n, acc, tid);
+    else kf_load_phase(in, n, acc, tid);
+#else
+    kf_load_phase(in, n, acc, tid);
+#endif
 
     // --- 2. block ---------------------------------------------------------
     if constexpr (KF_ALG == KF_ALG_ATOMIC_GLOBAL) {

@@ -15,7 +15,7 @@
 
 namespace @P@_detail {
 
-typedef @T@ T;
+typedef @T@ T; // the accumulator's type: the output's and the partials'
 
 enum grid_kind { grid_auto, grid_blocks, grid_per_sm, grid_waves };
 enum passes_kind { passes_multi_kernel, passes_atomic, passes_last_block };
@@ -99,10 +99,12 @@ static inline cudaError_t blocks_for(const variant_info &v, unsigned long long n
     return cudaSuccess;
 }
 
-static inline cudaError_t launch(int k, unsigned long long blocks, const T *in, unsigned long long n, T *out,
-                                 T *scratch, unsigned *ticket, cudaStream_t stream)
+// in: the input (@IN@), or (partials 1) the T partials of an earlier pass.
+// The sixth argument is read only by kernels whose input is not T.
+static inline cudaError_t launch(int k, unsigned long long blocks, const void *in, unsigned long long n, T *out,
+                                 T *scratch, unsigned *ticket, cudaStream_t stream, int partials = 0)
 {
-    void *args[] = {(void *)&in, (void *)&n, (void *)&out, (void *)&scratch, (void *)&ticket};
+    void *args[] = {(void *)&in, (void *)&n, (void *)&out, (void *)&scratch, (void *)&ticket, (void *)&partials};
     return cudaLaunchKernel(kernels[k].fn, dim3((unsigned)blocks), dim3((unsigned)kernels[k].block), args, 0,
                             stream);
 }
@@ -150,7 +152,7 @@ static inline cudaError_t
 // or a workspace smaller than @P@_workspace(n); else what the launch
 // returns.  Asynchronous, like a kernel launch.
 static inline cudaError_t
-@P@(const @T@ *in, size_t n, @T@ *out, void *workspace, size_t workspace_bytes, cudaStream_t stream)
+@P@(const @IN@ *in, size_t n, @T@ *out, void *workspace, size_t workspace_bytes, cudaStream_t stream)
 {
     using namespace @P@_detail;
     if (!out)
@@ -183,12 +185,12 @@ static inline cudaError_t
     // multi_kernel: each pass reduces its input to one partial per block,
     // until a pass of one block writes out.
     T *part[2] = {parts, (T *)(base + ws_parts + align_up(b * sizeof(T) + 64, ws_align))};
-    const T *src = in;
+    const void *src = in;
     for (int k = 0;; k++) {
         if (k > 0 && (e = blocks_for(v, n, dev, &b)) != cudaSuccess)
             return e;
         T *dst = b == 1 ? out : part[k % 2];
-        if ((e = launch(v.kernel, b, src, n, dst, slot, ticket, stream)) != cudaSuccess)
+        if ((e = launch(v.kernel, b, src, n, dst, slot, ticket, stream, k > 0)) != cudaSuccess)
             return e;
         if (b == 1)
             return cudaSuccess;

@@ -37,7 +37,7 @@
 //                     tile before folding the current one (software
 //                     pipelining across grid-stride iterations; pays off
 //                     only with a capped grid; doubles the tile registers).
-//   KF_VW             elements per vector load (1, 2, 4).  Each row has its
+//   KF_VW             elements per vector load (1, 2, 4; 8 for a 2-byte input).  Each row has its
 //                     own aligned prefix (< KF_VW elements before the first
 //                     aligned vector) and tail, so any row start alignment,
 //                     any stride and any cols work.
@@ -61,7 +61,8 @@
 //
 // Kernel
 //   kf_reduce_rows(in, rows, cols, stride, out, partial, tickets, splits)
-//     in       rows x cols elements, row r at in + r * stride (stride >=
+//     in       rows x cols elements (E: T, or a 2-byte float's bits widened
+//              to T as loaded: common.cuh), row r at in + r * stride (stride >=
 //              cols; any alignment of in and of stride); rows, cols >= 1
 //     out      rows results (every element written by every launch)
 //     partial  map 3 only (else may be NULL):
@@ -118,7 +119,7 @@ static_assert(KF_BS >= 32 && KF_BS <= 1024 && (KF_BS & (KF_BS - 1)) == 0, "KF_BS
 static_assert(KF_ROWS_MAP != KF_ROWS_MAP_THREAD || KF_GROUP == 1, "map 0 is a thread per row: KF_GROUP 1");
 static_assert(KF_ROWS_MAP != KF_ROWS_MAP_GROUP || (KF_GROUP >= 2 && KF_GROUP <= 32 && (KF_GROUP & (KF_GROUP - 1)) == 0),
               "map 1: KF_GROUP is 2, 4, 8, 16 or 32");
-static_assert(KF_VW == 1 || KF_VW == 2 || KF_VW == 4, "KF_VW is 1, 2 or 4");
+static_assert(KF_VW == 1 || KF_VW == 2 || KF_VW == 4 || (KF_VW == 8 && sizeof(E) == 2), "KF_VW is 1, 2, 4 (8: 2-byte input)");
 static_assert(KF_EPT >= 1 && KF_RPG >= 1 && KF_RPG * KF_EPT <= 16, "1 <= KF_RPG * KF_EPT <= 16");
 static_assert(KF_ROWS_MAP != KF_ROWS_MAP_SPLIT || (KF_RPG == 1 && KF_PIPE == KF_PIPE_NONE), "map 3: KF_RPG 1, KF_PIPE 0");
 static_assert(KF_BLOCK_REDUCE != KF_BLOCK_REDUCE_SHARED || KF_RPG * KF_BS * KF_ELEM_BYTES <= 32768,
@@ -129,14 +130,14 @@ static_assert(KF_BLOCK_REDUCE != KF_BLOCK_REDUCE_SHARED || KF_RPG * KF_BS * KF_E
 // scalar tail.  A row of 0 columns (used for rows past the end) is empty.
 
 struct kf_row {
-    const T *p;       // first element of the row
+    const E *p;       // first element of the row
     const kf_vec *v;  // first aligned vector (p + prefix)
     kf_u64 nv;        // vectors in the body
     unsigned prefix;  // elements before the body (< KF_VW)
     unsigned tail;    // elements after the body (< KF_VW)
 };
 
-__device__ __forceinline__ kf_row kf_row_at(const T *p, kf_u64 cols)
+__device__ __forceinline__ kf_row kf_row_at(const E *p, kf_u64 cols)
 {
     kf_row R;
     R.p = p;
@@ -144,8 +145,8 @@ __device__ __forceinline__ kf_row kf_row_at(const T *p, kf_u64 cols)
     if constexpr (KF_VW > 1) {
         // 16 bytes at most: a 32-byte vector (float64 x 4) is two 16-byte words.
         constexpr kf_u64 align = sizeof(kf_vec) < 16 ? sizeof(kf_vec) : 16;
-        const kf_u64 mis = ((kf_u64)p % align) / sizeof(T);
-        prefix = mis ? align / sizeof(T) - mis : 0;
+        const kf_u64 mis = ((kf_u64)p % align) / sizeof(E);
+        prefix = mis ? align / sizeof(E) - mis : 0;
         if (prefix > cols) prefix = cols;
     }
     R.prefix = (unsigned)prefix;
@@ -160,7 +161,7 @@ __device__ __forceinline__ kf_vec kf_rows_vec_identity()
     kf_vec x;
 #pragma unroll
     for (int i = 0; i < KF_VW; i++)
-        x.v[i] = kf_identity();
+        x.v[i] = kf_identity_of<E>();
     return x;
 }
 
@@ -171,7 +172,7 @@ __device__ __forceinline__ T kf_row_edges(const kf_row &R, unsigned l, T acc, bo
 {
     if constexpr (KF_VW > 1) {
         if ((do_prefix && R.prefix) || (do_tail && R.tail)) {
-            const T *tp = R.p + R.prefix + R.nv * KF_VW;
+            const E *tp = R.p + R.prefix + R.nv * KF_VW;
 #pragma unroll
             for (int i = 0; i < KF_VW - 1; i += P) {
                 const unsigned e = (unsigned)i + l;
@@ -296,7 +297,7 @@ __device__ __forceinline__ kf_u64 kf_rows_block_of(kf_u64 i, kf_u64 q, kf_u64 re
 // lane) of the KF_RPG rows r0, r0 + teams, ...; rows past the end are empty
 // (no loads).
 template <int P, int TEAMS>
-__device__ __forceinline__ void kf_rows_prep(const T *in, kf_u64 r0, kf_u64 nrows, kf_u64 ncols, kf_u64 rstride,
+__device__ __forceinline__ void kf_rows_prep(const E *in, kf_u64 r0, kf_u64 nrows, kf_u64 ncols, kf_u64 rstride,
                                              unsigned l, kf_row (&R)[KF_RPG], kf_vec (&x)[KF_RPG][KF_EPT])
 {
 #pragma unroll
@@ -352,7 +353,7 @@ __device__ __forceinline__ void kf_rows_finish(const kf_row (&R)[KF_RPG], const 
 #endif
 
 KF_ENTRY_LINKAGE __global__ void KF_ROWS_BOUNDS
-kf_reduce_rows(const T *in, long long rows, long long cols, long long stride, T *out, T *partial,
+kf_reduce_rows(const E *in, long long rows, long long cols, long long stride, T *out, T *partial,
                unsigned *tickets, int splits)
 {
     const unsigned tid = threadIdx.x;

@@ -19,7 +19,8 @@
 
 namespace @P@_detail {
 
-typedef @T@ T;
+typedef @T@ T; // the accumulator's type: the outputs'
+typedef @IN@ E_in; // the input's
 
 enum grid_kind { grid_auto, grid_blocks, grid_per_sm, grid_waves };
 enum map_kind { map_thread, map_group, map_block, map_split };
@@ -276,7 +277,7 @@ static inline cudaError_t
 // 2^47 elements, or a workspace (null or) smaller than the variant chosen
 // needs; else what the launch returns.  Asynchronous, like a kernel launch.
 static inline cudaError_t
-@P@(const @T@ *in, size_t rows, size_t cols, size_t row_stride, @T@ *out, void *workspace, size_t workspace_bytes,
+@P@(const @IN@ *in, size_t rows, size_t cols, size_t row_stride, @T@ *out, void *workspace, size_t workspace_bytes,
     cudaStream_t stream)
 {
     using namespace @P@_detail;
@@ -288,7 +289,7 @@ static inline cudaError_t
         return fill(out, rows, 0, 0, stream);
     if (row_stride == 0)
         row_stride = cols;
-    if (!in || (uintptr_t)in % alignof(T) != 0 || rows > max_elems || cols > max_elems || row_stride > max_elems ||
+    if (!in || (uintptr_t)in % alignof(E_in) != 0 || rows > max_elems || cols > max_elems || row_stride > max_elems ||
         (rows - 1) > (max_elems - cols) / row_stride)
         return cudaErrorInvalidValue;
     const variant_info &v = variants[pick(rows, cols, row_stride)];

@@ -291,6 +291,8 @@ int cmd_best(int argc, char **argv)
     }
     if (c.error)
         return KF_EXIT_USAGE;
+    if (fam->resolve) /* "auto" key values as the database records them (acc-dtype auto: float32 for bfloat16) */
+        fam->resolve(&key);
     if (list + del + header > 1) {
         fprintf(stderr, "kforge best: give at most one of --list, --delete and --header\n");
         return KF_EXIT_USAGE;

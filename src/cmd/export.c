@@ -127,6 +127,8 @@ int cmd_export(int argc, char **argv)
     if (c.error)
         return KF_EXIT_USAGE;
     const kf_family *fam = kf_families[family];
+    if (fam->resolve) /* "auto" key values as the database records them (acc-dtype auto: float32 for bfloat16) */
+        fam->resolve(&key);
     if (!fam->export_source) {
         strbuf have = {0};
         for (int i = 0; i < kf_nfamilies; i++)

@@ -114,13 +114,18 @@ void codegen_comment(strbuf *b, const kf_variant *v)
 void codegen_defines(strbuf *b, const kf_variant *v)
 {
     const kf_family *f = family_of(v);
-    if (key_dtype(v) >= 0) { /* the element type's facts, for a family with a dtype axis (key.h) */
-        kf_dtype t = (kf_dtype)key_dtype(v);
+    /* For a family with a dtype axis (key.h): KF_T is the accumulator's type
+     * (the outputs'); an input of another type (bfloat16, float16) is
+     * KF_IN_T, its bits widened as it is loaded */
+    if (key_dtype(v) >= 0) {
+        kf_dtype t = variant_acc_dtype(v), in = variant_dtype(v);
         sb_printf(b, "#define KF_T %s\n", kf_dtype_ctype(t));
         sb_printf(b, "#define KF_ELEM_BYTES %zu\n", kf_dtype_size(t));
         sb_printf(b, "#define KF_IS_FLOAT %d\n", kf_dtype_is_float(t));
         sb_printf(b, "#define KF_IS_SIGNED %d\n", t == KF_INT32 || t == KF_INT64);
         sb_printf(b, "#define KF_INT32_LIKE %d\n", t == KF_INT32 || t == KF_UINT32);
+        if (in != t)
+            sb_printf(b, "#define KF_IN_T unsigned short\n#define KF_IN_%s 1\n", in == KF_BFLOAT16 ? "BFLOAT16" : "FLOAT16");
     }
     for (int i = 0; i < f->nparams; i++) {
         const kf_param *p = &f->params[i];

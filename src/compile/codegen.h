@@ -18,8 +18,9 @@ char *codegen_source(const kf_variant *v, char *err, size_t errlen);
 /* "// kforge X generated <family> kernel" and one line per compiled-in
  * parameter. */
 void codegen_comment(strbuf *b, const kf_variant *v);
-/* #define KF_T, KF_ELEM_BYTES, KF_IS_FLOAT, KF_IS_SIGNED, KF_INT32_LIKE,
- * then for every parameter with a macro its value names
+/* #define KF_T (the accumulator's type), KF_ELEM_BYTES, KF_IS_FLOAT,
+ * KF_IS_SIGNED, KF_INT32_LIKE (of KF_T), KF_IN_T and KF_IN_BFLOAT16 or
+ * KF_IN_FLOAT16 for a 2-byte float input, then for every parameter with a macro its value names
  * (#define KF_ALG_SHUFFLE 5) and its value (#define KF_ALG 5 / * shuffle * /). */
 void codegen_defines(strbuf *b, const kf_variant *v);
 

@@ -55,6 +55,21 @@ void variant_defaults(kf_variant *v, int family)
 kf_dtype variant_dtype(const kf_variant *v) { return (kf_dtype)v->p[key_dtype_axis(family_of(v))]; }
 kf_op variant_op(const kf_variant *v) { return (kf_op)v->p[key_op_axis(family_of(v))]; }
 
+kf_acc_type variant_acc(const kf_variant *v)
+{
+    int i = key_acc_axis(family_of(v));
+    return i < 0 ? KF_ACCT_AUTO : (kf_acc_type)v->p[i];
+}
+
+kf_dtype variant_acc_dtype(const kf_variant *v) { return kf_acc_dtype(variant_dtype(v), variant_acc(v)); }
+
+void variant_set_acc(kf_variant *v, kf_acc_type a)
+{
+    int i = key_acc_axis(family_of(v));
+    if (i >= 0)
+        v->p[i] = kf_acc_resolve(variant_dtype(v), a);
+}
+
 bool variant_eq(const kf_variant *a, const kf_variant *b)
 {
     if (a->family != b->family || strcmp(a->name, b->name) != 0)

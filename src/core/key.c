@@ -19,6 +19,7 @@ static int enum_axis(const kf_family *f, const char *const *names)
 
 int key_dtype_axis(const kf_family *f) { return enum_axis(f, kf_dtype_names); }
 int key_op_axis(const kf_family *f) { return enum_axis(f, kf_op_names); }
+int key_acc_axis(const kf_family *f) { return enum_axis(f, kf_acc_type_names); }
 
 int key_dtype(const kf_variant *v)
 {
@@ -37,11 +38,14 @@ void key_param_text(const kf_variant *v, const char *name, char *buf, size_t len
     sb_free(&b);
 }
 
+/* An optional key axis at its default (acc-dtype auto) goes without saying. */
+static bool said(const kf_param *p, int64_t x) { return p->key && !(p->optional && x == p->def); }
+
 void key_text(strbuf *b, const kf_variant *v, const char *sep)
 {
     const kf_family *f = family_of(v);
     for (int i = 0; i < f->nparams; i++)
-        if (f->params[i].key) {
+        if (said(&f->params[i], v->p[i])) {
             sb_append(b, sep);
             param_text(b, &f->params[i], v->p[i]);
         }
@@ -57,7 +61,7 @@ void key_set_args(strbuf *b, const kf_variant *v)
 {
     const kf_family *f = family_of(v);
     for (int i = 0; i < f->nparams; i++)
-        if (f->params[i].key) {
+        if (said(&f->params[i], v->p[i])) {
             sb_printf(b, " --set %s=", f->params[i].name);
             param_text(b, &f->params[i], v->p[i]);
         }
@@ -71,7 +75,9 @@ void key_options(strbuf *b, const kf_family *f)
     for (int i = 0; i < f->nparams; i++)
         if (f->params[i].key) {
             n++;
-            sb_printf(b, "%s--%s", n == 1 ? "" : n == total ? " and " : ", ", f->params[i].name);
+            sb_printf(b, "%s--", n == 1 ? "" : n == total ? " and " : ", ");
+            for (const char *x = f->params[i].name; *x; x++)
+                sb_printf(b, "%c", *x == '_' ? '-' : *x);
         }
 }
 
@@ -113,14 +119,19 @@ static bool parse_value(const kf_param *p, const char *s, int64_t *out)
 int key_option(cli *c, const kf_family *f, kf_variant *key, bool *given)
 {
     /* static: cli keeps the names it tried, for "did you mean" */
-    static char opt[KF_MAX_PARAMS][KF_NAME_MAX + 2];
+    static char opt[KF_MAX_PARAMS][KF_NAME_MAX + 2], alt[KF_MAX_PARAMS][KF_NAME_MAX + 2];
     for (int i = 0; i < f->nparams; i++) {
         const kf_param *p = &f->params[i];
         const char *val;
         if (!p->key)
             continue;
+        /* --acc-dtype, as options are spelled; --acc_dtype, as the axis is */
         snprintf(opt[i], sizeof opt[i], "--%s", p->name);
-        if (!cli_value(c, opt[i], &val))
+        for (char *x = opt[i]; *x; x++)
+            if (*x == '_')
+                *x = '-';
+        snprintf(alt[i], sizeof alt[i], "--%s", p->name);
+        if (!cli_value(c, opt[i], &val) && (strcmp(opt[i], alt[i]) == 0 || !cli_value(c, alt[i], &val)))
             continue;
         if (!parse_value(p, val, &key->p[i])) {
             strbuf a = {0};
@@ -129,7 +140,7 @@ int key_option(cli *c, const kf_family *f, kf_variant *key, bool *given)
                     sb_printf(&a, "%s%s", k ? ", " : "", p->names[k]);
             else
                 param_allowed(&a, p);
-            cli_fail(c, "--%s: unknown %s '%s' (allowed: %s)", p->name, p->name, val, a.s ? a.s : "");
+            cli_fail(c, "%s: unknown %s '%s' (allowed: %s)", opt[i], p->name, val, a.s ? a.s : "");
             sb_free(&a);
             return -1;
         }

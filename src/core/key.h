@@ -11,7 +11,8 @@
  * Roles are what the engine knows about an axis from its values alone: an
  * enum axis whose values are kf_dtype_names is the element type (the
  * KF_T of the generated source, the C type of a tuned header), one whose
- * values are kf_op_names the operator.  Both are optional.
+ * values are kf_op_names the operator, one of kf_acc_type_names the
+ * accumulator.  All are optional.
  */
 #ifndef KF_KEY_H
 #define KF_KEY_H
@@ -26,6 +27,9 @@
 int key_dtype_axis(const kf_family *f);
 /* The family's operator axis (role op), or -1. */
 int key_op_axis(const kf_family *f);
+/* The family's accumulator axis (role acc: an enum axis of
+ * kf_acc_type_names: what bfloat16 and float16 accumulate in), or -1. */
+int key_acc_axis(const kf_family *f);
 /* v's element type, or -1 when its family has no dtype axis. */
 int key_dtype(const kf_variant *v);
 

@@ -6,8 +6,9 @@
 #include <stdio.h>
 #include <string.h>
 
-const char *const kf_dtype_names[] = {"int32", "uint32", "int64", "float32", "float64"};
+const char *const kf_dtype_names[] = {"int32", "uint32", "int64", "float32", "float64", "bfloat16", "float16"};
 const char *const kf_op_names[] = {"sum", "min", "max", "prod", "and", "or", "xor"};
+const char *const kf_acc_type_names[] = {"auto", "input", "float32", "float64"};
 const char *const kf_status_names[] = {"ok", "wrong", "compile_error", "launch_error",
                                                   "fault", "timeout", "out_of_memory", "abandoned", "skipped"};
 
@@ -45,11 +46,14 @@ size_t kf_dtype_size(kf_dtype t)
     switch (t) {
     case KF_INT32: case KF_UINT32: case KF_FLOAT32: return 4;
     case KF_INT64: case KF_FLOAT64: return 8;
+    case KF_BFLOAT16: case KF_FLOAT16: return 2;
     default: return 0;
     }
 }
 
-bool kf_dtype_is_float(kf_dtype t) { return t == KF_FLOAT32 || t == KF_FLOAT64; }
+bool kf_dtype_is_float(kf_dtype t) { return t == KF_FLOAT32 || t == KF_FLOAT64 || kf_dtype_is_half(t); }
+
+bool kf_dtype_is_half(kf_dtype t) { return t == KF_BFLOAT16 || t == KF_FLOAT16; }
 
 bool kf_op_is_bitwise(kf_op op) { return op == KF_OP_AND || op == KF_OP_OR || op == KF_OP_XOR; }
 
@@ -61,10 +65,130 @@ const char *kf_dtype_ctype(kf_dtype t)
     case KF_INT64: return "long long";
     case KF_FLOAT32: return "float";
     case KF_FLOAT64: return "double";
+    case KF_BFLOAT16: return "__nv_bfloat16";
+    case KF_FLOAT16: return "__half";
     default: return "?";
     }
 }
 
+// ----------------------------------------------------------------------------
+// Accumulator types
+
+kf_dtype kf_acc_dtype(kf_dtype t, kf_acc_type a)
+{
+    switch (a) {
+    case KF_ACCT_FLOAT32: return KF_FLOAT32;
+    case KF_ACCT_FLOAT64: return KF_FLOAT64;
+    case KF_ACCT_AUTO: return kf_dtype_is_half(t) ? KF_FLOAT32 : t;
+    default: return t;
+    }
+}
+
+kf_acc_type kf_acc_resolve(kf_dtype t, kf_acc_type a)
+{
+    if (kf_dtype_is_half(t))
+        return a == KF_ACCT_AUTO ? KF_ACCT_FLOAT32 : a;
+    if (a == KF_ACCT_INPUT || kf_acc_dtype(t, a) == t)
+        return KF_ACCT_AUTO;
+    return a;
+}
+
+int kf_acc_check(kf_dtype t, kf_op op, kf_acc_type a, char *why, size_t whylen)
+{
+    (void)op;
+    a = kf_acc_resolve(t, a);
+    if (!kf_dtype_is_half(t) && a != KF_ACCT_AUTO) {
+        snprintf(why, whylen, "acc_dtype %s applies to bfloat16 and float16 input; %s accumulates in %s "
+                 "(acc_dtype auto or input)", kf_acc_type_names[a], kf_dtype_names[t], kf_dtype_names[t]);
+        return -1;
+    }
+    if (kf_dtype_is_half(t) && a == KF_ACCT_INPUT) {
+        snprintf(why, whylen, "acc_dtype input: accumulating in %s itself is not implemented; use acc_dtype "
+                 "float32 (auto, the default) or float64", kf_dtype_names[t]);
+        return -1;
+    }
+    return 0;
+}
+
+// ----------------------------------------------------------------------------
+// bfloat16 and float16 on the host
+
+static uint32_t f32_bits(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return u;
+}
+
+static float bits_f32(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+/* bfloat16 is the upper half of a float32. */
+float kf_bf16_to_float(uint16_t h) { return bits_f32((uint32_t)h << 16); }
+
+uint16_t kf_float_to_bf16(float f)
+{
+    uint32_t u = f32_bits(f);
+    if ((u & 0x7fffffffu) > 0x7f800000u)             /* NaN: keep the sign, make it quiet */
+        return (uint16_t)((u >> 16) | 0x0040u);
+    /* round to nearest even on the 16 bits dropped; a carry into the
+     * exponent is right (up to the next binade, or to infinity) */
+    u += 0x7fffu + ((u >> 16) & 1u);
+    return (uint16_t)(u >> 16);
+}
+
+/* float16: 1 sign, 5 exponent (bias 15), 10 fraction bits. */
+float kf_fp16_to_float(uint16_t h)
+{
+    uint32_t sign = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
+    if (e == 0x1f)                                    /* infinity, NaN */
+        return bits_f32(sign | 0x7f800000u | (m << 13));
+    if (e == 0) {                                     /* zero, subnormal: m 2^-24, exact in float */
+        float x = (float)m * 0x1p-24f;
+        return sign ? -x : x;
+    }
+    return bits_f32(sign | ((e + 112u) << 23) | (m << 13));
+}
+
+uint16_t kf_float_to_fp16(float f)
+{
+    uint32_t u = f32_bits(f);
+    uint16_t sign = (uint16_t)((u >> 16) & 0x8000u);
+    uint32_t a = u & 0x7fffffffu;
+    if (a > 0x7f800000u)                              /* NaN: quiet, top fraction bits kept */
+        return (uint16_t)(sign | 0x7e00u | ((a >> 13) & 0x3ffu));
+    if (a >= 0x477ff000u)                             /* >= 65520: rounds to infinity */
+        return (uint16_t)(sign | 0x7c00u);
+    if (a < 0x38800000u) {                            /* below 2^-14: a subnormal or 0 */
+        /* the result's bits are |f| 2^24 (units of the smallest
+         * subnormal) rounded to nearest even, done in integers */
+        int e = (int)(a >> 23);
+        if (e < 102)                                  /* below 2^-25: rounds to 0 */
+            return sign;
+        uint32_t sig = (a & 0x7fffffu) | 0x800000u;   /* |f| = sig 2^(e - 150) */
+        int shift = 126 - e;                          /* |f| 2^24 = sig 2^-(126 - e) */
+        uint32_t q = sig >> shift, rem = sig & ((1u << shift) - 1), half = 1u << (shift - 1);
+        if (rem > half || (rem == half && (q & 1u)))
+            q++;
+        return (uint16_t)(sign | q);                  /* q = 0x400 is the smallest normal: right */
+    }
+    /* normal: rebias the exponent, round the 13 bits dropped to nearest even */
+    a += 0x0fffu + ((a >> 13) & 1u);
+    return (uint16_t)(sign | ((a - 0x38000000u) >> 13));
+}
+
+float kf_half_to_float(kf_dtype t, uint16_t h) { return t == KF_BFLOAT16 ? kf_bf16_to_float(h) : kf_fp16_to_float(h); }
+
+uint16_t kf_float_to_half(kf_dtype t, float f)
+{
+    return t == KF_BFLOAT16 ? kf_float_to_bf16(f) : kf_float_to_fp16(f);
+}
+
 _Static_assert(sizeof kf_dtype_names / sizeof kf_dtype_names[0] == KF_DTYPE_COUNT, "dtype names");
+_Static_assert(sizeof kf_acc_type_names / sizeof kf_acc_type_names[0] == KF_ACCT_COUNT, "acc names");
 _Static_assert(sizeof kf_op_names / sizeof kf_op_names[0] == KF_OP_COUNT, "op names");
 _Static_assert(sizeof kf_status_names / sizeof kf_status_names[0] == KF_ST_COUNT, "status names");

@@ -31,7 +31,16 @@ enum {
 /* Element types and operators: shared by every reduction-like family.    */
 /* Each has a name table in kforge.c; the names are the JSON spelling.    */
 
-typedef enum { KF_INT32, KF_UINT32, KF_INT64, KF_FLOAT32, KF_FLOAT64, KF_DTYPE_COUNT } kf_dtype;
+/* bfloat16 and float16 are input types (2-byte elements) that reductions
+ * accumulate in a wider type (the families' acc_dtype axis). */
+typedef enum {
+    KF_INT32, KF_UINT32, KF_INT64, KF_FLOAT32, KF_FLOAT64, KF_BFLOAT16, KF_FLOAT16, KF_DTYPE_COUNT
+} kf_dtype;
+
+/* What a reduction accumulates in, and so the type of its output (the
+ * acc_dtype axis): auto (float32 for bfloat16 and float16, else the input
+ * type), the input type, float32, float64. */
+typedef enum { KF_ACCT_AUTO, KF_ACCT_INPUT, KF_ACCT_FLOAT32, KF_ACCT_FLOAT64, KF_ACCT_COUNT } kf_acc_type;
 
 typedef enum {
     KF_OP_SUM, KF_OP_MIN, KF_OP_MAX, KF_OP_PROD, KF_OP_AND, KF_OP_OR, KF_OP_XOR, KF_OP_COUNT
@@ -184,15 +193,42 @@ typedef struct {
 
 extern const char *const kf_dtype_names[];
 extern const char *const kf_op_names[];
+extern const char *const kf_acc_type_names[];
 extern const char *const kf_status_names[];
 
 /* Index of s in names[0..count), or -1. */
 int kf_lookup(const char *const *names, int count, const char *s);
 
 size_t kf_dtype_size(kf_dtype t);
+/* float32, float64, bfloat16, float16 */
 bool kf_dtype_is_float(kf_dtype t);
+/* bfloat16, float16: the 2-byte floats */
+bool kf_dtype_is_half(kf_dtype t);
 bool kf_op_is_bitwise(kf_op op);
-/* C/CUDA spelling of the element type ("int", "unsigned int", "long long", "float", "double"). */
+/* C/CUDA spelling of the element type ("int", "unsigned int", "long long",
+ * "float", "double", "__nv_bfloat16" (cuda_bf16.h), "__half" (cuda_fp16.h)). */
 const char *kf_dtype_ctype(kf_dtype t);
+
+/* The type an input of type t accumulates in (and its output has) under a:
+ * auto is float32 for the 2-byte floats, else t. */
+kf_dtype kf_acc_dtype(kf_dtype t, kf_acc_type a);
+/* The canonical acc_dtype (what `resolve` stores): auto becomes float32
+ * for the 2-byte floats; an accumulator that is the input type itself
+ * becomes auto for the other types (so float32 and float32/auto are one
+ * variant, and results written before the axis existed read the same). */
+kf_acc_type kf_acc_resolve(kf_dtype t, kf_acc_type a);
+/* 0 if input t can accumulate in a with op, else -1 and why. */
+int kf_acc_check(kf_dtype t, kf_op op, kf_acc_type a, char *why, size_t whylen);
+
+/* The 2-byte floats on the host, by hand: their bits to float (exact), and
+ * float to their bits rounded to nearest even (overflow to infinity, NaN
+ * kept a quiet NaN; float16 subnormals rounded too). */
+float kf_bf16_to_float(uint16_t h);
+uint16_t kf_float_to_bf16(float f);
+float kf_fp16_to_float(uint16_t h);
+uint16_t kf_float_to_fp16(float f);
+/* Element of a 2-byte float type as float (t bfloat16 or float16). */
+float kf_half_to_float(kf_dtype t, uint16_t h);
+uint16_t kf_float_to_half(kf_dtype t, float f);
 
 #endif

@@ -32,7 +32,9 @@ typedef struct {
     int64_t lo, hi;             /* INT: inclusive range */
     const int64_t *only;        /* INT: the allowed values, 0-terminated; NULL: any in lo..hi */
     bool pow2_strings;          /* INT: also "2^k" and "1<<k" strings (sizes) */
-    bool optional;              /* sizes: may be left out (the family's check_shape fills it) */
+    bool optional;              /* sizes: may be left out (the family's check_shape fills it); parameters:
+                                 * may be missing from results lines and database entries written
+                                 * before it existed (read as the default) */
     int64_t def;                /* default value (enum index, number or grid code) */
     bool key;                   /* what is computed (dtype, op), not how: a tuning-database key */
     const char *allowed;        /* INT: what is allowed, for messages */

@@ -388,7 +388,7 @@ static void get_param(const cJSON *o, const kf_param *p, int64_t *out, char *err
 {
     if (*failed)
         return;
-    const cJSON *f = field(o, p->name, true, err, errlen, failed);
+    const cJSON *f = field(o, p->name, !p->optional, err, errlen, failed); /* missing optional: the default */
     if (f && config_param_value(p, f, "results line", out, err, errlen) != 0)
         *failed = true;
 }

@@ -219,8 +219,10 @@ static bool entry_matches(const cJSON *o, const kf_variant *v, const kf_shape *s
         if (!f->params[i].key)
             continue;
         const cJSON *j = cJSON_GetObjectItemCaseSensitive(o, f->params[i].name);
-        int64_t x;
-        if (!j || config_param_value(&f->params[i], j, "entry", &x, NULL, 0) != 0 || x != v->p[i])
+        int64_t x = f->params[i].def; /* an optional key missing: entries written before it existed */
+        if (!j && !f->params[i].optional)
+            return false;
+        if ((j && config_param_value(&f->params[i], j, "entry", &x, NULL, 0) != 0) || x != v->p[i])
             return false;
     }
     kf_shape s;

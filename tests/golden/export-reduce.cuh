@@ -84,6 +84,7 @@ namespace kforge_reduce_float32_sum_k0_ns {
 //   kernel               reduce
 //   dtype                float32
 //   op                   sum
+//   acc_dtype            auto
 //   algorithm            sequential
 //   block_size           256
 //   elements_per_thread  4
@@ -108,6 +109,8 @@ namespace kforge_reduce_float32_sum_k0_ns {
 #define KF_DTYPE_INT64 2
 #define KF_DTYPE_FLOAT32 3
 #define KF_DTYPE_FLOAT64 4
+#define KF_DTYPE_BFLOAT16 5
+#define KF_DTYPE_FLOAT16 6
 #define KF_OP_SUM 0
 #define KF_OP_MIN 1
 #define KF_OP_MAX 2
@@ -115,6 +118,10 @@ namespace kforge_reduce_float32_sum_k0_ns {
 #define KF_OP_AND 4
 #define KF_OP_OR 5
 #define KF_OP_XOR 6
+#define KF_ACC_DTYPE_AUTO 0
+#define KF_ACC_DTYPE_INPUT 1
+#define KF_ACC_DTYPE_FLOAT32 2
+#define KF_ACC_DTYPE_FLOAT64 3
 #define KF_ALG_ATOMIC_GLOBAL 0
 #define KF_ALG_ATOMIC_SHARED 1
 #define KF_ALG_INTERLEAVED_DIVERGENT 2
@@ -142,6 +149,7 @@ namespace kforge_reduce_float32_sum_k0_ns {
 #define KF_LOAD_LDG_PREFETCH 3
 #define KF_DTYPE 3 /* float32 */
 #define KF_OP 0 /* sum */
+#define KF_ACC_DTYPE 0 /* auto */
 #define KF_ALG 4 /* sequential */
 #define KF_BS 256
 #define KF_EPT 4
@@ -158,10 +166,20 @@ namespace kforge_reduce_float32_sum_k0_ns {
 // common.cuh -- element type, operator, identity, atomics and global loads
 // for kforge's generated reduction kernels.  codegen.c puts the parameter
 // #defines (KF_T, KF_OP, ...) in front of this file.  No headers are
-// included: NVRTC provides the device intrinsics.
+// included: NVRTC provides the device intrinsics (and has no cuda_bf16.h
+// or cuda_fp16.h of its own: 2-byte floats are their bits here, widened by
+// hand).
 // ---------------------------------------------------------------------------
 
+// T: the accumulator's type, which the outputs and partials have.  E: the
+// input's element, T itself, or (KF_IN_T) the bits of a bfloat16
+// (KF_IN_BFLOAT16) or float16 (KF_IN_FLOAT16), widened to T as loaded.
 typedef KF_T T;
+#ifdef KF_IN_T
+typedef KF_IN_T E;
+#else
+typedef T E;
+#endif
 typedef unsigned long long kf_u64;
 typedef unsigned int kf_u32;
 
@@ -313,19 +331,70 @@ __device__ long long kf_plant_row = -1;
 #endif
 
 // ---------------------------------------------------------------------------
-// Global loads of KF_VW consecutive elements.  A vector of VW * sizeof(T)
-// bytes is loaded as 4-, 8- or 16-byte words (32 bytes as two 16-byte
-// words), with the load flavour chosen by KF_LOAD: plain, read-only (__ldg)
-// or streaming (__ldcs, evict-first).
+// Input elements as accumulator values.  kf_widen(x): x itself for a T, a
+// bfloat16's or float16's bits widened exactly (bfloat16 is the upper half
+// of a float; float16 by cvt.f32.f16).  kf_identity_of<X>(): the identity
+// as an X (a 2-byte float's bits for the input: 0, 1, +inf, -inf).
 
-struct kf_vec {
-    T v[KF_VW];
+template <typename X> struct kf_is_acc { static constexpr bool value = false; };
+template <> struct kf_is_acc<T> { static constexpr bool value = true; };
+
+template <typename X> __device__ __forceinline__ T kf_widen(X x)
+{
+#ifdef KF_IN_T
+    if constexpr (!kf_is_acc<X>::value) {
+#ifdef KF_IN_BFLOAT16
+        return (T)__uint_as_float((kf_u32)x << 16);
+#else
+        float f;
+        asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(x));
+        return (T)f;
+#endif
+    } else
+#endif
+    return x;
+}
+
+template <typename X> __device__ __forceinline__ X kf_identity_of()
+{
+#ifdef KF_IN_T
+    if constexpr (!kf_is_acc<X>::value) {
+#ifdef KF_IN_BFLOAT16
+        constexpr unsigned short one = 0x3f80, inf = 0x7f80;
+#else
+        constexpr unsigned short one = 0x3c00, inf = 0x7c00;
+#endif
+        if constexpr (KF_OP == KF_OP_PROD) return one;
+        else if constexpr (KF_OP == KF_OP_MIN) return inf;
+        else if constexpr (KF_OP == KF_OP_MAX) return (unsigned short)(inf | 0x8000);
+        else return 0;
+    } else
+#endif
+    return kf_identity();
+}
+
+// ---------------------------------------------------------------------------
+// Global loads of KF_VW consecutive elements (of the input, E, or of
+// partials, T).  A vector of VW * sizeof(X) bytes is loaded as 2-, 4-, 8- or
+// 16-byte words (more as several 16-byte words), with the load flavour
+// chosen by KF_LOAD: plain, read-only (__ldg) or streaming (__ldcs,
+// evict-first).
+
+template <typename X> struct kf_vec_of {
+    X v[KF_VW];
 };
+typedef kf_vec_of<E> kf_vec;
 
 // load ldg_prefetch: the read-only path without L1 allocation, asking L2 to
 // fetch the whole 256-byte sector group (fewer, larger DRAM requests for a
 // stream that will use them all).  The input is not written while the kernel
 // runs, so the asm needs no "memory" clobber and may be scheduled freely.
+__device__ __forceinline__ unsigned short kf_ld_pf(const unsigned short *p)
+{
+    unsigned short r;
+    asm("ld.global.nc.L1::no_allocate.L2::256B.u16 %0, [%1];" : "=h"(r) : "l"(p));
+    return r;
+}
 __device__ __forceinline__ kf_u32 kf_ld_pf(const kf_u32 *p)
 {
     kf_u32 r;
@@ -354,46 +423,47 @@ template <typename W> __device__ __forceinline__ W kf_ld_word(const W *p)
     else return *p;
 }
 
-__device__ __forceinline__ kf_vec kf_load_vec(const kf_vec *p)
+template <typename X> __device__ __forceinline__ kf_vec_of<X> kf_load_vec(const kf_vec_of<X> *p)
 {
-    constexpr int bytes = (int)sizeof(T) * KF_VW;
-    union { kf_vec v; kf_u32 w1; uint2 w2; uint4 w4[bytes > 16 ? 2 : 1]; } u;
-    if constexpr (bytes == 4) {
+    constexpr int bytes = (int)sizeof(X) * KF_VW;
+    union { kf_vec_of<X> v; unsigned short w0; kf_u32 w1; uint2 w2; uint4 w4[bytes > 16 ? bytes / 16 : 1]; } u;
+    if constexpr (bytes == 2) {
+        u.w0 = kf_ld_word((const unsigned short *)p);
+    } else if constexpr (bytes == 4) {
         u.w1 = kf_ld_word((const kf_u32 *)p);
     } else if constexpr (bytes == 8) {
         u.w2 = kf_ld_word((const uint2 *)p);
-    } else if constexpr (bytes == 16) {
-        u.w4[0] = kf_ld_word((const uint4 *)p);
     } else {
-        u.w4[0] = kf_ld_word((const uint4 *)p);
-        u.w4[1] = kf_ld_word((const uint4 *)p + 1);
+#pragma unroll
+        for (int w = 0; w < bytes / 16; w++) u.w4[w] = kf_ld_word((const uint4 *)p + w);
     }
 #if KF_HOOK_LOADS
     const kf_u64 off = kf_plant_at - (kf_u64)p;
-    if (kf_plant_at && off < sizeof(kf_vec)) {
-        const int lane = (int)(off / sizeof(T));
-        u.v.v[lane] = kf_plant_shift ? ((const T *)p)[lane + 1] : kf_identity();
+    if (kf_plant_at && off < sizeof(kf_vec_of<X>)) {
+        const int lane = (int)(off / sizeof(X));
+        u.v.v[lane] = kf_plant_shift ? ((const X *)p)[lane + 1] : kf_identity_of<X>();
     }
 #endif
     return u.v;
 }
 
-__device__ __forceinline__ T kf_load_one(const T *p)
+// One element, widened to T.
+template <typename X> __device__ __forceinline__ T kf_load_one(const X *p)
 {
 #if KF_HOOK_LOADS
-    if (kf_plant_at && (kf_u64)p == kf_plant_at) return kf_plant_shift ? p[1] : kf_identity();
+    if (kf_plant_at && (kf_u64)p == kf_plant_at) return kf_plant_shift ? kf_widen(p[1]) : kf_identity();
 #endif
-    if constexpr (KF_LOAD == KF_LOAD_LDG || KF_LOAD == KF_LOAD_LDG_PREFETCH) return __ldg(p);
-    else if constexpr (KF_LOAD == KF_LOAD_STREAM) return __ldcs(p);
-    else return *p;
+    if constexpr (KF_LOAD == KF_LOAD_LDG || KF_LOAD == KF_LOAD_LDG_PREFETCH) return kf_widen(__ldg(p));
+    else if constexpr (KF_LOAD == KF_LOAD_STREAM) return kf_widen(__ldcs(p));
+    else return kf_widen(*p);
 }
 
-__device__ __forceinline__ T kf_fold_vec(const kf_vec &x)
+template <typename X> __device__ __forceinline__ T kf_fold_vec(const kf_vec_of<X> &x)
 {
-    T r = x.v[0];
+    T r = kf_widen(x.v[0]);
 #pragma unroll
     for (int i = 1; i < KF_VW; i++)
-        r = kf_op(r, x.v[i]);
+        r = kf_op(r, kf_widen(x.v[i]));
     return r;
 }
 
@@ -596,68 +666,27 @@ __device__ __forceinline__ T kf_block_reduce(T acc, T *sdata, unsigned tid)
 }
 
 // ---------------------------------------------------------------------------
-// The kernel.
-//
-//   in, n      the input (any alignment).  No __restrict__: with it the
-//              compiler turns plain loads into read-only (ld.global.nc)
-//              loads, and load "plain" would no longer be the seeds' load.
-//   out        multi_kernel: one partial per block (the result when the grid
-//              is one block); atomic and last_block: the result
-//   scratch    atomic: one element holding the identity between launches;
-//              last_block: one partial per block
-//   ticket     atomic and last_block: a counter that is 0 between launches
-//
-// atomic and last_block leave scratch and ticket as they found them, so
-// consecutive launches need no host-side reset.
+// Phase 1, load: the thread folds its elements of in[0..n) into acc.  X is
+// the input's element E, or T for the partials a multi_kernel pass after
+// the first reads (the same code: they differ when a 2-byte float input is
+// widened to its accumulator).
 
-// Test hook (KFORGE_PLANT=double_block): block kf_plant_twice of the first
-// pass (the one that reads the input) counts its value twice.
-#if defined(KF_PLANT) && KF_PLANT == KF_PLANT_COVERAGE
-#define KF_HOOK_TWICE(val) (((kf_u64)in == kf_plant_in && blockIdx.x == kf_plant_twice) ? kf_op((val), (val)) : (val))
-#else
-#define KF_HOOK_TWICE(val) (val)
-#endif
-
-#if KF_TREE
-#define KF_SMEM_ELEMS KF_BS
-#elif KF_ALG == KF_ALG_SHUFFLE || KF_ALG == KF_ALG_WARP_INTRINSIC
-#define KF_SMEM_ELEMS 32
-#else
-#define KF_SMEM_ELEMS 1
-#endif
-
-KF_ENTRY_LINKAGE __global__ void __launch_bounds__(KF_BS)
-kf_reduce(const T *in, kf_u64 n, T *out, T *scratch, unsigned *ticket)
+template <typename X>
+__device__ __forceinline__ void kf_load_phase(const X *in, kf_u64 n, T &acc, unsigned tid)
 {
-    __shared__ T sdata[KF_SMEM_ELEMS];
-    const unsigned tid = threadIdx.x;
-#if defined(KF_PLANT) && KF_PLANT == KF_PLANT_FAULT
-    // Test hook (KFORGE_PLANT, tests only): an illegal address.
-    if (blockIdx.x == 0 && tid == 0) *(volatile int *)(kf_u64)16 = 1;
-#elif defined(KF_PLANT) && KF_PLANT == KF_PLANT_HANG
-    // Test hook (KFORGE_PLANT, tests only): a kernel that never finishes.
-    // (__nanosleep is a side effect: the compiler may not drop the loop, as
-    // C++ forward progress lets it drop an empty infinite one.)
-    for (;;) __nanosleep(1000);
-#endif
-
-    // --- 1. load ----------------------------------------------------------
+    typedef kf_vec_of<X> V;
     // The vector body starts at the first element aligned to the vector
     // width (16 bytes at most); the few elements before it (prefix) and
     // after it (tail) are loaded one by one by the first threads of the grid.
-    constexpr kf_u64 align = sizeof(kf_vec) < 16 ? sizeof(kf_vec) : 16;
+    constexpr kf_u64 align = sizeof(V) < 16 ? sizeof(V) : 16;
     kf_u64 prefix = 0;
     if constexpr (KF_VW > 1) {
-        const kf_u64 mis = ((kf_u64)in % align) / sizeof(T);
-        prefix = mis ? (align / sizeof(T) - mis) : 0;
+        const kf_u64 mis = ((kf_u64)in % align) / sizeof(X);
+        prefix = mis ? (align / sizeof(X) - mis) : 0;
         if (prefix > n) prefix = n;
     }
-    const kf_vec *inv = (const kf_vec *)(in + prefix);
+    const V *inv = (const V *)(in + prefix);
     const kf_u64 nv = (n - prefix) / KF_VW;
-
-    T reg = kf_identity();
-    T &acc = KF_ACC ? sdata[tid % KF_SMEM_ELEMS] : reg;
-    if constexpr (KF_ACC) acc = kf_identity();
 
     if constexpr (KF_VW > 1) {
         const kf_u64 tail = n - prefix - nv * KF_VW;
@@ -681,9 +710,9 @@ kf_reduce(const T *in, kf_u64 n, T *out, T *scratch, unsigned *ticket)
         // load phase stays short, which matters for the instruction-bound
         // early kernels.
         const kf_u64 base = (kf_u64)blockIdx.x * tile;
-        const kf_vec *p = inv + base + tid;
+        const V *p = inv + base + tid;
         if (base + tile <= nv) {
-            kf_vec x[KF_EPT];
+            V x[KF_EPT];
 #pragma unroll
             for (int k = 0; k < KF_EPT; k++) x[k] = kf_load_vec(p + k * KF_BS);
 #pragma unroll
@@ -697,7 +726,7 @@ kf_reduce(const T *in, kf_u64 n, T *out, T *scratch, unsigned *ticket)
         const kf_u64 stride = (kf_u64)gridDim.x * tile;
         kf_u64 base = (kf_u64)blockIdx.x * tile;
         for (; base + tile <= nv; base += stride) {
-            kf_vec x[KF_EPT];
+            V x[KF_EPT];
 #pragma unroll
             for (int k = 0; k < KF_EPT; k++) x[k] = kf_load_vec(inv + base + k * KF_BS + tid);
 #pragma unroll
@@ -718,7 +747,7 @@ kf_reduce(const T *in, kf_u64 n, T *out, T *scratch, unsigned *ticket)
         const kf_u64 round = threads * KF_EPT;
         kf_u64 base = (kf_u64)blockIdx.x * KF_BS + tid;
         for (; base + (KF_EPT - 1) * threads < nv; base += round) {
-            kf_vec x[KF_EPT];
+            V x[KF_EPT];
 #pragma unroll
             for (int k = 0; k < KF_EPT; k++) x[k] = kf_load_vec(inv + base + k * threads);
 #pragma unroll
@@ -730,6 +759,73 @@ kf_reduce(const T *in, kf_u64 n, T *out, T *scratch, unsigned *ticket)
             if (i < nv) acc = kf_op(acc, kf_fold_vec(kf_load_vec(inv + i)));
         }
     }
+}
+
+// ---------------------------------------------------------------------------
+// The kernel.
+//
+//   in, n      the input (any alignment; a 2-byte float input is E, else T).
+//              No __restrict__: with it the
+//              compiler turns plain loads into read-only (ld.global.nc)
+//              loads, and load "plain" would no longer be the seeds' load.
+//   out        multi_kernel: one partial per block (the result when the grid
+//              is one block); atomic and last_block: the result
+//   scratch    atomic: one element holding the identity between launches;
+//              last_block: one partial per block
+//   ticket     atomic and last_block: a counter that is 0 between launches
+//
+//   partials   (E other than T only) 0: in is the input; 1: in holds the
+//              T partials of an earlier multi_kernel pass
+//
+// atomic and last_block leave scratch and ticket as they found them, so
+// consecutive launches need no host-side reset.
+
+// Test hook (KFORGE_PLANT=double_block): block kf_plant_twice of the first
+// pass (the one that reads the input) counts its value twice.
+#if defined(KF_PLANT) && KF_PLANT == KF_PLANT_COVERAGE
+#define KF_HOOK_TWICE(val) (((kf_u64)in == kf_plant_in && blockIdx.x == kf_plant_twice) ? kf_op((val), (val)) : (val))
+#else
+#define KF_HOOK_TWICE(val) (val)
+#endif
+
+#if KF_TREE
+#define KF_SMEM_ELEMS KF_BS
+#elif KF_ALG == KF_ALG_SHUFFLE || KF_ALG == KF_ALG_WARP_INTRINSIC
+#define KF_SMEM_ELEMS 32
+#else
+#define KF_SMEM_ELEMS 1
+#endif
+
+KF_ENTRY_LINKAGE __global__ void __launch_bounds__(KF_BS)
+#ifdef KF_IN_T
+kf_reduce(const E *in, kf_u64 n, T *out, T *scratch, unsigned *ticket, int partials)
+#else
+kf_reduce(const T *in, kf_u64 n, T *out, T *scratch, unsigned *ticket)
+#endif
+{
+    __shared__ T sdata[KF_SMEM_ELEMS];
+    const unsigned tid = threadIdx.x;
+#if defined(KF_PLANT) && KF_PLANT == KF_PLANT_FAULT
+    // Test hook (KFORGE_PLANT, tests only): an illegal address.
+    if (blockIdx.x == 0 && tid == 0) *(volatile int *)(kf_u64)16 = 1;
+#elif defined(KF_PLANT) && KF_PLANT == KF_PLANT_HANG
+    // Test hook (KFORGE_PLANT, tests only): a kernel that never finishes.
+    // (__nanosleep is a side effect: the compiler may not drop the loop, as
+    // C++ forward progress lets it drop an empty infinite one.)
+    for (;;) __nanosleep(1000);
+#endif
+
+    // --- 1. load ----------------------------------------------------------
+    T reg = kf_identity();
+    T &acc = KF_ACC ? sdata[tid % KF_SMEM_ELEMS] : reg;
+    if constexpr (KF_ACC) acc = kf_identity();
+
+#ifdef KF_IN_T
+    if (partials) kf_load_phase((const T *)(const void *)in, n, acc, tid);
+    else kf_load_phase(in, n, acc, tid);
+#else
+    kf_load_phase(in, n, acc, tid);
+#endif
 
     // --- 2. block ---------------------------------------------------------
     if constexpr (KF_ALG == KF_ALG_ATOMIC_GLOBAL) {
@@ -807,6 +903,8 @@ kf_reduce(const T *in, kf_u64 n, T *out, T *scratch, unsigned *ticket)
 #undef KF_DTYPE_INT64
 #undef KF_DTYPE_FLOAT32
 #undef KF_DTYPE_FLOAT64
+#undef KF_DTYPE_BFLOAT16
+#undef KF_DTYPE_FLOAT16
 #undef KF_OP_SUM
 #undef KF_OP_MIN
 #undef KF_OP_MAX
@@ -814,6 +912,10 @@ kf_reduce(const T *in, kf_u64 n, T *out, T *scratch, unsigned *ticket)
 #undef KF_OP_AND
 #undef KF_OP_OR
 #undef KF_OP_XOR
+#undef KF_ACC_DTYPE_AUTO
+#undef KF_ACC_DTYPE_INPUT
+#undef KF_ACC_DTYPE_FLOAT32
+#undef KF_ACC_DTYPE_FLOAT64
 #undef KF_ALG_ATOMIC_GLOBAL
 #undef KF_ALG_ATOMIC_SHARED
 #undef KF_ALG_INTERLEAVED_DIVERGENT
@@ -841,6 +943,7 @@ kf_reduce(const T *in, kf_u64 n, T *out, T *scratch, unsigned *ticket)
 #undef KF_LOAD_LDG_PREFETCH
 #undef KF_DTYPE
 #undef KF_OP
+#undef KF_ACC_DTYPE
 #undef KF_ALG
 #undef KF_BS
 #undef KF_EPT
@@ -889,7 +992,7 @@ KFORGE_REDUCE_FLOAT32_SUM_LINKAGE __global__ void kforge_reduce_float32_sum_init
 
 namespace kforge_reduce_float32_sum_detail {
 
-typedef float T;
+typedef float T; // the accumulator's type: the output's and the partials'
 
 enum grid_kind { grid_auto, grid_blocks, grid_per_sm, grid_waves };
 enum passes_kind { passes_multi_kernel, passes_atomic, passes_last_block };
@@ -1021,10 +1124,12 @@ static inline cudaError_t blocks_for(const variant_info &v, unsigned long long n
     return cudaSuccess;
 }
 
-static inline cudaError_t launch(int k, unsigned long long blocks, const T *in, unsigned long long n, T *out,
-                                 T *scratch, unsigned *ticket, cudaStream_t stream)
+// in: the input (float), or (partials 1) the T partials of an earlier pass.
+// The sixth argument is read only by kernels whose input is not T.
+static inline cudaError_t launch(int k, unsigned long long blocks, const void *in, unsigned long long n, T *out,
+                                 T *scratch, unsigned *ticket, cudaStream_t stream, int partials = 0)
 {
-    void *args[] = {(void *)&in, (void *)&n, (void *)&out, (void *)&scratch, (void *)&ticket};
+    void *args[] = {(void *)&in, (void *)&n, (void *)&out, (void *)&scratch, (void *)&ticket, (void *)&partials};
     return cudaLaunchKernel(kernels[k].fn, dim3((unsigned)blocks), dim3((unsigned)kernels[k].block), args, 0,
                             stream);
 }
@@ -1105,12 +1210,12 @@ kforge_reduce_float32_sum(const float *in, size_t n, float *out, void *workspace
     // multi_kernel: each pass reduces its input to one partial per block,
     // until a pass of one block writes out.
     T *part[2] = {parts, (T *)(base + ws_parts + align_up(b * sizeof(T) + 64, ws_align))};
-    const T *src = in;
+    const void *src = in;
     for (int k = 0;; k++) {
         if (k > 0 && (e = blocks_for(v, n, dev, &b)) != cudaSuccess)
             return e;
         T *dst = b == 1 ? out : part[k % 2];
-        if ((e = launch(v.kernel, b, src, n, dst, slot, ticket, stream)) != cudaSuccess)
+        if ((e = launch(v.kernel, b, src, n, dst, slot, ticket, stream, k > 0)) != cudaSuccess)
             return e;
         if (b == 1)
             return cudaSuccess;

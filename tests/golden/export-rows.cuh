@@ -98,6 +98,7 @@ namespace kforge_reduce_rows_float32_sum_k0_ns {
 //   kernel               reduce_rows
 //   dtype                float32
 //   op                   sum
+//   acc_dtype            auto
 //   map                  group
 //   group                8
 //   block_size           256
@@ -121,6 +122,8 @@ namespace kforge_reduce_rows_float32_sum_k0_ns {
 #define KF_DTYPE_INT64 2
 #define KF_DTYPE_FLOAT32 3
 #define KF_DTYPE_FLOAT64 4
+#define KF_DTYPE_BFLOAT16 5
+#define KF_DTYPE_FLOAT16 6
 #define KF_OP_SUM 0
 #define KF_OP_MIN 1
 #define KF_OP_MAX 2
@@ -128,6 +131,10 @@ namespace kforge_reduce_rows_float32_sum_k0_ns {
 #define KF_OP_AND 4
 #define KF_OP_OR 5
 #define KF_OP_XOR 6
+#define KF_ACC_DTYPE_AUTO 0
+#define KF_ACC_DTYPE_INPUT 1
+#define KF_ACC_DTYPE_FLOAT32 2
+#define KF_ACC_DTYPE_FLOAT64 3
 #define KF_ROWS_MAP_THREAD 0
 #define KF_ROWS_MAP_GROUP 1
 #define KF_ROWS_MAP_BLOCK 2
@@ -144,6 +151,7 @@ namespace kforge_reduce_rows_float32_sum_k0_ns {
 #define KF_PIPE_NEXT_TILE 1
 #define KF_DTYPE 3 /* float32 */
 #define KF_OP 0 /* sum */
+#define KF_ACC_DTYPE 0 /* auto */
 #define KF_ROWS_MAP 1 /* group */
 #define KF_GROUP 8
 #define KF_BS 256
@@ -163,10 +171,20 @@ namespace kforge_reduce_rows_float32_sum_k0_ns {
 // common.cuh -- element type, operator, identity, atomics and global loads
 // for kforge's generated reduction kernels.  codegen.c puts the parameter
 // #defines (KF_T, KF_OP, ...) in front of this file.  No headers are
-// included: NVRTC provides the device intrinsics.
+// included: NVRTC provides the device intrinsics (and has no cuda_bf16.h
+// or cuda_fp16.h of its own: 2-byte floats are their bits here, widened by
+// hand).
 // ---------------------------------------------------------------------------
 
+// T: the accumulator's type, which the outputs and partials have.  E: the
+// input's element, T itself, or (KF_IN_T) the bits of a bfloat16
+// (KF_IN_BFLOAT16) or float16 (KF_IN_FLOAT16), widened to T as loaded.
 typedef KF_T T;
+#ifdef KF_IN_T
+typedef KF_IN_T E;
+#else
+typedef T E;
+#endif
 typedef unsigned long long kf_u64;
 typedef unsigned int kf_u32;
 
@@ -318,19 +336,70 @@ __device__ long long kf_plant_row = -1;
 #endif
 
 // ---------------------------------------------------------------------------
-// Global loads of KF_VW consecutive elements.  A vector of VW * sizeof(T)
-// bytes is loaded as 4-, 8- or 16-byte words (32 bytes as two 16-byte
-// words), with the load flavour chosen by KF_LOAD: plain, read-only (__ldg)
-// or streaming (__ldcs, evict-first).
+// Input elements as accumulator values.  kf_widen(x): x itself for a T, a
+// bfloat16's or float16's bits widened exactly (bfloat16 is the upper half
+// of a float; float16 by cvt.f32.f16).  kf_identity_of<X>(): the identity
+// as an X (a 2-byte float's bits for the input: 0, 1, +inf, -inf).
 
-struct kf_vec {
-    T v[KF_VW];
+template <typename X> struct kf_is_acc { static constexpr bool value = false; };
+template <> struct kf_is_acc<T> { static constexpr bool value = true; };
+
+template <typename X> __device__ __forceinline__ T kf_widen(X x)
+{
+#ifdef KF_IN_T
+    if constexpr (!kf_is_acc<X>::value) {
+#ifdef KF_IN_BFLOAT16
+        return (T)__uint_as_float((kf_u32)x << 16);
+#else
+        float f;
+        asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(x));
+        return (T)f;
+#endif
+    } else
+#endif
+    return x;
+}
+
+template <typename X> __device__ __forceinline__ X kf_identity_of()
+{
+#ifdef KF_IN_T
+    if constexpr (!kf_is_acc<X>::value) {
+#ifdef KF_IN_BFLOAT16
+        constexpr unsigned short one = 0x3f80, inf = 0x7f80;
+#else
+        constexpr unsigned short one = 0x3c00, inf = 0x7c00;
+#endif
+        if constexpr (KF_OP == KF_OP_PROD) return one;
+        else if constexpr (KF_OP == KF_OP_MIN) return inf;
+        else if constexpr (KF_OP == KF_OP_MAX) return (unsigned short)(inf | 0x8000);
+        else return 0;
+    } else
+#endif
+    return kf_identity();
+}
+
+// ---------------------------------------------------------------------------
+// Global loads of KF_VW consecutive elements (of the input, E, or of
+// partials, T).  A vector of VW * sizeof(X) bytes is loaded as 2-, 4-, 8- or
+// 16-byte words (more as several 16-byte words), with the load flavour
+// chosen by KF_LOAD: plain, read-only (__ldg) or streaming (__ldcs,
+// evict-first).
+
+template <typename X> struct kf_vec_of {
+    X v[KF_VW];
 };
+typedef kf_vec_of<E> kf_vec;
 
 // load ldg_prefetch: the read-only path without L1 allocation, asking L2 to
 // fetch the whole 256-byte sector group (fewer, larger DRAM requests for a
 // stream that will use them all).  The input is not written while the kernel
 // runs, so the asm needs no "memory" clobber and may be scheduled freely.
+__device__ __forceinline__ unsigned short kf_ld_pf(const unsigned short *p)
+{
+    unsigned short r;
+    asm("ld.global.nc.L1::no_allocate.L2::256B.u16 %0, [%1];" : "=h"(r) : "l"(p));
+    return r;
+}
 __device__ __forceinline__ kf_u32 kf_ld_pf(const kf_u32 *p)
 {
     kf_u32 r;
@@ -359,46 +428,47 @@ template <typename W> __device__ __forceinline__ W kf_ld_word(const W *p)
     else return *p;
 }
 
-__device__ __forceinline__ kf_vec kf_load_vec(const kf_vec *p)
+template <typename X> __device__ __forceinline__ kf_vec_of<X> kf_load_vec(const kf_vec_of<X> *p)
 {
-    constexpr int bytes = (int)sizeof(T) * KF_VW;
-    union { kf_vec v; kf_u32 w1; uint2 w2; uint4 w4[bytes > 16 ? 2 : 1]; } u;
-    if constexpr (bytes == 4) {
+    constexpr int bytes = (int)sizeof(X) * KF_VW;
+    union { kf_vec_of<X> v; unsigned short w0; kf_u32 w1; uint2 w2; uint4 w4[bytes > 16 ? bytes / 16 : 1]; } u;
+    if constexpr (bytes == 2) {
+        u.w0 = kf_ld_word((const unsigned short *)p);
+    } else if constexpr (bytes == 4) {
         u.w1 = kf_ld_word((const kf_u32 *)p);
     } else if constexpr (bytes == 8) {
         u.w2 = kf_ld_word((const uint2 *)p);
-    } else if constexpr (bytes == 16) {
-        u.w4[0] = kf_ld_word((const uint4 *)p);
     } else {
-        u.w4[0] = kf_ld_word((const uint4 *)p);
-        u.w4[1] = kf_ld_word((const uint4 *)p + 1);
+#pragma unroll
+        for (int w = 0; w < bytes / 16; w++) u.w4[w] = kf_ld_word((const uint4 *)p + w);
     }
 #if KF_HOOK_LOADS
     const kf_u64 off = kf_plant_at - (kf_u64)p;
-    if (kf_plant_at && off < sizeof(kf_vec)) {
-        const int lane = (int)(off / sizeof(T));
-        u.v.v[lane] = kf_plant_shift ? ((const T *)p)[lane + 1] : kf_identity();
+    if (kf_plant_at && off < sizeof(kf_vec_of<X>)) {
+        const int lane = (int)(off / sizeof(X));
+        u.v.v[lane] = kf_plant_shift ? ((const X *)p)[lane + 1] : kf_identity_of<X>();
     }
 #endif
     return u.v;
 }
 
-__device__ __forceinline__ T kf_load_one(const T *p)
+// One element, widened to T.
+template <typename X> __device__ __forceinline__ T kf_load_one(const X *p)
 {
 #if KF_HOOK_LOADS
-    if (kf_plant_at && (kf_u64)p == kf_plant_at) return kf_plant_shift ? p[1] : kf_identity();
+    if (kf_plant_at && (kf_u64)p == kf_plant_at) return kf_plant_shift ? kf_widen(p[1]) : kf_identity();
 #endif
-    if constexpr (KF_LOAD == KF_LOAD_LDG || KF_LOAD == KF_LOAD_LDG_PREFETCH) return __ldg(p);
-    else if constexpr (KF_LOAD == KF_LOAD_STREAM) return __ldcs(p);
-    else return *p;
+    if constexpr (KF_LOAD == KF_LOAD_LDG || KF_LOAD == KF_LOAD_LDG_PREFETCH) return kf_widen(__ldg(p));
+    else if constexpr (KF_LOAD == KF_LOAD_STREAM) return kf_widen(__ldcs(p));
+    else return kf_widen(*p);
 }
 
-__device__ __forceinline__ T kf_fold_vec(const kf_vec &x)
+template <typename X> __device__ __forceinline__ T kf_fold_vec(const kf_vec_of<X> &x)
 {
-    T r = x.v[0];
+    T r = kf_widen(x.v[0]);
 #pragma unroll
     for (int i = 1; i < KF_VW; i++)
-        r = kf_op(r, x.v[i]);
+        r = kf_op(r, kf_widen(x.v[i]));
     return r;
 }
 
@@ -441,7 +511,7 @@ __device__ __forceinline__ T kf_fold_vec(const kf_vec &x)
 //                     tile before folding the current one (software
 //                     pipelining across grid-stride iterations; pays off
 //                     only with a capped grid; doubles the tile registers).
-//   KF_VW             elements per vector load (1, 2, 4).  Each row has its
+//   KF_VW             elements per vector load (1, 2, 4; 8 for a 2-byte input).  Each row has its
 //                     own aligned prefix (< KF_VW elements before the first
 //                     aligned vector) and tail, so any row start alignment,
 //                     any stride and any cols work.
@@ -465,7 +535,8 @@ __device__ __forceinline__ T kf_fold_vec(const kf_vec &x)
 //
 // Kernel
 //   kf_reduce_rows(in, rows, cols, stride, out, partial, tickets, splits)
-//     in       rows x cols elements, row r at in + r * stride (stride >=
+//     in       rows x cols elements (E: T, or a 2-byte float's bits widened
+//              to T as loaded: common.cuh), row r at in + r * stride (stride >=
 //              cols; any alignment of in and of stride); rows, cols >= 1
 //     out      rows results (every element written by every launch)
 //     partial  map 3 only (else may be NULL):
@@ -522,7 +593,7 @@ static_assert(KF_BS >= 32 && KF_BS <= 1024 && (KF_BS & (KF_BS - 1)) == 0, "KF_BS
 static_assert(KF_ROWS_MAP != KF_ROWS_MAP_THREAD || KF_GROUP == 1, "map 0 is a thread per row: KF_GROUP 1");
 static_assert(KF_ROWS_MAP != KF_ROWS_MAP_GROUP || (KF_GROUP >= 2 && KF_GROUP <= 32 && (KF_GROUP & (KF_GROUP - 1)) == 0),
               "map 1: KF_GROUP is 2, 4, 8, 16 or 32");
-static_assert(KF_VW == 1 || KF_VW == 2 || KF_VW == 4, "KF_VW is 1, 2 or 4");
+static_assert(KF_VW == 1 || KF_VW == 2 || KF_VW == 4 || (KF_VW == 8 && sizeof(E) == 2), "KF_VW is 1, 2, 4 (8: 2-byte input)");
 static_assert(KF_EPT >= 1 && KF_RPG >= 1 && KF_RPG * KF_EPT <= 16, "1 <= KF_RPG * KF_EPT <= 16");
 static_assert(KF_ROWS_MAP != KF_ROWS_MAP_SPLIT || (KF_RPG == 1 && KF_PIPE == KF_PIPE_NONE), "map 3: KF_RPG 1, KF_PIPE 0");
 static_assert(KF_BLOCK_REDUCE != KF_BLOCK_REDUCE_SHARED || KF_RPG * KF_BS * KF_ELEM_BYTES <= 32768,
@@ -533,14 +604,14 @@ static_assert(KF_BLOCK_REDUCE != KF_BLOCK_REDUCE_SHARED || KF_RPG * KF_BS * KF_E
 // scalar tail.  A row of 0 columns (used for rows past the end) is empty.
 
 struct kf_row {
-    const T *p;       // first element of the row
+    const E *p;       // first element of the row
     const kf_vec *v;  // first aligned vector (p + prefix)
     kf_u64 nv;        // vectors in the body
     unsigned prefix;  // elements before the body (< KF_VW)
     unsigned tail;    // elements after the body (< KF_VW)
 };
 
-__device__ __forceinline__ kf_row kf_row_at(const T *p, kf_u64 cols)
+__device__ __forceinline__ kf_row kf_row_at(const E *p, kf_u64 cols)
 {
     kf_row R;
     R.p = p;
@@ -548,8 +619,8 @@ __device__ __forceinline__ kf_row kf_row_at(const T *p, kf_u64 cols)
     if constexpr (KF_VW > 1) {
         // 16 bytes at most: a 32-byte vector (float64 x 4) is two 16-byte words.
         constexpr kf_u64 align = sizeof(kf_vec) < 16 ? sizeof(kf_vec) : 16;
-        const kf_u64 mis = ((kf_u64)p % align) / sizeof(T);
-        prefix = mis ? align / sizeof(T) - mis : 0;
+        const kf_u64 mis = ((kf_u64)p % align) / sizeof(E);
+        prefix = mis ? align / sizeof(E) - mis : 0;
         if (prefix > cols) prefix = cols;
     }
     R.prefix = (unsigned)prefix;
@@ -564,7 +635,7 @@ __device__ __forceinline__ kf_vec kf_rows_vec_identity()
     kf_vec x;
 #pragma unroll
     for (int i = 0; i < KF_VW; i++)
-        x.v[i] = kf_identity();
+        x.v[i] = kf_identity_of<E>();
     return x;
 }
 
@@ -575,7 +646,7 @@ __device__ __forceinline__ T kf_row_edges(const kf_row &R, unsigned l, T acc, bo
 {
     if constexpr (KF_VW > 1) {
         if ((do_prefix && R.prefix) || (do_tail && R.tail)) {
-            const T *tp = R.p + R.prefix + R.nv * KF_VW;
+            const E *tp = R.p + R.prefix + R.nv * KF_VW;
 #pragma unroll
             for (int i = 0; i < KF_VW - 1; i += P) {
                 const unsigned e = (unsigned)i + l;
@@ -700,7 +771,7 @@ __device__ __forceinline__ kf_u64 kf_rows_block_of(kf_u64 i, kf_u64 q, kf_u64 re
 // lane) of the KF_RPG rows r0, r0 + teams, ...; rows past the end are empty
 // (no loads).
 template <int P, int TEAMS>
-__device__ __forceinline__ void kf_rows_prep(const T *in, kf_u64 r0, kf_u64 nrows, kf_u64 ncols, kf_u64 rstride,
+__device__ __forceinline__ void kf_rows_prep(const E *in, kf_u64 r0, kf_u64 nrows, kf_u64 ncols, kf_u64 rstride,
                                              unsigned l, kf_row (&R)[KF_RPG], kf_vec (&x)[KF_RPG][KF_EPT])
 {
 #pragma unroll
@@ -756,7 +827,7 @@ __device__ __forceinline__ void kf_rows_finish(const kf_row (&R)[KF_RPG], const 
 #endif
 
 KF_ENTRY_LINKAGE __global__ void KF_ROWS_BOUNDS
-kf_reduce_rows(const T *in, long long rows, long long cols, long long stride, T *out, T *partial,
+kf_reduce_rows(const E *in, long long rows, long long cols, long long stride, T *out, T *partial,
                unsigned *tickets, int splits)
 {
     const unsigned tid = threadIdx.x;
@@ -928,6 +999,8 @@ kf_reduce_rows(const T *in, long long rows, long long cols, long long stride, T 
 #undef KF_DTYPE_INT64
 #undef KF_DTYPE_FLOAT32
 #undef KF_DTYPE_FLOAT64
+#undef KF_DTYPE_BFLOAT16
+#undef KF_DTYPE_FLOAT16
 #undef KF_OP_SUM
 #undef KF_OP_MIN
 #undef KF_OP_MAX
@@ -935,6 +1008,10 @@ kf_reduce_rows(const T *in, long long rows, long long cols, long long stride, T 
 #undef KF_OP_AND
 #undef KF_OP_OR
 #undef KF_OP_XOR
+#undef KF_ACC_DTYPE_AUTO
+#undef KF_ACC_DTYPE_INPUT
+#undef KF_ACC_DTYPE_FLOAT32
+#undef KF_ACC_DTYPE_FLOAT64
 #undef KF_ROWS_MAP_THREAD
 #undef KF_ROWS_MAP_GROUP
 #undef KF_ROWS_MAP_BLOCK
@@ -951,6 +1028,7 @@ kf_reduce_rows(const T *in, long long rows, long long cols, long long stride, T 
 #undef KF_PIPE_NEXT_TILE
 #undef KF_DTYPE
 #undef KF_OP
+#undef KF_ACC_DTYPE
 #undef KF_ROWS_MAP
 #undef KF_GROUP
 #undef KF_BS
@@ -980,6 +1058,7 @@ namespace kforge_reduce_rows_float32_sum_k1_ns {
 //   kernel               reduce_rows
 //   dtype                float32
 //   op                   sum
+//   acc_dtype            auto
 //   map                  split
 //   group                1
 //   block_size           1024
@@ -1003,6 +1082,8 @@ namespace kforge_reduce_rows_float32_sum_k1_ns {
 #define KF_DTYPE_INT64 2
 #define KF_DTYPE_FLOAT32 3
 #define KF_DTYPE_FLOAT64 4
+#define KF_DTYPE_BFLOAT16 5
+#define KF_DTYPE_FLOAT16 6
 #define KF_OP_SUM 0
 #define KF_OP_MIN 1
 #define KF_OP_MAX 2
@@ -1010,6 +1091,10 @@ namespace kforge_reduce_rows_float32_sum_k1_ns {
 #define KF_OP_AND 4
 #define KF_OP_OR 5
 #define KF_OP_XOR 6
+#define KF_ACC_DTYPE_AUTO 0
+#define KF_ACC_DTYPE_INPUT 1
+#define KF_ACC_DTYPE_FLOAT32 2
+#define KF_ACC_DTYPE_FLOAT64 3
 #define KF_ROWS_MAP_THREAD 0
 #define KF_ROWS_MAP_GROUP 1
 #define KF_ROWS_MAP_BLOCK 2
@@ -1026,6 +1111,7 @@ namespace kforge_reduce_rows_float32_sum_k1_ns {
 #define KF_PIPE_NEXT_TILE 1
 #define KF_DTYPE 3 /* float32 */
 #define KF_OP 0 /* sum */
+#define KF_ACC_DTYPE 0 /* auto */
 #define KF_ROWS_MAP 3 /* split */
 #define KF_GROUP 1
 #define KF_BS 1024
@@ -1045,10 +1131,20 @@ namespace kforge_reduce_rows_float32_sum_k1_ns {
 // common.cuh -- element type, operator, identity, atomics and global loads
 // for kforge's generated reduction kernels.  codegen.c puts the parameter
 // #defines (KF_T, KF_OP, ...) in front of this file.  No headers are
-// included: NVRTC provides the device intrinsics.
+// included: NVRTC provides the device intrinsics (and has no cuda_bf16.h
+// or cuda_fp16.h of its own: 2-byte floats are their bits here, widened by
+// hand).
 // ---------------------------------------------------------------------------
 
+// T: the accumulator's type, which the outputs and partials have.  E: the
+// input's element, T itself, or (KF_IN_T) the bits of a bfloat16
+// (KF_IN_BFLOAT16) or float16 (KF_IN_FLOAT16), widened to T as loaded.
 typedef KF_T T;
+#ifdef KF_IN_T
+typedef KF_IN_T E;
+#else
+typedef T E;
+#endif
 typedef unsigned long long kf_u64;
 typedef unsigned int kf_u32;
 
@@ -1200,19 +1296,70 @@ __device__ long long kf_plant_row = -1;
 #endif
 
 // ---------------------------------------------------------------------------
-// Global loads of KF_VW consecutive elements.  A vector of VW * sizeof(T)
-// bytes is loaded as 4-, 8- or 16-byte words (32 bytes as two 16-byte
-// words), with the load flavour chosen by KF_LOAD: plain, read-only (__ldg)
-// or streaming (__ldcs, evict-first).
+// Input elements as accumulator values.  kf_widen(x): x itself for a T, a
+// bfloat16's or float16's bits widened exactly (bfloat16 is the upper half
+// of a float; float16 by cvt.f32.f16).  kf_identity_of<X>(): the identity
+// as an X (a 2-byte float's bits for the input: 0, 1, +inf, -inf).
 
-struct kf_vec {
-    T v[KF_VW];
+template <typename X> struct kf_is_acc { static constexpr bool value = false; };
+template <> struct kf_is_acc<T> { static constexpr bool value = true; };
+
+template <typename X> __device__ __forceinline__ T kf_widen(X x)
+{
+#ifdef KF_IN_T
+    if constexpr (!kf_is_acc<X>::value) {
+#ifdef KF_IN_BFLOAT16
+        return (T)__uint_as_float((kf_u32)x << 16);
+#else
+        float f;
+        asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(x));
+        return (T)f;
+#endif
+    } else
+#endif
+    return x;
+}
+
+template <typename X> __device__ __forceinline__ X kf_identity_of()
+{
+#ifdef KF_IN_T
+    if constexpr (!kf_is_acc<X>::value) {
+#ifdef KF_IN_BFLOAT16
+        constexpr unsigned short one = 0x3f80, inf = 0x7f80;
+#else
+        constexpr unsigned short one = 0x3c00, inf = 0x7c00;
+#endif
+        if constexpr (KF_OP == KF_OP_PROD) return one;
+        else if constexpr (KF_OP == KF_OP_MIN) return inf;
+        else if constexpr (KF_OP == KF_OP_MAX) return (unsigned short)(inf | 0x8000);
+        else return 0;
+    } else
+#endif
+    return kf_identity();
+}
+
+// ---------------------------------------------------------------------------
+// Global loads of KF_VW consecutive elements (of the input, E, or of
+// partials, T).  A vector of VW * sizeof(X) bytes is loaded as 2-, 4-, 8- or
+// 16-byte words (more as several 16-byte words), with the load flavour
+// chosen by KF_LOAD: plain, read-only (__ldg) or streaming (__ldcs,
+// evict-first).
+
+template <typename X> struct kf_vec_of {
+    X v[KF_VW];
 };
+typedef kf_vec_of<E> kf_vec;
 
 // load ldg_prefetch: the read-only path without L1 allocation, asking L2 to
 // fetch the whole 256-byte sector group (fewer, larger DRAM requests for a
 // stream that will use them all).  The input is not written while the kernel
 // runs, so the asm needs no "memory" clobber and may be scheduled freely.
+__device__ __forceinline__ unsigned short kf_ld_pf(const unsigned short *p)
+{
+    unsigned short r;
+    asm("ld.global.nc.L1::no_allocate.L2::256B.u16 %0, [%1];" : "=h"(r) : "l"(p));
+    return r;
+}
 __device__ __forceinline__ kf_u32 kf_ld_pf(const kf_u32 *p)
 {
     kf_u32 r;
@@ -1241,46 +1388,47 @@ template <typename W> __device__ __forceinline__ W kf_ld_word(const W *p)
     else return *p;
 }
 
-__device__ __forceinline__ kf_vec kf_load_vec(const kf_vec *p)
+template <typename X> __device__ __forceinline__ kf_vec_of<X> kf_load_vec(const kf_vec_of<X> *p)
 {
-    constexpr int bytes = (int)sizeof(T) * KF_VW;
-    union { kf_vec v; kf_u32 w1; uint2 w2; uint4 w4[bytes > 16 ? 2 : 1]; } u;
-    if constexpr (bytes == 4) {
+    constexpr int bytes = (int)sizeof(X) * KF_VW;
+    union { kf_vec_of<X> v; unsigned short w0; kf_u32 w1; uint2 w2; uint4 w4[bytes > 16 ? bytes / 16 : 1]; } u;
+    if constexpr (bytes == 2) {
+        u.w0 = kf_ld_word((const unsigned short *)p);
+    } else if constexpr (bytes == 4) {
         u.w1 = kf_ld_word((const kf_u32 *)p);
     } else if constexpr (bytes == 8) {
         u.w2 = kf_ld_word((const uint2 *)p);
-    } else if constexpr (bytes == 16) {
-        u.w4[0] = kf_ld_word((const uint4 *)p);
     } else {
-        u.w4[0] = kf_ld_word((const uint4 *)p);
-        u.w4[1] = kf_ld_word((const uint4 *)p + 1);
+#pragma unroll
+        for (int w = 0; w < bytes / 16; w++) u.w4[w] = kf_ld_word((const uint4 *)p + w);
     }
 #if KF_HOOK_LOADS
     const kf_u64 off = kf_plant_at - (kf_u64)p;
-    if (kf_plant_at && off < sizeof(kf_vec)) {
-        const int lane = (int)(off / sizeof(T));
-        u.v.v[lane] = kf_plant_shift ? ((const T *)p)[lane + 1] : kf_identity();
+    if (kf_plant_at && off < sizeof(kf_vec_of<X>)) {
+        const int lane = (int)(off / sizeof(X));
+        u.v.v[lane] = kf_plant_shift ? ((const X *)p)[lane + 1] : kf_identity_of<X>();
     }
 #endif
     return u.v;
 }
 
-__device__ __forceinline__ T kf_load_one(const T *p)
+// One element, widened to T.
+template <typename X> __device__ __forceinline__ T kf_load_one(const X *p)
 {
 #if KF_HOOK_LOADS
-    if (kf_plant_at && (kf_u64)p == kf_plant_at) return kf_plant_shift ? p[1] : kf_identity();
+    if (kf_plant_at && (kf_u64)p == kf_plant_at) return kf_plant_shift ? kf_widen(p[1]) : kf_identity();
 #endif
-    if constexpr (KF_LOAD == KF_LOAD_LDG || KF_LOAD == KF_LOAD_LDG_PREFETCH) return __ldg(p);
-    else if constexpr (KF_LOAD == KF_LOAD_STREAM) return __ldcs(p);
-    else return *p;
+    if constexpr (KF_LOAD == KF_LOAD_LDG || KF_LOAD == KF_LOAD_LDG_PREFETCH) return kf_widen(__ldg(p));
+    else if constexpr (KF_LOAD == KF_LOAD_STREAM) return kf_widen(__ldcs(p));
+    else return kf_widen(*p);
 }
 
-__device__ __forceinline__ T kf_fold_vec(const kf_vec &x)
+template <typename X> __device__ __forceinline__ T kf_fold_vec(const kf_vec_of<X> &x)
 {
-    T r = x.v[0];
+    T r = kf_widen(x.v[0]);
 #pragma unroll
     for (int i = 1; i < KF_VW; i++)
-        r = kf_op(r, x.v[i]);
+        r = kf_op(r, kf_widen(x.v[i]));
     return r;
 }
 
@@ -1323,7 +1471,7 @@ __device__ __forceinline__ T kf_fold_vec(const kf_vec &x)
 //                     tile before folding the current one (software
 //                     pipelining across grid-stride iterations; pays off
 //                     only with a capped grid; doubles the tile registers).
-//   KF_VW             elements per vector load (1, 2, 4).  Each row has its
+//   KF_VW             elements per vector load (1, 2, 4; 8 for a 2-byte input).  Each row has its
 //                     own aligned prefix (< KF_VW elements before the first
 //                     aligned vector) and tail, so any row start alignment,
 //                     any stride and any cols work.
@@ -1347,7 +1495,8 @@ __device__ __forceinline__ T kf_fold_vec(const kf_vec &x)
 //
 // Kernel
 //   kf_reduce_rows(in, rows, cols, stride, out, partial, tickets, splits)
-//     in       rows x cols elements, row r at in + r * stride (stride >=
+//     in       rows x cols elements (E: T, or a 2-byte float's bits widened
+//              to T as loaded: common.cuh), row r at in + r * stride (stride >=
 //              cols; any alignment of in and of stride); rows, cols >= 1
 //     out      rows results (every element written by every launch)
 //     partial  map 3 only (else may be NULL):
@@ -1404,7 +1553,7 @@ static_assert(KF_BS >= 32 && KF_BS <= 1024 && (KF_BS & (KF_BS - 1)) == 0, "KF_BS
 static_assert(KF_ROWS_MAP != KF_ROWS_MAP_THREAD || KF_GROUP == 1, "map 0 is a thread per row: KF_GROUP 1");
 static_assert(KF_ROWS_MAP != KF_ROWS_MAP_GROUP || (KF_GROUP >= 2 && KF_GROUP <= 32 && (KF_GROUP & (KF_GROUP - 1)) == 0),
               "map 1: KF_GROUP is 2, 4, 8, 16 or 32");
-static_assert(KF_VW == 1 || KF_VW == 2 || KF_VW == 4, "KF_VW is 1, 2 or 4");
+static_assert(KF_VW == 1 || KF_VW == 2 || KF_VW == 4 || (KF_VW == 8 && sizeof(E) == 2), "KF_VW is 1, 2, 4 (8: 2-byte input)");
 static_assert(KF_EPT >= 1 && KF_RPG >= 1 && KF_RPG * KF_EPT <= 16, "1 <= KF_RPG * KF_EPT <= 16");
 static_assert(KF_ROWS_MAP != KF_ROWS_MAP_SPLIT || (KF_RPG == 1 && KF_PIPE == KF_PIPE_NONE), "map 3: KF_RPG 1, KF_PIPE 0");
 static_assert(KF_BLOCK_REDUCE != KF_BLOCK_REDUCE_SHARED || KF_RPG * KF_BS * KF_ELEM_BYTES <= 32768,
@@ -1415,14 +1564,14 @@ static_assert(KF_BLOCK_REDUCE != KF_BLOCK_REDUCE_SHARED || KF_RPG * KF_BS * KF_E
 // scalar tail.  A row of 0 columns (used for rows past the end) is empty.
 
 struct kf_row {
-    const T *p;       // first element of the row
+    const E *p;       // first element of the row
     const kf_vec *v;  // first aligned vector (p + prefix)
     kf_u64 nv;        // vectors in the body
     unsigned prefix;  // elements before the body (< KF_VW)
     unsigned tail;    // elements after the body (< KF_VW)
 };
 
-__device__ __forceinline__ kf_row kf_row_at(const T *p, kf_u64 cols)
+__device__ __forceinline__ kf_row kf_row_at(const E *p, kf_u64 cols)
 {
     kf_row R;
     R.p = p;
@@ -1430,8 +1579,8 @@ __device__ __forceinline__ kf_row kf_row_at(const T *p, kf_u64 cols)
     if constexpr (KF_VW > 1) {
         // 16 bytes at most: a 32-byte vector (float64 x 4) is two 16-byte words.
         constexpr kf_u64 align = sizeof(kf_vec) < 16 ? sizeof(kf_vec) : 16;
-        const kf_u64 mis = ((kf_u64)p % align) / sizeof(T);
-        prefix = mis ? align / sizeof(T) - mis : 0;
+        const kf_u64 mis = ((kf_u64)p % align) / sizeof(E);
+        prefix = mis ? align / sizeof(E) - mis : 0;
         if (prefix > cols) prefix = cols;
     }
     R.prefix = (unsigned)prefix;
@@ -1446,7 +1595,7 @@ __device__ __forceinline__ kf_vec kf_rows_vec_identity()
     kf_vec x;
 #pragma unroll
     for (int i = 0; i < KF_VW; i++)
-        x.v[i] = kf_identity();
+        x.v[i] = kf_identity_of<E>();
     return x;
 }
 
@@ -1457,7 +1606,7 @@ __device__ __forceinline__ T kf_row_edges(const kf_row &R, unsigned l, T acc, bo
 {
     if constexpr (KF_VW > 1) {
         if ((do_prefix && R.prefix) || (do_tail && R.tail)) {
-            const T *tp = R.p + R.prefix + R.nv * KF_VW;
+            const E *tp = R.p + R.prefix + R.nv * KF_VW;
 #pragma unroll
             for (int i = 0; i < KF_VW - 1; i += P) {
                 const unsigned e = (unsigned)i + l;
@@ -1582,7 +1731,7 @@ __device__ __forceinline__ kf_u64 kf_rows_block_of(kf_u64 i, kf_u64 q, kf_u64 re
 // lane) of the KF_RPG rows r0, r0 + teams, ...; rows past the end are empty
 // (no loads).
 template <int P, int TEAMS>
-__device__ __forceinline__ void kf_rows_prep(const T *in, kf_u64 r0, kf_u64 nrows, kf_u64 ncols, kf_u64 rstride,
+__device__ __forceinline__ void kf_rows_prep(const E *in, kf_u64 r0, kf_u64 nrows, kf_u64 ncols, kf_u64 rstride,
                                              unsigned l, kf_row (&R)[KF_RPG], kf_vec (&x)[KF_RPG][KF_EPT])
 {
 #pragma unroll
@@ -1638,7 +1787,7 @@ __device__ __forceinline__ void kf_rows_finish(const kf_row (&R)[KF_RPG], const 
 #endif
 
 KF_ENTRY_LINKAGE __global__ void KF_ROWS_BOUNDS
-kf_reduce_rows(const T *in, long long rows, long long cols, long long stride, T *out, T *partial,
+kf_reduce_rows(const E *in, long long rows, long long cols, long long stride, T *out, T *partial,
                unsigned *tickets, int splits)
 {
     const unsigned tid = threadIdx.x;
@@ -1810,6 +1959,8 @@ kf_reduce_rows(const T *in, long long rows, long long cols, long long stride, T 
 #undef KF_DTYPE_INT64
 #undef KF_DTYPE_FLOAT32
 #undef KF_DTYPE_FLOAT64
+#undef KF_DTYPE_BFLOAT16
+#undef KF_DTYPE_FLOAT16
 #undef KF_OP_SUM
 #undef KF_OP_MIN
 #undef KF_OP_MAX
@@ -1817,6 +1968,10 @@ kf_reduce_rows(const T *in, long long rows, long long cols, long long stride, T 
 #undef KF_OP_AND
 #undef KF_OP_OR
 #undef KF_OP_XOR
+#undef KF_ACC_DTYPE_AUTO
+#undef KF_ACC_DTYPE_INPUT
+#undef KF_ACC_DTYPE_FLOAT32
+#undef KF_ACC_DTYPE_FLOAT64
 #undef KF_ROWS_MAP_THREAD
 #undef KF_ROWS_MAP_GROUP
 #undef KF_ROWS_MAP_BLOCK
@@ -1833,6 +1988,7 @@ kf_reduce_rows(const T *in, long long rows, long long cols, long long stride, T 
 #undef KF_PIPE_NEXT_TILE
 #undef KF_DTYPE
 #undef KF_OP
+#undef KF_ACC_DTYPE
 #undef KF_ROWS_MAP
 #undef KF_GROUP
 #undef KF_BS
@@ -1889,7 +2045,8 @@ KFORGE_REDUCE_ROWS_FLOAT32_SUM_LINKAGE __global__ void kforge_reduce_rows_float3
 
 namespace kforge_reduce_rows_float32_sum_detail {
 
-typedef float T;
+typedef float T; // the accumulator's type: the outputs'
+typedef float E_in; // the input's
 
 enum grid_kind { grid_auto, grid_blocks, grid_per_sm, grid_waves };
 enum map_kind { map_thread, map_group, map_block, map_split };
@@ -2208,7 +2365,7 @@ kforge_reduce_rows_float32_sum(const float *in, size_t rows, size_t cols, size_t
         return fill(out, rows, 0, 0, stream);
     if (row_stride == 0)
         row_stride = cols;
-    if (!in || (uintptr_t)in % alignof(T) != 0 || rows > max_elems || cols > max_elems || row_stride > max_elems ||
+    if (!in || (uintptr_t)in % alignof(E_in) != 0 || rows > max_elems || cols > max_elems || row_stride > max_elems ||
         (rows - 1) > (max_elems - cols) / row_stride)
         return cudaErrorInvalidValue;
     const variant_info &v = variants[pick(rows, cols, row_stride)];

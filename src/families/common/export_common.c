@@ -21,15 +21,19 @@ int export_begin(export_ctx *x, const kf_export_entry *e, int n, char *err, size
     }
     const kf_family *f = family_of(&e[0].v);
     x->t = variant_dtype(&e[0].v);
+    x->acc = variant_acc_dtype(&e[0].v);
     x->op = variant_op(&e[0].v);
-    x->T = kf_dtype_ctype(x->t);
+    x->T = kf_dtype_ctype(x->acc);
+    x->IN = kf_dtype_ctype(x->t);
     x->n = n;
     for (int i = 0; i < n; i++)
-        if (e[i].v.family != e[0].v.family || variant_dtype(&e[i].v) != x->t || variant_op(&e[i].v) != x->op) {
-            kf_err(err, errlen, "export: entries must share family, dtype and op");
+        if (e[i].v.family != e[0].v.family || variant_dtype(&e[i].v) != x->t || variant_op(&e[i].v) != x->op ||
+            variant_acc_dtype(&e[i].v) != x->acc) {
+            kf_err(err, errlen, "export: entries must share family, dtype, acc_dtype and op");
             return -1;
         }
-    snprintf(x->P, sizeof x->P, "kforge_%s_%s_%s", f->name, kf_dtype_names[x->t], kf_op_names[x->op]);
+    snprintf(x->P, sizeof x->P, "kforge_%s_%s_%s%s", f->name, kf_dtype_names[x->t], kf_op_names[x->op],
+             kf_dtype_is_half(x->t) && x->acc == KF_FLOAT64 ? "_acc_float64" : "");
     for (size_t i = 0; i <= strlen(x->P); i++)
         x->UP[i] = (char)(x->P[i] >= 'a' && x->P[i] <= 'z' ? x->P[i] - 'a' + 'A' : x->P[i]);
 
@@ -175,6 +179,11 @@ void export_preamble(strbuf *b, const export_ctx *x, const kf_export_info *info,
               x->UP);
     for (int i = 0; includes && includes[i]; i++)
         sb_printf(b, "#include %s\n", includes[i]);
+    /* the host API's input type (the kernels read its bits: common.cuh) */
+    if (x->t == KF_BFLOAT16)
+        sb_append(b, "#include <cuda_bf16.h>\n");
+    else if (x->t == KF_FLOAT16)
+        sb_append(b, "#include <cuda_fp16.h>\n");
     sb_printf(b, "#define %s_LINKAGE static\n#endif\n\n", x->UP);
     sb_append(b, "// Some template paths leave a constant unused (nvcc warning 177).\n"
                  "#pragma nv_diag_suppress 177\n");
@@ -202,8 +211,8 @@ int export_kernels(strbuf *b, const export_ctx *x, const kf_export_entry *e, cha
 
 void export_identity(const export_ctx *x, const char **utype, char *bits, size_t len)
 {
-    kf_value id = verify_identity(x->t, x->op);
-    if (kf_dtype_size(x->t) == 4) {
+    kf_value id = verify_identity(x->acc, x->op);
+    if (kf_dtype_size(x->acc) == 4) {
         *utype = "unsigned int";
         snprintf(bits, len, "0x%08" PRIx32 "u", id.u32);
     } else {
@@ -220,9 +229,9 @@ int export_host_api(strbuf *b, const export_ctx *x, const char *host, const char
         kf_err(err, errlen, "the export template is missing from the build (kernel_src/export_host.cuh)");
         return -1;
     }
-    static const char *const keys[] = {"P", "T", "OPNAME", "TABLES", "HOST_HELPERS"};
-    const char *vals[] = {x->P, x->T, opname, tables ? tables : "", helpers};
-    export_substitute(b, host, keys, vals, 5);
+    static const char *const keys[] = {"P", "T", "IN", "OPNAME", "TABLES", "HOST_HELPERS"};
+    const char *vals[] = {x->P, x->T, x->IN, opname, tables ? tables : "", helpers};
+    export_substitute(b, host, keys, vals, 6);
     return 0;
 }
 

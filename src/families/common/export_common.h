@@ -14,7 +14,8 @@
  *   3. the host API: the family's template with @KEY@s filled in
  *      (export_substitute), skipped under NVRTC; export_closing.
  *
- * <P> is kforge_<family>_<dtype>_<op>.
+ * <P> is kforge_<family>_<dtype>_<op>, with _acc_float64 for a bfloat16 or
+ * float16 input accumulated in float64.
  */
 #ifndef KF_EXPORT_COMMON_H
 #define KF_EXPORT_COMMON_H
@@ -27,9 +28,10 @@
 /* What the writers of one header share: names and the distinct kernels. */
 typedef struct {
     char P[64], UP[64];         /* kforge_reduce_float32_sum, KFORGE_REDUCE_FLOAT32_SUM */
-    kf_dtype t;
+    kf_dtype t, acc;            /* the input's type, the accumulator's (the outputs') */
     kf_op op;
-    const char *T;              /* the element's C type */
+    const char *T;              /* the accumulator's (and outputs') C type */
+    const char *IN;             /* the input element's C type (__nv_bfloat16, __half, or T) */
     int n;                      /* entries */
     int nk;                     /* distinct kernel sources */
     int *kernel;                /* kernel[i]: entry i's kernel (0..nk) */

@@ -11,11 +11,10 @@
 void reduction_buffers(const kf_variant *v, const kf_shape *s, const kf_plan_info *p, kf_buffer_set *set)
 {
     const reduction_ops *o = reduction_of(v);
-    kf_dtype t = variant_dtype(v);
-    size_t es = kf_dtype_size(t);
+    kf_dtype t = variant_dtype(v), acc = variant_acc_dtype(v); /* the outputs have the accumulator's type */
     set->n = 3;
-    set->b[RED_IN] = (kf_buffer){"in", KF_ROLE_IN, (int)t, es, o->input_elems(s), true};
-    set->b[RED_OUT] = (kf_buffer){"out", KF_ROLE_OUT, (int)t, es, o->outputs(s), false};
+    set->b[RED_IN] = (kf_buffer){"in", KF_ROLE_IN, (int)t, kf_dtype_size(t), o->input_elems(s), true};
+    set->b[RED_OUT] = (kf_buffer){"out", KF_ROLE_OUT, (int)acc, kf_dtype_size(acc), o->outputs(s), false};
     set->b[RED_WS] = (kf_buffer){"workspace", KF_ROLE_SCRATCH, -1, 1, p ? p->workspace_bytes : 0, false};
 }
 

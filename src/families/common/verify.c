@@ -64,13 +64,24 @@ typedef enum {
     D_AND32, D_AND64,       /* all ones, ~1/64 with one bit clear */
     D_OR32, D_OR64,         /* all zeros, ~1/64 with one bit set */
     D_UNI32, D_UNI64,       /* uniform floats in [-1, 1) */
-    D_NEAR32, D_NEAR64      /* floats in [1 - 2^-12, 1 + 2^-12] (prod) */
+    D_NEAR32, D_NEAR64,     /* floats in [1 - 2^-12, 1 + 2^-12] (prod) */
+    D_UNIBF, D_UNIF16,      /* bfloat16, float16: uniform floats in [-1, 1) rounded to nearest */
+    D_NEARBF, D_NEARF16,    /* bfloat16, float16: 1, and 1 + 2^-7 or 1 - 2^-8 (1/128, 1/64) (prod) */
+    D_BITS16                /* bfloat16, float16 with bitwise ops: raw bits */
 } dist;
 
 static dist pick_dist(kf_dtype t, kf_op op)
 {
     bool wide = kf_dtype_size(t) == 8;
     bool fl = kf_dtype_is_float(t);
+    if (kf_dtype_is_half(t)) {
+        bool bf = t == KF_BFLOAT16;
+        if (kf_op_is_bitwise(op))
+            return D_BITS16;
+        if (op == KF_OP_PROD)
+            return bf ? D_NEARBF : D_NEARF16;
+        return bf ? D_UNIBF : D_UNIF16;
+    }
     switch (op) {
     case KF_OP_PROD:
         if (fl)
@@ -95,6 +106,15 @@ static inline double uni64(uint64_t r)
 }
 /* 1 + k 2^-23 with k in [-2^11, 2^11): exact in float. */
 static inline float near32(uint64_t r) { return 1.0f + (float)((int32_t)(r >> 52) - 2048) * 0x1p-23f; }
+/* Products of the 2-byte floats: mostly 1, else one step up (1 + 2^-7)
+ * or down (1 - 2^-8), both exact in bfloat16 and float16; the expected
+ * log of a factor is about 0, so products of 2^30 stay far from float32's
+ * overflow. */
+static inline float nearh(uint64_t r)
+{
+    unsigned k = (unsigned)(r >> 57); /* 0..127 */
+    return k == 0 ? 1.0f + 0x1p-7f : k <= 2 ? 1.0f - 0x1p-8f : 1.0f;
+}
 /* 1 + k 2^-52 with k in [-2^40, 2^40). */
 static inline double near64(uint64_t r)
 {
@@ -127,6 +147,11 @@ static void fill_range(dist d, uint64_t key, void *buf, int64_t lo, int64_t hi)
     case D_UNI64: FILL_LOOP(double, uni64(r)); break;
     case D_NEAR32: FILL_LOOP(float, near32(r)); break;
     case D_NEAR64: FILL_LOOP(double, near64(r)); break;
+    case D_UNIBF: FILL_LOOP(uint16_t, kf_float_to_bf16(uni32(r))); break;
+    case D_UNIF16: FILL_LOOP(uint16_t, kf_float_to_fp16(uni32(r))); break;
+    case D_NEARBF: FILL_LOOP(uint16_t, kf_float_to_bf16(nearh(r))); break;
+    case D_NEARF16: FILL_LOOP(uint16_t, kf_float_to_fp16(nearh(r))); break;
+    case D_BITS16: FILL_LOOP(uint16_t, (uint16_t)(r >> 48)); break;
     }
 }
 
@@ -200,7 +225,11 @@ static void exact_piece(void *ctx, int64_t piece, int64_t lo, int64_t hi)
     (void)piece;
     const exact_job *j = ctx;
     bool wide = kf_dtype_size(j->t) == 8;
-    if (kf_dtype_is_float(j->t) && j->op == KF_OP_SUM) {
+    if (kf_dtype_is_half(j->t) && j->op == KF_OP_SUM) {
+        EXACT_LOOP(uint16_t, kf_float_to_half(j->t, (float)small_int(r, i, j->signs)));
+    } else if (kf_dtype_is_half(j->t) && j->op == KF_OP_PROD) {
+        EXACT_LOOP(uint16_t, kf_float_to_half(j->t, (float)prod_factor(i, j->n, j->marks)));
+    } else if (kf_dtype_is_float(j->t) && j->op == KF_OP_SUM) {
         if (wide)
             EXACT_LOOP(double, (double)small_int(r, i, j->signs));
         else
@@ -299,6 +328,13 @@ void verify_fill(kf_dtype t, kf_op op, uint64_t seed, void *buf, int64_t n)
             p[0] = 0.5;
         break;
     }
+    case D_BITS16:
+    case D_UNIBF: case D_UNIF16: {
+        uint16_t *p = buf;
+        if ((p[0] & 0x7fffu) == 0)
+            p[0] = kf_float_to_half(t, 0.5f);
+        break;
+    }
     default: break;     /* odd, near-1 and all-ones data are never zero */
     }
 }
@@ -310,6 +346,11 @@ kf_value verify_identity(kf_dtype t, kf_op op)
 {
     kf_value v;
     v.bits = 0;
+    if (kf_dtype_is_half(t)) {
+        float x = op == KF_OP_PROD ? 1.0f : op == KF_OP_MIN ? INFINITY : op == KF_OP_MAX ? -INFINITY : 0.0f;
+        v.h16 = kf_float_to_half(t, x);
+        return v;
+    }
     bool wide = kf_dtype_size(t) == 8;
     switch (op) {
     case KF_OP_SUM: case KF_OP_OR: case KF_OP_XOR:
@@ -464,12 +505,46 @@ static inline void neumaier(long double *s, long double *c, long double x)
     } while (0)
 
 typedef struct {
-    kf_dtype t;
+    kf_dtype t, acc;        /* the input's type, the accumulator's */
     kf_op op;
     const void *buf;
     kf_value ident;
     part *parts;
 } ref_job;
+
+/* bfloat16 and float16: as FLOAT_PART, each element widened to float
+ * (exact); min and max give the accumulator's value bits. */
+static void half_part(const ref_job *j, int64_t lo, int64_t hi, part *out)
+{
+    const uint16_t *p = j->buf;
+    kf_op op = j->op;
+    long double s = op == KF_OP_PROD ? 1 : 0, c = 0;
+    float m = op == KF_OP_MIN ? INFINITY : -INFINITY;
+    double as = 0;
+    for (int64_t i = lo; i < hi; i++) {
+        float x = kf_half_to_float(j->t, p[i]);
+        as += fabs((double)x);
+        if (op == KF_OP_SUM)
+            neumaier(&s, &c, x);
+        else if (op == KF_OP_PROD)
+            s *= x;
+        else if (op == KF_OP_MIN)
+            m = x < m ? x : m;
+        else
+            m = x > m ? x : m;
+    }
+    out->s = s;
+    out->c = c;
+    out->as = as;
+    kf_value v = {.bits = 0};
+    if (j->acc == KF_FLOAT64)
+        v.f64 = m;
+    else if (j->acc == KF_FLOAT32)
+        v.f32 = m;
+    else
+        v.h16 = kf_float_to_half(j->acc, m);
+    out->bits = v.bits;
+}
 
 static void ref_piece(void *ctx, int64_t piece, int64_t lo, int64_t hi)
 {
@@ -479,11 +554,17 @@ static void ref_piece(void *ctx, int64_t piece, int64_t lo, int64_t hi)
     kf_value ident = j->ident;
     part *out = &j->parts[piece];
     memset(out, 0, sizeof *out);
+    if (kf_dtype_is_half(j->t) && !kf_op_is_bitwise(op)) {
+        half_part(j, lo, hi, out);
+        return;
+    }
     if (kf_op_is_bitwise(op)) {
         /* on raw words (for floats too: not a meaningful case, but a
          * defined one); sum |x| only for integers, 0 for float bit patterns */
         if (kf_dtype_size(j->t) == 8)
             BITWISE_PART(uint64_t);
+        else if (kf_dtype_size(j->t) == 2)
+            BITWISE_PART(uint16_t);
         else
             BITWISE_PART(uint32_t);
         if (!kf_dtype_is_float(j->t)) {
@@ -536,26 +617,35 @@ static kf_value combine(kf_dtype t, kf_op op, kf_value a, kf_value b)
     case KF_INT64: COMBINE_AS(int64_t, uint64_t);
     case KF_FLOAT32: COMBINE_AS(float, float);      /* min and max only */
     case KF_FLOAT64: COMBINE_AS(double, double);
+    case KF_BFLOAT16: case KF_FLOAT16: {   /* min and max (sums and products: verify_combine) */
+        float x = kf_half_to_float(t, a.h16), y = kf_half_to_float(t, b.h16);
+        return op == KF_OP_MIN ? (y < x ? b : a) : (y > x ? b : a);
+    }
     default: return a;
     }
 }
 
 kf_value verify_reference(kf_dtype t, kf_op op, const void *buf, int64_t n, double *abs_sum)
 {
+    return verify_reference_acc(t, t, op, buf, n, abs_sum);
+}
+
+kf_value verify_reference_acc(kf_dtype t, kf_dtype acc, kf_op op, const void *buf, int64_t n, double *abs_sum)
+{
     kf_value out = {.bits = 0};
     if (abs_sum)
         *abs_sum = 0;
-    if (t >= KF_DTYPE_COUNT)
+    if (t >= KF_DTYPE_COUNT || acc >= KF_DTYPE_COUNT)
         return out;
     if (n <= 0)
-        return verify_identity(t, op);
+        return verify_identity(acc, op);
     part one, *parts = &one;
     int64_t pieces = (n - 1) / PIECE + 1;
     if (pieces > 1 && !(parts = malloc((size_t)pieces * sizeof *parts))) {
         parts = &one;
         pieces = 1;
     }
-    ref_job j = {t, op, buf, verify_identity(t, op), parts};
+    ref_job j = {t, acc, op, buf, verify_identity(t, op), parts};
     if (pieces == 1)
         ref_piece(&j, 0, 0, n);
     else
@@ -573,7 +663,7 @@ kf_value verify_reference(kf_dtype t, kf_op op, const void *buf, int64_t n, doub
             s *= parts[k].s;
         } else if (k > 0) {
             kf_value b = {.bits = parts[k].bits};
-            v = combine(t, op, v, b);
+            v = combine(acc, op, v, b);
         }
     }
     if (parts != &one)
@@ -582,15 +672,19 @@ kf_value verify_reference(kf_dtype t, kf_op op, const void *buf, int64_t n, doub
         *abs_sum = as;
     if (fl && (op == KF_OP_SUM || op == KF_OP_PROD)) {
         long double r = op == KF_OP_SUM ? s + c : s;
-        if (t == KF_FLOAT32)
+        if (acc == KF_FLOAT32)
             out.f32 = (float)r;
-        else
+        else if (acc == KF_FLOAT64)
             out.f64 = (double)r;
+        else /* a 2-byte accumulator: not offered (kf_acc_check), rounded once here */
+            out.h16 = kf_float_to_half(acc, (float)r);
         return out;
     }
     out.bits = v.bits;
-    if (kf_dtype_size(t) == 4)
+    if (kf_dtype_size(acc) == 4)
         out.bits &= UINT32_C(0xFFFFFFFF);
+    else if (kf_dtype_size(acc) == 2)
+        out.bits &= UINT32_C(0xFFFF);
     return out;
 }
 
@@ -608,8 +702,17 @@ static double rel_bound(double d, double u)
     return det < prob ? det : prob;
 }
 
+static double value_as_double(kf_dtype t, kf_value v);
+
 static double half_ulp(kf_dtype t, kf_value ref)
 {
+    if (kf_dtype_is_half(t)) {
+        float a = fabsf(kf_half_to_float(t, ref.h16));
+        if (!isfinite(a))
+            return 0;
+        uint16_t b = kf_float_to_half(t, a);
+        return 0.5 * ((double)kf_half_to_float(t, (uint16_t)(b + 1)) - (double)a);
+    }
     if (t == KF_FLOAT32) {
         float a = fabsf(ref.f32);
         if (!isfinite(a))
@@ -628,10 +731,10 @@ double verify_tolerance(kf_dtype t, kf_op op, int64_t n, int64_t depth, double a
 {
     if (!kf_dtype_is_float(t) || (op != KF_OP_SUM && op != KF_OP_PROD))
         return 0;
-    double u = t == KF_FLOAT32 ? 0x1p-24 : 0x1p-53;
+    double u = t == KF_FLOAT32 ? 0x1p-24 : t == KF_FLOAT64 ? 0x1p-53 : t == KF_BFLOAT16 ? 0x1p-8 : 0x1p-11;
     /* the long double reference's own error (64-bit significand) */
     double uref = LDBL_EPSILON;
-    double r = t == KF_FLOAT32 ? fabs((double)ref.f32) : fabs(ref.f64);
+    double r = fabs(value_as_double(t, ref));
     if (op == KF_OP_SUM) {
         int64_t hi = n > 1 ? n : 1;
         int64_t d = depth < 1 ? 1 : depth > hi ? hi : depth;
@@ -654,6 +757,7 @@ static double value_as_double(kf_dtype t, kf_value v)
     case KF_INT64: return (double)v.i64;
     case KF_FLOAT32: return v.f32;
     case KF_FLOAT64: return v.f64;
+    case KF_BFLOAT16: case KF_FLOAT16: return kf_half_to_float(t, v.h16);
     default: return 0;
     }
 }
@@ -665,7 +769,7 @@ bool verify_check(kf_dtype t, kf_op op, kf_value gpu, kf_value ref, double tol, 
     bool wide = kf_dtype_size(t) == 8;
 
     if (!kf_dtype_is_float(t) || kf_op_is_bitwise(op)) {
-        ok = wide ? gpu.bits == ref.bits : gpu.u32 == ref.u32;
+        ok = wide ? gpu.bits == ref.bits : kf_dtype_size(t) == 2 ? gpu.h16 == ref.h16 : gpu.u32 == ref.u32;
         if (!ok)
             err = kf_dtype_is_float(t) ? NAN
                                        : fabs(value_as_double(t, gpu) - value_as_double(t, ref));
@@ -717,6 +821,7 @@ void verify_format(kf_dtype t, kf_value v, char *buf, size_t len)
     case KF_INT64: snprintf(buf, len, "%" PRId64, v.i64); break;
     case KF_FLOAT32: snprintf(buf, len, "%.9g", (double)v.f32); break;
     case KF_FLOAT64: snprintf(buf, len, "%.17g", v.f64); break;
+    case KF_BFLOAT16: case KF_FLOAT16: snprintf(buf, len, "%.5g", (double)kf_half_to_float(t, v.h16)); break;
     default: snprintf(buf, len, "?"); break;
     }
 }
@@ -732,8 +837,28 @@ kf_value verify_load(kf_dtype t, const void *buf, int64_t i)
     return v;
 }
 
+kf_value verify_load_acc(kf_dtype tin, kf_dtype tacc, const void *buf, int64_t i)
+{
+    kf_value v = verify_load(tin, buf, i);
+    if (tin == tacc || !kf_dtype_is_half(tin))
+        return v;
+    float x = kf_half_to_float(tin, v.h16);
+    kf_value o = {.bits = 0};
+    if (tacc == KF_FLOAT64)
+        o.f64 = x;
+    else
+        o.f32 = x;
+    return o;
+}
+
 kf_value verify_combine(kf_dtype t, kf_op op, kf_value a, kf_value b)
 {
+    if (kf_dtype_is_half(t) && (op == KF_OP_SUM || op == KF_OP_PROD)) {
+        float x = kf_half_to_float(t, a.h16), y = kf_half_to_float(t, b.h16);
+        kf_value o = {.bits = 0};
+        o.h16 = kf_float_to_half(t, op == KF_OP_SUM ? x + y : x * y);
+        return o;
+    }
     if (kf_dtype_is_float(t) && (op == KF_OP_SUM || op == KF_OP_PROD)) {
         kf_value o = {.bits = 0};
         if (t == KF_FLOAT32)
@@ -750,7 +875,7 @@ void verify_plant_model(const kf_variant *v, const kf_shape *s, const kf_plan_in
 {
     const kf_family *f = family_of(v);
     kf_dtype t = variant_dtype(v);
-    size_t es = kf_dtype_size(t);
+    size_t es = kf_dtype_size(t), es_out = kf_dtype_size(variant_acc_dtype(v));
     char *x = (char *)in + (size_t)(spec->elem > 0 ? spec->elem : 0) * es;
     kf_value saved = {.bits = 0};
     if (spec->elem >= 0) {
@@ -764,7 +889,7 @@ void verify_plant_model(const kf_variant *v, const kf_shape *s, const kf_plan_in
     if (spec->elem >= 0)
         memcpy(x, &saved, es);
     if (spec->unwritten >= 0)
-        memset((char *)out + (size_t)spec->unwritten * es, poison, es);
+        memset((char *)out + (size_t)spec->unwritten * es_out, poison, es_out);
 }
 
 int64_t verify_plant_check(const kf_variant *v, const kf_shape *s, const kf_plan_info *p, int64_t offset,
@@ -773,7 +898,7 @@ int64_t verify_plant_check(const kf_variant *v, const kf_shape *s, const kf_plan
 {
     const reduction_ops *o = reduction_of(v);
     int64_t nout = o->outputs(s);
-    size_t es = kf_dtype_size(variant_dtype(v));
+    size_t es = kf_dtype_size(variant_acc_dtype(v));
     void *out = malloc((size_t)nout * es + 1);
     double *oaux = malloc((size_t)nout * sizeof *oaux + 1);
     int64_t bad = out && oaux ? 0 : -1;

@@ -21,6 +21,13 @@
 #define KF_PARAM_DTYPE                                                                                              \
     {.name = "dtype", .kind = KF_PK_ENUM, .names = kf_dtype_names, .count = KF_DTYPE_COUNT, .def = KF_FLOAT32,     \
      .key = true, .macro = "KF_DTYPE", .doc = "element type"}
+/* What it accumulates in: the output's type (a database key too).  Its
+ * macro names the choice; codegen_defines writes the types (KF_T, KF_IN_T). */
+#define KF_PARAM_ACC                                                                                                \
+    {.name = "acc_dtype", .kind = KF_PK_ENUM, .names = kf_acc_type_names, .count = KF_ACCT_COUNT,                 \
+     .def = KF_ACCT_AUTO, .key = true, .optional = true, .macro = "KF_ACC_DTYPE",                                   \
+     .doc = "accumulator and output type: auto (float32 for bfloat16 and float16 input, else the input type), "   \
+            "float32 or float64 (for bfloat16 and float16)"}
 #define KF_PARAM_OP                                                                                                 \
     {.name = "op", .kind = KF_PK_ENUM, .names = kf_op_names, .count = KF_OP_COUNT, .def = KF_OP_SUM, .key = true,  \
      .macro = "KF_OP", .doc = "reduction operator (and, or, xor need an integer dtype)"}
@@ -31,6 +38,7 @@ typedef union {
     int64_t i64;
     float f32;
     double f64;
+    uint16_t h16;    /* bfloat16, float16: the bits (kf_half_to_float) */
     uint64_t bits;   /* for hashing and exact comparisons */
 } kf_value;
 
@@ -47,10 +55,13 @@ void verify_fill(kf_dtype t, kf_op op, uint64_t seed, void *buf, int64_t n);
  * order of operations, and where a single dropped, doubled or misplaced
  * element changes the answer:
  *   float sum:   small nonzero integers (1, 3 at even i; 2, 4 at odd i;
- *                with random signs for float32 beyond n = 2^22): every
- *                partial sum is an integer far below 2^24, and without
- *                signs never 0;
- *   float prod:  -1, but for 60 (float32) or 500 (float64) factors spread
+ *                with random signs for float32, bfloat16 and float16
+ *                beyond n = 2^22): every partial sum is an integer far
+ *                below 2^24 (exact in the float32 accumulator of the
+ *                2-byte floats, whose elements 1..4 are exact), and
+ *                without signs never 0;
+ *   float prod:  -1, but for 60 (float32, bfloat16, float16: partial
+ *                products up to 2^120 in float32) or 500 (float64) factors spread
  *                evenly, -2 (even i) or -4 (odd i): every factor is
  *                negative, every partial product a power of two;
  *   integer sum, xor: random words whose lowest bit is the opposite of i's,
@@ -77,6 +88,11 @@ kf_value verify_identity(kf_dtype t, kf_op op);
 /* The reference result over buf[0..n).  abs_sum (may be NULL) receives
  * sum |x_i| as a double (for the float bound). */
 kf_value verify_reference(kf_dtype t, kf_op op, const void *buf, int64_t n, double *abs_sum);
+/* The same for an input of type tin accumulated in tacc (bfloat16 and
+ * float16 in float32 or float64; else tacc is tin): the result has type
+ * tacc, exact for min and max, and for sums and products as exact as
+ * verify_reference's. */
+kf_value verify_reference_acc(kf_dtype tin, kf_dtype tacc, kf_op op, const void *buf, int64_t n, double *abs_sum);
 
 /* Tolerance for a floating-point result (0 for integers and for min/max).
  * depth: the most operations any input goes through on its way to the
@@ -100,6 +116,9 @@ kf_value verify_combine(kf_dtype t, kf_op op, kf_value a, kf_value b);
 
 /* Element i of buf. */
 kf_value verify_load(kf_dtype t, const void *buf, int64_t i);
+/* Element i of buf (type tin) as a value of type tacc (exact: a 2-byte
+ * float widened, or tacc == tin). */
+kf_value verify_load_acc(kf_dtype tin, kf_dtype tacc, const void *buf, int64_t i);
 
 /* Test hook (KFORGE_PLANT): the outputs a kernel carrying the planted fault
  * spec gives on `in` (n elements; the faulted element is changed and put
@@ -125,7 +144,8 @@ int64_t verify_plant_check(const kf_variant *v, const kf_shape *s, const kf_plan
 void verify_vector_split(int64_t offset, size_t es, int vw, int64_t count, int64_t *prefix, int64_t *nv,
                          int64_t *tail);
 
-/* Full-precision text ("%.9g" float, "%.17g" double, decimal integers). */
+/* Full-precision text ("%.9g" float, "%.17g" double, "%.5g" bfloat16 and
+ * float16, decimal integers). */
 void verify_format(kf_dtype t, kf_value v, char *buf, size_t len);
 
 #endif

@@ -84,7 +84,11 @@ char *reduce_export_source(const kf_export_entry *e, int n, const kf_export_info
     // -----------------------------------------------------------------------
     // 1. the opening comment
     char what[64];
-    snprintf(what, sizeof what, "%s %s reduction", kf_dtype_names[t], kf_op_names[op]);
+    if (x.acc != t)
+        snprintf(what, sizeof what, "%s %s reduction in %s", kf_dtype_names[t], kf_op_names[op],
+                 kf_dtype_names[x.acc]);
+    else
+        snprintf(what, sizeof what, "%s %s reduction", kf_dtype_names[t], kf_op_names[op]);
     export_opening(&b, &x, what, info, min_cc);
     sb_printf(&b, "// API (all static inline, so the header may be included by several .cu files):\n//\n"
                   "//   size_t %s_workspace(size_t n);\n"
@@ -100,7 +104,7 @@ char *reduce_export_source(const kf_export_entry *e, int n, const kf_export_info
                   "//       workspace too small\n"
                   "//   const char *%s_variant(size_t n);\n"
                   "//       the variant used for n, and where it was tuned\n//\n",
-              P, P, P, T, T, kf_op_names[op], P);
+              P, P, P, x.IN, T, kf_op_names[op], P);
     sb_printf(&b, "// Use:\n//\n"
                   "//   #include \"%s.cuh\"\n"
                   "//   size_t bytes = %s_workspace(n_max);\n"

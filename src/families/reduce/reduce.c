@@ -39,12 +39,13 @@ _Static_assert(N_OF(kf_accum_names) == KF_ACC_COUNT, "accumulator names");
 _Static_assert(N_OF(kf_warp_reduce_names) == KF_WARP_COUNT, "warp_reduce names");
 _Static_assert(N_OF(kf_load_names) == KF_LOAD_COUNT, "load names");
 
-static const int64_t vw_only[] = {1, 2, 4, 0};
+static const int64_t vw_only[] = {1, 2, 4, 8, 0};
 
 /* In the order of reduce_param. */
 static const kf_param params[] = {
     KF_PARAM_DTYPE,
     KF_PARAM_OP,
+    KF_PARAM_ACC,
     {.name = "algorithm", .kind = KF_PK_ENUM, .names = kf_algorithm_names, .count = KF_ALG_COUNT,
      .def = KF_ALG_SEQUENTIAL, .macro = "KF_ALG", .doc = "how a block combines its threads' values"},
     {.name = "block_size", .kind = KF_PK_INT, .lo = 1, .hi = 1024, .def = 256,
@@ -54,8 +55,9 @@ static const kf_param params[] = {
      .allowed = "an integer 1..256", .macro = "KF_EPT", .doc = "loads (of vector_width elements) in flight per thread"},
     {.name = "unroll", .kind = KF_PK_ENUM, .names = kf_unroll_names, .count = KF_UNROLL_COUNT,
      .def = KF_UNROLL_NONE, .macro = "KF_UNROLL", .doc = "unrolling of the block tree"},
-    {.name = "vector_width", .kind = KF_PK_INT, .lo = 1, .hi = 4, .only = vw_only, .def = 1,
-     .allowed = "1, 2 or 4 (elements per load)", .macro = "KF_VW", .doc = "elements per load (aligned prefix and tail)"},
+    {.name = "vector_width", .kind = KF_PK_INT, .lo = 1, .hi = 8, .only = vw_only, .def = 1,
+     .allowed = "1, 2, 4 or 8 (elements per load; 8 for bfloat16 and float16)", .macro = "KF_VW",
+     .doc = "elements per load (aligned prefix and tail; 8: 2-byte dtypes, 16-byte loads)"},
     {.name = "grid", .kind = KF_PK_GRID, .def = 0 /* auto */, .doc = "blocks: auto (one tile each), a count, "
      "{\"blocks_per_sm\": k} or {\"waves\": k}"},
     {.name = "passes", .kind = KF_PK_ENUM, .names = kf_passes_names, .count = KF_PASSES_COUNT,
@@ -82,6 +84,7 @@ void reduce_decode(const kf_variant *v, reduce_v *r)
     memset(r, 0, sizeof *r);
     r->dtype = (kf_dtype)v->p[RP_DTYPE];
     r->op = (kf_op)v->p[RP_OP];
+    r->acc_dtype = (kf_acc_type)v->p[RP_ACC_DTYPE];
     r->algorithm = (kf_algorithm)v->p[RP_ALGORITHM];
     r->block_size = (int)v->p[RP_BLOCK_SIZE];
     r->elements_per_thread = (int)v->p[RP_ELEMENTS_PER_THREAD];
@@ -108,6 +111,7 @@ void reduce_encode(const reduce_v *r, const char *name, kf_variant *v)
     snprintf(v->name, sizeof v->name, "%s", name ? name : "");
     v->p[RP_DTYPE] = r->dtype;
     v->p[RP_OP] = r->op;
+    v->p[RP_ACC_DTYPE] = r->acc_dtype;
     v->p[RP_ALGORITHM] = r->algorithm;
     v->p[RP_BLOCK_SIZE] = r->block_size;
     v->p[RP_ELEMENTS_PER_THREAD] = r->elements_per_thread;
@@ -133,6 +137,7 @@ static bool is_tree(kf_algorithm a)
 
 static void resolve(kf_variant *v)
 {
+    v->p[RP_ACC_DTYPE] = kf_acc_resolve((kf_dtype)v->p[RP_DTYPE], (kf_acc_type)v->p[RP_ACC_DTYPE]);
     if (v->p[RP_PASSES] == KF_PASSES_AUTO)
         v->p[RP_PASSES] = (v->p[RP_ALGORITHM] == KF_ALG_ATOMIC_GLOBAL || v->p[RP_ALGORITHM] == KF_ALG_ATOMIC_SHARED)
                               ? KF_PASSES_ATOMIC
@@ -146,7 +151,7 @@ static int smem_bytes(const reduce_v *v)
     int elems = is_tree(v->algorithm) ? v->block_size
                 : (v->algorithm == KF_ALG_SHUFFLE || v->algorithm == KF_ALG_WARP_INTRINSIC) ? 32
                                                                                               : 1;
-    return elems * (int)kf_dtype_size(v->dtype) + 16;
+    return elems * (int)kf_dtype_size(kf_acc_dtype(v->dtype, v->acc_dtype)) + 16;
 }
 
 static int check(const kf_variant *var, const kf_device *dev, char *why, size_t whylen)
@@ -162,6 +167,8 @@ static int check(const kf_variant *var, const kf_device *dev, char *why, size_t 
         kf_err(why, whylen, "op %s is bitwise: it needs an integer dtype, got %s", kf_op_names[v->op], dt);
         return -1;
     }
+    if (kf_acc_check(v->dtype, v->op, v->acc_dtype, why, whylen) != 0)
+        return -1;
     /* Every tree halves the block and the warp code assumes whole warps. */
     if (!is_pow2(v->block_size) || v->block_size < 32 || v->block_size > max_threads) {
         kf_err(why, whylen, "block_size %d: the kernels need a power of two from 32 to %d", v->block_size,
@@ -172,8 +179,14 @@ static int check(const kf_variant *var, const kf_device *dev, char *why, size_t 
         kf_err(why, whylen, "elements_per_thread %d: expected 1..256", v->elements_per_thread);
         return -1;
     }
-    if (v->vector_width != 1 && v->vector_width != 2 && v->vector_width != 4) {
-        kf_err(why, whylen, "vector_width %d: expected 1, 2 or 4", v->vector_width);
+    if (v->vector_width != 1 && v->vector_width != 2 && v->vector_width != 4 && v->vector_width != 8) {
+        kf_err(why, whylen, "vector_width %d: expected 1, 2, 4 or 8", v->vector_width);
+        return -1;
+    }
+    /* loads are at most 16 bytes (common.cuh: kf_load_vec) */
+    if (v->vector_width == 8 && kf_dtype_size(v->dtype) != 2) {
+        kf_err(why, whylen, "vector_width 8 needs a 2-byte dtype (bfloat16 or float16: 8 x 2 = 16-byte loads), got %s",
+               dt);
         return -1;
     }
     bool int32 = v->dtype == KF_INT32 || v->dtype == KF_UINT32;
@@ -267,12 +280,13 @@ static void label(const kf_variant *var, char *buf, size_t len)
     reduce_decode(var, v);
     strbuf g = {0};
     param_text(&g, &params[RP_GRID], var->p[RP_GRID]);
-    snprintf(buf, len, "%s/bs%d/ept%d/%s/v%d/%s/%s%s%s%s%s%s%s", kf_algorithm_names[v->algorithm], v->block_size,
+    snprintf(buf, len, "%s/bs%d/ept%d/%s/v%d/%s/%s%s%s%s%s%s%s%s", kf_algorithm_names[v->algorithm], v->block_size,
              v->elements_per_thread, kf_unroll_names[v->unroll], v->vector_width, g.s ? g.s : "?",
              kf_passes_names[v->passes], v->layout == KF_LAYOUT_GRID ? "/layout=grid" : "",
              v->accumulator == KF_ACC_SHARED ? "/acc=shared" : "", v->warp_reduce != KF_WARP_SHARED ? "/warp=" : "",
              v->warp_reduce != KF_WARP_SHARED ? kf_warp_reduce_names[v->warp_reduce] : "",
-             v->load != KF_LOAD_PLAIN ? "/" : "", v->load != KF_LOAD_PLAIN ? kf_load_names[v->load] : "");
+             v->load != KF_LOAD_PLAIN ? "/" : "", v->load != KF_LOAD_PLAIN ? kf_load_names[v->load] : "",
+             v->acc_dtype == KF_ACCT_FLOAT64 ? "/acc=float64" : "");
     sb_free(&g);
 }
 
@@ -348,7 +362,7 @@ static int plan(const kf_variant *var, const kf_shape *s, int sms, int occupancy
     rplan *rp = (rplan *)pi->priv;
     if (plan_make(&v, s->d[0], sms, occupancy, &rp->p) != 0)
         return -1;
-    int64_t es = (int64_t)kf_dtype_size(v.dtype);
+    int64_t es = (int64_t)kf_dtype_size(variant_acc_dtype(var)); /* partials have the accumulator's type */
     rp->off_scratch = 256;
     int64_t scratch = (rp->p.scratch_elems > 0 ? rp->p.scratch_elems : 1) * es + 64;
     rp->off_part[0] = align256(rp->off_scratch + scratch);
@@ -378,8 +392,8 @@ static void workspace_init(const kf_variant *var, const kf_plan_info *pi, void *
 {
     const rplan *rp = (const rplan *)pi->priv;
     memset(ws, 0, (size_t)pi->workspace_bytes);
-    kf_value id = verify_identity(variant_dtype(var), variant_op(var));
-    memcpy((char *)ws + rp->off_scratch, &id, kf_dtype_size(variant_dtype(var)));
+    kf_value id = verify_identity(variant_acc_dtype(var), variant_op(var));
+    memcpy((char *)ws + rp->off_scratch, &id, kf_dtype_size(variant_acc_dtype(var)));
 }
 
 static int enqueue(kf_launcher *l, const kf_variant *var, const kf_shape *s, const kf_plan_info *pi,
@@ -392,7 +406,12 @@ static int enqueue(kf_launcher *l, const kf_variant *var, const kf_shape *s, con
     for (int k = 0; k < p->npasses; k++) {
         unsigned long long dst = k == p->npasses - 1 ? b->at[RED_OUT] : b->at[RED_WS] + (uint64_t)rp->off_part[k % 2];
         unsigned long long nn = (unsigned long long)p->n_in[k];
-        void *args[] = {&src, &nn, &dst, &scratch, &ticket};
+        /* the sixth argument, for an input of another type than the
+         * accumulator's, says whether a pass reads the input or partials
+         * (reduce.cuh); a kernel of one type has five parameters, and
+         * cuLaunchKernel reads only as many as the kernel has */
+        int partials = k > 0;
+        void *args[] = {&src, &nn, &dst, &scratch, &ticket, &partials};
         if (kf_launch(l, p->blocks[k], (int)var->p[RP_BLOCK_SIZE], args) != 0)
             return -1;
         src = dst;
@@ -405,14 +424,15 @@ static int enqueue(kf_launcher *l, const kf_variant *var, const kf_shape *s, con
 
 static void reference(const kf_variant *v, const kf_shape *s, const void *in, void *ref, double *aux)
 {
-    kf_value r = verify_reference(variant_dtype(v), variant_op(v), in, s->d[0], &aux[0]);
-    memcpy(ref, &r, kf_dtype_size(variant_dtype(v)));
+    kf_dtype acc = variant_acc_dtype(v);
+    kf_value r = verify_reference_acc(variant_dtype(v), acc, variant_op(v), in, s->d[0], &aux[0]);
+    memcpy(ref, &r, kf_dtype_size(acc));
 }
 
 static int64_t compare(const kf_variant *v, const kf_shape *s, const kf_plan_info *pi, const void *got,
                        const void *ref, const double *aux, bool exact, kf_result *r)
 {
-    kf_dtype t = variant_dtype(v);
+    kf_dtype t = variant_acc_dtype(v);
     kf_op op = variant_op(v);
     kf_value g, rf;
     memset(&g, 0, sizeof g);
@@ -499,13 +519,13 @@ static void plant_outputs(const kf_variant *var, const kf_shape *s, const kf_pla
     const rplan *rp = (const rplan *)pi->priv;
     int64_t n = s->d[0], prefix, nv, tail, grid = rp->p.blocks[0], vw = v.vector_width, b = spec->unit;
     body_of(&v, n, offset, &prefix, &nv, &tail);
-    kf_dtype t = v.dtype;
+    kf_dtype tin = v.dtype, t = variant_acc_dtype(var);
     kf_value acc = verify_identity(t, v.op);
     if (b == 0) {
         for (int64_t i = 0; i < prefix; i++)
-            acc = verify_combine(t, v.op, acc, verify_load(t, in, i));
+            acc = verify_combine(t, v.op, acc, verify_load_acc(tin, t, in, i));
         for (int64_t i = prefix + nv * vw; i < n; i++)
-            acc = verify_combine(t, v.op, acc, verify_load(t, in, i));
+            acc = verify_combine(t, v.op, acc, verify_load_acc(tin, t, in, i));
     }
     int64_t tile = (int64_t)v.block_size * v.elements_per_thread, threads = grid * v.block_size;
     bool stride = v.grid.kind != KF_GRID_AUTO;
@@ -515,7 +535,7 @@ static void plant_outputs(const kf_variant *var, const kf_shape *s, const kf_pla
         if (owner != b)
             continue;
         for (int64_t k = 0; k < vw; k++)
-            acc = verify_combine(t, v.op, acc, verify_load(t, in, prefix + j * vw + k));
+            acc = verify_combine(t, v.op, acc, verify_load_acc(tin, t, in, prefix + j * vw + k));
     }
     kf_value o = verify_combine(t, v.op, verify_load(t, out, 0), acc);
     memcpy(out, &o, kf_dtype_size(t));
@@ -531,7 +551,10 @@ static double fake_ms(const kf_variant *var, const kf_shape *s, const kf_device 
     double bw = 2000.0;
     bw *= 1.0 / (1.0 + 0.15 * fabs(log2(v.block_size / 256.0)));
     bw *= 1.0 / (1.0 + 0.10 * fabs(log2(v.elements_per_thread / 4.0)));
-    bw *= v.vector_width == 4 ? 1.0 : (v.vector_width == 2 ? 0.93 : 0.85);
+    if (kf_dtype_size(v.dtype) == 2) /* by the bytes of a load: 16 is best, as 4 floats */
+        bw *= v.vector_width == 8 ? 1.0 : v.vector_width == 4 ? 0.93 : 0.85;
+    else
+        bw *= v.vector_width == 4 ? 1.0 : (v.vector_width == 2 ? 0.93 : 0.85);
     bw *= v.algorithm == KF_ALG_SHUFFLE ? 1.0 : (v.algorithm == KF_ALG_SEQUENTIAL ? 0.95 : 0.5);
     return (double)s->d[0] * (double)kf_dtype_size(v.dtype) / (bw * 1e9) * 1e3 + 0.002 * pi->launches;
 }

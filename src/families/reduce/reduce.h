@@ -12,7 +12,7 @@
 
 /* Parameter indices: kf_variant.p[RP_...]. */
 typedef enum {
-    RP_DTYPE, RP_OP, RP_ALGORITHM, RP_BLOCK_SIZE, RP_ELEMENTS_PER_THREAD, RP_UNROLL, RP_VECTOR_WIDTH,
+    RP_DTYPE, RP_OP, RP_ACC_DTYPE, RP_ALGORITHM, RP_BLOCK_SIZE, RP_ELEMENTS_PER_THREAD, RP_UNROLL, RP_VECTOR_WIDTH,
     RP_GRID, RP_PASSES, RP_LAYOUT, RP_ACCUMULATOR, RP_WARP_REDUCE, RP_LOAD, RP_COUNT
 } reduce_param;
 
@@ -65,11 +65,12 @@ extern const char *const kf_load_names[KF_LOAD_COUNT];
 typedef struct {
     kf_dtype dtype;
     kf_op op;
+    kf_acc_type acc_dtype;      /* resolved: never auto for bfloat16 and float16 */
     kf_algorithm algorithm;
     int block_size;
     int elements_per_thread;
     kf_unroll unroll;
-    int vector_width;           /* 1, 2 or 4 elements per load */
+    int vector_width;           /* 1, 2, 4 (or 8 for 2-byte dtypes) elements per load */
     kf_grid grid;
     kf_passes passes;           /* never AUTO after resolve */
     kf_layout layout;

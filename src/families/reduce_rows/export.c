@@ -65,7 +65,11 @@ char *rows_export_source(const kf_export_entry *e, int n, const kf_export_info *
     // -----------------------------------------------------------------------
     // 1. the opening comment
     char what[80];
-    snprintf(what, sizeof what, "%s %s row-wise reduction", kf_dtype_names[x.t], opname);
+    if (x.acc != x.t)
+        snprintf(what, sizeof what, "%s %s row-wise reduction in %s", kf_dtype_names[x.t], opname,
+                 kf_dtype_names[x.acc]);
+    else
+        snprintf(what, sizeof what, "%s %s row-wise reduction", kf_dtype_names[x.t], opname);
     export_opening(&b, &x, what, info, min_cc);
     sb_printf(&b, "// API (all static inline, so the header may be included by several .cu files):\n//\n"
                   "//   cudaError_t %s(const %s *in, size_t rows, size_t cols, size_t row_stride,\n"
@@ -87,7 +91,7 @@ char *rows_export_source(const kf_export_entry *e, int n, const kf_export_info *
                   "//       (and, atomic ones, partials) there, which every call leaves as it found them\n"
                   "//   const char *%s_variant(size_t rows, size_t cols, size_t row_stride);\n"
                   "//       the variant used for rows x cols with row_stride, and where it was tuned\n//\n",
-              P, T, T, opname, P, any_ws ? "split variants here need one" : "0 here: no variant here needs one", P,
+              P, x.IN, T, opname, P, any_ws ? "split variants here need one" : "0 here: no variant here needs one", P,
               P, P);
     sb_printf(&b, "// Use:\n//\n"
                   "//   #include \"%s.cuh\"\n"

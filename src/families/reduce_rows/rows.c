@@ -29,11 +29,12 @@ _Static_assert(N_OF(map_names) == MAP_COUNT, "map names");
 _Static_assert(N_OF(load_names) == LOAD_LDG_PREFETCH + 1, "load names");
 
 static const int64_t group_only[] = {1, 2, 4, 8, 16, 32, 0};
-static const int64_t vw_only[] = {1, 2, 4, 0};
+static const int64_t vw_only[] = {1, 2, 4, 8, 0};
 
 static const kf_param params[] = {
     KF_PARAM_DTYPE,
     KF_PARAM_OP,
+    KF_PARAM_ACC,
     {.name = "map", .kind = KF_PK_ENUM, .names = map_names, .count = MAP_COUNT, .def = MAP_BLOCK,
      .macro = "KF_ROWS_MAP", .doc = "rows to threads: a thread, a group of lanes, a block per row, or rows split "
                                     "over blocks"},
@@ -47,9 +48,9 @@ static const kf_param params[] = {
      .macro = "KF_EPT", .doc = "vector loads in flight per thread per row"},
     {.name = "rows_per_group", .kind = KF_PK_INT, .lo = 1, .hi = 16, .def = 1, .allowed = "an integer 1..16",
      .macro = "KF_RPG", .doc = "rows a team loads before folding any (short rows: more loads in flight)"},
-    {.name = "vector_width", .kind = KF_PK_INT, .lo = 1, .hi = 4, .only = vw_only, .def = 4,
-     .allowed = "1, 2 or 4 (elements per load)", .macro = "KF_VW",
-     .doc = "elements per load (each row gets its own aligned prefix and tail)"},
+    {.name = "vector_width", .kind = KF_PK_INT, .lo = 1, .hi = 8, .only = vw_only, .def = 4,
+     .allowed = "1, 2, 4 or 8 (elements per load; 8 for bfloat16 and float16)", .macro = "KF_VW",
+     .doc = "elements per load (each row gets its own aligned prefix and tail; 8: 2-byte dtypes)"},
     {.name = "load", .kind = KF_PK_ENUM, .names = load_names, .count = N_OF(load_names), .def = 0, .macro = "KF_LOAD",
      .doc = "global load flavour"},
     {.name = "block_reduce", .kind = KF_PK_ENUM, .names = block_reduce_names, .count = 2, .def = 0,
@@ -92,6 +93,14 @@ static int check(const kf_variant *v, const kf_device *dev, char *why, size_t wh
                kf_dtype_names[t]);
         return -1;
     }
+    if (kf_acc_check(t, variant_op(v), variant_acc(v), why, whylen) != 0)
+        return -1;
+    /* loads are at most 16 bytes (common.cuh: kf_load_vec) */
+    if (v->p[WP_VECTOR_WIDTH] == 8 && kf_dtype_size(t) != 2) {
+        kf_err(why, whylen, "vector_width 8 needs a 2-byte dtype (bfloat16 or float16: 8 x 2 = 16-byte loads), got %s",
+               kf_dtype_names[t]);
+        return -1;
+    }
     if (!is_pow2(bs) || bs < 32 || bs > max_threads) {
         kf_err(why, whylen, "block_size %d: the kernel needs a power of two from 32 to %d", bs, max_threads);
         return -1;
@@ -122,9 +131,10 @@ static int check(const kf_variant *v, const kf_device *dev, char *why, size_t wh
         kf_err(why, whylen, "block_reduce applies to maps block and split (map %s: shuffle)", map_names[map]);
         return -1;
     }
-    if (v->p[WP_BLOCK_REDUCE] == 1 && (int64_t)rpg * bs * (int64_t)kf_dtype_size(t) > 32768) {
+    size_t acc_bytes = kf_dtype_size(variant_acc_dtype(v));
+    if (v->p[WP_BLOCK_REDUCE] == 1 && (int64_t)rpg * bs * (int64_t)acc_bytes > 32768) {
         kf_err(why, whylen, "block_reduce shared needs rows_per_group x block_size x %zu bytes <= 32 KiB",
-               kf_dtype_size(t));
+               acc_bytes);
         return -1;
     }
     if (v->p[WP_MIN_BLOCKS] > 0 && (int64_t)bs * v->p[WP_MIN_BLOCKS] > 2048) {
@@ -133,6 +143,11 @@ static int check(const kf_variant *v, const kf_device *dev, char *why, size_t wh
         return -1;
     }
     return 0;
+}
+
+static void resolve(kf_variant *v)
+{
+    v->p[WP_ACC_DTYPE] = kf_acc_resolve(variant_dtype(v), variant_acc(v));
 }
 
 static int check_shape(const kf_variant *v, kf_shape *s, char *why, size_t whylen)
@@ -164,10 +179,11 @@ static void label(const kf_variant *v, char *buf, size_t len)
         snprintf(how, sizeof how, "split%d/%s", p_int(v, WP_SPLITS), combine_names[v->p[WP_COMBINE]]);
     else
         snprintf(how, sizeof how, "%s", map_names[map]);
-    snprintf(buf, len, "%s/bs%d/ept%d/rpg%d/v%d/%s%s%s%s%s", how, p_int(v, WP_BLOCK_SIZE), p_int(v, WP_EPT),
+    snprintf(buf, len, "%s/bs%d/ept%d/rpg%d/v%d/%s%s%s%s%s%s", how, p_int(v, WP_BLOCK_SIZE), p_int(v, WP_EPT),
              p_int(v, WP_RPG), p_int(v, WP_VECTOR_WIDTH), g.s ? g.s : "?",
              v->p[WP_LOAD] ? "/" : "", v->p[WP_LOAD] ? load_names[v->p[WP_LOAD]] : "",
-             v->p[WP_BLOCK_REDUCE] ? "/shared_tree" : "", v->p[WP_PIPE] ? "/pipe" : "");
+             v->p[WP_BLOCK_REDUCE] ? "/shared_tree" : "", v->p[WP_PIPE] ? "/pipe" : "",
+             variant_acc(v) == KF_ACCT_FLOAT64 ? "/acc=float64" : "");
     sb_free(&g);
 }
 
@@ -258,7 +274,7 @@ static int plan(const kf_variant *v, const kf_shape *s, int sms, int occupancy, 
         w->grid = 1;
     bool combine = map == MAP_SPLIT;
     bool atomic = combine && v->p[WP_COMBINE] == COMBINE_ATOMIC;
-    int64_t es = (int64_t)kf_dtype_size(variant_dtype(v));
+    int64_t es = (int64_t)kf_dtype_size(variant_acc_dtype(v)); /* partials: the accumulator's type */
     if (combine) {
         w->partial_elems = atomic ? rows : rows + w->grid - 1;
         w->off_partial = align256(rows * 4);
@@ -287,8 +303,8 @@ static void workspace_init(const kf_variant *v, const kf_plan_info *pi, void *ws
     memset(ws, 0, (size_t)pi->workspace_bytes);
     if (w->partial_elems == 0)
         return;
-    kf_value id = verify_identity(variant_dtype(v), variant_op(v));
-    size_t es = kf_dtype_size(variant_dtype(v));
+    kf_value id = verify_identity(variant_acc_dtype(v), variant_op(v));
+    size_t es = kf_dtype_size(variant_acc_dtype(v));
     for (int64_t i = 0; i < w->partial_elems; i++)
         memcpy((char *)ws + w->off_partial + i * (int64_t)es, &id, es);
 }
@@ -310,7 +326,7 @@ static int enqueue(kf_launcher *l, const kf_variant *v, const kf_shape *s, const
 // reference: every row
 
 typedef struct {
-    kf_dtype t;
+    kf_dtype t, acc;    /* the input's type, the accumulator's (the outputs') */
     kf_op op;
     const kf_shape *s;
     const void *in;
@@ -322,11 +338,11 @@ static void reference_rows(void *ctx, int64_t piece, int64_t lo, int64_t hi)
 {
     (void)piece;
     const ref_job *j = ctx;
-    size_t es = kf_dtype_size(j->t);
+    size_t es = kf_dtype_size(j->t), eo = kf_dtype_size(j->acc);
     for (int64_t r = lo; r < hi; r++) {
-        kf_value x = verify_reference(j->t, j->op, (const char *)j->in + (size_t)(r * j->s->d[2]) * es, j->s->d[1],
-                                      &j->aux[r]);
-        memcpy((char *)j->ref + (size_t)r * es, &x, es);
+        kf_value x = verify_reference_acc(j->t, j->acc, j->op, (const char *)j->in + (size_t)(r * j->s->d[2]) * es,
+                                          j->s->d[1], &j->aux[r]);
+        memcpy((char *)j->ref + (size_t)r * eo, &x, eo);
     }
 }
 
@@ -334,7 +350,7 @@ static void reference_rows(void *ctx, int64_t piece, int64_t lo, int64_t hi)
  * split inside verify_reference instead). */
 static void reference(const kf_variant *v, const kf_shape *s, const void *in, void *ref, double *aux)
 {
-    ref_job j = {variant_dtype(v), variant_op(v), s, in, ref, aux};
+    ref_job j = {variant_dtype(v), variant_acc_dtype(v), variant_op(v), s, in, ref, aux};
     int64_t grain = s->d[1] >= ((int64_t)1 << 20) ? 1 : ((int64_t)1 << 20) / (s->d[1] > 0 ? s->d[1] : 1);
     kf_parallel_for(s->d[0], grain, reference_rows, &j);
 }
@@ -401,7 +417,7 @@ static int64_t compare(const kf_variant *v, const kf_shape *s, const kf_plan_inf
         snprintf(r->message, sizeof r->message, "out of host memory comparing %lld rows", (long long)rows);
         return rows;
     }
-    cmp_job j = {variant_dtype(v), variant_op(v), s->d[1], pi->depth, exact, got, ref, aux, parts};
+    cmp_job j = {variant_acc_dtype(v), variant_op(v), s->d[1], pi->depth, exact, got, ref, aux, parts};
     int64_t pieces = kf_parallel_for(rows, grain, compare_rows, &j);
     /* show the first wrong row, else the row closest to its bound */
     int64_t bad = 0, show = -1;
@@ -530,7 +546,7 @@ static void plant_outputs(const kf_variant *v, const kf_shape *s, const kf_plan_
                           const kf_plant *spec, const void *in, void *out)
 {
     (void)s, (void)pi, (void)offset, (void)in;
-    size_t es = kf_dtype_size(variant_dtype(v));
+    size_t es = kf_dtype_size(variant_acc_dtype(v));
     memcpy((char *)out + (size_t)(spec->unit + 1) * es, (char *)out + (size_t)spec->unit * es, es);
 }
 
@@ -564,7 +580,7 @@ const kf_family kf_family_reduce_rows = {
     .derived = derived_names,
     .nderived = N_OF(derived_names),
     .derived_value = derived_value,
-    .resolve = NULL,
+    .resolve = resolve,
     .check = check,
     .check_shape = check_shape,
     .label = label,

@@ -1,0 +1,108 @@
+#!/bin/sh
+# bench_half.sh -- bfloat16 and float16 reductions with float32 accumulation
+# (issue 23): kforge, tuned on this GPU, beside PyTorch and CUB in one run,
+# at the issue's sizes and shapes; one table.
+#
+#   1. per dtype: kforge tune configs/tune-reduce-half.json (random search,
+#      every size 2^10..2^30 at once) and configs/tune-rows.json with
+#      vector_width 8 per shape (database in $DIR/db); kforge best per size;
+#   2. per dtype: kforge run of the best variants (median of >= 31
+#      repetitions, L2 flushed before each), tools/half_cub.cu
+#      (DeviceReduce::TransformReduce, DeviceSegmentedReduce::Reduce, float
+#      accumulator) and tools/half_torch.py (x.sum(dtype=torch.float32),
+#      x.sum(dim=1, dtype=torch.float32)): each the median of 31, L2 flushed,
+#      CUDA events around the reduction only, every result checked;
+#   3. the table: time and GB/s (input bytes) of each, kforge's speedup over
+#      PyTorch and over CUB.
+#
+#   sh tools/bench_half.sh [--dtypes "bfloat16 float16"] [--budget 120] [--rbudget 80] [--dir DIR]
+# environment: KFORGE (build/kforge), NVCC (nvcc), PYTHON (python3)
+set -eu
+KFORGE=${KFORGE:-build/kforge}
+NVCC=${NVCC:-nvcc}
+PYTHON=${PYTHON:-python3}
+DTYPES="bfloat16 float16" BUDGET=120 RBUDGET=80 DIR=build/bench-half
+while [ $# -gt 0 ]; do
+  case $1 in
+    --dtypes) DTYPES=$2; shift 2 ;;
+    --budget) BUDGET=$2; shift 2 ;;
+    --rbudget) RBUDGET=$2; shift 2 ;;
+    --dir) DIR=$2; shift 2 ;;
+    *) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+  esac
+done
+NS="2^10 2^12 2^14 2^16 2^18 2^20 2^22 2^24 2^26 2^28 2^30"
+SHAPES="2097152,32 65536,1024 8192,8192 64,1048576"
+cmdline="sh tools/bench_half.sh --dtypes \"$DTYPES\" --budget $BUDGET --rbudget $RBUDGET"
+mkdir -p "$DIR"
+export KFORGE_DB="$DIR/db"
+CUB="$DIR/half_cub"
+[ -x "$CUB" ] || "$NVCC" -O3 -std=c++17 -arch=sm_90 tools/half_cub.cu -o "$CUB"
+: > "$DIR/kforge.jsonl"; : > "$DIR/base.txt"
+nargs= sargs=
+for n in $NS; do nargs="$nargs --n $n"; done
+for s in $SHAPES; do sargs="$sargs --shape $s"; done
+t0=$(date +%s)
+for dt in $DTYPES; do
+  "$KFORGE" tune configs/tune-reduce-half.json --set dtype="$dt" --strategy random --budget "$BUDGET" --seed 1 \
+    --results "$DIR/tune.jsonl" --quiet > "$DIR/tune-$dt.txt"
+  for s in $SHAPES; do
+    R=${s%,*} C=${s#*,}
+    "$KFORGE" tune configs/tune-rows.json --set dtype="$dt" --set vector_width=8 --set rows="$R" --set cols="$C" \
+      --strategy random --budget "$RBUDGET" --seed 1 --results "$DIR/tune.jsonl" --quiet >> "$DIR/tune-$dt.txt"
+  done
+done
+t1=$(date +%s)
+for dt in $DTYPES; do
+  cfgs=
+  for n in $NS; do
+    f="$DIR/best-$dt-$(echo "$n" | tr '^' p).json"
+    "$KFORGE" best --dtype "$dt" --n "$n" > "$f" 2> /dev/null && cfgs="$cfgs $f"
+  done
+  for s in $SHAPES; do
+    f="$DIR/best-$dt-${s%,*}x${s#*,}.json"
+    "$KFORGE" best --kernel reduce_rows --dtype "$dt" --rows "${s%,*}" --cols "${s#*,}" > "$f" 2> /dev/null &&
+      cfgs="$cfgs $f"
+  done
+  # shellcheck disable=SC2086
+  "$KFORGE" run $cfgs --set bench.min_reps=31 --no-results --format jsonl --quiet >> "$DIR/kforge.jsonl" || true
+  # shellcheck disable=SC2086
+  "$CUB" --dtype "$dt" $nargs $sargs >> "$DIR/base.txt" || true
+  # shellcheck disable=SC2086
+  "$PYTHON" tools/half_torch.py --dtype "$dt" $nargs $sargs >> "$DIR/base.txt" || true
+done
+"$PYTHON" - "$DIR/kforge.jsonl" "$DIR/base.txt" "$cmdline" "$((t1 - t0))" <<'PY'
+import json, sys
+kf, base, dev, impls = {}, {}, "?", set()
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    dev = r.get("device", dev)
+    key = (r["dtype"], "full", str(r["n"])) if "n" in r else (r["dtype"], "rows", "%dx%d" % (r["rows"], r["cols"]))
+    kf[key] = r
+for line in open(sys.argv[2]):
+    if not line.startswith("CASE "):
+        continue
+    f = dict(x.split("=", 1) for x in line.split()[1:])
+    impl = "torch" if f["impl"].startswith("torch") else "cub"
+    impls.add(f["impl"])
+    base[(f["dtype"], f["kind"], f["shape"], impl)] = f
+print("# bfloat16/float16 -> float32 reductions on %s; %s; kforge tuning took %s s; baselines: %s"
+      % (dev, sys.argv[3], sys.argv[4], ", ".join(sorted(impls))))
+print("| dtype | shape | kforge | kforge GB/s | PyTorch | CUB | vs PyTorch | vs CUB | kforge variant |")
+print("|---|---|---:|---:|---:|---:|---:|---:|---|")
+def us(f):
+    return float(f["us"]) if f and f.get("status") == "PASS" else float("nan")
+for key in sorted(kf, key=lambda k: (k[0], k[1], [int(x) for x in k[2].split("x")])):
+    r = kf[key]
+    t = r["median_ms"] * 1e3 if r["status"] == "ok" else float("nan")
+    p, c = us(base.get(key + ("torch",))), us(base.get(key + ("cub",)))
+    sh = key[2]
+    if key[1] == "full":
+        n = int(sh)
+        sh = "n = 2^%d" % (n.bit_length() - 1) if n & (n - 1) == 0 else "n = %d" % n
+    else:
+        sh = "rows %s" % sh.replace("x", " x ")
+    print("| %s | %s | %.2f us%s | %.0f | %.2f us | %.2f us | %.2fx | %.2fx | %s |" % (
+        key[0], sh, t, "" if r["status"] == "ok" else " (" + r["status"] + ")", r.get("gbps") or 0,
+        p, c, p / t, c / t, r.get("label", "")))
+PY
