@@ -991,14 +991,13 @@ static void sort_rows(report *r)
     sort_report = NULL;
 }
 
-static void print_table(report *r)
+/* The columns of a table printed whole: those that appear only when some
+ * row has them (SM clocks, energy, a failure's note), and with --columns
+ * what varies among the rows themselves. */
+static void table_columns(report *r)
 {
-    bool md = r->fmt == KF_FMT_MD;
-    int n = r->nrows;
-    sort_rows(r);
-    /* what the rows have: the columns that appear only then */
     bool sm = false, energy = false, fail = false;
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < r->nrows; i++) {
         const kf_result *res = &r->rows[i];
         char why[256];
         if (res->status != KF_ST_OK) {
@@ -1009,55 +1008,79 @@ static void print_table(report *r)
         energy = energy || report_gb_per_j(res) > 0;
     }
     if (r->opts.columns) {
-        r->ntrk = r->ntracked = 0;   /* what varies among the rows themselves */
-        for (int i = 0; i < n; i++)
+        r->ntrk = r->ntracked = 0;
+        for (int i = 0; i < r->nrows; i++)
             track_case(r, &r->rows[i].v, &r->rows[i].shape);
     }
     lay_out(r, sm, energy, fail);
+}
+
+/* Every cell's text (cells[row * ncols + col]) and each column's width:
+ * its title's or its widest cell's (a failed row's figures do not count in
+ * a text table: its message spans them). */
+static void table_cells(report *r, char (*cells)[CELL], int *width)
+{
+    bool md = r->fmt == KF_FMT_MD;
     int nc = r->ncols;
-    char (*cells)[CELL] = calloc((size_t)(n ? n : 1) * (size_t)(nc ? nc : 1), sizeof *cells);
-    if (!cells)
-        return;
-    int width[MAX_COLS];
     for (int c = 0; c < nc; c++)
         width[c] = text_width(col_title(&r->cols[c]));
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < r->nrows; i++)
         for (int c = 0; c < nc; c++) {
             char *cell = cells[(size_t)i * (size_t)nc + (size_t)c];
             cell_text(r, &r->cols[c], i, cell, NULL);
             if ((!is_metric(r->cols[c].kind) || r->rows[i].status == KF_ST_OK || md) && text_width(cell) > width[c])
                 width[c] = text_width(cell);
         }
+}
 
+/* A Markdown table of the cells; *any_mark: an SM clock marked '!'. */
+static void md_table(const report *r, strbuf *b, char (*cells)[CELL], bool *any_mark)
+{
+    int nc = r->ncols;
+    if (r->opts.columns) {
+        strbuf c = {0};
+        constants_text(r, &c);
+        if (c.s)
+            sb_printf(b, "Same in every row: %s\n\n", c.s);
+        sb_free(&c);
+    }
+    sb_append(b, "|");
+    for (int c = 0; c < nc; c++)
+        sb_printf(b, " %s |", col_title(&r->cols[c]));
+    sb_append(b, "\n|");
+    for (int c = 0; c < nc; c++)
+        sb_append(b, r->cols[c].right ? "---:|" : "---|");
+    sb_append(b, "\n");
+    for (int i = 0; i < r->nrows; i++) {
+        sb_append(b, "|");
+        for (int c = 0; c < nc; c++) {
+            const char *cell = cells[(size_t)i * (size_t)nc + (size_t)c];
+            sb_append(b, " ");
+            md_cell(b, cell[0] ? cell : "-");
+            sb_append(b, " |");
+            if (r->cols[c].kind == K_SM && strchr(cell, '!'))
+                *any_mark = true;
+        }
+        sb_append(b, "\n");
+    }
+}
+
+/* A table or Markdown table of every row, at report_finish: sorted, its
+ * columns from the rows, aligned to the widest cell. */
+static void print_table(report *r)
+{
+    sort_rows(r);
+    table_columns(r);
+    int n = r->nrows, nc = r->ncols;
+    char (*cells)[CELL] = calloc((size_t)(n ? n : 1) * (size_t)(nc ? nc : 1), sizeof *cells);
+    if (!cells)
+        return;
+    int width[MAX_COLS];
+    table_cells(r, cells, width);
     strbuf b = {0};
     bool any_mark = false;
-    if (md) {
-        if (r->opts.columns) {
-            strbuf c = {0};
-            constants_text(r, &c);
-            if (c.s)
-                sb_printf(&b, "Same in every row: %s\n\n", c.s);
-            sb_free(&c);
-        }
-        sb_append(&b, "|");
-        for (int c = 0; c < nc; c++)
-            sb_printf(&b, " %s |", col_title(&r->cols[c]));
-        sb_append(&b, "\n|");
-        for (int c = 0; c < nc; c++)
-            sb_append(&b, r->cols[c].right ? "---:|" : "---|");
-        sb_append(&b, "\n");
-        for (int i = 0; i < n; i++) {
-            sb_append(&b, "|");
-            for (int c = 0; c < nc; c++) {
-                const char *cell = cells[(size_t)i * (size_t)nc + (size_t)c];
-                sb_append(&b, " ");
-                md_cell(&b, cell[0] ? cell : "-");
-                sb_append(&b, " |");
-                if (r->cols[c].kind == K_SM && strchr(cell, '!'))
-                    any_mark = true;
-            }
-            sb_append(&b, "\n");
-        }
+    if (r->fmt == KF_FMT_MD) {
+        md_table(r, &b, cells, &any_mark);
     } else {
         text_head(r, &b, width);
         for (int i = 0; i < n; i++)
