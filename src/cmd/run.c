@@ -77,6 +77,12 @@ typedef struct {
     double best_gbps;
 } run_ctx;
 
+/* A case that failed: a skip is the device's limit, not a failure. */
+static bool failed(kf_status st)
+{
+    return st != KF_ST_OK && st != KF_ST_SKIPPED;
+}
+
 static const kf_run_info *info_for(const run_ctx *c, const kf_result *r, int *slot)
 {
     *slot = -1;
@@ -94,7 +100,7 @@ static int on_result(const kf_result *r, int index, void *vctx)
     if (c->write_error[0])
         return 1;   /* stopped: a case that was in flight on another device */
     c->measured++;
-    if (r->status != KF_ST_OK && r->status != KF_ST_SKIPPED) /* a skip is the device's limit, not a failure */
+    if (failed(r->status))
         c->failed++;
     int slot;
     const kf_run_info *info = info_for(c, r, &slot);
@@ -351,7 +357,7 @@ static int cases_to_measure(run_cmd *c, int i, kf_case *todo)
             prev = resume_find(&c->rs, v, &sp->cases[k].shape, bench, c->models[m]);
         if (prev) {
             report_add(c->rep, prev);
-            if (prev->status != KF_ST_OK)
+            if (failed(prev->status))
                 c->ctx.failed++;
             c->skipped_done++;
         } else {
