@@ -10,6 +10,9 @@
 # config files (*.json, and '-'); results files (*.jsonl, also merge's and compare's arguments); --set keys
 # (the variant parameters, n, constraints,
 # bench.*) and, after "--set KEY=", the values of enumerated keys.
+# best and export take one option per key axis of the family (--dtype and --op
+# for the built-in families, none for a family without key axes): their --help
+# names them; the list below is the built-ins'.
 # Needs nothing from the bash-completion package.
 #
 # COMPREPLY=($(compgen ...)) is the completion idiom; the words never hold spaces.

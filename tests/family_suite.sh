@@ -65,6 +65,12 @@ if [ $rc = 0 ] && grep -q '"name":"big_block".*"status":"skipped","message":"ski
     ok "limits: 2048 threads, a grid.y of 2^20 and 240 KiB of shared memory skipped with their reasons (exit 0); 200 KiB runs"
 else bad "limits" "exit $rc: $(cut -c1-300 limits.txt)"; fi
 
+# --- resumed skips are still not failures: the same exit as the first run --
+"$TILE" run limits.json --results limits.jsonl --resume -q >limits-resume.txt 2>&1; rc=$?
+if [ $rc = 0 ] && has limits-resume.txt 'resumed: 5 cases taken from limits.jsonl, 0 measured now'; then
+    ok "limits resumed: the skipped cases taken from the results file, exit 0 as the first run"
+else bad "limits resumed" "exit $rc: $(tail -2 limits-resume.txt)"; fi
+
 # --- a planted unwritten output is caught, and named ----------------------
 KFORGE_PLANT='drop_last@*' "$TILE" run "$CFG" --set tile_x=64 --set tile_y=4 --set rows_per_thread=2 --no-results \
     --format jsonl >plant.txt 2>&1; rc=$?

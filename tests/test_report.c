@@ -20,9 +20,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "bench_fields.h"
 #include "config.h"
 #include "family.h"
 #include "key.h"
+#include "line.h"
 #include "param.h"
 #include "reduce.h"
 #include "report.h"
@@ -750,18 +752,26 @@ START_TEST(json_nvml_fields)
     assert_read_back(&r, &info, &back, 1);
     free(line);
 
-    /* energy on or off: two measurements; off keeps the keys of older files */
+    /* energy on or off: two measurements; a line of a file written before
+     * bench.energy existed is the same case as one with energy off */
     char k1[2048], k2[2048], k3[2048];
     r.bench.energy = false;
-    results_key_of(&r, k1, sizeof k1);
-    ck_assert(strstr(k1, "energy") == NULL);
+    results_case_key(&r.v, &r.shape, &r.bench, info.dev.name, k1, sizeof k1);  /* the device the line names */
+    line = report_json(&r, &info);
+    char *cut = strstr(line, ",\"energy\":false");
+    ck_assert_ptr_nonnull(cut);
+    memmove(cut, cut + strlen(",\"energy\":false"), strlen(cut + strlen(",\"energy\":false")) + 1);
+    ck_assert_msg(results_parse_line(line, &back, err, sizeof err) == 0, "%s: %s", err, line);
+    free(line);
+    results_key_of(&back, k2, sizeof k2);
+    ck_assert_str_eq(k1, k2);
     r.bench.energy = true;
-    results_key_of(&r, k2, sizeof k2);
+    results_case_key(&r.v, &r.shape, &r.bench, info.dev.name, k2, sizeof k2);
     ck_assert_str_ne(k1, k2);
     /* the NVML figures themselves are not part of the identity */
     r.sm_mhz_min = 1;
     r.energy_j = 5;
-    results_key_of(&r, k3, sizeof k3);
+    results_case_key(&r.v, &r.shape, &r.bench, info.dev.name, k3, sizeof k3);
     ck_assert_str_eq(k2, k3);
 }
 END_TEST
@@ -1118,6 +1128,61 @@ START_TEST(case_key_identity)
         key_of(&b, 64, kb, sizeof kb);
         ck_assert_msg(strcmp(ka, kb) != 0, "changing field %d leaves the key at %s", f, ka);
     }
+}
+END_TEST
+
+/* Every setting of core/bench_fields.h's table is written under "bench",
+ * read back, named in the CSV header, and part of the case identity iff
+ * the table says so: the line and the key walk the one table. */
+START_TEST(bench_fields_walked)
+{
+    kf_result r = make_result(4);
+    char *head = NULL;
+    {
+        strbuf h = {0};
+        line_csv(&h, &r, NULL, true);
+        head = sb_take(&h);
+    }
+    char k0[2048];
+    results_key_of(&r, k0, sizeof k0);
+    for (int i = 0; i < bench_nfields; i++) {
+        const bench_field *bf = &bench_fields[i];
+        kf_result x = r;
+        void *p = bench_field_at_mut(bf, &x.bench);
+        switch (bf->type) {
+        case BF_INT: *(int *)p += 1; break;
+        case BF_I64: *(int64_t *)p += 1; break;
+        case BF_U64: *(uint64_t *)p += 1; break;
+        case BF_DBL: *(double *)p += 0.25; break;
+        case BF_BOOL: *(bool *)p = !*(bool *)p; break;
+        }
+        char *line = report_json(&x, NULL);
+        cJSON *j = cJSON_Parse(line);
+        ck_assert_ptr_nonnull(j);
+        ck_assert_msg(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "bench"), bf->name),
+                      "bench.%s not written: %s", bf->name, line);
+        cJSON_Delete(j);
+        kf_result back;
+        char err[256];
+        ck_assert_msg(results_parse_line(line, &back, err, sizeof err) == 0, "%s", err);
+        strbuf a = {0}, b = {0};
+        bench_field_text(&a, bf, &x.bench);
+        bench_field_text(&b, bf, &back.bench);
+        ck_assert_msg(strcmp(a.s, b.s) == 0, "bench.%s wrote %s, read %s", bf->name, a.s, b.s);
+        sb_free(&a);
+        sb_free(&b);
+        char col[64];
+        snprintf(col, sizeof col, ",bench.%s", bf->name);
+        ck_assert_msg(strstr(head, col), "CSV header lacks %s: %s", col + 1, head);
+        char k1[2048];
+        results_key_of(&x, k1, sizeof k1);
+        if (bf->ident)
+            ck_assert_msg(strcmp(k0, k1) != 0, "bench.%s is not part of the key", bf->name);
+        else
+            ck_assert_str_eq(k0, k1);
+        free(line);
+    }
+    free(head);
 }
 END_TEST
 
@@ -2525,6 +2590,7 @@ static Suite *report_suite(void)
     tcase_add_test(key, case_key_identity);
     tcase_add_test(key, case_key_device_bench_shape);
     tcase_add_test(key, case_key_iff_equal_random);
+    tcase_add_test(key, bench_fields_walked);
     suite_add_tcase(s, key);
 
     TCase *rep = tcase_create("reports");

@@ -299,7 +299,7 @@ int cmd_best(int argc, char **argv)
     }
     bool all_given = true;
     for (int i = 0; i < fam->nparams; i++)
-        all_given = all_given && (!fam->params[i].key || given[i]);
+        all_given = all_given && (!fam->params[i].key || fam->params[i].optional || given[i]);
     if (del && !all_given) {
         strbuf ko = {0};
         key_options(&ko, fam);

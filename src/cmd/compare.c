@@ -33,6 +33,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "bench_fields.h"
 #include "cli.h"
 #include "cmd.h"
 #include "family.h"
@@ -167,11 +168,34 @@ static int cs_load(caseset *s, const char *path)
 // ---------------------------------------------------------------------------
 // keys: what --match pairs on, and what differs between two cases
 
-/* The bench settings that are part of a case's identity (results_case_key). */
-static const char *const bench_keys[] = {"bench.warmup",    "bench.min_reps", "bench.max_reps",
-                                         "bench.max_time_s", "bench.max_noise", "bench.flush_l2",
-                                         "bench.seed",       "bench.offset",    "bench.energy"};
-#define NBENCH ((int)(sizeof bench_keys / sizeof bench_keys[0]))
+/* The bench settings that are part of a case's identity (bench_fields.h's
+ * ident), as compare names them: "bench.warmup", ... */
+#define BENCH_KEY_MAX 48
+static char bench_keys[BENCH_FIELDS_MAX][BENCH_KEY_MAX];
+static const bench_field *bench_of[BENCH_FIELDS_MAX];
+static int nbench = -1;
+
+static void bench_keys_init(void)
+{
+    if (nbench >= 0)
+        return;
+    nbench = 0;
+    for (int i = 0; i < bench_nfields && nbench < BENCH_FIELDS_MAX; i++)
+        if (bench_fields[i].ident) {
+            snprintf(bench_keys[nbench], BENCH_KEY_MAX, "bench.%s", bench_fields[i].name);
+            bench_of[nbench++] = &bench_fields[i];
+        }
+}
+
+/* The bench setting a key names, or NULL. */
+static const bench_field *bench_key(const char *key)
+{
+    bench_keys_init();
+    for (int k = 0; k < nbench; k++)
+        if (strcmp(key, bench_keys[k]) == 0)
+            return bench_of[k];
+    return NULL;
+}
 
 /* The name as written in the results file: the label when the variant had none. */
 static void name_of(const kf_result *r, char *buf, size_t len)
@@ -212,25 +236,15 @@ static bool key_value(const kf_result *r, const char *key, strbuf *txt, strbuf *
             sb_json_string(json, str);
         return true;
     }
-    const kf_bench *b = &r->bench;
-    for (int k = 0; k < NBENCH; k++) {
-        if (strcmp(key, bench_keys[k]) != 0)
-            continue;
-        switch (k) {
-        case 0: snprintf(buf, sizeof buf, "%d", b->warmup); break;
-        case 1: snprintf(buf, sizeof buf, "%d", b->min_reps); break;
-        case 2: snprintf(buf, sizeof buf, "%d", b->max_reps); break;
-        case 3: snprintf(buf, sizeof buf, "%.17g", b->max_time_s); break;
-        case 4: snprintf(buf, sizeof buf, "%.17g", b->max_noise); break;
-        case 5: snprintf(buf, sizeof buf, "%s", b->flush_l2 ? "true" : "false"); break;
-        case 6: snprintf(buf, sizeof buf, "%llu", (unsigned long long)b->seed); break;
-        case 7: snprintf(buf, sizeof buf, "%lld", (long long)b->offset); break;
-        default: snprintf(buf, sizeof buf, "%s", b->energy ? "true" : "false"); break;
-        }
+    const bench_field *bf = bench_key(key);
+    if (bf) {
+        strbuf t = {0};
+        bench_field_text(&t, bf, &r->bench);
         if (txt)
-            sb_append(txt, buf);
+            sb_append(txt, t.s ? t.s : "");
         if (json)
-            sb_append(json, buf);
+            sb_append(json, t.s ? t.s : "");
+        sb_free(&t);
         return true;
     }
     int i = param_find(f->params, f->nparams, key);
@@ -257,9 +271,8 @@ static bool key_known(const char *key)
 {
     if (strcmp(key, "kernel") == 0 || strcmp(key, "name") == 0 || strcmp(key, "gpu") == 0)
         return true;
-    for (int k = 0; k < NBENCH; k++)
-        if (strcmp(key, bench_keys[k]) == 0)
-            return true;
+    if (bench_key(key))
+        return true;
     for (int i = 0; i < kf_nfamilies; i++)
         if (param_find(kf_families[i]->params, kf_families[i]->nparams, key) >= 0 ||
             param_find(kf_families[i]->sizes, kf_families[i]->nsizes, key) >= 0)
@@ -273,6 +286,7 @@ static bool key_known(const char *key)
 #define MAX_KEYS 128
 static int all_keys(const bool *fams, const char **keys)
 {
+    bench_keys_init();
     int n = 0;
     keys[n++] = "kernel";
     for (int pass = 0; pass < 2; pass++)
@@ -282,7 +296,7 @@ static int all_keys(const bool *fams, const char **keys)
             const kf_family *f = kf_families[i];
             const kf_param *t = pass ? f->sizes : f->params;
             int c = pass ? f->nsizes : f->nparams;
-            for (int j = 0; j < c && n < MAX_KEYS - 2 - NBENCH; j++) {
+            for (int j = 0; j < c && n < MAX_KEYS - 2 - nbench; j++) {
                 int k = 0;
                 while (k < n && strcmp(keys[k], t[j].name) != 0)
                     k++;
@@ -292,7 +306,7 @@ static int all_keys(const bool *fams, const char **keys)
         }
     keys[n++] = "name";
     keys[n++] = "gpu";
-    for (int k = 0; k < NBENCH; k++)
+    for (int k = 0; k < nbench; k++)
         keys[n++] = bench_keys[k];
     return n;
 }

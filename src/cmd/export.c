@@ -140,7 +140,7 @@ int cmd_export(int argc, char **argv)
         return KF_EXIT_USAGE;
     }
     for (int i = 0; i < fam->nparams; i++)
-        if (fam->params[i].key && !given[i]) {
+        if (fam->params[i].key && !fam->params[i].optional && !given[i]) { /* an optional one (acc-dtype): its default */
             strbuf ko = {0};
             key_options(&ko, fam);
             fprintf(stderr, "kforge export: %s %s required\n\n%s", ko.s, strchr(ko.s, ' ') ? "are" : "is",

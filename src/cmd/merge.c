@@ -25,6 +25,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "bench_fields.h"
 #include "cmd.h"
 #include "family.h"
 #include "pick.h"
@@ -223,9 +224,11 @@ static void rank_key(const rec *e, strbuf *b)
             param_text(b, &f->params[i], e->r.v.p[i]);
             sb_append(b, "|");
         }
-    const kf_bench *bn = &e->r.bench;
-    sb_printf(b, "%llu|%lld|%d|%d|%d|%d|%.17g|%.17g", (unsigned long long)bn->seed, (long long)bn->offset,
-              bn->flush_l2, bn->warmup, bn->min_reps, bn->max_reps, bn->max_time_s, bn->max_noise);
+    for (int i = 0; i < bench_nfields; i++)
+        if (bench_fields[i].ident) {
+            bench_field_text(b, &bench_fields[i], &e->r.bench);
+            sb_append(b, "|");
+        }
 }
 
 typedef struct {

@@ -77,6 +77,12 @@ typedef struct {
     double best_gbps;
 } run_ctx;
 
+/* A case that failed: a skip is the device's limit, not a failure. */
+static bool failed(kf_status st)
+{
+    return st != KF_ST_OK && st != KF_ST_SKIPPED;
+}
+
 static const kf_run_info *info_for(const run_ctx *c, const kf_result *r, int *slot)
 {
     *slot = -1;
@@ -94,7 +100,7 @@ static int on_result(const kf_result *r, int index, void *vctx)
     if (c->write_error[0])
         return 1;   /* stopped: a case that was in flight on another device */
     c->measured++;
-    if (r->status != KF_ST_OK && r->status != KF_ST_SKIPPED) /* a skip is the device's limit, not a failure */
+    if (failed(r->status))
         c->failed++;
     int slot;
     const kf_run_info *info = info_for(c, r, &slot);
@@ -168,284 +174,349 @@ static void make_run_info(kf_run_info *info, const opts *o)
 }
 
 
-int cmd_run(int argc, char **argv)
-{
+// ----------------------------------------------------------------------------
+// The command, step by step: validate every config, open the devices, expand
+// the cases for them, open the results file (resuming) and the report, then
+// measure config by config and say how it ended.
+
+typedef struct {
     opts o;
-    opts_init(&o);
-    int pr = parse_opts(argc, argv, run_help,
-                        OPT_SET | OPT_ONLY | OPT_FORMAT | OPT_CSV | OPT_MD | OPT_RESULTS | OPT_SPEEDUP | OPT_TABLE |
-                            OPT_MEASURE | OPT_MULTI | OPT_QUIET | OPT_CONFIGS,
-                        &o);
-    if (pr != 0)
-        return pr > 0 ? KF_EXIT_OK : KF_EXIT_USAGE;
-    if (o.nconfigs == 0) {
-        fprintf(stderr, "kforge run: no config file given\n%s", run_help);
-        return KF_EXIT_USAGE;
-    }
-    int rc = KF_EXIT_OK;
-    char err[1024];
-    kf_config *cfgs = calloc((size_t)o.nconfigs, sizeof *cfgs);
-    kf_space *spaces = calloc((size_t)o.nconfigs, sizeof *spaces);
-    run_session *s = NULL;
-    report *rep = NULL;
-    results_file *rf = NULL;
-    char *identity = NULL;
-    kf_run_info *dev_info = NULL;
-    int *per_device = NULL;
-    kf_strset seen = {0};   /* case identities of earlier configs: a case given twice is measured once */
-    resume_state rs;
-    resume_init(&rs);
-    if (!cfgs || !spaces) {
-        fprintf(stderr, "kforge: out of memory\n");
-        rc = KF_EXIT_USAGE;
-        goto out;
-    }
-
-    /* Everything is validated before anything runs. */
-    if (load_configs(&o, cfgs) != 0) {
-        rc = KF_EXIT_USAGE;
-        goto out;
-    }
-    kf_variant first_v; /* the first case: its input is made while the devices open */
-    for (int i = 0; i < o.nconfigs; i++) {
-        if (space_expand(&cfgs[i], NULL, &spaces[i], err, sizeof err) != 0) {
-            fprintf(stderr, "kforge: %s\n", err);
-            rc = kf_interrupted ? KF_EXIT_INTERRUPT : KF_EXIT_USAGE;
-            goto out;
-        }
-        if (!o.ro.ahead_v && spaces[i].ncases > 0) {
-            first_v = spaces[i].variants[spaces[i].cases[0].variant];
-            o.ro.ahead_v = &first_v;
-            o.ro.ahead_shape = spaces[i].cases[0].shape;
-            o.ro.ahead_b = &cfgs[i].bench;
-        }
-        space_free(&spaces[i]);
-    }
-
+    kf_config *cfgs;
+    kf_space *spaces;
+    kf_variant first_v;         /* the first case: its input is made while the devices open */
     kf_run_info info;
-    make_run_info(&info, &o);
+    run_session *s;
+    kf_run_info *dev_info;      /* one run info per device: a results line names the GPU it ran on */
+    int *per_device;
+    int ndev;
+    const char *models[KF_MAX_DEVICES]; /* the distinct GPU models: a case measured on any of them resumes */
+    int nmodels;
+    resume_state rs;
+    char *identity;
+    results_file *rf;
+    report *rep;
+    run_ctx ctx;
+    kf_strset seen;             /* case identities of earlier configs: a case given twice is measured once */
+    int total, skipped_done, duplicates, other_shards;
+    long long ord;              /* cases of the whole command, for --shard */
+    bool interrupted;
+    char err[1024];
+} run_cmd;
+
+static int oom(void)
+{
+    fprintf(stderr, "kforge: out of memory\n");
+    return KF_EXIT_USAGE;
+}
+
+/* Everything is validated before anything runs. */
+static int validate(run_cmd *c)
+{
+    if (load_configs(&c->o, c->cfgs) != 0)
+        return KF_EXIT_USAGE;
+    for (int i = 0; i < c->o.nconfigs; i++) {
+        kf_space *sp = &c->spaces[i];
+        if (space_expand(&c->cfgs[i], NULL, sp, c->err, sizeof c->err) != 0) {
+            fprintf(stderr, "kforge: %s\n", c->err);
+            return kf_interrupted ? KF_EXIT_INTERRUPT : KF_EXIT_USAGE;
+        }
+        if (!c->o.ro.ahead_v && sp->ncases > 0) {
+            c->first_v = sp->variants[sp->cases[0].variant];
+            c->o.ro.ahead_v = &c->first_v;
+            c->o.ro.ahead_shape = sp->cases[0].shape;
+            c->o.ro.ahead_b = &c->cfgs[i].bench;
+        }
+        space_free(sp);
+    }
+    return KF_EXIT_OK;
+}
+
+static int open_devices(run_cmd *c)
+{
+    make_run_info(&c->info, &c->o);
     bool nodev = false;
-    s = run_session_new(&o.ro, &info.dev, &nodev, err, sizeof err);
-    if (!s) {
-        fprintf(stderr, "kforge: %s\n", err);
+    c->s = run_session_new(&c->o.ro, &c->info.dev, &nodev, c->err, sizeof c->err);
+    if (!c->s) {
+        fprintf(stderr, "kforge: %s\n", c->err);
         if (nodev)
             run_nodev_hint();
-        rc = nodev ? KF_EXIT_NODEV : KF_EXIT_USAGE;
-        goto out;
+        return nodev ? KF_EXIT_NODEV : KF_EXIT_USAGE;
     }
-    info.have_dev = true;
-    /* one run info per device: a results line names the GPU it ran on */
-    int ndev;
-    const kf_device *devs = run_session_devices(s, &ndev);
-    dev_info = calloc((size_t)ndev, sizeof *dev_info);
-    per_device = calloc((size_t)ndev, sizeof *per_device);
-    if (!dev_info || !per_device) {
-        fprintf(stderr, "kforge: out of memory\n");
-        rc = KF_EXIT_USAGE;
-        goto out;
+    c->info.have_dev = true;
+    const kf_device *devs = run_session_devices(c->s, &c->ndev);
+    c->dev_info = calloc((size_t)c->ndev, sizeof *c->dev_info);
+    c->per_device = calloc((size_t)c->ndev, sizeof *c->per_device);
+    if (!c->dev_info || !c->per_device)
+        return oom();
+    for (int i = 0; i < c->ndev; i++) {
+        c->dev_info[i] = c->info;
+        c->dev_info[i].dev = devs[i];
     }
-    for (int i = 0; i < ndev; i++) {
-        dev_info[i] = info;
-        dev_info[i].dev = devs[i];
-    }
-    if (ndev > 1 && !o.quiet) {
-        fprintf(stderr, "kforge: measuring on %d GPUs:", ndev);
-        for (int i = 0; i < ndev; i++)
+    if (c->ndev > 1 && !c->o.quiet) {
+        fprintf(stderr, "kforge: measuring on %d GPUs:", c->ndev);
+        for (int i = 0; i < c->ndev; i++)
             fprintf(stderr, "%s %d (%s)", i ? "," : "", devs[i].index, devs[i].name);
         fprintf(stderr, "\n");
     }
-    /* the distinct GPU models: a case measured on any of them resumes */
-    const char *models[KF_MAX_DEVICES];
-    int nmodels = 0;
-    for (int i = 0; i < ndev; i++) {
+    for (int i = 0; i < c->ndev; i++) {
         int k = 0;
-        while (k < nmodels && strcmp(models[k], devs[i].name) != 0)
+        while (k < c->nmodels && strcmp(c->models[k], devs[i].name) != 0)
             k++;
-        if (k == nmodels)
-            models[nmodels++] = devs[i].name;
+        if (k == c->nmodels)
+            c->models[c->nmodels++] = devs[i].name;
     }
-    for (int i = 0; i < o.nconfigs; i++) {
-        /* again, now with the device's limits */
-        if (space_expand(&cfgs[i], &info.dev, &spaces[i], err, sizeof err) != 0) {
-            fprintf(stderr, "kforge: %s\n", err);
-            rc = kf_interrupted ? KF_EXIT_INTERRUPT : KF_EXIT_USAGE;
-            goto out;
-        }
-        print_skipped(&spaces[i], cfgs[i].path, false);
-    }
-    if (select_only(&o, spaces, o.nconfigs) != 0) {
-        rc = KF_EXIT_USAGE;
-        goto out;
-    }
+    return KF_EXIT_OK;
+}
 
-    if (!o.no_results) {
-        identity = command_identity("run", &o, cfgs);
-        if (!identity || resume_begin(&rs, o.results, identity, o.resume, err, sizeof err) != 0) {
-            fprintf(stderr, "kforge: %s\n", identity ? err : "out of memory");
-            rc = KF_EXIT_IO;
-            goto out;
+/* The cases again, now with the device's limits; --only. */
+static int expand_for_device(run_cmd *c)
+{
+    for (int i = 0; i < c->o.nconfigs; i++) {
+        if (space_expand(&c->cfgs[i], &c->info.dev, &c->spaces[i], c->err, sizeof c->err) != 0) {
+            fprintf(stderr, "kforge: %s\n", c->err);
+            return kf_interrupted ? KF_EXIT_INTERRUPT : KF_EXIT_USAGE;
         }
-        rf = results_open(o.results, err, sizeof err);
-        if (!rf) {
-            fprintf(stderr, "kforge: %s\n", err);
-            rc = KF_EXIT_IO;
-            goto out;
-        }
+        print_skipped(&c->spaces[i], c->cfgs[i].path, false);
     }
+    return select_only(&c->o, c->spaces, c->o.nconfigs) != 0 ? KF_EXIT_USAGE : KF_EXIT_OK;
+}
 
+static int open_results(run_cmd *c)
+{
+    if (c->o.no_results)
+        return KF_EXIT_OK;
+    c->identity = command_identity("run", &c->o, c->cfgs);
+    if (!c->identity || resume_begin(&c->rs, c->o.results, c->identity, c->o.resume, c->err, sizeof c->err) != 0) {
+        fprintf(stderr, "kforge: %s\n", c->identity ? c->err : "out of memory");
+        return KF_EXIT_IO;
+    }
+    c->rf = results_open(c->o.results, c->err, sizeof c->err);
+    if (!c->rf) {
+        fprintf(stderr, "kforge: %s\n", c->err);
+        return KF_EXIT_IO;
+    }
+    return KF_EXIT_OK;
+}
+
+static int open_report(run_cmd *c)
+{
     /* on a terminal, a table shows what varies and prints each row as its
      * case finishes; piped, it is what scripts have always read */
+    const opts *o = &c->o;
     bool tty = isatty(1);
-    report_opts ropt = {.speedup = o.speedup,
+    report_opts ropt = {.speedup = o->speedup,
                         .color = tty && !getenv("NO_COLOR"),
-                        .columns = o.columns ? o.columns : tty ? "auto" : NULL,
-                        .sort = o.sort,
-                        .stream = tty && o.fmt == KF_FMT_TABLE && !o.sort,
-                        .no_header = o.no_header};
-    rep = report_new(stdout, o.fmt, &info, &ropt);
-    if (!rep) {
-        fprintf(stderr, "kforge: out of memory\n");
-        rc = KF_EXIT_USAGE;
-        goto out;
-    }
+                        .columns = o->columns ? o->columns : tty ? "auto" : NULL,
+                        .sort = o->sort,
+                        .stream = tty && o->fmt == KF_FMT_TABLE && !o->sort,
+                        .no_header = o->no_header};
+    c->rep = report_new(stdout, o->fmt, &c->info, &ropt);
+    if (!c->rep)
+        return oom();
     /* the columns of a streamed table and the progress line's words come
      * from the cases, known before any is measured */
-    if (ropt.stream || o.ro.progress)
-        for (int i = 0; i < o.nconfigs; i++)
-            for (int k = 0; k < spaces[i].ncases; k++)
-                report_expect(rep, &spaces[i].variants[spaces[i].cases[k].variant], &spaces[i].cases[k].shape,
-                              &cfgs[i].bench);
-    run_ctx ctx = {.rep = rep, .rf = rf, .info = &info, .dev_info = dev_info, .ndev = ndev, .fmt_streams = false,
-                   .per_device = per_device, .s = s, .progress = o.ro.progress};
-    int total = 0, skipped_done = 0, duplicates = 0, other_shards = 0;
-    long long ord = 0;  /* cases of the whole command, for --shard */
-    bool interrupted = false;
-    for (int i = 0; i < o.nconfigs && !interrupted; i++) {
-        kf_space *sp = &spaces[i];
-        const kf_bench *bench = &cfgs[i].bench;
-        /* cases already measured by the interrupted run we resume, and
-         * cases an earlier config of this command already has */
-        kf_case *todo = malloc(sizeof *todo * (size_t)(sp->ncases > 0 ? sp->ncases : 1));
-        if (!todo) {
-            fprintf(stderr, "kforge: out of memory\n");
-            rc = KF_EXIT_USAGE;
-            goto finish;
-        }
-        int ntodo = 0;
-        for (int k = 0; k < sp->ncases; k++) {
-            if ((k & 4095) == 0 && kf_interrupted) {   /* a large space takes seconds here */
-                interrupted = true;
-                break;
-            }
-            const kf_variant *v = &sp->variants[sp->cases[k].variant];
-            char key[2048];
-            results_case_key(v, &sp->cases[k].shape, bench, info.dev.name, key, sizeof key);
-            bool added = true;
-            kf_strset_add(&seen, key, &added);
-            if (!added) {
-                duplicates++;
-                continue;
-            }
-            if (!shard_has(&o.shard, ord++)) {
-                other_shards++;
-                continue;
-            }
-            total++;
-            const kf_result *prev = NULL;
-            for (int m = 0; m < nmodels && !prev && rs.ndone > 0; m++)
-                prev = resume_find(&rs, v, &sp->cases[k].shape, bench, models[m]);
-            if (prev) {
-                report_add(rep, prev);
-                if (prev->status != KF_ST_OK)
-                    ctx.failed++;
-                skipped_done++;
-            } else {
-                todo[ntodo++] = sp->cases[k];
-            }
-        }
-        if (interrupted) {
-            free(todo);
+    if (ropt.stream || o->ro.progress)
+        for (int i = 0; i < o->nconfigs; i++)
+            for (int k = 0; k < c->spaces[i].ncases; k++)
+                report_expect(c->rep, &c->spaces[i].variants[c->spaces[i].cases[k].variant],
+                              &c->spaces[i].cases[k].shape, &c->cfgs[i].bench);
+    c->ctx = (run_ctx){.rep = c->rep, .rf = c->rf, .info = &c->info, .dev_info = c->dev_info, .ndev = c->ndev,
+                       .fmt_streams = false, .per_device = c->per_device, .s = c->s, .progress = o->ro.progress};
+    return KF_EXIT_OK;
+}
+
+/* The cases of config i still to measure, into todo: not those an earlier
+ * config of this command has, nor another shard's; those the interrupted
+ * run we resume measured go to the report as they were. */
+static int cases_to_measure(run_cmd *c, int i, kf_case *todo)
+{
+    const kf_space *sp = &c->spaces[i];
+    const kf_bench *bench = &c->cfgs[i].bench;
+    int ntodo = 0;
+    for (int k = 0; k < sp->ncases; k++) {
+        if ((k & 4095) == 0 && kf_interrupted) {   /* a large space takes seconds here */
+            c->interrupted = true;
             break;
         }
-        ctx.early = calloc((size_t)ntodo + 1, sizeof *ctx.early);
-        if (!ctx.early) {
-            free(todo);
-            fprintf(stderr, "kforge: out of memory\n");
-            rc = KF_EXIT_USAGE;
-            goto finish;
+        const kf_variant *v = &sp->variants[sp->cases[k].variant];
+        char key[2048];
+        results_case_key(v, &sp->cases[k].shape, bench, c->info.dev.name, key, sizeof key);
+        bool added = true;
+        kf_strset_add(&c->seen, key, &added);
+        if (!added) {
+            c->duplicates++;
+            continue;
         }
-        ctx.next = 0;
-        int mr = run_session_measure(s, sp->variants, sp->nvariants, todo, ntodo, bench, on_result, &ctx, err,
-                                     sizeof err);
-        flush_early(&ctx, ntodo);
-        free(ctx.early);
-        ctx.early = NULL;
-        free(todo);
-        if (mr < 0) {
-            if (kf_interrupted || kf_output_broken) {
-                interrupted = true;
-            } else {
-                fprintf(stderr, "kforge: %s\n", err);
-                rc = KF_EXIT_NODEV;
-                goto finish;
-            }
-        } else if (mr == 1 && ctx.write_error[0]) {
-            break;
+        if (!shard_has(&c->o.shard, c->ord++)) {
+            c->other_shards++;
+            continue;
+        }
+        c->total++;
+        const kf_result *prev = NULL;
+        for (int m = 0; m < c->nmodels && !prev && c->rs.ndone > 0; m++)
+            prev = resume_find(&c->rs, v, &sp->cases[k].shape, bench, c->models[m]);
+        if (prev) {
+            report_add(c->rep, prev);
+            if (failed(prev->status))
+                c->ctx.failed++;
+            c->skipped_done++;
+        } else {
+            todo[ntodo++] = sp->cases[k];
         }
     }
-finish:
-    report_finish(rep);
-    if (o.shard.n > 1)
+    return ntodo;
+}
+
+/* Measures config i: KF_EXIT_OK to go on (c->interrupted, or a write error
+ * in c->ctx, stop the loop), else the exit code that ends it. */
+static int measure_config(run_cmd *c, int i)
+{
+    kf_space *sp = &c->spaces[i];
+    kf_case *todo = malloc(sizeof *todo * (size_t)(sp->ncases > 0 ? sp->ncases : 1));
+    if (!todo)
+        return oom();
+    int ntodo = cases_to_measure(c, i, todo);
+    if (c->interrupted) {
+        free(todo);
+        return KF_EXIT_OK;
+    }
+    run_ctx *ctx = &c->ctx;
+    ctx->early = calloc((size_t)ntodo + 1, sizeof *ctx->early);
+    if (!ctx->early) {
+        free(todo);
+        return oom();
+    }
+    ctx->next = 0;
+    int mr = run_session_measure(c->s, sp->variants, sp->nvariants, todo, ntodo, &c->cfgs[i].bench, on_result, ctx,
+                                 c->err, sizeof c->err);
+    flush_early(ctx, ntodo);
+    free(ctx->early);
+    ctx->early = NULL;
+    free(todo);
+    if (mr < 0) {
+        if (!kf_interrupted && !kf_output_broken) {
+            fprintf(stderr, "kforge: %s\n", c->err);
+            return KF_EXIT_NODEV;
+        }
+        c->interrupted = true;
+    }
+    return KF_EXIT_OK;
+}
+
+static int measure_all(run_cmd *c)
+{
+    for (int i = 0; i < c->o.nconfigs && !c->interrupted && !c->ctx.write_error[0]; i++) {
+        int rc = measure_config(c, i);
+        if (rc != KF_EXIT_OK)
+            return rc;
+    }
+    return KF_EXIT_OK;
+}
+
+/* The table's end, what the run did, and its exit code. */
+static int conclude(run_cmd *c, int rc)
+{
+    const run_ctx *ctx = &c->ctx;
+    report_finish(c->rep);
+    if (c->o.shard.n > 1)
         fprintf(stderr, "kforge: %s: %d of %d cases in this shard (%d in the others); kforge merge combines the "
                         "shards' results files\n",
-                o.shard.how, total, total + other_shards, other_shards);
-    if (ctx.ndev > 1 && !o.quiet) {
+                c->o.shard.how, c->total, c->total + c->other_shards, c->other_shards);
+    if (ctx->ndev > 1 && !c->o.quiet) {
         fprintf(stderr, "kforge: cases measured per GPU:");
-        for (int i = 0; i < ctx.ndev; i++)
-            fprintf(stderr, "%s %d: %d", i ? "," : "", dev_info[i].dev.index, per_device[i]);
+        for (int i = 0; i < ctx->ndev; i++)
+            fprintf(stderr, "%s %d: %d", i ? "," : "", c->dev_info[i].dev.index, c->per_device[i]);
         fprintf(stderr, "\n");
     }
-    report_warn_end(&ctx.warn, stderr);
-    if (duplicates)
-        fprintf(stderr, "kforge: %d case%s given more than once measured once\n", duplicates,
-                duplicates == 1 ? "" : "s");
-    if (skipped_done)
-        fprintf(stderr, "kforge: resumed: %d case%s taken from %s, %d measured now\n", skipped_done,
-                skipped_done == 1 ? "" : "s", o.results, ctx.measured);
-    if (ctx.write_error[0]) {
+    report_warn_end(&ctx->warn, stderr);
+    if (c->duplicates)
+        fprintf(stderr, "kforge: %d case%s given more than once measured once\n", c->duplicates,
+                c->duplicates == 1 ? "" : "s");
+    if (c->skipped_done)
+        fprintf(stderr, "kforge: resumed: %d case%s taken from %s, %d measured now\n", c->skipped_done,
+                c->skipped_done == 1 ? "" : "s", c->o.results, ctx->measured);
+    int done = ctx->measured + c->skipped_done;
+    if (ctx->write_error[0]) {
         fprintf(stderr, "kforge: %s; the run stopped after %d of %d cases (the lines written before are intact)\n",
-                ctx.write_error, ctx.measured - 1 + skipped_done, total);
-        rc = KF_EXIT_IO;
-    } else if (interrupted) {
+                ctx->write_error, done - 1, c->total);
+        return KF_EXIT_IO;
+    }
+    if (c->interrupted) {
         const char *why = kf_output_broken && !kf_interrupted ? "standard output closed" : "interrupted";
-        if (rf)
+        if (c->rf)
             fprintf(stderr, "kforge: %s after %d of %d cases; results are in %s; run the same command to resume\n",
-                    why, ctx.measured + skipped_done, total, o.results);
+                    why, done, c->total, c->o.results);
         else
             fprintf(stderr, "kforge: %s after %d of %d cases; the cases measured were printed; with --no-results "
                             "there is no results file to resume from\n",
-                    why, ctx.measured + skipped_done, total);
-        rc = KF_EXIT_INTERRUPT;
-    } else if (rc == KF_EXIT_OK) {
-        resume_end(&rs);
-        if (ctx.failed)
+                    why, done, c->total);
+        return KF_EXIT_INTERRUPT;
+    }
+    if (rc == KF_EXIT_OK) {
+        resume_end(&c->rs);
+        if (ctx->failed)
             rc = KF_EXIT_VARIANT;
     }
-out:
-    free(dev_info);
-    free(per_device);
-    report_free(rep);
-    results_close(rf);
-    resume_free(&rs);
-    run_session_free(s);
-    kf_strset_free(&seen);
-    free(identity);
-    if (spaces)
-        for (int i = 0; i < o.nconfigs; i++)
-            space_free(&spaces[i]);
-    if (cfgs)
-        free_configs(cfgs, o.nconfigs);
-    free(cfgs);
-    free(spaces);
+    return rc;
+}
+
+static void run_cmd_free(run_cmd *c)
+{
+    free(c->dev_info);
+    free(c->per_device);
+    report_free(c->rep);
+    results_close(c->rf);
+    resume_free(&c->rs);
+    run_session_free(c->s);
+    kf_strset_free(&c->seen);
+    free(c->identity);
+    if (c->spaces)
+        for (int i = 0; i < c->o.nconfigs; i++)
+            space_free(&c->spaces[i]);
+    if (c->cfgs)
+        free_configs(c->cfgs, c->o.nconfigs);
+    free(c->cfgs);
+    free(c->spaces);
+}
+
+int cmd_run(int argc, char **argv)
+{
+    static run_cmd zero;
+    run_cmd *c = malloc(sizeof *c);
+    if (!c)
+        return oom();
+    *c = zero;
+    opts_init(&c->o);
+    int rc = parse_opts(argc, argv, run_help,
+                        OPT_SET | OPT_ONLY | OPT_FORMAT | OPT_CSV | OPT_MD | OPT_RESULTS | OPT_SPEEDUP | OPT_TABLE |
+                            OPT_MEASURE | OPT_MULTI | OPT_QUIET | OPT_CONFIGS,
+                        &c->o);
+    if (rc != 0) {
+        free(c);
+        return rc > 0 ? KF_EXIT_OK : KF_EXIT_USAGE;
+    }
+    if (c->o.nconfigs == 0) {
+        fprintf(stderr, "kforge run: no config file given\n%s", run_help);
+        free(c);
+        return KF_EXIT_USAGE;
+    }
+    resume_init(&c->rs);
+    c->cfgs = calloc((size_t)c->o.nconfigs, sizeof *c->cfgs);
+    c->spaces = calloc((size_t)c->o.nconfigs, sizeof *c->spaces);
+    rc = c->cfgs && c->spaces ? KF_EXIT_OK : oom();
+    if (rc == KF_EXIT_OK)
+        rc = validate(c);
+    if (rc == KF_EXIT_OK)
+        rc = open_devices(c);
+    if (rc == KF_EXIT_OK)
+        rc = expand_for_device(c);
+    if (rc == KF_EXIT_OK)
+        rc = open_results(c);
+    if (rc == KF_EXIT_OK)
+        rc = open_report(c);
+    if (rc == KF_EXIT_OK)
+        rc = conclude(c, measure_all(c));
+    run_cmd_free(c);
+    free(c);
     return rc;
 }

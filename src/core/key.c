@@ -70,10 +70,10 @@ void key_set_args(strbuf *b, const kf_variant *v)
 void key_options(strbuf *b, const kf_family *f)
 {
     int n = 0, total = 0;
+    for (int i = 0; i < f->nparams; i++) /* the required ones: an optional one (acc-dtype) has a default */
+        total += f->params[i].key && !f->params[i].optional;
     for (int i = 0; i < f->nparams; i++)
-        total += f->params[i].key;
-    for (int i = 0; i < f->nparams; i++)
-        if (f->params[i].key) {
+        if (f->params[i].key && !f->params[i].optional) {
             n++;
             sb_printf(b, "%s--", n == 1 ? "" : n == total ? " and " : ", ");
             for (const char *x = f->params[i].name; *x; x++)

@@ -44,7 +44,8 @@ void key_text(strbuf *b, const kf_variant *v, const char *sep);
 void key_describe(strbuf *b, const kf_variant *v);
 /* The same as `kforge tune` options: " --set dtype=float32 --set op=sum". */
 void key_set_args(strbuf *b, const kf_variant *v);
-/* The key options as a usage phrase: "--dtype and --op"; "" if none. */
+/* The required key options as a usage phrase: "--dtype and --op" (an
+ * optional key axis, acc-dtype, has its default); "" if none. */
 void key_options(strbuf *b, const kf_family *f);
 
 /* Whether a and b (same family) agree on every key axis i with given[i]

@@ -2,10 +2,9 @@
  * report.c -- results as an aligned table, CSV, JSON Lines or JSON, and the
  * shared results file (JSON Lines, appended under flock()).
  *
- * The fields of a result are listed once, in emit_fields(); the JSON
- * object, the CSV header and the CSV rows are all produced by walking that
- * one list, so they cannot drift apart.  Parsing (report_parse_json) is the
- * inverse for the kf_result fields; cJSON stays inside this file.
+ * The fields of a result are line.c's table: the JSON line, the CSV
+ * header and the CSV rows are all made by walking it, and so is the reader,
+ * so they cannot drift apart.
  */
 #include "report.h"
 
@@ -34,78 +33,6 @@ static const char *nm(const char *const *names, int count, int i)
 // ----------------------------------------------------------------------------
 // Text helpers
 
-/* Copies s into a malloc'd string with every byte that is not part of a
- * well-formed UTF-8 sequence replaced by '?', so the JSON we write is valid
- * even when a compile log or a truncated message holds stray bytes. */
-static char *utf8_clean(const char *s)
-{
-    size_t n = strlen(s);
-    char *out = malloc(n + 1);
-    if (!out)
-        return NULL;
-    const unsigned char *p = (const unsigned char *)s;
-    size_t i = 0, o = 0;
-    while (i < n) {
-        unsigned c = p[i];
-        int len = c < 0x80 ? 1 : (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 0;
-        bool ok = len > 0 && i + (size_t)len <= n;
-        uint32_t cp = len == 1 ? c : len == 2 ? (c & 0x1F) : len == 3 ? (c & 0x0F) : (c & 0x07);
-        for (int k = 1; ok && k < len; k++) {
-            if ((p[i + k] & 0xC0) != 0x80)
-                ok = false;
-            cp = (cp << 6) | (p[i + k] & 0x3F);
-        }
-        if (ok && len > 1) {
-            static const uint32_t min_cp[5] = {0, 0, 0x80, 0x800, 0x10000};
-            if (cp < min_cp[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-                ok = false;
-        }
-        if (ok) {
-            memcpy(out + o, p + i, (size_t)len);
-            o += (size_t)len;
-            i += (size_t)len;
-        } else {
-            out[o++] = '?';
-            i++;
-        }
-    }
-    out[o] = 0;
-    return out;
-}
-
-static void sb_json_clean(strbuf *b, const char *s)
-{
-    char *c = utf8_clean(s);
-    sb_json_string(b, c ? c : "");
-    free(c);
-}
-
-/* Shortest of %.15g .. %.17g that reads back as the same double. */
-static void fmt_double(char *buf, size_t len, double x)
-{
-    for (int prec = 15; prec <= 17; prec++) {
-        snprintf(buf, len, "%.*g", prec, x);
-        if (strtod(buf, NULL) == x)
-            return;
-    }
-}
-
-static void csv_field(strbuf *b, const char *s)
-{
-    if (!strpbrk(s, ",\"\r\n") && s[0] != ' ' && (s[0] == 0 || s[strlen(s) - 1] != ' ')) {
-        sb_append(b, s);
-        return;
-    }
-    sb_append(b, "\"");
-    for (const char *p = s; *p; p++) {
-        if (*p == '"')
-            sb_append(b, "\"\"");
-        else
-            sb_appendn(b, p, 1);
-    }
-    sb_append(b, "\"");
-}
-
 /* Columns a string takes on a terminal: UTF-8 continuation bytes take none. */
 static int text_width(const char *s)
 {
@@ -113,244 +40,6 @@ static int text_width(const char *s)
     for (const unsigned char *p = (const unsigned char *)s; *p; p++)
         w += (*p & 0xC0) != 0x80;
     return w;
-}
-
-// ----------------------------------------------------------------------------
-// The field list, walked by three emitters
-
-typedef enum { EM_JSON, EM_CSV_HEAD, EM_CSV_ROW } em_mode;
-
-typedef struct {
-    em_mode mode;
-    strbuf *b;
-    int count;              /* fields written at the current level */
-    const char *prefix;     /* CSV: "bench." inside the bench object */
-} emitter;
-
-static void em_key(emitter *e, const char *key)
-{
-    if (e->count++ > 0)
-        sb_append(e->b, ",");
-    if (e->mode == EM_JSON) {
-        sb_json_string(e->b, key);
-        sb_append(e->b, ":");
-    } else if (e->mode == EM_CSV_HEAD) {
-        sb_printf(e->b, "%s%s", e->prefix ? e->prefix : "", key);
-    }
-}
-
-static void em_str(emitter *e, const char *key, const char *v)
-{
-    em_key(e, key);
-    if (e->mode == EM_JSON)
-        sb_json_clean(e->b, v);
-    else if (e->mode == EM_CSV_ROW)
-        csv_field(e->b, v);
-}
-
-static void em_int(emitter *e, const char *key, long long v)
-{
-    em_key(e, key);
-    if (e->mode != EM_CSV_HEAD)
-        sb_printf(e->b, "%lld", v);
-}
-
-static void em_uint(emitter *e, const char *key, unsigned long long v)
-{
-    em_key(e, key);
-    if (e->mode != EM_CSV_HEAD)
-        sb_printf(e->b, "%llu", v);
-}
-
-static void em_dbl(emitter *e, const char *key, double v)
-{
-    em_key(e, key);
-    if (e->mode == EM_CSV_HEAD)
-        return;
-    char buf[40];
-    if (isfinite(v))
-        fmt_double(buf, sizeof buf, v);
-    else if (e->mode == EM_JSON)
-        snprintf(buf, sizeof buf, "null");
-    else
-        snprintf(buf, sizeof buf, "%s", isnan(v) ? "nan" : v > 0 ? "inf" : "-inf");
-    sb_append(e->b, buf);
-}
-
-static void em_bool(emitter *e, const char *key, bool v)
-{
-    em_key(e, key);
-    if (e->mode != EM_CSV_HEAD)
-        sb_append(e->b, v ? "true" : "false");
-}
-
-/* A figure that may be missing: null in JSON, an empty CSV cell. */
-static void em_opt_int(emitter *e, const char *key, bool have, long long v)
-{
-    if (have) {
-        em_int(e, key, v);
-        return;
-    }
-    em_key(e, key);
-    if (e->mode == EM_JSON)
-        sb_append(e->b, "null");
-}
-
-static void em_opt_dbl(emitter *e, const char *key, bool have, double v)
-{
-    if (have && isfinite(v)) {
-        em_dbl(e, key, v);
-        return;
-    }
-    em_opt_int(e, key, false, 0);
-}
-
-static void em_opt_bool(emitter *e, const char *key, bool have, bool v)
-{
-    if (have) {
-        em_bool(e, key, v);
-        return;
-    }
-    em_opt_int(e, key, false, 0);
-}
-
-/* A parameter's value: JSON in JSON, plain text in CSV. */
-static void em_param(emitter *e, const kf_param *p, int64_t x)
-{
-    em_key(e, p->name);
-    if (e->mode == EM_CSV_HEAD)
-        return;
-    strbuf t = {0};
-    if (e->mode == EM_JSON) {
-        param_json(&t, p, x);
-        sb_append(e->b, t.s ? t.s : "null");
-    } else {
-        param_text(&t, p, x);
-        csv_field(e->b, t.s ? t.s : "");
-    }
-    sb_free(&t);
-}
-
-static void em_open(emitter *e, const char *key, int *saved)
-{
-    if (e->mode == EM_JSON) {
-        em_key(e, key);
-        sb_append(e->b, "{");
-        *saved = e->count;
-        e->count = 0;
-    } else {
-        *saved = -1;
-        e->prefix = "bench.";
-    }
-}
-
-static void em_close(emitter *e, int saved)
-{
-    if (e->mode == EM_JSON) {
-        sb_append(e->b, "}");
-        e->count = saved;
-    } else {
-        e->prefix = NULL;
-    }
-}
-
-static void emit_fields(emitter *e, const kf_result *r, const kf_run_info *info)
-{
-    const kf_variant *v = &r->v;
-    const kf_family *f = family_of(v);
-    char label[256];
-    f->label(v, label, sizeof label);
-
-    em_str(e, "kforge", KF_VERSION);
-    em_str(e, "run", info->run_id);
-    em_str(e, "time", info->time);
-    em_str(e, "host", info->host);
-    em_str(e, "config", info->config);
-    if (e->mode == EM_JSON && info->have_dev) {
-        const kf_device *d = &info->dev;
-        char buf[32];
-        em_str(e, "device", r->device_name[0] ? r->device_name : d->name);
-        em_int(e, "device_index", r->device >= 0 ? r->device : d->index);
-        em_str(e, "uuid", r->device_uuid[0] ? r->device_uuid : d->uuid);
-        snprintf(buf, sizeof buf, "%d.%d", d->cc_major, d->cc_minor);
-        em_str(e, "cc", buf);
-        em_int(e, "sms", d->sms);
-        em_int(e, "l2_bytes", d->l2_bytes);
-        em_dbl(e, "peak_gbps", d->peak_gbps);
-        kf_driver_text(d->driver_version, buf, sizeof buf);
-        em_str(e, "driver", buf);
-        snprintf(buf, sizeof buf, "%d.%d", d->nvrtc_major, d->nvrtc_minor);
-        em_str(e, "nvrtc", buf);
-    }
-    em_str(e, "name", v->name[0] ? v->name : label); /* never empty: the label stands in (results_case_key agrees) */
-    em_str(e, "label", label);
-    em_str(e, "kernel", f->name);
-    for (int k = 0; k < f->nparams; k++)
-        em_param(e, &f->params[k], v->p[k]);
-    for (int d = 0; d < f->nsizes; d++)
-        em_int(e, f->sizes[d].name, r->shape.d[d]);
-    em_str(e, "status", nm(kf_status_names, KF_ST_COUNT, r->status));
-    em_str(e, "message", r->message);
-    em_str(e, "gpu_value", r->gpu_value);
-    em_str(e, "ref_value", r->ref_value);
-    em_dbl(e, "abs_err", r->abs_err);
-    em_dbl(e, "tolerance", r->tolerance);
-    em_opt_dbl(e, "acc_err", r->acc_bound > 0, r->acc_err);
-    em_opt_dbl(e, "acc_bound", r->acc_bound > 0, r->acc_bound);
-    if (r->planted[0]) {
-        em_str(e, "planted", r->planted);
-        em_str(e, "planted_effect", r->planted_effect);
-    }
-    em_bool(e, "deterministic", r->deterministic);
-    em_int(e, "launches", r->launches);
-    em_int(e, "blocks", r->blocks);
-    em_int(e, "regs", r->regs);
-    em_int(e, "smem_bytes", r->smem_bytes);
-    em_int(e, "occupancy", r->occupancy);
-    em_bool(e, "cached", r->cached);
-    em_dbl(e, "compile_ms", r->compile_ms);
-    em_dbl(e, "setup_ms", r->setup_ms);
-    em_dbl(e, "verify_ms", r->verify_ms);
-    em_dbl(e, "bench_ms", r->bench_ms);
-    const kf_stats *s = &r->stats;
-    em_int(e, "reps", s->reps);
-    em_dbl(e, "median_ms", s->median_ms);
-    em_dbl(e, "min_ms", s->min_ms);
-    em_dbl(e, "max_ms", s->max_ms);
-    em_dbl(e, "mean_ms", s->mean_ms);
-    em_dbl(e, "stddev_ms", s->stddev_ms);
-    em_dbl(e, "noise", s->noise);
-    em_dbl(e, "gbps", s->gbps);
-    em_dbl(e, "pct_peak", s->pct_peak);
-    /* NVML (issue 14): null where nothing was read */
-    em_bool(e, "nvml", r->nvml);
-    em_str(e, "nvml_note", r->nvml_note);
-    em_opt_int(e, "sm_mhz_min", r->sm_mhz_min > 0, r->sm_mhz_min);
-    em_opt_int(e, "sm_mhz_max", r->sm_mhz_max > 0, r->sm_mhz_max);
-    em_opt_int(e, "sm_mhz_limit", r->sm_mhz_limit > 0, r->sm_mhz_limit);
-    em_opt_int(e, "mem_mhz", r->mem_mhz > 0, r->mem_mhz);
-    em_opt_int(e, "temp_c", r->temp_c > 0, r->temp_c);
-    em_opt_dbl(e, "power_w", r->power_w > 0, r->power_w);
-    em_opt_bool(e, "throttled", r->throttle_reasons[0] != 0, r->throttled);
-    em_str(e, "throttle_reasons", r->throttle_reasons);
-    em_opt_dbl(e, "energy_j", r->energy_j > 0, r->energy_j);
-    em_opt_int(e, "energy_runs", r->energy_j > 0, r->energy_runs);
-    em_opt_dbl(e, "energy_window_s", r->energy_j > 0, r->energy_window_s);
-    em_opt_dbl(e, "gb_per_j", r->energy_j > 0 && s->gbps > 0, report_gb_per_j(r));
-    const kf_bench *bn = &r->bench;
-    int saved;
-    em_open(e, "bench", &saved);
-    em_int(e, "warmup", bn->warmup);
-    em_int(e, "min_reps", bn->min_reps);
-    em_int(e, "max_reps", bn->max_reps);
-    em_dbl(e, "max_time_s", bn->max_time_s);
-    em_dbl(e, "max_noise", bn->max_noise);
-    em_bool(e, "flush_l2", bn->flush_l2);
-    em_uint(e, "seed", (unsigned long long)bn->seed);
-    em_int(e, "offset", bn->offset);
-    em_dbl(e, "timeout_s", bn->timeout_s);
-    em_bool(e, "energy", bn->energy);
-    em_close(e, saved);
 }
 
 double report_gb_per_j(const kf_result *r)
@@ -436,23 +125,17 @@ void report_warn_end(const report_warnings *w, FILE *f)
                 w->notes_more == 1 ? "" : "s");
 }
 
-static const kf_run_info no_info;
-
 char *report_json(const kf_result *res, const kf_run_info *info)
 {
     strbuf b = {0};
-    emitter e = {EM_JSON, &b, 0, NULL};
-    sb_append(&b, "{");
-    emit_fields(&e, res, info ? info : &no_info);
-    sb_append(&b, "}");
+    line_json(&b, res, info);
     return sb_take(&b);
 }
 
 static char *csv_line(const kf_result *res, const kf_run_info *info, bool header)
 {
     strbuf b = {0};
-    emitter e = {header ? EM_CSV_HEAD : EM_CSV_ROW, &b, 0, NULL};
-    emit_fields(&e, res, info ? info : &no_info);
+    line_csv(&b, res, info, header);
     sb_append(&b, "\n");
     return sb_take(&b);
 }
@@ -633,7 +316,7 @@ static void short_message(const kf_result *res, char *out, size_t outlen, int wi
         snprintf(msg, sizeof msg, "got %s, expected %s", res->gpu_value, res->ref_value);
     else
         snprintf(msg, sizeof msg, "%s", kf_status_names[res->status]);
-    char *clean = utf8_clean(msg);
+    char *clean = line_utf8_clean(msg);
     const char *src = clean ? clean : msg;
     size_t o = 0;
     int w = 0;
@@ -1308,14 +991,13 @@ static void sort_rows(report *r)
     sort_report = NULL;
 }
 
-static void print_table(report *r)
+/* The columns of a table printed whole: those that appear only when some
+ * row has them (SM clocks, energy, a failure's note), and with --columns
+ * what varies among the rows themselves. */
+static void table_columns(report *r)
 {
-    bool md = r->fmt == KF_FMT_MD;
-    int n = r->nrows;
-    sort_rows(r);
-    /* what the rows have: the columns that appear only then */
     bool sm = false, energy = false, fail = false;
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < r->nrows; i++) {
         const kf_result *res = &r->rows[i];
         char why[256];
         if (res->status != KF_ST_OK) {
@@ -1326,55 +1008,79 @@ static void print_table(report *r)
         energy = energy || report_gb_per_j(res) > 0;
     }
     if (r->opts.columns) {
-        r->ntrk = r->ntracked = 0;   /* what varies among the rows themselves */
-        for (int i = 0; i < n; i++)
+        r->ntrk = r->ntracked = 0;
+        for (int i = 0; i < r->nrows; i++)
             track_case(r, &r->rows[i].v, &r->rows[i].shape);
     }
     lay_out(r, sm, energy, fail);
+}
+
+/* Every cell's text (cells[row * ncols + col]) and each column's width:
+ * its title's or its widest cell's (a failed row's figures do not count in
+ * a text table: its message spans them). */
+static void table_cells(report *r, char (*cells)[CELL], int *width)
+{
+    bool md = r->fmt == KF_FMT_MD;
     int nc = r->ncols;
-    char (*cells)[CELL] = calloc((size_t)(n ? n : 1) * (size_t)(nc ? nc : 1), sizeof *cells);
-    if (!cells)
-        return;
-    int width[MAX_COLS];
     for (int c = 0; c < nc; c++)
         width[c] = text_width(col_title(&r->cols[c]));
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < r->nrows; i++)
         for (int c = 0; c < nc; c++) {
             char *cell = cells[(size_t)i * (size_t)nc + (size_t)c];
             cell_text(r, &r->cols[c], i, cell, NULL);
             if ((!is_metric(r->cols[c].kind) || r->rows[i].status == KF_ST_OK || md) && text_width(cell) > width[c])
                 width[c] = text_width(cell);
         }
+}
 
+/* A Markdown table of the cells; *any_mark: an SM clock marked '!'. */
+static void md_table(const report *r, strbuf *b, char (*cells)[CELL], bool *any_mark)
+{
+    int nc = r->ncols;
+    if (r->opts.columns) {
+        strbuf c = {0};
+        constants_text(r, &c);
+        if (c.s)
+            sb_printf(b, "Same in every row: %s\n\n", c.s);
+        sb_free(&c);
+    }
+    sb_append(b, "|");
+    for (int c = 0; c < nc; c++)
+        sb_printf(b, " %s |", col_title(&r->cols[c]));
+    sb_append(b, "\n|");
+    for (int c = 0; c < nc; c++)
+        sb_append(b, r->cols[c].right ? "---:|" : "---|");
+    sb_append(b, "\n");
+    for (int i = 0; i < r->nrows; i++) {
+        sb_append(b, "|");
+        for (int c = 0; c < nc; c++) {
+            const char *cell = cells[(size_t)i * (size_t)nc + (size_t)c];
+            sb_append(b, " ");
+            md_cell(b, cell[0] ? cell : "-");
+            sb_append(b, " |");
+            if (r->cols[c].kind == K_SM && strchr(cell, '!'))
+                *any_mark = true;
+        }
+        sb_append(b, "\n");
+    }
+}
+
+/* A table or Markdown table of every row, at report_finish: sorted, its
+ * columns from the rows, aligned to the widest cell. */
+static void print_table(report *r)
+{
+    sort_rows(r);
+    table_columns(r);
+    int n = r->nrows, nc = r->ncols;
+    char (*cells)[CELL] = calloc((size_t)(n ? n : 1) * (size_t)(nc ? nc : 1), sizeof *cells);
+    if (!cells)
+        return;
+    int width[MAX_COLS];
+    table_cells(r, cells, width);
     strbuf b = {0};
     bool any_mark = false;
-    if (md) {
-        if (r->opts.columns) {
-            strbuf c = {0};
-            constants_text(r, &c);
-            if (c.s)
-                sb_printf(&b, "Same in every row: %s\n\n", c.s);
-            sb_free(&c);
-        }
-        sb_append(&b, "|");
-        for (int c = 0; c < nc; c++)
-            sb_printf(&b, " %s |", col_title(&r->cols[c]));
-        sb_append(&b, "\n|");
-        for (int c = 0; c < nc; c++)
-            sb_append(&b, r->cols[c].right ? "---:|" : "---|");
-        sb_append(&b, "\n");
-        for (int i = 0; i < n; i++) {
-            sb_append(&b, "|");
-            for (int c = 0; c < nc; c++) {
-                const char *cell = cells[(size_t)i * (size_t)nc + (size_t)c];
-                sb_append(&b, " ");
-                md_cell(&b, cell[0] ? cell : "-");
-                sb_append(&b, " |");
-                if (r->cols[c].kind == K_SM && strchr(cell, '!'))
-                    any_mark = true;
-            }
-            sb_append(&b, "\n");
-        }
+    if (r->fmt == KF_FMT_MD) {
+        md_table(r, &b, cells, &any_mark);
     } else {
         text_head(r, &b, width);
         for (int i = 0; i < n; i++)

@@ -8,23 +8,14 @@
  * A line holds the run (id, time, host, config), the device and software
  * versions, the family ("kernel"), every parameter, the shape, the status
  * and message, the verification outcome, the statistics and the bench
- * settings it was measured with.  report.c writes lines (report_json);
- * this module parses them.
+ * settings it was measured with.  line.c owns the line: its field table
+ * writes it (report_json), reads it and makes the case identity.
  */
 #ifndef KF_RESULTS_H
 #define KF_RESULTS_H
 
 #include "kforge.h"
-
-/* The run a results line belongs to: who measured it, where, on what. */
-typedef struct {
-    char run_id[64];        /* unique per invocation */
-    char time[32];          /* ISO 8601 UTC start time */
-    char host[64];
-    char config[512];       /* config path(s) */
-    kf_device dev;
-    bool have_dev;
-} kf_run_info;
+#include "line.h"     /* the line itself: kf_run_info, parsing, case identity */
 
 typedef struct results_file results_file;
 
@@ -60,24 +51,5 @@ int results_read_from(const char *path, long offset, int (*fn)(const kf_result *
 typedef int (*results_line_fn)(const char *line, long lineno, const kf_result *r, void *ctx);
 int results_read_lines(const char *path, long offset, results_line_fn fn, void *ctx, int *skipped, char *err,
                        size_t errlen);
-
-/* Parses one line (NUL-terminated) into r: 0, or -1 with a message.  A line
- * without "kernel" is a reduce line (files of kforge 0.1). */
-int results_parse_line(const char *line, kf_result *r, char *err, size_t errlen);
-
-/* The run and device facts of one line (NUL-terminated) into info, as
- * report_json wrote them (have_dev: the line names a device): 0, or -1
- * with a message. */
-int results_parse_run(const char *line, kf_run_info *info, char *err, size_t errlen);
-
-/* The case identity: family, name, every parameter, the shape, the GPU
- * model, and the bench settings that change the value or the timing (all
- * but the watchdog).  Two results are the same measurement iff their keys
- * are equal. */
-void results_case_key(const kf_variant *v, const kf_shape *s, const kf_bench *b, const char *device, char *buf,
-                      size_t len);
-
-/* results_case_key of a recorded result. */
-void results_key_of(const kf_result *r, char *buf, size_t len);
 
 #endif

@@ -828,201 +828,214 @@ void tuner_free(tuner *t)
 
 const char *const tune_objective_names[TUNE_OBJ_COUNT] = {"time", "energy", "edp"};
 
-int tune_run(const tune_opts *o)
+// ---------------------------------------------------------------------------
+// tune_run, step by step: the space and its candidates, the device (or the
+// recorded sweep to simulate from), the strategy, what is already measured,
+// the search, and how it ended.  Each step returns KF_EXIT_* and says why.
+
+/* The space, validated before a GPU is touched, and its candidates. */
+static int load_space(tuner *t, char *err, size_t errlen)
 {
-    tuner t;
-    memset(&t, 0, sizeof t);
-    t.o = *o;
-    char err[1024];
-    int rc = tuner_load_space(&t, err, sizeof err);
+    int rc = tuner_load_space(t, err, errlen);
     if (rc != KF_EXIT_OK) {
         fprintf(stderr, "kforge: %s\n", err);
-        goto out;
+        return rc;
     }
-    /* everything is validated before a GPU is touched */
-    if (space_expand(&t.cfg, NULL, &t.sp, err, sizeof err) != 0) {
+    if (space_expand(&t->cfg, NULL, &t->sp, err, errlen) != 0) {
         fprintf(stderr, "kforge: %s\n", err);
-        rc = KF_EXIT_USAGE;
-        goto out;
+        return KF_EXIT_USAGE;
     }
-    if ((rc = tuner_build_candidates(&t)) != KF_EXIT_OK)
-        goto out;
+    return tuner_build_candidates(t);
+}
 
+/* --simulate: the one GPU of the recorded sweep. */
+static int simulated_device(tuner *t, char *err, size_t errlen)
+{
+    char names[4][128];
+    int nd = file_devices(t->o.simulate, names, 4, err, errlen);
+    if (nd < 0) {
+        fprintf(stderr, "kforge tune: %s\n", err);
+        return KF_EXIT_USAGE;
+    }
+    if (nd > 1) {
+        fprintf(stderr, "kforge tune: --simulate %s: the file holds results of several GPUs (%s, %s%s); "
+                        "simulate from one GPU's sweep\n",
+                t->o.simulate, names[0], names[1], nd > 2 ? ", ..." : "");
+        return KF_EXIT_USAGE;
+    }
+    snprintf(t->device, sizeof t->device, "%s", nd ? names[0] : "unknown GPU");
+    return KF_EXIT_OK;
+}
+
+/* The session's devices (t->info.dev), and the space again with their limits. */
+static int open_devices(tuner *t, char *err, size_t errlen)
+{
+    make_info(t);
+    bool nodev = false;
+    t->o.ro.progress = false; /* ours replaces the session's */
+    if (t->ncand > 0 && t->nsizes > 0) { /* every candidate's input: made while the devices open */
+        t->o.ro.ahead_v = &t->sp.variants[t->var[0]];
+        t->o.ro.ahead_shape = t->sizes[0];
+        t->o.ro.ahead_b = &t->cfg.bench;
+    }
     kf_device dev;
     memset(&dev, 0, sizeof dev);
-    if (t.o.simulate) {
-        char names[4][128];
-        int nd = file_devices(t.o.simulate, names, 4, err, sizeof err);
-        if (nd < 0) {
-            fprintf(stderr, "kforge tune: %s\n", err);
-            rc = KF_EXIT_USAGE;
-            goto out;
-        }
-        if (nd > 1) {
-            fprintf(stderr, "kforge tune: --simulate %s: the file holds results of several GPUs (%s, %s%s); "
-                            "simulate from one GPU's sweep\n",
-                    t.o.simulate, names[0], names[1], nd > 2 ? ", ..." : "");
-            rc = KF_EXIT_USAGE;
-            goto out;
-        }
-        snprintf(t.device, sizeof t.device, "%s", nd ? names[0] : "unknown GPU");
-    } else {
-        make_info(&t);
-        bool nodev = false;
-        t.o.ro.progress = false; /* ours replaces the session's */
-        if (t.ncand > 0 && t.nsizes > 0) { /* every candidate's input: made while the devices open */
-            t.o.ro.ahead_v = &t.sp.variants[t.var[0]];
-            t.o.ro.ahead_shape = t.sizes[0];
-            t.o.ro.ahead_b = &t.cfg.bench;
-        }
-        t.rs = run_session_new(&t.o.ro, &dev, &nodev, err, sizeof err);
-        t.o.ro.ahead_v = NULL;
-        if (!t.rs) {
-            fprintf(stderr, "kforge: %s\n", err);
-            if (nodev)
-                run_nodev_hint();
-            rc = nodev ? KF_EXIT_NODEV : KF_EXIT_USAGE;
-            goto out;
-        }
-        t.info.dev = dev;
-        t.info.have_dev = true;
-        snprintf(t.device, sizeof t.device, "%s", dev.name);
-        if ((rc = setup_devices(&t)) != KF_EXIT_OK)
-            goto out;
-        /* again, with the device's limits */
-        space_free(&t.sp);
-        if (space_expand(&t.cfg, &dev, &t.sp, err, sizeof err) != 0) {
-            fprintf(stderr, "kforge: %s\n", err);
-            rc = KF_EXIT_USAGE;
-            goto out;
-        }
-        if ((rc = tuner_build_candidates(&t)) != KF_EXIT_OK)
-            goto out;
+    t->rs = run_session_new(&t->o.ro, &dev, &nodev, err, errlen);
+    t->o.ro.ahead_v = NULL;
+    if (!t->rs) {
+        fprintf(stderr, "kforge: %s\n", err);
+        if (nodev)
+            run_nodev_hint();
+        return nodev ? KF_EXIT_NODEV : KF_EXIT_USAGE;
     }
-    if (t.sp.nskipped && !t.o.quiet)
-        fprintf(stderr, "kforge tune: %s: skipped %d combination%s that cannot run (kforge check lists them)\n",
-                t.cfg.path, t.sp.nskipped, t.sp.nskipped == 1 ? "" : "s");
+    t->info.dev = dev;
+    t->info.have_dev = true;
+    snprintf(t->device, sizeof t->device, "%s", dev.name);
+    int rc = setup_devices(t);
+    if (rc != KF_EXIT_OK)
+        return rc;
+    space_free(&t->sp);
+    if (space_expand(&t->cfg, &dev, &t->sp, err, errlen) != 0) {
+        fprintf(stderr, "kforge: %s\n", err);
+        return KF_EXIT_USAGE;
+    }
+    return tuner_build_candidates(t);
+}
 
-    choose_strategy(&t);
-    if (t.o.shard.n > 1 && t.kind != STRAT_EXHAUSTIVE && t.kind != STRAT_RANDOM) {
+static int make_strategy(tuner *t, char *err, size_t errlen)
+{
+    choose_strategy(t);
+    if (t->o.shard.n > 1 && t->kind != STRAT_EXHAUSTIVE && t->kind != STRAT_RANDOM) {
         fprintf(stderr, "kforge tune: %s: --shard splits exhaustive and random searches only: a %s search chooses "
                         "what to measure next from what it measured, so it cannot be cut into independent "
                         "slices; evaluate it on several GPUs with --devices, or give --strategy exhaustive or "
                         "random%s\n",
-                t.o.shard.how, strat_names[t.kind], t.o.shard.from_env ? " (or --shard 1/1 to run the whole search "
-                                                                          "in this job)" : "");
-        rc = KF_EXIT_USAGE;
-        goto out;
+                t->o.shard.how, strat_names[t->kind], t->o.shard.from_env ? " (or --shard 1/1 to run the whole "
+                                                                            "search in this job)" : "");
+        return KF_EXIT_USAGE;
     }
-    t.st = tuner_make_strategy(&t, err, sizeof err);
-    if (!t.st) {
+    t->st = tuner_make_strategy(t, err, errlen);
+    if (!t->st) {
         fprintf(stderr, "kforge tune: %s\n", err);
-        rc = KF_EXIT_USAGE;
-        goto out;
+        return KF_EXIT_USAGE;
     }
+    return KF_EXIT_OK;
+}
 
-    if (t.o.simulate) {
-        int found = tuner_load_recorded(&t, t.o.simulate, err, sizeof err);
-        if (found < 0) {
-            fprintf(stderr, "kforge tune: %s\n", err);
-            rc = KF_EXIT_USAGE;
-            goto out;
-        }
-        int missing = 0;
-        for (int c = 0; c < t.ncand; c++)
-            missing += !complete(&t, c);
-        if (missing == t.ncand) {
-            fprintf(stderr, "kforge tune: --simulate %s: no result for any candidate of %s (a sweep of another "
-                            "space, or other --set overrides?)\n",
-                    t.o.simulate, t.o.space);
-            rc = KF_EXIT_USAGE;
-            goto out;
-        }
-        if (missing && !t.o.quiet)
-            fprintf(stderr, "kforge tune: --simulate %s: %d of %d candidates have no result there; they count as "
-                            "failed\n",
-                    t.o.simulate, missing, t.ncand);
-    } else {
-        /* a device or a pipe (/dev/full, /dev/null): nothing to resume from */
-        struct stat rst;
-        if (t.o.resume && (stat(t.o.results, &rst) != 0 || S_ISREG(rst.st_mode))) {
-            char names[4][128];
-            int nd = file_devices(t.o.results, names, 4, err, sizeof err);
-            if (nd < 0) {
-                fprintf(stderr, "kforge tune: %s\n", err);
-                rc = KF_EXIT_USAGE;
-                goto out;
-            }
-            for (int i = 0; i < nd; i++)
-                if (strcmp(names[i], dev.name) != 0) {
-                    fprintf(stderr, "kforge tune: %s holds results measured on %s, not on this GPU (%s): give "
-                                    "another --results file, or --no-resume to measure again\n",
-                            t.o.results, names[i], dev.name);
-                    rc = KF_EXIT_USAGE;
-                    goto out;
-                }
-            if (tuner_load_recorded(&t, t.o.results, err, sizeof err) < 0) {
-                fprintf(stderr, "kforge tune: %s\n", err);
-                rc = KF_EXIT_USAGE;
-                goto out;
-            }
-            for (int c = 0; c < t.ncand; c++)
-                if (complete(&t, c)) {
-                    strat_known(t.st, c, tuner_objective(&t, c));
-                    t.reused_cands++;
-                }
-            if (t.reused_cands && !t.o.quiet)
-                fprintf(stderr, "kforge tune: resuming: %d candidate%s of this space already measured in %s; they are "
-                                "taken from there when the search reaches them\n",
-                        t.reused_cands, t.reused_cands == 1 ? "" : "s", t.o.results);
-        }
-        t.rf = results_open(t.o.results, err, sizeof err);
-        if (!t.rf) {
-            fprintf(stderr, "kforge tune: %s\n", err);
-            rc = KF_EXIT_IO;
-            goto out;
-        }
+/* --simulate: every candidate's results from the recorded sweep. */
+static int load_simulated(tuner *t, char *err, size_t errlen)
+{
+    int found = tuner_load_recorded(t, t->o.simulate, err, errlen);
+    if (found < 0) {
+        fprintf(stderr, "kforge tune: %s\n", err);
+        return KF_EXIT_USAGE;
     }
+    int missing = 0;
+    for (int c = 0; c < t->ncand; c++)
+        missing += !complete(t, c);
+    if (missing == t->ncand) {
+        fprintf(stderr, "kforge tune: --simulate %s: no result for any candidate of %s (a sweep of another "
+                        "space, or other --set overrides?)\n",
+                t->o.simulate, t->o.space);
+        return KF_EXIT_USAGE;
+    }
+    if (missing && !t->o.quiet)
+        fprintf(stderr, "kforge tune: --simulate %s: %d of %d candidates have no result there; they count as "
+                        "failed\n",
+                t->o.simulate, missing, t->ncand);
+    return KF_EXIT_OK;
+}
 
-    if (t.o.shard.n > 1 && (rc = setup_shard(&t, err, sizeof err)) != KF_EXIT_OK)
-        goto out;
-    t.progress = !t.o.quiet && isatty(2) && !getenv("NO_COLOR") && getenv("TERM") &&
-                 strcmp(getenv("TERM"), "dumb") != 0;
-    t.t0 = kf_now();
+/* --resume: the candidates the results file already has, measured on this
+ * GPU model; the strategy knows them. */
+static int resume_recorded(tuner *t, char *err, size_t errlen)
+{
+    /* a device or a pipe (/dev/full, /dev/null): nothing to resume from */
+    struct stat rst;
+    if (!t->o.resume || (stat(t->o.results, &rst) == 0 && !S_ISREG(rst.st_mode)))
+        return KF_EXIT_OK;
+    const char *gpu = t->info.dev.name;
+    char names[4][128];
+    int nd = file_devices(t->o.results, names, 4, err, errlen);
+    if (nd < 0) {
+        fprintf(stderr, "kforge tune: %s\n", err);
+        return KF_EXIT_USAGE;
+    }
+    for (int i = 0; i < nd; i++)
+        if (strcmp(names[i], gpu) != 0) {
+            fprintf(stderr, "kforge tune: %s holds results measured on %s, not on this GPU (%s): give "
+                            "another --results file, or --no-resume to measure again\n",
+                    t->o.results, names[i], gpu);
+            return KF_EXIT_USAGE;
+        }
+    if (tuner_load_recorded(t, t->o.results, err, errlen) < 0) {
+        fprintf(stderr, "kforge tune: %s\n", err);
+        return KF_EXIT_USAGE;
+    }
+    for (int c = 0; c < t->ncand; c++)
+        if (complete(t, c)) {
+            strat_known(t->st, c, tuner_objective(t, c));
+            t->reused_cands++;
+        }
+    if (t->reused_cands && !t->o.quiet)
+        fprintf(stderr, "kforge tune: resuming: %d candidate%s of this space already measured in %s; they are "
+                        "taken from there when the search reaches them\n",
+                t->reused_cands, t->reused_cands == 1 ? "" : "s", t->o.results);
+    return KF_EXIT_OK;
+}
+
+static int open_results(tuner *t, char *err, size_t errlen)
+{
+    t->rf = results_open(t->o.results, err, errlen);
+    if (!t->rf) {
+        fprintf(stderr, "kforge tune: %s\n", err);
+        return KF_EXIT_IO;
+    }
+    return KF_EXIT_OK;
+}
+
+typedef enum { SEARCH_DONE, SEARCH_INTERRUPTED, SEARCH_FAILED } search_end;
+
+/* Asks the strategy for batches and measures (or looks up) them until it
+ * has no more, the time is up or a signal came. */
+static int search(tuner *t, search_end *end, char *err, size_t errlen)
+{
+    *end = SEARCH_DONE;
+    t->progress = !t->o.quiet && isatty(2) && !getenv("NO_COLOR") && getenv("TERM") &&
+                  strcmp(getenv("TERM"), "dumb") != 0;
+    t->t0 = kf_now();
     kf_trace("search starts");
-    bool interrupted = false, failed = false;
-    int bmax = t.kind == STRAT_EXHAUSTIVE || t.kind == STRAT_RANDOM ? ORDER_BATCH_MAX : BATCH_MAX;
+    int bmax = t->kind == STRAT_EXHAUSTIVE || t->kind == STRAT_RANDOM ? ORDER_BATCH_MAX : BATCH_MAX;
     int *batch = malloc(sizeof *batch * (size_t)bmax);
     if (!batch) {
         fprintf(stderr, "kforge tune: out of memory\n");
-        rc = KF_EXIT_USAGE;
-        goto out;
+        return KF_EXIT_USAGE;
     }
     for (;;) {
         if (kf_interrupted) {
-            interrupted = true;
+            *end = SEARCH_INTERRUPTED;
             break;
         }
-        if (out_of_time(&t))
+        if (out_of_time(t))
             break;
-        int k = strat_ask(t.st, batch, bmax);
+        int k = strat_ask(t->st, batch, bmax);
         if (k <= 0)
             break;
-        if (t.o.simulate) {
+        if (t->o.simulate) {
             for (int i = 0; i < k; i++)
-                tell(&t, batch[i]);
-            show_progress(&t, false);
+                tell(t, batch[i]);
+            show_progress(t, false);
             continue;
         }
-        int mr = measure_batch(&t, batch, k, err, sizeof err);
-        show_progress(&t, true);
+        int mr = measure_batch(t, batch, k, err, errlen);
+        show_progress(t, true);
         if (mr < 0) {
             if (kf_interrupted) {
-                interrupted = true;
+                *end = SEARCH_INTERRUPTED;
             } else {
-                clear_progress(&t);
+                clear_progress(t);
                 fprintf(stderr, "kforge: %s\n", err);
-                failed = true;
+                *end = SEARCH_FAILED;
             }
             break;
         }
@@ -1030,45 +1043,82 @@ int tune_run(const tune_opts *o)
             break; /* out of time */
     }
     free(batch);
-    clear_progress(&t);
-    report_warn_end(&t.warn, stderr);
-    if (t.failures_said > TUNE_FAILS_SAID)
+    return KF_EXIT_OK;
+}
+
+/* The summary, the database, what went wrong, and the exit code. */
+static int conclude(tuner *t, search_end end)
+{
+    bool interrupted = end == SEARCH_INTERRUPTED, failed = end == SEARCH_FAILED;
+    clear_progress(t);
+    report_warn_end(&t->warn, stderr);
+    if (t->failures_said > TUNE_FAILS_SAID)
         fprintf(stderr, "kforge tune: %d more failed case%s (the results file's status and message say which)\n",
-                t.failures_said - TUNE_FAILS_SAID, t.failures_said - TUNE_FAILS_SAID == 1 ? "" : "s");
-    double wall = kf_now() - t.t0;
+                t->failures_said - TUNE_FAILS_SAID, t->failures_said - TUNE_FAILS_SAID == 1 ? "" : "s");
+    double wall = kf_now() - t->t0;
     kf_trace("search ends");
-    const char *stopped = failed ? "error" : stop_reason(&t, interrupted);
-    tune_print_summary(&t, wall, stopped);
+    const char *stopped = failed ? "error" : stop_reason(t, interrupted);
+    tune_print_summary(t, wall, stopped);
     /* the database holds the fastest variants: an energy search leaves it alone */
-    bool db_failed = !t.o.simulate && !t.o.no_db && t.o.objective == TUNE_OBJ_TIME && tuner_record_db(&t, &dev) != 0;
-    if (t.o.objective != TUNE_OBJ_TIME && !t.o.quiet && !t.o.simulate && !t.o.no_db)
+    const tune_opts *o = &t->o;
+    bool db_failed =
+        !o->simulate && !o->no_db && o->objective == TUNE_OBJ_TIME && tuner_record_db(t, &t->info.dev) != 0;
+    if (o->objective != TUNE_OBJ_TIME && !o->quiet && !o->simulate && !o->no_db)
         fprintf(stderr, "kforge tune: --objective %s: the tuning database (fastest variants) is left alone\n",
-                tune_objective_names[t.o.objective]);
-    if (t.energy_note[0] && strat_best(t.st, NULL) < 0)
+                tune_objective_names[o->objective]);
+    if (t->energy_note[0] && strat_best(t->st, NULL) < 0)
         fprintf(stderr, "kforge tune: --objective %s needs the energy of each run, from NVML: %s\n",
-                tune_objective_names[t.o.objective], t.energy_note);
-    if (t.write_error[0]) {
-        fprintf(stderr, "kforge tune: %s; the search stopped (what was written is in %s)\n", t.write_error,
-                t.o.results);
-        rc = KF_EXIT_IO;
-    } else if (db_failed) {
-        rc = KF_EXIT_IO;
-    } else if (interrupted && t.o.simulate) {
+                tune_objective_names[o->objective], t->energy_note);
+    if (t->write_error[0]) {
+        fprintf(stderr, "kforge tune: %s; the search stopped (what was written is in %s)\n", t->write_error,
+                o->results);
+        return KF_EXIT_IO;
+    }
+    if (db_failed)
+        return KF_EXIT_IO;
+    if (interrupted && o->simulate) {
         fprintf(stderr, "kforge tune: interrupted after %d evaluations; --simulate writes no results file: there "
                         "is nothing to resume from\n",
-                strat_evaluations(t.st));
-        rc = KF_EXIT_INTERRUPT;
-    } else if (interrupted) {
+                strat_evaluations(t->st));
+        return KF_EXIT_INTERRUPT;
+    }
+    if (interrupted) {
         fprintf(stderr, "kforge tune: interrupted after %d evaluations; results are in %s; run the same command to "
                         "resume\n",
-                strat_evaluations(t.st), t.o.results);
-        rc = KF_EXIT_INTERRUPT;
-    } else if (failed) {
-        rc = KF_EXIT_NODEV;
-    } else {
-        rc = strat_best(t.st, NULL) >= 0 ? KF_EXIT_OK : KF_EXIT_VARIANT;
+                strat_evaluations(t->st), o->results);
+        return KF_EXIT_INTERRUPT;
     }
-out:
+    if (failed)
+        return KF_EXIT_NODEV;
+    return strat_best(t->st, NULL) >= 0 ? KF_EXIT_OK : KF_EXIT_VARIANT;
+}
+
+int tune_run(const tune_opts *o)
+{
+    tuner t;
+    memset(&t, 0, sizeof t);
+    t.o = *o;
+    char err[1024];
+    bool sim = t.o.simulate != NULL;
+    int rc = load_space(&t, err, sizeof err);
+    if (rc == KF_EXIT_OK)
+        rc = sim ? simulated_device(&t, err, sizeof err) : open_devices(&t, err, sizeof err);
+    if (rc == KF_EXIT_OK && t.sp.nskipped && !t.o.quiet)
+        fprintf(stderr, "kforge tune: %s: skipped %d combination%s that cannot run (kforge check lists them)\n",
+                t.cfg.path, t.sp.nskipped, t.sp.nskipped == 1 ? "" : "s");
+    if (rc == KF_EXIT_OK)
+        rc = make_strategy(&t, err, sizeof err);
+    if (rc == KF_EXIT_OK)
+        rc = sim ? load_simulated(&t, err, sizeof err) : resume_recorded(&t, err, sizeof err);
+    if (rc == KF_EXIT_OK && !sim)
+        rc = open_results(&t, err, sizeof err);
+    if (rc == KF_EXIT_OK && t.o.shard.n > 1)
+        rc = setup_shard(&t, err, sizeof err);
+    search_end end;
+    if (rc == KF_EXIT_OK)
+        rc = search(&t, &end, err, sizeof err);
+    if (rc == KF_EXIT_OK)
+        rc = conclude(&t, end);
     tuner_free(&t);
     return rc;
 }

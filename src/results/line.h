@@ -1,0 +1,68 @@
+/*
+ * line.h -- the results line, its one owner: a table of its fields (name,
+ * type, where the value lives, when it is null or left out, whether it is
+ * part of a case's identity) that every job on a line walks:
+ *
+ *   - writing a result as a JSON Lines results line (report_json) or as a
+ *     CSV row and its header (report.c's csv format);
+ *   - reading a line back (results_parse_line) and its run and device facts
+ *     (results_parse_run), old lines included: a line without "kernel" is a
+ *     reduce line of kforge 0.1, one without "bench" has the defaults, a
+ *     field missing from an old line keeps its zero;
+ *   - case identity (results_case_key): the fields marked as identity.
+ *
+ * A line holds the run (id, time, host, config), the device and software
+ * versions, the name and label, the family ("kernel"), every parameter of
+ * its table, the shape, the status and message, the verification outcome,
+ * the launch facts, where the time went, the statistics, what NVML read and
+ * the bench settings (core/bench_fields.h) it was measured with.
+ */
+#ifndef KF_LINE_H
+#define KF_LINE_H
+
+#include "kforge.h"
+#include "util.h"
+
+/* The run a results line belongs to: who measured it, where, on what. */
+typedef struct {
+    char run_id[64];        /* unique per invocation */
+    char time[32];          /* ISO 8601 UTC start time */
+    char host[64];
+    char config[512];       /* config path(s) */
+    kf_device dev;
+    bool have_dev;
+} kf_run_info;
+
+/* r as one results line (no newline) appended to b: the run's facts from
+ * info, the device's when info->have_dev. */
+void line_json(strbuf *b, const kf_result *r, const kf_run_info *info);
+
+/* r as one CSV row, or the header of r's family when header (no newline):
+ * the fields of the JSON line but the device's, the bench settings as
+ * "bench.NAME" columns. */
+void line_csv(strbuf *b, const kf_result *r, const kf_run_info *info, bool header);
+
+/* Parses one line (NUL-terminated) into r: 0, or -1 with a message.  A line
+ * without "kernel" is a reduce line (files of kforge 0.1). */
+int results_parse_line(const char *line, kf_result *r, char *err, size_t errlen);
+
+/* The run and device facts of one line (NUL-terminated) into info, as
+ * report_json wrote them (have_dev: the line names a device): 0, or -1
+ * with a message. */
+int results_parse_run(const char *line, kf_run_info *info, char *err, size_t errlen);
+
+/* The case identity: family, name, every parameter, the shape, the GPU
+ * model, and the bench settings that change the value or the timing (all
+ * but the watchdog): the fields the table marks as identity.  Two results
+ * are the same measurement iff their keys are equal. */
+void results_case_key(const kf_variant *v, const kf_shape *s, const kf_bench *b, const char *device, char *buf,
+                      size_t len);
+
+/* results_case_key of a recorded result. */
+void results_key_of(const kf_result *r, char *buf, size_t len);
+
+/* A malloc'd copy of s with every byte that is not part of a well-formed
+ * UTF-8 sequence replaced by '?' (NULL when out of memory). */
+char *line_utf8_clean(const char *s);
+
+#endif
