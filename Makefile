@@ -108,6 +108,7 @@ check: $(TESTS) $(BUILD)/kforge $(BUILD)/fuzz_replay $(BUILD)/tests/kforge-tile
 	KFORGE=$(BUILD)/kforge sh tests/newcomer_suite.sh || fail=1; \
 	KFORGE=$(BUILD)/kforge sh tests/regress_suite.sh || fail=1; \
 	KFORGE_TILE=$(BUILD)/tests/kforge-tile sh tests/family_suite.sh || fail=1; \
+	KFORGE=$(BUILD)/kforge sh tests/custom_suite.sh || fail=1; \
 	KFORGE=$(BUILD)/kforge sh tests/gpu_suite.sh || fail=1; \
 	if [ $$fail = 0 ] && [ -n "$$(ls -A $(CHECK_TMP))" ]; then \
 	  echo "FAIL make check left files in $(CHECK_TMP) (TMPDIR): $$(ls -A $(CHECK_TMP) | tr '\n' ' ')"; fail=1; \

@@ -580,7 +580,7 @@ static int bad(mk *m, const char *field, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    kf_err(m->err, m->errlen, "custom.%s: %s", field, msg);
+    kf_err(m->err, m->errlen, "custom%s%s: %s", field[0] ? "." : "", field, msg);
     return -1;
 }
 
@@ -614,7 +614,7 @@ static int check_keys(mk *m, const char *field, const cJSON *o, const char *cons
             strbuf b = {0};
             for (int i = 0; i < n; i++)
                 sb_printf(&b, "%s%s", i ? ", " : "", keys[i]);
-            int rc = bad(m, field[0] ? field : "?", "unknown key \"%s\"%s%s%s (known: %s)", k->string,
+            int rc = bad(m, field, "unknown key \"%s\"%s%s%s (known: %s)", k->string,
                          sug ? " (did you mean \"" : "", sug ? sug : "", sug ? "\"?)" : "", b.s ? b.s : "");
             sb_free(&b);
             return rc;
