@@ -40,6 +40,12 @@ if [ $rc = 0 ] && has tr_check.txt 'transpose.json: 32 variants, 32 cases' &&
     ok "check: transpose is 36 combinations, 4 left out by the constraints of \"custom\""
 else bad "check transpose" "exit $rc: $(head -3 tr_check.txt)"; fi
 
+# --- axes: the family the config makes ------------------------------------
+"$K" axes transpose.json >axes.txt 2>&1; rc=$?
+if [ $rc = 0 ] && has axes.txt '^transpose -- a user' && has axes.txt '16, 32, 64' && has axes.txt '^  height '; then
+    ok "axes transpose.json: its params with their listed values, and its sizes"
+else bad "axes" "exit $rc: $(head -3 axes.txt)"; fi
+
 # --- check --compile: NVRTC compiles every variant ------------------------
 for c in vector_add:20 transpose:32 scale:2; do
     f=${c%%:*}
@@ -147,6 +153,9 @@ json.dump(c, open("b_key.json", "w"))
 c = json.load(open("vector_add.json"))
 del c["custom"]
 json.dump(c, open("b_nocustom.json", "w"))
+c = json.load(open("vector_add.json"))
+c["custom"]["source"] = 'vector_add.cu"\n#include <evil>'
+json.dump(c, open("b_path.json", "w"))
 PY
 expect2 "missing args" b_args.json 'b_args.json: custom.args: missing: the kernel'"'"'s arguments in order'
 expect2 "a scalar without a value" b_value.json 'b_value.json: custom.args[3] (n).value: missing: a scalar needs a value'
@@ -157,6 +166,7 @@ expect2 "a size named like a param" b_sizes.json 'b_sizes.json: custom.sizes[1]:
 expect2 "a block that uses a size" b_block.json 'b_block.json: custom.block: the block may use params only, not sizes'
 expect2 "division by zero at load time" b_smem.json "b_smem.json: custom.smem: smem: '1024 / (per_thread - 1)' at position 6: division by zero"
 expect2 "an unknown key, with a suggestion" b_key.json 'b_key.json: custom: unknown key "grdi" (did you mean "grid"?)'
+expect2 "a source name that would break the #line" b_path.json 'b_path.json: custom.source: a file name without control characters, quotes or backslashes'
 expect2 "kernel custom without its object" b_nocustom.json 'b_nocustom.json: custom: expected an object describing the kernel'
 
 # --- a compile error: NVRTC's log names the user's file and line ----------

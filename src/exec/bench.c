@@ -868,7 +868,8 @@ static bool get_kernels(cctx *c, CUmodule mod, const kf_variant *v, gpu_kernels 
             continue;
         int have = 0;
         size_t off, size;
-        while (have < 64 && B->fn_param(K->fn[k], (size_t)have, &off, &size) == CUDA_SUCCESS) {
+        CUresult pr;
+        while (have < 64 && (pr = B->fn_param(K->fn[k], (size_t)have, &off, &size)) == CUDA_SUCCESS) {
             if (have < nwant && size != want[have]) {
                 r->status = KF_ST_LAUNCH;
                 snprintf(r->message, sizeof r->message, "the arguments do not match kernel %s: argument %d is %zu "
@@ -877,6 +878,8 @@ static bool get_kernels(cctx *c, CUmodule mod, const kf_variant *v, gpu_kernels 
             }
             have++;
         }
+        if (pr != CUDA_ERROR_INVALID_VALUE) /* past the last parameter; anything else: the driver cannot tell */
+            continue;
         if (have != nwant) {
             r->status = KF_ST_LAUNCH;
             snprintf(r->message, sizeof r->message, "the arguments do not match kernel %s: the config gives %d, the "

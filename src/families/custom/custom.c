@@ -204,13 +204,7 @@ static char *source(const kf_variant *v, char *err, size_t errlen)
     sb_printf(&b, "//   %-20s %s (%s)\n", "source", c->source_path, c->entry);
     for (int i = 0; i < c->fam.nparams; i++)
         sb_printf(&b, "#define %s %lld\n", c->params[i].name, (long long)v->p[i]);
-    sb_append(&b, "#line 1 \"");
-    for (const char *p = c->source_path; *p; p++) {
-        if (*p == '"' || *p == '\\')
-            sb_append(&b, "\\");
-        sb_appendn(&b, p, 1);
-    }
-    sb_append(&b, "\"\n");
+    sb_printf(&b, "#line 1 \"%s\"\n", c->source_path); /* no quotes, backslashes or control characters: make() */
     sb_append(&b, c->source_text);
     if (b.failed) {
         sb_free(&b);
@@ -284,7 +278,7 @@ static void put(kf_dtype t, void *host, int64_t i, double x)
 {
     switch (t) {
     case KF_INT32: ((int32_t *)host)[i] = (int32_t)x; break;
-    case KF_UINT32: ((uint32_t *)host)[i] = (uint32_t)x; break;
+    case KF_UINT32: ((uint32_t *)host)[i] = (uint32_t)(int64_t)x; break; /* (a negative double to unsigned is undefined) */
     case KF_INT64: ((int64_t *)host)[i] = (int64_t)x; break;
     case KF_FLOAT32: ((float *)host)[i] = (float)x; break;
     default: ((double *)host)[i] = x; break;
@@ -523,7 +517,7 @@ static int enqueue(kf_launcher *l, const kf_variant *v, const kf_shape *s, const
             expr_eval(g->value, v, s, &x, err, sizeof err); /* checked by check_shape */
             switch (g->dtype) {
             case KF_INT32: store[a].i32 = (int32_t)x; break;
-            case KF_UINT32: store[a].u32 = (uint32_t)x; break;
+            case KF_UINT32: store[a].u32 = (uint32_t)(int64_t)x; break;
             case KF_INT64: store[a].i64 = (int64_t)x; break;
             case KF_FLOAT32: store[a].f32 = (float)x; break;
             default: store[a].f64 = x; break;
@@ -903,6 +897,10 @@ static int make(mk *m, cfam *c, const cJSON *root, const char *config_path)
     const cJSON *src = cJSON_GetObjectItemCaseSensitive(root, "source");
     if (!cJSON_IsString(src) || !src->valuestring[0])
         return bad(m, "source", "missing: the kernel's .cu file, relative to the config");
+    for (const char *p = src->valuestring; *p; p++)
+        if ((unsigned char)*p < 32 || *p == '"' || *p == '\\')
+            return bad(m, "source", "a file name without control characters, quotes or backslashes (it goes into a "
+                                    "#line directive)");
     const char *slash = strrchr(config_path, '/');
     if (src->valuestring[0] == '/' || !slash)
         snprintf(c->source_path, sizeof c->source_path, "%s", src->valuestring);
