@@ -154,6 +154,9 @@ c = json.load(open("vector_add.json"))
 del c["custom"]
 json.dump(c, open("b_nocustom.json", "w"))
 c = json.load(open("vector_add.json"))
+c["custom"]["reference"] = {"block_size_x": 64}
+json.dump(c, open("b_refobj.json", "w"))
+c = json.load(open("vector_add.json"))
 c["custom"]["source"] = 'vector_add.cu"\n#include <evil>'
 json.dump(c, open("b_path.json", "w"))
 PY
@@ -162,6 +165,7 @@ expect2 "a scalar without a value" b_value.json 'b_value.json: custom.args[3] (n
 expect2 "bad fill" b_fill.json 'b_fill.json: custom.args[1] (a).fill: expected {"random": [lo, hi]}, "zeros", "ones", "iota" or {"constant": x}, got {"random":[1]}'
 expect2 "a param without values" b_param.json 'b_param.json: custom.params.block_size_x: expected at least one value'
 expect2 "a reference param that is not a param" b_ref.json 'b_ref.json: custom.reference.params.block_size: not a parameter of "params"'
+expect2 "a reference without params" b_refobj.json 'b_refobj.json: custom.reference: expected {"params": {...}}: a parameter set of the same source, got {"block_size_x":64}'
 expect2 "a size named like a param" b_sizes.json 'b_sizes.json: custom.sizes[1]: "per_thread" is already a parameter or size'
 expect2 "a block that uses a size" b_block.json 'b_block.json: custom.block: the block may use params only, not sizes'
 expect2 "division by zero at load time" b_smem.json "b_smem.json: custom.smem: smem: '1024 / (per_thread - 1)' at position 6: division by zero"

@@ -691,7 +691,9 @@ static int parse_params(mk *m, cfam *c, const cJSON *j)
             if (get_integer(m, fr, r->child, -(1LL << 40), 1LL << 40, &lo) != 0 ||
                 get_integer(m, fr, r->child->next, lo, lo + MAX_VALUES * (1LL << 20), &hi) != 0)
                 return -1;
-            if (st && get_integer(m, "step", st, 1, 1LL << 40, &step) != 0)
+            char fs[200];
+            snprintf(fs, sizeof fs, "%s.step", f);
+            if (st && get_integer(m, fs, st, 1, 1LL << 40, &step) != 0)
                 return -1;
             for (int64_t x = lo; x <= hi; x += step) {
                 if (nv == MAX_VALUES)
@@ -1013,10 +1015,13 @@ static int make(mk *m, cfam *c, const cJSON *root, const char *config_path)
     if (ref) {
         static const char *const rkeys[] = {"params"};
         const cJSON *rp = cJSON_GetObjectItemCaseSensitive(ref, "params");
-        if (!cJSON_IsObject(ref) || check_keys(m, "reference", ref, rkeys, 1) != 0 || !cJSON_IsObject(rp))
-            return ref && cJSON_IsObject(ref) && !rp ? bad(m, "reference", "expected {\"params\": {...}}: a "
-                                                                           "parameter set of the same source")
-                                                     : -1;
+        if (!cJSON_IsObject(ref) || !cJSON_IsObject(rp)) {
+            char g[80];
+            given(ref, g, sizeof g);
+            return bad(m, "reference", "expected {\"params\": {...}}: a parameter set of the same source, got %s", g);
+        }
+        if (check_keys(m, "reference", ref, rkeys, 1) != 0)
+            return -1;
         for (const cJSON *x = rp->child; x; x = x->next) {
             char f[160];
             snprintf(f, sizeof f, "reference.params.%s", x->string);
