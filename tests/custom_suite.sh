@@ -95,6 +95,15 @@ if [ $rc = 0 ] && has best.txt '"block_rows": 8,' && has best.txt '"pad": 1,' &&
     ok "best --kernel transpose.json: the tuned variant at 8192x8192, and the nearest for 4096x4096"
 else bad "best" "exit $rc/$rc2: $(cat best.err near.err | head -3)"; fi
 
+# --- compare and merge know a custom kernel's results through --kernel ----
+"$K" compare va.jsonl va.jsonl --kernel vector_add.json >cmp.txt 2>&1; rc=$?
+"$K" compare va.jsonl va.jsonl >nocmp.txt 2>&1
+"$K" merge va.jsonl --kernel vector_add.json --no-db >merge.txt 2>&1; rc2=$?
+if [ $rc = 0 ] && ! has cmp.txt 'not results' && has cmp.txt 'block_size_x' && has nocmp.txt '20 lines that are not results' &&
+   [ $rc2 = 0 ] && has merge.txt '20 cases'; then
+    ok "compare and merge --kernel vector_add.json: the 20 cases matched and merged (without it: not results)"
+else bad "compare/merge" "exit $rc/$rc2: $(head -3 cmp.txt merge.txt)"; fi
+
 # --- a planted unwritten output is caught (the fake GPU's model) ----------
 KFORGE_PLANT='drop_last@*' "$K" run vector_add.json --set block_size_x=256 --set per_thread=2 --set n=1000 \
     --no-results --format jsonl >plant.txt 2>&1; rc=$?

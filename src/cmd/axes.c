@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "cmd.h"
-#include "config.h"
 #include "family.h"
 #include "param.h"
 #include "util.h"
@@ -125,17 +124,8 @@ int cmd_axes(int argc, char **argv)
         return KF_EXIT_OK;
     }
     int f = family_find(o.configs[0]);
-    if (f < 0 && o.nconfigs == 1 && strstr(o.configs[0], ".json")) {
-        /* a family a config makes (kernel "custom"): the config names it */
-        kf_config cfg;
-        char err[1024];
-        if (config_load(o.configs[0], &cfg, err, sizeof err) != 0) {
-            fprintf(stderr, "kforge axes: %s\n", err);
-            return KF_EXIT_USAGE;
-        }
-        f = cfg.family;
-        config_free(&cfg);
-    }
+    if (f < 0 && o.nconfigs == 1 && strstr(o.configs[0], ".json") && family_from_config("axes", o.configs[0], &f) != 0)
+        return KF_EXIT_USAGE; /* a family a config makes (kernel "custom"): the config names it */
     if (f < 0 || o.nconfigs > 1) {
         const char *names[16];
         int n = 0;

@@ -9,7 +9,6 @@
 
 #include "cli.h"
 #include "cmd.h"
-#include "config.h"
 #include "family.h"
 #include "key.h"
 #include "pick.h"
@@ -253,17 +252,8 @@ int cmd_best(int argc, char **argv)
             kname = argv[i] + 9;
     if (kname)
         family = family_find(kname);
-    if (family < 0 && kname && strstr(kname, ".json")) {
-        /* a family a config makes (kernel "custom"): the config names it */
-        kf_config cfg;
-        char err[1024];
-        if (config_load(kname, &cfg, err, sizeof err) != 0) {
-            fprintf(stderr, "kforge best: --kernel: %s\n", err);
-            return KF_EXIT_USAGE;
-        }
-        family = cfg.family;
-        config_free(&cfg);
-    }
+    if (family < 0 && kname && strstr(kname, ".json") && family_from_config("best", kname, &family) != 0)
+        return KF_EXIT_USAGE; /* a family a config makes (kernel "custom"): the config names it */
     if (family < 0) {
         fprintf(stderr, "kforge best: --kernel: unknown kernel family (kforge axes lists them)\n");
         return KF_EXIT_USAGE;
