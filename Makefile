@@ -108,6 +108,7 @@ check: $(TESTS) $(BUILD)/kforge $(BUILD)/fuzz_replay $(BUILD)/tests/kforge-tile
 	KFORGE=$(BUILD)/kforge sh tests/newcomer_suite.sh || fail=1; \
 	KFORGE=$(BUILD)/kforge sh tests/regress_suite.sh || fail=1; \
 	KFORGE_TILE=$(BUILD)/tests/kforge-tile sh tests/family_suite.sh || fail=1; \
+	KFORGE=$(BUILD)/kforge sh tests/custom_suite.sh || fail=1; \
 	KFORGE=$(BUILD)/kforge sh tests/gpu_suite.sh || fail=1; \
 	if [ $$fail = 0 ] && [ -n "$$(ls -A $(CHECK_TMP))" ]; then \
 	  echo "FAIL make check left files in $(CHECK_TMP) (TMPDIR): $$(ls -A $(CHECK_TMP) | tr '\n' ' ')"; fail=1; \
@@ -145,6 +146,7 @@ install: $(BUILD)/kforge
 .PHONY: valgrind
 FUZZ_SRC  := tests/fuzz_config.c src/core/config.c src/core/expr.c src/core/space.c src/core/param.c \
              src/core/family.c src/core/kforge.c src/core/util.c src/core/stats.c src/core/key.c src/core/cli.c src/compile/codegen.c \
+             src/compile/rtc.c \
              $(wildcard src/families/*/*.c) \
              src/exec/bench.c src/exec/data.c src/exec/launch.c src/exec/gpu.c src/exec/nvml.c
 FUZZ_TIME ?= 600
@@ -152,10 +154,10 @@ VALGRIND  := valgrind -q --error-exitcode=99 --leak-check=full --show-leak-kinds
              --errors-for-leak-kinds=definite,indirect
 $(BUILD)/fuzz_config: $(FUZZ_SRC) $(BUILD)/gen/templates.c
 	clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -std=c11 -D_GNU_SOURCE \
-	  $(INCLUDES) -isystem $(CUDA)/include $^ -lcjson -lm -o $@
+	  $(INCLUDES) -isystem $(CUDA)/include $^ -L$(CUDA)/lib64 -Wl,-rpath,$(CUDA)/lib64 -lcjson -lnvrtc -ldl -lm -lpthread -o $@
 $(BUILD)/fuzz_replay: tests/fuzz_replay.c $(FUZZ_SRC) $(BUILD)/gen/templates.c
 	$(CC) -g -O1 -std=c11 -D_GNU_SOURCE $(if $(SANITIZE),-fsanitize=$(SANITIZE) -fno-sanitize-recover=all) \
-	  $(INCLUDES) -isystem $(CUDA)/include $^ -lcjson -lm -o $@
+	  $(INCLUDES) -isystem $(CUDA)/include $^ -L$(CUDA)/lib64 -Wl,-rpath,$(CUDA)/lib64 -lcjson -lnvrtc -ldl -lm -lpthread -o $@
 fuzz: $(BUILD)/fuzz_config
 	$(BUILD)/fuzz_config tests/fuzz/regressions/*
 	mkdir -p $(BUILD)/fuzz-corpus && cp tests/fuzz/corpus/* $(BUILD)/fuzz-corpus/

@@ -32,8 +32,8 @@ _kforge_opts_static() {
                --list --delete --help" ;;
     export) echo "--dtype --op --acc-dtype --kernel --db --gpu --device-model --deterministic -o --help" ;;
     axes) echo "--format --no-header --help" ;;
-    merge) echo "--results --db --no-db --format --quiet -q --help" ;;
-    compare) echo "--fail-above --any-device --match --all --format --no-header --help" ;;
+    merge) echo "--kernel --results --db --no-db --format --quiet -q --help" ;;
+    compare) echo "--kernel --fail-above --any-device --match --all --format --no-header --help" ;;
     esac
 }
 

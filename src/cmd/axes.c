@@ -124,6 +124,8 @@ int cmd_axes(int argc, char **argv)
         return KF_EXIT_OK;
     }
     int f = family_find(o.configs[0]);
+    if (f < 0 && o.nconfigs == 1 && strstr(o.configs[0], ".json") && family_from_config("axes", o.configs[0], &f) != 0)
+        return KF_EXIT_USAGE; /* a family a config makes (kernel "custom"): the config names it */
     if (f < 0 || o.nconfigs > 1) {
         const char *names[16];
         int n = 0;

@@ -35,7 +35,8 @@ static const char *const best_help =
     "(both the fastest and the fastest deterministic one; with --deterministic only the latter).\n"
     "\n"
     "options:\n"
-    "  --kernel K          the kernel family (kforge axes lists them)\n"
+    "  --kernel K          the kernel family (kforge axes lists them), or the config of a custom\n"
+    "                      kernel (configs/custom/vector_add.json): the family it makes\n"
     "  --dtype T, --op OP  the key: one option per key axis of the family (what it computes; reduce\n"
     "                      and reduce_rows: --dtype, --op), each at its default when left out;\n"
     "                      a family without key axes takes none\n"
@@ -243,11 +244,16 @@ int cmd_best(int argc, char **argv)
     cli c;
     cli_init(&c, argc, argv);
     /* --kernel first: the size options depend on it */
+    const char *kname = NULL;
     for (int i = 1; i < argc; i++)
         if (strcmp(argv[i], "--kernel") == 0 && i + 1 < argc)
-            family = family_find(argv[i + 1]);
+            kname = argv[i + 1];
         else if (strncmp(argv[i], "--kernel=", 9) == 0)
-            family = family_find(argv[i] + 9);
+            kname = argv[i] + 9;
+    if (kname)
+        family = family_find(kname);
+    if (family < 0 && kname && strstr(kname, ".json") && family_from_config("best", kname, &family) != 0)
+        return KF_EXIT_USAGE; /* a family a config makes (kernel "custom"): the config names it */
     if (family < 0) {
         fprintf(stderr, "kforge best: --kernel: unknown kernel family (kforge axes lists them)\n");
         return KF_EXIT_USAGE;

@@ -32,6 +32,11 @@ int cmd_compare(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int tune_main(int argc, char **argv);
 
+/* A family that a config makes (kernel "custom"): loads config `path`,
+ * which registers it, and sets *family.  0, or KF_EXIT_USAGE after a
+ * message prefixed "kforge CMD: ". */
+int family_from_config(const char *cmd, const char *path, int *family);
+
 /* Option groups a command takes. */
 enum {
     OPT_SET = 1 << 0,       /* --set KEY=VALUE */

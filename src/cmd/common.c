@@ -470,3 +470,16 @@ int cli_run_option(cli *c, run_opts *ro, double *timeout)
     }
     return 1;
 }
+
+int family_from_config(const char *cmd, const char *path, int *family)
+{
+    kf_config cfg;
+    char err[1024];
+    if (config_load(path, &cfg, err, sizeof err) != 0) {
+        fprintf(stderr, "kforge %s: %s\n", cmd, err);
+        return KF_EXIT_USAGE;
+    }
+    *family = cfg.family;
+    config_free(&cfg);
+    return 0;
+}

@@ -61,7 +61,8 @@ static const char *const compare_help =
     "that differ between the files and the --match that would pair them.\n"
     "\n"
     "options:\n"
-    "  --fail-above PCT    exit 1 if a case got significantly slower by more than PCT percent\n"
+    "  --kernel CONFIG     the config of a custom kernel whose results these are (its family is\n"
+    "                      made from the config; repeat for several)\n"    "  --fail-above PCT    exit 1 if a case got significantly slower by more than PCT percent\n"
     "                      (5%, 5 or 0.5%), or fails now where it passed before\n"
     "  --any-device        match cases measured on different GPUs (the GPU is left out of the identity)\n"
     "  --match KEYS        pair cases on these keys only (comma-separated): a size (n, rows, cols,\n"
@@ -938,6 +939,10 @@ int cmd_compare(int argc, char **argv)
                 return KF_EXIT_USAGE;
             }
             fmt = (kf_format)f;
+        } else if (cli_value(&c, "--kernel", &val)) {
+            int fam;
+            if (family_from_config("compare", val, &fam) != 0)
+                return KF_EXIT_USAGE;
         } else if (cli_positional(&c, &val)) {
             if (nfiles == 2) {
                 cli_fail(&c, "two results files at a time (OLD and NEW), got a third: '%s'", val);

@@ -45,7 +45,8 @@ static const char *const merge_help =
     "the space config named in the results gives the sizes, weights and candidate order.\n"
     "\n"
     "options:\n"
-    "  --results FILE      also write the merged cases to FILE (a new file), one line each\n"
+    "  --kernel CONFIG     the config of a custom kernel whose results these are (its family is\n"
+    "                      made from the config; repeat for several)\n"    "  --results FILE      also write the merged cases to FILE (a new file), one line each\n"
     "  --db DIR            tuning database (default $KFORGE_DB, else $XDG_DATA_HOME/kforge/tuning,\n"
     "                      else ~/.local/share/kforge/tuning)\n"
     "  --no-db             leave the tuning database alone\n"
@@ -489,6 +490,10 @@ int cmd_merge(int argc, char **argv)
             fmt = (kf_format)f;
         } else if (cli_flag(&c, "--quiet") || cli_flag(&c, "-q")) {
             quiet = true;
+        } else if (cli_value(&c, "--kernel", &val)) {
+            int fam;
+            if (family_from_config("merge", val, &fam) != 0)
+                return KF_EXIT_USAGE;
         } else if (cli_positional(&c, &val)) {
             files[nfiles++] = val;
         } else {

@@ -975,7 +975,23 @@ static int parse_root(const ctx *c, const cJSON *root, kf_config *cfg)
         return fail(c, NULL, "expected a JSON object at the top level (a kforge config)");
     const cJSON *kernel = cJSON_GetObjectItemCaseSensitive(root, "kernel");
     cfg->family = 0;
-    if (kernel) {
+    const char *maker = cJSON_IsString(kernel) && family_is_maker(kernel->valuestring) ? kernel->valuestring : NULL;
+    if (maker) {
+        /* a family described by the config itself, in the object named
+         * after its maker ("custom"): made and registered here */
+        const cJSON *spec = cJSON_GetObjectItemCaseSensitive(root, maker);
+        if (!cJSON_IsObject(spec))
+            return fail(c, maker, "expected an object describing the kernel (\"kernel\": \"%s\" needs one)", maker);
+        char *text = cJSON_PrintUnformatted(spec);
+        if (!text)
+            return fail(c, maker, "out of memory");
+        char merr[768];
+        int fi = family_make(maker, text, c->path, merr, sizeof merr);
+        free(text);
+        if (fi < 0)
+            return fail(c, NULL, "%s", merr);
+        cfg->family = fi;
+    } else if (kernel) {
         const char *fams[16];
         int nf = 0;
         for (int i = 0; i < kf_nfamilies && nf < 16; i++)
@@ -985,9 +1001,11 @@ static int parse_root(const ctx *c, const cJSON *root, kf_config *cfg)
             return -1;
         cfg->family = (int)fi;
     }
-    const char *top_keys[MAX_KEYS], *spec_keys[MAX_KEYS];
+    const char *top_keys[MAX_KEYS + 1], *spec_keys[MAX_KEYS];
     int n_top = known_keys(cfg->family, true, top_keys);
     int n_spec = known_keys(cfg->family, false, spec_keys);
+    if (maker)
+        top_keys[n_top++] = maker;
     if (check_keys(c, NULL, root, top_keys, n_top) != 0)
         return -1;
     const cJSON *bench = cJSON_GetObjectItemCaseSensitive(root, "bench");
@@ -1082,6 +1100,20 @@ static int parse_root(const ctx *c, const cJSON *root, kf_config *cfg)
         if (!cfg->specs) {
             fail(c, NULL, "out of memory");
             goto out;
+        }
+        /* axes left out take their sweep (a made family: every listed
+         * value), else the default */
+        const kf_family *fam = kf_families[cfg->family];
+        for (int a = 0; a < fam->nparams; a++) {
+            const kf_param *p = &fam->params[a];
+            if (top.ax[a].count > 0 || !p->sweep || p->nsweep < 1)
+                continue;
+            if (!(top.ax[a].vals = malloc(sizeof(int64_t) * (size_t)p->nsweep))) {
+                fail(c, NULL, "out of memory");
+                goto out;
+            }
+            memcpy(top.ax[a].vals, p->sweep, sizeof(int64_t) * (size_t)p->nsweep);
+            top.ax[a].count = p->nsweep;
         }
         cfg->specs[0] = top;
         memset(&top, 0, sizeof top);

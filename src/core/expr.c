@@ -515,11 +515,16 @@ static enode *parse_or(parser *p)
 
 kf_expr *expr_parse(const char *text, int family, char *err, size_t errlen)
 {
+    return expr_parse_for(text, kf_families[family], err, errlen);
+}
+
+kf_expr *expr_parse_for(const char *text, const kf_family *f, char *err, size_t errlen)
+{
     if (!text) {
         kf_err(err, errlen, "no expression");
         return NULL;
     }
-    parser p = {.s = text, .len = strlen(text), .err = err, .errlen = errlen, .fam = kf_families[family]};
+    parser p = {.s = text, .len = strlen(text), .err = err, .errlen = errlen, .fam = f};
     kf_expr *e = NULL;
     enode *root = parse_or(&p);
     if (root) {

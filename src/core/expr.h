@@ -23,6 +23,10 @@ typedef struct kf_expr kf_expr;
  * expression and the 1-based character position:
  *   'block_size <= ' at position 15: expected a value */
 kf_expr *expr_parse(const char *text, int family, char *err, size_t errlen);
+/* The same for a family not registered yet (a family being made from a
+ * config: its launch expressions are checked before it is registered). */
+struct kf_family;
+kf_expr *expr_parse_for(const char *text, const struct kf_family *f, char *err, size_t errlen);
 
 /* Evaluates e for variant v (of the family e was parsed for) at shape s
  * (NULL when e uses no size).  Comparisons and logic yield 0 or 1.

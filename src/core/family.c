@@ -19,6 +19,16 @@ const kf_family *kf_families[KF_MAX_FAMILIES] = {
 };
 int kf_nfamilies = 2;
 
+extern int custom_family_make(const char *spec_json, const char *config_path, char *err, size_t errlen);
+
+/* Families made from a config: one line per maker. */
+static const struct {
+    const char *name;
+    kf_family_maker make;
+} makers[] = {
+    {"custom", custom_family_make},
+};
+
 const char *const kf_role_names[KF_ROLE_COUNT] = {"in", "out", "inout", "scratch"};
 
 int family_register(const kf_family *f, char *err, size_t errlen)
@@ -40,6 +50,23 @@ int family_find(const char *name)
     for (int i = 0; i < kf_nfamilies; i++)
         if (strcmp(kf_families[i]->name, name) == 0)
             return i;
+    return -1;
+}
+
+bool family_is_maker(const char *name)
+{
+    for (size_t i = 0; i < sizeof makers / sizeof makers[0]; i++)
+        if (strcmp(makers[i].name, name) == 0)
+            return true;
+    return false;
+}
+
+int family_make(const char *name, const char *spec_json, const char *config_path, char *err, size_t errlen)
+{
+    for (size_t i = 0; i < sizeof makers / sizeof makers[0]; i++)
+        if (strcmp(makers[i].name, name) == 0)
+            return makers[i].make(spec_json, config_path, err, errlen);
+    kf_err(err, errlen, "no family maker called \"%s\"", name);
     return -1;
 }
 

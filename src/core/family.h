@@ -211,6 +211,21 @@ typedef struct kf_family {
      * message. */
     char *(*export_source)(const kf_export_entry *e, int n, const kf_export_info *info, char *err, size_t errlen);
 
+    /* Optional: the reference is a variant of the same family run on the
+     * GPU (a family made from a user's kernel: no CPU reference exists).
+     * ref receives the variant whose outputs, on the same inputs, are the
+     * reference of v's at s: 0, or -1 (none).  The GPU worker compiles it,
+     * runs it once per data key (outputs poisoned twice, differently: both
+     * runs must agree) and keeps its outputs in place of reference()'s,
+     * which the fake GPU still uses. */
+    int (*reference_variant)(const kf_variant *v, const kf_shape *s, kf_variant *ref);
+    /* Optional: the size in bytes of each argument kernel `kernel` takes,
+     * in order, as enqueue passes them (at most max): their count.  The GPU
+     * worker checks them against the compiled kernel's parameters
+     * (cuFuncGetParamInfo) before any launch: a mismatch is a launch error
+     * that names the argument, never a corrupted launch. */
+    int (*arg_sizes)(const kf_variant *v, int kernel, size_t *sizes, int max);
+
     const void *ext;            /* the family's own (reduction-like families: their reduction_ops) */
 } kf_family;
 
@@ -225,6 +240,19 @@ extern int kf_nfamilies;
 int family_register(const kf_family *f, char *err, size_t errlen);
 /* The family called name, or -1. */
 int family_find(const char *name);
+
+/* ---- families made from a config --------------------------------------
+ * A config whose "kernel" is a maker's name ("custom") describes a family
+ * in its object of that name; the maker builds it (a heap kf_family) and
+ * registers it, before any worker is forked.  A maker returns the
+ * family's index (the same spec under the same name again: the same
+ * family), or -1 and a message naming the field and what was expected.
+ * spec_json: the object's text; config_path: the config file (sources are
+ * relative to its folder). */
+typedef int (*kf_family_maker)(const char *spec_json, const char *config_path, char *err, size_t errlen);
+/* Whether "kernel": name names a maker. */
+bool family_is_maker(const char *name);
+int family_make(const char *name, const char *spec_json, const char *config_path, char *err, size_t errlen);
 static inline const kf_family *family_of(const kf_variant *v) { return kf_families[v->family]; }
 
 /* Every parameter at its default. */

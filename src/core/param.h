@@ -40,6 +40,11 @@ typedef struct {
     const char *allowed;        /* INT: what is allowed, for messages */
     const char *macro;          /* codegen: #define name of the value (KF_BS); NULL: not compiled in */
     const char *doc;            /* one line for `kforge axes` and --help */
+    /* INT: the values an axis takes when a config without "variants" leaves
+     * it out (a family made from a config: every listed value); NULL: the
+     * default alone */
+    const int64_t *sweep;
+    int nsweep;
 } kf_param;
 
 /* ---- grid values ---------------------------------------------------- */

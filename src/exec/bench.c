@@ -15,6 +15,7 @@
 #include "family.h"
 #include "gpu.h"
 #include "launch.h"
+#include "rtc.h"
 #include "stats.h"
 #include "util.h"
 
@@ -61,6 +62,13 @@ struct bench {
     CUevent stage_ev[2];
     bench_nvml nv;          /* opened once per worker */
     kf_nvml_sampler *smp;   /* NVML readings on their own thread (NULL: in this one) */
+    /* optional Driver API calls (CUDA 12.4+), looked up in bench_new: the
+     * kernels a module defines (C++ entries, and the list an unknown entry
+     * shows) and a kernel's parameters (the check of a family's arg_sizes) */
+    CUresult (*fn_count)(unsigned *count, CUmodule mod);
+    CUresult (*fn_enum)(CUfunction *fns, unsigned n, CUmodule mod);
+    CUresult (*fn_name)(const char **name, CUfunction fn);
+    CUresult (*fn_param)(CUfunction fn, size_t i, size_t *offset, size_t *size);
 };
 
 /* Result of a CUDA call inside a case: sticky errors end the worker. */
@@ -126,6 +134,10 @@ bench *bench_new(int ordinal, int index, kf_device *dev, bool *missing, char *er
     CUuuid u;
     if (get_uuid && get_uuid(&u, B->g.dev) == CUDA_SUCCESS && !B->g.info.uuid[0])
         kf_nvml_format_uuid((const unsigned char *)u.bytes, B->g.info.uuid, sizeof B->g.info.uuid);
+    B->fn_count = (CUresult(*)(unsigned *, CUmodule))dlsym(B->g.cu.lib, "cuModuleGetFunctionCount");
+    B->fn_enum = (CUresult(*)(CUfunction *, unsigned, CUmodule))dlsym(B->g.cu.lib, "cuModuleEnumerateFunctions");
+    B->fn_name = (CUresult(*)(const char **, CUfunction))dlsym(B->g.cu.lib, "cuFuncGetName");
+    B->fn_param = (CUresult(*)(CUfunction, size_t, size_t *, size_t *))dlsym(B->g.cu.lib, "cuFuncGetParamInfo");
     kf_trace("gpu %d: NVML", index);
     bench_nvml_open(&B->nv, B->g.info.uuid, index);
     if (B->nv.ok)
@@ -378,6 +390,8 @@ static size_t lead_bytes(const kf_buffer *b, int64_t offset)
     return b->offset ? (size_t)offset * b->elem_bytes : 0;
 }
 
+static bool gpu_reference(cctx *c, input_slot *S, const kf_variant *v, const kf_shape *shape, const kf_bench *b);
+
 /* The inputs of the exact data (exact) or the realistic data on the device,
  * and their references on the host: a kept one, or made in a free (else the
  * least recently used) slot; NULL on failure (c->r says why).  keep_host:
@@ -432,6 +446,12 @@ static input_slot *prepare_input(cctx *c, bool exact, const kf_variant *v, const
             data_free(&S->data);
             return NULL;
         }
+    }
+    /* a family whose reference is one of its variants: run it here, on
+     * these inputs, once per key */
+    if (exact && family_of(v)->reference_variant && !gpu_reference(c, S, v, shape, b)) {
+        data_free(&S->data);
+        return NULL;
     }
     if (!keep_host)
         data_drop_inputs(&S->data);
@@ -708,6 +728,168 @@ static void block_of(const kf_variant *v, kf_dim3 *block, unsigned *smem)
         block->x = (unsigned)v->p[f->p_block];
 }
 
+/* The kernels module mod defines, as "a, b, c" (CUDA 12.4+; else a note). */
+static void module_kernels(bench *B, CUmodule mod, char *buf, size_t len)
+{
+    unsigned n = 0;
+    CUfunction fns[64];
+    snprintf(buf, len, "(not known: the driver cannot list a module's kernels)");
+    if (!B->fn_count || !B->fn_enum || !B->fn_name || B->fn_count(&n, mod) != CUDA_SUCCESS)
+        return;
+    n = n > 64 ? 64 : n;
+    if (B->fn_enum(fns, n, mod) != CUDA_SUCCESS)
+        return;
+    size_t o = 0;
+    buf[0] = '\0';
+    for (unsigned i = 0; i < n && o < len; i++) {
+        const char *name = NULL;
+        if (B->fn_name(&name, fns[i]) == CUDA_SUCCESS && name)
+            o += (size_t)snprintf(buf + o, len - o, "%s%s", o ? ", " : "", name);
+    }
+    if (!buf[0])
+        snprintf(buf, len, "none");
+}
+
+/* The Itanium mangling of a template argument list's simple types
+ * ("float" -> "f", "float, 4" -> "fLi4E"): false when a type is not one. */
+static bool mangle_args(const char *args, char *out, size_t len)
+{
+    static const char *const types[][2] = {
+        {"float", "f"}, {"double", "d"}, {"int", "i"}, {"unsigned int", "j"}, {"unsigned", "j"}, {"long long", "x"},
+        {"unsigned long long", "y"}, {"long", "l"}, {"unsigned long", "m"}, {"short", "s"}, {"char", "c"},
+        {"signed char", "a"}, {"unsigned char", "h"}, {"bool", "b"}, {"__half", "6__half"}, {"half", "6__half"}};
+    size_t o = 0;
+    out[0] = '\0';
+    const char *p = args;
+    while (*p) {
+        while (*p == ' ')
+            p++;
+        size_t n = strcspn(p, ",");
+        while (n > 0 && p[n - 1] == ' ')
+            n--;
+        char tok[64];
+        if (n == 0 || n >= sizeof tok)
+            return false;
+        memcpy(tok, p, n);
+        tok[n] = '\0';
+        const char *code = NULL;
+        for (size_t t = 0; t < sizeof types / sizeof types[0] && !code; t++)
+            if (strcmp(tok, types[t][0]) == 0)
+                code = types[t][1];
+        char num[48];
+        long long x;
+        if (!code && kf_parse_ll(tok, &x)) {
+            snprintf(num, sizeof num, x < 0 ? "Lin%lldE" : "Li%lldE", x < 0 ? -x : x);
+            code = num;
+        }
+        if (!code || o + strlen(code) >= len)
+            return false;
+        o += (size_t)snprintf(out + o, len - o, "%s", code);
+        p += n;
+        while (*p == ' ')
+            p++;
+        if (*p == ',')
+            p++;
+    }
+    return o > 0;
+}
+
+/* A C++ entry ("transpose", "transpose<float>", "ns::k" not handled) in
+ * mod: the one kernel whose mangled name is _Z<len><name>, with
+ * I<args>E after it for a template instantiation.  CUDA 12.4+. */
+static bool find_cxx(bench *B, CUmodule mod, const char *entry, CUfunction *fn)
+{
+    unsigned n = 0;
+    CUfunction fns[256];
+    if (!B->fn_count || !B->fn_enum || !B->fn_name || B->fn_count(&n, mod) != CUDA_SUCCESS)
+        return false;
+    n = n > 256 ? 256 : n;
+    if (B->fn_enum(fns, n, mod) != CUDA_SUCCESS)
+        return false;
+    size_t base = strcspn(entry, "<");
+    char prefix[320], targs[128] = "";
+    snprintf(prefix, sizeof prefix, "_Z%zu%.*s", base, (int)base, entry);
+    if (entry[base] == '<') {
+        char inner[200];
+        const char *close = strrchr(entry, '>');
+        if (!close || close < entry + base)
+            return false;
+        snprintf(inner, sizeof inner, "%.*s", (int)(close - entry - base - 1), entry + base + 1);
+        char m[120];
+        if (!mangle_args(inner, m, sizeof m))
+            return false;
+        snprintf(targs, sizeof targs, "I%sE", m);
+    }
+    int found = 0;
+    for (unsigned i = 0; i < n; i++) {
+        const char *name = NULL;
+        if (B->fn_name(&name, fns[i]) != CUDA_SUCCESS || !name || strncmp(name, prefix, strlen(prefix)) != 0)
+            continue;
+        const char *rest = name + strlen(prefix);
+        if (targs[0] ? strncmp(rest, targs, strlen(targs)) == 0 : rest[0] != 'I') {
+            *fn = fns[i];
+            found++;
+        }
+    }
+    return found == 1;
+}
+
+/* The family's kernels in mod, for launcher l; each checked against the
+ * family's arg_sizes where the driver can tell a kernel's parameters.  An
+ * unknown entry lists the kernels the module defines. */
+static bool get_kernels(cctx *c, CUmodule mod, const kf_variant *v, gpu_kernels *K, kf_launcher *l)
+{
+    const kf_family *fam = family_of(v);
+    bench *B = c->B;
+    kf_cu *cu = &B->g.cu;
+    kf_result *r = c->r;
+    for (int k = 0; k < fam->nentries && k < KF_MAX_KERNELS; k++) {
+        const char *e = fam->entries[k];
+        CUresult res = cu->cuModuleGetFunction(&K->fn[k], mod, e);
+        if (res == CUDA_ERROR_NOT_FOUND && find_cxx(B, mod, e, &K->fn[k]))
+            res = CUDA_SUCCESS;
+        if (res == CUDA_ERROR_NOT_FOUND) {
+            char list[400];
+            module_kernels(B, mod, list, sizeof list);
+            r->status = KF_ST_LAUNCH;
+            snprintf(r->message, sizeof r->message, "no kernel \"%s\" in the module (an extern \"C\" name, a C++ "
+                     "name, or a template instantiated in the source); it defines: %s", e, list);
+            return false;
+        }
+        char what[160];
+        snprintf(what, sizeof what, "cuModuleGetFunction(%s)", e);
+        if (!cu_ok(c, res, what))
+            return false;
+        cu->cuFuncGetAttribute(&l->max_threads[k], CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, K->fn[k]);
+        cu->cuFuncGetAttribute(&l->static_smem[k], CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, K->fn[k]);
+        size_t want[32];
+        int nwant = fam->arg_sizes ? fam->arg_sizes(v, k, want, 32) : -1;
+        if (nwant < 0 || !B->fn_param)
+            continue;
+        int have = 0;
+        size_t off, size;
+        CUresult pr;
+        while (have < 64 && (pr = B->fn_param(K->fn[k], (size_t)have, &off, &size)) == CUDA_SUCCESS) {
+            if (have < nwant && size != want[have]) {
+                r->status = KF_ST_LAUNCH;
+                snprintf(r->message, sizeof r->message, "the arguments do not match kernel %s: argument %d is %zu "
+                         "bytes in the config, the kernel's parameter %d takes %zu", e, have, want[have], have, size);
+                return false;
+            }
+            have++;
+        }
+        if (pr != CUDA_ERROR_INVALID_VALUE) /* past the last parameter; anything else: the driver cannot tell */
+            continue;
+        if (have != nwant) {
+            r->status = KF_ST_LAUNCH;
+            snprintf(r->message, sizeof r->message, "the arguments do not match kernel %s: the config gives %d, the "
+                     "kernel takes %d", e, nwant, have);
+            return false;
+        }
+    }
+    return true;
+}
+
 /* Loads the module and its kernels, works out the occupancy and plans the
  * launches. */
 static bool load_and_plan(gcase *q, const void *cubin)
@@ -720,14 +902,8 @@ static bool load_and_plan(gcase *q, const void *cubin)
         return false;
     *l = (kf_launcher){.dev = &q->B->g.info, .r = r, .nkernels = fam->nentries, .go = gpu_go, .ctx = &q->K};
     q->K.c = &q->c;
-    for (int k = 0; k < fam->nentries && k < KF_MAX_KERNELS; k++) {
-        char what[160];
-        snprintf(what, sizeof what, "cuModuleGetFunction(%s)", fam->entries[k]);
-        if (!cu_ok(&q->c, cu->cuModuleGetFunction(&q->K.fn[k], q->mod, fam->entries[k]), what))
-            return false;
-        cu->cuFuncGetAttribute(&l->max_threads[k], CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, q->K.fn[k]);
-        cu->cuFuncGetAttribute(&l->static_smem[k], CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, q->K.fn[k]);
-    }
+    if (!get_kernels(&q->c, q->mod, q->v, &q->K, l))
+        return false;
     cu->cuFuncGetAttribute(&r->regs, CU_FUNC_ATTRIBUTE_NUM_REGS, q->K.fn[0]);
     kf_dim3 block;
     unsigned smem;
@@ -849,6 +1025,105 @@ static int64_t exact_check(gcase *q, void *const *got, int64_t *nout)
         return 0;
     }
     return bench_compare(q->v, q->shape, &q->p, &q->R.set, got, d->ref, d->aux, true, q->c.r, nout);
+}
+
+/* The reference outputs of slot S's inputs from the family's reference
+ * variant (reference_variant), compiled here (the cubin cache first) and
+ * run twice with different poison: both runs must agree, so an output the
+ * reference never writes is caught here, not blamed on every candidate.
+ * false with c->r saying why. */
+static bool gpu_reference(cctx *c, input_slot *S, const kf_variant *v, const kf_shape *shape, const kf_bench *b)
+{
+    bench *B = c->B;
+    kf_cu *cu = &B->g.cu;
+    kf_result *r = c->r;
+    const kf_family *fam = family_of(v);
+    kf_variant rv;
+    char err[KF_MSG_MAX];
+    if (fam->reference_variant(v, shape, &rv) != 0) {
+        r->status = KF_ST_LAUNCH;
+        snprintf(r->message, sizeof r->message, "the family gives no reference variant");
+        return false;
+    }
+    char *src = fam->source(&rv, err, sizeof err);
+    if (!src) {
+        r->status = KF_ST_COMPILE;
+        snprintf(r->message, sizeof r->message, "the reference variant: %.480s", err);
+        return false;
+    }
+    rtc_options opt;
+    memset(&opt, 0, sizeof opt);
+    snprintf(opt.arch, sizeof opt.arch, "sm_%d%d", B->g.info.cc_major, B->g.info.cc_minor);
+    rtc_cache cache;
+    char path[PATH_MAX];
+    void *cubin = NULL;
+    size_t len = 0;
+    bool cached = rtc_cache_init(&cache, NULL, true, err, sizeof err) == 0;
+    if (cached && rtc_cache_lookup(&cache, src, &opt, path, sizeof path))
+        cubin = kf_read_file(path, &len, err, sizeof err);
+    if (!cubin) {
+        char *log = NULL;
+        if (rtc_compile(src, "reference.cu", &opt, &cubin, &len, &log, err, sizeof err) != 0) {
+            r->status = KF_ST_COMPILE;
+            snprintf(r->message, sizeof r->message, "the reference variant failed to compile: %.440s", log ? log : err);
+            free(log);
+            free(src);
+            return false;
+        }
+        free(log);
+        if (cached)
+            rtc_cache_store(&cache, src, &opt, cubin, len, path, sizeof path, err, sizeof err);
+    }
+    free(src);
+    kf_trace("reference compiled");
+    CUmodule mod = NULL;
+    bool ok = cu_ok(c, cu->cuModuleLoadData(&mod, cubin), "cuModuleLoadData(reference)");
+    free(cubin);
+    if (!ok)
+        return false;
+    gpu_kernels K;
+    memset(&K, 0, sizeof K);
+    K.c = c;
+    runner R;
+    memset(&R, 0, sizeof R);
+    R.c = c;
+    R.v = &rv;
+    R.shape = shape;
+    R.l = (kf_launcher){.dev = &B->g.info, .r = r, .nkernels = fam->nentries, .go = gpu_go, .ctx = &K};
+    kf_plan_info p;
+    R.p = &p;
+    R.set = S->data.set;
+    ok = get_kernels(c, mod, &rv, &K, &R.l);
+    if (ok && fam->plan(&rv, shape, B->g.info.sms, 1, &p) != 0) {
+        r->status = KF_ST_LAUNCH;
+        snprintf(r->message, sizeof r->message, "cannot plan its launches");
+        ok = false;
+    }
+    for (int i = 0; ok && i < R.set.n; i++) {
+        const kf_buffer *x = &R.set.b[i];
+        if (x->role != KF_ROLE_IN)
+            ok = ensure_evicting(c, &B->d_work[i], &B->work_cap[i], data_bytes(x) + 256, x->name, S) &&
+                 (!role_is_output(x->role) || host_grow(c, &B->got2[i], data_bytes(x)));
+    }
+    if (ok) {
+        runner_use(&R, B, S, b->offset);
+        ok = run_checked(&R, 0xFF, S->data.ref) && run_checked(&R, 0x00, B->got2);
+    }
+    if (ok && !same_outputs(&R.set, S->data.ref, B->got2)) {
+        r->status = KF_ST_WRONG;
+        snprintf(r->message, sizeof r->message, "its outputs differ between two runs with different poison (an "
+                 "element it never writes, or a race): nothing can be checked against it");
+        ok = false;
+    }
+    if (!ok) {
+        char msg[KF_MSG_MAX];
+        snprintf(msg, sizeof msg, "%s", r->message);
+        snprintf(r->message, sizeof r->message, "the reference variant: %.480s", msg);
+    }
+    if (c->last == CUDA_SUCCESS || !gpu_error_is_sticky(c->last))
+        cu->cuModuleUnload(mod);
+    kf_trace("reference run");
+    return ok;
 }
 
 /* Twice on the exact data, with different poison in the outputs: every

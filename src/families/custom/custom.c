@@ -1,0 +1,1139 @@
+/*
+ * custom.c -- the `custom` family maker (issue 25): a kernel the user
+ * writes, described by data in the config's "custom" object, made into a
+ * kernel family at run time and registered before any worker is forked.
+ *
+ *   {"kernel": "custom",
+ *    "custom": {"source": "vector_add.cu", "entry": "vector_add",
+ *               "params": {"block_size_x": [64, 128, 256], "per_thread": {"range": [1, 4]}},
+ *               "sizes": ["n"],
+ *               "args": [{"name": "c", "dtype": "float32", "length": "n", "role": "out"}, ...,
+ *                        {"name": "n", "scalar": "int32", "value": "n"}],
+ *               "grid": ["(n + block_size_x * per_thread - 1) / (block_size_x * per_thread)"],
+ *               "reference": {"params": {"block_size_x": 64, "per_thread": 1}},
+ *               "tolerance": {"rtol": 1e-5, "atol": 1e-6}},
+ *    "defaults": {"n": "2^24"}}
+ *
+ * Every param is an INT axis of the family's table; it reaches CUDA as
+ * `#define NAME value` before the source, Kernel Tuner style.  Lengths,
+ * scalars, grid, block, shared memory and bytes are expressions (expr.h)
+ * over params and sizes.  The reference is a parameter set of the same
+ * source that the GPU worker runs on the same inputs (reference_variant);
+ * the fake GPU, which cannot run a user's kernel, gets deterministic
+ * reference outputs from reference() and returns them as the kernel's.
+ */
+#include <cjson/cJSON.h>
+#include <ctype.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codegen.h"
+#include "expr.h"
+#include "family.h"
+#include "util.h"
+
+/* The element types a custom buffer or scalar may have: the fills and the
+ * tolerance comparison know the 4- and 8-byte types (kf_dtype_names up to
+ * float64); bfloat16 and float16 buffers are not there yet. */
+#define CUSTOM_DTYPES (KF_FLOAT64 + 1)
+#define MAX_ARGS 16
+#define MAX_VALUES 4096
+#define MAX_CONSTRAINTS 64
+
+typedef enum { FILL_RANDOM, FILL_ZEROS, FILL_ONES, FILL_IOTA, FILL_CONSTANT } fill_kind;
+static const char *const fill_names[] = {"random", "zeros", "ones", "iota", "constant"};
+
+typedef struct {
+    char name[64];
+    bool scalar;
+    kf_dtype dtype;
+    kf_role role;               /* buffers */
+    int buf;                    /* buffers: index in the buffer set */
+    kf_expr *length;            /* buffers: elements */
+    fill_kind fill;
+    double lo, hi;              /* random: the range; constant: lo */
+    kf_expr *value;             /* scalars */
+} carg;
+
+typedef struct cfam {
+    kf_family fam;
+    char *identity;             /* spec text + source path: the same family if equal */
+    char source_path[PATH_MAX];
+    char *source_text;
+    char entry[256];
+    char famname[KF_NAME_MAX];
+    const char *entries[1];
+    kf_param params[KF_MAX_PARAMS];
+    int64_t *values[KF_MAX_PARAMS];
+    int nvalues[KF_MAX_PARAMS];
+    char *pnames[KF_MAX_PARAMS], *pallowed[KF_MAX_PARAMS];
+    kf_param sizes[KF_MAX_DIMS];
+    char *snames[KF_MAX_DIMS];
+    carg args[MAX_ARGS];
+    int nargs, nbufs;
+    kf_expr *grid[3], *block[3], *smem, *bytes;
+    kf_expr *cons[MAX_CONSTRAINTS];
+    char *cons_text[MAX_CONSTRAINTS];
+    int ncons;
+    int64_t refp[KF_MAX_PARAMS];
+    double rtol, atol;
+    bool deterministic;
+    int index;
+} cfam;
+
+static cfam *made[KF_MAX_FAMILIES];
+static int nmade;
+
+static const cfam *cf_of(const kf_variant *v) { return (const cfam *)family_of(v)->ext; }
+
+// ---------------------------------------------------------------------------
+// evaluation
+
+/* An expression at v and s (s NULL: no sizes), as an integer: 0, or -1 and
+ * why (prefixed by what). */
+static int eval_int(const kf_expr *e, const kf_variant *v, const kf_shape *s, const char *what, int64_t *out,
+                    char *why, size_t whylen)
+{
+    double d;
+    char err[256];
+    if (expr_eval(e, v, s, &d, err, sizeof err) != 0) {
+        kf_err(why, whylen, "%s: %s", what, err);
+        return -1;
+    }
+    if (!isfinite(d) || fabs(d) > 9.0e15) {
+        kf_err(why, whylen, "%s: %g is not a usable integer", what, d);
+        return -1;
+    }
+    *out = (int64_t)floor(d);
+    return 0;
+}
+
+static int64_t evi(const kf_expr *e, const kf_variant *v, const kf_shape *s, int64_t fallback)
+{
+    int64_t x;
+    char why[8];
+    return e && eval_int(e, v, s, "", &x, why, sizeof why) == 0 ? x : fallback;
+}
+
+// ---------------------------------------------------------------------------
+// the family's callbacks
+
+static void label(const kf_variant *v, char *buf, size_t len)
+{
+    const kf_family *f = family_of(v);
+    size_t o = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < f->nparams && o < len; i++)
+        o += (size_t)snprintf(buf + o, len - o, "%s%s=%lld", i ? "," : "", f->params[i].name, (long long)v->p[i]);
+}
+
+static bool listed(const cfam *c, int i, int64_t x)
+{
+    for (int k = 0; k < c->nvalues[i]; k++)
+        if (c->values[i][k] == x)
+            return true;
+    return false;
+}
+
+/* Every value listed; the constraints without sizes. */
+static int check(const kf_variant *v, const kf_device *dev, char *why, size_t whylen)
+{
+    (void)dev;
+    const cfam *c = cf_of(v);
+    for (int i = 0; i < c->fam.nparams; i++)
+        if (!listed(c, i, v->p[i])) {
+            kf_err(why, whylen, "%s = %lld is not one of the listed values (%s)", c->params[i].name,
+                   (long long)v->p[i], c->params[i].allowed);
+            return -1;
+        }
+    for (int i = 0; i < c->ncons; i++) {
+        if (expr_uses_n(c->cons[i]))
+            continue;
+        int64_t x;
+        if (eval_int(c->cons[i], v, NULL, c->cons_text[i], &x, why, whylen) != 0)
+            return -1;
+        if (!x) {
+            kf_err(why, whylen, "constraint \"%s\" is false", c->cons_text[i]);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* The constraints with sizes, and every expression must evaluate. */
+static int check_shape(const kf_variant *v, kf_shape *s, char *why, size_t whylen)
+{
+    const cfam *c = cf_of(v);
+    int64_t x;
+    for (int i = 0; i < c->ncons; i++) {
+        if (!expr_uses_n(c->cons[i]))
+            continue;
+        if (eval_int(c->cons[i], v, s, c->cons_text[i], &x, why, whylen) != 0)
+            return -1;
+        if (!x) {
+            kf_err(why, whylen, "constraint \"%s\" is false", c->cons_text[i]);
+            return -1;
+        }
+    }
+    char what[96];
+    for (int a = 0; a < c->nargs; a++) {
+        const carg *g = &c->args[a];
+        snprintf(what, sizeof what, "args[%d] (%s).%s", a, g->name, g->scalar ? "value" : "length");
+        if (eval_int(g->scalar ? g->value : g->length, v, s, what, &x, why, whylen) != 0)
+            return -1;
+        if (!g->scalar && (x < 1 || x > (1LL << 36))) {
+            kf_err(why, whylen, "%s = %lld: a buffer holds 1..2^36 elements", what, (long long)x);
+            return -1;
+        }
+    }
+    for (int d = 0; d < 3; d++) {
+        snprintf(what, sizeof what, "grid[%d]", d);
+        if (c->grid[d] && eval_int(c->grid[d], v, s, what, &x, why, whylen) != 0)
+            return -1;
+    }
+    if (c->bytes && eval_int(c->bytes, v, s, "bytes", &x, why, whylen) != 0)
+        return -1;
+    return 0;
+}
+
+static char *source(const kf_variant *v, char *err, size_t errlen)
+{
+    const cfam *c = cf_of(v);
+    strbuf b = {0};
+    codegen_comment(&b, v);
+    sb_printf(&b, "//   %-20s %s (%s)\n", "source", c->source_path, c->entry);
+    for (int i = 0; i < c->fam.nparams; i++)
+        sb_printf(&b, "#define %s %lld\n", c->params[i].name, (long long)v->p[i]);
+    sb_printf(&b, "#line 1 \"%s\"\n", c->source_path); /* no quotes, backslashes or control characters: make() */
+    sb_append(&b, c->source_text);
+    if (b.failed) {
+        sb_free(&b);
+        kf_err(err, errlen, "codegen: out of memory");
+        return NULL;
+    }
+    return sb_take(&b);
+}
+
+/* block (params only) and dynamic shared memory (params only). */
+static void block_shape(const kf_variant *v, kf_dim3 *block, unsigned *smem)
+{
+    const cfam *c = cf_of(v);
+    int64_t d[3];
+    for (int k = 0; k < 3; k++) {
+        d[k] = evi(c->block[k], v, NULL, 1);
+        if (d[k] < 1 || d[k] > (1LL << 20))
+            d[k] = 1LL << 20; /* refused by the launcher, with the reason */
+    }
+    *block = (kf_dim3){(unsigned)d[0], (unsigned)d[1], (unsigned)d[2]};
+    int64_t m = evi(c->smem, v, NULL, 0);
+    *smem = m < 0 ? 0u : m > (1LL << 30) ? (1u << 30) : (unsigned)m;
+}
+
+typedef struct {
+    kf_dim3 grid;
+} cplan;
+
+static int plan(const kf_variant *v, const kf_shape *s, int sms, int occupancy, kf_plan_info *pi)
+{
+    (void)sms, (void)occupancy;
+    const cfam *c = cf_of(v);
+    memset(pi, 0, sizeof *pi);
+    cplan *t = (cplan *)pi->priv;
+    int64_t g[3];
+    for (int k = 0; k < 3; k++) {
+        g[k] = evi(c->grid[k], v, s, k == 0 ? 0 : 1);
+        if (g[k] < 1 || g[k] > 2147483647LL)
+            return -1;
+    }
+    t->grid = (kf_dim3){(unsigned)g[0], (unsigned)g[1], (unsigned)g[2]};
+    pi->launches = 1;
+    pi->blocks = g[0] * g[1] * g[2];
+    pi->deterministic = c->deterministic;
+    return 0;
+}
+
+static void buffers(const kf_variant *v, const kf_shape *s, const kf_plan_info *p, kf_buffer_set *set)
+{
+    (void)p;
+    const cfam *c = cf_of(v);
+    set->n = c->nbufs;
+    for (int a = 0; a < c->nargs; a++) {
+        const carg *g = &c->args[a];
+        if (g->scalar)
+            continue;
+        int64_t n = evi(g->length, v, s, 1);
+        set->b[g->buf] = (kf_buffer){g->name, g->role, (int)g->dtype, kf_dtype_size(g->dtype), n < 1 ? 1 : n, false};
+    }
+}
+
+static const carg *arg_of_buf(const cfam *c, int buf)
+{
+    for (int a = 0; a < c->nargs; a++)
+        if (!c->args[a].scalar && c->args[a].buf == buf)
+            return &c->args[a];
+    return NULL;
+}
+
+static void put(kf_dtype t, void *host, int64_t i, double x)
+{
+    switch (t) {
+    case KF_INT32: ((int32_t *)host)[i] = (int32_t)x; break;
+    case KF_UINT32: ((uint32_t *)host)[i] = (uint32_t)(int64_t)x; break; /* (a negative double to unsigned is undefined) */
+    case KF_INT64: ((int64_t *)host)[i] = (int64_t)x; break;
+    case KF_FLOAT32: ((float *)host)[i] = (float)x; break;
+    default: ((double *)host)[i] = x; break;
+    }
+}
+
+static uint64_t mix(uint64_t x)
+{
+    x += 0x9E3779B97F4A7C15ULL;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+    return x ^ (x >> 31);
+}
+
+typedef struct {
+    const carg *g;
+    void *host;
+    uint64_t seed;
+} fill_ctx;
+
+static void fill_piece(void *ctx, int64_t piece, int64_t lo, int64_t hi)
+{
+    (void)piece;
+    const fill_ctx *f = ctx;
+    const carg *g = f->g;
+    bool fl = kf_dtype_is_float(g->dtype);
+    for (int64_t i = lo; i < hi; i++) {
+        double x;
+        switch (g->fill) {
+        case FILL_ZEROS: x = 0; break;
+        case FILL_ONES: x = 1; break;
+        case FILL_IOTA: x = (double)i; break;
+        case FILL_CONSTANT: x = g->lo; break;
+        default: {
+            uint64_t r = mix(f->seed ^ mix((uint64_t)i));
+            if (fl)
+                x = g->lo + (g->hi - g->lo) * ((double)(r >> 11) * 0x1.0p-53);
+            else
+                x = g->lo + (double)(r % (uint64_t)(g->hi - g->lo + 1));
+        }
+        }
+        put(g->dtype, f->host, i, x);
+    }
+}
+
+/* Seeded, per buffer; the same seed gives the same data. */
+static void fill(const kf_variant *v, const kf_shape *s, int buf, uint64_t seed, bool exact, void *host,
+                 int64_t elems)
+{
+    (void)s, (void)exact;
+    const cfam *c = cf_of(v);
+    fill_ctx f = {arg_of_buf(c, buf), host, mix(seed * 31 + (uint64_t)buf)};
+    kf_parallel_for(elems, 1 << 20, fill_piece, &f);
+}
+
+/* No CPU reference exists for a user's kernel.  The fake GPU, which runs
+ * nothing, uses these outputs (an inout's input, else a pattern of the
+ * seed) and returns them as the kernel's; on a GPU the reference
+ * variant's outputs replace them (reference_variant). */
+static void reference(const kf_variant *v, const kf_shape *s, const void *const *in, void *const *ref,
+                      double *const *aux)
+{
+    (void)aux;
+    const cfam *c = cf_of(v);
+    kf_buffer_set set;
+    memset(&set, 0, sizeof set);
+    buffers(v, s, NULL, &set);
+    for (int i = 0; i < set.n; i++) {
+        if (set.b[i].role == KF_ROLE_INOUT)
+            memcpy(ref[i], in[i], (size_t)set.b[i].elems * set.b[i].elem_bytes);
+        else if (set.b[i].role == KF_ROLE_OUT) {
+            const carg *g = arg_of_buf(c, i);
+            carg pat = *g;
+            pat.fill = FILL_RANDOM;
+            pat.lo = 0;
+            pat.hi = 100;
+            fill_ctx f = {&pat, ref[i], mix(0x5EEDULL + (uint64_t)i)};
+            kf_parallel_for(set.b[i].elems, 1 << 20, fill_piece, &f);
+        }
+    }
+}
+
+static double get(kf_dtype t, const void *p, int64_t i)
+{
+    switch (t) {
+    case KF_INT32: return ((const int32_t *)p)[i];
+    case KF_UINT32: return ((const uint32_t *)p)[i];
+    case KF_INT64: return (double)((const int64_t *)p)[i];
+    case KF_FLOAT32: return ((const float *)p)[i];
+    default: return ((const double *)p)[i];
+    }
+}
+
+/* Integers exactly; floats within atol + rtol |ref| (a NaN only where the
+ * reference has one).  The first wrong element is named. */
+static int64_t compare(const kf_variant *v, const kf_shape *s, const kf_plan_info *p, int buf, const void *got,
+                       const void *ref, const double *aux, bool exact, kf_result *r)
+{
+    (void)s, (void)p, (void)aux, (void)exact;
+    const cfam *c = cf_of(v);
+    kf_buffer_set set;
+    memset(&set, 0, sizeof set);
+    buffers(v, s, NULL, &set);
+    const kf_buffer *b = &set.b[buf];
+    kf_dtype t = (kf_dtype)b->dtype;
+    bool fl = kf_dtype_is_float(t);
+    int64_t bad = 0, show = 0;
+    double worst = -1;
+    for (int64_t i = 0; i < b->elems; i++) {
+        bool ok;
+        double e = 0;
+        if (!fl) {
+            ok = memcmp((const char *)got + i * (int64_t)b->elem_bytes, (const char *)ref + i * (int64_t)b->elem_bytes,
+                        b->elem_bytes) == 0;
+        } else {
+            double g = get(t, got, i), f = get(t, ref, i);
+            if (isnan(f) || isnan(g))
+                ok = isnan(f) && isnan(g), e = ok ? 0 : INFINITY;
+            else
+                e = fabs(g - f), ok = e <= c->atol + c->rtol * fabs(f);
+        }
+        if (!ok && bad++ == 0)
+            show = i;
+        if (!bad && e > worst)
+            worst = e, show = i;
+    }
+    double g = get(t, got, show), f = get(t, ref, show);
+    snprintf(r->gpu_value, sizeof r->gpu_value, fl ? "%.9g" : "%.0f", g);
+    snprintf(r->ref_value, sizeof r->ref_value, fl ? "%.9g" : "%.0f", f);
+    r->abs_err = isnan(g) != isnan(f) ? INFINITY : isnan(g) ? 0 : fabs(g - f);
+    r->tolerance = fl ? c->atol + c->rtol * fabs(f) : 0;
+    if (bad)
+        snprintf(r->worst_at, sizeof r->worst_at, "%s[%lld]", b->name, (long long)show);
+    return bad;
+}
+
+static int first_output(const cfam *c)
+{
+    for (int a = 0; a < c->nargs; a++)
+        if (!c->args[a].scalar && c->args[a].role != KF_ROLE_IN)
+            return c->args[a].buf;
+    return -1;
+}
+
+/* Test hook (KFORGE_PLANT=drop_last@..., fake GPU only: a user's kernel
+ * knows nothing of planted faults): the last element of the first output
+ * is left unwritten, and the poison before each checked run must show it. */
+static int plant(const kf_variant *v, const kf_shape *s, const kf_plan_info *p, int64_t offset, int kind,
+                 kf_plant *spec, char *why, size_t whylen)
+{
+    (void)p, (void)offset;
+    const cfam *c = cf_of(v);
+    int o = first_output(c);
+    if (kind != KF_PLANT_DROP_LAST || o < 0) {
+        kf_err(why, whylen, "%s is not a fault of a custom kernel", kf_plant_names[kind]);
+        return -1;
+    }
+    kf_buffer_set set;
+    memset(&set, 0, sizeof set);
+    buffers(v, s, NULL, &set);
+    *spec = (kf_plant){.elem = -1, .unit = -1, .unwritten = set.b[o].elems - 1};
+    return 0;
+}
+
+static int64_t plant_check(const kf_variant *v, const kf_shape *s, const kf_plan_info *p, int64_t offset,
+                           const kf_plant *spec, const void *const *in, void *const *ref, double *const *aux,
+                           bool exact, kf_result *r)
+{
+    (void)offset, (void)in;
+    const cfam *c = cf_of(v);
+    int o = first_output(c);
+    kf_buffer_set set;
+    memset(&set, 0, sizeof set);
+    buffers(v, s, NULL, &set);
+    size_t es = set.b[o].elem_bytes, bytes = (size_t)set.b[o].elems * es;
+    unsigned char *y = malloc(bytes + 1);
+    if (!y)
+        return -1;
+    int64_t bad = 0;
+    for (int k = 0; k < 2 && bad == 0; k++) {
+        memcpy(y, ref[o], bytes);
+        memset(y + (size_t)spec->unwritten * es, k ? 0x00 : 0xFF, es);
+        bad = compare(v, s, p, o, y, ref[o], aux[o], exact, r);
+    }
+    free(y);
+    return bad;
+}
+
+/* "bytes", else every buffer once (an inout twice). */
+static double bytes(const kf_variant *v, const kf_shape *s)
+{
+    const cfam *c = cf_of(v);
+    if (c->bytes)
+        return (double)evi(c->bytes, v, s, 0);
+    kf_buffer_set set;
+    memset(&set, 0, sizeof set);
+    buffers(v, s, NULL, &set);
+    double n = 0;
+    for (int i = 0; i < set.n; i++)
+        n += (set.b[i].role == KF_ROLE_INOUT ? 2.0 : 1.0) * (double)set.b[i].elems * (double)set.b[i].elem_bytes;
+    return n;
+}
+
+static int arg_sizes(const kf_variant *v, int kernel, size_t *sizes, int max)
+{
+    const cfam *c = cf_of(v);
+    if (kernel != 0)
+        return 0;
+    int n = 0;
+    for (int a = 0; a < c->nargs && n < max; a++)
+        sizes[n++] = c->args[a].scalar ? kf_dtype_size(c->args[a].dtype) : sizeof(unsigned long long);
+    return n;
+}
+
+static int enqueue(kf_launcher *l, const kf_variant *v, const kf_shape *s, const kf_plan_info *pi,
+                   const kf_buffers *b)
+{
+    const cfam *c = cf_of(v);
+    const cplan *t = (const cplan *)pi->priv;
+    union {
+        unsigned long long ptr;
+        int32_t i32;
+        uint32_t u32;
+        int64_t i64;
+        float f32;
+        double f64;
+    } store[MAX_ARGS];
+    void *args[MAX_ARGS];
+    for (int a = 0; a < c->nargs; a++) {
+        const carg *g = &c->args[a];
+        if (!g->scalar) {
+            store[a].ptr = b->at[g->buf];
+        } else {
+            double x = 0;
+            char err[64];
+            expr_eval(g->value, v, s, &x, err, sizeof err); /* checked by check_shape */
+            switch (g->dtype) {
+            case KF_INT32: store[a].i32 = (int32_t)x; break;
+            case KF_UINT32: store[a].u32 = (uint32_t)(int64_t)x; break;
+            case KF_INT64: store[a].i64 = (int64_t)x; break;
+            case KF_FLOAT32: store[a].f32 = (float)x; break;
+            default: store[a].f64 = x; break;
+            }
+        }
+        args[a] = &store[a];
+    }
+    kf_dim3 block;
+    unsigned smem;
+    block_shape(v, &block, &smem);
+    return kf_launch_kernel(l, 0, t->grid, block, smem, args);
+}
+
+/* Fake GPU: the bytes at a bandwidth that falls off away from the middle
+ * of each param's list (one best point). */
+static double fake_ms(const kf_variant *v, const kf_shape *s, const kf_device *d, const kf_plan_info *pi)
+{
+    (void)d, (void)pi;
+    const cfam *c = cf_of(v);
+    double bw = 2500.0;
+    for (int i = 0; i < c->fam.nparams; i++) {
+        int k = 0;
+        while (k < c->nvalues[i] && c->values[i][k] != v->p[i])
+            k++;
+        bw /= 1.0 + 0.1 * fabs((double)k - (double)(c->nvalues[i] / 2));
+    }
+    return bytes(v, s) / (bw * 1e9) * 1e3 + 0.002;
+}
+
+static int reference_variant(const kf_variant *v, const kf_shape *s, kf_variant *ref)
+{
+    (void)s;
+    const cfam *c = cf_of(v);
+    memset(ref, 0, sizeof *ref);
+    ref->family = v->family;
+    snprintf(ref->name, sizeof ref->name, "reference");
+    memcpy(ref->p, c->refp, sizeof ref->p);
+    return 0;
+}
+
+// ---------------------------------------------------------------------------
+// making a family from the spec
+
+typedef struct {
+    char *err;
+    size_t errlen;
+} mk;
+
+static int bad(mk *m, const char *field, const char *fmt, ...) KF_PRINTF(3, 4);
+static int bad(mk *m, const char *field, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    kf_err(m->err, m->errlen, "custom%s%s: %s", field[0] ? "." : "", field, msg);
+    return -1;
+}
+
+static void given(const cJSON *j, char *buf, size_t len)
+{
+    char *t = j ? cJSON_PrintUnformatted(j) : NULL;
+    snprintf(buf, len, "%s", t ? t : "nothing");
+    if (strlen(buf) > 60)
+        snprintf(buf + 57, len - 57, "...");
+    free(t);
+}
+
+static bool ident(const char *s)
+{
+    if (!s[0] || !(isalpha((unsigned char)s[0]) || s[0] == '_'))
+        return false;
+    for (const char *p = s; *p; p++)
+        if (!(isalnum((unsigned char)*p) || *p == '_'))
+            return false;
+    return strlen(s) < 64;
+}
+
+static int check_keys(mk *m, const char *field, const cJSON *o, const char *const *keys, int n)
+{
+    for (const cJSON *k = o->child; k; k = k->next) {
+        bool ok = false;
+        for (int i = 0; i < n && !ok; i++)
+            ok = strcmp(k->string, keys[i]) == 0;
+        if (!ok) {
+            const char *sug = kf_suggest(k->string, keys, n);
+            strbuf b = {0};
+            for (int i = 0; i < n; i++)
+                sb_printf(&b, "%s%s", i ? ", " : "", keys[i]);
+            int rc = bad(m, field, "unknown key \"%s\"%s%s%s (known: %s)", k->string,
+                         sug ? " (did you mean \"" : "", sug ? sug : "", sug ? "\"?)" : "", b.s ? b.s : "");
+            sb_free(&b);
+            return rc;
+        }
+    }
+    return 0;
+}
+
+static int get_integer(mk *m, const char *field, const cJSON *j, int64_t lo, int64_t hi, int64_t *out)
+{
+    char g[80];
+    if (!cJSON_IsNumber(j) || j->valuedouble != floor(j->valuedouble) || j->valuedouble < (double)lo ||
+        j->valuedouble > (double)hi) {
+        given(j, g, sizeof g);
+        return bad(m, field, "expected an integer %lld..%lld, got %s", (long long)lo, (long long)hi, g);
+    }
+    *out = (int64_t)j->valuedouble;
+    return 0;
+}
+
+/* An expression: a string or a number, parsed against the family. */
+static int get_expr(mk *m, cfam *c, const char *field, const cJSON *j, kf_expr **out)
+{
+    char text[1024], g[80];
+    if (cJSON_IsString(j))
+        snprintf(text, sizeof text, "%s", j->valuestring);
+    else if (cJSON_IsNumber(j))
+        snprintf(text, sizeof text, "%.17g", j->valuedouble);
+    else {
+        given(j, g, sizeof g);
+        return bad(m, field, "expected an expression over params and sizes (a string or a number), got %s", g);
+    }
+    char err[512];
+    if (!(*out = expr_parse_for(text, &c->fam, err, sizeof err)))
+        return bad(m, field, "%s", err);
+    return 0;
+}
+
+static int parse_params(mk *m, cfam *c, const cJSON *j)
+{
+    if (!cJSON_IsObject(j) || !j->child)
+        return bad(m, "params", "expected an object of tunable parameters, e.g. {\"block_size_x\": [64, 128, 256]}");
+    int n = 0;
+    for (const cJSON *p = j->child; p; p = p->next, n++) {
+        char f[160];
+        snprintf(f, sizeof f, "params.%s", p->string);
+        if (n == KF_MAX_PARAMS)
+            return bad(m, "params", "at most %d parameters", KF_MAX_PARAMS);
+        if (!ident(p->string))
+            return bad(m, f, "a parameter's name must be a C identifier (it is #defined)");
+        int64_t *vals = malloc(sizeof *vals * MAX_VALUES);
+        if (!vals)
+            return bad(m, f, "out of memory");
+        c->values[n] = vals;
+        int nv = 0;
+        if (cJSON_IsArray(p)) {
+            int i = 0;
+            for (const cJSON *x = p->child; x; x = x->next, i++) {
+                char fi[200];
+                snprintf(fi, sizeof fi, "%s[%d]", f, i);
+                if (nv == MAX_VALUES)
+                    return bad(m, f, "at most %d values", MAX_VALUES);
+                if (get_integer(m, fi, x, -(1LL << 40), 1LL << 40, &vals[nv]) != 0)
+                    return -1;
+                for (int k = 0; k < nv; k++)
+                    if (vals[k] == vals[nv])
+                        return bad(m, fi, "%lld is listed twice", (long long)vals[nv]);
+                nv++;
+            }
+        } else if (cJSON_IsObject(p) && cJSON_GetObjectItemCaseSensitive(p, "range")) {
+            static const char *const keys[] = {"range", "step"};
+            if (check_keys(m, f, p, keys, 2) != 0)
+                return -1;
+            const cJSON *r = cJSON_GetObjectItemCaseSensitive(p, "range"), *st = cJSON_GetObjectItemCaseSensitive(p, "step");
+            int64_t lo, hi, step = 1;
+            char fr[200];
+            snprintf(fr, sizeof fr, "%s.range", f);
+            if (!cJSON_IsArray(r) || cJSON_GetArraySize(r) != 2)
+                return bad(m, fr, "expected [first, last]");
+            if (get_integer(m, fr, r->child, -(1LL << 40), 1LL << 40, &lo) != 0 ||
+                get_integer(m, fr, r->child->next, lo, lo + MAX_VALUES * (1LL << 20), &hi) != 0)
+                return -1;
+            char fs[200];
+            snprintf(fs, sizeof fs, "%s.step", f);
+            if (st && get_integer(m, fs, st, 1, 1LL << 40, &step) != 0)
+                return -1;
+            for (int64_t x = lo; x <= hi; x += step) {
+                if (nv == MAX_VALUES)
+                    return bad(m, f, "at most %d values", MAX_VALUES);
+                vals[nv++] = x;
+            }
+        } else {
+            char g[80];
+            given(p, g, sizeof g);
+            return bad(m, f, "expected a list of integers or {\"range\": [first, last]}, got %s", g);
+        }
+        if (nv == 0)
+            return bad(m, f, "expected at least one value");
+        c->nvalues[n] = nv;
+        int64_t lo = vals[0], hi = vals[0];
+        strbuf al = {0};
+        for (int k = 0; k < nv; k++) {
+            lo = vals[k] < lo ? vals[k] : lo;
+            hi = vals[k] > hi ? vals[k] : hi;
+            if (k < 12)
+                sb_printf(&al, "%s%lld", k ? ", " : "", (long long)vals[k]);
+        }
+        if (nv > 12)
+            sb_printf(&al, ", ... (%d values)", nv);
+        c->pnames[n] = strdup(p->string);
+        c->pallowed[n] = sb_take(&al);
+        if (!c->pnames[n] || !c->pallowed[n])
+            return bad(m, f, "out of memory");
+        c->params[n] = (kf_param){.name = c->pnames[n], .kind = KF_PK_INT, .lo = lo, .hi = hi, .def = vals[0],
+                                  .allowed = c->pallowed[n], .macro = c->pnames[n], .doc = "a tunable parameter "
+                                  "of the user's kernel (#defined before its source)", .sweep = vals, .nsweep = nv};
+    }
+    c->fam.nparams = n;
+    return 0;
+}
+
+static int parse_sizes(mk *m, cfam *c, const cJSON *j)
+{
+    if (!cJSON_IsArray(j) || cJSON_GetArraySize(j) < 1 || cJSON_GetArraySize(j) > KF_MAX_DIMS)
+        return bad(m, "sizes", "expected a list of 1..%d size names, e.g. [\"n\"] or [\"width\", \"height\"]",
+                   KF_MAX_DIMS);
+    int n = 0;
+    for (const cJSON *s = j->child; s; s = s->next, n++) {
+        char f[32];
+        snprintf(f, sizeof f, "sizes[%d]", n);
+        if (!cJSON_IsString(s) || !ident(s->valuestring))
+            return bad(m, f, "expected a size name (a C identifier)");
+        if (param_find(c->params, c->fam.nparams, s->valuestring) >= 0 ||
+            param_find(c->sizes, n, s->valuestring) >= 0)
+            return bad(m, f, "\"%s\" is already a parameter or size", s->valuestring);
+        if (!(c->snames[n] = strdup(s->valuestring)))
+            return bad(m, f, "out of memory");
+        c->sizes[n] = (kf_param){.name = c->snames[n], .kind = KF_PK_INT, .lo = 1, .hi = 1LL << 34,
+                                 .pow2_strings = true, .allowed = "an integer 1..2^34", .doc = "a problem size"};
+    }
+    c->fam.nsizes = n;
+    return 0;
+}
+
+static int parse_arg(mk *m, cfam *c, int a, const cJSON *j)
+{
+    char f[64], g[80];
+    snprintf(f, sizeof f, "args[%d]", a);
+    carg *x = &c->args[a];
+    if (!cJSON_IsObject(j))
+        return bad(m, f, "expected a buffer {\"name\", \"dtype\", \"length\", \"role\", \"fill\"} or a scalar "
+                         "{\"name\", \"scalar\", \"value\"}");
+    const cJSON *name = cJSON_GetObjectItemCaseSensitive(j, "name");
+    if (!cJSON_IsString(name) || !name->valuestring[0] || strlen(name->valuestring) >= sizeof x->name)
+        return bad(m, f, "expected a \"name\" (a string)");
+    snprintf(x->name, sizeof x->name, "%s", name->valuestring);
+    snprintf(f, sizeof f, "args[%d] (%s)", a, x->name);
+    const cJSON *sc = cJSON_GetObjectItemCaseSensitive(j, "scalar");
+    char fd[96];
+    if (sc) {
+        static const char *const keys[] = {"name", "scalar", "value"};
+        if (check_keys(m, f, j, keys, 3) != 0)
+            return -1;
+        x->scalar = true;
+        snprintf(fd, sizeof fd, "%s.scalar", f);
+        int t = cJSON_IsString(sc) ? kf_lookup(kf_dtype_names, CUSTOM_DTYPES, sc->valuestring) : -1;
+        if (t < 0) {
+            given(sc, g, sizeof g);
+            return bad(m, fd, "expected a dtype (int32, uint32, int64, float32, float64), got %s", g);
+        }
+        x->dtype = (kf_dtype)t;
+        const cJSON *val = cJSON_GetObjectItemCaseSensitive(j, "value");
+        snprintf(fd, sizeof fd, "%s.value", f);
+        if (!val)
+            return bad(m, fd, "missing: a scalar needs a value (an expression, e.g. \"n\")");
+        return get_expr(m, c, fd, val, &x->value);
+    }
+    static const char *const keys[] = {"name", "dtype", "length", "role", "fill"};
+    if (check_keys(m, f, j, keys, 5) != 0)
+        return -1;
+    if (c->nbufs == KF_MAX_BUFFERS)
+        return bad(m, f, "at most %d buffers", KF_MAX_BUFFERS);
+    x->buf = c->nbufs++;
+    const cJSON *dt = cJSON_GetObjectItemCaseSensitive(j, "dtype");
+    snprintf(fd, sizeof fd, "%s.dtype", f);
+    int t = cJSON_IsString(dt) ? kf_lookup(kf_dtype_names, CUSTOM_DTYPES, dt->valuestring) : -1;
+    if (t < 0) {
+        given(dt, g, sizeof g);
+        return bad(m, fd, "expected a dtype (int32, uint32, int64, float32, float64), got %s", g);
+    }
+    x->dtype = (kf_dtype)t;
+    const cJSON *ro = cJSON_GetObjectItemCaseSensitive(j, "role");
+    snprintf(fd, sizeof fd, "%s.role", f);
+    int r = cJSON_IsString(ro) ? kf_lookup(kf_role_names, KF_ROLE_SCRATCH, ro->valuestring) : -1;
+    if (r < 0) {
+        given(ro, g, sizeof g);
+        return bad(m, fd, "expected a role (in, out or inout), got %s", g);
+    }
+    x->role = (kf_role)r;
+    const cJSON *len = cJSON_GetObjectItemCaseSensitive(j, "length");
+    snprintf(fd, sizeof fd, "%s.length", f);
+    if (!len)
+        return bad(m, fd, "missing: a buffer needs a length in elements (an expression, e.g. \"n\")");
+    if (get_expr(m, c, fd, len, &x->length) != 0)
+        return -1;
+    const cJSON *fi = cJSON_GetObjectItemCaseSensitive(j, "fill");
+    snprintf(fd, sizeof fd, "%s.fill", f);
+    x->fill = x->role == KF_ROLE_OUT ? FILL_ZEROS : FILL_RANDOM;
+    x->lo = kf_dtype_is_float(x->dtype) ? -1 : -100;
+    x->hi = kf_dtype_is_float(x->dtype) ? 1 : 100;
+    static const char *const fill_allowed =
+        "{\"random\": [lo, hi]}, \"zeros\", \"ones\", \"iota\" or {\"constant\": x}";
+    if (!fi)
+        return 0;
+    given(fi, g, sizeof g);
+    if (cJSON_IsString(fi)) {
+        int k = kf_lookup(fill_names, 4, fi->valuestring);
+        if (k < 1)
+            return bad(m, fd, "expected %s, got %s", fill_allowed, g);
+        x->fill = (fill_kind)k;
+        return 0;
+    }
+    if (!cJSON_IsObject(fi) || cJSON_GetArraySize(fi) != 1)
+        return bad(m, fd, "expected %s, got %s", fill_allowed, g);
+    const cJSON *k = fi->child;
+    if (strcmp(k->string, "constant") == 0 && cJSON_IsNumber(k)) {
+        x->fill = FILL_CONSTANT;
+        x->lo = k->valuedouble;
+        return 0;
+    }
+    if (strcmp(k->string, "random") == 0 && cJSON_IsArray(k) && cJSON_GetArraySize(k) == 2 &&
+        cJSON_IsNumber(k->child) && cJSON_IsNumber(k->child->next) &&
+        k->child->valuedouble <= k->child->next->valuedouble) {
+        x->fill = FILL_RANDOM;
+        x->lo = k->child->valuedouble;
+        x->hi = k->child->next->valuedouble;
+        if (!kf_dtype_is_float(x->dtype) && (x->lo != floor(x->lo) || x->hi != floor(x->hi)))
+            return bad(m, fd, "an integer buffer's random range needs integer bounds, got %s", g);
+        return 0;
+    }
+    return bad(m, fd, "expected %s, got %s", fill_allowed, g);
+}
+
+static int parse_dims(mk *m, cfam *c, const char *field, const cJSON *j, kf_expr **out)
+{
+    if (cJSON_IsString(j) || cJSON_IsNumber(j))
+        return get_expr(m, c, field, j, &out[0]);
+    if (!cJSON_IsArray(j) || cJSON_GetArraySize(j) < 1 || cJSON_GetArraySize(j) > 3)
+        return bad(m, field, "expected 1 to 3 expressions (x, y, z)");
+    int d = 0;
+    for (const cJSON *x = j->child; x; x = x->next, d++) {
+        char f[48];
+        snprintf(f, sizeof f, "%s[%d]", field, d);
+        if (get_expr(m, c, f, x, &out[d]) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+static void cfam_free(cfam *c)
+{
+    if (!c)
+        return;
+    for (int i = 0; i < KF_MAX_PARAMS; i++)
+        free(c->values[i]), free(c->pnames[i]), free(c->pallowed[i]);
+    for (int i = 0; i < KF_MAX_DIMS; i++)
+        free(c->snames[i]);
+    for (int a = 0; a < MAX_ARGS; a++)
+        expr_free(c->args[a].length), expr_free(c->args[a].value);
+    for (int d = 0; d < 3; d++)
+        expr_free(c->grid[d]), expr_free(c->block[d]);
+    expr_free(c->smem);
+    expr_free(c->bytes);
+    for (int i = 0; i < c->ncons; i++)
+        expr_free(c->cons[i]), free(c->cons_text[i]);
+    free(c->identity);
+    free(c->source_text);
+    free(c);
+}
+
+static int make(mk *m, cfam *c, const cJSON *root, const char *config_path)
+{
+    static const char *const keys[] = {"source", "entry", "name", "params", "sizes", "args", "grid", "block",
+                                       "smem", "reference", "tolerance", "bytes", "constraints", "deterministic"};
+    if (check_keys(m, "", root, keys, (int)(sizeof keys / sizeof keys[0])) != 0)
+        return -1;
+    /* source: relative to the config's folder */
+    const cJSON *src = cJSON_GetObjectItemCaseSensitive(root, "source");
+    if (!cJSON_IsString(src) || !src->valuestring[0])
+        return bad(m, "source", "missing: the kernel's .cu file, relative to the config");
+    for (const char *p = src->valuestring; *p; p++)
+        if ((unsigned char)*p < 32 || *p == '"' || *p == '\\')
+            return bad(m, "source", "a file name without control characters, quotes or backslashes (it goes into a "
+                                    "#line directive)");
+    const char *slash = strrchr(config_path, '/');
+    if (src->valuestring[0] == '/' || !slash)
+        snprintf(c->source_path, sizeof c->source_path, "%s", src->valuestring);
+    else
+        snprintf(c->source_path, sizeof c->source_path, "%.*s/%s", (int)(slash - config_path), config_path,
+                 src->valuestring);
+    char rerr[512];
+    size_t len;
+    if (!(c->source_text = kf_read_file_max(c->source_path, 16u << 20, &len, rerr, sizeof rerr)))
+        return bad(m, "source", "cannot read the kernel's source: %s", rerr);
+    const cJSON *entry = cJSON_GetObjectItemCaseSensitive(root, "entry");
+    if (!cJSON_IsString(entry) || !entry->valuestring[0] || strlen(entry->valuestring) >= sizeof c->entry)
+        return bad(m, "entry", "missing: the kernel's name in the source (extern \"C\" or C++, e.g. "
+                               "\"vector_add\" or \"transpose<float>\")");
+    snprintf(c->entry, sizeof c->entry, "%s", entry->valuestring);
+    const cJSON *name = cJSON_GetObjectItemCaseSensitive(root, "name");
+    if (name) {
+        if (!cJSON_IsString(name) || !ident(name->valuestring))
+            return bad(m, "name", "expected a family name (a C identifier: letters, digits, _)");
+        snprintf(c->famname, sizeof c->famname, "%s", name->valuestring);
+    } else {
+        size_t k = 0;
+        for (const char *p = c->entry; *p && k + 1 < sizeof c->famname; p++)
+            c->famname[k++] = isalnum((unsigned char)*p) ? *p : '_';
+        while (k > 0 && c->famname[k - 1] == '_')
+            k--;
+        c->famname[k] = '\0';
+        if (!ident(c->famname))
+            return bad(m, "name", "the entry \"%s\" gives no family name: give one", c->entry);
+    }
+    c->entries[0] = c->entry;
+    c->fam = (kf_family){
+        .name = c->famname, .doc = "a user's kernel (kernel \"custom\")", .params = c->params, .sizes = c->sizes,
+        .p_block = -1, .entries = c->entries, .nentries = 1, .check = check, .check_shape = check_shape,
+        .label = label, .source = source, .block_shape = block_shape, .plan = plan, .buffers = buffers, .fill = fill,
+        .bytes = bytes, .enqueue = enqueue, .reference = reference, .compare = compare, .plant = plant,
+        .plant_check = plant_check, .fake_ms = fake_ms, .reference_variant = reference_variant,
+        .arg_sizes = arg_sizes, .ext = c};
+    if (parse_params(m, c, cJSON_GetObjectItemCaseSensitive(root, "params")) != 0)
+        return -1;
+    const cJSON *sizes = cJSON_GetObjectItemCaseSensitive(root, "sizes");
+    if (!sizes)
+        return bad(m, "sizes", "missing: the problem's size names, e.g. [\"n\"] or [\"width\", \"height\"]");
+    if (parse_sizes(m, c, sizes) != 0)
+        return -1;
+    const cJSON *args = cJSON_GetObjectItemCaseSensitive(root, "args");
+    if (!cJSON_IsArray(args) || cJSON_GetArraySize(args) < 1)
+        return bad(m, "args", "missing: the kernel's arguments in order (buffers and scalars)");
+    if (cJSON_GetArraySize(args) > MAX_ARGS)
+        return bad(m, "args", "at most %d arguments", MAX_ARGS);
+    int a = 0;
+    for (const cJSON *x = args->child; x; x = x->next, a++)
+        if (parse_arg(m, c, a, x) != 0)
+            return -1;
+    c->nargs = a;
+    if (first_output(c) < 0)
+        return bad(m, "args", "no buffer has the role out or inout: nothing could be checked");
+    const cJSON *grid = cJSON_GetObjectItemCaseSensitive(root, "grid");
+    if (!grid)
+        return bad(m, "grid", "missing: the grid in blocks, 1 to 3 expressions, e.g. [\"(n + block_size_x - 1) / "
+                              "block_size_x\"]");
+    if (parse_dims(m, c, "grid", grid, c->grid) != 0)
+        return -1;
+    const cJSON *block = cJSON_GetObjectItemCaseSensitive(root, "block");
+    if (block) {
+        if (parse_dims(m, c, "block", block, c->block) != 0)
+            return -1;
+    } else {
+        static const char *const bs[] = {"block_size_x", "block_size_y", "block_size_z"};
+        for (int d = 0; d < 3; d++)
+            if (param_find(c->params, c->fam.nparams, bs[d]) >= 0 &&
+                !(c->block[d] = expr_parse_for(bs[d], &c->fam, rerr, sizeof rerr)))
+                return bad(m, "block", "%s", rerr);
+        if (!c->block[0])
+            return bad(m, "block", "missing: give \"block\" or a param block_size_x (block_size_y, block_size_z)");
+    }
+    for (int d = 0; d < 3; d++)
+        if (c->block[d] && expr_uses_n(c->block[d]))
+            return bad(m, "block", "the block may use params only, not sizes (its occupancy is worked out once per "
+                                   "variant)");
+    const cJSON *smem = cJSON_GetObjectItemCaseSensitive(root, "smem");
+    if (smem && get_expr(m, c, "smem", smem, &c->smem) != 0)
+        return -1;
+    if (c->smem && expr_uses_n(c->smem))
+        return bad(m, "smem", "dynamic shared memory may use params only, not sizes");
+    const cJSON *by = cJSON_GetObjectItemCaseSensitive(root, "bytes");
+    if (by && get_expr(m, c, "bytes", by, &c->bytes) != 0)
+        return -1;
+    const cJSON *cons = cJSON_GetObjectItemCaseSensitive(root, "constraints");
+    if (cons) {
+        if (!cJSON_IsArray(cons) || cJSON_GetArraySize(cons) > MAX_CONSTRAINTS)
+            return bad(m, "constraints", "expected a list of up to %d expressions", MAX_CONSTRAINTS);
+        int i = 0;
+        for (const cJSON *x = cons->child; x; x = x->next, i++) {
+            char f[48];
+            snprintf(f, sizeof f, "constraints[%d]", i);
+            if (!cJSON_IsString(x))
+                return bad(m, f, "expected an expression (a string)");
+            if (get_expr(m, c, f, x, &c->cons[i]) != 0 || !(c->cons_text[i] = strdup(x->valuestring)))
+                return -1;
+            c->ncons = i + 1;
+        }
+    }
+    /* every expression once at the first value of every param: division by
+     * zero and the like are config errors here (those with sizes are
+     * checked per case) */
+    for (int i = 0; i < c->fam.nparams; i++)
+        c->refp[i] = c->values[i][0];
+    const cJSON *ref = cJSON_GetObjectItemCaseSensitive(root, "reference");
+    if (ref) {
+        static const char *const rkeys[] = {"params"};
+        const cJSON *rp = cJSON_GetObjectItemCaseSensitive(ref, "params");
+        if (!cJSON_IsObject(ref) || !cJSON_IsObject(rp)) {
+            char g[80];
+            given(ref, g, sizeof g);
+            return bad(m, "reference", "expected {\"params\": {...}}: a parameter set of the same source, got %s", g);
+        }
+        if (check_keys(m, "reference", ref, rkeys, 1) != 0)
+            return -1;
+        for (const cJSON *x = rp->child; x; x = x->next) {
+            char f[160];
+            snprintf(f, sizeof f, "reference.params.%s", x->string);
+            int i = param_find(c->params, c->fam.nparams, x->string);
+            if (i < 0)
+                return bad(m, f, "not a parameter of \"params\"");
+            if (get_integer(m, f, x, -(1LL << 40), 1LL << 40, &c->refp[i]) != 0)
+                return -1;
+        }
+    }
+    c->rtol = 1e-5;
+    c->atol = 1e-6;
+    const cJSON *tol = cJSON_GetObjectItemCaseSensitive(root, "tolerance");
+    if (tol) {
+        static const char *const tkeys[] = {"rtol", "atol"};
+        if (!cJSON_IsObject(tol))
+            return bad(m, "tolerance", "expected {\"rtol\": r, \"atol\": a}");
+        if (check_keys(m, "tolerance", tol, tkeys, 2) != 0)
+            return -1;
+        const cJSON *r = cJSON_GetObjectItemCaseSensitive(tol, "rtol"), *at = cJSON_GetObjectItemCaseSensitive(tol, "atol");
+        if (r && (!cJSON_IsNumber(r) || r->valuedouble < 0))
+            return bad(m, "tolerance.rtol", "expected a number >= 0");
+        if (at && (!cJSON_IsNumber(at) || at->valuedouble < 0))
+            return bad(m, "tolerance.atol", "expected a number >= 0");
+        c->rtol = r ? r->valuedouble : c->rtol;
+        c->atol = at ? at->valuedouble : c->atol;
+    }
+    c->deterministic = true;
+    const cJSON *det = cJSON_GetObjectItemCaseSensitive(root, "deterministic");
+    if (det) {
+        if (!cJSON_IsBool(det))
+            return bad(m, "deterministic", "expected true or false");
+        c->deterministic = cJSON_IsTrue(det);
+    }
+    return 0;
+}
+
+/* Parameter-only expressions at the first listed values, once registered:
+ * division by zero and the like are config errors at load time. */
+static int probe(mk *m, cfam *c)
+{
+    kf_variant v;
+    variant_defaults(&v, c->index);
+    int64_t x;
+    char why[512];
+    for (int d = 0; d < 3; d++) {
+        char f[16];
+        snprintf(f, sizeof f, "block[%d]", d);
+        if (c->block[d] && eval_int(c->block[d], &v, NULL, f, &x, why, sizeof why) != 0)
+            return bad(m, "block", "%s", why);
+    }
+    if (c->smem && eval_int(c->smem, &v, NULL, "smem", &x, why, sizeof why) != 0)
+        return bad(m, "smem", "%s", why);
+    kf_variant r = v;
+    memcpy(r.p, c->refp, sizeof r.p);
+    for (int d = 0; d < 3; d++)
+        if (c->block[d] && eval_int(c->block[d], &r, NULL, "block (reference)", &x, why, sizeof why) != 0)
+            return bad(m, "reference", "%s", why);
+    return 0;
+}
+
+int custom_family_make(const char *spec_json, const char *config_path, char *err, size_t errlen)
+{
+    mk m = {err, errlen};
+    cJSON *root = cJSON_Parse(spec_json);
+    if (!root) {
+        kf_err(err, errlen, "custom: not a JSON object");
+        return -1;
+    }
+    cfam *c = calloc(1, sizeof *c);
+    int rc = -1;
+    if (!c) {
+        kf_err(err, errlen, "custom: out of memory");
+        goto out;
+    }
+    if (make(&m, c, root, config_path) != 0)
+        goto out;
+    strbuf id = {0};
+    sb_printf(&id, "%s\n%s\n", c->source_path, spec_json);
+    sb_append(&id, c->source_text);
+    c->identity = sb_take(&id);
+    if (!c->identity) {
+        kf_err(err, errlen, "custom: out of memory");
+        goto out;
+    }
+    for (int i = 0; i < nmade; i++)
+        if (strcmp(made[i]->famname, c->famname) == 0) {
+            if (strcmp(made[i]->identity, c->identity) == 0) {
+                rc = made[i]->index;
+                goto out;
+            }
+            kf_err(err, errlen, "custom.name: \"%s\" (%s) is already the name of another custom kernel (%s, "
+                                "entry %s) with a different spec or source: give this one another \"name\"",
+                   c->famname, c->source_path, made[i]->source_path, made[i]->entry);
+            goto out;
+        }
+    char rerr[256];
+    if ((c->index = family_register(&c->fam, rerr, sizeof rerr)) < 0) {
+        kf_err(err, errlen, "custom.name: %s: give the custom kernel another \"name\"", rerr);
+        goto out;
+    }
+    made[nmade++] = c;
+    rc = c->index;
+    c = NULL;
+    if (probe(&m, made[nmade - 1]) != 0)
+        rc = -1;
+out:
+    cfam_free(c);
+    cJSON_Delete(root);
+    return rc;
+}

@@ -1,0 +1,13 @@
+// scale.cu -- a C++ template kernel for tests/custom_suite.sh and
+// tests/custom_gpu.sh: the entry "scale<float>" is found by its mangled
+// name (no extern "C"); the instantiation is explicit, as NVRTC compiles
+// only what the source instantiates.
+template <typename T>
+__global__ void scale(T *y, const T *x, T a, int n)
+{
+    int i = blockIdx.x * block_size_x + threadIdx.x;
+    if (i < n)
+        y[i] = a * x[i];
+}
+template __global__ void scale<float>(float *, const float *, float, int);
+template __global__ void scale<double>(double *, const double *, double, int);

@@ -1,0 +1,205 @@
+#!/bin/sh
+# tests/custom_suite.sh -- a user's own kernel (kernel "custom", issue 25)
+# on the fake GPU: the examples of configs/custom/ (vector_add, transpose)
+# and a C++ template entry (tests/custom/scale) go through check, check
+# --compile (NVRTC needs no GPU), gen (the #defines and the #line before the
+# user's file), run, tune with resume, best and the database; a planted
+# unwritten output is caught; every bad input gets its message naming the
+# file, the field and what was expected, and exit code 2 (a compile error
+# is a variant's failure: exit 1, with NVRTC's log naming the user's file
+# and line).  The fake GPU cannot run a user's kernel: it returns the
+# reference outputs as the kernel's (tests/custom_gpu.sh runs them for real).
+#
+#   KFORGE=build/kforge sh tests/custom_suite.sh
+set -u
+K=${KFORGE:-build/kforge}
+case $K in /*) ;; *) K=$(pwd)/$K ;; esac
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/.." && pwd)
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/kforge-custom.XXXXXX") || exit 2
+keep=0
+trap 'if [ $keep = 0 ]; then rm -rf "$TMP"; else echo "custom_suite: files kept in $TMP"; fi' EXIT
+export KFORGE_CACHE_DIR="$TMP/cache" KFORGE_DB="$TMP/db" KFORGE_FAKE_GPU=1 LC_ALL=C
+unset KFORGE_PLANT KFORGE_DEVICES KFORGE_FAKE_GPU_MS SLURM_ARRAY_TASK_ID SLURM_ARRAY_TASK_COUNT
+cd "$TMP" || exit 2
+cp "$ROOT"/configs/custom/vector_add.cu "$ROOT"/configs/custom/vector_add.json "$ROOT"/configs/custom/transpose.cu \
+   "$ROOT"/configs/custom/transpose.json "$ROOT"/tests/custom/scale.cu "$ROOT"/tests/custom/scale.json . || exit 2
+npass=0
+nfail=0
+ok() { echo "PASS $1"; npass=$((npass + 1)); }
+bad() { echo "FAIL $1: $2"; nfail=$((nfail + 1)); keep=1; }
+has() { grep -q -- "$2" "$1"; }
+
+# --- check: the space is every listed value (constraints applied) ---------
+"$K" check vector_add.json >va_check.txt 2>&1; rc=$?
+if [ $rc = 0 ] && has va_check.txt 'vector_add.json: 20 variants, 20 cases'; then ok "check: vector_add is 5 x 4 = 20 variants"
+else bad "check vector_add" "exit $rc: $(head -2 va_check.txt)"; fi
+"$K" check transpose.json >tr_check.txt 2>&1; rc=$?
+if [ $rc = 0 ] && has tr_check.txt 'transpose.json: 32 variants, 32 cases' &&
+   has tr_check.txt 'constraint "block_rows <= tile_dim" is false' && has tr_check.txt 'constraint "tile_dim \* block_rows <= 1024" is false'; then
+    ok "check: transpose is 36 combinations, 4 left out by the constraints of \"custom\""
+else bad "check transpose" "exit $rc: $(head -3 tr_check.txt)"; fi
+
+# --- axes: the family the config makes ------------------------------------
+"$K" axes transpose.json >axes.txt 2>&1; rc=$?
+if [ $rc = 0 ] && has axes.txt '^transpose -- a user' && has axes.txt '16, 32, 64' && has axes.txt '^  height '; then
+    ok "axes transpose.json: its params with their listed values, and its sizes"
+else bad "axes" "exit $rc: $(head -3 axes.txt)"; fi
+
+# --- check --compile: NVRTC compiles every variant ------------------------
+for c in vector_add:20 transpose:32 scale:2; do
+    f=${c%%:*}
+    want=${c#*:}
+    "$K" check $f.json --compile >${f}_comp.txt 2>&1; rc=$?
+    n=$(grep -c '^  compiled' ${f}_comp.txt)
+    if [ $rc = 0 ] && [ "$n" = "$want" ]; then ok "check --compile: $f's $want variants compiled"
+    else bad "check --compile $f" "exit $rc, $n compiled: $(tail -2 ${f}_comp.txt)"; fi
+done
+
+# --- gen: the #defines, then #line and the user's file ---------------------
+"$K" gen transpose.json --set tile_dim=32 --set block_rows=8 --set pad=1 >gen.txt 2>&1
+if has gen.txt '^#define tile_dim 32$' && has gen.txt '^#define block_rows 8$' && has gen.txt '^#define pad 1$' &&
+   has gen.txt '^#line 1 "transpose.cu"$' && has gen.txt 'extern "C" __global__ void transpose' &&
+   [ "$(grep -n '^#line' gen.txt | cut -d: -f1)" -gt "$(grep -n '^#define pad' gen.txt | cut -d: -f1)" ]; then
+    ok "gen: #define tile_dim 32 ... then #line 1 \"transpose.cu\" and the source"
+else bad "gen" "$(head -12 gen.txt)"; fi
+
+# --- run: every case verified; results keyed by the family's name ---------
+"$K" run vector_add.json --results va.jsonl -q >va_run.txt 2>&1; rc=$?
+n=$(grep -c '"status":"ok"' va.jsonl)
+if [ $rc = 0 ] && [ "$n" = 20 ] && has va.jsonl '"kernel":"vector_add","block_size_x":64,"per_thread":1,"n":16777216'; then
+    ok "run: vector_add's 20 cases ok, keyed kernel vector_add, block_size_x, per_thread, n"
+else bad "run vector_add" "exit $rc, $n ok: $(tail -2 va_run.txt)"; fi
+"$K" run scale.json --results scale.jsonl -q >scale_run.txt 2>&1; rc=$?
+if [ $rc = 0 ] && [ "$(grep -c '"status":"ok"' scale.jsonl)" = 2 ] && has scale.jsonl '"kernel":"scale_f32"'; then
+    ok "run: a C++ template entry (scale<float>) named scale_f32"
+else bad "run scale" "exit $rc: $(tail -2 scale_run.txt)"; fi
+
+# --- tune, resume, database, best ------------------------------------------
+"$K" tune transpose.json --results tune.jsonl -q --format jsonl >tune1.txt 2>&1; rc=$?
+n1=$(grep -c . tune.jsonl)
+"$K" tune transpose.json --results tune.jsonl -q --format jsonl >tune2.txt 2>&1; rc2=$?
+n2=$(grep -c . tune.jsonl)
+if [ $rc = 0 ] && [ $rc2 = 0 ] && [ "$n1" = 32 ] && [ "$n2" = 32 ] &&
+   has tune1.txt '"label": "tile_dim=32,block_rows=8,pad=1"' && has tune2.txt '"from_results": 32' &&
+   has tune2.txt '"measured_cases": 0'; then
+    ok "tune: the best of 32 transposes; run again, it resumes and measures nothing"
+else bad "tune" "exit $rc/$rc2, $n1/$n2 lines: $(tail -2 tune1.txt | cut -c1-300)"; fi
+if grep -q '"kernel": "transpose",' db/*.json && grep -q '"tile_dim": 32,' db/*.json; then
+    ok "database: an entry for kernel transpose"
+else bad "database" "$(head -c 400 db/*.json)"; fi
+"$K" best --kernel transpose.json --width 8192 --height 8192 >best.txt 2>best.err; rc=$?
+"$K" best --kernel transpose.json --width 4096 --height 4096 >near.txt 2>near.err; rc2=$?
+if [ $rc = 0 ] && has best.txt '"block_rows": 8,' && has best.txt '"pad": 1,' && [ $rc2 = 0 ] &&
+   has near.err 'using the one tuned for the nearest size, width=8192 height=8192'; then
+    ok "best --kernel transpose.json: the tuned variant at 8192x8192, and the nearest for 4096x4096"
+else bad "best" "exit $rc/$rc2: $(cat best.err near.err | head -3)"; fi
+
+# --- compare and merge know a custom kernel's results through --kernel ----
+"$K" compare va.jsonl va.jsonl --kernel vector_add.json >cmp.txt 2>&1; rc=$?
+"$K" compare va.jsonl va.jsonl >nocmp.txt 2>&1
+"$K" merge va.jsonl --kernel vector_add.json --no-db >merge.txt 2>&1; rc2=$?
+if [ $rc = 0 ] && ! has cmp.txt 'not results' && has cmp.txt 'block_size_x' && has nocmp.txt '20 lines that are not results' &&
+   [ $rc2 = 0 ] && has merge.txt '20 cases'; then
+    ok "compare and merge --kernel vector_add.json: the 20 cases matched and merged (without it: not results)"
+else bad "compare/merge" "exit $rc/$rc2: $(head -3 cmp.txt merge.txt)"; fi
+
+# --- a planted unwritten output is caught (the fake GPU's model) ----------
+KFORGE_PLANT='drop_last@*' "$K" run vector_add.json --set block_size_x=256 --set per_thread=2 --set n=1000 \
+    --no-results --format jsonl >plant.txt 2>&1; rc=$?
+if [ $rc = 1 ] && has plant.txt '"status":"wrong","message":"wrong result on the exact data: 1 of 1000 outputs wrong; worst at c\[999\]'; then
+    ok "planted: the unwritten c[999] is caught (exit 1)"
+else bad "planted" "exit $rc: $(cut -c1-300 plant.txt)"; fi
+
+# --- bad input: the file, the field, what was expected; exit 2 ------------
+# each: a name, a sed over vector_add.json (or a source), the message expected
+expect2() { # name config message
+    "$K" check "$2" >bad.txt 2>&1; rc=$?
+    if [ $rc = 2 ] && grep -qF -- "$3" bad.txt; then ok "bad input: $1 (exit 2)"
+    else bad "bad input: $1" "exit $rc: $(head -2 bad.txt)"; fi
+}
+sed 's/"vector_add.cu"/"no_such.cu"/' vector_add.json >b_source.json
+expect2 "missing source" b_source.json "b_source.json: custom.source: cannot read the kernel's source: no_such.cu"
+sed 's/"12 \* n"/"12 * nn"/' vector_add.json >b_ident.json
+expect2 "unknown name in an expression" b_ident.json "b_ident.json: custom.bytes: '12 * nn' at position 6: unknown name 'nn' (did you mean 'n'?)"
+sed 's/"grid": \["(n + /"grid": ["(n + tile + /' vector_add.json >b_grid.json
+expect2 "unknown param in the grid" b_grid.json "b_grid.json: custom.grid[0]: '(n + tile + "
+sed 's/"name": "c", "dtype": "float32"/"name": "c", "dtype": "float16"/' vector_add.json >b_dtype.json
+expect2 "bad dtype" b_dtype.json 'b_dtype.json: custom.args[0] (c).dtype: expected a dtype (int32, uint32, int64, float32, float64), got "float16"'
+sed 's/"role": "out"/"role": "output"/' vector_add.json >b_role.json
+expect2 "bad role" b_role.json 'b_role.json: custom.args[0] (c).role: expected a role (in, out or inout), got "output"'
+grep -v '"entry"' vector_add.json >b_entry.json
+expect2 "missing entry" b_entry.json 'b_entry.json: custom.entry: missing: the kernel'"'"'s name in the source'
+python3 - <<'PY'
+import json
+c = json.load(open("vector_add.json"))
+del c["custom"]["args"]
+json.dump(c, open("b_args.json", "w"))
+c = json.load(open("vector_add.json"))
+c["custom"]["args"][3] = {"name": "n", "scalar": "int32"}
+json.dump(c, open("b_value.json", "w"))
+c = json.load(open("vector_add.json"))
+c["custom"]["args"][1]["fill"] = {"random": [1]}
+json.dump(c, open("b_fill.json", "w"))
+c = json.load(open("vector_add.json"))
+c["custom"]["params"]["block_size_x"] = []
+json.dump(c, open("b_param.json", "w"))
+c = json.load(open("vector_add.json"))
+c["custom"]["reference"] = {"params": {"block_size": 64}}
+json.dump(c, open("b_ref.json", "w"))
+c = json.load(open("vector_add.json"))
+c["custom"]["sizes"] = ["n", "per_thread"]
+json.dump(c, open("b_sizes.json", "w"))
+c = json.load(open("vector_add.json"))
+c["custom"]["block"] = ["n"]
+json.dump(c, open("b_block.json", "w"))
+c = json.load(open("vector_add.json"))
+c["custom"]["smem"] = "1024 / (per_thread - 1)"
+json.dump(c, open("b_smem.json", "w"))
+c = json.load(open("vector_add.json"))
+c["custom"]["grdi"] = 1
+json.dump(c, open("b_key.json", "w"))
+c = json.load(open("vector_add.json"))
+del c["custom"]
+json.dump(c, open("b_nocustom.json", "w"))
+c = json.load(open("vector_add.json"))
+c["custom"]["reference"] = {"block_size_x": 64}
+json.dump(c, open("b_refobj.json", "w"))
+c = json.load(open("vector_add.json"))
+c["custom"]["source"] = 'vector_add.cu"\n#include <evil>'
+json.dump(c, open("b_path.json", "w"))
+PY
+expect2 "missing args" b_args.json 'b_args.json: custom.args: missing: the kernel'"'"'s arguments in order'
+expect2 "a scalar without a value" b_value.json 'b_value.json: custom.args[3] (n).value: missing: a scalar needs a value'
+expect2 "bad fill" b_fill.json 'b_fill.json: custom.args[1] (a).fill: expected {"random": [lo, hi]}, "zeros", "ones", "iota" or {"constant": x}, got {"random":[1]}'
+expect2 "a param without values" b_param.json 'b_param.json: custom.params.block_size_x: expected at least one value'
+expect2 "a reference param that is not a param" b_ref.json 'b_ref.json: custom.reference.params.block_size: not a parameter of "params"'
+expect2 "a reference without params" b_refobj.json 'b_refobj.json: custom.reference: expected {"params": {...}}: a parameter set of the same source, got {"block_size_x":64}'
+expect2 "a size named like a param" b_sizes.json 'b_sizes.json: custom.sizes[1]: "per_thread" is already a parameter or size'
+expect2 "a block that uses a size" b_block.json 'b_block.json: custom.block: the block may use params only, not sizes'
+expect2 "division by zero at load time" b_smem.json "b_smem.json: custom.smem: smem: '1024 / (per_thread - 1)' at position 6: division by zero"
+expect2 "an unknown key, with a suggestion" b_key.json 'b_key.json: custom: unknown key "grdi" (did you mean "grid"?)'
+expect2 "a source name that would break the #line" b_path.json 'b_path.json: custom.source: a file name without control characters, quotes or backslashes'
+expect2 "kernel custom without its object" b_nocustom.json 'b_nocustom.json: custom: expected an object describing the kernel'
+
+# --- a compile error: NVRTC's log names the user's file and line ----------
+sed 's/c\[i\] = a\[i\] + b\[i\];/c[i] = a[i] + no_such_thing;/' vector_add.cu >broken.cu
+sed 's/"vector_add.cu"/"broken.cu"/' vector_add.json >broken.json
+"$K" run broken.json --set block_size_x=64 --set per_thread=1 --no-results >broken.txt 2>&1; rc=$?
+if [ $rc = 1 ] && has broken.txt 'broken.cu(12): error: identifier "no_such_thing" is undefined' &&
+   has broken.txt 'compile_error'; then
+    ok "compile error: broken.cu(12) in NVRTC's log, the case compile_error (exit 1)"
+else bad "compile error" "exit $rc: $(head -4 broken.txt)"; fi
+
+# --- the same spec twice is one family; a different one under its name is an error
+cp vector_add.json again.json
+sed 's/"per_thread": \[1, 2, 4, 8\]/"per_thread": [1, 2]/' vector_add.json >other.json
+"$K" run vector_add.json again.json --set n=1000 --no-results -q >same.txt 2>&1; rc=$?
+"$K" run vector_add.json other.json --set n=1000 --no-results -q >clash.txt 2>&1; rc2=$?
+if [ $rc = 0 ] && [ $rc2 = 2 ] &&
+   has clash.txt 'custom.name: "vector_add" (vector_add.cu) is already the name of another custom kernel'; then
+    ok "one name, one kernel: the same spec twice is one family; a different spec under the name is exit 2"
+else bad "same name" "exit $rc/$rc2: $(head -2 same.txt clash.txt)"; fi
+
+echo "custom_suite: $npass passed, $nfail failed"
+[ $nfail = 0 ]
