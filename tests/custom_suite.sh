@@ -110,6 +110,13 @@ KFORGE_PLANT='drop_last@*' "$K" run vector_add.json --set block_size_x=256 --set
 if [ $rc = 1 ] && has plant.txt '"status":"wrong","message":"wrong result on the exact data: 1 of 1000 outputs wrong; worst at c\[999\]'; then
     ok "planted: the unwritten c[999] is caught (exit 1)"
 else bad "planted" "exit $rc: $(cut -c1-300 plant.txt)"; fi
+# the same over 2^21 + 3 outputs: compared in pieces on every CPU, the one
+# wrong element (in the last piece) still counted once and named
+KFORGE_PLANT='drop_last@*' "$K" run vector_add.json --set block_size_x=256 --set per_thread=2 --set n=2097155 \
+    --no-results --format jsonl >plant2.txt 2>&1; rc=$?
+if [ $rc = 1 ] && has plant2.txt '"message":"wrong result on the exact data: 1 of 2097155 outputs wrong; worst at c\[2097154\]'; then
+    ok "planted: over 2^21 + 3 outputs compared in pieces, the unwritten c[2097154] is caught"
+else bad "planted in pieces" "exit $rc: $(cut -c1-300 plant2.txt)"; fi
 
 # --- bad input: the file, the field, what was expected; exit 2 ------------
 # each: a name, a sed over vector_add.json (or a source), the message expected

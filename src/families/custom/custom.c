@@ -376,8 +376,52 @@ static double get(kf_dtype t, const void *p, int64_t i)
     }
 }
 
+/* One piece of a comparison (compare_piece): its wrong elements, the first
+ * of them, and the element with the largest error. */
+typedef struct {
+    int64_t bad, first_bad, worst_at;
+    double worst;
+} cmp_part;
+
+typedef struct {
+    const cfam *c;
+    const kf_buffer *b;
+    const void *got, *ref;
+    cmp_part *parts;
+} cmp_job;
+
+static void compare_piece(void *ctx, int64_t piece, int64_t lo, int64_t hi)
+{
+    const cmp_job *j = ctx;
+    const kf_buffer *b = j->b;
+    kf_dtype t = (kf_dtype)b->dtype;
+    bool fl = kf_dtype_is_float(t);
+    cmp_part q = {0, -1, lo, -1};
+    for (int64_t i = lo; i < hi; i++) {
+        bool ok;
+        double e = 0;
+        if (!fl) {
+            ok = memcmp((const char *)j->got + i * (int64_t)b->elem_bytes,
+                        (const char *)j->ref + i * (int64_t)b->elem_bytes, b->elem_bytes) == 0;
+        } else {
+            double g = get(t, j->got, i), f = get(t, j->ref, i);
+            if (isnan(f) || isnan(g))
+                ok = isnan(f) && isnan(g), e = ok ? 0 : INFINITY;
+            else
+                e = fabs(g - f), ok = e <= j->c->atol + j->c->rtol * fabs(f);
+        }
+        if (!ok && q.bad++ == 0)
+            q.first_bad = i;
+        if (e > q.worst)
+            q.worst = e, q.worst_at = i;
+    }
+    j->parts[piece] = q;
+}
+
 /* Integers exactly; floats within atol + rtol |ref| (a NaN only where the
- * reference has one).  The first wrong element is named. */
+ * reference has one).  The first wrong element is named; with none, the
+ * one of the largest error (the first of them).  Large buffers are compared
+ * in pieces on every CPU, combined in order: the same answer as one pass. */
 static int64_t compare(const kf_variant *v, const kf_shape *s, const kf_plan_info *p, int buf, const void *got,
                        const void *ref, const double *aux, bool exact, kf_result *r)
 {
@@ -389,26 +433,28 @@ static int64_t compare(const kf_variant *v, const kf_shape *s, const kf_plan_inf
     const kf_buffer *b = &set.b[buf];
     kf_dtype t = (kf_dtype)b->dtype;
     bool fl = kf_dtype_is_float(t);
+    if (b->elems <= 0)
+        return 0;
+    const int64_t grain = 1 << 20;
+    cmp_part one, *parts = &one;
+    if (b->elems > grain && !(parts = malloc((size_t)((b->elems - 1) / grain + 1) * sizeof *parts))) {
+        r->status = KF_ST_OOM;
+        snprintf(r->message, sizeof r->message, "out of host memory comparing %lld elements", (long long)b->elems);
+        return b->elems;
+    }
+    cmp_job j = {c, b, got, ref, parts};
+    int64_t pieces = kf_parallel_for(b->elems, grain, compare_piece, &j);
     int64_t bad = 0, show = 0;
     double worst = -1;
-    for (int64_t i = 0; i < b->elems; i++) {
-        bool ok;
-        double e = 0;
-        if (!fl) {
-            ok = memcmp((const char *)got + i * (int64_t)b->elem_bytes, (const char *)ref + i * (int64_t)b->elem_bytes,
-                        b->elem_bytes) == 0;
-        } else {
-            double g = get(t, got, i), f = get(t, ref, i);
-            if (isnan(f) || isnan(g))
-                ok = isnan(f) && isnan(g), e = ok ? 0 : INFINITY;
-            else
-                e = fabs(g - f), ok = e <= c->atol + c->rtol * fabs(f);
-        }
-        if (!ok && bad++ == 0)
-            show = i;
-        if (!bad && e > worst)
-            worst = e, show = i;
+    for (int64_t k = 0; k < pieces; k++) {
+        if (parts[k].bad && bad == 0)
+            show = parts[k].first_bad;
+        bad += parts[k].bad;
+        if (bad == 0 && parts[k].worst > worst)
+            worst = parts[k].worst, show = parts[k].worst_at;
     }
+    if (parts != &one)
+        free(parts);
     double g = get(t, got, show), f = get(t, ref, show);
     snprintf(r->gpu_value, sizeof r->gpu_value, fl ? "%.9g" : "%.0f", g);
     snprintf(r->ref_value, sizeof r->ref_value, fl ? "%.9g" : "%.0f", f);
