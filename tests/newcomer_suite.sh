@@ -8,7 +8,8 @@
 #   3. plot the sweep, the tune results and kforge against a baseline file
 #      with tools/plot.sh (SKIP, loudly, without python3 or gnuplot);
 #   4. `kforge compare` two configs (one variant against another) with --match n;
-#   5. append --format csv --no-header in a shell loop: one header in all.
+#   5. append --format csv --no-header in a shell loop: one header in all;
+#   6. the README's "A first session" commands, as written.
 # Works in a mktemp -d directory under ${TMPDIR:-/tmp}, removed when every
 # step passed and kept (and named) otherwise.  Prints PASS/FAIL/SKIP lines and
 # "newcomer suite: N passed, M failed"; exits 1 if a step failed.
@@ -171,11 +172,25 @@ else
     ok "csv loop --no-header"
 fi
 
+# --- 6. the README's "A first session", command by command, as written -------
+# (run from a copy of the tree's layout: build/kforge and configs/)
+mkdir -p first/build && ln -s "$KFORGE" first/build/kforge && cp -r "$ROOT/configs" first/configs
+n=0; failed=""
+sed -n '/^## A first session/,/^## /p' "$ROOT/README.md" | sed -n '/^```sh/,/^```$/p' | grep '^build/' >first/steps.txt
+while IFS= read -r line; do
+    cmd=${line%%   #*}
+    n=$((n + 1))
+    (cd first && sh -c "$cmd" >>out.txt 2>&1) || failed="$failed [$cmd]"
+done <first/steps.txt
+if [ "$n" -ge 5 ] && [ -z "$failed" ]; then ok "README's first session: its $n commands run as written"
+else bad "README's first session" "$n commands; failed:$failed"; fi
+
 if [ "$nfail" -eq 0 ]; then
     cd / && rm -rf "$TMP"
 else
     echo "newcomer suite: files kept in $TMP"
 fi
+
 if [ "$nskip" -gt 0 ]; then
     echo "newcomer suite: $npass passed, $nfail failed, $nskip skipped"
 else
