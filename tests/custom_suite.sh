@@ -120,11 +120,54 @@ else bad "planted in pieces" "exit $rc: $(cut -c1-300 plant2.txt)"; fi
 
 # --- bad input: the file, the field, what was expected; exit 2 ------------
 # each: a name, a sed over vector_add.json (or a source), the message expected
+# --- inputs and the answer from .npy files (Kernel Tuner's arguments and answer) --
+python3 - <<'PY'
+import struct
+def npy(path, code, fmt, vals, shape=None):
+    shape = shape or (len(vals),)
+    head = "{'descr': '%s', 'fortran_order': False, 'shape': (%s), }" % (code, ", ".join(map(str, shape)) + ("," if len(shape) == 1 else ""))
+    head += " " * ((64 - (10 + len(head) + 1) % 64) % 64) + "\n"
+    with open(path, "wb") as f:
+        f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(head)) + head.encode())
+        f.write(struct.pack("<%d%s" % (len(vals), fmt), *vals))
+a = [i * 0.5 for i in range(1000)]
+b = [1.0 - i * 0.25 for i in range(1000)]
+npy("a.npy", "<f4", "f", a)
+npy("b.npy", "<f4", "f", b, (10, 100))
+npy("c.npy", "<f4", "f", [x + y for x, y in zip(a, b)])
+npy("c64.npy", "<f8", "d", [x + y for x, y in zip(a, b)])
+PY
+sed -e 's|"fill": {"random": \[-1, 1\]}}, *$|XX|' vector_add.json | python3 -c '
+import json, sys
+c = json.load(open("vector_add.json"))
+c["custom"]["args"][1]["fill"] = {"npy": "a.npy"}
+c["custom"]["args"][2]["fill"] = {"npy": "b.npy"}
+c["custom"]["reference"] = {"expected": {"c": "c.npy"}}
+c["defaults"] = {"n": 1000}
+json.dump(c, open("va_npy.json", "w"))
+c["custom"]["reference"] = {"expected": {"c": "c64.npy"}}
+json.dump(c, open("b_npy_dtype.json", "w"))
+c["custom"]["reference"] = {"expected": {"a": "c.npy"}}
+json.dump(c, open("b_npy_role.json", "w"))
+'
+"$K" run va_npy.json --set block_size_x=128 --set per_thread=2 --no-results --format jsonl >npy.txt 2>&1; rc=$?
+KFORGE_PLANT='drop_last@*' "$K" run va_npy.json --set block_size_x=128 --set per_thread=2 --no-results \
+    --format jsonl >npy_plant.txt 2>&1; rc2=$?
+"$K" run va_npy.json --set block_size_x=128 --set per_thread=2 --set n=999 --no-results >npy_len.txt 2>&1; rc3=$?
+if [ $rc = 0 ] && has npy.txt '"status":"ok"' && has npy.txt '"ref_value":"1"' && [ $rc2 = 1 ] &&
+   has npy_plant.txt 'worst at c\[999\]: GPU [^,]*, reference 250.75' &&
+   has npy_len.txt 'args\[0\] (c).length = 999 here, its .npy file holds 1000 elements'; then
+    ok "npy: inputs and the answer from .npy files; a planted fault caught against it; a length that disagrees skipped"
+else bad "npy" "exit $rc/$rc2/$rc3: $(head -c 300 npy.txt; head -c 300 npy_plant.txt; head -2 npy_len.txt)"; fi
+
 expect2() { # name config message
     "$K" check "$2" >bad.txt 2>&1; rc=$?
     if [ $rc = 2 ] && grep -qF -- "$3" bad.txt; then ok "bad input: $1 (exit 2)"
     else bad "bad input: $1" "exit $rc: $(head -2 bad.txt)"; fi
 }
+expect2 ".npy of another dtype" b_npy_dtype.json "b_npy_dtype.json: custom.reference.expected.c: "
+grep -q "holds '<f8' elements, the buffer is float32 ('<f4')" bad.txt || bad "npy dtype message" "$(head -2 bad.txt)"
+expect2 ".npy answer for an input" b_npy_role.json 'b_npy_role.json: custom.reference.expected.a: not an out or inout buffer of "args"'
 sed 's/"vector_add.cu"/"no_such.cu"/' vector_add.json >b_source.json
 expect2 "missing source" b_source.json "b_source.json: custom.source: cannot read the kernel's source: no_such.cu"
 sed 's/"12 \* n"/"12 * nn"/' vector_add.json >b_ident.json
@@ -178,10 +221,10 @@ json.dump(c, open("b_path.json", "w"))
 PY
 expect2 "missing args" b_args.json 'b_args.json: custom.args: missing: the kernel'"'"'s arguments in order'
 expect2 "a scalar without a value" b_value.json 'b_value.json: custom.args[3] (n).value: missing: a scalar needs a value'
-expect2 "bad fill" b_fill.json 'b_fill.json: custom.args[1] (a).fill: expected {"random": [lo, hi]}, "zeros", "ones", "iota" or {"constant": x}, got {"random":[1]}'
+expect2 "bad fill" b_fill.json 'b_fill.json: custom.args[1] (a).fill: expected {"random": [lo, hi]}, "zeros", "ones", "iota", {"constant": x} or {"npy": "file.npy"}, got {"random":[1]}'
 expect2 "a param without values" b_param.json 'b_param.json: custom.params.block_size_x: expected at least one value'
 expect2 "a reference param that is not a param" b_ref.json 'b_ref.json: custom.reference.params.block_size: not a parameter of "params"'
-expect2 "a reference without params" b_refobj.json 'b_refobj.json: custom.reference: expected {"params": {...}}: a parameter set of the same source, got {"block_size_x":64}'
+expect2 "a reference without params" b_refobj.json 'b_refobj.json: custom.reference: expected {"params": {...}}: a parameter set of the same source, or {"expected": {"OUTPUT": "file.npy"}}, got {"block_size_x":64}'
 expect2 "a size named like a param" b_sizes.json 'b_sizes.json: custom.sizes[1]: "per_thread" is already a parameter or size'
 expect2 "a block that uses a size" b_block.json 'b_block.json: custom.block: the block may use params only, not sizes'
 expect2 "division by zero at load time" b_smem.json "b_smem.json: custom.smem: smem: '1024 / (per_thread - 1)' at position 6: division by zero"

@@ -44,7 +44,7 @@
 #define MAX_VALUES 4096
 #define MAX_CONSTRAINTS 64
 
-typedef enum { FILL_RANDOM, FILL_ZEROS, FILL_ONES, FILL_IOTA, FILL_CONSTANT } fill_kind;
+typedef enum { FILL_RANDOM, FILL_ZEROS, FILL_ONES, FILL_IOTA, FILL_CONSTANT, FILL_NPY } fill_kind;
 static const char *const fill_names[] = {"random", "zeros", "ones", "iota", "constant"};
 
 typedef struct {
@@ -57,10 +57,15 @@ typedef struct {
     fill_kind fill;
     double lo, hi;              /* random: the range; constant: lo */
     kf_expr *value;             /* scalars */
+    void *npy;                  /* fill {"npy": FILE}: the file's elements, npy_elems of them */
+    int64_t npy_elems;
+    void *expect;               /* reference {"expected": {NAME: FILE}}: this output's answer */
+    int64_t expect_elems;
 } carg;
 
 typedef struct cfam {
     kf_family fam;
+    char config_dir[PATH_MAX];  /* where the config is: files it names are relative to it */
     char *identity;             /* spec text + source path: the same family if equal */
     char source_path[PATH_MAX];
     char *source_text;
@@ -187,6 +192,11 @@ static int check_shape(const kf_variant *v, kf_shape *s, char *why, size_t whyle
             return -1;
         if (!g->scalar && (x < 1 || x > (1LL << 36))) {
             kf_err(why, whylen, "%s = %lld: a buffer holds 1..2^36 elements", what, (long long)x);
+            return -1;
+        }
+        if (!g->scalar && ((g->npy && x != g->npy_elems) || (g->expect && x != g->expect_elems))) {
+            kf_err(why, whylen, "%s = %lld here, its .npy file holds %lld elements", what, (long long)x,
+                   (long long)(g->npy ? g->npy_elems : g->expect_elems));
             return -1;
         }
     }
@@ -334,11 +344,19 @@ static void fill(const kf_variant *v, const kf_shape *s, int buf, uint64_t seed,
 {
     (void)s, (void)exact;
     const cfam *c = cf_of(v);
-    fill_ctx f = {arg_of_buf(c, buf), host, mix(seed * 31 + (uint64_t)buf)};
+    const carg *g = arg_of_buf(c, buf);
+    if (g->fill == FILL_NPY) { /* check_shape saw to it that the lengths agree */
+        memcpy(host, g->npy, (size_t)(elems < g->npy_elems ? elems : g->npy_elems) * kf_dtype_size(g->dtype));
+        return;
+    }
+    fill_ctx f = {g, host, mix(seed * 31 + (uint64_t)buf)};
     kf_parallel_for(elems, 1 << 20, fill_piece, &f);
 }
 
-/* No CPU reference exists for a user's kernel.  The fake GPU, which runs
+static bool role_expected(const carg *g) { return g && g->expect && g->role != KF_ROLE_IN; }
+
+/* The answer given as .npy files ({"expected": ...}), else: no CPU
+ * reference exists for a user's kernel.  The fake GPU, which runs
  * nothing, uses these outputs (an inout's input, else a pattern of the
  * seed) and returns them as the kernel's; on a GPU the reference
  * variant's outputs replace them (reference_variant). */
@@ -351,7 +369,10 @@ static void reference(const kf_variant *v, const kf_shape *s, const void *const 
     memset(&set, 0, sizeof set);
     buffers(v, s, NULL, &set);
     for (int i = 0; i < set.n; i++) {
-        if (set.b[i].role == KF_ROLE_INOUT)
+        const carg *e = arg_of_buf(c, i);
+        if (role_expected(e)) /* reference {"expected": ...}: the answer given */
+            memcpy(ref[i], e->expect, (size_t)set.b[i].elems * set.b[i].elem_bytes);
+        else if (set.b[i].role == KF_ROLE_INOUT)
             memcpy(ref[i], in[i], (size_t)set.b[i].elems * set.b[i].elem_bytes);
         else if (set.b[i].role == KF_ROLE_OUT) {
             const carg *g = arg_of_buf(c, i);
@@ -803,6 +824,81 @@ static int parse_sizes(mk *m, cfam *c, const cJSON *j)
     return 0;
 }
 
+/* A .npy file (NumPy's format, version 1 to 3): little-endian, C order,
+ * of the element type want ('<i4' int32, '<u4' uint32, '<i8' int64, '<f4'
+ * float32, '<f8' float64); any shape, read as its elements in order.
+ * path relative to the config's folder.  0 and the data, or -1 and why. */
+static int npy_load(const cfam *c, const char *name, kf_dtype want, void **data, int64_t *elems, char *why,
+                    size_t whylen)
+{
+    static const char *const descr[] = {"'<i4'", "'<u4'", "'<i8'", "'<f4'", "'<f8'"};
+    char path[PATH_MAX + 256];
+    if (name[0] == '/' || !c->config_dir[0])
+        snprintf(path, sizeof path, "%s", name);
+    else
+        snprintf(path, sizeof path, "%s/%s", c->config_dir, name);
+    size_t len;
+    char err[256];
+    unsigned char *f = (unsigned char *)kf_read_file_max(path, (size_t)1 << 34, &len, err, sizeof err);
+    if (!f) {
+        kf_err(why, whylen, "cannot read %s: %s", path, err);
+        return -1;
+    }
+    size_t hl = 0, off = 0;
+    if (len >= 10 && memcmp(f, "\x93NUMPY", 6) == 0 && f[6] == 1)
+        hl = (size_t)f[8] | (size_t)f[9] << 8, off = 10;
+    else if (len >= 12 && memcmp(f, "\x93NUMPY", 6) == 0 && (f[6] == 2 || f[6] == 3))
+        hl = (size_t)f[8] | (size_t)f[9] << 8 | (size_t)f[10] << 16 | (size_t)f[11] << 24, off = 12;
+    if (!off || off + hl > len) {
+        kf_err(why, whylen, "%s is not a .npy file (NumPy's format: \\x93NUMPY, version 1 to 3)", path);
+        free(f);
+        return -1;
+    }
+    char head[4096];
+    snprintf(head, sizeof head, "%.*s", (int)(hl < sizeof head - 1 ? hl : sizeof head - 1), (const char *)f + off);
+    const char *d = strstr(head, "'descr':"), *fo = strstr(head, "'fortran_order':"), *sh = strstr(head, "'shape':");
+    const char *want_descr = (int)want < 5 ? descr[want] : "?";
+    if (!d || !fo || !sh || strncmp(fo + 16 + strspn(fo + 16, " "), "False", 5) != 0) {
+        kf_err(why, whylen, "%s: a .npy header with 'descr', 'fortran_order': False (C order) and 'shape' was expected",
+               path);
+        free(f);
+        return -1;
+    }
+    d += 8 + strspn(d + 8, " ");
+    if (strncmp(d, want_descr, strlen(want_descr)) != 0) {
+        kf_err(why, whylen, "%s holds %.5s elements, the buffer is %s (%s)", path, d, kf_dtype_names[want], want_descr);
+        free(f);
+        return -1;
+    }
+    int64_t n = 1;
+    const char *p = strchr(sh, '(');
+    for (p = p ? p + 1 : sh; *p && *p != ')'; p++)
+        if (*p >= '0' && *p <= '9') {
+            char *end;
+            long long k = strtoll(p, &end, 10);
+            n *= k;
+            p = end - 1;
+        }
+    size_t es = kf_dtype_size(want);
+    if (n < 1 || (size_t)n * es != len - off - hl) {
+        kf_err(why, whylen, "%s: its shape gives %lld elements, its data holds %zu bytes", path, (long long)n,
+               len - off - hl);
+        free(f);
+        return -1;
+    }
+    void *x = malloc((size_t)n * es);
+    if (!x) {
+        kf_err(why, whylen, "%s: out of memory", path);
+        free(f);
+        return -1;
+    }
+    memcpy(x, f + off + hl, (size_t)n * es);
+    free(f);
+    *data = x;
+    *elems = n;
+    return 0;
+}
+
 static int parse_arg(mk *m, cfam *c, int a, const cJSON *j)
 {
     char f[64], g[80];
@@ -870,7 +966,7 @@ static int parse_arg(mk *m, cfam *c, int a, const cJSON *j)
     x->lo = kf_dtype_is_float(x->dtype) ? -1 : -100;
     x->hi = kf_dtype_is_float(x->dtype) ? 1 : 100;
     static const char *const fill_allowed =
-        "{\"random\": [lo, hi]}, \"zeros\", \"ones\", \"iota\" or {\"constant\": x}";
+        "{\"random\": [lo, hi]}, \"zeros\", \"ones\", \"iota\", {\"constant\": x} or {\"npy\": \"file.npy\"}";
     if (!fi)
         return 0;
     given(fi, g, sizeof g);
@@ -884,6 +980,13 @@ static int parse_arg(mk *m, cfam *c, int a, const cJSON *j)
     if (!cJSON_IsObject(fi) || cJSON_GetArraySize(fi) != 1)
         return bad(m, fd, "expected %s, got %s", fill_allowed, g);
     const cJSON *k = fi->child;
+    if (strcmp(k->string, "npy") == 0 && cJSON_IsString(k)) {
+        char why[PATH_MAX + 512];
+        if (npy_load(c, k->valuestring, x->dtype, &x->npy, &x->npy_elems, why, sizeof why) != 0)
+            return bad(m, fd, "%s", why);
+        x->fill = FILL_NPY;
+        return 0;
+    }
     if (strcmp(k->string, "constant") == 0 && cJSON_IsNumber(k)) {
         x->fill = FILL_CONSTANT;
         x->lo = k->valuedouble;
@@ -927,7 +1030,7 @@ static void cfam_free(cfam *c)
     for (int i = 0; i < KF_MAX_DIMS; i++)
         free(c->snames[i]);
     for (int a = 0; a < MAX_ARGS; a++)
-        expr_free(c->args[a].length), expr_free(c->args[a].value);
+        expr_free(c->args[a].length), expr_free(c->args[a].value), free(c->args[a].npy), free(c->args[a].expect);
     for (int d = 0; d < 3; d++)
         expr_free(c->grid[d]), expr_free(c->block[d]);
     expr_free(c->smem);
@@ -954,6 +1057,8 @@ static int make(mk *m, cfam *c, const cJSON *root, const char *config_path)
             return bad(m, "source", "a file name without control characters, quotes or backslashes (it goes into a "
                                     "#line directive)");
     const char *slash = strrchr(config_path, '/');
+    if (slash)
+        snprintf(c->config_dir, sizeof c->config_dir, "%.*s", (int)(slash - config_path), config_path);
     if (src->valuestring[0] == '/' || !slash)
         snprintf(c->source_path, sizeof c->source_path, "%s", src->valuestring);
     else
@@ -1062,13 +1167,41 @@ static int make(mk *m, cfam *c, const cJSON *root, const char *config_path)
     for (int i = 0; i < c->fam.nparams; i++)
         c->refp[i] = c->values[i][0];
     const cJSON *ref = cJSON_GetObjectItemCaseSensitive(root, "reference");
-    if (ref) {
+    const cJSON *expected = ref ? cJSON_GetObjectItemCaseSensitive(ref, "expected") : NULL;
+    if (expected) {
+        /* the answer as .npy files, one per output: no reference run */
+        static const char *const ekeys[] = {"expected"};
+        if (check_keys(m, "reference", ref, ekeys, 1) != 0)
+            return -1;
+        if (!cJSON_IsObject(expected))
+            return bad(m, "reference.expected", "expected {\"OUTPUT\": \"file.npy\", ...}: every out and inout buffer");
+        for (const cJSON *x = expected->child; x; x = x->next) {
+            char f[160], why[PATH_MAX + 512];
+            snprintf(f, sizeof f, "reference.expected.%s", x->string);
+            carg *g = NULL;
+            for (int q = 0; q < c->nargs && !g; q++)
+                if (!c->args[q].scalar && strcmp(c->args[q].name, x->string) == 0)
+                    g = &c->args[q];
+            if (!g || g->role == KF_ROLE_IN)
+                return bad(m, f, "not an out or inout buffer of \"args\"");
+            if (!cJSON_IsString(x))
+                return bad(m, f, "expected the name of a .npy file");
+            if (npy_load(c, x->valuestring, g->dtype, &g->expect, &g->expect_elems, why, sizeof why) != 0)
+                return bad(m, f, "%s", why);
+        }
+        for (int q = 0; q < c->nargs; q++)
+            if (!c->args[q].scalar && c->args[q].role != KF_ROLE_IN && !c->args[q].expect)
+                return bad(m, "reference.expected", "no file for output \"%s\": give every out and inout buffer's answer",
+                           c->args[q].name);
+        c->fam.reference_variant = NULL; /* the host reference: the files */
+    } else if (ref) {
         static const char *const rkeys[] = {"params"};
         const cJSON *rp = cJSON_GetObjectItemCaseSensitive(ref, "params");
         if (!cJSON_IsObject(ref) || !cJSON_IsObject(rp)) {
             char g[80];
             given(ref, g, sizeof g);
-            return bad(m, "reference", "expected {\"params\": {...}}: a parameter set of the same source, got %s", g);
+            return bad(m, "reference", "expected {\"params\": {...}}: a parameter set of the same source, or "
+                                       "{\"expected\": {\"OUTPUT\": \"file.npy\"}}, got %s", g);
         }
         if (check_keys(m, "reference", ref, rkeys, 1) != 0)
             return -1;
