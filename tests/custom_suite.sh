@@ -95,6 +95,39 @@ if [ $rc = 0 ] && has best.txt '"block_rows": 8,' && has best.txt '"pad": 1,' &&
     ok "best --kernel transpose.json: the tuned variant at 8192x8192, and the nearest for 4096x4096"
 else bad "best" "exit $rc/$rc2: $(cat best.err near.err | head -3)"; fi
 
+# --- export: the tuned parameter table and the nearest-shape lookup -----------
+"$K" tune transpose.json --set width=4096 --set height=16384 --results tune2.jsonl -q >/dev/null 2>&1
+"$K" export --kernel transpose.json -o transpose_tuned.h >export.txt 2>&1; rc=$?
+cat >use_export.c <<'C'
+#include <stdio.h>
+#include "transpose_tuned.h"
+int main(void)
+{
+    long long q[][2] = {{8192, 8192}, {4096, 16384}, {6000, 9000}, {3000, 20000}, {16384, 1024}, {100, 100000}};
+    for (int i = 0; i < 6; i++) {
+        const kforge_transpose_params *p = kforge_transpose_lookup(q[i][0], q[i][1]);
+        printf("%lld %lld -> %lld %lld tile_dim=%lld block_rows=%lld pad=%lld\n", q[i][0], q[i][1], p->width,
+               p->height, p->tile_dim, p->block_rows, p->pad);
+    }
+    return 0;
+}
+C
+agree=yes
+if [ $rc = 0 ] && cc -std=c11 -Wall -Wextra -Werror use_export.c -o use_export -lm 2>cc.txt && ./use_export >use.txt; then
+    while read -r w h arrow tw th td br pd; do
+        "$K" best --kernel transpose.json --width "$w" --height "$h" >b.json 2>b.err || agree="best failed at $w x $h"
+        want="$w $h"
+        if grep -q 'nearest size' b.err; then
+            want=$(sed -n 's/.*nearest size, width=\([0-9]*\) height=\([0-9]*\).*/\1 \2/p' b.err)
+        fi
+        [ "$want" = "$tw $th" ] || agree="$w x $h: the header picks $tw x $th, best $want"
+        grep -q "\"${td%%=*}\": ${td#*=}," b.json && grep -q "\"${br%%=*}\": ${br#*=}," b.json || agree="$w x $h: $td $br differ from best"
+    done <use.txt
+else agree="exit $rc: $(head -3 export.txt cc.txt)"; fi
+if [ "$agree" = yes ] && has transpose_tuned.h 'tile_dim' && has export.txt '2 shapes tuned'; then
+    ok "export --kernel transpose.json: a parameter table that compiles, whose lookup picks what kforge best picks at 6 shapes"
+else bad "export" "$agree"; fi
+
 # --- compare and merge know a custom kernel's results through --kernel ----
 "$K" compare va.jsonl va.jsonl --kernel vector_add.json >cmp.txt 2>&1; rc=$?
 "$K" compare va.jsonl va.jsonl >nocmp.txt 2>&1

@@ -49,7 +49,8 @@ static const char *const export_help =
     "options:\n"
     "  --dtype T             int32, uint32, int64, float32 or float64\n"
     "  --op OP               sum, min, max, prod, and, or, xor\n"
-    "  --kernel K            the kernel family: reduce (default) or reduce_rows\n"
+    "  --kernel K            the kernel family: reduce (default) or reduce_rows; or a custom kernel's\n"
+    "                        config (configs/custom/transpose.json): its tuned parameters per size\n"
     "  --db DIR              tuning database (default $KFORGE_DB, else $XDG_DATA_HOME/kforge/tuning,\n"
     "                        else ~/.local/share/kforge/tuning)\n"
     "  --gpu NAME            the GPU model (device name or database file name); default: the only\n"
@@ -86,11 +87,17 @@ int cmd_export(int argc, char **argv)
     int family = family_find("reduce");
     bool deterministic = false;
     /* --kernel first: the key options (--dtype, --op) are its key axes */
+    const char *kname = NULL;
     for (int i = 1; i < argc; i++)
         if (strcmp(argv[i], "--kernel") == 0 && i + 1 < argc)
-            family = family_find(argv[i + 1]);
+            kname = argv[i + 1];
         else if (strncmp(argv[i], "--kernel=", 9) == 0)
-            family = family_find(argv[i] + 9);
+            kname = argv[i] + 9;
+    if (kname)
+        family = family_find(kname);
+    if (family < 0 && kname && strstr(kname, ".json") && family_from_config("export", kname, &family) != 0)
+        return KF_EXIT_USAGE; /* a family a config makes (kernel "custom"): the config names it */
+    int kfamily = family;
     if (family < 0)
         family = family_find("reduce"); /* the loop below says what is wrong */
     kf_variant key;
@@ -104,7 +111,7 @@ int cmd_export(int argc, char **argv)
             fputs(export_help, stdout);
             return KF_EXIT_OK;
         } else if (cli_value(&c, "--kernel", &val)) {
-            if (family_find(val) < 0) {
+            if (kfamily < 0) {
                 cli_fail(&c, "--kernel: unknown kernel family '%s' (kforge axes lists them)", val);
                 return KF_EXIT_USAGE;
             }

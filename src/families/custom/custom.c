@@ -94,6 +94,7 @@ static cfam *made[KF_MAX_FAMILIES];
 static int nmade;
 
 static const cfam *cf_of(const kf_variant *v) { return (const cfam *)family_of(v)->ext; }
+static char *export_source(const kf_export_entry *e, int n, const kf_export_info *info, char *err, size_t errlen);
 
 // ---------------------------------------------------------------------------
 // evaluation
@@ -1095,6 +1096,7 @@ static int make(mk *m, cfam *c, const cJSON *root, const char *config_path)
         .label = label, .source = source, .block_shape = block_shape, .plan = plan, .buffers = buffers, .fill = fill,
         .bytes = bytes, .enqueue = enqueue, .reference = reference, .compare = compare, .plant = plant,
         .plant_check = plant_check, .fake_ms = fake_ms, .reference_variant = reference_variant,
+        .export_source = export_source,
         .arg_sizes = arg_sizes, .ext = c};
     if (parse_params(m, c, cJSON_GetObjectItemCaseSensitive(root, "params")) != 0)
         return -1;
@@ -1264,6 +1266,78 @@ static int probe(mk *m, cfam *c)
         if (c->block[d] && eval_int(c->block[d], &r, NULL, "block (reference)", &x, why, sizeof why) != 0)
             return bad(m, "reference", "%s", why);
     return 0;
+}
+
+/* kforge export of a custom kernel: the tuned parameters per shape and the
+ * lookup that picks the entry for the nearest shape, as kforge best does
+ * (family.h: shape_log_distance, shape_nearer), in a C/C++ header.  The
+ * kernel's source is not included: a user's .cu file cannot always be
+ * included more than once or next to other code, so the header says where
+ * it is and holds the table alone. */
+static char *export_source(const kf_export_entry *e, int n, const kf_export_info *info, char *err, size_t errlen)
+{
+    if (n < 1) {
+        kf_err(err, errlen, "nothing to export");
+        return NULL;
+    }
+    const cfam *c = cf_of(&e[0].v);
+    const kf_family *f = &c->fam;
+    strbuf b = {0};
+    char up[KF_NAME_MAX];
+    size_t k = 0;
+    for (const char *x = c->famname; *x && k + 1 < sizeof up; x++)
+        up[k++] = (char)(*x >= 'a' && *x <= 'z' ? *x - 32 : *x);
+    up[k] = '\0';
+    sb_printf(&b, "// kforge " KF_VERSION " export: the tuned parameters of the custom kernel \"%s\"\n", c->famname);
+    sb_printf(&b, "//   source %s, entry %s\n", c->source_path, c->entry);
+    sb_printf(&b, "//   tuned on %s (cc %d.%d, %d SMs)%s\n", info->device, info->cc_major, info->cc_minor, info->sms,
+              info->deterministic_only ? ", deterministic variants only" : "");
+    sb_printf(&b, "//   by: %s\n//   date: %s\n", info->command ? info->command : "", info->date ? info->date : "");
+    sb_append(&b, "//\n// The kernel's source is not in this header (a user's .cu file cannot always be included\n"
+                  "// more than once, or next to other code): this is the parameter table alone.  Compile the\n"
+                  "// source with each entry's values as #defines, as kforge did, and launch it with the\n"
+                  "// config's grid, block and shared memory.  _lookup gives the entry tuned for the nearest\n"
+                  "// shape (the smallest sum of |ln tuned - ln asked| over the sizes; ties go to the larger\n"
+                  "// shape, then the faster entry), as `kforge best` answers.\n");
+    sb_printf(&b, "#ifndef KFORGE_CUSTOM_%s_H\n#define KFORGE_CUSTOM_%s_H\n\n#include <math.h>\n\n", up, up);
+    sb_printf(&b, "typedef struct {\n");
+    for (int d = 0; d < f->nsizes; d++)
+        sb_printf(&b, "    long long %s;\n", f->sizes[d].name);
+    for (int i = 0; i < f->nparams; i++)
+        sb_printf(&b, "    long long %s;\n", f->params[i].name);
+    sb_printf(&b, "    double median_ms; /* measured at this shape */\n    int deterministic;\n} kforge_%s_params;\n\n",
+              c->famname);
+    sb_printf(&b, "static const kforge_%s_params kforge_%s_tuned[%d] = {\n", c->famname, c->famname, n);
+    for (int j = 0; j < n; j++) {
+        sb_append(&b, "    {");
+        for (int d = 0; d < f->nsizes; d++)
+            sb_printf(&b, "%lldLL, ", (long long)e[j].shape.d[d]);
+        for (int i = 0; i < f->nparams; i++)
+            sb_printf(&b, "%lldLL, ", (long long)e[j].v.p[i]);
+        sb_printf(&b, "%.17g, %d},\n", e[j].median_ms, e[j].deterministic ? 1 : 0);
+    }
+    sb_append(&b, "};\n\n");
+    sb_printf(&b, "static inline const kforge_%s_params *kforge_%s_lookup(", c->famname, c->famname);
+    for (int d = 0; d < f->nsizes; d++)
+        sb_printf(&b, "%slong long %s", d ? ", " : "", f->sizes[d].name);
+    sb_printf(&b, ")\n{\n    const kforge_%s_params *pick = 0;\n    double pick_dist = 0, pick_size = 0;\n", c->famname);
+    sb_printf(&b, "    for (int i = 0; i < %d; i++) {\n        const kforge_%s_params *t = &kforge_%s_tuned[i];\n"
+                  "        double dist = 0, size = 0;\n", n, c->famname, c->famname);
+    for (int d = 0; d < f->nsizes; d++)
+        sb_printf(&b, "        dist += fabs(log((double)t->%s) - log((double)%s));\n        size += log((double)t->%s);\n",
+                  f->sizes[d].name, f->sizes[d].name, f->sizes[d].name);
+    sb_append(&b, "        int nearer = !pick || (fabs(dist - pick_dist) > 1e-9   ? dist < pick_dist\n"
+                  "                               : fabs(size - pick_size) > 1e-9 ? size > pick_size\n"
+                  "                                                               : t->median_ms < pick->median_ms);\n"
+                  "        if (nearer) {\n            pick = t;\n            pick_dist = dist;\n            pick_size = size;\n"
+                  "        }\n    }\n    return pick;\n}\n\n");
+    sb_printf(&b, "#endif /* KFORGE_CUSTOM_%s_H */\n", up);
+    if (b.failed) {
+        sb_free(&b);
+        kf_err(err, errlen, "out of memory");
+        return NULL;
+    }
+    return sb_take(&b);
 }
 
 int custom_family_make(const char *spec_json, const char *config_path, char *err, size_t errlen)
