@@ -148,13 +148,22 @@ int buffer_first(const kf_buffer_set *set, kf_role r)
     return -1;
 }
 
+int64_t buffer_elems(const kf_buffer_set *set, bool outputs)
+{
+    int64_t n = 0;
+    for (int i = 0; i < set->n; i++)
+        if (outputs ? role_is_output(set->b[i].role) : role_is_input(set->b[i].role))
+            n += set->b[i].elems;
+    return n;
+}
+
 double variant_input_bytes(const kf_variant *v, const kf_shape *s)
 {
     kf_buffer_set set;
     variant_buffers(v, s, NULL, &set);
     double bytes = 0;
     for (int i = 0; i < set.n; i++)
-        if (set.b[i].role == KF_ROLE_IN || set.b[i].role == KF_ROLE_INOUT)
+        if (role_is_input(set.b[i].role))
             bytes += (double)set.b[i].elems * (double)set.b[i].elem_bytes;
     return bytes;
 }
@@ -164,11 +173,7 @@ int64_t shape_elems(const kf_variant *v, const kf_shape *s)
 {
     kf_buffer_set set;
     variant_buffers(v, s, NULL, &set);
-    int64_t n = 0;
-    for (int i = 0; i < set.n; i++)
-        if (set.b[i].role == KF_ROLE_IN || set.b[i].role == KF_ROLE_INOUT)
-            n += set.b[i].elems;
-    return n;
+    return buffer_elems(&set, false);
 }
 
 bool shape_eq(const kf_shape *a, const kf_shape *b)

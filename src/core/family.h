@@ -282,6 +282,11 @@ void variant_json(strbuf *b, const kf_variant *v);
  * index of the first with role r, or -1. */
 void variant_buffers(const kf_variant *v, const kf_shape *s, const kf_plan_info *p, kf_buffer_set *set);
 int buffer_first(const kf_buffer_set *set, kf_role r);
+/* What the engine fills (in, inout) and what it compares (out, inout). */
+static inline bool role_is_input(kf_role r) { return r == KF_ROLE_IN || r == KF_ROLE_INOUT; }
+static inline bool role_is_output(kf_role r) { return r == KF_ROLE_OUT || r == KF_ROLE_INOUT; }
+/* Elements of set's inputs (outputs false) or outputs (outputs true). */
+int64_t buffer_elems(const kf_buffer_set *set, bool outputs);
 /* Bytes of every input (or inout) buffer of v at s. */
 double variant_input_bytes(const kf_variant *v, const kf_shape *s);
 

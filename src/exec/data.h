@@ -39,7 +39,5 @@ void data_drop_inputs(data_set *d);
 void data_free(data_set *d);
 /* Bytes of buffer i. */
 static inline size_t data_bytes(const kf_buffer *b) { return (size_t)b->elems * b->elem_bytes; }
-static inline bool role_is_input(kf_role r) { return r == KF_ROLE_IN || r == KF_ROLE_INOUT; }
-static inline bool role_is_output(kf_role r) { return r == KF_ROLE_OUT || r == KF_ROLE_INOUT; }
 
 #endif

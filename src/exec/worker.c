@@ -195,10 +195,10 @@ static int64_t fake_outputs(const kf_variant *v, const kf_shape *shape, const kf
 {
     kf_buffer_set set;
     variant_buffers(v, shape, p, &set);
-    int64_t bad = bench_compare(v, shape, p, &set, S->d.ref, S->d.ref, S->d.aux, exact, r, nout);
     if (!spec)
-        return bad;
-    bad = family_of(v)->plant_check(v, shape, p, offset, spec, (const void *const *)S->d.host, S->d.ref, S->d.aux,
+        return bench_compare(v, shape, p, &set, S->d.ref, S->d.ref, S->d.aux, exact, r, nout);
+    *nout = buffer_elems(&set, true);
+    int64_t bad = family_of(v)->plant_check(v, shape, p, offset, spec, (const void *const *)S->d.host, S->d.ref, S->d.aux,
                                     exact, r);
     if (bad < 0) {
         r->status = KF_ST_OOM;
@@ -242,13 +242,7 @@ static void fake_case(const request *q, const kf_device *dev, kf_result *r)
         return;
     kf_buffer_set set;
     variant_buffers(v, &q->shape, &p, &set);
-    int64_t in = 0, outs = 0;
-    for (int i = 0; i < set.n; i++) {
-        if (role_is_input(set.b[i].role))
-            in += set.b[i].elems;
-        if (role_is_output(set.b[i].role))
-            outs += set.b[i].elems;
-    }
+    int64_t in = buffer_elems(&set, false), outs = buffer_elems(&set, true);
     /* the exact data's reference as the result, or a planted fault's model
      * of it (keeping the CPU work bounded) */
     double t0 = kf_now();
