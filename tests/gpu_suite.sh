@@ -13,11 +13,17 @@
 #   6. planted coverage faults (KFORGE_PLANT) in real kernels, up to n =
 #      2^31+5, 2^24+1 rows and 64 x 2^20: every one that changes the exact
 #      answer caught; a tune never ranks a planted candidate.
-# GPU_STEPS="3 4 4b 5" runs only those steps (default: 1 2 2b 3 4 4b 5 6), and
+#   7. the output check on the GPU (src/exec/outcheck.c) against the host's
+#      (KFORGE_CHECK_ON_HOST=1): the same verdict, message and figures for
+#      every case of a user's kernel with planted faults (tests/custom/noisy:
+#      the reference's bits, within the tolerance, one element outside, a
+#      NaN, an integer off by one, not the same bits twice) and of reduce
+#      and row-wise variants, some with planted faults.
+# GPU_STEPS="3 4 4b 5" runs only those steps (default: 1 2 2b 3 4 4b 5 6 7), and
 # SANITIZER_TOOLS the compute-sanitizer tools of step 3 (default: memcheck
 # racecheck): the whole suite takes about 10 minutes on an H100.
 set -u
-want() { case " ${GPU_STEPS:-1 2 2b 3 4 4b 5 6} " in *" $1 "*) return 0 ;; esac; return 1; }
+want() { case " ${GPU_STEPS:-1 2 2b 3 4 4b 5 6 7} " in *" $1 "*) return 0 ;; esac; return 1; }
 KFORGE=${KFORGE:-build/kforge}
 # Files go to $KFORGE_TEST_OUT (kept), else to a temporary directory that is
 # removed when every test passed (or the suite was skipped) and kept (and
@@ -225,6 +231,62 @@ if [ $rc -eq 0 ] && [ "$planted" -gt 0 ] && [ "$wrongs" -eq "$planted" ] && grep
   ok "tune: the $planted planted candidates (of $(grep -c . "$OUT/ft.jsonl")) all wrong, none best"
 else
   bad "tune with planted candidates: exit $rc, $wrongs of $planted wrong; $(grep '^best: ' "$OUT/ft.out")"
+fi
+fi
+
+# 7. the output check on the GPU gives what the host's gives
+if want 7; then
+rm -f "$OUT"/oc_*.jsonl
+for mode in gpu host; do
+  if [ $mode = host ]; then KFORGE_CHECK_ON_HOST=1; else KFORGE_CHECK_ON_HOST=0; fi
+  export KFORGE_CHECK_ON_HOST
+  "$KFORGE" run tests/custom/noisy.json $quick --results "$OUT/oc_$mode.jsonl" --no-resume >/dev/null 2>"$OUT/oc_$mode.err"
+  "$KFORGE" run configs/fast.json --set 'n=[1000003,16777216]' --set 'dtype=["int32","float32"]' $quick \
+      --results "$OUT/oc_$mode.jsonl" >/dev/null 2>>"$OUT/oc_$mode.err"
+  "$KFORGE" run tests/faults/rows.json --set 'dtype=["float32","int32"]' --set op=sum --set 'rows=[16777217,4099]' \
+      --set 'cols=[3]' --set row_stride=0 $quick --results "$OUT/oc_$mode.jsonl" >/dev/null 2>>"$OUT/oc_$mode.err"
+  KFORGE_PLANT="drop_last@*" "$KFORGE" run tests/faults/reduce.json --only v4_last_block,v2_multi_grid \
+      --set 'dtype=["float32","int32"]' --set op=sum --set 'n=[1000003]' $quick \
+      --results "$OUT/oc_$mode.jsonl" >/dev/null 2>>"$OUT/oc_$mode.err"
+  KFORGE_PLANT="row_shift@*" "$KFORGE" run tests/faults/rows.json --set dtype=float32 --set op=sum \
+      --set 'rows=[4099]' --set 'cols=[1000]' --set row_stride=0 $quick \
+      --results "$OUT/oc_$mode.jsonl" >/dev/null 2>>"$OUT/oc_$mode.err"
+done
+unset KFORGE_CHECK_ON_HOST
+if why=$(python3 - "$OUT/oc_gpu.jsonl" "$OUT/oc_host.jsonl" 2>&1 <<'PY'
+import json, sys
+def load(p):
+    d = {}
+    for line in open(p):
+        r = json.loads(line)
+        k = (r.get("kernel"), r.get("label"), r.get("n"), r.get("rows"), r.get("cols"), r.get("dtype"), r.get("op"), r.get("planted"))
+        d[k] = r
+    return d
+g, h = load(sys.argv[1]), load(sys.argv[2])
+if set(g) != set(h) or len(g) < 20:
+    sys.exit("different cases: %d on the GPU, %d on the host" % (len(g), len(h)))
+for k in g:
+    # a planted fault may race (a row written to the next by two blocks): its
+    # verdict must agree, its counts need not
+    fields = ("status",) if k[7] else ("status", "message", "gpu_value", "ref_value", "abs_err", "tolerance", "worst_at")
+    for f in fields:
+        if g[k].get(f) != h[k].get(f):
+            sys.exit("%s: %s %r on the GPU, %r on the host" % (k, f, g[k].get(f), h[k].get(f)))
+noisy = {r["fault"]: r for k, r in g.items() if k[0] == "noisy"}
+want = {0: "ok", 1: "ok", 2: "wrong", 3: "wrong", 4: "wrong", 5: "wrong"}
+for f, st in want.items():
+    if noisy.get(f, {}).get("status") != st:
+        sys.exit("noisy fault=%d: %s, expected %s" % (f, noisy.get(f, {}).get("status"), st))
+if not (noisy[0]["abs_err"] == 0 and noisy[1]["abs_err"] > 0 and "y[999996]" in noisy[2]["message"]
+        and "deterministic" in noisy[5]["message"]):
+    sys.exit("noisy: figures %r %r, messages %r %r" % (noisy[0]["abs_err"], noisy[1]["abs_err"], noisy[2]["message"], noisy[5]["message"]))
+wrong = sum(r["status"] == "wrong" for r in g.values())
+print("%d cases, %d wrong" % (len(g), wrong))
+PY
+); then
+  ok "output check on the GPU: the host's verdicts and figures in every case ($why)"
+else
+  bad "output check on the GPU: $why"
 fi
 fi
 

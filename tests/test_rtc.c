@@ -3,6 +3,7 @@
  * Needs the CUDA toolkit's NVRTC, not a GPU.  Run: build/tests/test_rtc
  */
 #include "rtc.h"
+#include "outcheck.h"
 #include "util.h"
 
 #include <check.h>
@@ -213,6 +214,30 @@ START_TEST(test_compile_ok)
     rc = rtc_compile(GOOD, NULL, &o, &bin, &len, &log, err, sizeof err);
     ck_assert_msg(rc == 0, "compile -lineinfo failed: %s", err);
     ck_assert_int_eq(memcmp(bin, "\177ELF", 4), 0);
+    free(bin);
+    free(log);
+}
+END_TEST
+
+/* The GPU's output check (outcheck.h) compiles, and its cubin defines the
+ * kernels outcheck_open looks up. */
+START_TEST(test_outcheck_compiles)
+{
+    rtc_options o = sm90();
+    void *bin = NULL;
+    size_t len = 0;
+    char *log = NULL, err[256] = "";
+    int rc = rtc_compile(outcheck_source(), "outcheck.cu", &o, &bin, &len, &log, err, sizeof err);
+    ck_assert_msg(rc == 0, "outcheck.cuh failed to compile: %s\n%s", err, log ? log : "");
+    static const char *const names[] = {"kf_differ", "kf_within_float32", "kf_within_float64",
+                                        "kf_within_bfloat16", "kf_within_float16"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        bool found = false;
+        size_t n = strlen(names[i]);
+        for (size_t k = 0; !found && k + n < len; k++)
+            found = memcmp((const char *)bin + k, names[i], n) == 0 && ((const char *)bin)[k + n] == '\0';
+        ck_assert_msg(found, "%s is not in the cubin", names[i]);
+    }
     free(bin);
     free(log);
 }
@@ -747,6 +772,7 @@ static Suite *rtc_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_compile_ok);
     tcase_add_test(tc, test_compile_error);
+    tcase_add_test(tc, test_outcheck_compiles);
     tcase_add_test(tc, test_compile_virtual_arch);
     tcase_add_test(tc, test_version);
     suite_add_tcase(s, tc);

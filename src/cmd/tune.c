@@ -54,6 +54,9 @@ static const char *const tune_help =
     "  --abandon-above K   stop timing a candidate whose first repetitions at a size are slower than\n"
     "                      K x the fastest there so far (default 2; 0: never): recorded as abandoned,\n"
     "                      with its partial figures; never the best (objective time only)\n"
+    "  --accuracy          also run each candidate on the realistic data for its rounding error\n"
+    "                      (acc_err, acc_bound), as kforge run does; without it tune checks every\n"
+    "                      candidate's answer on the exact data only, which decides right or wrong\n"
     "  --timeout SEC       watchdog per case (bench.timeout_s; default 30)\n"
     "  --device N          GPU index (default 0)\n"
     "  --devices LIST      evaluate the search on several GPUs of one model at once: 'all' or indices\n"
@@ -119,6 +122,8 @@ static int parse_tune_opts(int argc, char **argv, tune_opts *o)
             if (!kf_parse_ll(val, &s) || s < 0)
                 return cli_fail(&c, "--seed: expected an integer >= 0, got '%s'", val);
             o->seed = (uint64_t)s;
+        } else if (cli_flag(&c, "--accuracy")) {
+            o->accuracy = true;
         } else if (cli_value(&c, "--abandon-above", &val)) {
             if (!kf_parse_double(val, &o->abandon_k) || !(o->abandon_k == 0 || o->abandon_k >= 1))
                 return cli_fail(&c, "--abandon-above: expected a factor >= 1, or 0 for never, got '%s'", val);

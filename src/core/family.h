@@ -178,6 +178,15 @@ typedef struct kf_family {
      * bit for bit (the exact data); else within the family's tolerance. */
     int64_t (*compare)(const kf_variant *v, const kf_shape *s, const kf_plan_info *p, int buf, const void *got,
                        const void *ref, const double *aux, bool exact, kf_result *r);
+    /* Optional: output buffer `buf` of a float dtype is right when every
+     * element lies within *atol + *rtol |ref| of the reference (a NaN only
+     * where the reference has one), which is what compare says of it, and
+     * the figures compare gives are the largest error's ("%.9g" values,
+     * tolerance atol + rtol |ref| there).  Lets the GPU check outputs that
+     * are not the reference's bits without a pass on the host.  Without
+     * it (or false), only the reference's bits pass on the GPU; any other
+     * output goes to compare on the host. */
+    bool (*tolerance)(const kf_variant *v, int buf, double *rtol, double *atol);
     /* Optional: whether a run on the realistic data gives accuracy figures
      * (acc_err, acc_bound) for v. */
     bool (*accuracy)(const kf_variant *v);

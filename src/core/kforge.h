@@ -81,6 +81,10 @@ typedef struct {
     /* kforge tune, per case (not a config setting, not recorded): stop
      * timing once the first repetitions' median is above this (ms); 0 never */
     double abandon_ms;
+    /* kforge tune (not a config setting, not recorded): no run on the
+     * realistic data (acc_err, acc_bound are information; every case's
+     * answer is still checked on the exact data); --accuracy keeps it */
+    bool no_accuracy;
 } kf_bench;
 
 void kf_bench_defaults(kf_bench *b);

@@ -15,11 +15,14 @@
 #include "family.h"
 #include "gpu.h"
 #include "launch.h"
+#include "outcheck.h"
 #include "rtc.h"
 #include "stats.h"
 #include "util.h"
 
 #define KF_BATCH 32
+/* --abandon-above decides after this many timed repetitions */
+#define KF_ABANDON_REPS 3
 #define KF_MAX_REPS_CAP 100000
 
 /* Data kept on the device: the exact and realistic inputs of up to this
@@ -37,6 +40,11 @@ typedef struct {
     data_set data;          /* the references; the inputs' host copies only when kept (planted faults) */
     CUdeviceptr d[KF_MAX_BUFFERS];  /* inputs on the device, poison around them */
     size_t cap[KF_MAX_BUFFERS];
+    /* the exact data's reference outputs on the device (the GPU's check) */
+    CUdeviceptr dref[KF_MAX_BUFFERS];
+    size_t refcap[KF_MAX_BUFFERS];
+    bool have_fig;          /* fig: compare's figures of the reference against itself */
+    kf_result fig;
 } input_slot;
 
 struct bench {
@@ -55,6 +63,14 @@ struct bench {
     /* outputs, inouts and scratch on the device, grown on demand */
     CUdeviceptr d_work[KF_MAX_BUFFERS];
     size_t work_cap[KF_MAX_BUFFERS];
+    /* the outputs checked on the GPU (outcheck.h): oc_state 0 not tried
+     * yet, 1 open, -1 on the host (KFORGE_CHECK_ON_HOST, or it failed to
+     * compile or load); d_keep the first checked run's outputs where they
+     * are not the reference's bits (determinism is checked against them) */
+    kf_outcheck oc;
+    int oc_state;
+    CUdeviceptr d_keep[KF_MAX_BUFFERS];
+    size_t keep_cap[KF_MAX_BUFFERS];
     void *scratch_host;     /* a scratch buffer's first contents */
     double *times;
     /* pinned staging for copies of inputs (copy_in), made on first use */
@@ -162,10 +178,17 @@ void bench_free(bench *B)
         for (int k = 0; k < KF_MAX_BUFFERS; k++) {
             if (B->d_work[k])
                 cu->cuMemFree(B->d_work[k]);
-            for (int i = 0; i < KF_INPUTS; i++)
+            if (B->d_keep[k])
+                cu->cuMemFree(B->d_keep[k]);
+            for (int i = 0; i < KF_INPUTS; i++) {
                 if (B->in[i].d[k])
                     cu->cuMemFree(B->in[i].d[k]);
+                if (B->in[i].dref[k])
+                    cu->cuMemFree(B->in[i].dref[k]);
+            }
         }
+        if (B->oc_state == 1)
+            outcheck_close(&B->oc);
         for (int i = 0; i < 2 * KF_BATCH; i++)
             if (B->ev[i])
                 cu->cuEventDestroy(B->ev[i]);
@@ -225,7 +248,7 @@ static bool evict_input(bench *B, const input_slot *keep)
         input_slot *S = &B->in[i];
         bool holds = false;
         for (int k = 0; k < KF_MAX_BUFFERS; k++)
-            holds = holds || S->d[k];
+            holds = holds || S->d[k] || S->dref[k];
         if (S != keep && holds && (!lru || S->used < lru->used))
             lru = S;
     }
@@ -234,8 +257,10 @@ static bool evict_input(bench *B, const input_slot *keep)
     for (int k = 0; k < KF_MAX_BUFFERS; k++) {
         if (lru->d[k])
             B->g.cu.cuMemFree(lru->d[k]);
-        lru->d[k] = 0;
-        lru->cap[k] = 0;
+        if (lru->dref[k])
+            B->g.cu.cuMemFree(lru->dref[k]);
+        lru->d[k] = lru->dref[k] = 0;
+        lru->cap[k] = lru->refcap[k] = 0;
     }
     lru->have = false;
     kf_trace("input of %s given up for device memory", lru->key.exact ? "exact data" : "realistic data");
@@ -391,6 +416,25 @@ static size_t lead_bytes(const kf_buffer *b, int64_t offset)
 }
 
 static bool gpu_reference(cctx *c, input_slot *S, const kf_variant *v, const kf_shape *shape, const kf_bench *b);
+static bool outcheck_ready(cctx *c);
+
+/* Slot S's reference outputs copied to the device (the GPU's check). */
+static bool upload_refs(cctx *c, input_slot *S)
+{
+    const kf_buffer_set *set = &S->data.set;
+    for (int i = 0; i < set->n; i++) {
+        const kf_buffer *x = &set->b[i];
+        if (!role_is_output(x->role))
+            continue;
+        size_t bytes = data_bytes(x);
+        char what[80];
+        snprintf(what, sizeof what, "%s (its reference)", x->name);
+        if (!ensure_evicting(c, &S->dref[i], &S->refcap[i], bytes + 16, what, S) ||
+            (bytes && !copy_in(c, S->dref[i], S->data.ref[i], bytes)))
+            return false;
+    }
+    return true;
+}
 
 /* The inputs of the exact data (exact) or the realistic data on the device,
  * and their references on the host: a kept one, or made in a free (else the
@@ -450,6 +494,11 @@ static input_slot *prepare_input(cctx *c, bool exact, const kf_variant *v, const
     /* a family whose reference is one of its variants: run it here, on
      * these inputs, once per key */
     if (exact && family_of(v)->reference_variant && !gpu_reference(c, S, v, shape, b)) {
+        data_free(&S->data);
+        return NULL;
+    }
+    S->have_fig = false;
+    if (exact && outcheck_ready(c) && !upload_refs(c, S)) {
         data_free(&S->data);
         return NULL;
     }
@@ -514,9 +563,8 @@ static void runner_use(runner *R, bench *B, const input_slot *X, int64_t offset)
         R->buf.at[i] = R->set.b[i].role == KF_ROLE_IN ? X->d[i] + lead_bytes(&R->set.b[i], offset) : B->d_work[i];
 }
 
-/* Runs once with the outputs poisoned (inouts restored); copies every
- * output to host got[]. */
-static bool run_checked(runner *R, unsigned char poison, void **got)
+/* Runs once with the outputs poisoned (inouts restored) and waits. */
+static bool run_poisoned(runner *R, unsigned char poison)
 {
     cctx *c = R->c;
     bench *B = c->B;
@@ -532,13 +580,28 @@ static bool run_checked(runner *R, unsigned char poison, void **got)
                    "cuMemcpyDtoDAsync(inout)"))
             return false;
     }
-    if (!enqueue(R) || !cu_ok(c, cu->cuStreamSynchronize(B->stream), "kernel execution"))
-        return false;
+    return enqueue(R) && cu_ok(c, cu->cuStreamSynchronize(B->stream), "kernel execution");
+}
+
+/* Copies every output to host got[]: R's, or (kept) the first checked
+ * run's from d_keep. */
+static bool copy_outputs(runner *R, bool kept, void **got)
+{
+    bench *B = R->c->B;
+    kf_cu *cu = &B->g.cu;
     for (int i = 0; i < R->set.n; i++)
         if (role_is_output(R->set.b[i].role) &&
-            !cu_ok(c, cu->cuMemcpyDtoH(got[i], R->buf.at[i], data_bytes(&R->set.b[i])), "cuMemcpyDtoH(out)"))
+            !cu_ok(R->c, cu->cuMemcpyDtoH(got[i], kept ? B->d_keep[i] : (CUdeviceptr)R->buf.at[i],
+                                          data_bytes(&R->set.b[i])),
+                   "cuMemcpyDtoH(out)"))
             return false;
     return true;
+}
+
+/* run_poisoned, then every output copied to host got[]. */
+static bool run_checked(runner *R, unsigned char poison, void **got)
+{
+    return run_poisoned(R, poison) && copy_outputs(R, false, got);
 }
 
 /* Test hook (KFORGE_PLANT): tells the planted kernel where its fault
@@ -699,6 +762,14 @@ static bool energy_window(cctx *c, runner *R, double run_s, kf_nvml_window_resul
     return true;
 }
 
+/* What the check of one run's outputs found. */
+typedef struct {
+    bool host;      /* compared on the host: the outputs are in the got[] given */
+    bool same;      /* the reference's bits (the GPU said so) */
+    int64_t bad, nout;
+    kf_result fig;  /* compare's figures; with bad, its status and message too */
+} run_check;
+
 /* One case on the GPU, as bench_case's steps see it. */
 typedef struct {
     bench *B;
@@ -714,6 +785,7 @@ typedef struct {
     int plant_kind;         /* KFORGE_PLANT */
     bool planted;
     kf_plant spec;
+    run_check first;        /* the first checked run (verify_exact) */
 } gcase;
 
 /* The block of kernel 0 and its dynamic shared memory (family.h). */
@@ -1008,20 +1080,237 @@ static bool same_outputs(const kf_buffer_set *set, void *const *a, void *const *
     return true;
 }
 
-/* Every output of got checked on the exact data: the same bits as the
- * reference pass at once (a correct kernel reproduces them bit for bit,
- * so a byte comparison decides; at 2^24 rows it costs a memcmp where the
- * family's comparison weighs every row); anything else goes to the family's
- * compare, which counts and names what is wrong.  Returns the wrong
- * outputs; *nout the outputs in all. */
-static int64_t exact_check(gcase *q, void *const *got, int64_t *nout)
+/* compare's figures of a check (kf_result's gpu_value, ref_value,
+ * abs_err, tolerance, worst_at) copied into r. */
+static void take_figures(kf_result *r, const kf_result *f)
 {
-    data_set *d = &q->X->data;
-    if (same_outputs(&q->R.set, got, d->ref)) {
-        *nout = buffer_elems(&q->R.set, true);
-        return 0;
+    snprintf(r->gpu_value, sizeof r->gpu_value, "%s", f->gpu_value);
+    snprintf(r->ref_value, sizeof r->ref_value, "%s", f->ref_value);
+    snprintf(r->worst_at, sizeof r->worst_at, "%s", f->worst_at);
+    r->abs_err = f->abs_err;
+    r->tolerance = f->tolerance;
+}
+
+/* The figures compare gives of the exact data's reference against itself,
+ * which are those of any run with the reference's bits: made once per
+ * slot. */
+static const kf_result *self_figures(gcase *q)
+{
+    input_slot *X = q->X;
+    if (!X->have_fig) {
+        data_set *d = &X->data;
+        int64_t nout;
+        X->fig = *q->c.r;
+        bench_compare(q->v, q->shape, &q->p, &q->R.set, d->ref, d->ref, d->aux, true, &X->fig, &nout);
+        X->have_fig = true;
     }
-    return bench_compare(q->v, q->shape, &q->p, &q->R.set, got, d->ref, d->aux, true, q->c.r, nout);
+    return &X->fig;
+}
+
+/* Element i of a float buffer of dtype t at p, as double. */
+static double float_elem(kf_dtype t, const void *p, int64_t i)
+{
+    switch (t) {
+    case KF_FLOAT32: return ((const float *)p)[i];
+    case KF_FLOAT64: return ((const double *)p)[i];
+    default: return kf_half_to_float(t, ((const uint16_t *)p)[i]);
+    }
+}
+
+/* The figures of output i that the GPU found within the family's
+ * tolerance (family.h, tolerance): its largest error's, at element w. */
+static bool within_figures(gcase *q, int i, int64_t w, double rtol, double atol, int outs, kf_result *f)
+{
+    const kf_buffer *x = &q->R.set.b[i];
+    kf_dtype t = (kf_dtype)x->dtype;
+    unsigned char g[8];
+    if (!cu_ok(&q->c, q->B->g.cu.cuMemcpyDtoH(g, (CUdeviceptr)q->R.buf.at[i] + (CUdeviceptr)w * x->elem_bytes,
+                                              x->elem_bytes),
+               "cuMemcpyDtoH(out)"))
+        return false;
+    double gv = float_elem(t, g, 0), fv = float_elem(t, q->X->data.ref[i], w);
+    snprintf(f->gpu_value, sizeof f->gpu_value, "%.9g", gv);
+    snprintf(f->ref_value, sizeof f->ref_value, "%.9g", fv);
+    f->abs_err = isnan(gv) != isnan(fv) ? INFINITY : isnan(gv) ? 0 : fabs(gv - fv);
+    f->tolerance = atol + rtol * fabs(fv);
+    snprintf(f->worst_at, sizeof f->worst_at, "%s", outs > 1 ? x->name : "");
+    return true;
+}
+
+/* Checks the outputs now in R's buffers against the exact data's
+ * reference: on the GPU where it can say "the same bits" or "within the
+ * family's tolerance" (outcheck.h), else copied to got[] and compared on
+ * the host, where the family counts and names what is wrong.  false when
+ * a CUDA call failed. */
+static bool check_outputs(gcase *q, void **got, run_check *k)
+{
+    bench *B = q->B;
+    runner *R = &q->R;
+    const kf_family *fam = family_of(q->v);
+    k->host = k->same = false;
+    k->bad = 0;
+    k->nout = buffer_elems(&R->set, true);
+    k->fig = *q->c.r;
+    bool gpu = B->oc_state == 1;
+    for (int i = 0; gpu && i < R->set.n; i++)
+        gpu = !role_is_output(R->set.b[i].role) || q->X->dref[i] || data_bytes(&R->set.b[i]) == 0;
+    if (gpu) {
+        bool same = true, within = true, differ[KF_MAX_BUFFERS] = {false};
+        int64_t worst[KF_MAX_BUFFERS] = {0};
+        double rtol[KF_MAX_BUFFERS] = {0}, atol[KF_MAX_BUFFERS] = {0};
+        int first = -1, outs = 0;
+        for (int i = 0; within && i < R->set.n; i++) {
+            const kf_buffer *x = &R->set.b[i];
+            if (!role_is_output(x->role))
+                continue;
+            outs++;
+            first = first < 0 ? i : first;
+            if (!cu_ok(&q->c, outcheck_differ(&B->oc, R->buf.at[i], q->X->dref[i], data_bytes(x), &differ[i]),
+                       "the output check on the GPU"))
+                return false;
+            if (!differ[i])
+                continue;
+            same = false;
+            int64_t nbad = 1;
+            if (fam->tolerance && fam->tolerance(q->v, i, &rtol[i], &atol[i]) &&
+                outcheck_can_within(&B->oc, (kf_dtype)x->dtype, x->elems) &&
+                !cu_ok(&q->c, outcheck_within(&B->oc, (kf_dtype)x->dtype, R->buf.at[i], q->X->dref[i], x->elems,
+                                              rtol[i], atol[i], &nbad, &worst[i]),
+                       "the output check on the GPU"))
+                return false;
+            within = nbad == 0;
+        }
+        if (same) {
+            k->same = true;
+            take_figures(&k->fig, self_figures(q));
+            return true;
+        }
+        if (within) { /* bench_compare's figures: those of the first output */
+            if (!differ[first])
+                take_figures(&k->fig, self_figures(q));
+            else if (!within_figures(q, first, worst[first], rtol[first], atol[first], outs, &k->fig))
+                return false;
+            return true;
+        }
+    }
+    if (!copy_outputs(R, false, got))
+        return false;
+    k->host = true;
+    if (same_outputs(&R->set, got, q->X->data.ref))
+        take_figures(&k->fig, self_figures(q));
+    else
+        k->bad = bench_compare(q->v, q->shape, &q->p, &R->set, got, q->X->data.ref, q->X->data.aux, true, &k->fig,
+                               &k->nout);
+    return true;
+}
+
+/* Keeps the outputs of the first checked run a where a later run must be
+ * compared with them on the GPU (not the reference's bits, not on the
+ * host). */
+static bool keep_outputs(gcase *q, const run_check *a)
+{
+    if (a->same || a->host)
+        return true;
+    bench *B = q->B;
+    runner *R = &q->R;
+    for (int i = 0; i < R->set.n; i++) {
+        const kf_buffer *x = &R->set.b[i];
+        if (!role_is_output(x->role))
+            continue;
+        if (!ensure_evicting(&q->c, &B->d_keep[i], &B->keep_cap[i], data_bytes(x) + 16, x->name, q->X) ||
+            !cu_ok(&q->c, B->g.cu.cuMemcpyDtoDAsync(B->d_keep[i], R->buf.at[i], data_bytes(x), B->stream),
+                   "cuMemcpyDtoDAsync(kept outputs)"))
+            return false;
+    }
+    return cu_ok(&q->c, B->g.cu.cuStreamSynchronize(B->stream), "cuStreamSynchronize(kept outputs)");
+}
+
+/* *same: whether the outputs now in R's buffers (checked as k, host
+ * copies in got[] when k->host) are the first checked run a's bits. */
+static bool same_as_first(gcase *q, const run_check *a, const run_check *k, void **got, bool *same)
+{
+    bench *B = q->B;
+    runner *R = &q->R;
+    if (a->same || k->same) { /* the GPU compared both with the reference's bits */
+        *same = a->same && k->same;
+        return true;
+    }
+    if (!a->host && !k->host) {
+        *same = true;
+        for (int i = 0; *same && i < R->set.n; i++) {
+            bool d = false;
+            if (role_is_output(R->set.b[i].role) &&
+                !cu_ok(&q->c, outcheck_differ(&B->oc, R->buf.at[i], B->d_keep[i], data_bytes(&R->set.b[i]), &d),
+                       "the output check on the GPU"))
+                return false;
+            *same = !d;
+        }
+        return true;
+    }
+    if ((!a->host && !copy_outputs(R, true, B->got)) || (!k->host && !copy_outputs(R, false, got)))
+        return false;
+    *same = same_outputs(&R->set, B->got, got);
+    return true;
+}
+
+/* src compiled for this device in the worker (the cubin cache first):
+ * the cubin, or NULL with NVRTC's log or the error in err. */
+static void *compile_here(bench *B, const char *src, const char *name, char *err, size_t errlen)
+{
+    rtc_options opt;
+    memset(&opt, 0, sizeof opt);
+    snprintf(opt.arch, sizeof opt.arch, "sm_%d%d", B->g.info.cc_major, B->g.info.cc_minor);
+    rtc_cache cache;
+    char path[PATH_MAX], cerr[KF_MSG_MAX];
+    void *cubin = NULL;
+    size_t len = 0;
+    bool cached = rtc_cache_init(&cache, NULL, true, cerr, sizeof cerr) == 0;
+    if (cached && rtc_cache_lookup(&cache, src, &opt, path, sizeof path))
+        cubin = kf_read_file(path, &len, cerr, sizeof cerr);
+    if (cubin)
+        return cubin;
+    char *log = NULL;
+    if (rtc_compile(src, name, &opt, &cubin, &len, &log, err, errlen) != 0) {
+        if (log)
+            snprintf(err, errlen, "%s", log);
+        free(log);
+        return NULL;
+    }
+    free(log);
+    if (cached)
+        rtc_cache_store(&cache, src, &opt, cubin, len, path, sizeof path, cerr, sizeof cerr);
+    return cubin;
+}
+
+/* Whether outputs are checked on the GPU (outcheck.h): its module made on
+ * first use; false (on the host) with KFORGE_CHECK_ON_HOST=1, or when it
+ * cannot be compiled or loaded (said once on stderr). */
+static bool outcheck_ready(cctx *c)
+{
+    bench *B = c->B;
+    if (B->oc_state)
+        return B->oc_state > 0;
+    B->oc_state = -1;
+    const char *env = getenv("KFORGE_CHECK_ON_HOST");
+    if (env && *env && strcmp(env, "0") != 0)
+        return false;
+    char err[KF_MSG_MAX];
+    void *cubin = compile_here(B, outcheck_source(), "outcheck.cu", err, sizeof err);
+    if (!cubin) {
+        fprintf(stderr, "kforge: outputs are checked on the host: the GPU's check did not compile: %.300s\n", err);
+        return false;
+    }
+    CUresult e = outcheck_open(&B->oc, &B->g.cu, B->stream, B->g.info.sms, cubin);
+    free(cubin);
+    if (e != CUDA_SUCCESS) {
+        char text[200];
+        gpu_error_text(&B->g.cu, e, text, sizeof text);
+        fprintf(stderr, "kforge: outputs are checked on the host: the GPU's check did not load: %s\n", text);
+        return false;
+    }
+    B->oc_state = 1;
+    kf_trace("output check on the GPU ready");
+    return true;
 }
 
 /* The reference outputs of slot S's inputs from the family's reference
@@ -1048,30 +1337,13 @@ static bool gpu_reference(cctx *c, input_slot *S, const kf_variant *v, const kf_
         snprintf(r->message, sizeof r->message, "the reference variant: %.480s", err);
         return false;
     }
-    rtc_options opt;
-    memset(&opt, 0, sizeof opt);
-    snprintf(opt.arch, sizeof opt.arch, "sm_%d%d", B->g.info.cc_major, B->g.info.cc_minor);
-    rtc_cache cache;
-    char path[PATH_MAX];
-    void *cubin = NULL;
-    size_t len = 0;
-    bool cached = rtc_cache_init(&cache, NULL, true, err, sizeof err) == 0;
-    if (cached && rtc_cache_lookup(&cache, src, &opt, path, sizeof path))
-        cubin = kf_read_file(path, &len, err, sizeof err);
-    if (!cubin) {
-        char *log = NULL;
-        if (rtc_compile(src, "reference.cu", &opt, &cubin, &len, &log, err, sizeof err) != 0) {
-            r->status = KF_ST_COMPILE;
-            snprintf(r->message, sizeof r->message, "the reference variant failed to compile: %.440s", log ? log : err);
-            free(log);
-            free(src);
-            return false;
-        }
-        free(log);
-        if (cached)
-            rtc_cache_store(&cache, src, &opt, cubin, len, path, sizeof path, err, sizeof err);
-    }
+    void *cubin = compile_here(B, src, "reference.cu", err, sizeof err);
     free(src);
+    if (!cubin) {
+        r->status = KF_ST_COMPILE;
+        snprintf(r->message, sizeof r->message, "the reference variant failed to compile: %.440s", err);
+        return false;
+    }
     kf_trace("reference compiled");
     CUmodule mod = NULL;
     bool ok = cu_ok(c, cu->cuModuleLoadData(&mod, cubin), "cuModuleLoadData(reference)");
@@ -1131,27 +1403,31 @@ static bool verify_exact(gcase *q)
     bench *B = q->B;
     kf_result *r = q->c.r;
     runner *R = &q->R;
-    data_set *d = &q->X->data;
-    int64_t nout;
-    if (!run_checked(R, 0xFF, B->got))
+    run_check *a = &q->first, k;
+    if (!run_poisoned(R, 0xFF) || !check_outputs(q, B->got, a))
         return false;
-    int64_t bad = exact_check(q, B->got, &nout);
-    if (bad) {
-        bench_wrong(r, bad, nout, "wrong result on the exact data");
+    if (a->bad) {
+        *r = a->fig;
+        bench_wrong(r, a->bad, a->nout, "wrong result on the exact data");
         return true;
     }
-    if (!run_checked(R, 0x00, B->got2))
+    if (!keep_outputs(q, a) || !run_poisoned(R, 0x00) || !check_outputs(q, B->got2, &k))
         return false;
-    bad = exact_check(q, B->got2, &nout);
-    if (bad) {
-        bench_wrong(r, bad, nout, "result changed between runs (a race or state not reset)");
-    } else if (q->p.deterministic && !same_outputs(&R->set, B->got, B->got2)) {
-        r->status = KF_ST_WRONG;
-        snprintf(r->message, sizeof r->message,
-                 "result changed between runs although the plan is deterministic: a race or state not reset");
+    bool same = true;
+    if (k.bad) {
+        *r = k.fig;
+        bench_wrong(r, k.bad, k.nout, "result changed between runs (a race or state not reset)");
+    } else if (q->p.deterministic) {
+        if (!same_as_first(q, a, &k, B->got2, &same))
+            return false;
+        if (!same) {
+            r->status = KF_ST_WRONG;
+            snprintf(r->message, sizeof r->message,
+                     "result changed between runs although the plan is deterministic: a race or state not reset");
+        }
     }
     if (r->status == KF_ST_OK) /* record the first run's figures */
-        bench_compare(q->v, q->shape, &q->p, &R->set, B->got, d->ref, d->aux, true, r, &nout);
+        take_figures(r, &a->fig);
     return true;
 }
 
@@ -1160,7 +1436,7 @@ static bool verify_exact(gcase *q)
 static bool verify_accuracy(gcase *q)
 {
     const kf_family *fam = family_of(q->v);
-    if (!fam->accuracy || !fam->accuracy(q->v))
+    if (q->b->no_accuracy || !fam->accuracy || !fam->accuracy(q->v))
         return true;
     bench *B = q->B;
     kf_result *r = q->c.r;
@@ -1205,6 +1481,8 @@ static bool time_case(gcase *q)
         kf_nvml_window_begin(&nw, &B->nv.d, kf_now(), nerr, sizeof nerr);
     double t0 = kf_now();
     int batch = b->min_reps < KF_BATCH ? b->min_reps : KF_BATCH;
+    if (b->abandon_ms > 0 && batch > KF_ABANDON_REPS) /* a loser shows in its first repetitions */
+        batch = KF_ABANDON_REPS;
     bool abandoned = false;
     for (;;) {
         if (batch > max_reps - reps)
@@ -1259,25 +1537,24 @@ static bool time_case(gcase *q)
     stats_bandwidth(&r->stats, fam->bytes(q->v, q->shape), B->g.info.peak_gbps);
 
     /* The last timed run's outputs must still be right (catches races that
-     * two checked runs missed, and single-pass state that drifted). */
-    for (int i = 0; i < R->set.n; i++)
-        if (role_is_output(R->set.b[i].role) &&
-            !cu_ok(c, cu->cuMemcpyDtoH(B->got2[i], R->buf.at[i], data_bytes(&R->set.b[i])), "cuMemcpyDtoH(out)"))
-            return false;
-    kf_result tmp = *r;
-    int64_t nout;
-    q->c.r = &tmp;
-    int64_t bad = exact_check(q, B->got2, &nout);
-    q->c.r = r;
+     * two checked runs missed, and single-pass state that drifted); an
+     * inout buffer went through every timed run: nothing to check. */
     bool inout = false;
     for (int i = 0; i < R->set.n; i++)
         inout = inout || R->set.b[i].role == KF_ROLE_INOUT;
+    run_check k;
+    if (!inout && !check_outputs(q, B->got2, &k))
+        return false;
+    bool same = true;
     if (inout) {
-        /* an inout buffer went through every timed run: nothing to check */
-    } else if (bad) {
-        *r = tmp;
-        bench_wrong(r, bad, nout, "result changed during timing");
-    } else if (q->p.deterministic && !same_outputs(&R->set, B->got, B->got2)) {
+    } else if (k.bad) {
+        kf_result keep = *r;
+        *r = k.fig;
+        r->stats = keep.stats;
+        bench_wrong(r, k.bad, k.nout, "result changed during timing");
+    } else if (q->p.deterministic && (!same_as_first(q, &q->first, &k, B->got2, &same) || !same)) {
+        if (q->c.last != CUDA_SUCCESS)
+            return false;
         r->status = KF_ST_WRONG;
         snprintf(r->message, sizeof r->message, "result changed during timing although the plan is deterministic");
     }

@@ -269,7 +269,7 @@ static void fake_case(const request *q, const kf_device *dev, kf_result *r)
             else
                 bench_compare(v, &q->shape, &p, &set, X->d.ref, X->d.ref, X->d.aux, true, r, &nout);
         }
-        fake_input *Q = f->accuracy && f->accuracy(v) ? fake_input_get(false, v, &q->shape, q->b.seed) : NULL;
+        fake_input *Q = !q->b.no_accuracy && f->accuracy && f->accuracy(v) ? fake_input_get(false, v, &q->shape, q->b.seed) : NULL;
         if (Q) {
             kf_result acc = *r;
             int64_t abad = fake_outputs(v, &q->shape, &p, q->b.offset, sp, Q, false, &acc, &nout);

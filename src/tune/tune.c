@@ -570,6 +570,7 @@ int tuner_load_space(tuner *t, char *err, size_t errlen)
         t->cfg.bench.timeout_s = t->o.timeout;
     if (t->o.objective != TUNE_OBJ_TIME)
         t->cfg.bench.energy = true;
+    t->cfg.bench.no_accuracy = !t->o.accuracy;
     /* "tune": {"n": [...]} replaces the space's sizes (unless --set of a
      * size replaced them on the command line, which wins) */
     const kf_family *fam = kf_families[t->cfg.family];

@@ -43,6 +43,7 @@ typedef struct {
     int objective;          /* TUNE_OBJ_* */
     int top;                /* the summary ranks the best this many at each size (0: none) */
     double abandon_k;       /* --abandon-above K (0: never abandon) */
+    bool accuracy;          /* --accuracy: each candidate also runs on the realistic data */
 } tune_opts;
 
 /* Runs the search: the exit status (KF_EXIT_*), messages on stderr. */

@@ -487,6 +487,19 @@ static int64_t compare(const kf_variant *v, const kf_shape *s, const kf_plan_inf
     return bad;
 }
 
+/* The GPU's check (family.h): every float output within the tolerance,
+ * which is compare's rule for it. */
+static bool tolerance(const kf_variant *v, int buf, double *rtol, double *atol)
+{
+    const cfam *c = cf_of(v);
+    const carg *g = arg_of_buf(c, buf);
+    if (!g || g->scalar || g->role == KF_ROLE_IN || !kf_dtype_is_float((kf_dtype)g->dtype))
+        return false;
+    *rtol = c->rtol;
+    *atol = c->atol;
+    return true;
+}
+
 static int first_output(const cfam *c)
 {
     for (int a = 0; a < c->nargs; a++)
@@ -1094,7 +1107,7 @@ static int make(mk *m, cfam *c, const cJSON *root, const char *config_path)
         .name = c->famname, .doc = "a user's kernel (kernel \"custom\")", .params = c->params, .sizes = c->sizes,
         .p_block = -1, .entries = c->entries, .nentries = 1, .check = check, .check_shape = check_shape,
         .label = label, .source = source, .block_shape = block_shape, .plan = plan, .buffers = buffers, .fill = fill,
-        .bytes = bytes, .enqueue = enqueue, .reference = reference, .compare = compare, .plant = plant,
+        .bytes = bytes, .enqueue = enqueue, .reference = reference, .compare = compare, .tolerance = tolerance, .plant = plant,
         .plant_check = plant_check, .fake_ms = fake_ms, .reference_variant = reference_variant,
         .export_source = export_source,
         .arg_sizes = arg_sizes, .ext = c};
