@@ -23,7 +23,8 @@ export KFORGE_CACHE_DIR="$TMP/cache" KFORGE_DB="$TMP/db" KFORGE_FAKE_GPU=1 LC_AL
 unset KFORGE_PLANT KFORGE_DEVICES KFORGE_FAKE_GPU_MS SLURM_ARRAY_TASK_ID SLURM_ARRAY_TASK_COUNT
 cd "$TMP" || exit 2
 cp "$ROOT"/configs/custom/vector_add.cu "$ROOT"/configs/custom/vector_add.json "$ROOT"/configs/custom/transpose.cu \
-   "$ROOT"/configs/custom/transpose.json "$ROOT"/tests/custom/scale.cu "$ROOT"/tests/custom/scale.json . || exit 2
+   "$ROOT"/configs/custom/transpose.json "$ROOT"/tests/custom/scale.cu "$ROOT"/tests/custom/scale.json \
+   "$ROOT"/tests/custom/axpy_half.cu "$ROOT"/tests/custom/axpy_f16.json . || exit 2
 npass=0
 nfail=0
 ok() { echo "PASS $1"; npass=$((npass + 1)); }
@@ -193,6 +194,66 @@ if [ $rc = 0 ] && has npy.txt '"status":"ok"' && has npy.txt '"ref_value":"1"' &
     ok "npy: inputs and the answer from .npy files; a planted fault caught against it; a length that disagrees skipped"
 else bad "npy" "exit $rc/$rc2/$rc3: $(head -c 300 npy.txt; head -c 300 npy_plant.txt; head -2 npy_len.txt)"; fi
 
+# --- bfloat16 and float16 buffers and scalars ---------------------------------
+# axpy_half.cu includes <cuda_fp16.h> and <cuda_bf16.h> (NVRTC searches the
+# CUDA toolkit's include directory); values are rounded to nearest even
+sed 's/float16/bfloat16/g; s/axpy_f16/axpy_bf16/' axpy_f16.json >axpy_bf16.json
+for f in axpy_f16 axpy_bf16; do
+    "$K" check $f.json --compile >${f}_comp.txt 2>&1; rc=$?
+    n=$(grep -c '^  compiled' ${f}_comp.txt)
+    if [ $rc = 0 ] && [ "$n" = 4 ]; then ok "check --compile: $f's 4 variants (2-byte float buffers and scalar) compiled"
+    else bad "check --compile $f" "exit $rc, $n compiled: $(tail -2 ${f}_comp.txt)"; fi
+done
+python3 - <<'PY'
+import json, struct
+def npy(path, code, fmt, vals):
+    head = "{'descr': '%s', 'fortran_order': False, 'shape': (%d,), }" % (code, len(vals))
+    head += " " * ((64 - (10 + len(head) + 1) % 64) % 64) + "\n"
+    with open(path, "wb") as f:
+        f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(head)) + head.encode())
+        f.write(struct.pack("<%d%s" % (len(vals), fmt), *vals))
+def bf16(x):  # exact for these values: the upper half of the float's bits
+    return struct.unpack("<I", struct.pack("<f", x))[0] >> 16
+x = [(i % 64) * 0.25 - 8 for i in range(1000)]       # exact in both 2-byte types
+y = [(i % 7) * 0.5 for i in range(1000)]
+ans = [0.75 * a + b for a, b in zip(x, y)]            # exact too: what axpy gives
+npy("x_f16.npy", "<f2", "e", x); npy("y_f16.npy", "<f2", "e", y); npy("ans_f16.npy", "<f2", "e", ans)
+npy("x_bf16.npy", "<u2", "H", [bf16(v) for v in x]); npy("y_bf16.npy", "|V2", "H", [bf16(v) for v in y])
+npy("ans_bf16.npy", "<V2", "H", [bf16(v) for v in ans])
+npy("x_f32.npy", "<f4", "f", x)
+for t in ("f16", "bf16"):
+    c = json.load(open("axpy_%s.json" % t))
+    c["defaults"] = {"n": 1000}
+    args = c["custom"]["args"]
+    args[0]["fill"] = {"constant": 0.1}
+    args[1]["fill"] = "zeros"
+    json.dump(c, open("h_const_%s.json" % t, "w"))
+    args[0]["fill"] = {"npy": "y_%s.npy" % t}
+    args[1]["fill"] = {"npy": "x_%s.npy" % t}
+    c["custom"]["reference"] = {"expected": {"y": "ans_%s.npy" % t}}
+    json.dump(c, open("h_npy_%s.json" % t, "w"))
+    args[1]["fill"] = {"npy": "x_f32.npy"}
+    json.dump(c, open("b_h_npy_%s.json" % t, "w"))
+PY
+# a constant 0.1 rounds to 0.0999755859375 in float16, 0.10009765625 in bfloat16
+# (the fake GPU returns an inout's input as the kernel's output)
+"$K" run h_const_f16.json --set block_size_x=128 --set per_thread=1 --no-results --format jsonl >h16.txt 2>&1; rc=$?
+"$K" run h_const_bf16.json --set block_size_x=128 --set per_thread=1 --no-results --format jsonl >hb16.txt 2>&1; rc2=$?
+if [ $rc = 0 ] && [ $rc2 = 0 ] && has h16.txt '"status":"ok"' && has h16.txt '"gpu_value":"0.0999755859"' &&
+   has hb16.txt '"status":"ok"' && has hb16.txt '"gpu_value":"0.100097656"'; then
+    ok "float16 and bfloat16: a constant fill rounds to nearest (0.0999755859, 0.100097656)"
+else bad "2-byte constant fill" "exit $rc/$rc2: $(head -c 400 h16.txt; head -c 400 hb16.txt)"; fi
+# .npy of '<f2' for float16; bfloat16's bits as '<u2', '|V2' or '<V2'
+"$K" run h_npy_f16.json --no-results --format jsonl >hn16.txt 2>&1; rc=$?
+"$K" run h_npy_bf16.json --no-results --format jsonl >hnb16.txt 2>&1; rc2=$?
+KFORGE_PLANT='drop_last@*' "$K" run h_npy_bf16.json --set block_size_x=128 --set per_thread=1 --no-results \
+    --format jsonl >hnp.txt 2>&1; rc3=$?
+if [ $rc = 0 ] && [ $rc2 = 0 ] && [ "$(grep -c '"status":"ok"' hn16.txt)" = 4 ] &&
+   [ "$(grep -c '"status":"ok"' hnb16.txt)" = 4 ] && [ $rc3 = 1 ] &&
+   has hnp.txt 'worst at y\[999\]: GPU [^,]*, reference 3.8125 '; then
+    ok "2-byte .npy: float16 '<f2', bfloat16 '<u2', '|V2' and '<V2'; an unwritten y[999] caught against the answer (3.8125)"
+else bad "2-byte npy" "exit $rc/$rc2/$rc3: $(head -c 300 hn16.txt; head -c 300 hnb16.txt; head -c 300 hnp.txt)"; fi
+
 expect2() { # name config message
     "$K" check "$2" >bad.txt 2>&1; rc=$?
     if [ $rc = 2 ] && grep -qF -- "$3" bad.txt; then ok "bad input: $1 (exit 2)"
@@ -200,6 +261,10 @@ expect2() { # name config message
 }
 expect2 ".npy of another dtype" b_npy_dtype.json "b_npy_dtype.json: custom.reference.expected.c: "
 grep -q "holds '<f8' elements, the buffer is float32 ('<f4')" bad.txt || bad "npy dtype message" "$(head -2 bad.txt)"
+expect2 ".npy of float32 for a float16 buffer" b_h_npy_f16.json \
+    "b_h_npy_f16.json: custom.args[1] (x).fill: x_f32.npy holds '<f4' elements, the buffer is float16 ('<f2')"
+expect2 ".npy of float32 for a bfloat16 buffer" b_h_npy_bf16.json \
+    "holds '<f4' elements, the buffer is bfloat16 ('<u2', its bits as uint16, or '|V2')"
 expect2 ".npy answer for an input" b_npy_role.json 'b_npy_role.json: custom.reference.expected.a: not an out or inout buffer of "args"'
 sed 's/"vector_add.cu"/"no_such.cu"/' vector_add.json >b_source.json
 expect2 "missing source" b_source.json "b_source.json: custom.source: cannot read the kernel's source: no_such.cu"
@@ -207,8 +272,8 @@ sed 's/"12 \* n"/"12 * nn"/' vector_add.json >b_ident.json
 expect2 "unknown name in an expression" b_ident.json "b_ident.json: custom.bytes: '12 * nn' at position 6: unknown name 'nn' (did you mean 'n'?)"
 sed 's/"grid": \["(n + /"grid": ["(n + tile + /' vector_add.json >b_grid.json
 expect2 "unknown param in the grid" b_grid.json "b_grid.json: custom.grid[0]: '(n + tile + "
-sed 's/"name": "c", "dtype": "float32"/"name": "c", "dtype": "float16"/' vector_add.json >b_dtype.json
-expect2 "bad dtype" b_dtype.json 'b_dtype.json: custom.args[0] (c).dtype: expected a dtype (int32, uint32, int64, float32, float64), got "float16"'
+sed 's/"name": "c", "dtype": "float32"/"name": "c", "dtype": "float8"/' vector_add.json >b_dtype.json
+expect2 "bad dtype" b_dtype.json 'b_dtype.json: custom.args[0] (c).dtype: expected a dtype (int32, uint32, int64, float32, float64, bfloat16, float16), got "float8"'
 sed 's/"role": "out"/"role": "output"/' vector_add.json >b_role.json
 expect2 "bad role" b_role.json 'b_role.json: custom.args[0] (c).role: expected a role (in, out or inout), got "output"'
 grep -v '"entry"' vector_add.json >b_entry.json

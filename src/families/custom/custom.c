@@ -36,10 +36,11 @@
 #include "family.h"
 #include "util.h"
 
-/* The element types a custom buffer or scalar may have: the fills and the
- * tolerance comparison know the 4- and 8-byte types (kf_dtype_names up to
- * float64); bfloat16 and float16 buffers are not there yet. */
-#define CUSTOM_DTYPES (KF_FLOAT64 + 1)
+/* The element types a custom buffer or scalar may have: every kf_dtype.
+ * bfloat16 and float16 values are made as doubles, rounded to float and then
+ * to the 2-byte type (to nearest even), and compared as floats. */
+#define CUSTOM_DTYPES KF_DTYPE_COUNT
+#define DTYPE_LIST "int32, uint32, int64, float32, float64, bfloat16, float16"
 #define MAX_ARGS 16
 #define MAX_VALUES 4096
 #define MAX_CONSTRAINTS 64
@@ -296,6 +297,7 @@ static void put(kf_dtype t, void *host, int64_t i, double x)
     case KF_UINT32: ((uint32_t *)host)[i] = (uint32_t)(int64_t)x; break; /* (a negative double to unsigned is undefined) */
     case KF_INT64: ((int64_t *)host)[i] = (int64_t)x; break;
     case KF_FLOAT32: ((float *)host)[i] = (float)x; break;
+    case KF_BFLOAT16: case KF_FLOAT16: ((uint16_t *)host)[i] = kf_float_to_half(t, (float)x); break;
     default: ((double *)host)[i] = x; break;
     }
 }
@@ -394,6 +396,7 @@ static double get(kf_dtype t, const void *p, int64_t i)
     case KF_UINT32: return ((const uint32_t *)p)[i];
     case KF_INT64: return (double)((const int64_t *)p)[i];
     case KF_FLOAT32: return ((const float *)p)[i];
+    case KF_BFLOAT16: case KF_FLOAT16: return kf_half_to_float(t, ((const uint16_t *)p)[i]);
     default: return ((const double *)p)[i];
     }
 }
@@ -577,6 +580,7 @@ static int enqueue(kf_launcher *l, const kf_variant *v, const kf_shape *s, const
         int64_t i64;
         float f32;
         double f64;
+        uint16_t f16;           /* bfloat16, float16: the bits */
     } store[MAX_ARGS];
     void *args[MAX_ARGS];
     for (int a = 0; a < c->nargs; a++) {
@@ -592,6 +596,7 @@ static int enqueue(kf_launcher *l, const kf_variant *v, const kf_shape *s, const
             case KF_UINT32: store[a].u32 = (uint32_t)(int64_t)x; break;
             case KF_INT64: store[a].i64 = (int64_t)x; break;
             case KF_FLOAT32: store[a].f32 = (float)x; break;
+            case KF_BFLOAT16: case KF_FLOAT16: store[a].f16 = kf_float_to_half(g->dtype, (float)x); break;
             default: store[a].f64 = x; break;
             }
         }
@@ -827,12 +832,17 @@ static int parse_sizes(mk *m, cfam *c, const cJSON *j)
 
 /* A .npy file (NumPy's format, version 1 to 3): little-endian, C order,
  * of the element type want ('<i4' int32, '<u4' uint32, '<i8' int64, '<f4'
- * float32, '<f8' float64); any shape, read as its elements in order.
- * path relative to the config's folder.  0 and the data, or -1 and why. */
+ * float32, '<f8' float64, '<f2' float16; bfloat16, which NumPy lacks, as
+ * its bits: '<u2' (x.view(np.uint16)) or 2-byte void '|V2' / '<V2', what
+ * np.save writes for ml_dtypes.bfloat16); any shape, read as its elements
+ * in order.  path relative to the config's folder.  0 and the data, or -1
+ * and why. */
 static int npy_load(const cfam *c, const char *name, kf_dtype want, void **data, int64_t *elems, char *why,
                     size_t whylen)
 {
-    static const char *const descr[] = {"'<i4'", "'<u4'", "'<i8'", "'<f4'", "'<f8'"};
+    static const char *const descr[KF_DTYPE_COUNT][3] = {
+        [KF_INT32] = {"'<i4'"}, [KF_UINT32] = {"'<u4'"}, [KF_INT64] = {"'<i8'"}, [KF_FLOAT32] = {"'<f4'"},
+        [KF_FLOAT64] = {"'<f8'"}, [KF_BFLOAT16] = {"'<u2'", "'|V2'", "'<V2'"}, [KF_FLOAT16] = {"'<f2'"}};
     char path[PATH_MAX + 256];
     if (name[0] == '/' || !c->config_dir[0])
         snprintf(path, sizeof path, "%s", name);
@@ -858,7 +868,6 @@ static int npy_load(const cfam *c, const char *name, kf_dtype want, void **data,
     char head[4096];
     snprintf(head, sizeof head, "%.*s", (int)(hl < sizeof head - 1 ? hl : sizeof head - 1), (const char *)f + off);
     const char *d = strstr(head, "'descr':"), *fo = strstr(head, "'fortran_order':"), *sh = strstr(head, "'shape':");
-    const char *want_descr = (int)want < 5 ? descr[want] : "?";
     if (!d || !fo || !sh || strncmp(fo + 16 + strspn(fo + 16, " "), "False", 5) != 0) {
         kf_err(why, whylen, "%s: a .npy header with 'descr', 'fortran_order': False (C order) and 'shape' was expected",
                path);
@@ -866,8 +875,12 @@ static int npy_load(const cfam *c, const char *name, kf_dtype want, void **data,
         return -1;
     }
     d += 8 + strspn(d + 8, " ");
-    if (strncmp(d, want_descr, strlen(want_descr)) != 0) {
-        kf_err(why, whylen, "%s holds %.5s elements, the buffer is %s (%s)", path, d, kf_dtype_names[want], want_descr);
+    bool known = false;
+    for (int k = 0; k < 3 && descr[want][k] && !known; k++)
+        known = strncmp(d, descr[want][k], strlen(descr[want][k])) == 0;
+    if (!known) {
+        kf_err(why, whylen, "%s holds %.5s elements, the buffer is %s (%s%s)", path, d, kf_dtype_names[want],
+               descr[want][0], want == KF_BFLOAT16 ? ", its bits as uint16, or '|V2'" : "");
         free(f);
         return -1;
     }
@@ -924,7 +937,7 @@ static int parse_arg(mk *m, cfam *c, int a, const cJSON *j)
         int t = cJSON_IsString(sc) ? kf_lookup(kf_dtype_names, CUSTOM_DTYPES, sc->valuestring) : -1;
         if (t < 0) {
             given(sc, g, sizeof g);
-            return bad(m, fd, "expected a dtype (int32, uint32, int64, float32, float64), got %s", g);
+            return bad(m, fd, "expected a dtype (" DTYPE_LIST "), got %s", g);
         }
         x->dtype = (kf_dtype)t;
         const cJSON *val = cJSON_GetObjectItemCaseSensitive(j, "value");
@@ -944,7 +957,7 @@ static int parse_arg(mk *m, cfam *c, int a, const cJSON *j)
     int t = cJSON_IsString(dt) ? kf_lookup(kf_dtype_names, CUSTOM_DTYPES, dt->valuestring) : -1;
     if (t < 0) {
         given(dt, g, sizeof g);
-        return bad(m, fd, "expected a dtype (int32, uint32, int64, float32, float64), got %s", g);
+        return bad(m, fd, "expected a dtype (" DTYPE_LIST "), got %s", g);
     }
     x->dtype = (kf_dtype)t;
     const cJSON *ro = cJSON_GetObjectItemCaseSensitive(j, "role");
