@@ -254,6 +254,56 @@ if [ $rc = 0 ] && [ $rc2 = 0 ] && [ "$(grep -c '"status":"ok"' hn16.txt)" = 4 ] 
     ok "2-byte .npy: float16 '<f2', bfloat16 '<u2', '|V2' and '<V2'; an unwritten y[999] caught against the answer (3.8125)"
 else bad "2-byte npy" "exit $rc/$rc2/$rc3: $(head -c 300 hn16.txt; head -c 300 hnb16.txt; head -c 300 hnp.txt)"; fi
 
+# --- per-buffer tolerances: a known error from the .npy answer --------------
+# KFORGE_PLANT=shift (fake GPU): the first output's element 0 takes element
+# 1's value; with va_npy.json's files c[0] = 1 and c[1] = 1.25: an error of
+# 0.25, which vector_add's config-wide tolerance (rtol 0, atol 0) rejects
+python3 - <<'PY'
+import json
+c = json.load(open("va_npy.json"))
+c["custom"]["args"][0]["tolerance"] = {"atol": 0.3}
+json.dump(c, open("tol_buf_accepts.json", "w"))
+c["custom"]["args"][0]["tolerance"] = {"rtol": 0.25}
+json.dump(c, open("tol_buf_rtol.json", "w"))
+c["custom"]["tolerance"] = {"rtol": 0, "atol": 1}
+c["custom"]["args"][0]["tolerance"] = {"atol": 0.1}
+json.dump(c, open("tol_buf_rejects.json", "w"))
+del c["custom"]["args"][0]["tolerance"]
+json.dump(c, open("tol_global_accepts.json", "w"))
+c = json.load(open("va_npy.json"))
+c["custom"]["args"][1]["tolerance"] = {"atol": 1}
+json.dump(c, open("b_tol_in.json", "w"))
+c = json.load(open("va_npy.json"))
+c["custom"]["args"][0]["tolerance"] = {"atoll": 1}
+json.dump(c, open("b_tol_key.json", "w"))
+c["custom"]["args"][0]["tolerance"] = {"atol": -1}
+json.dump(c, open("b_tol_neg.json", "w"))
+c["custom"]["args"][0]["tolerance"] = 0.1
+json.dump(c, open("b_tol_num.json", "w"))
+c = json.load(open("vector_add.json"))
+for a in c["custom"]["args"][:3]:
+    a["dtype"] = "int32"
+    a.pop("fill", None)
+c["custom"]["args"][0]["tolerance"] = {"atol": 1}
+json.dump(c, open("b_tol_int.json", "w"))
+PY
+tolrun() { # config out: a shifted c[0] on the fake GPU
+    KFORGE_PLANT='shift@*' "$K" run "$1" --set block_size_x=128 --set per_thread=2 --no-results --format jsonl >"$2" 2>&1
+}
+tolrun va_npy.json tol0.txt; rc0=$?
+tolrun tol_buf_accepts.json tol1.txt; rc1=$?
+tolrun tol_buf_rtol.json tol2.txt; rc2=$?
+tolrun tol_global_accepts.json tol3.txt; rc3=$?
+tolrun tol_buf_rejects.json tol4.txt; rc4=$?
+if [ $rc0 = 1 ] && has tol0.txt 'worst at c\[0\]: GPU 1.25, reference 1 (|error| 0.25, tolerance 0)' &&
+   [ $rc1 = 0 ] && has tol1.txt '"status":"ok"' && [ $rc2 = 0 ] && has tol2.txt '"status":"ok"'; then
+    ok "tolerance: c's own {atol: 0.3} (or {rtol: 0.25} with the config's atol 0) accepts the 0.25 error the config's rejects"
+else bad "buffer tolerance accepts" "exit $rc0/$rc1/$rc2: $(head -c 300 tol0.txt; head -c 300 tol1.txt; head -c 300 tol2.txt)"; fi
+if [ $rc3 = 0 ] && has tol3.txt '"status":"ok"' && [ $rc4 = 1 ] &&
+   has tol4.txt 'worst at c\[0\]: GPU 1.25, reference 1 (|error| 0.25, tolerance 0.1)'; then
+    ok "tolerance: c's own {atol: 0.1} rejects the 0.25 error the config's {atol: 1} accepts"
+else bad "buffer tolerance rejects" "exit $rc3/$rc4: $(head -c 300 tol3.txt; head -c 300 tol4.txt)"; fi
+
 expect2() { # name config message
     "$K" check "$2" >bad.txt 2>&1; rc=$?
     if [ $rc = 2 ] && grep -qF -- "$3" bad.txt; then ok "bad input: $1 (exit 2)"
@@ -266,6 +316,15 @@ expect2 ".npy of float32 for a float16 buffer" b_h_npy_f16.json \
 expect2 ".npy of float32 for a bfloat16 buffer" b_h_npy_bf16.json \
     "holds '<f4' elements, the buffer is bfloat16 ('<u2', its bits as uint16, or '|V2')"
 expect2 ".npy answer for an input" b_npy_role.json 'b_npy_role.json: custom.reference.expected.a: not an out or inout buffer of "args"'
+expect2 "a tolerance on an input" b_tol_in.json \
+    'b_tol_in.json: custom.args[1] (a).tolerance: only an out or inout buffer is compared: an input takes no tolerance'
+expect2 "a tolerance on an integer buffer" b_tol_int.json \
+    'b_tol_int.json: custom.args[0] (c).tolerance: a int32 buffer is compared exactly: only a float buffer takes a tolerance'
+expect2 "an unknown tolerance key" b_tol_key.json \
+    'b_tol_key.json: custom.args[0] (c).tolerance: unknown key "atoll" (did you mean "atol"?) (known: rtol, atol)'
+expect2 "a negative atol" b_tol_neg.json 'b_tol_neg.json: custom.args[0] (c).tolerance.atol: expected a number >= 0, got -1'
+expect2 "a tolerance that is a number" b_tol_num.json \
+    'b_tol_num.json: custom.args[0] (c).tolerance: expected {"rtol": r, "atol": a} (|got - ref| <= atol + rtol |ref|), got 0.1'
 sed 's/"vector_add.cu"/"no_such.cu"/' vector_add.json >b_source.json
 expect2 "missing source" b_source.json "b_source.json: custom.source: cannot read the kernel's source: no_such.cu"
 sed 's/"12 \* n"/"12 * nn"/' vector_add.json >b_ident.json

@@ -12,6 +12,9 @@
  *               "grid": ["(n + block_size_x * per_thread - 1) / (block_size_x * per_thread)"],
  *               "reference": {"params": {"block_size_x": 64, "per_thread": 1}},
  *               "tolerance": {"rtol": 1e-5, "atol": 1e-6}},
+ *
+ * (an out or inout buffer may carry a "tolerance" of its own, which
+ * overrides the config-wide one key by key)
  *    "defaults": {"n": "2^24"}}
  *
  * Every param is an INT axis of the family's table; it reaches CUDA as
@@ -62,6 +65,7 @@ typedef struct {
     int64_t npy_elems;
     void *expect;               /* reference {"expected": {NAME: FILE}}: this output's answer */
     int64_t expect_elems;
+    double rtol, atol;          /* float outputs: its tolerance (its own "tolerance", else the config-wide one) */
 } carg;
 
 typedef struct cfam {
@@ -409,7 +413,7 @@ typedef struct {
 } cmp_part;
 
 typedef struct {
-    const cfam *c;
+    double rtol, atol;          /* the buffer's tolerance */
     const kf_buffer *b;
     const void *got, *ref;
     cmp_part *parts;
@@ -433,7 +437,7 @@ static void compare_piece(void *ctx, int64_t piece, int64_t lo, int64_t hi)
             if (isnan(f) || isnan(g))
                 ok = isnan(f) && isnan(g), e = ok ? 0 : INFINITY;
             else
-                e = fabs(g - f), ok = e <= j->c->atol + j->c->rtol * fabs(f);
+                e = fabs(g - f), ok = e <= j->atol + j->rtol * fabs(f);
         }
         if (!ok && q.bad++ == 0)
             q.first_bad = i;
@@ -444,7 +448,7 @@ static void compare_piece(void *ctx, int64_t piece, int64_t lo, int64_t hi)
 }
 
 /* Integers exactly; floats within atol + rtol |ref| (a NaN only where the
- * reference has one).  The first wrong element is named; with none, the
+ * reference has one), the buffer's own tolerance or the config's.  The first wrong element is named; with none, the
  * one of the largest error (the first of them).  Large buffers are compared
  * in pieces on every CPU, combined in order: the same answer as one pass. */
 static int64_t compare(const kf_variant *v, const kf_shape *s, const kf_plan_info *p, int buf, const void *got,
@@ -467,7 +471,8 @@ static int64_t compare(const kf_variant *v, const kf_shape *s, const kf_plan_inf
         snprintf(r->message, sizeof r->message, "out of host memory comparing %lld elements", (long long)b->elems);
         return b->elems;
     }
-    cmp_job j = {c, b, got, ref, parts};
+    const carg *ga = arg_of_buf(c, buf);
+    cmp_job j = {ga->rtol, ga->atol, b, got, ref, parts};
     int64_t pieces = kf_parallel_for(b->elems, grain, compare_piece, &j);
     int64_t bad = 0, show = 0;
     double worst = -1;
@@ -484,7 +489,7 @@ static int64_t compare(const kf_variant *v, const kf_shape *s, const kf_plan_inf
     snprintf(r->gpu_value, sizeof r->gpu_value, fl ? "%.9g" : "%.0f", g);
     snprintf(r->ref_value, sizeof r->ref_value, fl ? "%.9g" : "%.0f", f);
     r->abs_err = isnan(g) != isnan(f) ? INFINITY : isnan(g) ? 0 : fabs(g - f);
-    r->tolerance = fl ? c->atol + c->rtol * fabs(f) : 0;
+    r->tolerance = fl ? j.atol + j.rtol * fabs(f) : 0;
     if (bad)
         snprintf(r->worst_at, sizeof r->worst_at, "%s[%lld]", b->name, (long long)show);
     return bad;
@@ -498,22 +503,34 @@ static int first_output(const cfam *c)
     return -1;
 }
 
-/* Test hook (KFORGE_PLANT=drop_last@..., fake GPU only: a user's kernel
- * knows nothing of planted faults): the last element of the first output
- * is left unwritten, and the poison before each checked run must show it. */
+/* Test hooks (KFORGE_PLANT=KIND@..., fake GPU only: a user's kernel knows
+ * nothing of planted faults), on the first output:
+ *   drop_last  its last element is left unwritten, and the poison before
+ *              each checked run must show it;
+ *   shift      its element 0 holds element 1's value (a kernel that reads
+ *              its neighbour): an error of |ref[1] - ref[0]|, known from the
+ *              data (.npy files), for tests of the tolerances. */
 static int plant(const kf_variant *v, const kf_shape *s, const kf_plan_info *p, int64_t offset, int kind,
                  kf_plant *spec, char *why, size_t whylen)
 {
     (void)p, (void)offset;
     const cfam *c = cf_of(v);
     int o = first_output(c);
-    if (kind != KF_PLANT_DROP_LAST || o < 0) {
-        kf_err(why, whylen, "%s is not a fault of a custom kernel", kf_plant_names[kind]);
+    if ((kind != KF_PLANT_DROP_LAST && kind != KF_PLANT_SHIFT) || o < 0) {
+        kf_err(why, whylen, "%s is not a fault of a custom kernel (drop_last, shift)", kf_plant_names[kind]);
         return -1;
     }
     kf_buffer_set set;
     memset(&set, 0, sizeof set);
     buffers(v, s, NULL, &set);
+    if (kind == KF_PLANT_SHIFT) {
+        if (set.b[o].elems < 2) {
+            kf_err(why, whylen, "shift: %s has one element, no neighbour", set.b[o].name);
+            return -1;
+        }
+        *spec = (kf_plant){.elem = 0, .shift = true, .unit = -1, .unwritten = -1};
+        return 0;
+    }
     *spec = (kf_plant){.elem = -1, .unit = -1, .unwritten = set.b[o].elems - 1};
     return 0;
 }
@@ -535,7 +552,10 @@ static int64_t plant_check(const kf_variant *v, const kf_shape *s, const kf_plan
     int64_t bad = 0;
     for (int k = 0; k < 2 && bad == 0; k++) {
         memcpy(y, ref[o], bytes);
-        memset(y + (size_t)spec->unwritten * es, k ? 0x00 : 0xFF, es);
+        if (spec->shift) /* element 0 reads element 1 */
+            memcpy(y, y + es, es);
+        else
+            memset(y + (size_t)spec->unwritten * es, k ? 0x00 : 0xFF, es);
         bad = compare(v, s, p, o, y, ref[o], aux[o], exact, r);
     }
     free(y);
@@ -913,6 +933,32 @@ static int npy_load(const cfam *c, const char *name, kf_dtype want, void **data,
     return 0;
 }
 
+/* {"rtol": r, "atol": a} at field: each given one into *rtol, *atol. */
+static int parse_tolerance(mk *m, const char *field, const cJSON *tol, double *rtol, double *atol)
+{
+    static const char *const tkeys[] = {"rtol", "atol"};
+    char g[80], f[160];
+    if (!cJSON_IsObject(tol)) {
+        given(tol, g, sizeof g);
+        return bad(m, field, "expected {\"rtol\": r, \"atol\": a} (|got - ref| <= atol + rtol |ref|), got %s", g);
+    }
+    if (check_keys(m, field, tol, tkeys, 2) != 0)
+        return -1;
+    double *out[2] = {rtol, atol};
+    for (int k = 0; k < 2; k++) {
+        const cJSON *x = cJSON_GetObjectItemCaseSensitive(tol, tkeys[k]);
+        snprintf(f, sizeof f, "%s.%s", field, tkeys[k]);
+        if (!x)
+            continue;
+        if (!cJSON_IsNumber(x) || !(x->valuedouble >= 0) || !isfinite(x->valuedouble)) {
+            given(x, g, sizeof g);
+            return bad(m, f, "expected a number >= 0, got %s", g);
+        }
+        *out[k] = x->valuedouble;
+    }
+    return 0;
+}
+
 static int parse_arg(mk *m, cfam *c, int a, const cJSON *j)
 {
     char f[64], g[80];
@@ -946,8 +992,8 @@ static int parse_arg(mk *m, cfam *c, int a, const cJSON *j)
             return bad(m, fd, "missing: a scalar needs a value (an expression, e.g. \"n\")");
         return get_expr(m, c, fd, val, &x->value);
     }
-    static const char *const keys[] = {"name", "dtype", "length", "role", "fill"};
-    if (check_keys(m, f, j, keys, 5) != 0)
+    static const char *const keys[] = {"name", "dtype", "length", "role", "fill", "tolerance"};
+    if (check_keys(m, f, j, keys, 6) != 0)
         return -1;
     if (c->nbufs == KF_MAX_BUFFERS)
         return bad(m, f, "at most %d buffers", KF_MAX_BUFFERS);
@@ -973,6 +1019,17 @@ static int parse_arg(mk *m, cfam *c, int a, const cJSON *j)
     if (!len)
         return bad(m, fd, "missing: a buffer needs a length in elements (an expression, e.g. \"n\")");
     if (get_expr(m, c, fd, len, &x->length) != 0)
+        return -1;
+    /* its own tolerance, key by key; the config-wide one fills the rest (make) */
+    x->rtol = x->atol = NAN;
+    const cJSON *tol = cJSON_GetObjectItemCaseSensitive(j, "tolerance");
+    snprintf(fd, sizeof fd, "%s.tolerance", f);
+    if (tol && x->role == KF_ROLE_IN)
+        return bad(m, fd, "only an out or inout buffer is compared: an input takes no tolerance");
+    if (tol && !kf_dtype_is_float(x->dtype))
+        return bad(m, fd, "a %s buffer is compared exactly: only a float buffer takes a tolerance",
+                   kf_dtype_names[x->dtype]);
+    if (tol && parse_tolerance(m, fd, tol, &x->rtol, &x->atol) != 0)
         return -1;
     const cJSON *fi = cJSON_GetObjectItemCaseSensitive(j, "fill");
     snprintf(fd, sizeof fd, "%s.fill", f);
@@ -1233,19 +1290,12 @@ static int make(mk *m, cfam *c, const cJSON *root, const char *config_path)
     c->rtol = 1e-5;
     c->atol = 1e-6;
     const cJSON *tol = cJSON_GetObjectItemCaseSensitive(root, "tolerance");
-    if (tol) {
-        static const char *const tkeys[] = {"rtol", "atol"};
-        if (!cJSON_IsObject(tol))
-            return bad(m, "tolerance", "expected {\"rtol\": r, \"atol\": a}");
-        if (check_keys(m, "tolerance", tol, tkeys, 2) != 0)
-            return -1;
-        const cJSON *r = cJSON_GetObjectItemCaseSensitive(tol, "rtol"), *at = cJSON_GetObjectItemCaseSensitive(tol, "atol");
-        if (r && (!cJSON_IsNumber(r) || r->valuedouble < 0))
-            return bad(m, "tolerance.rtol", "expected a number >= 0");
-        if (at && (!cJSON_IsNumber(at) || at->valuedouble < 0))
-            return bad(m, "tolerance.atol", "expected a number >= 0");
-        c->rtol = r ? r->valuedouble : c->rtol;
-        c->atol = at ? at->valuedouble : c->atol;
+    if (tol && parse_tolerance(m, "tolerance", tol, &c->rtol, &c->atol) != 0)
+        return -1;
+    for (int q = 0; q < c->nargs; q++) { /* a buffer's own tolerance overrides it key by key */
+        carg *g = &c->args[q];
+        g->rtol = isnan(g->rtol) ? c->rtol : g->rtol;
+        g->atol = isnan(g->atol) ? c->atol : g->atol;
     }
     c->deterministic = true;
     const cJSON *det = cJSON_GetObjectItemCaseSensitive(root, "deterministic");
