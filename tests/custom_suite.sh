@@ -24,7 +24,8 @@ unset KFORGE_PLANT KFORGE_DEVICES KFORGE_FAKE_GPU_MS SLURM_ARRAY_TASK_ID SLURM_A
 cd "$TMP" || exit 2
 cp "$ROOT"/configs/custom/vector_add.cu "$ROOT"/configs/custom/vector_add.json "$ROOT"/configs/custom/transpose.cu \
    "$ROOT"/configs/custom/transpose.json "$ROOT"/tests/custom/scale.cu "$ROOT"/tests/custom/scale.json \
-   "$ROOT"/tests/custom/axpy_half.cu "$ROOT"/tests/custom/axpy_f16.json . || exit 2
+   "$ROOT"/tests/custom/axpy_half.cu "$ROOT"/tests/custom/axpy_ref.cu "$ROOT"/tests/custom/axpy_f16.json \
+   "$ROOT"/tests/custom/axpy_bf16.json . || exit 2
 npass=0
 nfail=0
 ok() { echo "PASS $1"; npass=$((npass + 1)); }
@@ -197,11 +198,11 @@ else bad "npy" "exit $rc/$rc2/$rc3: $(head -c 300 npy.txt; head -c 300 npy_plant
 # --- bfloat16 and float16 buffers and scalars ---------------------------------
 # axpy_half.cu includes <cuda_fp16.h> and <cuda_bf16.h> (NVRTC searches the
 # CUDA toolkit's include directory); values are rounded to nearest even
-sed 's/float16/bfloat16/g; s/axpy_f16/axpy_bf16/' axpy_f16.json >axpy_bf16.json
 for f in axpy_f16 axpy_bf16; do
     "$K" check $f.json --compile >${f}_comp.txt 2>&1; rc=$?
     n=$(grep -c '^  compiled' ${f}_comp.txt)
-    if [ $rc = 0 ] && [ "$n" = 4 ]; then ok "check --compile: $f's 4 variants (2-byte float buffers and scalar) compiled"
+    if [ $rc = 0 ] && [ "$n" = 4 ] && has ${f}_comp.txt "^  reference compiled  $f.reference ref_block=128"; then
+        ok "check --compile: $f's 4 variants (2-byte float buffers and scalar) and its reference kernel compiled"
     else bad "check --compile $f" "exit $rc, $n compiled: $(tail -2 ${f}_comp.txt)"; fi
 done
 python3 - <<'PY'
@@ -253,6 +254,43 @@ if [ $rc = 0 ] && [ $rc2 = 0 ] && [ "$(grep -c '"status":"ok"' hn16.txt)" = 4 ] 
    has hnp.txt 'worst at y\[999\]: GPU [^,]*, reference 3.8125 '; then
     ok "2-byte .npy: float16 '<f2', bfloat16 '<u2', '|V2' and '<V2'; an unwritten y[999] caught against the answer (3.8125)"
 else bad "2-byte npy" "exit $rc/$rc2/$rc3: $(head -c 300 hn16.txt; head -c 300 hnb16.txt; head -c 300 hnp.txt)"; fi
+
+# --- a reference kernel of its own: another source, entry, params and launch ---
+"$K" gen axpy_f16.json --reference >gref.txt 2>&1; rc=$?
+"$K" gen vector_add.json --reference >gref_va.txt 2>&1; rc2=$?
+"$K" gen va_npy.json --reference >gref_npy.txt 2>&1; rc3=$?
+if [ $rc = 0 ] && has gref.txt '^#define ref_block 128$' && has gref.txt '^#line 1 "axpy_ref.cu"$' &&
+   has gref.txt 'void axpy_ref_f16(' && ! has gref.txt 'block_size_x' && [ $rc2 = 0 ] &&
+   has gref_va.txt '^#define block_size_x 256$' && has gref_va.txt '^#define per_thread 1$' && [ $rc3 = 2 ] &&
+   has gref_npy.txt 'va_npy.json: the vector_add family has no reference kernel'; then
+    ok "gen --reference: axpy_ref.cu with its #define ref_block 128; vector_add's parameter set; none for .npy answers (exit 2)"
+else bad "gen --reference" "exit $rc/$rc2/$rc3: $(head -8 gref.txt; head -3 gref_va.txt gref_npy.txt)"; fi
+"$K" run axpy_f16.json --set n=4096 --no-results --format jsonl >refrun.txt 2>&1; rc=$?
+if [ $rc = 0 ] && [ "$(grep -c '"status":"ok"' refrun.txt)" = 4 ] && has refrun.txt '"kernel":"axpy_f16"'; then
+    ok "run: a custom kernel whose reference is a kernel of its own (the fake GPU runs neither)"
+else bad "run with a reference kernel" "exit $rc: $(head -c 300 refrun.txt)"; fi
+# the reference's lengths must be the candidates' (a name in both with other values)
+python3 - <<'PY'
+import json
+c = json.load(open("axpy_f16.json"))
+c["custom"]["params"]["pad"] = [0]
+for a in c["custom"]["args"][:2]:
+    a["length"] = "n + pad"
+c["custom"]["reference"]["params"]["pad"] = 1
+json.dump(c, open("ref_len.json", "w"))
+PY
+"$K" check ref_len.json >reflen.txt 2>&1; rc=$?
+if has reflen.txt "reference: y's length is 1000004 for the reference kernel, 1000003 for this variant: both run on the same buffers"; then
+    ok "a reference kernel whose buffers would be longer than the candidates': the cases are left out, with the reason"
+else bad "reference lengths" "exit $rc: $(head -5 reflen.txt)"; fi
+# a compile error in the reference's source: check --compile says so (exit 1)
+sed 's/__float2half_rn(/__float2half_rn(no_such + /' axpy_ref.cu >axpy_ref_broken.cu
+sed 's/"axpy_ref.cu"/"axpy_ref_broken.cu"/' axpy_f16.json >ref_broken.json
+"$K" check ref_broken.json --compile >refbroken.txt 2>&1; rc=$?
+if [ $rc = 1 ] && [ "$(grep -c '^  compiled' refbroken.txt)" = 4 ] &&
+   has refbroken.txt '^  reference FAILED    axpy_f16.reference ref_block=128: .*identifier "no_such" is undefined'; then
+    ok "check --compile: the reference kernel's compile error is reported (exit 1)"
+else bad "reference compile error" "exit $rc: $(tail -3 refbroken.txt)"; fi
 
 # --- per-buffer tolerances: a known error from the .npy answer --------------
 # KFORGE_PLANT=shift (fake GPU): the first output's element 0 takes element
@@ -325,6 +363,58 @@ expect2 "an unknown tolerance key" b_tol_key.json \
 expect2 "a negative atol" b_tol_neg.json 'b_tol_neg.json: custom.args[0] (c).tolerance.atol: expected a number >= 0, got -1'
 expect2 "a tolerance that is a number" b_tol_num.json \
     'b_tol_num.json: custom.args[0] (c).tolerance: expected {"rtol": r, "atol": a} (|got - ref| <= atol + rtol |ref|), got 0.1'
+python3 - <<'PY'
+import json
+def variant(name, **ref):
+    c = json.load(open("axpy_f16.json"))
+    r = c["custom"]["reference"]
+    for k, v in ref.items():
+        if v is None:
+            r.pop(k, None)
+        else:
+            r[k] = v
+    json.dump(c, open(name, "w"))
+variant("b_ref_source.json", source="no_such_ref.cu")
+variant("b_ref_entry.json", entry="axpy ref")
+variant("b_ref_nogrid.json", grid=None)
+variant("b_ref_gridparam.json", grid=["(n + block_size_x - 1) / block_size_x"])
+variant("b_ref_noblock.json", block=None)
+variant("b_ref_blocksize.json", block=["n"])
+variant("b_ref_smem.json", smem="4096 / (ref_block - 128)")
+variant("b_ref_key.json", sorce="x.cu")
+variant("b_ref_parsize.json", params={"n": 1})
+variant("b_ref_launch.json", source=None, entry=None, params={"block_size_x": 128, "per_thread": 1})
+variant("b_ref_srcnum.json", source=7)
+c = json.load(open("axpy_f16.json"))
+c["custom"]["args"][2]["value"] = "per_thread * 0.25"
+json.dump(c, open("b_ref_scalar.json", "w"))
+PY
+expect2 "a reference source that does not exist" b_ref_source.json \
+    "b_ref_source.json: custom.reference.source: cannot read the reference kernel's source: no_such_ref.cu"
+expect2 "a reference entry that is not a name" b_ref_entry.json \
+    'b_ref_entry.json: custom.reference.entry: expected the reference kernel'"'"'s name in its source: a C identifier (extern "C") or one with template arguments, e.g. "naive" or "naive<float>", got "axpy ref"'
+expect2 "a reference kernel without a grid" b_ref_nogrid.json \
+    'b_ref_nogrid.json: custom.reference.grid: missing: the reference kernel'"'"'s grid in blocks'
+expect2 "a reference grid over the candidates' params" b_ref_gridparam.json \
+    "b_ref_gridparam.json: custom.reference.grid[0]: '(n + block_size_x - 1) / block_size_x' at position 6: unknown name 'block_size_x'"
+expect2 "a reference kernel without a block" b_ref_noblock.json \
+    'b_ref_noblock.json: custom.reference.block: missing: give "block" or a reference param block_size_x'
+expect2 "a reference block over a size" b_ref_blocksize.json \
+    'b_ref_blocksize.json: custom.reference.block: the block may use reference.params only, not sizes'
+expect2 "a reference smem that divides by zero" b_ref_smem.json \
+    "b_ref_smem.json: custom.reference.smem: reference.smem: '4096 / (ref_block - 128)' at position 6: division by zero"
+expect2 "an unknown reference key" b_ref_key.json \
+    'b_ref_key.json: custom.reference: unknown key "sorce" (did you mean "source"?)'
+expect2 "a reference param named like a size" b_ref_parsize.json \
+    'b_ref_parsize.json: custom.reference.params.n: "n" is a size: a reference param needs a name of its own'
+expect2 "a reference launch without a kernel of its own" b_ref_launch.json \
+    'b_ref_launch.json: custom.reference.grid: a launch of its own goes with a kernel of its own: give the reference'"'"'s "source" and/or "entry"'
+expect2 "a reference source that is not a string" b_ref_srcnum.json \
+    "b_ref_srcnum.json: custom.reference.source: expected the reference kernel's .cu file, relative to the config"
+expect2 "a scalar over the candidates' params" b_ref_scalar.json \
+    "b_ref_scalar.json: custom.reference: args[2] (a).value: 'per_thread * 0.25' at position 1: unknown name 'per_thread'"
+grep -q "the reference kernel's expressions may use the sizes and reference.params only" bad.txt ||
+    bad "reference scalar message" "$(head -2 bad.txt)"
 sed 's/"vector_add.cu"/"no_such.cu"/' vector_add.json >b_source.json
 expect2 "missing source" b_source.json "b_source.json: custom.source: cannot read the kernel's source: no_such.cu"
 sed 's/"12 \* n"/"12 * nn"/' vector_add.json >b_ident.json
@@ -381,7 +471,7 @@ expect2 "a scalar without a value" b_value.json 'b_value.json: custom.args[3] (n
 expect2 "bad fill" b_fill.json 'b_fill.json: custom.args[1] (a).fill: expected {"random": [lo, hi]}, "zeros", "ones", "iota", {"constant": x} or {"npy": "file.npy"}, got {"random":[1]}'
 expect2 "a param without values" b_param.json 'b_param.json: custom.params.block_size_x: expected at least one value'
 expect2 "a reference param that is not a param" b_ref.json 'b_ref.json: custom.reference.params.block_size: not a parameter of "params"'
-expect2 "a reference without params" b_refobj.json 'b_refobj.json: custom.reference: expected {"params": {...}}: a parameter set of the same source, or {"expected": {"OUTPUT": "file.npy"}}, got {"block_size_x":64}'
+expect2 "a reference without params" b_refobj.json 'b_refobj.json: custom.reference: expected {"params": {...}}: a parameter set of the same source, {"source": "naive.cu", "entry": "naive", "grid": [...], ...}: a kernel of its own, or {"expected": {"OUTPUT": "file.npy"}}, got {"block_size_x":64}'
 expect2 "a size named like a param" b_sizes.json 'b_sizes.json: custom.sizes[1]: "per_thread" is already a parameter or size'
 expect2 "a block that uses a size" b_block.json 'b_block.json: custom.block: the block may use params only, not sizes'
 expect2 "division by zero at load time" b_smem.json "b_smem.json: custom.smem: smem: '1024 / (per_thread - 1)' at position 6: division by zero"

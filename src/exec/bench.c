@@ -1042,6 +1042,7 @@ static bool gpu_reference(cctx *c, input_slot *S, const kf_variant *v, const kf_
         snprintf(r->message, sizeof r->message, "the family gives no reference variant");
         return false;
     }
+    fam = family_of(&rv); /* its source, plan and launches: those of its own family (a reference kernel of its own) */
     char *src = fam->source(&rv, err, sizeof err);
     if (!src) {
         r->status = KF_ST_COMPILE;

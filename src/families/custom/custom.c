@@ -21,7 +21,10 @@
  * `#define NAME value` before the source, Kernel Tuner style.  Lengths,
  * scalars, grid, block, shared memory and bytes are expressions (expr.h)
  * over params and sizes.  The reference is a parameter set of the same
- * source that the GPU worker runs on the same inputs (reference_variant);
+ * source, or a kernel of its own ("reference": {"source", "entry",
+ * "params", "grid", "block", "smem"}: a companion family with its params
+ * at one value each, its launch and the same args, registered beside this
+ * one), that the GPU worker runs on the same inputs (reference_variant);
  * the fake GPU, which cannot run a user's kernel, gets deterministic
  * reference outputs from reference() and returns them as the kernel's.
  */
@@ -66,6 +69,7 @@ typedef struct {
     void *expect;               /* reference {"expected": {NAME: FILE}}: this output's answer */
     int64_t expect_elems;
     double rtol, atol;          /* float outputs: its tolerance (its own "tolerance", else the config-wide one) */
+    char *length_text, *value_text; /* the expressions as written (a reference kernel of its own parses them again) */
 } carg;
 
 typedef struct cfam {
@@ -90,6 +94,10 @@ typedef struct cfam {
     char *cons_text[MAX_CONSTRAINTS];
     int ncons;
     int64_t refp[KF_MAX_PARAMS];
+    /* "reference": {"source", "entry", ...}: a kernel of its own, made a
+     * family of its own (the companion: its params, each at one value, its
+     * launch, the same args), registered beside this one; NULL otherwise */
+    struct cfam *ref;
     double rtol, atol;
     bool deterministic;
     int index;
@@ -99,6 +107,7 @@ static cfam *made[KF_MAX_FAMILIES];
 static int nmade;
 
 static const cfam *cf_of(const kf_variant *v) { return (const cfam *)family_of(v)->ext; }
+static void buffers(const kf_variant *v, const kf_shape *s, const kf_plan_info *p, kf_buffer_set *set);
 static char *export_source(const kf_export_entry *e, int n, const kf_export_info *info, char *err, size_t errlen);
 
 // ---------------------------------------------------------------------------
@@ -213,6 +222,27 @@ static int check_shape(const kf_variant *v, kf_shape *s, char *why, size_t whyle
     }
     if (c->bytes && eval_int(c->bytes, v, s, "bytes", &x, why, whylen) != 0)
         return -1;
+    if (c->ref) { /* the reference kernel's lengths, values and grid at s too */
+        kf_variant r;
+        variant_defaults(&r, c->ref->index);
+        char rwhy[512];
+        if (check_shape(&r, s, rwhy, sizeof rwhy) != 0) {
+            kf_err(why, whylen, "reference: %s", rwhy);
+            return -1;
+        }
+        kf_buffer_set mine, its;
+        memset(&mine, 0, sizeof mine);
+        memset(&its, 0, sizeof its);
+        buffers(v, s, NULL, &mine);
+        buffers(&r, s, NULL, &its);
+        for (int i = 0; i < mine.n; i++)
+            if (mine.b[i].elems != its.b[i].elems) {
+                kf_err(why, whylen, "reference: %s's length is %lld for the reference kernel, %lld for this variant: "
+                       "both run on the same buffers", mine.b[i].name, (long long)its.b[i].elems,
+                       (long long)mine.b[i].elems);
+                return -1;
+            }
+    }
     return 0;
 }
 
@@ -644,13 +674,21 @@ static double fake_ms(const kf_variant *v, const kf_shape *s, const kf_device *d
     return bytes(v, s) / (bw * 1e9) * 1e3 + 0.002;
 }
 
+/* A parameter set of the same source (refp), or the kernel of its own: a
+ * variant of the companion family, whose source, launch and enqueue are
+ * its own (the engine asks the reference variant's family for them). */
 static int reference_variant(const kf_variant *v, const kf_shape *s, kf_variant *ref)
 {
     (void)s;
     const cfam *c = cf_of(v);
     memset(ref, 0, sizeof *ref);
-    ref->family = v->family;
     snprintf(ref->name, sizeof ref->name, "reference");
+    if (c->ref) {
+        variant_defaults(ref, c->ref->index); /* each param has its one value */
+        snprintf(ref->name, sizeof ref->name, "reference");
+        return 0;
+    }
+    ref->family = v->family;
     memcpy(ref->p, c->refp, sizeof ref->p);
     return 0;
 }
@@ -726,8 +764,9 @@ static int get_integer(mk *m, const char *field, const cJSON *j, int64_t lo, int
     return 0;
 }
 
-/* An expression: a string or a number, parsed against the family. */
-static int get_expr(mk *m, cfam *c, const char *field, const cJSON *j, kf_expr **out)
+/* An expression: a string or a number, parsed against the family; its
+ * text (malloc'd) in *keep unless keep is NULL. */
+static int get_expr_keep(mk *m, cfam *c, const char *field, const cJSON *j, kf_expr **out, char **keep)
 {
     char text[1024], g[80];
     if (cJSON_IsString(j))
@@ -741,7 +780,14 @@ static int get_expr(mk *m, cfam *c, const char *field, const cJSON *j, kf_expr *
     char err[512];
     if (!(*out = expr_parse_for(text, &c->fam, err, sizeof err)))
         return bad(m, field, "%s", err);
+    if (keep && !(*keep = strdup(text)))
+        return bad(m, field, "out of memory");
     return 0;
+}
+
+static int get_expr(mk *m, cfam *c, const char *field, const cJSON *j, kf_expr **out)
+{
+    return get_expr_keep(m, c, field, j, out, NULL);
 }
 
 static int parse_params(mk *m, cfam *c, const cJSON *j)
@@ -990,7 +1036,7 @@ static int parse_arg(mk *m, cfam *c, int a, const cJSON *j)
         snprintf(fd, sizeof fd, "%s.value", f);
         if (!val)
             return bad(m, fd, "missing: a scalar needs a value (an expression, e.g. \"n\")");
-        return get_expr(m, c, fd, val, &x->value);
+        return get_expr_keep(m, c, fd, val, &x->value, &x->value_text);
     }
     static const char *const keys[] = {"name", "dtype", "length", "role", "fill", "tolerance"};
     if (check_keys(m, f, j, keys, 6) != 0)
@@ -1018,7 +1064,7 @@ static int parse_arg(mk *m, cfam *c, int a, const cJSON *j)
     snprintf(fd, sizeof fd, "%s.length", f);
     if (!len)
         return bad(m, fd, "missing: a buffer needs a length in elements (an expression, e.g. \"n\")");
-    if (get_expr(m, c, fd, len, &x->length) != 0)
+    if (get_expr_keep(m, c, fd, len, &x->length, &x->length_text) != 0)
         return -1;
     /* its own tolerance, key by key; the config-wide one fills the rest (make) */
     x->rtol = x->atol = NAN;
@@ -1100,8 +1146,11 @@ static void cfam_free(cfam *c)
         free(c->values[i]), free(c->pnames[i]), free(c->pallowed[i]);
     for (int i = 0; i < KF_MAX_DIMS; i++)
         free(c->snames[i]);
-    for (int a = 0; a < MAX_ARGS; a++)
+    for (int a = 0; a < MAX_ARGS; a++) {
         expr_free(c->args[a].length), expr_free(c->args[a].value), free(c->args[a].npy), free(c->args[a].expect);
+        free(c->args[a].length_text), free(c->args[a].value_text);
+    }
+    cfam_free(c->ref);
     for (int d = 0; d < 3; d++)
         expr_free(c->grid[d]), expr_free(c->block[d]);
     expr_free(c->smem);
@@ -1111,6 +1160,170 @@ static void cfam_free(cfam *c)
     free(c->identity);
     free(c->source_text);
     free(c);
+}
+
+/* An entry that names a kernel: a C identifier, or one with template
+ * arguments ("naive<float>"), as the engine looks kernels up. */
+static bool entry_name(const char *s)
+{
+    size_t base = strcspn(s, "<"), n = strlen(s);
+    char id[80];
+    if (base == 0 || base >= sizeof id)
+        return false;
+    snprintf(id, sizeof id, "%.*s", (int)base, s);
+    return ident(id) && (!s[base] || (n > base + 2 && s[n - 1] == '>'));
+}
+
+/* "reference": {"source": ..., "entry": ..., "params": {...}, "grid": [...],
+ * "block": [...], "smem": ...}: the reference is a kernel of its own, made
+ * the companion family of c: its source (default c's) with its params as
+ * #defines (each one value), its entry (default c's), its launch over the
+ * sizes and its params, and c's args, whose lengths and values are parsed
+ * again against it.  0, or -1 and a message naming the field. */
+static int make_reference(mk *m, cfam *c, const cJSON *ref, const char *config_path)
+{
+    cfam *r = calloc(1, sizeof *r);
+    if (!r)
+        return bad(m, "reference", "out of memory");
+    c->ref = r;
+    snprintf(r->config_dir, sizeof r->config_dir, "%s", c->config_dir);
+    const cJSON *src = cJSON_GetObjectItemCaseSensitive(ref, "source");
+    if (src) {
+        if (!cJSON_IsString(src) || !src->valuestring[0])
+            return bad(m, "reference.source", "expected the reference kernel's .cu file, relative to the config");
+        for (const char *p = src->valuestring; *p; p++)
+            if ((unsigned char)*p < 32 || *p == '"' || *p == '\\')
+                return bad(m, "reference.source", "a file name without control characters, quotes or backslashes "
+                                                  "(it goes into a #line directive)");
+        const char *slash = strrchr(config_path, '/');
+        if (src->valuestring[0] == '/' || !slash)
+            snprintf(r->source_path, sizeof r->source_path, "%s", src->valuestring);
+        else
+            snprintf(r->source_path, sizeof r->source_path, "%.*s/%s", (int)(slash - config_path), config_path,
+                     src->valuestring);
+        char rerr[512];
+        size_t len;
+        if (!(r->source_text = kf_read_file_max(r->source_path, 16u << 20, &len, rerr, sizeof rerr)))
+            return bad(m, "reference.source", "cannot read the reference kernel's source: %s", rerr);
+    } else {
+        snprintf(r->source_path, sizeof r->source_path, "%s", c->source_path);
+        if (!(r->source_text = strdup(c->source_text)))
+            return bad(m, "reference", "out of memory");
+    }
+    const cJSON *entry = cJSON_GetObjectItemCaseSensitive(ref, "entry");
+    if (entry) {
+        char g[80];
+        given(entry, g, sizeof g);
+        if (!cJSON_IsString(entry) || !entry_name(entry->valuestring))
+            return bad(m, "reference.entry", "expected the reference kernel's name in its source: a C identifier "
+                                             "(extern \"C\") or one with template arguments, e.g. \"naive\" or "
+                                             "\"naive<float>\", got %s", g);
+        snprintf(r->entry, sizeof r->entry, "%s", entry->valuestring);
+    } else {
+        snprintf(r->entry, sizeof r->entry, "%s", c->entry);
+    }
+    snprintf(r->famname, sizeof r->famname, "%.*s.reference", (int)(sizeof r->famname - 11), c->famname);
+    r->entries[0] = r->entry;
+    r->fam = c->fam;
+    r->fam.name = r->famname;
+    r->fam.doc = "the reference kernel of a user's kernel (kernel \"custom\", \"reference\" with a source or entry)";
+    r->fam.params = r->params;
+    r->fam.sizes = r->sizes;
+    r->fam.entries = r->entries;
+    r->fam.reference_variant = NULL;
+    r->fam.export_source = NULL;
+    r->fam.plant = NULL;
+    r->fam.plant_check = NULL;
+    r->fam.ext = r;
+    /* its params: each one value, #defined before its source */
+    const cJSON *rp = cJSON_GetObjectItemCaseSensitive(ref, "params");
+    if (rp && !cJSON_IsObject(rp))
+        return bad(m, "reference.params", "expected {\"NAME\": value, ...}: the reference kernel's own #defines");
+    int n = 0;
+    for (const cJSON *x = rp ? rp->child : NULL; x; x = x->next, n++) {
+        char f[160];
+        snprintf(f, sizeof f, "reference.params.%s", x->string);
+        if (n == KF_MAX_PARAMS)
+            return bad(m, "reference.params", "at most %d parameters", KF_MAX_PARAMS);
+        if (!ident(x->string))
+            return bad(m, f, "a parameter's name must be a C identifier (it is #defined)");
+        if (param_find(c->sizes, c->fam.nsizes, x->string) >= 0)
+            return bad(m, f, "\"%s\" is a size: a reference param needs a name of its own", x->string);
+        if (param_find(r->params, n, x->string) >= 0)
+            return bad(m, f, "given twice");
+        if (!(r->values[n] = malloc(sizeof *r->values[n])) || !(r->pnames[n] = strdup(x->string)))
+            return bad(m, f, "out of memory");
+        if (get_integer(m, f, x, -(1LL << 40), 1LL << 40, &r->values[n][0]) != 0)
+            return -1;
+        r->nvalues[n] = 1;
+        char al[32];
+        snprintf(al, sizeof al, "%lld", (long long)r->values[n][0]);
+        if (!(r->pallowed[n] = strdup(al)))
+            return bad(m, f, "out of memory");
+        r->params[n] = (kf_param){.name = r->pnames[n], .kind = KF_PK_INT, .lo = r->values[n][0],
+                                  .hi = r->values[n][0], .def = r->values[n][0], .allowed = r->pallowed[n],
+                                  .macro = r->pnames[n], .doc = "a parameter of the reference kernel (#defined before "
+                                  "its source)", .sweep = r->values[n], .nsweep = 1};
+    }
+    r->fam.nparams = n;
+    for (int d = 0; d < c->fam.nsizes; d++) {
+        if (!(r->snames[d] = strdup(c->sizes[d].name)))
+            return bad(m, "reference", "out of memory");
+        r->sizes[d] = c->sizes[d];
+        r->sizes[d].name = r->snames[d];
+    }
+    /* the same args: lengths and values over the sizes and its params */
+    r->nargs = c->nargs;
+    r->nbufs = c->nbufs;
+    for (int a = 0; a < c->nargs; a++) {
+        const carg *g = &c->args[a];
+        carg *x = &r->args[a];
+        *x = (carg){.scalar = g->scalar, .dtype = g->dtype, .role = g->role, .buf = g->buf, .fill = g->fill,
+                    .lo = g->lo, .hi = g->hi, .rtol = g->rtol, .atol = g->atol};
+        snprintf(x->name, sizeof x->name, "%s", g->name);
+        const char *text = g->scalar ? g->value_text : g->length_text;
+        char err[512];
+        kf_expr *e = text ? expr_parse_for(text, &r->fam, err, sizeof err) : NULL;
+        if (!e)
+            return bad(m, "reference", "args[%d] (%s).%s: %s (the reference kernel's expressions may use the sizes "
+                                       "and reference.params only)", a, g->name, g->scalar ? "value" : "length",
+                       text ? err : "out of memory");
+        if (g->scalar)
+            x->value = e;
+        else
+            x->length = e;
+    }
+    const cJSON *grid = cJSON_GetObjectItemCaseSensitive(ref, "grid");
+    if (!grid)
+        return bad(m, "reference.grid", "missing: the reference kernel's grid in blocks, 1 to 3 expressions over the "
+                                        "sizes and reference.params");
+    if (parse_dims(m, r, "reference.grid", grid, r->grid) != 0)
+        return -1;
+    const cJSON *block = cJSON_GetObjectItemCaseSensitive(ref, "block");
+    char rerr[256];
+    if (block) {
+        if (parse_dims(m, r, "reference.block", block, r->block) != 0)
+            return -1;
+    } else {
+        static const char *const bs[] = {"block_size_x", "block_size_y", "block_size_z"};
+        for (int d = 0; d < 3; d++)
+            if (param_find(r->params, r->fam.nparams, bs[d]) >= 0 &&
+                !(r->block[d] = expr_parse_for(bs[d], &r->fam, rerr, sizeof rerr)))
+                return bad(m, "reference.block", "%s", rerr);
+        if (!r->block[0])
+            return bad(m, "reference.block", "missing: give \"block\" or a reference param block_size_x "
+                                             "(block_size_y, block_size_z)");
+    }
+    for (int d = 0; d < 3; d++)
+        if (r->block[d] && expr_uses_n(r->block[d]))
+            return bad(m, "reference.block", "the block may use reference.params only, not sizes");
+    const cJSON *smem = cJSON_GetObjectItemCaseSensitive(ref, "smem");
+    if (smem && get_expr(m, r, "reference.smem", smem, &r->smem) != 0)
+        return -1;
+    if (r->smem && expr_uses_n(r->smem))
+        return bad(m, "reference.smem", "dynamic shared memory may use reference.params only, not sizes");
+    r->deterministic = true;
+    return 0;
 }
 
 static int make(mk *m, cfam *c, const cJSON *root, const char *config_path)
@@ -1267,17 +1480,35 @@ static int make(mk *m, cfam *c, const cJSON *root, const char *config_path)
                            c->args[q].name);
         c->fam.reference_variant = NULL; /* the host reference: the files */
     } else if (ref) {
-        static const char *const rkeys[] = {"params"};
+        static const char *const rkeys[] = {"params", "source", "entry", "grid", "block", "smem"};
+        const int nrkeys = (int)(sizeof rkeys / sizeof rkeys[0]);
         const cJSON *rp = cJSON_GetObjectItemCaseSensitive(ref, "params");
-        if (!cJSON_IsObject(ref) || !cJSON_IsObject(rp)) {
+        bool known = false;
+        for (int k = 0; k < nrkeys && cJSON_IsObject(ref); k++)
+            known = known || cJSON_GetObjectItemCaseSensitive(ref, rkeys[k]);
+        if (!known) {
             char g[80];
             given(ref, g, sizeof g);
-            return bad(m, "reference", "expected {\"params\": {...}}: a parameter set of the same source, or "
-                                       "{\"expected\": {\"OUTPUT\": \"file.npy\"}}, got %s", g);
+            return bad(m, "reference", "expected {\"params\": {...}}: a parameter set of the same source, "
+                                       "{\"source\": \"naive.cu\", \"entry\": \"naive\", \"grid\": [...], ...}: "
+                                       "a kernel of its own, or {\"expected\": {\"OUTPUT\": \"file.npy\"}}, got %s", g);
         }
-        if (check_keys(m, "reference", ref, rkeys, 1) != 0)
+        if (check_keys(m, "reference", ref, rkeys, nrkeys) != 0)
             return -1;
-        for (const cJSON *x = rp->child; x; x = x->next) {
+        bool own = cJSON_GetObjectItemCaseSensitive(ref, "source") || cJSON_GetObjectItemCaseSensitive(ref, "entry");
+        for (int k = 3; k < nrkeys && !own; k++)
+            if (cJSON_GetObjectItemCaseSensitive(ref, rkeys[k])) {
+                char f[32];
+                snprintf(f, sizeof f, "reference.%s", rkeys[k]);
+                return bad(m, f, "a launch of its own goes with a kernel of its own: give the reference's \"source\" "
+                                 "and/or \"entry\" (with \"params\" alone the reference is a parameter set of the "
+                                 "same kernel, launched as the candidates are)");
+            }
+        if (own && make_reference(m, c, ref, config_path) != 0)
+            return -1;
+        if (!own && !cJSON_IsObject(rp))
+            return bad(m, "reference.params", "expected {\"PARAM\": value, ...}: a parameter set of the same source");
+        for (const cJSON *x = own ? NULL : rp->child; x; x = x->next) {
             char f[160];
             snprintf(f, sizeof f, "reference.params.%s", x->string);
             int i = param_find(c->params, c->fam.nparams, x->string);
@@ -1325,9 +1556,20 @@ static int probe(mk *m, cfam *c)
         return bad(m, "smem", "%s", why);
     kf_variant r = v;
     memcpy(r.p, c->refp, sizeof r.p);
-    for (int d = 0; d < 3; d++)
+    for (int d = 0; d < 3 && !c->ref; d++)
         if (c->block[d] && eval_int(c->block[d], &r, NULL, "block (reference)", &x, why, sizeof why) != 0)
             return bad(m, "reference", "%s", why);
+    if (c->ref) { /* a kernel of its own: its block and shared memory at its params */
+        reference_variant(&v, NULL, &r);
+        for (int d = 0; d < 3; d++) {
+            char f[24];
+            snprintf(f, sizeof f, "reference.block[%d]", d);
+            if (c->ref->block[d] && eval_int(c->ref->block[d], &r, NULL, f, &x, why, sizeof why) != 0)
+                return bad(m, "reference.block", "%s", why);
+        }
+        if (c->ref->smem && eval_int(c->ref->smem, &r, NULL, "reference.smem", &x, why, sizeof why) != 0)
+            return bad(m, "reference.smem", "%s", why);
+    }
     return 0;
 }
 
@@ -1422,6 +1664,10 @@ int custom_family_make(const char *spec_json, const char *config_path, char *err
     strbuf id = {0};
     sb_printf(&id, "%s\n%s\n", c->source_path, spec_json);
     sb_append(&id, c->source_text);
+    if (c->ref) { /* a reference kernel of its own: its source too */
+        sb_printf(&id, "\n%s\n", c->ref->source_path);
+        sb_append(&id, c->ref->source_text);
+    }
     c->identity = sb_take(&id);
     if (!c->identity) {
         kf_err(err, errlen, "custom: out of memory");
@@ -1439,8 +1685,16 @@ int custom_family_make(const char *spec_json, const char *config_path, char *err
             goto out;
         }
     char rerr[256];
+    /* a reference kernel of its own first: a family of its own, which the
+     * reference variant names (reference_variant) */
+    if (c->ref && (c->ref->index = family_register(&c->ref->fam, rerr, sizeof rerr)) < 0) {
+        kf_err(err, errlen, "custom.reference: %s: give the custom kernel another \"name\"", rerr);
+        goto out;
+    }
     if ((c->index = family_register(&c->fam, rerr, sizeof rerr)) < 0) {
         kf_err(err, errlen, "custom.name: %s: give the custom kernel another \"name\"", rerr);
+        if (c->ref)
+            c = NULL; /* its reference is registered: kept */
         goto out;
     }
     made[nmade++] = c;
