@@ -255,6 +255,48 @@ if [ $rc = 0 ] && [ $rc2 = 0 ] && [ "$(grep -c '"status":"ok"' hn16.txt)" = 4 ] 
     ok "2-byte .npy: float16 '<f2', bfloat16 '<u2', '|V2' and '<V2'; an unwritten y[999] caught against the answer (3.8125)"
 else bad "2-byte npy" "exit $rc/$rc2/$rc3: $(head -c 300 hn16.txt; head -c 300 hnb16.txt; head -c 300 hnp.txt)"; fi
 
+# --- flops: GFLOP/s and % of the device's FP32 peak ------------------------------
+# axpy_f16.json gives "flops": "2 * n"; the fake device is an H100 SXM:
+# 132 SMs x 1980 MHz x 128 FP32 lanes x 2 = 66908.16 GFLOP/s
+"$K" run axpy_f16.json --set n=4096 --results fl.jsonl -q >fl1.txt 2>&1; rc=$?
+"$K" run axpy_f16.json --set n=4096 --results fl.jsonl --resume >fl_table.txt 2>&1; rc2=$?  # read back
+"$K" run vector_add.json --set n=4096 --set block_size_x=64 --set per_thread=1 --results flva.jsonl >flva.txt 2>&1
+"$K" run axpy_f16.json --set n=4096 --no-results --format csv >fl.csv 2>/dev/null
+python3 - fl.jsonl flva.jsonl >flcheck.txt 2>&1 <<'PY'
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+assert len(lines) == 4, len(lines)
+for o in lines:
+    g = 2 * 4096 / (o["median_ms"] * 1e-3) / 1e9
+    assert abs(o["gflops"] - g) <= 1e-9 * g, (o["gflops"], g)
+    assert abs(o["pct_peak_flops"] - g / 66908.16 * 100) <= 1e-9 * g, o["pct_peak_flops"]
+    assert o["peak_gflops"] == 66908.16, o["peak_gflops"]
+va = json.loads(open(sys.argv[2]).readline())
+assert "gflops" not in va and "pct_peak_flops" not in va and "peak_gflops" not in va, va
+print("flops ok")
+PY
+if [ $rc = 0 ] && [ $rc2 = 0 ] && has flcheck.txt 'flops ok' && has fl_table.txt 'GB/s  % peak  GFLOP/s  % FP32$' &&
+   has fl_table.txt '  4\.1     0\.0$' && has fl_table.txt 'FP32 peak 66908 GFLOP/s' && ! has flva.txt 'GFLOP/s' &&
+   head -1 fl.csv | grep -q ',gbps,pct_peak,gflops,pct_peak_flops,'; then
+    ok "flops: gflops = 2n / median, % of the FP32 peak 66908.16 (line, table, csv, read back); none for a kernel without flops"
+else bad "flops" "exit $rc/$rc2: $(cat flcheck.txt; head -3 fl_table.txt flva.txt)"; fi
+"$K" tune axpy_f16.json --set n=4096 --results flt.jsonl -q --format json >fltune.json 2>&1; rc=$?
+"$K" best --kernel axpy_f16.json --n 4096 >flbest.txt 2>&1; rc2=$?
+"$K" merge flt.jsonl --kernel axpy_f16.json --no-db >flmerge.txt 2>&1; rc3=$?
+if [ $rc = 0 ] && grep -q '"gflops": [0-9]' fltune.json && grep -q '"kernel": "axpy_f16",' db/*.json &&
+   grep -q '"gflops": [0-9]' db/*.json && [ $rc2 = 0 ] && has flbest.txt ' GFLOP/s, deterministic' && [ $rc3 = 0 ] &&
+   has flmerge.txt 'GB/s  % peak    GFLOP/s    blocks'; then
+    ok "flops: tune's summary, the database entry, best's description and merge carry GFLOP/s"
+else bad "flops carried" "exit $rc/$rc2/$rc3: $(head -c 300 fltune.json; head -3 flbest.txt flmerge.txt)"; fi
+if grep -q '"gflops"' db/*.json && ! python3 -c '
+import json, glob, sys
+for f in glob.glob("db/*.json"):
+    for e in json.load(open(f))["entries"]:
+        if e["kernel"] != "axpy_f16" and "gflops" in e:
+            sys.exit(0)
+sys.exit(1)'; then ok "flops: database entries of kernels without flops have no gflops"
+else bad "flops in the database" "$(grep -c gflops db/*.json)"; fi
+
 # --- a reference kernel of its own: another source, entry, params and launch ---
 "$K" gen axpy_f16.json --reference >gref.txt 2>&1; rc=$?
 "$K" gen vector_add.json --reference >gref_va.txt 2>&1; rc2=$?
@@ -415,6 +457,8 @@ expect2 "a scalar over the candidates' params" b_ref_scalar.json \
     "b_ref_scalar.json: custom.reference: args[2] (a).value: 'per_thread * 0.25' at position 1: unknown name 'per_thread'"
 grep -q "the reference kernel's expressions may use the sizes and reference.params only" bad.txt ||
     bad "reference scalar message" "$(head -2 bad.txt)"
+sed 's/"flops": "2 \* n"/"flops": "2 * nn"/' axpy_f16.json >b_flops.json
+expect2 "an unknown name in flops" b_flops.json "b_flops.json: custom.flops: '2 * nn' at position 5: unknown name 'nn' (did you mean 'n'?)"
 sed 's/"vector_add.cu"/"no_such.cu"/' vector_add.json >b_source.json
 expect2 "missing source" b_source.json "b_source.json: custom.source: cannot read the kernel's source: no_such.cu"
 sed 's/"12 \* n"/"12 * nn"/' vector_add.json >b_ident.json

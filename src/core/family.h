@@ -161,6 +161,10 @@ typedef struct kf_family {
     /* Optional: the first contents of scratch buffer `buf` (NULL: zeros). */
     void (*scratch_init)(const kf_variant *v, const kf_plan_info *p, int buf, void *host);
     double (*bytes)(const kf_variant *v, const kf_shape *s); /* bytes a run must move (GB/s) */
+    /* Optional: the floating-point operations one run performs (GFLOP/s and
+     * % of the device's FP32 peak); NULL: the family counts none, and its
+     * results have no such figure (null, never 0). */
+    double (*flops)(const kf_variant *v, const kf_shape *s);
     /* Enqueues one whole run (every launch). */
     int (*enqueue)(kf_launcher *l, const kf_variant *v, const kf_shape *s, const kf_plan_info *p,
                    const kf_buffers *b);

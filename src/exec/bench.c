@@ -1258,6 +1258,8 @@ static bool time_case(gcase *q)
     }
     stats_compute(B->times, reps, &r->stats);
     stats_bandwidth(&r->stats, fam->bytes(q->v, q->shape), B->g.info.peak_gbps);
+    if (fam->flops)
+        stats_flops(&r->stats, fam->flops(q->v, q->shape), B->g.info.peak_gflops);
 
     /* The last timed run's outputs must still be right (catches races that
      * two checked runs missed, and single-pass state that drifted). */

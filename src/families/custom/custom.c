@@ -89,7 +89,7 @@ typedef struct cfam {
     char *snames[KF_MAX_DIMS];
     carg args[MAX_ARGS];
     int nargs, nbufs;
-    kf_expr *grid[3], *block[3], *smem, *bytes;
+    kf_expr *grid[3], *block[3], *smem, *bytes, *flops;
     kf_expr *cons[MAX_CONSTRAINTS];
     char *cons_text[MAX_CONSTRAINTS];
     int ncons;
@@ -222,6 +222,12 @@ static int check_shape(const kf_variant *v, kf_shape *s, char *why, size_t whyle
     }
     if (c->bytes && eval_int(c->bytes, v, s, "bytes", &x, why, whylen) != 0)
         return -1;
+    double fl;
+    char ferr[256];
+    if (c->flops && expr_eval(c->flops, v, s, &fl, ferr, sizeof ferr) != 0) {
+        kf_err(why, whylen, "flops: %s", ferr);
+        return -1;
+    }
     if (c->ref) { /* the reference kernel's lengths, values and grid at s too */
         kf_variant r;
         variant_defaults(&r, c->ref->index);
@@ -605,6 +611,18 @@ static double bytes(const kf_variant *v, const kf_shape *s)
     for (int i = 0; i < set.n; i++)
         n += (set.b[i].role == KF_ROLE_INOUT ? 2.0 : 1.0) * (double)set.b[i].elems * (double)set.b[i].elem_bytes;
     return n;
+}
+
+/* "flops": the floating-point operations of one run (GFLOP/s); the family
+ * has this callback only when the config gives it. */
+static double flops(const kf_variant *v, const kf_shape *s)
+{
+    const cfam *c = cf_of(v);
+    double x = 0;
+    char err[64];
+    if (!c->flops || expr_eval(c->flops, v, s, &x, err, sizeof err) != 0 || !isfinite(x) || x < 0)
+        return 0;
+    return x;
 }
 
 static int arg_sizes(const kf_variant *v, int kernel, size_t *sizes, int max)
@@ -1155,6 +1173,7 @@ static void cfam_free(cfam *c)
         expr_free(c->grid[d]), expr_free(c->block[d]);
     expr_free(c->smem);
     expr_free(c->bytes);
+    expr_free(c->flops);
     for (int i = 0; i < c->ncons; i++)
         expr_free(c->cons[i]), free(c->cons_text[i]);
     free(c->identity);
@@ -1329,7 +1348,8 @@ static int make_reference(mk *m, cfam *c, const cJSON *ref, const char *config_p
 static int make(mk *m, cfam *c, const cJSON *root, const char *config_path)
 {
     static const char *const keys[] = {"source", "entry", "name", "params", "sizes", "args", "grid", "block",
-                                       "smem", "reference", "tolerance", "bytes", "constraints", "deterministic"};
+                                       "smem", "reference", "tolerance", "bytes", "flops", "constraints",
+                                       "deterministic"};
     if (check_keys(m, "", root, keys, (int)(sizeof keys / sizeof keys[0])) != 0)
         return -1;
     /* source: relative to the config's folder */
@@ -1431,6 +1451,10 @@ static int make(mk *m, cfam *c, const cJSON *root, const char *config_path)
     const cJSON *by = cJSON_GetObjectItemCaseSensitive(root, "bytes");
     if (by && get_expr(m, c, "bytes", by, &c->bytes) != 0)
         return -1;
+    const cJSON *fo = cJSON_GetObjectItemCaseSensitive(root, "flops");
+    if (fo && get_expr(m, c, "flops", fo, &c->flops) != 0)
+        return -1;
+    c->fam.flops = c->flops ? flops : NULL; /* no "flops": no GFLOP/s figure (null, not 0) */
     const cJSON *cons = cJSON_GetObjectItemCaseSensitive(root, "constraints");
     if (cons) {
         if (!cJSON_IsArray(cons) || cJSON_GetArraySize(cons) > MAX_CONSTRAINTS)
