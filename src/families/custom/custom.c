@@ -12,10 +12,11 @@
  *               "grid": ["(n + block_size_x * per_thread - 1) / (block_size_x * per_thread)"],
  *               "reference": {"params": {"block_size_x": 64, "per_thread": 1}},
  *               "tolerance": {"rtol": 1e-5, "atol": 1e-6}},
- *
- * (an out or inout buffer may carry a "tolerance" of its own, which
- * overrides the config-wide one key by key)
  *    "defaults": {"n": "2^24"}}
+ *
+ * An out or inout buffer may carry a "tolerance" of its own, which
+ * overrides the config-wide one key by key; "flops" (an expression) gives
+ * GFLOP/s.
  *
  * Every param is an INT axis of the family's table; it reaches CUDA as
  * `#define NAME value` before the source, Kernel Tuner style.  Lengths,
@@ -484,8 +485,9 @@ static void compare_piece(void *ctx, int64_t piece, int64_t lo, int64_t hi)
 }
 
 /* Integers exactly; floats within atol + rtol |ref| (a NaN only where the
- * reference has one), the buffer's own tolerance or the config's.  The first wrong element is named; with none, the
- * one of the largest error (the first of them).  Large buffers are compared
+ * reference has one), the buffer's own tolerance or the config's.  The
+ * first wrong element is named; with none, the one of the largest error
+ * (the first of them).  Large buffers are compared
  * in pieces on every CPU, combined in order: the same answer as one pass. */
 static int64_t compare(const kf_variant *v, const kf_shape *s, const kf_plan_info *p, int buf, const void *got,
                        const void *ref, const double *aux, bool exact, kf_result *r)
@@ -699,13 +701,13 @@ static int reference_variant(const kf_variant *v, const kf_shape *s, kf_variant 
 {
     (void)s;
     const cfam *c = cf_of(v);
-    memset(ref, 0, sizeof *ref);
-    snprintf(ref->name, sizeof ref->name, "reference");
     if (c->ref) {
         variant_defaults(ref, c->ref->index); /* each param has its one value */
         snprintf(ref->name, sizeof ref->name, "reference");
         return 0;
     }
+    memset(ref, 0, sizeof *ref);
+    snprintf(ref->name, sizeof ref->name, "reference");
     ref->family = v->family;
     memcpy(ref->p, c->refp, sizeof ref->p);
     return 0;
@@ -1551,7 +1553,11 @@ static int make(mk *m, cfam *c, const cJSON *root, const char *config_path)
         carg *g = &c->args[q];
         g->rtol = isnan(g->rtol) ? c->rtol : g->rtol;
         g->atol = isnan(g->atol) ? c->atol : g->atol;
+        if (c->ref)
+            c->ref->args[q].rtol = g->rtol, c->ref->args[q].atol = g->atol;
     }
+    if (c->ref)
+        c->ref->rtol = c->rtol, c->ref->atol = c->atol;
     c->deterministic = true;
     const cJSON *det = cJSON_GetObjectItemCaseSensitive(root, "deterministic");
     if (det) {
