@@ -23,7 +23,9 @@ export KFORGE_CACHE_DIR="$TMP/cache" KFORGE_DB="$TMP/db" KFORGE_FAKE_GPU=1 LC_AL
 unset KFORGE_PLANT KFORGE_DEVICES KFORGE_FAKE_GPU_MS SLURM_ARRAY_TASK_ID SLURM_ARRAY_TASK_COUNT
 cd "$TMP" || exit 2
 cp "$ROOT"/configs/custom/vector_add.cu "$ROOT"/configs/custom/vector_add.json "$ROOT"/configs/custom/transpose.cu \
-   "$ROOT"/configs/custom/transpose.json "$ROOT"/tests/custom/scale.cu "$ROOT"/tests/custom/scale.json . || exit 2
+   "$ROOT"/configs/custom/transpose.json "$ROOT"/tests/custom/scale.cu "$ROOT"/tests/custom/scale.json \
+   "$ROOT"/tests/custom/axpy_half.cu "$ROOT"/tests/custom/axpy_ref.cu "$ROOT"/tests/custom/axpy_f16.json \
+   "$ROOT"/tests/custom/axpy_bf16.json . || exit 2
 npass=0
 nfail=0
 ok() { echo "PASS $1"; npass=$((npass + 1)); }
@@ -200,6 +202,195 @@ if [ $rc = 0 ] && has npy.txt '"status":"ok"' && has npy.txt '"ref_value":"1"' &
     ok "npy: inputs and the answer from .npy files; a planted fault caught against it; a length that disagrees skipped"
 else bad "npy" "exit $rc/$rc2/$rc3: $(head -c 300 npy.txt; head -c 300 npy_plant.txt; head -2 npy_len.txt)"; fi
 
+# --- bfloat16 and float16 buffers and scalars ---------------------------------
+# axpy_half.cu includes <cuda_fp16.h> and <cuda_bf16.h> (NVRTC searches the
+# CUDA toolkit's include directory); values are rounded to nearest even
+for f in axpy_f16 axpy_bf16; do
+    "$K" check $f.json --compile >${f}_comp.txt 2>&1; rc=$?
+    n=$(grep -c '^  compiled' ${f}_comp.txt)
+    if [ $rc = 0 ] && [ "$n" = 4 ] && has ${f}_comp.txt "^  reference compiled  $f.reference ref_block=128"; then
+        ok "check --compile: $f's 4 variants (2-byte float buffers and scalar) and its reference kernel compiled"
+    else bad "check --compile $f" "exit $rc, $n compiled: $(tail -2 ${f}_comp.txt)"; fi
+done
+python3 - <<'PY'
+import json, struct
+def npy(path, code, fmt, vals):
+    head = "{'descr': '%s', 'fortran_order': False, 'shape': (%d,), }" % (code, len(vals))
+    head += " " * ((64 - (10 + len(head) + 1) % 64) % 64) + "\n"
+    with open(path, "wb") as f:
+        f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(head)) + head.encode())
+        f.write(struct.pack("<%d%s" % (len(vals), fmt), *vals))
+def bf16(x):  # exact for these values: the upper half of the float's bits
+    return struct.unpack("<I", struct.pack("<f", x))[0] >> 16
+x = [(i % 64) * 0.25 - 8 for i in range(1000)]       # exact in both 2-byte types
+y = [(i % 7) * 0.5 for i in range(1000)]
+ans = [0.75 * a + b for a, b in zip(x, y)]            # exact too: what axpy gives
+npy("x_f16.npy", "<f2", "e", x); npy("y_f16.npy", "<f2", "e", y); npy("ans_f16.npy", "<f2", "e", ans)
+npy("x_bf16.npy", "<u2", "H", [bf16(v) for v in x]); npy("y_bf16.npy", "|V2", "H", [bf16(v) for v in y])
+npy("ans_bf16.npy", "<V2", "H", [bf16(v) for v in ans])
+npy("x_f32.npy", "<f4", "f", x)
+for t in ("f16", "bf16"):
+    c = json.load(open("axpy_%s.json" % t))
+    c["defaults"] = {"n": 1000}
+    args = c["custom"]["args"]
+    args[0]["fill"] = {"constant": 0.1}
+    args[1]["fill"] = "zeros"
+    json.dump(c, open("h_const_%s.json" % t, "w"))
+    args[0]["fill"] = {"npy": "y_%s.npy" % t}
+    args[1]["fill"] = {"npy": "x_%s.npy" % t}
+    c["custom"]["reference"] = {"expected": {"y": "ans_%s.npy" % t}}
+    json.dump(c, open("h_npy_%s.json" % t, "w"))
+    args[1]["fill"] = {"npy": "x_f32.npy"}
+    json.dump(c, open("b_h_npy_%s.json" % t, "w"))
+PY
+# a constant 0.1 rounds to 0.0999755859375 in float16, 0.10009765625 in bfloat16
+# (the fake GPU returns an inout's input as the kernel's output)
+"$K" run h_const_f16.json --set block_size_x=128 --set per_thread=1 --no-results --format jsonl >h16.txt 2>&1; rc=$?
+"$K" run h_const_bf16.json --set block_size_x=128 --set per_thread=1 --no-results --format jsonl >hb16.txt 2>&1; rc2=$?
+if [ $rc = 0 ] && [ $rc2 = 0 ] && has h16.txt '"status":"ok"' && has h16.txt '"gpu_value":"0.0999755859"' &&
+   has hb16.txt '"status":"ok"' && has hb16.txt '"gpu_value":"0.100097656"'; then
+    ok "float16 and bfloat16: a constant fill rounds to nearest (0.0999755859, 0.100097656)"
+else bad "2-byte constant fill" "exit $rc/$rc2: $(head -c 400 h16.txt; head -c 400 hb16.txt)"; fi
+# .npy of '<f2' for float16; bfloat16's bits as '<u2', '|V2' or '<V2'
+"$K" run h_npy_f16.json --no-results --format jsonl >hn16.txt 2>&1; rc=$?
+"$K" run h_npy_bf16.json --no-results --format jsonl >hnb16.txt 2>&1; rc2=$?
+KFORGE_PLANT='drop_last@*' "$K" run h_npy_bf16.json --set block_size_x=128 --set per_thread=1 --no-results \
+    --format jsonl >hnp.txt 2>&1; rc3=$?
+if [ $rc = 0 ] && [ $rc2 = 0 ] && [ "$(grep -c '"status":"ok"' hn16.txt)" = 4 ] &&
+   [ "$(grep -c '"status":"ok"' hnb16.txt)" = 4 ] && [ $rc3 = 1 ] &&
+   has hnp.txt 'worst at y\[999\]: GPU [^,]*, reference 3.8125 '; then
+    ok "2-byte .npy: float16 '<f2', bfloat16 '<u2', '|V2' and '<V2'; an unwritten y[999] caught against the answer (3.8125)"
+else bad "2-byte npy" "exit $rc/$rc2/$rc3: $(head -c 300 hn16.txt; head -c 300 hnb16.txt; head -c 300 hnp.txt)"; fi
+
+# --- flops: GFLOP/s and % of the device's FP32 peak ------------------------------
+# axpy_f16.json gives "flops": "2 * n"; the fake device is an H100 SXM:
+# 132 SMs x 1980 MHz x 128 FP32 lanes x 2 = 66908.16 GFLOP/s
+"$K" run axpy_f16.json --set n=4096 --results fl.jsonl -q >fl1.txt 2>&1; rc=$?
+"$K" run axpy_f16.json --set n=4096 --results fl.jsonl --resume >fl_table.txt 2>&1; rc2=$?  # read back
+"$K" run vector_add.json --set n=4096 --set block_size_x=64 --set per_thread=1 --results flva.jsonl >flva.txt 2>&1
+"$K" run axpy_f16.json --set n=4096 --no-results --format csv >fl.csv 2>/dev/null
+python3 - fl.jsonl flva.jsonl >flcheck.txt 2>&1 <<'PY'
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+assert len(lines) == 4, len(lines)
+for o in lines:
+    g = 2 * 4096 / (o["median_ms"] * 1e-3) / 1e9
+    assert abs(o["gflops"] - g) <= 1e-9 * g, (o["gflops"], g)
+    assert abs(o["pct_peak_flops"] - g / 66908.16 * 100) <= 1e-9 * g, o["pct_peak_flops"]
+    assert o["peak_gflops"] == 66908.16, o["peak_gflops"]
+va = json.loads(open(sys.argv[2]).readline())
+assert "gflops" not in va and "pct_peak_flops" not in va and "peak_gflops" not in va, va
+print("flops ok")
+PY
+if [ $rc = 0 ] && [ $rc2 = 0 ] && has flcheck.txt 'flops ok' && has fl_table.txt 'GB/s  % peak  GFLOP/s  % FP32$' &&
+   has fl_table.txt '  4\.1     0\.0$' && has fl_table.txt 'FP32 peak 66908 GFLOP/s' && ! has flva.txt 'GFLOP/s' &&
+   head -1 fl.csv | grep -q ',gbps,pct_peak,gflops,pct_peak_flops,'; then
+    ok "flops: gflops = 2n / median, % of the FP32 peak 66908.16 (line, table, csv, read back); none for a kernel without flops"
+else bad "flops" "exit $rc/$rc2: $(cat flcheck.txt; head -3 fl_table.txt flva.txt)"; fi
+"$K" tune axpy_f16.json --set n=4096 --results flt.jsonl -q --format json >fltune.json 2>&1; rc=$?
+"$K" best --kernel axpy_f16.json --n 4096 >flbest.txt 2>&1; rc2=$?
+"$K" merge flt.jsonl --kernel axpy_f16.json --no-db >flmerge.txt 2>&1; rc3=$?
+if [ $rc = 0 ] && grep -q '"gflops": [0-9]' fltune.json && grep -q '"kernel": "axpy_f16",' db/*.json &&
+   grep -q '"gflops": [0-9]' db/*.json && [ $rc2 = 0 ] && has flbest.txt ' GFLOP/s, deterministic' && [ $rc3 = 0 ] &&
+   has flmerge.txt 'GB/s  % peak    GFLOP/s    blocks'; then
+    ok "flops: tune's summary, the database entry, best's description and merge carry GFLOP/s"
+else bad "flops carried" "exit $rc/$rc2/$rc3: $(head -c 300 fltune.json; head -3 flbest.txt flmerge.txt)"; fi
+if grep -q '"gflops"' db/*.json && ! python3 -c '
+import json, glob, sys
+for f in glob.glob("db/*.json"):
+    for e in json.load(open(f))["entries"]:
+        if e["kernel"] != "axpy_f16" and "gflops" in e:
+            sys.exit(0)
+sys.exit(1)'; then ok "flops: database entries of kernels without flops have no gflops"
+else bad "flops in the database" "$(grep -c gflops db/*.json)"; fi
+
+# --- a reference kernel of its own: another source, entry, params and launch ---
+"$K" gen axpy_f16.json --reference >gref.txt 2>&1; rc=$?
+"$K" gen vector_add.json --reference >gref_va.txt 2>&1; rc2=$?
+"$K" gen va_npy.json --reference >gref_npy.txt 2>&1; rc3=$?
+if [ $rc = 0 ] && has gref.txt '^#define ref_block 128$' && has gref.txt '^#line 1 "axpy_ref.cu"$' &&
+   has gref.txt 'void axpy_ref_f16(' && ! has gref.txt 'block_size_x' && [ $rc2 = 0 ] &&
+   has gref_va.txt '^#define block_size_x 256$' && has gref_va.txt '^#define per_thread 1$' && [ $rc3 = 2 ] &&
+   has gref_npy.txt 'va_npy.json: the vector_add family has no reference kernel'; then
+    ok "gen --reference: axpy_ref.cu with its #define ref_block 128; vector_add's parameter set; none for .npy answers (exit 2)"
+else bad "gen --reference" "exit $rc/$rc2/$rc3: $(head -8 gref.txt; head -3 gref_va.txt gref_npy.txt)"; fi
+"$K" run axpy_f16.json --set n=4096 --no-results --format jsonl >refrun.txt 2>&1; rc=$?
+if [ $rc = 0 ] && [ "$(grep -c '"status":"ok"' refrun.txt)" = 4 ] && has refrun.txt '"kernel":"axpy_f16"'; then
+    ok "run: a custom kernel whose reference is a kernel of its own (the fake GPU runs neither)"
+else bad "run with a reference kernel" "exit $rc: $(head -c 300 refrun.txt)"; fi
+# the reference's lengths must be the candidates' (a name in both with other values)
+python3 - <<'PY'
+import json
+c = json.load(open("axpy_f16.json"))
+c["custom"]["params"]["pad"] = [0]
+for a in c["custom"]["args"][:2]:
+    a["length"] = "n + pad"
+c["custom"]["reference"]["params"]["pad"] = 1
+json.dump(c, open("ref_len.json", "w"))
+PY
+"$K" check ref_len.json >reflen.txt 2>&1; rc=$?
+if has reflen.txt "reference: y's length is 1000004 for the reference kernel, 1000003 for this variant: both run on the same buffers"; then
+    ok "a reference kernel whose buffers would be longer than the candidates': the cases are left out, with the reason"
+else bad "reference lengths" "exit $rc: $(head -5 reflen.txt)"; fi
+# a compile error in the reference's source: check --compile says so (exit 1)
+sed 's/__float2half_rn(/__float2half_rn(no_such + /' axpy_ref.cu >axpy_ref_broken.cu
+sed 's/"axpy_ref.cu"/"axpy_ref_broken.cu"/' axpy_f16.json >ref_broken.json
+"$K" check ref_broken.json --compile >refbroken.txt 2>&1; rc=$?
+if [ $rc = 1 ] && [ "$(grep -c '^  compiled' refbroken.txt)" = 4 ] &&
+   has refbroken.txt '^  reference FAILED    axpy_f16.reference ref_block=128: .*identifier "no_such" is undefined'; then
+    ok "check --compile: the reference kernel's compile error is reported (exit 1)"
+else bad "reference compile error" "exit $rc: $(tail -3 refbroken.txt)"; fi
+
+# --- per-buffer tolerances: a known error from the .npy answer --------------
+# KFORGE_PLANT=shift (fake GPU): the first output's element 0 takes element
+# 1's value; with va_npy.json's files c[0] = 1 and c[1] = 1.25: an error of
+# 0.25, which vector_add's config-wide tolerance (rtol 0, atol 0) rejects
+python3 - <<'PY'
+import json
+c = json.load(open("va_npy.json"))
+c["custom"]["args"][0]["tolerance"] = {"atol": 0.3}
+json.dump(c, open("tol_buf_accepts.json", "w"))
+c["custom"]["args"][0]["tolerance"] = {"rtol": 0.25}
+json.dump(c, open("tol_buf_rtol.json", "w"))
+c["custom"]["tolerance"] = {"rtol": 0, "atol": 1}
+c["custom"]["args"][0]["tolerance"] = {"atol": 0.1}
+json.dump(c, open("tol_buf_rejects.json", "w"))
+del c["custom"]["args"][0]["tolerance"]
+json.dump(c, open("tol_global_accepts.json", "w"))
+c = json.load(open("va_npy.json"))
+c["custom"]["args"][1]["tolerance"] = {"atol": 1}
+json.dump(c, open("b_tol_in.json", "w"))
+c = json.load(open("va_npy.json"))
+c["custom"]["args"][0]["tolerance"] = {"atoll": 1}
+json.dump(c, open("b_tol_key.json", "w"))
+c["custom"]["args"][0]["tolerance"] = {"atol": -1}
+json.dump(c, open("b_tol_neg.json", "w"))
+c["custom"]["args"][0]["tolerance"] = 0.1
+json.dump(c, open("b_tol_num.json", "w"))
+c = json.load(open("vector_add.json"))
+for a in c["custom"]["args"][:3]:
+    a["dtype"] = "int32"
+    a.pop("fill", None)
+c["custom"]["args"][0]["tolerance"] = {"atol": 1}
+json.dump(c, open("b_tol_int.json", "w"))
+PY
+tolrun() { # config out: a shifted c[0] on the fake GPU
+    KFORGE_PLANT='shift@*' "$K" run "$1" --set block_size_x=128 --set per_thread=2 --no-results --format jsonl >"$2" 2>&1
+}
+tolrun va_npy.json tol0.txt; rc0=$?
+tolrun tol_buf_accepts.json tol1.txt; rc1=$?
+tolrun tol_buf_rtol.json tol2.txt; rc2=$?
+tolrun tol_global_accepts.json tol3.txt; rc3=$?
+tolrun tol_buf_rejects.json tol4.txt; rc4=$?
+if [ $rc0 = 1 ] && has tol0.txt 'worst at c\[0\]: GPU 1.25, reference 1 (|error| 0.25, tolerance 0)' &&
+   [ $rc1 = 0 ] && has tol1.txt '"status":"ok"' && [ $rc2 = 0 ] && has tol2.txt '"status":"ok"'; then
+    ok "tolerance: c's own {atol: 0.3} (or {rtol: 0.25} with the config's atol 0) accepts the 0.25 error the config's rejects"
+else bad "buffer tolerance accepts" "exit $rc0/$rc1/$rc2: $(head -c 300 tol0.txt; head -c 300 tol1.txt; head -c 300 tol2.txt)"; fi
+if [ $rc3 = 0 ] && has tol3.txt '"status":"ok"' && [ $rc4 = 1 ] &&
+   has tol4.txt 'worst at c\[0\]: GPU 1.25, reference 1 (|error| 0.25, tolerance 0.1)'; then
+    ok "tolerance: c's own {atol: 0.1} rejects the 0.25 error the config's {atol: 1} accepts"
+else bad "buffer tolerance rejects" "exit $rc3/$rc4: $(head -c 300 tol3.txt; head -c 300 tol4.txt)"; fi
+
 expect2() { # name config message
     "$K" check "$2" >bad.txt 2>&1; rc=$?
     if [ $rc = 2 ] && grep -qF -- "$3" bad.txt; then ok "bad input: $1 (exit 2)"
@@ -207,15 +398,82 @@ expect2() { # name config message
 }
 expect2 ".npy of another dtype" b_npy_dtype.json "b_npy_dtype.json: custom.reference.expected.c: "
 grep -q "holds '<f8' elements, the buffer is float32 ('<f4')" bad.txt || bad "npy dtype message" "$(head -2 bad.txt)"
+expect2 ".npy of float32 for a float16 buffer" b_h_npy_f16.json \
+    "b_h_npy_f16.json: custom.args[1] (x).fill: x_f32.npy holds '<f4' elements, the buffer is float16 ('<f2')"
+expect2 ".npy of float32 for a bfloat16 buffer" b_h_npy_bf16.json \
+    "holds '<f4' elements, the buffer is bfloat16 ('<u2', its bits as uint16, or '|V2')"
 expect2 ".npy answer for an input" b_npy_role.json 'b_npy_role.json: custom.reference.expected.a: not an out or inout buffer of "args"'
+expect2 "a tolerance on an input" b_tol_in.json \
+    'b_tol_in.json: custom.args[1] (a).tolerance: only an out or inout buffer is compared: an input takes no tolerance'
+expect2 "a tolerance on an integer buffer" b_tol_int.json \
+    'b_tol_int.json: custom.args[0] (c).tolerance: a int32 buffer is compared exactly: only a float buffer takes a tolerance'
+expect2 "an unknown tolerance key" b_tol_key.json \
+    'b_tol_key.json: custom.args[0] (c).tolerance: unknown key "atoll" (did you mean "atol"?) (known: rtol, atol)'
+expect2 "a negative atol" b_tol_neg.json 'b_tol_neg.json: custom.args[0] (c).tolerance.atol: expected a number >= 0, got -1'
+expect2 "a tolerance that is a number" b_tol_num.json \
+    'b_tol_num.json: custom.args[0] (c).tolerance: expected {"rtol": r, "atol": a} (|got - ref| <= atol + rtol |ref|), got 0.1'
+python3 - <<'PY'
+import json
+def variant(name, **ref):
+    c = json.load(open("axpy_f16.json"))
+    r = c["custom"]["reference"]
+    for k, v in ref.items():
+        if v is None:
+            r.pop(k, None)
+        else:
+            r[k] = v
+    json.dump(c, open(name, "w"))
+variant("b_ref_source.json", source="no_such_ref.cu")
+variant("b_ref_entry.json", entry="axpy ref")
+variant("b_ref_nogrid.json", grid=None)
+variant("b_ref_gridparam.json", grid=["(n + block_size_x - 1) / block_size_x"])
+variant("b_ref_noblock.json", block=None)
+variant("b_ref_blocksize.json", block=["n"])
+variant("b_ref_smem.json", smem="4096 / (ref_block - 128)")
+variant("b_ref_key.json", sorce="x.cu")
+variant("b_ref_parsize.json", params={"n": 1})
+variant("b_ref_launch.json", source=None, entry=None, params={"block_size_x": 128, "per_thread": 1})
+variant("b_ref_srcnum.json", source=7)
+c = json.load(open("axpy_f16.json"))
+c["custom"]["args"][2]["value"] = "per_thread * 0.25"
+json.dump(c, open("b_ref_scalar.json", "w"))
+PY
+expect2 "a reference source that does not exist" b_ref_source.json \
+    "b_ref_source.json: custom.reference.source: cannot read the reference kernel's source: no_such_ref.cu"
+expect2 "a reference entry that is not a name" b_ref_entry.json \
+    'b_ref_entry.json: custom.reference.entry: expected the reference kernel'"'"'s name in its source: a C identifier (extern "C") or one with template arguments, e.g. "naive" or "naive<float>", got "axpy ref"'
+expect2 "a reference kernel without a grid" b_ref_nogrid.json \
+    'b_ref_nogrid.json: custom.reference.grid: missing: the reference kernel'"'"'s grid in blocks'
+expect2 "a reference grid over the candidates' params" b_ref_gridparam.json \
+    "b_ref_gridparam.json: custom.reference.grid[0]: '(n + block_size_x - 1) / block_size_x' at position 6: unknown name 'block_size_x'"
+expect2 "a reference kernel without a block" b_ref_noblock.json \
+    'b_ref_noblock.json: custom.reference.block: missing: give "block" or a reference param block_size_x'
+expect2 "a reference block over a size" b_ref_blocksize.json \
+    'b_ref_blocksize.json: custom.reference.block: the block may use reference.params only, not sizes'
+expect2 "a reference smem that divides by zero" b_ref_smem.json \
+    "b_ref_smem.json: custom.reference.smem: reference.smem: '4096 / (ref_block - 128)' at position 6: division by zero"
+expect2 "an unknown reference key" b_ref_key.json \
+    'b_ref_key.json: custom.reference: unknown key "sorce" (did you mean "source"?)'
+expect2 "a reference param named like a size" b_ref_parsize.json \
+    'b_ref_parsize.json: custom.reference.params.n: "n" is a size: a reference param needs a name of its own'
+expect2 "a reference launch without a kernel of its own" b_ref_launch.json \
+    'b_ref_launch.json: custom.reference.grid: a launch of its own goes with a kernel of its own: give the reference'"'"'s "source" and/or "entry"'
+expect2 "a reference source that is not a string" b_ref_srcnum.json \
+    "b_ref_srcnum.json: custom.reference.source: expected the reference kernel's .cu file, relative to the config"
+expect2 "a scalar over the candidates' params" b_ref_scalar.json \
+    "b_ref_scalar.json: custom.reference: args[2] (a).value: 'per_thread * 0.25' at position 1: unknown name 'per_thread'"
+grep -q "the reference kernel's expressions may use the sizes and reference.params only" bad.txt ||
+    bad "reference scalar message" "$(head -2 bad.txt)"
+sed 's/"flops": "2 \* n"/"flops": "2 * nn"/' axpy_f16.json >b_flops.json
+expect2 "an unknown name in flops" b_flops.json "b_flops.json: custom.flops: '2 * nn' at position 5: unknown name 'nn' (did you mean 'n'?)"
 sed 's/"vector_add.cu"/"no_such.cu"/' vector_add.json >b_source.json
 expect2 "missing source" b_source.json "b_source.json: custom.source: cannot read the kernel's source: no_such.cu"
 sed 's/"12 \* n"/"12 * nn"/' vector_add.json >b_ident.json
 expect2 "unknown name in an expression" b_ident.json "b_ident.json: custom.bytes: '12 * nn' at position 6: unknown name 'nn' (did you mean 'n'?)"
 sed 's/"grid": \["(n + /"grid": ["(n + tile + /' vector_add.json >b_grid.json
 expect2 "unknown param in the grid" b_grid.json "b_grid.json: custom.grid[0]: '(n + tile + "
-sed 's/"name": "c", "dtype": "float32"/"name": "c", "dtype": "float16"/' vector_add.json >b_dtype.json
-expect2 "bad dtype" b_dtype.json 'b_dtype.json: custom.args[0] (c).dtype: expected a dtype (int32, uint32, int64, float32, float64), got "float16"'
+sed 's/"name": "c", "dtype": "float32"/"name": "c", "dtype": "float8"/' vector_add.json >b_dtype.json
+expect2 "bad dtype" b_dtype.json 'b_dtype.json: custom.args[0] (c).dtype: expected a dtype (int32, uint32, int64, float32, float64, bfloat16, float16), got "float8"'
 sed 's/"role": "out"/"role": "output"/' vector_add.json >b_role.json
 expect2 "bad role" b_role.json 'b_role.json: custom.args[0] (c).role: expected a role (in, out or inout), got "output"'
 grep -v '"entry"' vector_add.json >b_entry.json
@@ -264,7 +522,7 @@ expect2 "a scalar without a value" b_value.json 'b_value.json: custom.args[3] (n
 expect2 "bad fill" b_fill.json 'b_fill.json: custom.args[1] (a).fill: expected {"random": [lo, hi]}, "zeros", "ones", "iota", {"constant": x} or {"npy": "file.npy"}, got {"random":[1]}'
 expect2 "a param without values" b_param.json 'b_param.json: custom.params.block_size_x: expected at least one value'
 expect2 "a reference param that is not a param" b_ref.json 'b_ref.json: custom.reference.params.block_size: not a parameter of "params"'
-expect2 "a reference without params" b_refobj.json 'b_refobj.json: custom.reference: expected {"params": {...}}: a parameter set of the same source, or {"expected": {"OUTPUT": "file.npy"}}, got {"block_size_x":64}'
+expect2 "a reference without params" b_refobj.json 'b_refobj.json: custom.reference: expected {"params": {...}}: a parameter set of the same source, {"source": "naive.cu", "entry": "naive", "grid": [...], ...}: a kernel of its own, or {"expected": {"OUTPUT": "file.npy"}}, got {"block_size_x":64}'
 expect2 "a size named like a param" b_sizes.json 'b_sizes.json: custom.sizes[1]: "per_thread" is already a parameter or size'
 expect2 "a block that uses a size" b_block.json 'b_block.json: custom.block: the block may use params only, not sizes'
 expect2 "division by zero at load time" b_smem.json "b_smem.json: custom.smem: smem: '1024 / (per_thread - 1)' at position 6: division by zero"

@@ -297,6 +297,43 @@ START_TEST(bandwidth_bytes_any_double)
 END_TEST
 
 // ----------------------------------------------------------------------------
+// stats_flops and the FP32 peak
+
+START_TEST(flops_formula)
+{
+    /* 2e6 flops in 0.004 ms: 500 GFLOP/s; of an H100 SXM's FP32 peak
+     * (132 SMs x 1980 MHz x 128 lanes x 2 = 66908.16 GFLOP/s) 0.747% */
+    kf_stats s = {.median_ms = 0.004};
+    double peak = kf_peak_fp32_gflops(9, 0, 132, 1980000);
+    assert_close(peak, 66908.16, "H100 FP32 peak");
+    stats_flops(&s, 2e6, peak);
+    assert_close(s.gflops, 500.0, "gflops");
+    assert_close(s.pct_peak_flops, 500.0 / 66908.16 * 100, "pct of FP32 peak");
+    /* an A100 (sm_80: 64 lanes): 108 x 1410 MHz x 64 x 2 */
+    assert_close(kf_peak_fp32_gflops(8, 0, 108, 1410000), 19491.84, "A100 FP32 peak");
+    ck_assert_int_eq(kf_fp32_lanes(8, 6), 128);
+    ck_assert_int_eq(kf_fp32_lanes(7, 0), 64);
+    /* an architecture kforge does not know: no peak, no percentage */
+    ck_assert(kf_peak_fp32_gflops(13, 0, 200, 2000000) == 0);
+    ck_assert(kf_peak_fp32_gflops(5, 2, 24, 1000000) == 0);
+    s = (kf_stats){.median_ms = 0.004};
+    stats_flops(&s, 2e6, 0);
+    assert_close(s.gflops, 500.0, "gflops without a peak");
+    ck_assert(s.pct_peak_flops == 0);
+    /* no flops, negative, NaN or no time: 0, never negative or NaN */
+    double bad[] = {0, -5, NAN, INFINITY};
+    for (int i = 0; i < 4; i++) {
+        s = (kf_stats){.median_ms = 1.0, .gflops = 9, .pct_peak_flops = 9};
+        stats_flops(&s, bad[i], 100);
+        ck_assert_msg(s.gflops == 0 && s.pct_peak_flops == 0, "flops %g gave %g GFLOP/s", bad[i], s.gflops);
+    }
+    s = (kf_stats){.median_ms = 0};
+    stats_flops(&s, 1e6, 100);
+    ck_assert(s.gflops == 0 && s.pct_peak_flops == 0);
+}
+END_TEST
+
+// ----------------------------------------------------------------------------
 // stats_should_stop
 
 static kf_bench bench(int min_reps, int max_reps, double max_time_s, double max_noise)
@@ -706,6 +743,7 @@ static Suite *stats_suite(void)
     tcase_add_test(bw, bandwidth_degenerate);
     tcase_add_test(bw, bandwidth_after_compute);
     tcase_add_test(bw, bandwidth_bytes_any_double);
+    tcase_add_test(bw, flops_formula);
     suite_add_tcase(s, bw);
 
     TCase *stop = tcase_create("stop");

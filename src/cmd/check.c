@@ -15,7 +15,8 @@ static const char *const check_help =
     "\n"
     "Validates configs and lists their variants and sizes without touching a GPU; combinations\n"
     "that cannot run are listed with the reason.  --compile also compiles every variant with\n"
-    "NVRTC for --arch (default sm_90) and reports failures with the compiler log.\n"
+    "NVRTC for --arch (default sm_90) and reports failures with the compiler log; a custom\n"
+    "kernel's reference kernel is compiled too (\"reference compiled\").\n"
     "\n"
     "examples:\n"
     "  kforge check configs/seeds.json\n"
@@ -24,6 +25,39 @@ static const char *const check_help =
 typedef struct {
     int failed;
 } check_ctx;
+
+/* The reference variant (check_reference): one line. */
+static int on_reference(const kf_result *r, void *vctx)
+{
+    check_ctx *c = vctx;
+    char label[256];
+    const kf_family *f = family_of(&r->v);
+    f->label(&r->v, label, sizeof label);
+    if (r->status == KF_ST_OK)
+        printf("  reference compiled  %s%s%s%s\n", f->name, label[0] ? " " : "", label, r->cached ? "  (cached)" : "");
+    else {
+        printf("  reference FAILED    %s%s%s: %s\n", f->name, label[0] ? " " : "", label, r->message);
+        c->failed++;
+    }
+    return 0;
+}
+
+/* A family whose reference is a variant run on the GPU (reference_variant:
+ * a custom kernel's parameter set, or a kernel of its own): it is compiled
+ * too.  0, 1 (it failed), or -1 / -2 as run_compile_only. */
+static int check_reference(const kf_space *sp, const kf_family *f, const run_opts *ro, check_ctx *cc, char *err,
+                           size_t errlen)
+{
+    kf_variant rv;
+    kf_shape s0;
+    memset(&s0, 0, sizeof s0);
+    if (sp->ncases > 0)
+        s0 = sp->cases[0].shape;
+    if (!f->reference_variant || sp->nvariants < 1 || f->reference_variant(&sp->variants[0], &s0, &rv) != 0)
+        return 0;
+    fflush(stdout);
+    return run_compile_only(&rv, 1, ro, on_reference, cc, err, errlen);
+}
 
 static int on_compiled(const kf_result *r, void *vctx)
 {
@@ -108,6 +142,8 @@ int cmd_check(int argc, char **argv)
             check_ctx cc = {0};
             fflush(stdout);
             int fl = run_compile_only(sp.variants, sp.nvariants, &ro, on_compiled, &cc, err, sizeof err);
+            int fr = fl < 0 ? 0 : check_reference(&sp, f, &ro, &cc, err, sizeof err);
+            fl = fr < 0 ? fr : fl + fr;
             if (fl < 0) {
                 fprintf(stderr, "kforge: %s\n", err);
                 rc = kf_interrupted ? KF_EXIT_INTERRUPT : fl == -2 ? KF_EXIT_USAGE : KF_EXIT_NODEV;

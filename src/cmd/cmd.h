@@ -52,7 +52,8 @@ enum {
     OPT_MD = 1 << 10,       /* --format md as well (a Markdown table) */
     OPT_ONLY = 1 << 11,     /* --only NAME[,NAME...] */
     OPT_CSV = 1 << 12,      /* --format csv is one of the formats: --no-header too */
-    OPT_TABLE = 1 << 13     /* --columns, --sort (table and md) */
+    OPT_TABLE = 1 << 13,    /* --columns, --sort (table and md) */
+    OPT_REFERENCE = 1 << 14 /* --reference (gen: the reference kernel's source) */
 };
 
 /* The help lines of the compiler and progress options run and tune share
@@ -85,6 +86,7 @@ typedef struct {
     const char *only;      /* --only: comma-separated variant names, or NULL */
     const char *columns;   /* --columns: auto or a list of keys (report_opts), or NULL */
     const char *sort;      /* --sort KEY, or NULL */
+    bool reference;        /* --reference (gen) */
 } opts;
 
 void opts_init(opts *o);

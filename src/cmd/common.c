@@ -31,7 +31,7 @@ static const char *const all_options[] = {
     "--strategy", "--budget", "--time", "--seed", "--db", "--no-db", "--simulate", "--first-improvement",
     "--header", "--gpu", "--dtype", "--op", "--kernel", "--n", "--devices", "--shard", "--objective", "--fail-above",
     "--any-device", "--only", "--columns", "--sort", "--top", "--abandon-above", "--list", "--delete", "--deterministic", "--device-model",
-    "-o", "--no-header", "--match", "--all"};
+    "-o", "--no-header", "--match", "--all", "--reference"};
 
 static bool is_option(const char *arg, const char *name)
 {
@@ -109,6 +109,8 @@ int parse_opts(int argc, char **argv, const char *help, unsigned allowed, opts *
                 return -1;
         } else if ((allowed & OPT_QUIET) && (cli_flag(&c, "--quiet") || cli_flag(&c, "-q"))) {
             o->quiet = true;
+        } else if ((allowed & OPT_REFERENCE) && cli_flag(&c, "--reference")) {
+            o->reference = true;
         } else if ((allowed & OPT_COMPILE) && cli_flag(&c, "--compile")) {
             o->compile = true;
         } else if ((allowed & OPT_COMPILE) && cli_value(&c, "--arch", &val)) {

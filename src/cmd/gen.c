@@ -13,7 +13,7 @@
 #define KF_GEN_MAX_VARIANTS 10000
 
 static const char *const gen_help =
-    "usage: kforge gen [--set KEY=VALUE]... [--only NAME[,NAME...]] CONFIG\n"
+    "usage: kforge gen [--set KEY=VALUE]... [--only NAME[,NAME...]] [--reference] CONFIG\n"
     "\n"
     "Prints the CUDA source kforge generates for the variants of CONFIG, each opening with a\n"
     "comment that names every parameter.  Needs no GPU and no NVRTC.  One variant: its source as\n"
@@ -25,16 +25,45 @@ static const char *const gen_help =
     "options:\n"
     "  --set KEY=VALUE         override a config key in every variant (repeatable)\n"
     "  --only NAME[,NAME...]   only the variants with these names\n"
+    "  --reference             the source of the reference kernel instead (a custom kernel's: its own\n"
+    "                          source and entry, or a parameter set of the same source), as the GPU\n"
+    "                          worker compiles it\n"
     "\n"
     "examples:\n"
     "  kforge gen configs/seeds.json --set block_size=512 > seeds512.cu\n"
     "  kforge gen configs/seeds.json --only reduce5,reduce6 > two.cu && nvcc -c two.cu\n";
 
+/* --reference: the source of the family's reference variant (of the first
+ * variant and case), from its own family (a reference kernel of its own). */
+static int gen_reference(const kf_config *cfg, const kf_space *sp)
+{
+    const kf_family *f = kf_families[cfg->family];
+    kf_variant rv;
+    kf_shape s0;
+    memset(&s0, 0, sizeof s0);
+    if (sp->ncases > 0)
+        s0 = sp->cases[0].shape;
+    if (!f->reference_variant || sp->nvariants < 1 || f->reference_variant(&sp->variants[0], &s0, &rv) != 0) {
+        fprintf(stderr, "kforge gen: %s: the %s family has no reference kernel (its reference is computed on the "
+                        "CPU, or given as .npy files)\n", cfg->path, f->name);
+        return KF_EXIT_USAGE;
+    }
+    char err[1024];
+    char *src = family_of(&rv)->source(&rv, err, sizeof err);
+    if (!src) {
+        fprintf(stderr, "kforge: %s\n", err);
+        return KF_EXIT_USAGE;
+    }
+    fputs(src, stdout);
+    free(src);
+    return KF_EXIT_OK;
+}
+
 int cmd_gen(int argc, char **argv)
 {
     opts o;
     opts_init(&o);
-    int pr = parse_opts(argc, argv, gen_help, OPT_SET | OPT_ONLY | OPT_CONFIGS, &o);
+    int pr = parse_opts(argc, argv, gen_help, OPT_SET | OPT_ONLY | OPT_CONFIGS | OPT_REFERENCE, &o);
     if (pr != 0)
         return pr > 0 ? KF_EXIT_OK : KF_EXIT_USAGE;
     if (o.nconfigs != 1) {
@@ -59,6 +88,10 @@ int cmd_gen(int argc, char **argv)
     print_skipped(&sp, cfg.path, false);
     if (select_only(&o, &sp, 1) != 0) {
         rc = KF_EXIT_USAGE;
+        goto out;
+    }
+    if (o.reference) {
+        rc = gen_reference(&cfg, &sp);
         goto out;
     }
     if (sp.nvariants > KF_GEN_MAX_VARIANTS) {

@@ -43,11 +43,17 @@ int cmd_info(int argc, char **argv)
         sb_append(&b, "{\"name\": ");
         sb_json_string(&b, d.name);
         sb_printf(&b, ", \"cc\": \"%d.%d\", \"sms\": %d, \"l2_bytes\": %lld, \"mem_bytes\": %lld, "
-                      "\"mem_clock_khz\": %d, \"bus_width_bits\": %d, \"peak_gbps\": %.15g, "
-                      "\"max_threads_per_block\": %d, \"max_smem_per_block\": %d, \"driver\": \"%s\", "
-                      "\"nvrtc\": \"%d.%d\"}\n",
+                      "\"mem_clock_khz\": %d, \"bus_width_bits\": %d, \"peak_gbps\": %.15g, ",
                   d.cc_major, d.cc_minor, d.sms, (long long)d.l2_bytes, (long long)d.mem_bytes, d.mem_clock_khz,
-                  d.bus_width_bits, d.peak_gbps, d.max_threads_per_block, d.max_smem_per_block, driver, maj, min);
+                  d.bus_width_bits, d.peak_gbps);
+        sb_printf(&b, "\"sm_clock_khz\": %d, \"peak_gflops\": ", d.sm_clock_khz);
+        if (d.peak_gflops > 0)
+            sb_printf(&b, "%.15g, ", d.peak_gflops);
+        else
+            sb_append(&b, "null, ");
+        sb_printf(&b, "\"max_threads_per_block\": %d, \"max_smem_per_block\": %d, \"driver\": \"%s\", "
+                      "\"nvrtc\": \"%d.%d\"}\n",
+                  d.max_threads_per_block, d.max_smem_per_block, driver, maj, min);
         char *s = sb_take(&b);
         fputs(s, stdout);
         free(s);
@@ -60,6 +66,13 @@ int cmd_info(int argc, char **argv)
         printf("memory clock        %d MHz\n", d.mem_clock_khz / 1000);
         printf("memory bus          %d bits\n", d.bus_width_bits);
         printf("peak DRAM bandwidth %.1f GB/s (2 x clock x bus width)\n", d.peak_gbps);
+        printf("SM clock            %d MHz (maximum)\n", d.sm_clock_khz / 1000);
+        if (d.peak_gflops > 0)
+            printf("peak FP32           %.0f GFLOP/s (SMs x SM clock x %d FP32 lanes x 2; no tensor cores)\n",
+                   d.peak_gflops, kf_fp32_lanes(d.cc_major, d.cc_minor));
+        else
+            printf("peak FP32           not known for cc %d.%d (kforge knows the FP32 lanes of sm_60 to sm_12x)\n",
+                   d.cc_major, d.cc_minor);
         printf("max threads/block   %d\n", d.max_threads_per_block);
         printf("max shared/block    %d bytes (opt-in)\n", d.max_smem_per_block);
         printf("driver (CUDA)       %s\n", driver);

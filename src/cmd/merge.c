@@ -327,14 +327,20 @@ static int rank_alone(const recset *s, const int *idx, int n, const char *files_
             kf_fmt_ms(ob, sizeof ob, cs[best].obj, false);
             printf("best: %s%s%s\n", bv->name, bv->name[0] ? " " : "", label);
             printf("  objective %s (%s)\n", ob, nsizes == 1 ? "median time" : "sum of median times over the sizes");
-            printf("  %16s  %10s  %8s  %6s  %8s  %8s\n", "size", "median", "GB/s", "% peak", "blocks", "launches");
+            bool flops = f->flops != NULL; /* a GFLOP/s column, only where the family counts flops */
+            printf("  %16s  %10s  %8s  %6s", "size", "median", "GB/s", "% peak");
+            if (flops)
+                printf("  %9s", "GFLOP/s");
+            printf("  %8s  %8s\n", "blocks", "launches");
             for (int k = 0; k < nsizes; k++) {
                 const kf_result *r = &s->v[cs[best].cell[k]].r;
                 char m[32], st[128];
                 kf_fmt_ms(m, sizeof m, r->stats.median_ms, false);
                 shape_short(f, &sizes[k], st, sizeof st);
-                printf("  %16s  %10s  %8.1f  %6.1f  %8lld  %8d\n", st, m, r->stats.gbps, r->stats.pct_peak,
-                       (long long)r->blocks, r->launches);
+                printf("  %16s  %10s  %8.1f  %6.1f", st, m, r->stats.gbps, r->stats.pct_peak);
+                if (flops)
+                    printf("  %9.1f", r->stats.gflops);
+                printf("  %8lld  %8d\n", (long long)r->blocks, r->launches);
             }
             printf("  variant: %s\n", vjson ? vjson : "");
         }
@@ -398,7 +404,8 @@ static int rank_alone(const recset *s, const int *idx, int n, const char *files_
             const kf_result *r = &s->v[ri].r;
             pc[np++] = (pick_cand){.v = &r->v, .shape = r->shape, .status = r->status,
                                    .median_ms = r->stats.median_ms, .gbps = r->stats.gbps,
-                                   .pct_peak = r->stats.pct_peak, .blocks = r->blocks, .launches = r->launches,
+                                   .pct_peak = r->stats.pct_peak, .gflops = r->stats.gflops, .blocks = r->blocks,
+                                   .launches = r->launches,
                                    .deterministic = r->deterministic, .failed_elsewhere = cs[c].failed};
         }
         ne += pick_size_entries(pc, np, &s->v[cs[best].first].dev, date, how, &es[ne]);

@@ -14,9 +14,11 @@
 #include "util.h"
 
 #include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <nvrtc.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -47,6 +49,52 @@ int rtc_version(int *major, int *minor)
     return 0;
 }
 
+/* The CUDA toolkit's include directory as an NVRTC option, or "" when
+ * none is found: NVRTC searches no directory of its own, and a user's kernel
+ * (kernel "custom") that includes <cuda_fp16.h> or <cuda_bf16.h> needs
+ * it.  The first directory holding cuda_fp16.h of: $CUDA_HOME/include,
+ * $CUDA_PATH/include, the include/ beside the libnvrtc this process loaded
+ * (lib64/.. or lib/..), /usr/local/cuda/include. */
+static char cuda_include_opt[PATH_MAX + 32];
+static pthread_once_t cuda_include_once = PTHREAD_ONCE_INIT;
+
+static bool has_fp16_header(const char *dir)
+{
+    char p[PATH_MAX + 32];
+    snprintf(p, sizeof p, "%s/cuda_fp16.h", dir);
+    return access(p, R_OK) == 0;
+}
+
+static void find_cuda_include(void)
+{
+    char dir[PATH_MAX + 16] = "";
+    const char *env[] = {"CUDA_HOME", "CUDA_PATH"};
+    for (int i = 0; i < 2 && !dir[0]; i++) {
+        const char *e = getenv(env[i]);
+        if (e && *e) {
+            snprintf(dir, sizeof dir, "%s/include", e);
+            if (!has_fp16_header(dir))
+                dir[0] = '\0';
+        }
+    }
+    Dl_info info;
+    char lib[PATH_MAX];
+    if (!dir[0] && dladdr((void *)nvrtcVersion, &info) && info.dli_fname && realpath(info.dli_fname, lib)) {
+        char *slash = strrchr(lib, '/');
+        if (slash) {
+            *slash = '\0';
+            snprintf(dir, sizeof dir, "%s/../include", lib);
+            if (!has_fp16_header(dir))
+                dir[0] = '\0';
+        }
+    }
+    if (!dir[0] && has_fp16_header("/usr/local/cuda/include"))
+        snprintf(dir, sizeof dir, "/usr/local/cuda/include");
+    char real[PATH_MAX];
+    if (dir[0])
+        snprintf(cuda_include_opt, sizeof cuda_include_opt, "--include-path=%s", realpath(dir, real) ? real : dir);
+}
+
 /* The options other than the architecture, in the order they are passed.
  * Shared by the compiler and the cache key so the two cannot drift. */
 static int extra_options(const rtc_options *opt, const char *out[4])
@@ -55,6 +103,9 @@ static int extra_options(const rtc_options *opt, const char *out[4])
     out[n++] = "-std=c++17";
     if (opt->lineinfo)
         out[n++] = "-lineinfo";
+    pthread_once(&cuda_include_once, find_cuda_include);
+    if (cuda_include_opt[0])
+        out[n++] = cuda_include_opt;
     return n;
 }
 

@@ -161,6 +161,10 @@ typedef struct kf_family {
     /* Optional: the first contents of scratch buffer `buf` (NULL: zeros). */
     void (*scratch_init)(const kf_variant *v, const kf_plan_info *p, int buf, void *host);
     double (*bytes)(const kf_variant *v, const kf_shape *s); /* bytes a run must move (GB/s) */
+    /* Optional: the floating-point operations one run performs (GFLOP/s and
+     * % of the device's FP32 peak); NULL: the family counts none, and its
+     * results have no such figure (null, never 0). */
+    double (*flops)(const kf_variant *v, const kf_shape *s);
     /* Enqueues one whole run (every launch). */
     int (*enqueue)(kf_launcher *l, const kf_variant *v, const kf_shape *s, const kf_plan_info *p,
                    const kf_buffers *b);
@@ -220,13 +224,17 @@ typedef struct kf_family {
      * message. */
     char *(*export_source)(const kf_export_entry *e, int n, const kf_export_info *info, char *err, size_t errlen);
 
-    /* Optional: the reference is a variant of the same family run on the
-     * GPU (a family made from a user's kernel: no CPU reference exists).
-     * ref receives the variant whose outputs, on the same inputs, are the
-     * reference of v's at s: 0, or -1 (none).  The GPU worker compiles it,
-     * runs it once per data key (outputs poisoned twice, differently: both
-     * runs must agree) and keeps its outputs in place of reference()'s,
-     * which the fake GPU still uses. */
+    /* Optional: the reference is a variant run on the GPU (a family made
+     * from a user's kernel: no CPU reference exists), of the same family or
+     * of another registered one (a reference kernel of its own: a naive
+     * kernel in its own source, with its own launch, taking the same
+     * buffers and arguments).  ref receives the variant whose outputs, on
+     * the same inputs, are the reference of v's at s: 0, or -1 (none).  The
+     * GPU worker compiles it with its family's source, plans and launches
+     * it with its family's plan and enqueue, runs it once per data key
+     * (outputs poisoned twice, differently: both runs must agree) and keeps
+     * its outputs in place of reference()'s, which the fake GPU still uses;
+     * check --compile compiles it, gen --reference prints its source. */
     int (*reference_variant)(const kf_variant *v, const kf_shape *s, kf_variant *ref);
     /* Optional: the size in bytes of each argument kernel `kernel` takes,
      * in order, as enqueue passes them (at most max): their count.  The GPU

@@ -17,6 +17,25 @@ void kf_driver_text(int driver_version, char *buf, size_t len)
     snprintf(buf, len, "%d.%d", driver_version / 1000, driver_version % 1000 / 10);
 }
 
+int kf_fp32_lanes(int cc_major, int cc_minor)
+{
+    switch (cc_major) {
+    case 6: return cc_minor == 0 ? 64 : 128;
+    case 7: return 64;
+    case 8: return cc_minor == 0 ? 64 : 128;
+    case 9: case 10: case 11: case 12: return 128;
+    default: return 0;
+    }
+}
+
+double kf_peak_fp32_gflops(int cc_major, int cc_minor, int sms, int sm_clock_khz)
+{
+    int lanes = kf_fp32_lanes(cc_major, cc_minor);
+    if (lanes <= 0 || sms <= 0 || sm_clock_khz <= 0)
+        return 0;
+    return (double)sms * sm_clock_khz * 1e3 * lanes * 2.0 / 1e9;
+}
+
 void kf_bench_defaults(kf_bench *b)
 {
     memset(b, 0, sizeof *b);

@@ -93,6 +93,15 @@ void kf_bench_defaults(kf_bench *b);
  * -> "13.0", 12080 -> "12.8" (info, results lines, the tuning database). */
 void kf_driver_text(int driver_version, char *buf, size_t len);
 
+/* FP32 lanes per SM of compute capability major.minor (64: sm_60, sm_7x,
+ * sm_80; 128: sm_61/62, sm_86/87/89, sm_90, sm_10x, sm_11x, sm_12x), 0
+ * where kforge does not know the architecture. */
+int kf_fp32_lanes(int cc_major, int cc_minor);
+/* The FP32 peak in GFLOP/s: SMs x SM clock x FP32 lanes x 2 (a fused
+ * multiply-add is two operations), at the maximum clock, without tensor
+ * cores; 0 where the lanes are not known. */
+double kf_peak_fp32_gflops(int cc_major, int cc_minor, int sms, int sm_clock_khz);
+
 /* ---------------------------------------------------------------------- */
 /* Measurement results.                                                   */
 
@@ -115,6 +124,11 @@ typedef struct {
     double noise;               /* stddev / mean */
     double gbps;                /* n * sizeof(T) / median */
     double pct_peak;            /* gbps / theoretical DRAM bandwidth * 100 */
+    /* a family that counts its floating-point operations (kf_family.flops):
+     * flops / median, and that over the device's FP32 peak * 100; 0 where
+     * the family counts none or the device's peak is not known */
+    double gflops;
+    double pct_peak_flops;
 } kf_stats;
 
 #define KF_MSG_MAX 512
@@ -185,6 +199,8 @@ typedef struct {
     int mem_clock_khz;
     int bus_width_bits;
     double peak_gbps;           /* 2 * clock * bus width / 8 */
+    int sm_clock_khz;           /* the SM clock's maximum (CU_DEVICE_ATTRIBUTE_CLOCK_RATE) */
+    double peak_gflops;         /* FP32 (kf_peak_fp32_gflops); 0: not known for this architecture */
     int max_threads_per_block;
     int max_smem_per_block;     /* opt-in maximum */
     int max_smem_per_sm;

@@ -69,6 +69,16 @@ void stats_bandwidth(kf_stats *s, double bytes, double peak_gbps)
         s->pct_peak = s->gbps / peak_gbps * 100.0;
 }
 
+void stats_flops(kf_stats *s, double flops, double peak_gflops)
+{
+    s->gflops = 0;
+    s->pct_peak_flops = 0;
+    if (s->median_ms > 0 && flops > 0 && isfinite(flops))
+        s->gflops = flops / (s->median_ms * 1e-3) / 1e9;
+    if (peak_gflops > 0)
+        s->pct_peak_flops = s->gflops / peak_gflops * 100.0;
+}
+
 bool stats_should_stop(const double *ms, int reps, double elapsed_s, const kf_bench *b)
 {
     if (reps <= 0)

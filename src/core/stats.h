@@ -16,6 +16,10 @@ void stats_compute(const double *ms, int n, kf_stats *out);
  * the run must move (the family's bytes()). */
 void stats_bandwidth(kf_stats *s, double bytes, double peak_gbps);
 
+/* Sets gflops = flops / median and pct_peak_flops (0 if peak <= 0): flops,
+ * what one run computes (the family's flops()), over its FP32 peak. */
+void stats_flops(kf_stats *s, double flops, double peak_gflops);
+
 /* The stopping rule: stop once reps >= max_reps; or reps >= min_reps and
  * (noise <= max_noise or elapsed_s >= max_time_s).  elapsed_s is the time
  * spent in timed repetitions so far. */

@@ -1331,6 +1331,7 @@ static bool gpu_reference(cctx *c, input_slot *S, const kf_variant *v, const kf_
         snprintf(r->message, sizeof r->message, "the family gives no reference variant");
         return false;
     }
+    fam = family_of(&rv); /* its source, plan and launches: those of its own family (a reference kernel of its own) */
     char *src = fam->source(&rv, err, sizeof err);
     if (!src) {
         r->status = KF_ST_COMPILE;
@@ -1535,6 +1536,8 @@ static bool time_case(gcase *q)
     }
     stats_compute(B->times, reps, &r->stats);
     stats_bandwidth(&r->stats, fam->bytes(q->v, q->shape), B->g.info.peak_gbps);
+    if (fam->flops)
+        stats_flops(&r->stats, fam->flops(q->v, q->shape), B->g.info.peak_gflops);
 
     /* The last timed run's outputs must still be right (catches races that
      * two checked runs missed, and single-pass state that drifted); an

@@ -139,6 +139,8 @@ int gpu_open(kf_gpu *g, int ordinal, char *err, size_t errlen)
     d->bus_width_bits = attr(g, CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH);
     /* DDR: two transfers per clock. */
     d->peak_gbps = 2.0 * d->mem_clock_khz * 1e3 * (d->bus_width_bits / 8.0) / 1e9;
+    d->sm_clock_khz = attr(g, CU_DEVICE_ATTRIBUTE_CLOCK_RATE);
+    d->peak_gflops = kf_peak_fp32_gflops(d->cc_major, d->cc_minor, d->sms, d->sm_clock_khz);
     d->max_threads_per_block = attr(g, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
     d->max_smem_per_block = attr(g, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
     d->max_smem_per_sm = attr(g, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR);

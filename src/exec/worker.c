@@ -147,6 +147,8 @@ static void fake_device(kf_device *d, int ordinal)
     d->mem_clock_khz = other ? 1593000 : 2619000;
     d->bus_width_bits = 5120;
     d->peak_gbps = 2.0 * d->mem_clock_khz * 1e3 * (d->bus_width_bits / 8.0) / 1e9;
+    d->sm_clock_khz = other ? 1410000 : 1980000;
+    d->peak_gflops = kf_peak_fp32_gflops(d->cc_major, d->cc_minor, d->sms, d->sm_clock_khz);
     d->max_threads_per_block = 1024;
     d->max_smem_per_block = other ? 166912 : 232448;
     d->max_smem_per_sm = other ? 167936 : 233472;
@@ -287,6 +289,8 @@ static void fake_case(const request *q, const kf_device *dev, kf_result *r)
         t5[i] = ms * (1.0 + 0.001 * i);
     stats_compute(t5, 5, &r->stats);
     stats_bandwidth(&r->stats, f->bytes(v, &q->shape), dev->peak_gbps);
+    if (f->flops)
+        stats_flops(&r->stats, f->flops(v, &q->shape), dev->peak_gflops);
     if (q->b.abandon_ms > 0 && r->stats.median_ms > q->b.abandon_ms) {
         r->status = KF_ST_ABANDONED;
         snprintf(r->message, sizeof r->message,

@@ -66,6 +66,10 @@ static bool have_planted(const kf_result *r) { return r->planted[0] != 0; }
 static bool have_throttle(const kf_result *r) { return r->throttle_reasons[0] != 0; }
 static bool have_energy(const kf_result *r) { return r->energy_j > 0; }
 static bool have_gb_per_j(const kf_result *r) { return r->energy_j > 0 && r->stats.gbps > 0; }
+/* a family that counts its flops (kf_family.flops): its lines carry
+ * gflops, pct_peak_flops and the device's peak_gflops (null where a figure
+ * is missing); others leave them out */
+static bool have_flops(const kf_result *r) { return family_of(&r->v)->flops != NULL; }
 
 /* In the order of the line. */
 static const field fields[] = {
@@ -81,6 +85,7 @@ static const field fields[] = {
     {.name = "sms", .type = F_INT, .flags = DEV, RUN(dev.sms)},
     {.name = "l2_bytes", .type = F_I64, .flags = DEV, RUN(dev.l2_bytes), .lo = 0, .hi = INT64_MAX},
     {.name = "peak_gbps", .type = F_DBL, .flags = DEV, RUN(dev.peak_gbps)},
+    {.name = "peak_gflops", .type = F_DBL, .flags = DEV | OMIT | POS, RUN(dev.peak_gflops), .have = have_flops},
     {.name = "driver", .type = F_DRIVER, .flags = DEV, RUN(dev.driver_version)},
     {.name = "nvrtc", .type = F_VERSION, .flags = DEV, RUN(dev.nvrtc_major)},
     {.name = "name", .type = F_NAME, .flags = IDENT},
@@ -118,6 +123,8 @@ static const field fields[] = {
     {.name = "noise", .type = F_DBL, .flags = 0, RES(stats.noise)},
     {.name = "gbps", .type = F_DBL, .flags = 0, RES(stats.gbps)},
     {.name = "pct_peak", .type = F_DBL, .flags = 0, RES(stats.pct_peak)},
+    {.name = "gflops", .type = F_DBL, .flags = OMIT | POS, RES(stats.gflops), .have = have_flops},
+    {.name = "pct_peak_flops", .type = F_DBL, .flags = OMIT | POS, RES(stats.pct_peak_flops), .have = have_flops},
     /* NVML (issue 14): null where nothing was read */
     {.name = "nvml", .type = F_BOOL, .flags = 0, RES(nvml)},
     {.name = "nvml_note", .type = F_STR, .flags = 0, RES(nvml_note)},
@@ -137,11 +144,12 @@ static const field fields[] = {
 };
 #define NFIELDS ((int)(sizeof fields / sizeof fields[0]))
 
-/* Whether a field that may be missing has its value in r. */
+/* Whether a field that may be missing has its value in r (have, then a
+ * POS figure > 0). */
 static bool present(const field *f, const kf_result *r, const void *p)
 {
-    if (f->have)
-        return f->have(r);
+    if (f->have && !f->have(r))
+        return false;
     if (f->flags & POS)
         return f->type == F_INT ? *(const int *)p > 0 : *(const double *)p > 0;
     return true;

@@ -51,6 +51,7 @@ void pick_entry(tunedb_entry *e, const pick_cand *c, const kf_device *dev, const
     e->median_ms = c->median_ms;
     e->gbps = c->gbps;
     e->pct_peak = c->pct_peak;
+    e->gflops = c->gflops;
     e->blocks = c->blocks;
     e->launches = c->launches;
     e->dev = *dev;
@@ -62,6 +63,7 @@ void pick_entry(tunedb_entry *e, const pick_cand *c, const kf_device *dev, const
 pick_cand pick_cand_of_entry(const tunedb_entry *e)
 {
     return (pick_cand){.v = &e->v, .shape = e->shape, .status = KF_ST_OK, .median_ms = e->median_ms,
-                       .gbps = e->gbps, .pct_peak = e->pct_peak, .blocks = e->blocks, .launches = e->launches,
+                       .gbps = e->gbps, .pct_peak = e->pct_peak, .gflops = e->gflops, .blocks = e->blocks,
+                       .launches = e->launches,
                        .deterministic = e->deterministic};
 }

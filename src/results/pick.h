@@ -33,6 +33,7 @@ typedef struct {
     kf_shape shape;
     kf_status status;           /* KF_ST_COUNT: not measured */
     double median_ms, gbps, pct_peak;
+    double gflops;              /* 0: the family counts no flops */
     int64_t blocks;
     int launches;
     bool deterministic;

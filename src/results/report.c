@@ -151,7 +151,8 @@ static char *csv_line(const kf_result *res, const kf_run_info *info, bool header
  * measurement.  K_AXIS is any parameter of a family's table, K_DIM any of
  * its size dimensions, both by name: nothing here knows a family's axes. */
 typedef enum { K_NAME, K_KERNEL, K_AXIS, K_SIZE, K_DIM, K_STATUS,
-               K_TIME, K_MIN, K_NOISE, K_GBPS, K_PEAK, K_STEP, K_CUMUL, K_SM, K_ENERGY, K_GBPJ, K_NOTE } col_kind;
+               K_TIME, K_MIN, K_NOISE, K_GBPS, K_PEAK, K_GFLOPS, K_PEAKF, K_STEP, K_CUMUL, K_SM, K_ENERGY, K_GBPJ,
+               K_NOTE } col_kind;
 
 static bool is_metric(col_kind k) { return k >= K_TIME; }
 
@@ -200,6 +201,7 @@ struct report {
     struct tracked *trk;
     int ntrk, ntracked;
     bool expect_energy;     /* some case expected measures energy */
+    bool expect_flops;      /* some case expected is of a family that counts its flops */
     /* tables: the columns */
     struct column *cols;
     int ncols;
@@ -357,6 +359,7 @@ static const struct {
     {"name", "name", K_NAME, false},     {"kernel", "kernel", K_KERNEL, false}, {"size", "size", K_SIZE, false},
     {"status", "status", K_STATUS, false}, {"time", "time", K_TIME, false},   {"min", "min", K_MIN, false},
     {"noise", "noise", K_NOISE, false},  {"gbps", "GB/s", K_GBPS, true},       {"peak", "% peak", K_PEAK, true},
+    {"gflops", "GFLOP/s", K_GFLOPS, true}, {"flops_peak", "% FP32", K_PEAKF, true},
     {"step", "step", K_STEP, true},      {"cumul", "cumul.", K_CUMUL, true},   {"sm", "SM MHz", K_SM, true},
     {"energy", "energy", K_ENERGY, false}, {"gbpj", "GB/J", K_GBPJ, true},     {"note", "note", K_NOTE, false}};
 #define NFIXED ((int)(sizeof fixed_cols / sizeof fixed_cols[0]))
@@ -565,6 +568,7 @@ void report_expect(report *r, const kf_variant *v, const kf_shape *s, const kf_b
         return;
     track_case(r, v, s);
     r->expect_energy = r->expect_energy || (b && b->energy);
+    r->expect_flops = r->expect_flops || family_of(v)->flops;
 }
 
 static bool tracked_varies(const report *r, const tracked *t) { return t->varies || t->seen < r->ntracked; }
@@ -601,8 +605,9 @@ static void add_varying(report *r)
 }
 
 /* Decides the columns.  sm, energy, fail: whether some row has a clock
- * figure, an energy figure, a failure (md's note column). */
-static void lay_out(report *r, bool sm, bool energy, bool fail)
+ * figure, an energy figure, a failure (md's note column); flops: some row's
+ * family counts its flops (GFLOP/s and % of the FP32 peak). */
+static void lay_out(report *r, bool sm, bool energy, bool fail, bool flops)
 {
     bool md = r->fmt == KF_FMT_MD;
     const char *spec = r->opts.columns;
@@ -619,6 +624,10 @@ static void lay_out(report *r, bool sm, bool energy, bool fail)
         static const col_kind metrics[] = {K_STATUS, K_TIME, K_NOISE, K_GBPS, K_PEAK};
         for (size_t i = 0; i < sizeof metrics / sizeof metrics[0]; i++)
             add_col(r, fixed_column(metrics[i]));
+        if (flops) {
+            add_col(r, fixed_column(K_GFLOPS));
+            add_col(r, fixed_column(K_PEAKF));
+        }
         if (r->opts.speedup) {
             add_col(r, fixed_column(K_STEP));
             add_col(r, fixed_column(K_CUMUL));
@@ -735,6 +744,18 @@ static void cell_text(const report *r, const column *c, int i, char *buf, bool *
     case K_PEAK:
         if (s->pct_peak > 0)
             snprintf(buf, CELL, "%.1f", s->pct_peak);
+        else
+            snprintf(buf, CELL, "-");
+        break;
+    case K_GFLOPS:
+        if (s->gflops > 0)
+            snprintf(buf, CELL, "%.1f", s->gflops);
+        else
+            snprintf(buf, CELL, "-");
+        break;
+    case K_PEAKF:
+        if (s->pct_peak_flops > 0)
+            snprintf(buf, CELL, "%.1f", s->pct_peak_flops);
         else
             snprintf(buf, CELL, "-");
         break;
@@ -892,9 +913,17 @@ static void table_foot(const report *r, strbuf *b, bool any_mark)
     if (any_mark)
         sb_printf(b, "%s! ran throttled or below the maximum SM clock (the results file's throttle_reasons say why)\n",
                   md ? "\n" : "");
+    bool flops = false; /* % FP32 is of this peak: say it, or that it is not known */
+    for (int c = 0; c < r->ncols; c++)
+        flops = flops || r->cols[c].kind == K_PEAKF;
+    char fp[96] = "";
+    if (flops && r->info.dev.peak_gflops > 0)
+        snprintf(fp, sizeof fp, ", FP32 peak %.0f GFLOP/s", r->info.dev.peak_gflops);
+    else if (flops)
+        snprintf(fp, sizeof fp, ", FP32 peak not known for cc %d.%d", r->info.dev.cc_major, r->info.dev.cc_minor);
     if (r->info.have_dev)
-        sb_printf(b, "%sdevice: %s, peak %.1f GB/s\n", md && !any_mark ? "\n" : "", r->info.dev.name,
-                  r->info.dev.peak_gbps);
+        sb_printf(b, "%sdevice: %s, peak %.1f GB/s%s\n", md && !any_mark ? "\n" : "", r->info.dev.name,
+                  r->info.dev.peak_gbps, fp);
 }
 
 /* --sort: a stable order of the rows by one key. */
@@ -911,6 +940,8 @@ static double sort_metric(const kf_result *x)
     case K_NOISE: return x->stats.noise;
     case K_GBPS: return x->stats.gbps;
     case K_PEAK: return x->stats.pct_peak;
+    case K_GFLOPS: return x->stats.gflops;
+    case K_PEAKF: return x->stats.pct_peak_flops;
     case K_ENERGY: return x->energy_j;
     case K_GBPJ: return report_gb_per_j(x);
     default: return 0;
@@ -996,10 +1027,11 @@ static void sort_rows(report *r)
  * what varies among the rows themselves. */
 static void table_columns(report *r)
 {
-    bool sm = false, energy = false, fail = false;
+    bool sm = false, energy = false, fail = false, flops = false;
     for (int i = 0; i < r->nrows; i++) {
         const kf_result *res = &r->rows[i];
         char why[256];
+        flops = flops || family_of(&res->v)->flops;
         if (res->status != KF_ST_OK) {
             fail = true;
             continue;
@@ -1012,7 +1044,7 @@ static void table_columns(report *r)
         for (int i = 0; i < r->nrows; i++)
             track_case(r, &r->rows[i].v, &r->rows[i].shape);
     }
-    lay_out(r, sm, energy, fail);
+    lay_out(r, sm, energy, fail, flops);
 }
 
 /* Every cell's text (cells[row * ncols + col]) and each column's width:
@@ -1103,14 +1135,17 @@ static void stream_head(report *r)
     r->streamed_head = true;
     if (r->ntracked == 0 && r->nrows > 0)
         track_case(r, &r->rows[0].v, &r->rows[0].shape);
-    lay_out(r, false, r->expect_energy, false);
+    if (r->nrows > 0 && family_of(&r->rows[0].v)->flops)
+        r->expect_flops = true;
+    lay_out(r, false, r->expect_energy, false, r->expect_flops);
     for (int c = 0; c < r->ncols; c++) {
         const column *col = &r->cols[c];
         int w = text_width(col_title(col));
         int usual = 0;
         switch (col->kind) {
         case K_TIME: case K_MIN: case K_ENERGY: usual = 8; break;    /* "9.603 us" */
-        case K_NOISE: case K_PEAK: usual = 5; break;                 /* "12.5%", "100.0" */
+        case K_NOISE: case K_PEAK: case K_PEAKF: usual = 5; break;   /* "12.5%", "100.0" */
+        case K_GFLOPS: usual = 7; break;                             /* "12345.6" */
         case K_GBPS: usual = 6; break;                               /* "3352.3" */
         case K_STEP: case K_CUMUL: usual = 5; break;                 /* "1.23x" */
         case K_STATUS: usual = 2; break;                             /* "ok"; failures say more */

@@ -30,8 +30,9 @@ typedef struct {
      * size) that varies across the rows, the ones the same in every row said
      * once in a line above the table.  Else a comma-separated list of keys
      * (report_columns_check): name, kernel, size, status, time, min, noise,
-     * gbps, peak, step, cumul, sm, energy, gbpj, note, any parameter or size
-     * name, and "axes" (the identity items that vary). */
+     * gbps, peak, gflops, flops_peak, step, cumul, sm, energy, gbpj, note,
+     * any parameter or size name, and "axes" (the identity items that
+     * vary). */
     const char *columns;
     /* table and md: the rows ordered by a key (report_sort_check): time,
      * gbps, a parameter, ...; "-KEY" reverses.  NULL: in the order added. */

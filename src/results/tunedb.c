@@ -107,6 +107,8 @@ static cJSON *entry_json(const tunedb_entry *e)
     cJSON_AddNumberToObject(o, "median_ms", e->median_ms);
     cJSON_AddNumberToObject(o, "gbps", e->gbps);
     cJSON_AddNumberToObject(o, "pct_peak", e->pct_peak);
+    if (e->gflops > 0)
+        cJSON_AddNumberToObject(o, "gflops", e->gflops);
     cJSON_AddNumberToObject(o, "blocks", (double)e->blocks);
     cJSON_AddNumberToObject(o, "launches", e->launches);
     cJSON_AddBoolToObject(o, "deterministic", e->deterministic);
@@ -253,7 +255,8 @@ static int parse_entry(const pctx *c, const cJSON *o, tunedb_entry *e)
         return bad(c, kf_families[fam]->sizes[0].name, "missing or not a size");
     if (get_num(c, o, "median_ms", "median_ms", 0, 1e12, true, &e->median_ms) != 0 ||
         get_num(c, o, "gbps", "gbps", 0, 1e12, false, &e->gbps) != 0 ||
-        get_num(c, o, "pct_peak", "pct_peak", 0, 1e6, false, &e->pct_peak) != 0)
+        get_num(c, o, "pct_peak", "pct_peak", 0, 1e6, false, &e->pct_peak) != 0 ||
+        get_num(c, o, "gflops", "gflops", 0, 1e15, false, &e->gflops) != 0)
         return -1;
     double x = 0;
     if (get_num(c, o, "blocks", "blocks", 0, 1e15, false, &x) != 0)
@@ -642,10 +645,13 @@ static void provenance(strbuf *b, const tunedb_entry *e)
     shape_text(family_of(&e->v), &e->shape, st, sizeof st);
     strbuf key = {0};
     key_text(&key, &e->v, " ");
+    char fl[48] = "";
+    if (e->gflops > 0)
+        snprintf(fl, sizeof fl, ", %.1f GFLOP/s", e->gflops);
     sb_printf(b, "Best known %s variant%s%s at %s on %s (cc %d.%d, driver %s, NVRTC %d.%d): %.4g ms, "
-                 "%.1f GB/s (%.1f%% of peak), %s. Measured by kforge %s on %s",
+                 "%.1f GB/s (%.1f%% of peak)%s, %s. Measured by kforge %s on %s",
               family_of(&e->v)->name, key.s ? " for" : "", key.s ? key.s : "", st, e->dev.name, e->dev.cc_major, e->dev.cc_minor, drv, e->dev.nvrtc_major, e->dev.nvrtc_minor,
-              e->median_ms, e->gbps, e->pct_peak, e->deterministic ? "deterministic" : "not run-to-run deterministic",
+              e->median_ms, e->gbps, e->pct_peak, fl, e->deterministic ? "deterministic" : "not run-to-run deterministic",
               e->kforge[0] ? e->kforge : "?", e->date[0] ? e->date : "?");
     if (e->how[0])
         sb_printf(b, "; obtained by: %s", e->how);

@@ -35,6 +35,7 @@ typedef struct {
     kf_shape shape;             /* the size it was tuned for */
     bool deterministic;         /* run-to-run deterministic */
     double median_ms, gbps, pct_peak;
+    double gflops;              /* a family that counts its flops; 0 (and no "gflops" in the file): none */
     int64_t blocks;             /* blocks of the first launch at n on that GPU */
     int launches;
     kf_device dev;              /* name, cc, sms, driver, NVRTC version */

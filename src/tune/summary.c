@@ -269,6 +269,7 @@ void tune_print_summary(tuner *t, double wall, const char *stopped)
     static const char *const obj_key[TUNE_OBJ_COUNT] = {"objective_ms", "objective_j", "objective_j_ms"};
     const char *okey = obj_key[t->o.objective];
     bool energy = t->o.objective != TUNE_OBJ_TIME;
+    bool flops = kf_families[t->cfg.family]->flops != NULL; /* a GFLOP/s column, only where the family counts flops */
 
     if (t->o.fmt == KF_FMT_MD) {
         printf("kforge tune %s on %s: strategy %s (seed %llu), objective %s, %d of %d candidates evaluated in "
@@ -282,14 +283,17 @@ void tune_print_summary(tuner *t, double wall, const char *stopped)
             tune_fmt_objective(t, ob, sizeof ob, best_obj);
             printf("Best: `%s%s%s` (found at evaluation %d), %s %s.\n\n", bv->name, bv->name[0] ? " " : "", label,
                    nt ? tr[nt - 1].evaluation : 0, what, ob);
-            printf("| size | median | GB/s | %% peak |%s blocks | launches |\n", energy ? " energy | GB/J |" : "");
-            printf("|---:|---:|---:|---:|%s---:|---:|\n", energy ? "---:|---:|" : "");
+            printf("| size | median | GB/s | %% peak |%s%s blocks | launches |\n", flops ? " GFLOP/s |" : "",
+                   energy ? " energy | GB/J |" : "");
+            printf("|---:|---:|---:|---:|%s%s---:|---:|\n", flops ? "---:|" : "", energy ? "---:|---:|" : "");
             for (int k = 0; k < t->nsizes; k++) {
                 const cell *x = cell_at(t, best, k);
                 char m[32], st[128], e[32] = "";
                 kf_fmt_ms(m, sizeof m, x->median_ms, false);
                 shape_short(kf_families[t->cfg.family], &t->sizes[k], st, sizeof st);
                 printf("| %s | %s | %.1f | %.1f |", st, m, x->gbps, x->pct_peak);
+                if (flops)
+                    printf(" %.1f |", x->gflops);
                 if (energy) {
                     tune_fmt_joules(e, sizeof e, x->energy_j, "");
                     printf(" %s | %.1f |", e, x->energy_j > 0 ? x->gbps * x->median_ms / 1e3 / x->energy_j : 0);
@@ -347,15 +351,20 @@ void tune_print_summary(tuner *t, double wall, const char *stopped)
             printf("best: %s%s%s (found at evaluation %d)\n", bv->name, bv->name[0] ? " " : "", label,
                    nt ? tr[nt - 1].evaluation : 0);
             printf("  objective %s (%s)\n", ob, what);
-            printf("  %16s  %10s  %8s  %6s  %8s  %8s", "size", "median", "GB/s", "% peak", "blocks", "launches");
+            printf("  %16s  %10s  %8s  %6s", "size", "median", "GB/s", "% peak");
+            if (flops)
+                printf("  %9s", "GFLOP/s");
+            printf("  %8s  %8s", "blocks", "launches");
             printf(energy ? "  %10s  %8s\n" : "\n", "energy", "GB/J");
             for (int k = 0; k < t->nsizes; k++) {
                 const cell *x = cell_at(t, best, k);
                 char m[32], st[128], e[32];
                 kf_fmt_ms(m, sizeof m, x->median_ms, false);
                 shape_short(kf_families[t->cfg.family], &t->sizes[k], st, sizeof st);
-                printf("  %16s  %10s  %8.1f  %6.1f  %8lld  %8d", st, m, x->gbps, x->pct_peak,
-                       (long long)x->blocks, x->launches);
+                printf("  %16s  %10s  %8.1f  %6.1f", st, m, x->gbps, x->pct_peak);
+                if (flops)
+                    printf("  %9.1f", x->gflops);
+                printf("  %8lld  %8d", (long long)x->blocks, x->launches);
                 tune_fmt_joules(e, sizeof e, x->energy_j, "");
                 if (energy)
                     printf("  %10s  %8.1f\n", e, x->energy_j > 0 ? x->gbps * x->median_ms / 1e3 / x->energy_j : 0);
@@ -425,6 +434,8 @@ void tune_print_summary(tuner *t, double wall, const char *stopped)
                 shape_json(&b, fam, &t->sizes[k]);
                 sb_printf(&b, ", \"median_ms\": %.9g, \"gbps\": %.6g, \"pct_peak\": %.4g, \"blocks\": %lld, \"launches\": %d",
                           x->median_ms, x->gbps, x->pct_peak, (long long)x->blocks, x->launches);
+                if (flops)
+                    sb_printf(&b, ", \"gflops\": %.6g", x->gflops);
                 if (energy)
                     sb_printf(&b, ", \"energy_j\": %.9g", x->energy_j);
                 sb_append(&b, "}");

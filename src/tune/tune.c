@@ -107,6 +107,7 @@ static void fill_cell(cell *x, const kf_result *r)
     x->median_ms = r->stats.median_ms;
     x->gbps = r->stats.gbps;
     x->pct_peak = r->stats.pct_peak;
+    x->gflops = r->stats.gflops;
     x->energy_j = r->energy_j;
     x->blocks = r->blocks;
     x->launches = r->launches;
@@ -117,7 +118,8 @@ pick_cand tuner_pick_cand(const tuner *t, int c, int k)
 {
     const cell *x = cell_at(t, c, k);
     return (pick_cand){.v = &t->sp.variants[t->var[c]], .shape = t->sizes[k], .status = x->st,
-                       .median_ms = x->median_ms, .gbps = x->gbps, .pct_peak = x->pct_peak, .blocks = x->blocks,
+                       .median_ms = x->median_ms, .gbps = x->gbps, .pct_peak = x->pct_peak, .gflops = x->gflops,
+                       .blocks = x->blocks,
                        .launches = x->launches, .deterministic = x->deterministic,
                        .failed_elsewhere = !isfinite(strat_cost(t->st, c))};
 }

@@ -22,6 +22,7 @@
 typedef struct {
     kf_status st;           /* KF_ST_COUNT: not measured */
     double median_ms, gbps, pct_peak;
+    double gflops;          /* 0: the family counts no flops */
     double energy_j;        /* of one run; 0: none */
     int64_t blocks;
     int launches;

@@ -14,11 +14,18 @@
  *               "tolerance": {"rtol": 1e-5, "atol": 1e-6}},
  *    "defaults": {"n": "2^24"}}
  *
+ * An out or inout buffer may carry a "tolerance" of its own, which
+ * overrides the config-wide one key by key; "flops" (an expression) gives
+ * GFLOP/s.
+ *
  * Every param is an INT axis of the family's table; it reaches CUDA as
  * `#define NAME value` before the source, Kernel Tuner style.  Lengths,
  * scalars, grid, block, shared memory and bytes are expressions (expr.h)
  * over params and sizes.  The reference is a parameter set of the same
- * source that the GPU worker runs on the same inputs (reference_variant);
+ * source, or a kernel of its own ("reference": {"source", "entry",
+ * "params", "grid", "block", "smem"}: a companion family with its params
+ * at one value each, its launch and the same args, registered beside this
+ * one), that the GPU worker runs on the same inputs (reference_variant);
  * the fake GPU, which cannot run a user's kernel, gets deterministic
  * reference outputs from reference() and returns them as the kernel's.
  */
@@ -36,10 +43,11 @@
 #include "family.h"
 #include "util.h"
 
-/* The element types a custom buffer or scalar may have: the fills and the
- * tolerance comparison know the 4- and 8-byte types (kf_dtype_names up to
- * float64); bfloat16 and float16 buffers are not there yet. */
-#define CUSTOM_DTYPES (KF_FLOAT64 + 1)
+/* The element types a custom buffer or scalar may have: every kf_dtype.
+ * bfloat16 and float16 values are made as doubles, rounded to float and then
+ * to the 2-byte type (to nearest even), and compared as floats. */
+#define CUSTOM_DTYPES KF_DTYPE_COUNT
+#define DTYPE_LIST "int32, uint32, int64, float32, float64, bfloat16, float16"
 #define MAX_ARGS 16
 #define MAX_VALUES 4096
 #define MAX_CONSTRAINTS 64
@@ -61,6 +69,8 @@ typedef struct {
     int64_t npy_elems;
     void *expect;               /* reference {"expected": {NAME: FILE}}: this output's answer */
     int64_t expect_elems;
+    double rtol, atol;          /* float outputs: its tolerance (its own "tolerance", else the config-wide one) */
+    char *length_text, *value_text; /* the expressions as written (a reference kernel of its own parses them again) */
 } carg;
 
 typedef struct cfam {
@@ -80,11 +90,15 @@ typedef struct cfam {
     char *snames[KF_MAX_DIMS];
     carg args[MAX_ARGS];
     int nargs, nbufs;
-    kf_expr *grid[3], *block[3], *smem, *bytes;
+    kf_expr *grid[3], *block[3], *smem, *bytes, *flops;
     kf_expr *cons[MAX_CONSTRAINTS];
     char *cons_text[MAX_CONSTRAINTS];
     int ncons;
     int64_t refp[KF_MAX_PARAMS];
+    /* "reference": {"source", "entry", ...}: a kernel of its own, made a
+     * family of its own (the companion: its params, each at one value, its
+     * launch, the same args), registered beside this one; NULL otherwise */
+    struct cfam *ref;
     double rtol, atol;
     bool deterministic;
     int index;
@@ -94,6 +108,7 @@ static cfam *made[KF_MAX_FAMILIES];
 static int nmade;
 
 static const cfam *cf_of(const kf_variant *v) { return (const cfam *)family_of(v)->ext; }
+static void buffers(const kf_variant *v, const kf_shape *s, const kf_plan_info *p, kf_buffer_set *set);
 static char *export_source(const kf_export_entry *e, int n, const kf_export_info *info, char *err, size_t errlen);
 
 // ---------------------------------------------------------------------------
@@ -208,6 +223,33 @@ static int check_shape(const kf_variant *v, kf_shape *s, char *why, size_t whyle
     }
     if (c->bytes && eval_int(c->bytes, v, s, "bytes", &x, why, whylen) != 0)
         return -1;
+    double fl;
+    char ferr[256];
+    if (c->flops && expr_eval(c->flops, v, s, &fl, ferr, sizeof ferr) != 0) {
+        kf_err(why, whylen, "flops: %s", ferr);
+        return -1;
+    }
+    if (c->ref) { /* the reference kernel's lengths, values and grid at s too */
+        kf_variant r;
+        variant_defaults(&r, c->ref->index);
+        char rwhy[512];
+        if (check_shape(&r, s, rwhy, sizeof rwhy) != 0) {
+            kf_err(why, whylen, "reference: %s", rwhy);
+            return -1;
+        }
+        kf_buffer_set mine, its;
+        memset(&mine, 0, sizeof mine);
+        memset(&its, 0, sizeof its);
+        buffers(v, s, NULL, &mine);
+        buffers(&r, s, NULL, &its);
+        for (int i = 0; i < mine.n; i++)
+            if (mine.b[i].elems != its.b[i].elems) {
+                kf_err(why, whylen, "reference: %s's length is %lld for the reference kernel, %lld for this variant: "
+                       "both run on the same buffers", mine.b[i].name, (long long)its.b[i].elems,
+                       (long long)mine.b[i].elems);
+                return -1;
+            }
+    }
     return 0;
 }
 
@@ -296,6 +338,7 @@ static void put(kf_dtype t, void *host, int64_t i, double x)
     case KF_UINT32: ((uint32_t *)host)[i] = (uint32_t)(int64_t)x; break; /* (a negative double to unsigned is undefined) */
     case KF_INT64: ((int64_t *)host)[i] = (int64_t)x; break;
     case KF_FLOAT32: ((float *)host)[i] = (float)x; break;
+    case KF_BFLOAT16: case KF_FLOAT16: ((uint16_t *)host)[i] = kf_float_to_half(t, (float)x); break;
     default: ((double *)host)[i] = x; break;
     }
 }
@@ -394,6 +437,7 @@ static double get(kf_dtype t, const void *p, int64_t i)
     case KF_UINT32: return ((const uint32_t *)p)[i];
     case KF_INT64: return (double)((const int64_t *)p)[i];
     case KF_FLOAT32: return ((const float *)p)[i];
+    case KF_BFLOAT16: case KF_FLOAT16: return kf_half_to_float(t, ((const uint16_t *)p)[i]);
     default: return ((const double *)p)[i];
     }
 }
@@ -406,7 +450,7 @@ typedef struct {
 } cmp_part;
 
 typedef struct {
-    const cfam *c;
+    double rtol, atol;          /* the buffer's tolerance */
     const kf_buffer *b;
     const void *got, *ref;
     cmp_part *parts;
@@ -430,7 +474,7 @@ static void compare_piece(void *ctx, int64_t piece, int64_t lo, int64_t hi)
             if (isnan(f) || isnan(g))
                 ok = isnan(f) && isnan(g), e = ok ? 0 : INFINITY;
             else
-                e = fabs(g - f), ok = e <= j->c->atol + j->c->rtol * fabs(f);
+                e = fabs(g - f), ok = e <= j->atol + j->rtol * fabs(f);
         }
         if (!ok && q.bad++ == 0)
             q.first_bad = i;
@@ -441,8 +485,9 @@ static void compare_piece(void *ctx, int64_t piece, int64_t lo, int64_t hi)
 }
 
 /* Integers exactly; floats within atol + rtol |ref| (a NaN only where the
- * reference has one).  The first wrong element is named; with none, the
- * one of the largest error (the first of them).  Large buffers are compared
+ * reference has one), the buffer's own tolerance or the config's.  The
+ * first wrong element is named; with none, the one of the largest error
+ * (the first of them).  Large buffers are compared
  * in pieces on every CPU, combined in order: the same answer as one pass. */
 static int64_t compare(const kf_variant *v, const kf_shape *s, const kf_plan_info *p, int buf, const void *got,
                        const void *ref, const double *aux, bool exact, kf_result *r)
@@ -464,7 +509,8 @@ static int64_t compare(const kf_variant *v, const kf_shape *s, const kf_plan_inf
         snprintf(r->message, sizeof r->message, "out of host memory comparing %lld elements", (long long)b->elems);
         return b->elems;
     }
-    cmp_job j = {c, b, got, ref, parts};
+    const carg *ga = arg_of_buf(c, buf);
+    cmp_job j = {ga->rtol, ga->atol, b, got, ref, parts};
     int64_t pieces = kf_parallel_for(b->elems, grain, compare_piece, &j);
     int64_t bad = 0, show = 0;
     double worst = -1;
@@ -481,7 +527,7 @@ static int64_t compare(const kf_variant *v, const kf_shape *s, const kf_plan_inf
     snprintf(r->gpu_value, sizeof r->gpu_value, fl ? "%.9g" : "%.0f", g);
     snprintf(r->ref_value, sizeof r->ref_value, fl ? "%.9g" : "%.0f", f);
     r->abs_err = isnan(g) != isnan(f) ? INFINITY : isnan(g) ? 0 : fabs(g - f);
-    r->tolerance = fl ? c->atol + c->rtol * fabs(f) : 0;
+    r->tolerance = fl ? j.atol + j.rtol * fabs(f) : 0;
     if (bad)
         snprintf(r->worst_at, sizeof r->worst_at, "%s[%lld]", b->name, (long long)show);
     return bad;
@@ -508,22 +554,34 @@ static int first_output(const cfam *c)
     return -1;
 }
 
-/* Test hook (KFORGE_PLANT=drop_last@..., fake GPU only: a user's kernel
- * knows nothing of planted faults): the last element of the first output
- * is left unwritten, and the poison before each checked run must show it. */
+/* Test hooks (KFORGE_PLANT=KIND@..., fake GPU only: a user's kernel knows
+ * nothing of planted faults), on the first output:
+ *   drop_last  its last element is left unwritten, and the poison before
+ *              each checked run must show it;
+ *   shift      its element 0 holds element 1's value (a kernel that reads
+ *              its neighbour): an error of |ref[1] - ref[0]|, known from the
+ *              data (.npy files), for tests of the tolerances. */
 static int plant(const kf_variant *v, const kf_shape *s, const kf_plan_info *p, int64_t offset, int kind,
                  kf_plant *spec, char *why, size_t whylen)
 {
     (void)p, (void)offset;
     const cfam *c = cf_of(v);
     int o = first_output(c);
-    if (kind != KF_PLANT_DROP_LAST || o < 0) {
-        kf_err(why, whylen, "%s is not a fault of a custom kernel", kf_plant_names[kind]);
+    if ((kind != KF_PLANT_DROP_LAST && kind != KF_PLANT_SHIFT) || o < 0) {
+        kf_err(why, whylen, "%s is not a fault of a custom kernel (drop_last, shift)", kf_plant_names[kind]);
         return -1;
     }
     kf_buffer_set set;
     memset(&set, 0, sizeof set);
     buffers(v, s, NULL, &set);
+    if (kind == KF_PLANT_SHIFT) {
+        if (set.b[o].elems < 2) {
+            kf_err(why, whylen, "shift: %s has one element, no neighbour", set.b[o].name);
+            return -1;
+        }
+        *spec = (kf_plant){.elem = 0, .shift = true, .unit = -1, .unwritten = -1};
+        return 0;
+    }
     *spec = (kf_plant){.elem = -1, .unit = -1, .unwritten = set.b[o].elems - 1};
     return 0;
 }
@@ -545,7 +603,10 @@ static int64_t plant_check(const kf_variant *v, const kf_shape *s, const kf_plan
     int64_t bad = 0;
     for (int k = 0; k < 2 && bad == 0; k++) {
         memcpy(y, ref[o], bytes);
-        memset(y + (size_t)spec->unwritten * es, k ? 0x00 : 0xFF, es);
+        if (spec->shift) /* element 0 reads element 1 */
+            memcpy(y, y + es, es);
+        else
+            memset(y + (size_t)spec->unwritten * es, k ? 0x00 : 0xFF, es);
         bad = compare(v, s, p, o, y, ref[o], aux[o], exact, r);
     }
     free(y);
@@ -565,6 +626,18 @@ static double bytes(const kf_variant *v, const kf_shape *s)
     for (int i = 0; i < set.n; i++)
         n += (set.b[i].role == KF_ROLE_INOUT ? 2.0 : 1.0) * (double)set.b[i].elems * (double)set.b[i].elem_bytes;
     return n;
+}
+
+/* "flops": the floating-point operations of one run (GFLOP/s); the family
+ * has this callback only when the config gives it. */
+static double flops(const kf_variant *v, const kf_shape *s)
+{
+    const cfam *c = cf_of(v);
+    double x = 0;
+    char err[64];
+    if (!c->flops || expr_eval(c->flops, v, s, &x, err, sizeof err) != 0 || !isfinite(x) || x < 0)
+        return 0;
+    return x;
 }
 
 static int arg_sizes(const kf_variant *v, int kernel, size_t *sizes, int max)
@@ -590,6 +663,7 @@ static int enqueue(kf_launcher *l, const kf_variant *v, const kf_shape *s, const
         int64_t i64;
         float f32;
         double f64;
+        uint16_t f16;           /* bfloat16, float16: the bits */
     } store[MAX_ARGS];
     void *args[MAX_ARGS];
     for (int a = 0; a < c->nargs; a++) {
@@ -605,6 +679,7 @@ static int enqueue(kf_launcher *l, const kf_variant *v, const kf_shape *s, const
             case KF_UINT32: store[a].u32 = (uint32_t)(int64_t)x; break;
             case KF_INT64: store[a].i64 = (int64_t)x; break;
             case KF_FLOAT32: store[a].f32 = (float)x; break;
+            case KF_BFLOAT16: case KF_FLOAT16: store[a].f16 = kf_float_to_half(g->dtype, (float)x); break;
             default: store[a].f64 = x; break;
             }
         }
@@ -632,13 +707,21 @@ static double fake_ms(const kf_variant *v, const kf_shape *s, const kf_device *d
     return bytes(v, s) / (bw * 1e9) * 1e3 + 0.002;
 }
 
+/* A parameter set of the same source (refp), or the kernel of its own: a
+ * variant of the companion family, whose source, launch and enqueue are
+ * its own (the engine asks the reference variant's family for them). */
 static int reference_variant(const kf_variant *v, const kf_shape *s, kf_variant *ref)
 {
     (void)s;
     const cfam *c = cf_of(v);
+    if (c->ref) {
+        variant_defaults(ref, c->ref->index); /* each param has its one value */
+        snprintf(ref->name, sizeof ref->name, "reference");
+        return 0;
+    }
     memset(ref, 0, sizeof *ref);
-    ref->family = v->family;
     snprintf(ref->name, sizeof ref->name, "reference");
+    ref->family = v->family;
     memcpy(ref->p, c->refp, sizeof ref->p);
     return 0;
 }
@@ -714,8 +797,9 @@ static int get_integer(mk *m, const char *field, const cJSON *j, int64_t lo, int
     return 0;
 }
 
-/* An expression: a string or a number, parsed against the family. */
-static int get_expr(mk *m, cfam *c, const char *field, const cJSON *j, kf_expr **out)
+/* An expression: a string or a number, parsed against the family; its
+ * text (malloc'd) in *keep unless keep is NULL. */
+static int get_expr_keep(mk *m, cfam *c, const char *field, const cJSON *j, kf_expr **out, char **keep)
 {
     char text[1024], g[80];
     if (cJSON_IsString(j))
@@ -729,7 +813,14 @@ static int get_expr(mk *m, cfam *c, const char *field, const cJSON *j, kf_expr *
     char err[512];
     if (!(*out = expr_parse_for(text, &c->fam, err, sizeof err)))
         return bad(m, field, "%s", err);
+    if (keep && !(*keep = strdup(text)))
+        return bad(m, field, "out of memory");
     return 0;
+}
+
+static int get_expr(mk *m, cfam *c, const char *field, const cJSON *j, kf_expr **out)
+{
+    return get_expr_keep(m, c, field, j, out, NULL);
 }
 
 static int parse_params(mk *m, cfam *c, const cJSON *j)
@@ -840,12 +931,17 @@ static int parse_sizes(mk *m, cfam *c, const cJSON *j)
 
 /* A .npy file (NumPy's format, version 1 to 3): little-endian, C order,
  * of the element type want ('<i4' int32, '<u4' uint32, '<i8' int64, '<f4'
- * float32, '<f8' float64); any shape, read as its elements in order.
- * path relative to the config's folder.  0 and the data, or -1 and why. */
+ * float32, '<f8' float64, '<f2' float16; bfloat16, which NumPy lacks, as
+ * its bits: '<u2' (x.view(np.uint16)) or 2-byte void '|V2' / '<V2', what
+ * np.save writes for ml_dtypes.bfloat16); any shape, read as its elements
+ * in order.  path relative to the config's folder.  0 and the data, or -1
+ * and why. */
 static int npy_load(const cfam *c, const char *name, kf_dtype want, void **data, int64_t *elems, char *why,
                     size_t whylen)
 {
-    static const char *const descr[] = {"'<i4'", "'<u4'", "'<i8'", "'<f4'", "'<f8'"};
+    static const char *const descr[KF_DTYPE_COUNT][3] = {
+        [KF_INT32] = {"'<i4'"}, [KF_UINT32] = {"'<u4'"}, [KF_INT64] = {"'<i8'"}, [KF_FLOAT32] = {"'<f4'"},
+        [KF_FLOAT64] = {"'<f8'"}, [KF_BFLOAT16] = {"'<u2'", "'|V2'", "'<V2'"}, [KF_FLOAT16] = {"'<f2'"}};
     char path[PATH_MAX + 256];
     if (name[0] == '/' || !c->config_dir[0])
         snprintf(path, sizeof path, "%s", name);
@@ -871,7 +967,6 @@ static int npy_load(const cfam *c, const char *name, kf_dtype want, void **data,
     char head[4096];
     snprintf(head, sizeof head, "%.*s", (int)(hl < sizeof head - 1 ? hl : sizeof head - 1), (const char *)f + off);
     const char *d = strstr(head, "'descr':"), *fo = strstr(head, "'fortran_order':"), *sh = strstr(head, "'shape':");
-    const char *want_descr = (int)want < 5 ? descr[want] : "?";
     if (!d || !fo || !sh || strncmp(fo + 16 + strspn(fo + 16, " "), "False", 5) != 0) {
         kf_err(why, whylen, "%s: a .npy header with 'descr', 'fortran_order': False (C order) and 'shape' was expected",
                path);
@@ -879,8 +974,12 @@ static int npy_load(const cfam *c, const char *name, kf_dtype want, void **data,
         return -1;
     }
     d += 8 + strspn(d + 8, " ");
-    if (strncmp(d, want_descr, strlen(want_descr)) != 0) {
-        kf_err(why, whylen, "%s holds %.5s elements, the buffer is %s (%s)", path, d, kf_dtype_names[want], want_descr);
+    bool known = false;
+    for (int k = 0; k < 3 && descr[want][k] && !known; k++)
+        known = strncmp(d, descr[want][k], strlen(descr[want][k])) == 0;
+    if (!known) {
+        kf_err(why, whylen, "%s holds %.5s elements, the buffer is %s (%s%s)", path, d, kf_dtype_names[want],
+               descr[want][0], want == KF_BFLOAT16 ? ", its bits as uint16, or '|V2'" : "");
         free(f);
         return -1;
     }
@@ -913,6 +1012,32 @@ static int npy_load(const cfam *c, const char *name, kf_dtype want, void **data,
     return 0;
 }
 
+/* {"rtol": r, "atol": a} at field: each given one into *rtol, *atol. */
+static int parse_tolerance(mk *m, const char *field, const cJSON *tol, double *rtol, double *atol)
+{
+    static const char *const tkeys[] = {"rtol", "atol"};
+    char g[80], f[160];
+    if (!cJSON_IsObject(tol)) {
+        given(tol, g, sizeof g);
+        return bad(m, field, "expected {\"rtol\": r, \"atol\": a} (|got - ref| <= atol + rtol |ref|), got %s", g);
+    }
+    if (check_keys(m, field, tol, tkeys, 2) != 0)
+        return -1;
+    double *out[2] = {rtol, atol};
+    for (int k = 0; k < 2; k++) {
+        const cJSON *x = cJSON_GetObjectItemCaseSensitive(tol, tkeys[k]);
+        snprintf(f, sizeof f, "%s.%s", field, tkeys[k]);
+        if (!x)
+            continue;
+        if (!cJSON_IsNumber(x) || !(x->valuedouble >= 0) || !isfinite(x->valuedouble)) {
+            given(x, g, sizeof g);
+            return bad(m, f, "expected a number >= 0, got %s", g);
+        }
+        *out[k] = x->valuedouble;
+    }
+    return 0;
+}
+
 static int parse_arg(mk *m, cfam *c, int a, const cJSON *j)
 {
     char f[64], g[80];
@@ -937,17 +1062,17 @@ static int parse_arg(mk *m, cfam *c, int a, const cJSON *j)
         int t = cJSON_IsString(sc) ? kf_lookup(kf_dtype_names, CUSTOM_DTYPES, sc->valuestring) : -1;
         if (t < 0) {
             given(sc, g, sizeof g);
-            return bad(m, fd, "expected a dtype (int32, uint32, int64, float32, float64), got %s", g);
+            return bad(m, fd, "expected a dtype (" DTYPE_LIST "), got %s", g);
         }
         x->dtype = (kf_dtype)t;
         const cJSON *val = cJSON_GetObjectItemCaseSensitive(j, "value");
         snprintf(fd, sizeof fd, "%s.value", f);
         if (!val)
             return bad(m, fd, "missing: a scalar needs a value (an expression, e.g. \"n\")");
-        return get_expr(m, c, fd, val, &x->value);
+        return get_expr_keep(m, c, fd, val, &x->value, &x->value_text);
     }
-    static const char *const keys[] = {"name", "dtype", "length", "role", "fill"};
-    if (check_keys(m, f, j, keys, 5) != 0)
+    static const char *const keys[] = {"name", "dtype", "length", "role", "fill", "tolerance"};
+    if (check_keys(m, f, j, keys, 6) != 0)
         return -1;
     if (c->nbufs == KF_MAX_BUFFERS)
         return bad(m, f, "at most %d buffers", KF_MAX_BUFFERS);
@@ -957,7 +1082,7 @@ static int parse_arg(mk *m, cfam *c, int a, const cJSON *j)
     int t = cJSON_IsString(dt) ? kf_lookup(kf_dtype_names, CUSTOM_DTYPES, dt->valuestring) : -1;
     if (t < 0) {
         given(dt, g, sizeof g);
-        return bad(m, fd, "expected a dtype (int32, uint32, int64, float32, float64), got %s", g);
+        return bad(m, fd, "expected a dtype (" DTYPE_LIST "), got %s", g);
     }
     x->dtype = (kf_dtype)t;
     const cJSON *ro = cJSON_GetObjectItemCaseSensitive(j, "role");
@@ -972,7 +1097,18 @@ static int parse_arg(mk *m, cfam *c, int a, const cJSON *j)
     snprintf(fd, sizeof fd, "%s.length", f);
     if (!len)
         return bad(m, fd, "missing: a buffer needs a length in elements (an expression, e.g. \"n\")");
-    if (get_expr(m, c, fd, len, &x->length) != 0)
+    if (get_expr_keep(m, c, fd, len, &x->length, &x->length_text) != 0)
+        return -1;
+    /* its own tolerance, key by key; the config-wide one fills the rest (make) */
+    x->rtol = x->atol = NAN;
+    const cJSON *tol = cJSON_GetObjectItemCaseSensitive(j, "tolerance");
+    snprintf(fd, sizeof fd, "%s.tolerance", f);
+    if (tol && x->role == KF_ROLE_IN)
+        return bad(m, fd, "only an out or inout buffer is compared: an input takes no tolerance");
+    if (tol && !kf_dtype_is_float(x->dtype))
+        return bad(m, fd, "a %s buffer is compared exactly: only a float buffer takes a tolerance",
+                   kf_dtype_names[x->dtype]);
+    if (tol && parse_tolerance(m, fd, tol, &x->rtol, &x->atol) != 0)
         return -1;
     const cJSON *fi = cJSON_GetObjectItemCaseSensitive(j, "fill");
     snprintf(fd, sizeof fd, "%s.fill", f);
@@ -1043,12 +1179,16 @@ static void cfam_free(cfam *c)
         free(c->values[i]), free(c->pnames[i]), free(c->pallowed[i]);
     for (int i = 0; i < KF_MAX_DIMS; i++)
         free(c->snames[i]);
-    for (int a = 0; a < MAX_ARGS; a++)
+    for (int a = 0; a < MAX_ARGS; a++) {
         expr_free(c->args[a].length), expr_free(c->args[a].value), free(c->args[a].npy), free(c->args[a].expect);
+        free(c->args[a].length_text), free(c->args[a].value_text);
+    }
+    cfam_free(c->ref);
     for (int d = 0; d < 3; d++)
         expr_free(c->grid[d]), expr_free(c->block[d]);
     expr_free(c->smem);
     expr_free(c->bytes);
+    expr_free(c->flops);
     for (int i = 0; i < c->ncons; i++)
         expr_free(c->cons[i]), free(c->cons_text[i]);
     free(c->identity);
@@ -1056,10 +1196,175 @@ static void cfam_free(cfam *c)
     free(c);
 }
 
+/* An entry that names a kernel: a C identifier, or one with template
+ * arguments ("naive<float>"), as the engine looks kernels up. */
+static bool entry_name(const char *s)
+{
+    size_t base = strcspn(s, "<"), n = strlen(s);
+    char id[80];
+    if (base == 0 || base >= sizeof id)
+        return false;
+    snprintf(id, sizeof id, "%.*s", (int)base, s);
+    return ident(id) && (!s[base] || (n > base + 2 && s[n - 1] == '>'));
+}
+
+/* "reference": {"source": ..., "entry": ..., "params": {...}, "grid": [...],
+ * "block": [...], "smem": ...}: the reference is a kernel of its own, made
+ * the companion family of c: its source (default c's) with its params as
+ * #defines (each one value), its entry (default c's), its launch over the
+ * sizes and its params, and c's args, whose lengths and values are parsed
+ * again against it.  0, or -1 and a message naming the field. */
+static int make_reference(mk *m, cfam *c, const cJSON *ref, const char *config_path)
+{
+    cfam *r = calloc(1, sizeof *r);
+    if (!r)
+        return bad(m, "reference", "out of memory");
+    c->ref = r;
+    snprintf(r->config_dir, sizeof r->config_dir, "%s", c->config_dir);
+    const cJSON *src = cJSON_GetObjectItemCaseSensitive(ref, "source");
+    if (src) {
+        if (!cJSON_IsString(src) || !src->valuestring[0])
+            return bad(m, "reference.source", "expected the reference kernel's .cu file, relative to the config");
+        for (const char *p = src->valuestring; *p; p++)
+            if ((unsigned char)*p < 32 || *p == '"' || *p == '\\')
+                return bad(m, "reference.source", "a file name without control characters, quotes or backslashes "
+                                                  "(it goes into a #line directive)");
+        const char *slash = strrchr(config_path, '/');
+        if (src->valuestring[0] == '/' || !slash)
+            snprintf(r->source_path, sizeof r->source_path, "%s", src->valuestring);
+        else
+            snprintf(r->source_path, sizeof r->source_path, "%.*s/%s", (int)(slash - config_path), config_path,
+                     src->valuestring);
+        char rerr[512];
+        size_t len;
+        if (!(r->source_text = kf_read_file_max(r->source_path, 16u << 20, &len, rerr, sizeof rerr)))
+            return bad(m, "reference.source", "cannot read the reference kernel's source: %s", rerr);
+    } else {
+        snprintf(r->source_path, sizeof r->source_path, "%s", c->source_path);
+        if (!(r->source_text = strdup(c->source_text)))
+            return bad(m, "reference", "out of memory");
+    }
+    const cJSON *entry = cJSON_GetObjectItemCaseSensitive(ref, "entry");
+    if (entry) {
+        char g[80];
+        given(entry, g, sizeof g);
+        if (!cJSON_IsString(entry) || !entry_name(entry->valuestring))
+            return bad(m, "reference.entry", "expected the reference kernel's name in its source: a C identifier "
+                                             "(extern \"C\") or one with template arguments, e.g. \"naive\" or "
+                                             "\"naive<float>\", got %s", g);
+        snprintf(r->entry, sizeof r->entry, "%s", entry->valuestring);
+    } else {
+        snprintf(r->entry, sizeof r->entry, "%s", c->entry);
+    }
+    snprintf(r->famname, sizeof r->famname, "%.*s.reference", (int)(sizeof r->famname - 11), c->famname);
+    r->entries[0] = r->entry;
+    r->fam = c->fam;
+    r->fam.name = r->famname;
+    r->fam.doc = "the reference kernel of a user's kernel (kernel \"custom\", \"reference\" with a source or entry)";
+    r->fam.params = r->params;
+    r->fam.sizes = r->sizes;
+    r->fam.entries = r->entries;
+    r->fam.reference_variant = NULL;
+    r->fam.export_source = NULL;
+    r->fam.plant = NULL;
+    r->fam.plant_check = NULL;
+    r->fam.ext = r;
+    /* its params: each one value, #defined before its source */
+    const cJSON *rp = cJSON_GetObjectItemCaseSensitive(ref, "params");
+    if (rp && !cJSON_IsObject(rp))
+        return bad(m, "reference.params", "expected {\"NAME\": value, ...}: the reference kernel's own #defines");
+    int n = 0;
+    for (const cJSON *x = rp ? rp->child : NULL; x; x = x->next, n++) {
+        char f[160];
+        snprintf(f, sizeof f, "reference.params.%s", x->string);
+        if (n == KF_MAX_PARAMS)
+            return bad(m, "reference.params", "at most %d parameters", KF_MAX_PARAMS);
+        if (!ident(x->string))
+            return bad(m, f, "a parameter's name must be a C identifier (it is #defined)");
+        if (param_find(c->sizes, c->fam.nsizes, x->string) >= 0)
+            return bad(m, f, "\"%s\" is a size: a reference param needs a name of its own", x->string);
+        if (param_find(r->params, n, x->string) >= 0)
+            return bad(m, f, "given twice");
+        if (!(r->values[n] = malloc(sizeof *r->values[n])) || !(r->pnames[n] = strdup(x->string)))
+            return bad(m, f, "out of memory");
+        if (get_integer(m, f, x, -(1LL << 40), 1LL << 40, &r->values[n][0]) != 0)
+            return -1;
+        r->nvalues[n] = 1;
+        char al[32];
+        snprintf(al, sizeof al, "%lld", (long long)r->values[n][0]);
+        if (!(r->pallowed[n] = strdup(al)))
+            return bad(m, f, "out of memory");
+        r->params[n] = (kf_param){.name = r->pnames[n], .kind = KF_PK_INT, .lo = r->values[n][0],
+                                  .hi = r->values[n][0], .def = r->values[n][0], .allowed = r->pallowed[n],
+                                  .macro = r->pnames[n], .doc = "a parameter of the reference kernel (#defined before "
+                                  "its source)", .sweep = r->values[n], .nsweep = 1};
+    }
+    r->fam.nparams = n;
+    for (int d = 0; d < c->fam.nsizes; d++) {
+        if (!(r->snames[d] = strdup(c->sizes[d].name)))
+            return bad(m, "reference", "out of memory");
+        r->sizes[d] = c->sizes[d];
+        r->sizes[d].name = r->snames[d];
+    }
+    /* the same args: lengths and values over the sizes and its params */
+    r->nargs = c->nargs;
+    r->nbufs = c->nbufs;
+    for (int a = 0; a < c->nargs; a++) {
+        const carg *g = &c->args[a];
+        carg *x = &r->args[a];
+        *x = (carg){.scalar = g->scalar, .dtype = g->dtype, .role = g->role, .buf = g->buf, .fill = g->fill,
+                    .lo = g->lo, .hi = g->hi, .rtol = g->rtol, .atol = g->atol};
+        snprintf(x->name, sizeof x->name, "%s", g->name);
+        const char *text = g->scalar ? g->value_text : g->length_text;
+        char err[512];
+        kf_expr *e = text ? expr_parse_for(text, &r->fam, err, sizeof err) : NULL;
+        if (!e)
+            return bad(m, "reference", "args[%d] (%s).%s: %s (the reference kernel's expressions may use the sizes "
+                                       "and reference.params only)", a, g->name, g->scalar ? "value" : "length",
+                       text ? err : "out of memory");
+        if (g->scalar)
+            x->value = e;
+        else
+            x->length = e;
+    }
+    const cJSON *grid = cJSON_GetObjectItemCaseSensitive(ref, "grid");
+    if (!grid)
+        return bad(m, "reference.grid", "missing: the reference kernel's grid in blocks, 1 to 3 expressions over the "
+                                        "sizes and reference.params");
+    if (parse_dims(m, r, "reference.grid", grid, r->grid) != 0)
+        return -1;
+    const cJSON *block = cJSON_GetObjectItemCaseSensitive(ref, "block");
+    char rerr[256];
+    if (block) {
+        if (parse_dims(m, r, "reference.block", block, r->block) != 0)
+            return -1;
+    } else {
+        static const char *const bs[] = {"block_size_x", "block_size_y", "block_size_z"};
+        for (int d = 0; d < 3; d++)
+            if (param_find(r->params, r->fam.nparams, bs[d]) >= 0 &&
+                !(r->block[d] = expr_parse_for(bs[d], &r->fam, rerr, sizeof rerr)))
+                return bad(m, "reference.block", "%s", rerr);
+        if (!r->block[0])
+            return bad(m, "reference.block", "missing: give \"block\" or a reference param block_size_x "
+                                             "(block_size_y, block_size_z)");
+    }
+    for (int d = 0; d < 3; d++)
+        if (r->block[d] && expr_uses_n(r->block[d]))
+            return bad(m, "reference.block", "the block may use reference.params only, not sizes");
+    const cJSON *smem = cJSON_GetObjectItemCaseSensitive(ref, "smem");
+    if (smem && get_expr(m, r, "reference.smem", smem, &r->smem) != 0)
+        return -1;
+    if (r->smem && expr_uses_n(r->smem))
+        return bad(m, "reference.smem", "dynamic shared memory may use reference.params only, not sizes");
+    r->deterministic = true;
+    return 0;
+}
+
 static int make(mk *m, cfam *c, const cJSON *root, const char *config_path)
 {
     static const char *const keys[] = {"source", "entry", "name", "params", "sizes", "args", "grid", "block",
-                                       "smem", "reference", "tolerance", "bytes", "constraints", "deterministic"};
+                                       "smem", "reference", "tolerance", "bytes", "flops", "constraints",
+                                       "deterministic"};
     if (check_keys(m, "", root, keys, (int)(sizeof keys / sizeof keys[0])) != 0)
         return -1;
     /* source: relative to the config's folder */
@@ -1161,6 +1466,10 @@ static int make(mk *m, cfam *c, const cJSON *root, const char *config_path)
     const cJSON *by = cJSON_GetObjectItemCaseSensitive(root, "bytes");
     if (by && get_expr(m, c, "bytes", by, &c->bytes) != 0)
         return -1;
+    const cJSON *fo = cJSON_GetObjectItemCaseSensitive(root, "flops");
+    if (fo && get_expr(m, c, "flops", fo, &c->flops) != 0)
+        return -1;
+    c->fam.flops = c->flops ? flops : NULL; /* no "flops": no GFLOP/s figure (null, not 0) */
     const cJSON *cons = cJSON_GetObjectItemCaseSensitive(root, "constraints");
     if (cons) {
         if (!cJSON_IsArray(cons) || cJSON_GetArraySize(cons) > MAX_CONSTRAINTS)
@@ -1210,17 +1519,35 @@ static int make(mk *m, cfam *c, const cJSON *root, const char *config_path)
                            c->args[q].name);
         c->fam.reference_variant = NULL; /* the host reference: the files */
     } else if (ref) {
-        static const char *const rkeys[] = {"params"};
+        static const char *const rkeys[] = {"params", "source", "entry", "grid", "block", "smem"};
+        const int nrkeys = (int)(sizeof rkeys / sizeof rkeys[0]);
         const cJSON *rp = cJSON_GetObjectItemCaseSensitive(ref, "params");
-        if (!cJSON_IsObject(ref) || !cJSON_IsObject(rp)) {
+        bool known = false;
+        for (int k = 0; k < nrkeys && cJSON_IsObject(ref); k++)
+            known = known || cJSON_GetObjectItemCaseSensitive(ref, rkeys[k]);
+        if (!known) {
             char g[80];
             given(ref, g, sizeof g);
-            return bad(m, "reference", "expected {\"params\": {...}}: a parameter set of the same source, or "
-                                       "{\"expected\": {\"OUTPUT\": \"file.npy\"}}, got %s", g);
+            return bad(m, "reference", "expected {\"params\": {...}}: a parameter set of the same source, "
+                                       "{\"source\": \"naive.cu\", \"entry\": \"naive\", \"grid\": [...], ...}: "
+                                       "a kernel of its own, or {\"expected\": {\"OUTPUT\": \"file.npy\"}}, got %s", g);
         }
-        if (check_keys(m, "reference", ref, rkeys, 1) != 0)
+        if (check_keys(m, "reference", ref, rkeys, nrkeys) != 0)
             return -1;
-        for (const cJSON *x = rp->child; x; x = x->next) {
+        bool own = cJSON_GetObjectItemCaseSensitive(ref, "source") || cJSON_GetObjectItemCaseSensitive(ref, "entry");
+        for (int k = 3; k < nrkeys && !own; k++)
+            if (cJSON_GetObjectItemCaseSensitive(ref, rkeys[k])) {
+                char f[32];
+                snprintf(f, sizeof f, "reference.%s", rkeys[k]);
+                return bad(m, f, "a launch of its own goes with a kernel of its own: give the reference's \"source\" "
+                                 "and/or \"entry\" (with \"params\" alone the reference is a parameter set of the "
+                                 "same kernel, launched as the candidates are)");
+            }
+        if (own && make_reference(m, c, ref, config_path) != 0)
+            return -1;
+        if (!own && !cJSON_IsObject(rp))
+            return bad(m, "reference.params", "expected {\"PARAM\": value, ...}: a parameter set of the same source");
+        for (const cJSON *x = own ? NULL : rp->child; x; x = x->next) {
             char f[160];
             snprintf(f, sizeof f, "reference.params.%s", x->string);
             int i = param_find(c->params, c->fam.nparams, x->string);
@@ -1233,20 +1560,17 @@ static int make(mk *m, cfam *c, const cJSON *root, const char *config_path)
     c->rtol = 1e-5;
     c->atol = 1e-6;
     const cJSON *tol = cJSON_GetObjectItemCaseSensitive(root, "tolerance");
-    if (tol) {
-        static const char *const tkeys[] = {"rtol", "atol"};
-        if (!cJSON_IsObject(tol))
-            return bad(m, "tolerance", "expected {\"rtol\": r, \"atol\": a}");
-        if (check_keys(m, "tolerance", tol, tkeys, 2) != 0)
-            return -1;
-        const cJSON *r = cJSON_GetObjectItemCaseSensitive(tol, "rtol"), *at = cJSON_GetObjectItemCaseSensitive(tol, "atol");
-        if (r && (!cJSON_IsNumber(r) || r->valuedouble < 0))
-            return bad(m, "tolerance.rtol", "expected a number >= 0");
-        if (at && (!cJSON_IsNumber(at) || at->valuedouble < 0))
-            return bad(m, "tolerance.atol", "expected a number >= 0");
-        c->rtol = r ? r->valuedouble : c->rtol;
-        c->atol = at ? at->valuedouble : c->atol;
+    if (tol && parse_tolerance(m, "tolerance", tol, &c->rtol, &c->atol) != 0)
+        return -1;
+    for (int q = 0; q < c->nargs; q++) { /* a buffer's own tolerance overrides it key by key */
+        carg *g = &c->args[q];
+        g->rtol = isnan(g->rtol) ? c->rtol : g->rtol;
+        g->atol = isnan(g->atol) ? c->atol : g->atol;
+        if (c->ref)
+            c->ref->args[q].rtol = g->rtol, c->ref->args[q].atol = g->atol;
     }
+    if (c->ref)
+        c->ref->rtol = c->rtol, c->ref->atol = c->atol;
     c->deterministic = true;
     const cJSON *det = cJSON_GetObjectItemCaseSensitive(root, "deterministic");
     if (det) {
@@ -1275,9 +1599,20 @@ static int probe(mk *m, cfam *c)
         return bad(m, "smem", "%s", why);
     kf_variant r = v;
     memcpy(r.p, c->refp, sizeof r.p);
-    for (int d = 0; d < 3; d++)
+    for (int d = 0; d < 3 && !c->ref; d++)
         if (c->block[d] && eval_int(c->block[d], &r, NULL, "block (reference)", &x, why, sizeof why) != 0)
             return bad(m, "reference", "%s", why);
+    if (c->ref) { /* a kernel of its own: its block and shared memory at its params */
+        reference_variant(&v, NULL, &r);
+        for (int d = 0; d < 3; d++) {
+            char f[24];
+            snprintf(f, sizeof f, "reference.block[%d]", d);
+            if (c->ref->block[d] && eval_int(c->ref->block[d], &r, NULL, f, &x, why, sizeof why) != 0)
+                return bad(m, "reference.block", "%s", why);
+        }
+        if (c->ref->smem && eval_int(c->ref->smem, &r, NULL, "reference.smem", &x, why, sizeof why) != 0)
+            return bad(m, "reference.smem", "%s", why);
+    }
     return 0;
 }
 
@@ -1372,6 +1707,10 @@ int custom_family_make(const char *spec_json, const char *config_path, char *err
     strbuf id = {0};
     sb_printf(&id, "%s\n%s\n", c->source_path, spec_json);
     sb_append(&id, c->source_text);
+    if (c->ref) { /* a reference kernel of its own: its source too */
+        sb_printf(&id, "\n%s\n", c->ref->source_path);
+        sb_append(&id, c->ref->source_text);
+    }
     c->identity = sb_take(&id);
     if (!c->identity) {
         kf_err(err, errlen, "custom: out of memory");
@@ -1389,8 +1728,16 @@ int custom_family_make(const char *spec_json, const char *config_path, char *err
             goto out;
         }
     char rerr[256];
+    /* a reference kernel of its own first: a family of its own, which the
+     * reference variant names (reference_variant) */
+    if (c->ref && (c->ref->index = family_register(&c->ref->fam, rerr, sizeof rerr)) < 0) {
+        kf_err(err, errlen, "custom.reference: %s: give the custom kernel another \"name\"", rerr);
+        goto out;
+    }
     if ((c->index = family_register(&c->fam, rerr, sizeof rerr)) < 0) {
         kf_err(err, errlen, "custom.name: %s: give the custom kernel another \"name\"", rerr);
+        if (c->ref)
+            c = NULL; /* its reference is registered: kept */
         goto out;
     }
     made[nmade++] = c;
