@@ -941,8 +941,11 @@ static bool set_constants(cctx *c, CUmodule mod, const kf_variant *v, const kf_s
         snprintf(what, sizeof what, "cuMemcpyHtoD(constant %s)", k->name);
         ok = want == 0 || cu_ok(c, cu->cuMemcpyHtoD(d, host[i], want), what);
     }
+    int n = set.n;
     data_constants_free(&set, host);
-    return ok;
+    /* a copy from pageable memory may still be under way when cuMemcpyHtoD
+     * returns: done before any launch on the worker's stream */
+    return ok && (n == 0 || cu_ok(c, cu->cuCtxSynchronize(), "cuCtxSynchronize(constants)"));
 }
 
 /* Loads the module and its kernels, works out the occupancy and plans the
