@@ -46,7 +46,7 @@
 
 __constant__ float d_filter[FILTER_H * FILTER_W];
 
-extern "C" __global__ void __launch_bounds__(block_size_x * block_size_y)
+extern "C" __global__ void __launch_bounds__(block_size_x * block_size_y, 1)
 convolution(float *output, const float *input, int width, int height)
 {
     __shared__ float tile[SHARED_H][SHARED_W];
