@@ -9,7 +9,11 @@
 # (axpy_ref.cu: its own source, entry, #defines and grid) with a tolerance
 # on y alone, against an exact .npy answer (the 2-byte buffers and scalar
 # reach the kernel intact), a wrong kernel caught both ways, a reference
-# launched one block short, GFLOP/s and % FP32 in every result.
+# launched one block short, GFLOP/s and % FP32 in every result; and the
+# convolution example (its filter in __constant__ memory) checked against
+# its reference variant, bit for bit, against an exact answer from .npy
+# files, with planted bugs and constants that do not match the module, and
+# tuned on a subset.
 #
 #   KFORGE=build/kforge sh tests/custom_gpu.sh
 set -u
@@ -139,6 +143,84 @@ step "$K" run "$W/notol_f16.json" --no-results
 step "$K" run "$W/notol_bf16.json" --no-results
 (cd "$W" && tar czf "${OUT:-$TMP}/custom_gpu_checks.tgz" ./*.txt ./*.json) 2>/dev/null
 echo "custom_gpu: $npass passed, $nfail failed"
+
+# --- example 3: the 2-D convolution, its 17 x 17 filter in __constant__ ----
+# memory (the config's "constants", written with cuModuleGetGlobal before any
+# launch).  Self-checking: each check prints PASS or FAIL, and the script
+# exits 1 if one failed.  Copies of the config live in $TMP/cv.
+cfail=0
+verdict() { # description, then a command that must succeed
+    d=$1; shift
+    if "$@"; then echo "PASS convolution: $d"; else echo "FAIL convolution: $d"; cfail=$((cfail + 1)); fi
+}
+lines() { grep -c "$2" "$1" 2>/dev/null || true; }
+CV=$TMP/cv
+mkdir -p "$CV" && cp configs/custom/convolution.cu configs/custom/convolution.json tests/custom/conv_npy.py "$CV"/
+cvjson() { # name, python statements on k (the "custom" object): a variant of the config in $CV
+    python3 -c 'import json, sys
+c = json.load(open(sys.argv[1])); k = c["custom"]
+exec(sys.argv[3])
+json.dump(c, open(sys.argv[2], "w"), indent=1)' "$CV/convolution.json" "$CV/$1" "$2"
+}
+# 1. 80 variants (both tilings, padding, read-only loads, blocks of 32 to
+# 1024 threads) at 4096 x 4096, each checked against the reference variant
+# (16 x 16, tile 1 x 1) run on the GPU; the filter must have been written
+# (an unwritten one makes every output 0, reference too)
+SUB="--set block_size_x=[16,64,128] --set block_size_y=[2,8] --set tile_size_x=[1,4] --set tile_size_y=[2,4] --set use_padding=[0,1] --set read_only=[0,1]"
+step "$K" run "$CV/convolution.json" $SUB --results "$TMP/cv_run.jsonl" -q
+n=$(grep -c '"status"' "$TMP/cv_run.jsonl"); nok=$(lines "$TMP/cv_run.jsonl" '"status":"ok"')
+verdict "$nok of $n variants at 4096 x 4096 equal the reference variant's outputs (rtol 1e-6)" [ "$n" -ge 24 -a "$nok" = "$n" ]
+ref=$(sed -n 's/.*"ref_value":"\([^"]*\)".*/\1/p' "$TMP/cv_run.jsonl" | head -1)
+if [ -n "$ref" ]; then
+    verdict "the filter was written: output[0] is $ref (289 taps of [0,1) x [0,1): about 72, 0 if d_filter were never set)" \
+        awk -v x="$ref" 'BEGIN { exit !(x > 30 && x < 120) }'
+else echo "SKIP convolution: no ref_value recorded (step 3's exact answer shows the filter written)"; fi
+# 2. the same variants with tolerance 0: every variant sums each output's
+# taps in the same order, so all give the reference's bits exactly
+cvjson cv_exact.json 'k["tolerance"] = {"rtol": 0, "atol": 0}'
+step "$K" run "$CV/cv_exact.json" $SUB --no-results --format jsonl -q >"$TMP/cv_exact.txt"
+verdict "bit for bit: $(lines "$TMP/cv_exact.txt" '"status":"ok"') of $n ok with rtol 0 and atol 0" \
+    [ "$(lines "$TMP/cv_exact.txt" '"status":"ok"')" = "$n" ]
+# 3. against an answer computed independently (tests/custom/conv_npy.py:
+# multiples of 1/16, so the answer is exact): image, filter (the constant)
+# and answer from .npy files, at sizes that leave partial tiles
+for wh in "100 37" "160 96"; do
+    set -- $wh
+    (cd "$CV" && CONV_JSON=convolution.json python3 conv_npy.py "$1" "$2" cv_npy_$1.json)
+    step "$K" run "$CV/cv_npy_$1.json" $SUB --no-results --format jsonl -q >"$TMP/cv_npy_$1.txt"
+    verdict "$(lines "$TMP/cv_npy_$1.txt" '"status":"ok"') of $n variants give conv_npy.py's exact answer at $1 x $2" \
+        [ "$(lines "$TMP/cv_npy_$1.txt" '"status":"ok"')" = "$n" ]
+done
+# 4. planted bugs (planted_bug in the source): 1 never writes the last
+# output, 2 reads the filter transposed; the reference keeps planted_bug = 0
+cvjson cv_bug.json 'k["params"]["planted_bug"] = [0, 1, 2]'
+step "$K" run "$CV/cv_bug.json" --set block_size_x=32 --set block_size_y=8 --set tile_size_x=2 --set tile_size_y=2 \
+    --set use_padding=1 --set read_only=0 --no-results --format jsonl >"$TMP/cv_bug.txt"
+verdict "planted_bug=0 ok, 1 (output[16777215] unwritten) and 2 (filter transposed) wrong" sh -c "
+    grep -q '\"planted_bug\":0,.*\"status\":\"ok\"' '$TMP/cv_bug.txt' &&
+    grep -q '\"planted_bug\":1,.*\"status\":\"wrong\".*1 of 16777216 outputs wrong; worst at output\[16777215\]' '$TMP/cv_bug.txt' &&
+    grep -q '\"planted_bug\":2,.*\"status\":\"wrong\"' '$TMP/cv_bug.txt'"
+# 5. constants that do not match the module: a launch error naming them
+cvjson cv_name.json 'k["constants"][0]["name"] = "d_filtr"'
+step "$K" run "$CV/cv_name.json" --set block_size_x=32 --set block_size_y=8 --set tile_size_x=2 --set tile_size_y=2 \
+    --set use_padding=1 --set read_only=0 --no-results --format jsonl >"$TMP/cv_name.txt"
+verdict "an unknown constant is a launch_error naming it" \
+    grep -q '"status":"launch_error","message":"constant \\"d_filtr\\": no __constant__ or __device__ variable of that name in the module' "$TMP/cv_name.txt"
+cvjson cv_size.json 'k["constants"][0]["length"] = "18 * 17"'
+step "$K" run "$CV/cv_size.json" --set block_size_x=32 --set block_size_y=8 --set tile_size_x=2 --set tile_size_y=2 \
+    --set use_padding=1 --set read_only=0 --no-results --format jsonl >"$TMP/cv_size.txt"
+verdict "a constant longer than the module's variable is a launch_error with both sizes" \
+    grep -q "constant \\\\\"d_filter\\\\\": the module's variable is 1156 bytes, the config describes 1224 (306 float32)" "$TMP/cv_size.txt"
+# 6. a tune of a subset (every candidate checked), resumed, and the best
+TSUB="--set block_size_x=[32,64,128] --set block_size_y=[2,4,8] --set tile_size_x=[1,2,4] --set tile_size_y=[2,4,8] --set use_padding=[0,1] --set read_only=0"
+step "$K" tune configs/custom/convolution.json $TSUB --results "$TMP/cv_tune.jsonl"
+rc1=$rc
+step "$K" tune configs/custom/convolution.json $TSUB --results "$TMP/cv_tune.jsonl" -q --format jsonl >"$TMP/cv_tune2.txt"
+step "$K" best --kernel configs/custom/convolution.json --width 4096 --height 4096
+verdict "tune of $(grep -c . "$TMP/cv_tune.jsonl") candidates: a best found, resumed without measuring again" \
+    sh -c "[ $rc1 = 0 ] && grep -q '\"measured_cases\": 0' '$TMP/cv_tune2.txt'"
+echo "convolution checks: $cfail failed"
+
 cp "$TMP"/*.jsonl "${OUT:-$TMP}/" 2>/dev/null
 rm -rf "$TMP"
-[ $nfail = 0 ]
+[ $nfail = 0 ] && [ "$cfail" = 0 ]

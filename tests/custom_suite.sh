@@ -25,7 +25,8 @@ cd "$TMP" || exit 2
 cp "$ROOT"/configs/custom/vector_add.cu "$ROOT"/configs/custom/vector_add.json "$ROOT"/configs/custom/transpose.cu \
    "$ROOT"/configs/custom/transpose.json "$ROOT"/tests/custom/scale.cu "$ROOT"/tests/custom/scale.json \
    "$ROOT"/tests/custom/axpy_half.cu "$ROOT"/tests/custom/axpy_ref.cu "$ROOT"/tests/custom/axpy_f16.json \
-   "$ROOT"/tests/custom/axpy_bf16.json . || exit 2
+   "$ROOT"/tests/custom/axpy_bf16.json "$ROOT"/configs/custom/convolution.cu "$ROOT"/configs/custom/convolution.json . \
+   || exit 2
 npass=0
 nfail=0
 ok() { echo "PASS $1"; npass=$((npass + 1)); }
@@ -548,6 +549,121 @@ if [ $rc = 0 ] && [ $rc2 = 2 ] &&
    has clash.txt 'custom.name: "vector_add" (vector_add.cu) is already the name of another custom kernel'; then
     ok "one name, one kernel: the same spec twice is one family; a different spec under the name is exit 2"
 else bad "same name" "exit $rc/$rc2: $(head -2 same.txt clash.txt)"; fi
+
+# --- example 3: a 2-D convolution with its filter in __constant__ memory ----
+# ("constants": the module's d_filter, filled before any launch).  The whole
+# space is 1656 variants; compiling them all takes minutes, so --compile,
+# run, tune and export take a 16-variant subset (SUB) that still has both
+# tilings, padding and the read-only loads.
+SUB="--set block_size_x=[16,64] --set block_size_y=[4,16] --set tile_size_x=[1,2] --set tile_size_y=2 --set use_padding=[0,1] --set read_only=1"
+"$K" check convolution.json >cv_check.txt 2>&1; rc=$?
+if [ $rc = 0 ] && has cv_check.txt 'convolution.json: 1656 variants, 1656 cases' &&
+   has cv_check.txt 'constraint "block_size_x \* block_size_y <= 1024" is false' &&
+   has cv_check.txt 'constraint "(block_size_x \* tile_size_x + 16 + use_padding) \* (block_size_y \* tile_size_y + 16) \* 4 <= 48 \* 1024" is false'; then
+    ok "convolution: check gives 1656 variants (threads <= 1024, the shared tile <= 48 KiB)"
+else bad "convolution check" "exit $rc: $(head -2 cv_check.txt)"; fi
+"$K" check convolution.json --compile $SUB >cv_comp.txt 2>&1; rc=$?
+n=$(grep -c '^  compiled' cv_comp.txt)
+if [ $rc = 0 ] && [ "$n" = 16 ]; then ok "convolution: check --compile of a 16-variant subset, each compiled by NVRTC"
+else bad "convolution check --compile" "exit $rc, $n compiled: $(tail -2 cv_comp.txt)"; fi
+"$K" gen convolution.json --set block_size_x=32 --set block_size_y=4 --set tile_size_x=2 --set tile_size_y=4 \
+    --set use_padding=1 --set read_only=0 >cv_gen.txt 2>&1
+if has cv_gen.txt '^#define tile_size_y 4$' && has cv_gen.txt '^#line 1 "convolution.cu"$' &&
+   has cv_gen.txt '^__constant__ float d_filter\[FILTER_H \* FILTER_W\];'; then
+    ok "convolution: gen writes the #defines before the source and its __constant__ d_filter"
+else bad "convolution gen" "$(head -12 cv_gen.txt)"; fi
+"$K" run convolution.json $SUB --results cv.jsonl -q >cv_run.txt 2>&1; rc=$?
+if [ $rc = 0 ] && [ "$(grep -c '"status":"ok"' cv.jsonl)" = 16 ] &&
+   has cv.jsonl '"kernel":"convolution","block_size_x":16,"block_size_y":4,"tile_size_x":1,"tile_size_y":2,"use_padding":0,"read_only":1,"width":4096,"height":4096'; then
+    ok "convolution: run of the subset at 4096 x 4096, 16 cases ok, keyed by the six params, width and height"
+else bad "convolution run" "exit $rc: $(tail -2 cv_run.txt)"; fi
+"$K" tune convolution.json $SUB --results cv_tune.jsonl -q --format jsonl >cv_tune1.txt 2>&1; rc=$?
+"$K" tune convolution.json $SUB --results cv_tune.jsonl -q --format jsonl >cv_tune2.txt 2>&1; rc2=$?
+if [ $rc = 0 ] && [ $rc2 = 0 ] && [ "$(grep -c . cv_tune.jsonl)" = 16 ] && has cv_tune2.txt '"from_results": 16' &&
+   has cv_tune2.txt '"measured_cases": 0' && grep -q '"kernel": "convolution",' db/*.json; then
+    ok "convolution: tune of the subset, resumed without measuring again, the best in the database"
+else bad "convolution tune" "exit $rc/$rc2: $(tail -2 cv_tune1.txt | cut -c1-300)"; fi
+"$K" export --kernel convolution.json -o convolution_tuned.h >cv_export.txt 2>&1; rc=$?
+printf '#include "convolution_tuned.h"\nint main(void) { return kforge_convolution_lookup(4096, 4096)->tile_size_x > 0 ? 0 : 1; }\n' >cv_use.c
+if [ $rc = 0 ] && has convolution_tuned.h 'long long tile_size_y;' &&
+   cc -std=c11 -Wall -Wextra -Werror cv_use.c -o cv_use -lm 2>cv_cc.txt && ./cv_use; then
+    ok "convolution: export --kernel writes the tuned table, which compiles and looks up 4096 x 4096"
+else bad "convolution export" "exit $rc: $(head -3 cv_export.txt cv_cc.txt)"; fi
+KFORGE_PLANT='drop_last@*' "$K" run convolution.json --set block_size_x=64 --set block_size_y=4 --set tile_size_x=2 \
+    --set tile_size_y=2 --set use_padding=1 --set read_only=1 --set width=200 --set height=77 --no-results \
+    --format jsonl >cv_plant.txt 2>&1; rc=$?
+if [ $rc = 1 ] && has cv_plant.txt '"status":"wrong","message":"wrong result on the exact data: 1 of 15400 outputs wrong; worst at output\[15399\]'; then
+    ok "convolution: a planted unwritten output[15399] of 200 x 77 is caught (exit 1)"
+else bad "convolution planted" "exit $rc: $(cut -c1-300 cv_plant.txt)"; fi
+# the image, the filter (a constant) and the answer from .npy files: every
+# value a multiple of 1/16, so the answer is exact (tests/custom/conv_npy.py)
+CONV_JSON=convolution.json python3 "$ROOT"/tests/custom/conv_npy.py 100 37 cv_npy.json >cv_py.txt 2>&1
+"$K" run cv_npy.json $SUB --no-results --format jsonl >cv_npy.txt 2>&1; rc=$?
+KFORGE_PLANT='drop_last@*' "$K" run cv_npy.json --set block_size_x=16 --set block_size_y=4 --set tile_size_x=1 \
+    --set tile_size_y=2 --set use_padding=0 --set read_only=1 --no-results --format jsonl >cv_npy_plant.txt 2>&1; rc2=$?
+"$K" run cv_npy.json $SUB --set width=101 --no-results >cv_npy_len.txt 2>&1; rc3=$?
+want=$(python3 -c 'import struct; d = open("conv_out.npy", "rb").read(); print("%.9g" % struct.unpack("<f", d[-4:])[0])' 2>/dev/null)
+if [ $rc = 0 ] && [ "$(grep -c '"status":"ok"' cv_npy.txt)" = 16 ] && [ $rc2 = 1 ] &&
+   has cv_npy_plant.txt "worst at output\[3699\]: GPU [^,]*, reference $want" &&
+   has cv_npy_len.txt 'args\[0\] (output).length = 3737 here, its .npy file holds 3700 elements'; then
+    ok "convolution: image, filter constant and answer from .npy files; a planted fault caught against the answer ($want)"
+else bad "convolution npy" "exit $rc/$rc2/$rc3: $(head -c 300 cv_npy.txt; head -c 300 cv_npy_plant.txt; head -2 cv_npy_len.txt)"; fi
+# a constant's own .npy file whose length disagrees: that size is skipped, with the reason
+python3 - <<'PY'
+import json
+c = json.load(open("cv_npy.json"))
+c["custom"]["constants"][0]["length"] = "16 * 16"
+c["custom"]["reference"] = {"params": {}}
+c["custom"]["name"] = "convolution_short"
+json.dump(c, open("cv_npy_short.json", "w"))
+PY
+"$K" run cv_npy_short.json --set block_size_x=16 --set block_size_y=4 --set tile_size_x=1 --set tile_size_y=2 \
+    --set use_padding=0 --set read_only=1 --no-results >cv_short.txt 2>&1; rc=$?
+if has cv_short.txt 'constants\[0\] (d_filter).length = 256 here, its .npy file holds 289 elements'; then
+    ok "convolution: a constant whose .npy file holds another length is skipped, with the reason"
+else bad "constant npy length" "exit $rc: $(head -3 cv_short.txt)"; fi
+
+# --- bad "constants": the file, the field, what was expected; exit 2 ------
+python3 - <<'PY'
+import json
+def variant(name, f):
+    c = json.load(open("convolution.json"))
+    f(c["custom"])
+    json.dump(c, open(name, "w"))
+def k0(key, val):
+    def f(k):
+        if val is None:
+            del k["constants"][0][key]
+        else:
+            k["constants"][0][key] = val
+    return f
+variant("bc_dtype.json", k0("dtype", "float8"))
+variant("bc_length.json", k0("length", None))
+variant("bc_param.json", k0("length", "17 * tile_size_x"))
+variant("bc_ident.json", k0("length", "17 * filter"))
+variant("bc_fill.json", k0("fill", {"random": [1]}))
+variant("bc_name.json", k0("name", "d-filter"))
+variant("bc_pname.json", k0("name", "tile_size_x"))
+variant("bc_key.json", k0("lenght", "17"))
+variant("bc_npy.json", k0("fill", {"npy": "no_such.npy"}))
+def twice(k):
+    k["constants"].append(dict(k["constants"][0]))
+variant("bc_twice.json", twice)
+def notlist(k):
+    k["constants"] = {"name": "d_filter"}
+variant("bc_list.json", notlist)
+PY
+expect2 "constants: a dtype kforge lacks" bc_dtype.json 'bc_dtype.json: custom.constants[0] (d_filter).dtype: expected a dtype (int32, uint32, int64, float32, float64, bfloat16, float16), got "float8"'
+expect2 "constants: no length" bc_length.json 'bc_length.json: custom.constants[0] (d_filter).length: missing: a constant needs a length in elements (an expression over sizes, e.g. "17 * 17")'
+expect2 "constants: a length over a param" bc_param.json 'bc_param.json: custom.constants[0] (d_filter).length: a constant'"'"'s length may use sizes only, not params'
+expect2 "constants: an unknown name in the length" bc_ident.json "bc_ident.json: custom.constants[0] (d_filter).length: '17 * filter' at position 6: unknown name 'filter'"
+expect2 "constants: a bad fill" bc_fill.json 'bc_fill.json: custom.constants[0] (d_filter).fill: expected {"random": [lo, hi]}, "zeros", "ones", "iota", {"constant": x} or {"npy": "file.npy"}, got {"random":[1]}'
+expect2 "constants: a name that is no C identifier" bc_name.json 'bc_name.json: custom.constants[0]: expected a "name": the variable'"'"'s name in the source, a C identifier (e.g. "d_filter"), got "d-filter"'
+expect2 "constants: a param's name" bc_pname.json 'bc_pname.json: custom.constants[0] (tile_size_x): "tile_size_x" is a parameter'"'"'s name (#defined before the source)'
+expect2 "constants: an unknown key, with a suggestion" bc_key.json 'bc_key.json: custom.constants[0] (d_filter): unknown key "lenght" (did you mean "length"?)'
+expect2 "constants: a .npy file that is not there" bc_npy.json 'bc_npy.json: custom.constants[0] (d_filter).fill: cannot read no_such.npy'
+expect2 "constants: the same name twice" bc_twice.json 'bc_twice.json: custom.constants[1] (d_filter): "d_filter" is already constants[0]'
+expect2 "constants: not a list" bc_list.json 'bc_list.json: custom.constants: expected a list of up to 8 {"name", "dtype", "length", "fill"}'
 
 echo "custom_suite: $npass passed, $nfail failed"
 [ $nfail = 0 ]

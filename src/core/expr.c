@@ -54,6 +54,7 @@ struct kf_expr {
     enode *root;
     char *text;
     bool uses_n;
+    bool uses_p;        /* mentions a parameter or a derived name */
     const kf_family *fam;
 };
 
@@ -98,7 +99,7 @@ typedef struct {
     size_t len;
     size_t pos;
     int depth;
-    bool uses_n;
+    bool uses_n, uses_p;
     const kf_family *fam;
     bool failed;
     char *err;
@@ -394,6 +395,8 @@ static enode *parse_identifier(parser *p)
     }
     if (var >= V_SIZE && var < V_DERIVED)
         p->uses_n = true;
+    else
+        p->uses_p = true;
     enode *nd = new_node(p, E_VAR, start);
     if (nd)
         nd->op = var;
@@ -555,6 +558,7 @@ kf_expr *expr_parse_for(const char *text, const kf_family *f, char *err, size_t 
     }
     e->root = root;
     e->uses_n = p.uses_n;
+    e->uses_p = p.uses_p;
     e->fam = p.fam;
     return e;
 fail:
@@ -769,6 +773,7 @@ int expr_eval(const kf_expr *e, const kf_variant *v, const kf_shape *shape, doub
 }
 
 bool expr_uses_n(const kf_expr *e) { return e && e->uses_n; }
+bool expr_uses_params(const kf_expr *e) { return e && e->uses_p; }
 
 void expr_free(kf_expr *e)
 {

@@ -37,6 +37,8 @@ int expr_eval(const kf_expr *e, const kf_variant *v, const kf_shape *s, double *
 
 /* True if the expression mentions a size (then it is checked per case). */
 bool expr_uses_n(const kf_expr *e);
+/* True if it mentions a parameter (or a family's derived name). */
+bool expr_uses_params(const kf_expr *e);
 
 void expr_free(kf_expr *e);
 

@@ -85,6 +85,29 @@ typedef struct {
     uint64_t at[KF_MAX_BUFFERS];
 } kf_buffers;
 
+/* ---- module constants --------------------------------------------------
+ * Variables of the compiled module (a __constant__ array, say: Kernel
+ * Tuner's cmem_args) that the engine fills before any launch.  After it
+ * loads a module -- the candidate's, and a reference variant's -- it looks
+ * each one up by name (cuModuleGetGlobal), checks that the module's
+ * variable holds at least elems * elem_bytes bytes (else the case fails
+ * with both sizes), fills the contents on the host (constant_fill) and
+ * copies them in.  The fake GPU, which loads no module, makes the contents
+ * the same way and writes them nowhere. */
+typedef struct {
+    const char *name;           /* the variable's name in the module (file scope, unmangled) */
+    int dtype;                  /* a kf_dtype, or -1 (bytes) */
+    size_t elem_bytes;          /* bytes per element */
+    int64_t elems;              /* elements the engine writes from the variable's start */
+} kf_constant;
+
+#define KF_MAX_CONSTANTS 8
+
+typedef struct {
+    int n;
+    kf_constant c[KF_MAX_CONSTANTS];
+} kf_constant_set;
+
 /* One tuned choice handed to a family's export_source: a variant and the
  * shape it was tuned for, with what was measured there. */
 typedef struct {
@@ -242,6 +265,16 @@ typedef struct kf_family {
      * (cuFuncGetParamInfo) before any launch: a mismatch is a launch error
      * that names the argument, never a corrupted launch. */
     int (*arg_sizes)(const kf_variant *v, int kernel, size_t *sizes, int max);
+    /* Optional: the module constants (kf_constant) v's kernels read at s;
+     * set->n 0 (or constants NULL): none.  constant_fill writes constant
+     * `which`'s elems elements at host.  Lengths and contents may depend
+     * only on the shape and the seed (the same seed, the same contents),
+     * never on other parameters: a reference variant and every candidate
+     * read the same constants, and the reference outputs are kept per data
+     * key (data.h). */
+    void (*constants)(const kf_variant *v, const kf_shape *s, kf_constant_set *set);
+    void (*constant_fill)(const kf_variant *v, const kf_shape *s, int which, uint64_t seed, void *host,
+                          int64_t elems);
 
     const void *ext;            /* the family's own (reduction-like families: their reduction_ops) */
 } kf_family;

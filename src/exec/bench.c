@@ -962,6 +962,64 @@ static bool get_kernels(cctx *c, CUmodule mod, const kf_variant *v, gpu_kernels 
     return true;
 }
 
+/* The family's module constants (family.h: kf_constant) written into mod
+ * before any launch: each variable looked up by name and checked to hold
+ * what the family describes, its contents made from the seed and copied
+ * in.  false with c->r saying why: a missing variable or one too small is
+ * a launch error naming it and both sizes. */
+static bool set_constants(cctx *c, CUmodule mod, const kf_variant *v, const kf_shape *shape, uint64_t seed)
+{
+    if (!family_of(v)->constants)
+        return true;
+    kf_cu *cu = &c->B->g.cu;
+    kf_result *r = c->r;
+    kf_constant_set set;
+    void *host[KF_MAX_CONSTANTS];
+    if (data_constants(v, shape, seed, &set, host) != 0) {
+        r->status = KF_ST_OOM;
+        snprintf(r->message, sizeof r->message, "out of host memory for the module's constants");
+        return false;
+    }
+    static const char *const ctype[KF_DTYPE_COUNT] = {"int", "unsigned", "long long", "float", "double",
+                                                      "__nv_bfloat16", "__half"};
+    bool ok = true;
+    for (int i = 0; ok && i < set.n; i++) {
+        const kf_constant *k = &set.c[i];
+        size_t want = (size_t)k->elems * k->elem_bytes, have = 0;
+        char type[32];
+        snprintf(type, sizeof type, "%s", k->dtype >= 0 ? kf_dtype_names[k->dtype] : "bytes");
+        CUdeviceptr d = 0;
+        CUresult res = cu->cuModuleGetGlobal(&d, &have, mod, k->name);
+        if (res == CUDA_ERROR_NOT_FOUND) {
+            r->status = KF_ST_LAUNCH;
+            snprintf(r->message, sizeof r->message, "constant \"%s\": no __constant__ or __device__ variable of that "
+                     "name in the module (it must be declared at file scope, outside any namespace, e.g. "
+                     "__constant__ %s %s[%lld];)", k->name, k->dtype >= 0 && k->dtype < KF_DTYPE_COUNT ?
+                     ctype[k->dtype] : "char", k->name, (long long)k->elems);
+            ok = false;
+            break;
+        }
+        char what[128];
+        snprintf(what, sizeof what, "cuModuleGetGlobal(%s)", k->name);
+        if (!(ok = cu_ok(c, res, what)))
+            break;
+        if (have < want) {
+            r->status = KF_ST_LAUNCH;
+            snprintf(r->message, sizeof r->message, "constant \"%s\": the module's variable is %zu bytes, the config "
+                     "describes %zu (%lld %s)", k->name, have, want, (long long)k->elems, type);
+            ok = false;
+            break;
+        }
+        snprintf(what, sizeof what, "cuMemcpyHtoD(constant %s)", k->name);
+        ok = want == 0 || cu_ok(c, cu->cuMemcpyHtoD(d, host[i], want), what);
+    }
+    int n = set.n;
+    data_constants_free(&set, host);
+    /* a copy from pageable memory may still be under way when cuMemcpyHtoD
+     * returns: done before any launch on the worker's stream */
+    return ok && (n == 0 || cu_ok(c, cu->cuCtxSynchronize(), "cuCtxSynchronize(constants)"));
+}
+
 /* Loads the module and its kernels, works out the occupancy and plans the
  * launches. */
 static bool load_and_plan(gcase *q, const void *cubin)
@@ -974,7 +1032,7 @@ static bool load_and_plan(gcase *q, const void *cubin)
         return false;
     *l = (kf_launcher){.dev = &q->B->g.info, .r = r, .nkernels = fam->nentries, .go = gpu_go, .ctx = &q->K};
     q->K.c = &q->c;
-    if (!get_kernels(&q->c, q->mod, q->v, &q->K, l))
+    if (!get_kernels(&q->c, q->mod, q->v, &q->K, l) || !set_constants(&q->c, q->mod, q->v, q->shape, q->b->seed))
         return false;
     cu->cuFuncGetAttribute(&r->regs, CU_FUNC_ATTRIBUTE_NUM_REGS, q->K.fn[0]);
     kf_dim3 block;
@@ -1363,7 +1421,7 @@ static bool gpu_reference(cctx *c, input_slot *S, const kf_variant *v, const kf_
     kf_plan_info p;
     R.p = &p;
     R.set = S->data.set;
-    ok = get_kernels(c, mod, &rv, &K, &R.l);
+    ok = get_kernels(c, mod, &rv, &K, &R.l) && set_constants(c, mod, &rv, shape, b->seed);
     if (ok && fam->plan(&rv, shape, B->g.info.sms, 1, &p) != 0) {
         r->status = KF_ST_LAUNCH;
         snprintf(r->message, sizeof r->message, "cannot plan its launches");

@@ -74,3 +74,34 @@ void data_free(data_set *d)
         d->aux[i] = NULL;
     }
 }
+
+int data_constants(const kf_variant *v, const kf_shape *s, uint64_t seed, kf_constant_set *set,
+                   void *host[KF_MAX_CONSTANTS])
+{
+    const kf_family *f = family_of(v);
+    memset(set, 0, sizeof *set);
+    memset(host, 0, sizeof(void *) * KF_MAX_CONSTANTS);
+    if (!f->constants || !f->constant_fill)
+        return 0;
+    f->constants(v, s, set);
+    if (set->n > KF_MAX_CONSTANTS)
+        set->n = KF_MAX_CONSTANTS;
+    for (int i = 0; i < set->n; i++) {
+        const kf_constant *c = &set->c[i];
+        if (c->elems < 0 || !(host[i] = malloc((size_t)c->elems * c->elem_bytes + 1))) {
+            data_constants_free(set, host);
+            return -1;
+        }
+        f->constant_fill(v, s, i, seed, host[i], c->elems);
+    }
+    return 0;
+}
+
+void data_constants_free(kf_constant_set *set, void *host[KF_MAX_CONSTANTS])
+{
+    for (int i = 0; i < KF_MAX_CONSTANTS; i++) {
+        free(host[i]);
+        host[i] = NULL;
+    }
+    set->n = 0;
+}

@@ -37,6 +37,14 @@ int data_make(data_set *d, const kf_variant *v, const kf_shape *s, uint64_t seed
 /* Frees the inputs' host copies (the references stay). */
 void data_drop_inputs(data_set *d);
 void data_free(data_set *d);
+/* The module constants of v at s (family.h: kf_family.constants), each
+ * filled on the host from seed: set (n 0: none) and host[i], malloc'd
+ * (data_constants_free).  0, or -1 when host memory ran out (nothing
+ * left allocated). */
+int data_constants(const kf_variant *v, const kf_shape *s, uint64_t seed, kf_constant_set *set,
+                   void *host[KF_MAX_CONSTANTS]);
+void data_constants_free(kf_constant_set *set, void *host[KF_MAX_CONSTANTS]);
+
 /* Bytes of buffer i. */
 static inline size_t data_bytes(const kf_buffer *b) { return (size_t)b->elems * b->elem_bytes; }
 

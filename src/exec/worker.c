@@ -242,6 +242,15 @@ static void fake_case(const request *q, const kf_device *dev, kf_result *r)
     r->regs = 32;
     if (!fake_launches(v, &q->shape, &p, dev, r))
         return;
+    /* the module's constants made as on a GPU; there is no module to write them to */
+    kf_constant_set cs;
+    void *chost[KF_MAX_CONSTANTS];
+    if (data_constants(v, &q->shape, q->b.seed, &cs, chost) != 0) {
+        r->status = KF_ST_OOM;
+        snprintf(r->message, sizeof r->message, "out of host memory for the module's constants");
+        return;
+    }
+    data_constants_free(&cs, chost);
     kf_buffer_set set;
     variant_buffers(v, &q->shape, &p, &set);
     int64_t in = buffer_elems(&set, false), outs = buffer_elems(&set, true);

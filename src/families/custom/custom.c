@@ -90,6 +90,8 @@ typedef struct cfam {
     char *snames[KF_MAX_DIMS];
     carg args[MAX_ARGS];
     int nargs, nbufs;
+    carg consts[KF_MAX_CONSTANTS];  /* "constants": module variables filled before any launch */
+    int nconsts;
     kf_expr *grid[3], *block[3], *smem, *bytes, *flops;
     kf_expr *cons[MAX_CONSTRAINTS];
     char *cons_text[MAX_CONSTRAINTS];
@@ -213,6 +215,21 @@ static int check_shape(const kf_variant *v, kf_shape *s, char *why, size_t whyle
         if (!g->scalar && ((g->npy && x != g->npy_elems) || (g->expect && x != g->expect_elems))) {
             kf_err(why, whylen, "%s = %lld here, its .npy file holds %lld elements", what, (long long)x,
                    (long long)(g->npy ? g->npy_elems : g->expect_elems));
+            return -1;
+        }
+    }
+    for (int k = 0; k < c->nconsts; k++) {
+        const carg *g = &c->consts[k];
+        snprintf(what, sizeof what, "constants[%d] (%s).length", k, g->name);
+        if (eval_int(g->length, v, s, what, &x, why, whylen) != 0)
+            return -1;
+        if (x < 1 || x > (1LL << 30)) {
+            kf_err(why, whylen, "%s = %lld: a constant holds 1..2^30 elements", what, (long long)x);
+            return -1;
+        }
+        if (g->npy && x != g->npy_elems) {
+            kf_err(why, whylen, "%s = %lld here, its .npy file holds %lld elements", what, (long long)x,
+                   (long long)g->npy_elems);
             return -1;
         }
     }
@@ -394,6 +411,32 @@ static void fill(const kf_variant *v, const kf_shape *s, int buf, uint64_t seed,
         return;
     }
     fill_ctx f = {g, host, mix(seed * 31 + (uint64_t)buf)};
+    kf_parallel_for(elems, 1 << 20, fill_piece, &f);
+}
+
+/* "constants": the module variables and their contents, as fill() makes
+ * a buffer's (the seed mixed apart from the buffers'). */
+static void constants(const kf_variant *v, const kf_shape *s, kf_constant_set *set)
+{
+    const cfam *c = cf_of(v);
+    set->n = c->nconsts;
+    for (int k = 0; k < c->nconsts; k++) {
+        const carg *g = &c->consts[k];
+        int64_t n = evi(g->length, v, s, 1);
+        set->c[k] = (kf_constant){g->name, (int)g->dtype, kf_dtype_size(g->dtype), n < 1 ? 1 : n};
+    }
+}
+
+static void constant_fill(const kf_variant *v, const kf_shape *s, int which, uint64_t seed, void *host,
+                          int64_t elems)
+{
+    (void)s;
+    const carg *g = &cf_of(v)->consts[which];
+    if (g->fill == FILL_NPY) { /* check_shape saw to it that the lengths agree */
+        memcpy(host, g->npy, (size_t)(elems < g->npy_elems ? elems : g->npy_elems) * kf_dtype_size(g->dtype));
+        return;
+    }
+    fill_ctx f = {g, host, mix(seed * 31 + 0x100 + (uint64_t)which)};
     kf_parallel_for(elems, 1 << 20, fill_piece, &f);
 }
 
@@ -1037,6 +1080,51 @@ static int parse_tolerance(mk *m, const char *field, const cJSON *tol, double *r
     return 0;
 }
 
+/* A buffer's or a constant's "fill" (x's defaults set by the caller; fi
+ * NULL keeps them); fd names the field in messages. */
+static int parse_fill(mk *m, cfam *c, const char *fd, const cJSON *fi, carg *x)
+{
+    char g[80];
+    static const char *const fill_allowed =
+        "{\"random\": [lo, hi]}, \"zeros\", \"ones\", \"iota\", {\"constant\": x} or {\"npy\": \"file.npy\"}";
+    if (!fi)
+        return 0;
+    given(fi, g, sizeof g);
+    if (cJSON_IsString(fi)) {
+        int k = kf_lookup(fill_names, 4, fi->valuestring);
+        if (k < 1)
+            return bad(m, fd, "expected %s, got %s", fill_allowed, g);
+        x->fill = (fill_kind)k;
+        return 0;
+    }
+    if (!cJSON_IsObject(fi) || cJSON_GetArraySize(fi) != 1)
+        return bad(m, fd, "expected %s, got %s", fill_allowed, g);
+    const cJSON *k = fi->child;
+    if (strcmp(k->string, "npy") == 0 && cJSON_IsString(k)) {
+        char why[PATH_MAX + 512];
+        if (npy_load(c, k->valuestring, x->dtype, &x->npy, &x->npy_elems, why, sizeof why) != 0)
+            return bad(m, fd, "%s", why);
+        x->fill = FILL_NPY;
+        return 0;
+    }
+    if (strcmp(k->string, "constant") == 0 && cJSON_IsNumber(k)) {
+        x->fill = FILL_CONSTANT;
+        x->lo = k->valuedouble;
+        return 0;
+    }
+    if (strcmp(k->string, "random") == 0 && cJSON_IsArray(k) && cJSON_GetArraySize(k) == 2 &&
+        cJSON_IsNumber(k->child) && cJSON_IsNumber(k->child->next) &&
+        k->child->valuedouble <= k->child->next->valuedouble) {
+        x->fill = FILL_RANDOM;
+        x->lo = k->child->valuedouble;
+        x->hi = k->child->next->valuedouble;
+        if (!kf_dtype_is_float(x->dtype) && (x->lo != floor(x->lo) || x->hi != floor(x->hi)))
+            return bad(m, fd, "an integer buffer's random range needs integer bounds, got %s", g);
+        return 0;
+    }
+    return bad(m, fd, "expected %s, got %s", fill_allowed, g);
+}
+
 static int parse_arg(mk *m, cfam *c, int a, const cJSON *j)
 {
     char f[64], g[80];
@@ -1114,44 +1202,59 @@ static int parse_arg(mk *m, cfam *c, int a, const cJSON *j)
     x->fill = x->role == KF_ROLE_OUT ? FILL_ZEROS : FILL_RANDOM;
     x->lo = kf_dtype_is_float(x->dtype) ? -1 : -100;
     x->hi = kf_dtype_is_float(x->dtype) ? 1 : 100;
-    static const char *const fill_allowed =
-        "{\"random\": [lo, hi]}, \"zeros\", \"ones\", \"iota\", {\"constant\": x} or {\"npy\": \"file.npy\"}";
-    if (!fi)
-        return 0;
-    given(fi, g, sizeof g);
-    if (cJSON_IsString(fi)) {
-        int k = kf_lookup(fill_names, 4, fi->valuestring);
-        if (k < 1)
-            return bad(m, fd, "expected %s, got %s", fill_allowed, g);
-        x->fill = (fill_kind)k;
-        return 0;
+    return parse_fill(m, c, fd, fi, x);
+}
+
+/* One of "constants": {"name", "dtype", "length", "fill"}, a variable of
+ * the module (a __constant__ array) the engine fills before any launch. */
+static int parse_constant(mk *m, cfam *c, int k, const cJSON *j)
+{
+    char f[96], fd[128], g[80];
+    snprintf(f, sizeof f, "constants[%d]", k);
+    carg *x = &c->consts[k];
+    if (!cJSON_IsObject(j))
+        return bad(m, f, "expected {\"name\", \"dtype\", \"length\", \"fill\"}: a __constant__ variable of the source "
+                         "and its contents");
+    const cJSON *name = cJSON_GetObjectItemCaseSensitive(j, "name");
+    if (!cJSON_IsString(name) || !ident(name->valuestring)) {
+        given(name, g, sizeof g);
+        return bad(m, f, "expected a \"name\": the variable's name in the source, a C identifier (e.g. \"d_filter\"), "
+                         "got %s", g);
     }
-    if (!cJSON_IsObject(fi) || cJSON_GetArraySize(fi) != 1)
-        return bad(m, fd, "expected %s, got %s", fill_allowed, g);
-    const cJSON *k = fi->child;
-    if (strcmp(k->string, "npy") == 0 && cJSON_IsString(k)) {
-        char why[PATH_MAX + 512];
-        if (npy_load(c, k->valuestring, x->dtype, &x->npy, &x->npy_elems, why, sizeof why) != 0)
-            return bad(m, fd, "%s", why);
-        x->fill = FILL_NPY;
-        return 0;
+    snprintf(x->name, sizeof x->name, "%s", name->valuestring);
+    snprintf(f, sizeof f, "constants[%d] (%s)", k, x->name);
+    static const char *const keys[] = {"name", "dtype", "length", "fill"};
+    if (check_keys(m, f, j, keys, 4) != 0)
+        return -1;
+    for (int q = 0; q < k; q++)
+        if (strcmp(c->consts[q].name, x->name) == 0)
+            return bad(m, f, "\"%s\" is already constants[%d]", x->name, q);
+    if (param_find(c->params, c->fam.nparams, x->name) >= 0)
+        return bad(m, f, "\"%s\" is a parameter's name (#defined before the source): the variable needs another",
+                   x->name);
+    x->role = KF_ROLE_IN;
+    const cJSON *dt = cJSON_GetObjectItemCaseSensitive(j, "dtype");
+    snprintf(fd, sizeof fd, "%s.dtype", f);
+    int t = cJSON_IsString(dt) ? kf_lookup(kf_dtype_names, CUSTOM_DTYPES, dt->valuestring) : -1;
+    if (t < 0) {
+        given(dt, g, sizeof g);
+        return bad(m, fd, "expected a dtype (" DTYPE_LIST "), got %s", g);
     }
-    if (strcmp(k->string, "constant") == 0 && cJSON_IsNumber(k)) {
-        x->fill = FILL_CONSTANT;
-        x->lo = k->valuedouble;
-        return 0;
-    }
-    if (strcmp(k->string, "random") == 0 && cJSON_IsArray(k) && cJSON_GetArraySize(k) == 2 &&
-        cJSON_IsNumber(k->child) && cJSON_IsNumber(k->child->next) &&
-        k->child->valuedouble <= k->child->next->valuedouble) {
-        x->fill = FILL_RANDOM;
-        x->lo = k->child->valuedouble;
-        x->hi = k->child->next->valuedouble;
-        if (!kf_dtype_is_float(x->dtype) && (x->lo != floor(x->lo) || x->hi != floor(x->hi)))
-            return bad(m, fd, "an integer buffer's random range needs integer bounds, got %s", g);
-        return 0;
-    }
-    return bad(m, fd, "expected %s, got %s", fill_allowed, g);
+    x->dtype = (kf_dtype)t;
+    const cJSON *len = cJSON_GetObjectItemCaseSensitive(j, "length");
+    snprintf(fd, sizeof fd, "%s.length", f);
+    if (!len)
+        return bad(m, fd, "missing: a constant needs a length in elements (an expression over sizes, e.g. \"17 * 17\")");
+    if (get_expr(m, c, fd, len, &x->length) != 0)
+        return -1;
+    if (expr_uses_params(x->length))
+        return bad(m, fd, "a constant's length may use sizes only, not params (the reference and every candidate read "
+                          "the same constants)");
+    snprintf(fd, sizeof fd, "%s.fill", f);
+    x->fill = FILL_RANDOM;
+    x->lo = kf_dtype_is_float(x->dtype) ? -1 : -100;
+    x->hi = kf_dtype_is_float(x->dtype) ? 1 : 100;
+    return parse_fill(m, c, fd, cJSON_GetObjectItemCaseSensitive(j, "fill"), x);
 }
 
 static int parse_dims(mk *m, cfam *c, const char *field, const cJSON *j, kf_expr **out)
@@ -1182,6 +1285,8 @@ static void cfam_free(cfam *c)
         expr_free(c->args[a].length), expr_free(c->args[a].value), free(c->args[a].npy), free(c->args[a].expect);
         free(c->args[a].length_text), free(c->args[a].value_text);
     }
+    for (int k = 0; k < KF_MAX_CONSTANTS; k++)
+        expr_free(c->consts[k].length), free(c->consts[k].npy);
     cfam_free(c->ref);
     for (int d = 0; d < 3; d++)
         expr_free(c->grid[d]), expr_free(c->block[d]);
@@ -1363,7 +1468,7 @@ static int make(mk *m, cfam *c, const cJSON *root, const char *config_path)
 {
     static const char *const keys[] = {"source", "entry", "name", "params", "sizes", "args", "grid", "block",
                                        "smem", "reference", "tolerance", "bytes", "flops", "constraints",
-                                       "deterministic"};
+                                       "deterministic", "constants"};
     if (check_keys(m, "", root, keys, (int)(sizeof keys / sizeof keys[0])) != 0)
         return -1;
     /* source: relative to the config's folder */
@@ -1414,7 +1519,7 @@ static int make(mk *m, cfam *c, const cJSON *root, const char *config_path)
         .bytes = bytes, .enqueue = enqueue, .reference = reference, .compare = compare, .tolerance = tolerance, .plant = plant,
         .plant_check = plant_check, .fake_ms = fake_ms, .reference_variant = reference_variant,
         .export_source = export_source,
-        .arg_sizes = arg_sizes, .ext = c};
+        .arg_sizes = arg_sizes, .constants = constants, .constant_fill = constant_fill, .ext = c};
     if (parse_params(m, c, cJSON_GetObjectItemCaseSensitive(root, "params")) != 0)
         return -1;
     const cJSON *sizes = cJSON_GetObjectItemCaseSensitive(root, "sizes");
@@ -1434,6 +1539,19 @@ static int make(mk *m, cfam *c, const cJSON *root, const char *config_path)
     c->nargs = a;
     if (first_output(c) < 0)
         return bad(m, "args", "no buffer has the role out or inout: nothing could be checked");
+    const cJSON *consts = cJSON_GetObjectItemCaseSensitive(root, "constants");
+    if (consts) {
+        if (!cJSON_IsArray(consts) || cJSON_GetArraySize(consts) > KF_MAX_CONSTANTS)
+            return bad(m, "constants", "expected a list of up to %d {\"name\", \"dtype\", \"length\", \"fill\"}: "
+                                       "__constant__ variables of the source, filled before any launch",
+                       KF_MAX_CONSTANTS);
+        int k = 0;
+        for (const cJSON *x = consts->child; x; x = x->next, k++) {
+            if (parse_constant(m, c, k, x) != 0)
+                return -1;
+            c->nconsts = k + 1;
+        }
+    }
     const cJSON *grid = cJSON_GetObjectItemCaseSensitive(root, "grid");
     if (!grid)
         return bad(m, "grid", "missing: the grid in blocks, 1 to 3 expressions, e.g. [\"(n + block_size_x - 1) / "

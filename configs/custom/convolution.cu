@@ -1,0 +1,109 @@
+// convolution.cu -- a 2-D convolution of a width x height float image with a
+// 17 x 17 filter held in constant memory, tuned by kforge
+// (configs/custom/convolution.json):
+//
+//   output[y][x] = sum over fy, fx of input[y + fy][x + fx] * d_filter[fy][fx]
+//
+// input is (height + 16) x (width + 16), row-major: the image with its
+// 8-pixel border already around it, so every output has all its taps.
+// d_filter is a __constant__ array: at each tap every thread of a warp reads
+// the same element, which constant memory broadcasts.  kforge writes it
+// before any launch (the config's "constants": name, dtype, length, fill).
+//
+// Tunable (#defined by kforge before this file, as Kernel Tuner does):
+//   block_size_x, block_size_y  the thread block
+//   tile_size_x, tile_size_y    outputs per thread in x and in y, each
+//                               block_size_x (block_size_y) apart, so that a
+//                               warp's loads and stores stay coalesced
+//   use_padding                 one spare float per shared-memory row
+//                               (rows no longer start on the same bank)
+//   read_only                   load the input through the read-only
+//                               data cache (__ldg)
+//
+// A block computes a (block_size_x * tile_size_x) x (block_size_y *
+// tile_size_y) tile of the output.  It first copies the input under the
+// tile, with the 16-pixel apron to its right and below, into shared memory;
+// then each thread sums the 289 taps of each of its outputs.  Every output
+// is accumulated in the same order in every variant -- filter rows top to
+// bottom, each row left to right, one fmaf per tap, starting from 0 -- so
+// every variant reproduces the reference variant's bits exactly.
+//
+// planted_bug is not in the shipped space (tests/custom_gpu.sh adds it):
+// 1 leaves the last output unwritten, 2 reads the filter transposed; both
+// must be caught by verification.
+
+#define FILTER_W 17
+#define FILTER_H 17
+
+#ifndef planted_bug
+#define planted_bug 0
+#endif
+
+#define TILE_W (block_size_x * tile_size_x)
+#define TILE_H (block_size_y * tile_size_y)
+#define SHARED_W (TILE_W + FILTER_W - 1 + use_padding)
+#define SHARED_H (TILE_H + FILTER_H - 1)
+
+__constant__ float d_filter[FILTER_H * FILTER_W];
+
+extern "C" __global__ void __launch_bounds__(block_size_x * block_size_y, 1)
+convolution(float *output, const float *input, int width, int height)
+{
+    __shared__ float tile[SHARED_H][SHARED_W];
+    const int tx = threadIdx.x, ty = threadIdx.y;
+    const int x0 = blockIdx.x * TILE_W, y0 = blockIdx.y * TILE_H; /* the tile's first output */
+    const int in_w = width + FILTER_W - 1, in_h = height + FILTER_H - 1;
+
+    /* the input under the tile and its apron; past the input's edge, 0 (only
+     * outputs past the image's edge, which are not written, read those) */
+    for (int i = ty; i < TILE_H + FILTER_H - 1; i += block_size_y)
+        for (int j = tx; j < TILE_W + FILTER_W - 1; j += block_size_x) {
+            const int y = y0 + i, x = x0 + j;
+            float v = 0.0f;
+            if (y < in_h && x < in_w) {
+                const float *p = input + (size_t)y * in_w + x;
+#if read_only
+                v = __ldg(p);
+#else
+                v = *p;
+#endif
+            }
+            tile[i][j] = v;
+        }
+    __syncthreads();
+
+    float sum[tile_size_y][tile_size_x];
+#pragma unroll
+    for (int ti = 0; ti < tile_size_y; ti++)
+#pragma unroll
+        for (int tj = 0; tj < tile_size_x; tj++)
+            sum[ti][tj] = 0.0f;
+
+    /* each output's taps in one order, the same in every variant */
+#pragma unroll
+    for (int fy = 0; fy < FILTER_H; fy++)
+#pragma unroll
+        for (int fx = 0; fx < FILTER_W; fx++) {
+#if planted_bug == 2
+            const float f = d_filter[fx * FILTER_W + fy]; /* the filter transposed: wrong */
+#else
+            const float f = d_filter[fy * FILTER_W + fx];
+#endif
+#pragma unroll
+            for (int ti = 0; ti < tile_size_y; ti++)
+#pragma unroll
+                for (int tj = 0; tj < tile_size_x; tj++)
+                    sum[ti][tj] = fmaf(tile[ty + ti * block_size_y + fy][tx + tj * block_size_x + fx], f, sum[ti][tj]);
+        }
+
+#pragma unroll
+    for (int ti = 0; ti < tile_size_y; ti++)
+#pragma unroll
+        for (int tj = 0; tj < tile_size_x; tj++) {
+            const int y = y0 + ty + ti * block_size_y, x = x0 + tx + tj * block_size_x;
+            if (planted_bug == 1 && y == height - 1 && x == width - 1)
+                continue; /* the last output never written: wrong */
+            if (y < height && x < width)
+                output[(size_t)y * width + x] = sum[ti][tj];
+        }
+}
