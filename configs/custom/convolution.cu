@@ -12,9 +12,10 @@
 //
 // Tunable (#defined by kforge before this file, as Kernel Tuner does):
 //   block_size_x, block_size_y  the thread block
-//   tile_size_x, tile_size_y    outputs per thread in x and in y, each
-//                               block_size_x (block_size_y) apart, so that a
-//                               warp's loads and stores stay coalesced
+//   tile_size_x, tile_size_y    outputs per thread: in x block_size_x
+//                               apart (a warp's loads and stores stay
+//                               coalesced), in y consecutive rows (each input
+//                               row read serves up to tile_size_y of them)
 //   use_padding                 one spare float per shared-memory row
 //                               (rows no longer start on the same bank)
 //   read_only                   load the input through the read-only
@@ -23,7 +24,8 @@
 // A block computes a (block_size_x * tile_size_x) x (block_size_y *
 // tile_size_y) tile of the output.  It first copies the input under the
 // tile, with the 16-pixel apron to its right and below, into shared memory;
-// then each thread sums the 289 taps of each of its outputs.  Every output
+// then each thread streams the input rows under its outputs, adding each
+// value read to every output that takes it.  Every output
 // is accumulated in the same order in every variant -- filter rows top to
 // bottom, each row left to right, one fmaf per tap, starting from 0 -- so
 // every variant reproduces the reference variant's bits exactly.
@@ -79,30 +81,45 @@ convolution(float *output, const float *input, int width, int height)
         for (int tj = 0; tj < tile_size_x; tj++)
             sum[ti][tj] = 0.0f;
 
-    /* each output's taps in one order, the same in every variant; the
-     * filter's rows stay a loop (its columns and the tile are unrolled):
-     * unrolling all 17 x 17 x tile taps costs NVRTC seconds per variant */
+    /* The thread's outputs: tile_size_y consecutive rows from rb, columns
+     * tx + tj * block_size_x.  The input rows under them stream through
+     * once, top to bottom: each value read from shared memory serves every
+     * output of the thread that needs it (up to tile_size_y of them, one
+     * filter row apart), so a thread does up to tile_size_y fmaf per load.
+     * Each output still takes its taps in one order -- filter rows top to
+     * bottom (fy = r - ti grows with r), each row left to right -- the same
+     * in every variant, so every variant gives the reference's bits. */
+    const int rb = ty * tile_size_y;
 #pragma unroll 1
-    for (int fy = 0; fy < FILTER_H; fy++)
+    for (int r = 0; r < tile_size_y + FILTER_H - 1; r++) {
 #pragma unroll
         for (int fx = 0; fx < FILTER_W; fx++) {
+            float v[tile_size_x];
+#pragma unroll
+            for (int tj = 0; tj < tile_size_x; tj++)
+                v[tj] = tile[rb + r][tx + tj * block_size_x + fx];
+#pragma unroll
+            for (int ti = 0; ti < tile_size_y; ti++) {
+                const int fy = r - ti;
+                if (fy >= 0 && fy < FILTER_H) {
 #if planted_bug == 2
-            const float f = d_filter[fx * FILTER_W + fy]; /* the filter transposed: wrong */
+                    const float f = d_filter[fx * FILTER_W + fy]; /* the filter transposed: wrong */
 #else
-            const float f = d_filter[fy * FILTER_W + fx];
+                    const float f = d_filter[fy * FILTER_W + fx];
 #endif
 #pragma unroll
-            for (int ti = 0; ti < tile_size_y; ti++)
-#pragma unroll
-                for (int tj = 0; tj < tile_size_x; tj++)
-                    sum[ti][tj] = fmaf(tile[ty + ti * block_size_y + fy][tx + tj * block_size_x + fx], f, sum[ti][tj]);
+                    for (int tj = 0; tj < tile_size_x; tj++)
+                        sum[ti][tj] = fmaf(v[tj], f, sum[ti][tj]);
+                }
+            }
         }
+    }
 
 #pragma unroll
     for (int ti = 0; ti < tile_size_y; ti++)
 #pragma unroll
         for (int tj = 0; tj < tile_size_x; tj++) {
-            const int y = y0 + ty + ti * block_size_y, x = x0 + tx + tj * block_size_x;
+            const int y = y0 + rb + ti, x = x0 + tx + tj * block_size_x;
             if (planted_bug == 1 && y == height - 1 && x == width - 1)
                 continue; /* the last output never written: wrong */
             if (y < height && x < width)
