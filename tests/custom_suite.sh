@@ -552,29 +552,29 @@ else bad "same name" "exit $rc/$rc2: $(head -2 same.txt clash.txt)"; fi
 
 # --- example 3: a 2-D convolution with its filter in __constant__ memory ----
 # ("constants": the module's d_filter, filled before any launch).  The whole
-# space is 1656 variants; compiling them all takes minutes, so --compile,
+# space is 3312 variants; compiling them all takes minutes, so --compile,
 # run, tune and export take a 16-variant subset (SUB) that still has both
 # tilings, padding and the read-only loads.
-SUB="--set block_size_x=[16,64] --set block_size_y=[4,16] --set tile_size_x=[1,2] --set tile_size_y=2 --set use_padding=[0,1] --set read_only=1"
+SUB="--set block_size_x=[16,64] --set block_size_y=[4,16] --set tile_size_x=[1,2] --set tile_size_y=2 --set use_padding=[0,1] --set read_only=1 --set contiguous_x=0"
 "$K" check convolution.json >cv_check.txt 2>&1; rc=$?
-if [ $rc = 0 ] && has cv_check.txt 'convolution.json: 1656 variants, 1656 cases' &&
+if [ $rc = 0 ] && has cv_check.txt 'convolution.json: 3312 variants, 3312 cases' &&
    has cv_check.txt 'constraint "block_size_x \* block_size_y <= 1024" is false' &&
    has cv_check.txt 'constraint "(block_size_x \* tile_size_x + 16 + use_padding) \* (block_size_y \* tile_size_y + 16) \* 4 <= 48 \* 1024" is false'; then
-    ok "convolution: check gives 1656 variants (threads <= 1024, the shared tile <= 48 KiB)"
+    ok "convolution: check gives 3312 variants (threads <= 1024, the shared tile <= 48 KiB)"
 else bad "convolution check" "exit $rc: $(head -2 cv_check.txt)"; fi
 "$K" check convolution.json --compile $SUB >cv_comp.txt 2>&1; rc=$?
 n=$(grep -c '^  compiled' cv_comp.txt)
 if [ $rc = 0 ] && [ "$n" = 16 ]; then ok "convolution: check --compile of a 16-variant subset, each compiled by NVRTC"
 else bad "convolution check --compile" "exit $rc, $n compiled: $(tail -2 cv_comp.txt)"; fi
 "$K" gen convolution.json --set block_size_x=32 --set block_size_y=4 --set tile_size_x=2 --set tile_size_y=4 \
-    --set use_padding=1 --set read_only=0 >cv_gen.txt 2>&1
+    --set use_padding=1 --set read_only=0 --set contiguous_x=0 >cv_gen.txt 2>&1
 if has cv_gen.txt '^#define tile_size_y 4$' && has cv_gen.txt '^#line 1 "convolution.cu"$' &&
    has cv_gen.txt '^__constant__ float d_filter\[FILTER_H \* FILTER_W\];'; then
     ok "convolution: gen writes the #defines before the source and its __constant__ d_filter"
 else bad "convolution gen" "$(head -12 cv_gen.txt)"; fi
 "$K" run convolution.json $SUB --results cv.jsonl -q >cv_run.txt 2>&1; rc=$?
 if [ $rc = 0 ] && [ "$(grep -c '"status":"ok"' cv.jsonl)" = 16 ] &&
-   has cv.jsonl '"kernel":"convolution","block_size_x":16,"block_size_y":4,"tile_size_x":1,"tile_size_y":2,"use_padding":0,"read_only":1,"width":4096,"height":4096'; then
+   has cv.jsonl '"kernel":"convolution","block_size_x":16,"block_size_y":4,"tile_size_x":1,"tile_size_y":2,"use_padding":0,"read_only":1,"contiguous_x":0,"width":4096,"height":4096'; then
     ok "convolution: run of the subset at 4096 x 4096, 16 cases ok, keyed by the six params, width and height"
 else bad "convolution run" "exit $rc: $(tail -2 cv_run.txt)"; fi
 "$K" tune convolution.json $SUB --results cv_tune.jsonl -q --format jsonl >cv_tune1.txt 2>&1; rc=$?
@@ -590,7 +590,7 @@ if [ $rc = 0 ] && has convolution_tuned.h 'long long tile_size_y;' &&
     ok "convolution: export --kernel writes the tuned table, which compiles and looks up 4096 x 4096"
 else bad "convolution export" "exit $rc: $(head -3 cv_export.txt cv_cc.txt)"; fi
 KFORGE_PLANT='drop_last@*' "$K" run convolution.json --set block_size_x=64 --set block_size_y=4 --set tile_size_x=2 \
-    --set tile_size_y=2 --set use_padding=1 --set read_only=1 --set width=200 --set height=77 --no-results \
+    --set tile_size_y=2 --set use_padding=1 --set read_only=1 --set contiguous_x=0 --set width=200 --set height=77 --no-results \
     --format jsonl >cv_plant.txt 2>&1; rc=$?
 if [ $rc = 1 ] && has cv_plant.txt '"status":"wrong","message":"wrong result on the exact data: 1 of 15400 outputs wrong; worst at output\[15399\]'; then
     ok "convolution: a planted unwritten output[15399] of 200 x 77 is caught (exit 1)"
@@ -600,7 +600,7 @@ else bad "convolution planted" "exit $rc: $(cut -c1-300 cv_plant.txt)"; fi
 CONV_JSON=convolution.json python3 "$ROOT"/tests/custom/conv_npy.py 100 37 cv_npy.json >cv_py.txt 2>&1
 "$K" run cv_npy.json $SUB --no-results --format jsonl >cv_npy.txt 2>&1; rc=$?
 KFORGE_PLANT='drop_last@*' "$K" run cv_npy.json --set block_size_x=16 --set block_size_y=4 --set tile_size_x=1 \
-    --set tile_size_y=2 --set use_padding=0 --set read_only=1 --no-results --format jsonl >cv_npy_plant.txt 2>&1; rc2=$?
+    --set tile_size_y=2 --set use_padding=0 --set read_only=1 --set contiguous_x=0 --no-results --format jsonl >cv_npy_plant.txt 2>&1; rc2=$?
 "$K" run cv_npy.json $SUB --set width=101 --no-results >cv_npy_len.txt 2>&1; rc3=$?
 want=$(python3 -c 'import struct; d = open("conv_out.npy", "rb").read(); print("%.9g" % struct.unpack("<f", d[-4:])[0])' 2>/dev/null)
 if [ $rc = 0 ] && [ "$(grep -c '"status":"ok"' cv_npy.txt)" = 16 ] && [ $rc2 = 1 ] &&
@@ -618,7 +618,7 @@ c["custom"]["name"] = "convolution_short"
 json.dump(c, open("cv_npy_short.json", "w"))
 PY
 "$K" run cv_npy_short.json --set block_size_x=16 --set block_size_y=4 --set tile_size_x=1 --set tile_size_y=2 \
-    --set use_padding=0 --set read_only=1 --no-results >cv_short.txt 2>&1; rc=$?
+    --set use_padding=0 --set read_only=1 --set contiguous_x=0 --no-results >cv_short.txt 2>&1; rc=$?
 if has cv_short.txt 'constants\[0\] (d_filter).length = 256 here, its .npy file holds 289 elements'; then
     ok "convolution: a constant whose .npy file holds another length is skipped, with the reason"
 else bad "constant npy length" "exit $rc: $(head -3 cv_short.txt)"; fi

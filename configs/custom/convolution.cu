@@ -16,6 +16,9 @@
 //                               apart (a warp's loads and stores stay
 //                               coalesced), in y consecutive rows (each input
 //                               row read serves up to tile_size_y of them)
+//   contiguous_x                1: a thread's outputs are consecutive in x
+//                               too, and one window of each input row
+//                               (vector loads) serves all of them
 //   use_padding                 one spare float per shared-memory row
 //                               (rows no longer start on the same bank)
 //   read_only                   load the input through the read-only
@@ -51,7 +54,7 @@ __constant__ float d_filter[FILTER_H * FILTER_W];
 extern "C" __global__ void __launch_bounds__(block_size_x * block_size_y, 1)
 convolution(float *output, const float *input, int width, int height)
 {
-    __shared__ float tile[SHARED_H][SHARED_W];
+    __shared__ __align__(16) float tile[SHARED_H][SHARED_W];
     const int tx = threadIdx.x, ty = threadIdx.y;
     const int x0 = blockIdx.x * TILE_W, y0 = blockIdx.y * TILE_H; /* the tile's first output */
     const int in_w = width + FILTER_W - 1, in_h = height + FILTER_H - 1;
@@ -90,6 +93,57 @@ convolution(float *output, const float *input, int width, int height)
      * bottom (fy = r - ti grows with r), each row left to right -- the same
      * in every variant, so every variant gives the reference's bits. */
     const int rb = ty * tile_size_y;
+#if contiguous_x
+    /* the thread's outputs also consecutive in x, from cb: a row's window of
+     * tile_size_x + 16 values serves all of them, read as float4 (float2)
+     * where the tile's rows keep 16 (8) bytes of alignment */
+    const int cb = tx * tile_size_x;
+#pragma unroll 1
+    for (int r = 0; r < tile_size_y + FILTER_H - 1; r++) {
+        float w[tile_size_x + FILTER_W - 1];
+        const float *row = &tile[rb + r][cb];
+        if (tile_size_x % 4 == 0 && SHARED_W % 4 == 0) {
+#pragma unroll
+            for (int k = 0; k < (tile_size_x + FILTER_W - 1) / 4; k++) {
+                const float4 q = ((const float4 *)row)[k];
+                w[4 * k] = q.x, w[4 * k + 1] = q.y, w[4 * k + 2] = q.z, w[4 * k + 3] = q.w;
+            }
+#pragma unroll
+            for (int k = (tile_size_x + FILTER_W - 1) / 4 * 4; k < tile_size_x + FILTER_W - 1; k++)
+                w[k] = row[k];
+        } else if (tile_size_x % 2 == 0 && SHARED_W % 2 == 0) {
+#pragma unroll
+            for (int k = 0; k < (tile_size_x + FILTER_W - 1) / 2; k++) {
+                const float2 q = ((const float2 *)row)[k];
+                w[2 * k] = q.x, w[2 * k + 1] = q.y;
+            }
+#pragma unroll
+            for (int k = (tile_size_x + FILTER_W - 1) / 2 * 2; k < tile_size_x + FILTER_W - 1; k++)
+                w[k] = row[k];
+        } else {
+#pragma unroll
+            for (int k = 0; k < tile_size_x + FILTER_W - 1; k++)
+                w[k] = row[k];
+        }
+#pragma unroll
+        for (int fx = 0; fx < FILTER_W; fx++) {
+#pragma unroll
+            for (int ti = 0; ti < tile_size_y; ti++) {
+                const int fy = r - ti;
+                if (fy >= 0 && fy < FILTER_H) {
+#if planted_bug == 2
+                    const float f = d_filter[fx * FILTER_W + fy]; /* the filter transposed: wrong */
+#else
+                    const float f = d_filter[fy * FILTER_W + fx];
+#endif
+#pragma unroll
+                    for (int tj = 0; tj < tile_size_x; tj++)
+                        sum[ti][tj] = fmaf(w[tj + fx], f, sum[ti][tj]);
+                }
+            }
+        }
+    }
+#else
 #pragma unroll 1
     for (int r = 0; r < tile_size_y + FILTER_H - 1; r++) {
 #pragma unroll
@@ -115,11 +169,17 @@ convolution(float *output, const float *input, int width, int height)
         }
     }
 
+#endif
+
 #pragma unroll
     for (int ti = 0; ti < tile_size_y; ti++)
 #pragma unroll
         for (int tj = 0; tj < tile_size_x; tj++) {
+#if contiguous_x
+            const int y = y0 + rb + ti, x = x0 + cb + tj;
+#else
             const int y = y0 + rb + ti, x = x0 + tx + tj * block_size_x;
+#endif
             if (planted_bug == 1 && y == height - 1 && x == width - 1)
                 continue; /* the last output never written: wrong */
             if (y < height && x < width)
