@@ -28,9 +28,9 @@ _kforge_opts_static() {
     tune) echo "--strategy --budget --time --seed --first-improvement --objective --set --results --resume --no-resume
                --db --no-db --simulate --format --top --timeout --device --devices --shard --jobs -j --cache-dir --no-cache
                --lineinfo --quiet -q --help" ;;
-    best) echo "--kernel --dtype --op --acc-dtype --n --rows --cols --row_stride --db --gpu --device-model --deterministic --header
+    best) echo "--kernel --dtype --op --acc-dtype --n --rows --cols --row_stride --db --gpu --deterministic --header
                --list --delete --help" ;;
-    export) echo "--dtype --op --acc-dtype --kernel --db --gpu --device-model --deterministic -o --help" ;;
+    export) echo "--dtype --op --acc-dtype --kernel --db --gpu --deterministic -o --help" ;;
     axes) echo "--format --no-header --help" ;;
     merge) echo "--kernel --results --db --no-db --format --quiet -q --help" ;;
     compare) echo "--kernel --fail-above --any-device --match --all --format --no-header --help" ;;

@@ -45,7 +45,7 @@ static const char *const best_help =
     "  --db DIR            tuning database (default $KFORGE_DB, else $XDG_DATA_HOME/kforge/tuning,\n"
     "                      else ~/.local/share/kforge/tuning)\n"
     "  --gpu NAME          the GPU (device name or database file name); default: the only GPU in\n"
-    "                      the database, else this machine's GPU (--device-model NAME is the same)\n"
+    "                      the database, else this machine's GPU\n"
     "  --header            a C header instead of a config\n"
     "  --list              list the entries instead\n"
     "  --delete            delete the entries for the key (--dtype, --op: each given) and the size\n"
