@@ -118,6 +118,13 @@ if "$KFORGE" tune "$SPACE" --set n=1048576 --strategy random --budget 100 --seed
 else
   bad "resume after abandoning: $(grep 'measured now\|abandoned' ta.txt)"
 fi
+# merge of a results file with abandoned candidates: counted, with no factor of its own
+if "$KFORGE" merge ra.jsonl --results rm.jsonl --no-db > tm.txt 2>&1 &&
+   grep -q "abandoned: $na candidates (stopped early by the tune's --abandon-above)" tm.txt && ! grep -q ' 0 x ' tm.txt; then
+  ok "merge counts the abandoned candidates without a factor of its own"
+else
+  bad "merge of abandoned candidates: $(grep 'abandoned' tm.txt)"
+fi
 "$KFORGE" tune "$SPACE" --abandon-above 0.5 --no-db > /dev/null 2> eb.txt
 rc=$?
 if [ $rc -eq 2 ] && grep -q -- '--abandon-above: expected a factor >= 1' eb.txt; then

@@ -323,9 +323,11 @@ void tune_print_summary(tuner *t, double wall, const char *stopped)
         else
             printf("  measured now: %d candidates (%d cases, %d failed); taken from %s: %d; failed candidates: %d\n",
                    t->told, t->measured_cases, t->failed_cases, t->o.results, from_file, failed_cands);
-        if (abandoned_cands)
+        if (abandoned_cands && t->o.abandon_k > 0)
             printf("  abandoned: %d candidates slower than %g x the fastest so far at a size (%d cases measured now)\n",
                    abandoned_cands, t->o.abandon_k, t->abandoned_cases);
+        else if (abandoned_cands) /* merge: the factor was the tune's */
+            printf("  abandoned: %d candidates (stopped early by the tune's --abandon-above)\n", abandoned_cands);
         if (t->measured_cases > 0) {
             double gpu = (t->setup_ms + t->verify_ms + t->bench_ms) / 1e3 / (t->ndev > 1 ? t->ndev : 1);
             printf("  where the time went: GPU worker %.1f s (setup %.1f s, verify %.1f s, timing %.1f s)%s; "
