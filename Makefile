@@ -92,26 +92,30 @@ $(BUILD)/obj/exec/nvml.o: CFLAGS += $(if $(wildcard $(CUDA)/include/nvml.h),-DKF
 # lines and the end of its log), then a total; it fails if any did.  Every
 # test keeps its temporary files under $(CHECK_TMP) (TMPDIR), which must be
 # empty at the end when everything passed: make check leaves nothing in /tmp.
-# CHECK_ORDER starts the longest first (the rest, new ones too, follow), so
-# that none of them starts last and runs alone.
+# The tests and suites that do not test the cubin cache itself share one,
+# $(CHECK_CACHE) (KFORGE_TEST_CACHE), empty when the run starts: a source
+# several of them compile is compiled once.  CHECK_ORDER starts the longest
+# first (the rest, new ones too, follow), so that none of them starts last
+# and runs alone.
 CHECK_TMP   := $(abspath $(BUILD))/check-tmp
 CHECK_LOG   := $(abspath $(BUILD))/check-logs
+CHECK_CACHE := $(abspath $(BUILD))/check-cache
 CHECK_JOBS  ?= $(shell nproc 2>/dev/null || echo 2)
 CHECK_ORDER := test_codegen verify_suite export_suite test_verify robust_suite newcomer_suite engine_suite \
                multi_suite tune_suite stress_suite test_export cli_suite compare_suite regress_suite
 CHECK_ALL   := $(notdir $(TESTS)) fuzz_replay $(patsubst tests/%.sh,%,$(wildcard tests/*_suite.sh))
 CHECK_RUN   := $(addprefix check-run-,$(filter $(CHECK_ALL),$(CHECK_ORDER)) $(filter-out $(CHECK_ORDER),$(CHECK_ALL)))
-CHECK_ONE   := TMPDIR=$(CHECK_TMP) KFORGE=$(BUILD)/kforge KFORGE_TILE=$(BUILD)/tests/kforge-tile CUDA=$(CUDA) \
+CHECK_ONE   := TMPDIR=$(CHECK_TMP) KFORGE_TEST_CACHE=$(CHECK_CACHE) KFORGE=$(BUILD)/kforge KFORGE_TILE=$(BUILD)/tests/kforge-tile CUDA=$(CUDA) \
                sh tests/check_one.sh
 .PHONY: check-run $(CHECK_RUN)
 check: $(TESTS) $(BUILD)/kforge $(BUILD)/fuzz_replay $(BUILD)/tests/kforge-tile
-	@rm -rf $(CHECK_TMP) $(CHECK_LOG) && mkdir -p $(CHECK_TMP) $(CHECK_LOG); t0=$$(date +%s); \
+	@rm -rf $(CHECK_TMP) $(CHECK_LOG) $(CHECK_CACHE) && mkdir -p $(CHECK_TMP) $(CHECK_LOG); t0=$$(date +%s); \
 	{ $(MAKE) --no-print-directory -Otarget -j$(CHECK_JOBS) check-run; echo $$? >$(CHECK_LOG)/.rc; } 2>&1 | \
 	  tee $(CHECK_LOG)/.summary; \
 	fail=$$(cat $(CHECK_LOG)/.rc); [ -z "$$(ls $(CHECK_LOG) | grep '\.failed$$')" ] || fail=1; \
 	if [ $$fail = 0 ] && [ -n "$$(ls -A $(CHECK_TMP))" ]; then \
 	  echo "FAIL make check left files in $(CHECK_TMP) (TMPDIR): $$(ls -A $(CHECK_TMP) | tr '\n' ' ')"; fail=1; \
-	elif [ $$fail = 0 ]; then rmdir $(CHECK_TMP); fi; \
+	elif [ $$fail = 0 ]; then rmdir $(CHECK_TMP); rm -rf $(CHECK_CACHE); fi; \
 	awk -v s=$$(( $$(date +%s) - t0 )) -v fail=$$fail '$$1 ~ /^(ok|SKIP|FAIL)$$/ && $$4 == "passed" { \
 	    n++; p += $$3; f += $$5; k += $$7; if ($$1 == "FAIL") bad++ } \
 	  END { printf "%s make check: %d of %d passed (checks: %d passed, %d failed, %d skipped) in %d s; logs in %s\n", \

@@ -13,6 +13,7 @@
 #include <check.h>
 #include <ctype.h>
 #include <dirent.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -882,26 +883,49 @@ static void srcset_free(srcset *ss)
     memset(ss, 0, sizeof *ss);
 }
 
-/* Compiles sources first, first + step, ... for sm_90; returns the number
- * that failed (each reported with its label and the start of the log). */
+/* The cubin cache that make check gives the tests and suites of one run
+ * (KFORGE_TEST_CACHE: empty when the run starts, so an entry there is a
+ * source that NVRTC compiled in this run, with these options), or none. */
+static bool test_cache(rtc_cache *c)
+{
+    const char *d = getenv("KFORGE_TEST_CACHE");
+    char e[512];
+    return d && d[0] && rtc_cache_init(c, d, true, e, sizeof e) == 0;
+}
+
+/* Compiles sources first, first + step, ... for sm_90 (kforge run's options
+ * on an sm_90 device: those of a cubin it would take from the cache), each
+ * one that make check's cache does not hold already, and stores it there;
+ * returns the number that failed (each reported with its label and the
+ * start of the log). */
 static int compile_some(const srcset *ss, int first, int step)
 {
     rtc_options o = {.arch = "sm_90", .lineinfo = false};
-    int failed = 0;
-    for (int i = first; i < ss->n; i += step) {
+    rtc_cache cache;
+    bool cached = test_cache(&cache);
+    int failed = 0, mine = 0, hits = 0;
+    for (int i = first; i < ss->n; i += step, mine++) {
         void *cubin = NULL;
         size_t len = 0;
         char *log = NULL;
-        char e[512] = "";
+        char e[512] = "", path[PATH_MAX];
+        if (cached && rtc_cache_lookup(&cache, ss->src[i], &o, path, sizeof path)) {
+            hits++;
+            continue;
+        }
         if (rtc_compile(ss->src[i], "kforge_test.cu", &o, &cubin, &len, &log, e, sizeof e) != 0) {
             fprintf(stderr, "compile failed: %s: %s\n%.2000s\n", ss->label[i], e, log ? log : "");
             failed++;
         } else {
             ck_assert(cubin != NULL && len > 0);
+            if (cached)
+                rtc_cache_store(&cache, ss->src[i], &o, cubin, len, path, sizeof path, e, sizeof e);
             free(cubin);
         }
         free(log);
     }
+    if (cached)
+        fprintf(stderr, "%d of %d sources compiled already in %s (this make check)\n", hits, mine, cache.dir);
     return failed;
 }
 
