@@ -96,21 +96,30 @@ $(BUILD)/obj/exec/nvml.o: CFLAGS += $(if $(wildcard $(CUDA)/include/nvml.h),-DKF
 # $(CHECK_CACHE) (KFORGE_TEST_CACHE), empty when the run starts: a source
 # several of them compile is compiled once.  CHECK_ORDER starts the longest
 # first (the rest, new ones too, follow), so that none of them starts last
-# and runs alone.
+# and runs alone; CHECK_LAST start last: test_codegen compiles what the
+# suites have not.  What make check runs is built CHECK_JOBS at a time too.
 CHECK_TMP   := $(abspath $(BUILD))/check-tmp
 CHECK_LOG   := $(abspath $(BUILD))/check-logs
 CHECK_CACHE := $(abspath $(BUILD))/check-cache
 CHECK_JOBS  ?= $(shell nproc 2>/dev/null || echo 2)
-CHECK_ORDER := test_codegen verify_suite export_suite test_verify robust_suite newcomer_suite engine_suite \
-               multi_suite tune_suite stress_suite test_export cli_suite compare_suite regress_suite
+CHECK_ORDER := verify_suite export_suite robust_suite test_export multi_suite stress_suite cli_suite \
+               engine_suite test_verify newcomer_suite tune_suite compare_suite regress_suite
+CHECK_LAST  := test_codegen
 CHECK_ALL   := $(notdir $(TESTS)) fuzz_replay $(patsubst tests/%.sh,%,$(wildcard tests/*_suite.sh))
-CHECK_RUN   := $(addprefix check-run-,$(filter $(CHECK_ALL),$(CHECK_ORDER)) $(filter-out $(CHECK_ORDER),$(CHECK_ALL)))
+CHECK_RUN   := $(addprefix check-run-,$(filter $(CHECK_ALL),$(CHECK_ORDER)) \
+               $(filter-out $(CHECK_ORDER) $(CHECK_LAST),$(CHECK_ALL)) $(filter $(CHECK_ALL),$(CHECK_LAST)))
+CHECK_DEPS  := $(TESTS) $(BUILD)/kforge $(BUILD)/fuzz_replay $(BUILD)/tests/kforge-tile
+# make -jN check: the N jobs of the make that runs it, else CHECK_JOBS
+CHECK_J      = $(if $(findstring jobserver,$(MAKEFLAGS)),,-j$(CHECK_JOBS))
 CHECK_ONE   := TMPDIR=$(CHECK_TMP) KFORGE_TEST_CACHE=$(CHECK_CACHE) KFORGE=$(BUILD)/kforge KFORGE_TILE=$(BUILD)/tests/kforge-tile CUDA=$(CUDA) \
                sh tests/check_one.sh
-.PHONY: check-run $(CHECK_RUN)
-check: $(TESTS) $(BUILD)/kforge $(BUILD)/fuzz_replay $(BUILD)/tests/kforge-tile
+.PHONY: check-build check-run $(CHECK_RUN)
+check-build: $(CHECK_DEPS)
+	@:
+check:
+	@$(MAKE) --no-print-directory $(CHECK_J) check-build
 	@rm -rf $(CHECK_TMP) $(CHECK_LOG) $(CHECK_CACHE) && mkdir -p $(CHECK_TMP) $(CHECK_LOG); t0=$$(date +%s); \
-	{ $(MAKE) --no-print-directory -Otarget -j$(CHECK_JOBS) check-run; echo $$? >$(CHECK_LOG)/.rc; } 2>&1 | \
+	{ $(MAKE) --no-print-directory -Otarget $(CHECK_J) check-run; echo $$? >$(CHECK_LOG)/.rc; } 2>&1 | \
 	  tee $(CHECK_LOG)/.summary; \
 	fail=$$(cat $(CHECK_LOG)/.rc); [ -z "$$(ls $(CHECK_LOG) | grep '\.failed$$')" ] || fail=1; \
 	if [ $$fail = 0 ] && [ -n "$$(ls -A $(CHECK_TMP))" ]; then \
