@@ -85,35 +85,60 @@ $(BUILD)/tests/test_nvml: | $(FAKE_NVML)
 # src/exec/nvml.c declares the NVML it uses; where the toolkit has nvml.h, it checks against it.
 $(BUILD)/obj/exec/nvml.o: CFLAGS += $(if $(wildcard $(CUDA)/include/nvml.h),-DKF_TOOLKIT_NVML_H='"$(CUDA)/include/nvml.h"')
 
-# Every test binary runs even if an earlier one fails; the target fails if any did.
-# Every test keeps its temporary files under $(CHECK_TMP) (TMPDIR), which must
-# be empty at the end when everything passed: make check leaves nothing in /tmp.
-CHECK_TMP := $(abspath $(BUILD))/check-tmp
-check: $(TESTS) $(BUILD)/kforge $(BUILD)/fuzz_replay $(BUILD)/tests/kforge-tile
-	@rm -rf $(CHECK_TMP) && mkdir -p $(CHECK_TMP) && export TMPDIR=$(CHECK_TMP); \
-	fail=0; for t in $(TESTS); do \
-	  echo "== $$t"; KFORGE=$(BUILD)/kforge $$t || fail=1; \
-	done; \
-	$(BUILD)/fuzz_replay tests/fuzz/regressions/* tests/fuzz/corpus/* || fail=1; \
-	KFORGE=$(BUILD)/kforge sh tests/cli_suite.sh || fail=1; \
-	KFORGE=$(BUILD)/kforge sh tests/robust_suite.sh || fail=1; \
-	KFORGE=$(BUILD)/kforge sh tests/engine_suite.sh || fail=1; \
-	KFORGE=$(BUILD)/kforge sh tests/stress_suite.sh || fail=1; \
-	KFORGE=$(BUILD)/kforge sh tests/tune_suite.sh || fail=1; \
-	KFORGE=$(BUILD)/kforge sh tests/verify_suite.sh || fail=1; \
-	KFORGE=$(BUILD)/kforge sh tests/multi_suite.sh || fail=1; \
-	KFORGE=$(BUILD)/kforge sh tests/compare_suite.sh || fail=1; \
-	KFORGE=$(BUILD)/kforge CUDA=$(CUDA) sh tests/export_suite.sh || fail=1; \
-	sh tests/plot_suite.sh || fail=1; \
-	KFORGE=$(BUILD)/kforge sh tests/newcomer_suite.sh || fail=1; \
-	KFORGE=$(BUILD)/kforge sh tests/regress_suite.sh || fail=1; \
-	KFORGE_TILE=$(BUILD)/tests/kforge-tile sh tests/family_suite.sh || fail=1; \
-	KFORGE=$(BUILD)/kforge sh tests/custom_suite.sh || fail=1; \
-	KFORGE=$(BUILD)/kforge sh tests/gpu_suite.sh || fail=1; \
+# make check runs every test binary and suite, CHECK_JOBS at a time (one per
+# CPU unless given), each with its whole output in $(CHECK_LOG)/NAME.log, and
+# prints one line for each as it ends (tests/check_one.sh: the outcome, the
+# counts and the seconds; below it the SKIP lines, and for a failure its FAIL
+# lines and the end of its log), then a total; it fails if any did.  Every
+# test keeps its temporary files under $(CHECK_TMP) (TMPDIR), which must be
+# empty at the end when everything passed: make check leaves nothing in /tmp.
+# The tests and suites that do not test the cubin cache itself share one,
+# $(CHECK_CACHE) (KFORGE_TEST_CACHE), empty when the run starts: a source
+# several of them compile is compiled once.  CHECK_ORDER starts the longest
+# first (the rest, new ones too, follow), so that none of them starts last
+# and runs alone; CHECK_LAST start last: test_codegen compiles what the
+# suites have not.  What make check runs is built CHECK_JOBS at a time too.
+CHECK_TMP   := $(abspath $(BUILD))/check-tmp
+CHECK_LOG   := $(abspath $(BUILD))/check-logs
+CHECK_CACHE := $(abspath $(BUILD))/check-cache
+CHECK_JOBS  ?= $(shell nproc 2>/dev/null || echo 2)
+CHECK_ORDER := verify_suite export_suite robust_suite test_export multi_suite stress_suite cli_suite \
+               engine_suite test_verify newcomer_suite tune_suite compare_suite regress_suite
+CHECK_LAST  := test_codegen
+CHECK_ALL   := $(notdir $(TESTS)) fuzz_replay $(patsubst tests/%.sh,%,$(wildcard tests/*_suite.sh))
+CHECK_RUN   := $(addprefix check-run-,$(filter $(CHECK_ALL),$(CHECK_ORDER)) \
+               $(filter-out $(CHECK_ORDER) $(CHECK_LAST),$(CHECK_ALL)) $(filter $(CHECK_ALL),$(CHECK_LAST)))
+CHECK_DEPS  := $(TESTS) $(BUILD)/kforge $(BUILD)/fuzz_replay $(BUILD)/tests/kforge-tile
+# make -jN check: the N jobs of the make that runs it, else CHECK_JOBS
+CHECK_J      = $(if $(findstring jobserver,$(MAKEFLAGS)),,-j$(CHECK_JOBS))
+CHECK_ONE   := TMPDIR=$(CHECK_TMP) KFORGE_TEST_CACHE=$(CHECK_CACHE) KFORGE=$(BUILD)/kforge KFORGE_TILE=$(BUILD)/tests/kforge-tile CUDA=$(CUDA) \
+               sh tests/check_one.sh
+.PHONY: check-build check-run $(CHECK_RUN)
+check-build: $(CHECK_DEPS)
+	@:
+check:
+	@$(MAKE) --no-print-directory $(CHECK_J) check-build
+	@rm -rf $(CHECK_TMP) $(CHECK_LOG) $(CHECK_CACHE) && mkdir -p $(CHECK_TMP) $(CHECK_LOG); t0=$$(date +%s); \
+	{ $(MAKE) --no-print-directory -Otarget $(CHECK_J) check-run; echo $$? >$(CHECK_LOG)/.rc; } 2>&1 | \
+	  tee $(CHECK_LOG)/.summary; \
+	fail=$$(cat $(CHECK_LOG)/.rc); [ -z "$$(ls $(CHECK_LOG) | grep '\.failed$$')" ] || fail=1; \
 	if [ $$fail = 0 ] && [ -n "$$(ls -A $(CHECK_TMP))" ]; then \
 	  echo "FAIL make check left files in $(CHECK_TMP) (TMPDIR): $$(ls -A $(CHECK_TMP) | tr '\n' ' ')"; fail=1; \
-	elif [ $$fail = 0 ]; then rmdir $(CHECK_TMP); fi; \
-	exit $$fail
+	elif [ $$fail = 0 ]; then rmdir $(CHECK_TMP); rm -rf $(CHECK_CACHE); fi; \
+	awk -v s=$$(( $$(date +%s) - t0 )) -v fail=$$fail '$$1 ~ /^(ok|SKIP|FAIL)$$/ && $$4 == "passed" { \
+	    n++; p += $$3; f += $$5; k += $$7; if ($$1 == "FAIL") bad++ } \
+	  END { printf "%s make check: %d of %d passed (checks: %d passed, %d failed, %d skipped) in %d s; logs in %s\n", \
+	        fail ? "FAIL" : "ok  ", n - bad, n, p, f, k, s, "$(CHECK_LOG)" }' $(CHECK_LOG)/.summary; \
+	[ $$fail = 0 ]
+# A failure leaves NAME.failed (make carries on, and prints no error of its own).
+check-run: $(CHECK_RUN)
+$(filter check-run-test_%,$(CHECK_RUN)): check-run-test_%:
+	@$(CHECK_ONE) test_$* $(CHECK_LOG) $(BUILD)/tests/test_$* || touch $(CHECK_LOG)/test_$*.failed
+$(filter check-run-%_suite,$(CHECK_RUN)): check-run-%_suite:
+	@$(CHECK_ONE) $*_suite $(CHECK_LOG) sh tests/$*_suite.sh || touch $(CHECK_LOG)/$*_suite.failed
+check-run-fuzz_replay:
+	@$(CHECK_ONE) fuzz_replay $(CHECK_LOG) sh -c '$(BUILD)/fuzz_replay tests/fuzz/regressions/* tests/fuzz/corpus/*' || \
+	  touch $(CHECK_LOG)/fuzz_replay.failed
 test: check
 
 bench: $(BUILD)/kforge

@@ -25,7 +25,8 @@ TMP=$(mktemp -d "${TMPDIR:-/tmp}/kforge-compare.XXXXXX") || exit 2
 trap 'rm -rf "$TMP"' EXIT
 trap 'exit 130' INT TERM HUP
 trap 'exit 141' PIPE # sh tests/compare_suite.sh | head: still clean up
-export KFORGE_CACHE_DIR="$TMP/cache" KFORGE_DB="$TMP/db" KFORGE_FAKE_GPU=1 LC_ALL=C
+# make check gives the suites that do not test the cache one cubin cache (KFORGE_TEST_CACHE)
+export KFORGE_CACHE_DIR="${KFORGE_TEST_CACHE:-$TMP/cache}" KFORGE_DB="$TMP/db" KFORGE_FAKE_GPU=1 LC_ALL=C
 unset KFORGE_FAULT_INJECT KFORGE_PLANT KFORGE_NVML_LIB FAKE_NVML_SCRIPT NO_COLOR
 cd "$TMP" || exit 2
 npass=0

@@ -11,7 +11,8 @@ case $KFORGE in /*) ;; *) KFORGE=$(pwd)/$KFORGE ;; esac
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/kforge-engine.XXXXXX") || exit 2
 trap 'rm -rf "$TMP"' EXIT
 trap 'exit 130' INT TERM HUP
-export KFORGE_CACHE_DIR="$TMP/cache" KFORGE_DB="$TMP/db" KFORGE_FAKE_GPU=1 LC_ALL=C
+# make check gives the suites that do not test the cache one cubin cache (KFORGE_TEST_CACHE)
+export KFORGE_CACHE_DIR="${KFORGE_TEST_CACHE:-$TMP/cache}" KFORGE_DB="$TMP/db" KFORGE_FAKE_GPU=1 LC_ALL=C
 unset KFORGE_FAULT_INJECT KFORGE_PLANT
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$TMP" || exit 2

@@ -25,7 +25,8 @@ TMP=$(mktemp -d "${TMPDIR:-/tmp}/kforge-multi.XXXXXX") || exit 2
 keep=0
 trap 'if [ $keep = 0 ]; then rm -rf "$TMP"; else echo "multi_suite: files kept in $TMP"; fi' EXIT
 trap 'exit 130' INT TERM HUP
-export KFORGE_CACHE_DIR="$TMP/cache" KFORGE_DB="$TMP/db" KFORGE_FAKE_GPU=2 LC_ALL=C
+# make check gives the suites that do not test the cache one cubin cache (KFORGE_TEST_CACHE)
+export KFORGE_CACHE_DIR="${KFORGE_TEST_CACHE:-$TMP/cache}" KFORGE_DB="$TMP/db" KFORGE_FAKE_GPU=2 LC_ALL=C
 unset KFORGE_FAULT_INJECT KFORGE_PLANT KFORGE_DEVICES KFORGE_FAKE_GPU_MIXED KFORGE_FAKE_GPU_MS
 unset SLURM_ARRAY_TASK_ID SLURM_ARRAY_TASK_COUNT SLURM_ARRAY_TASK_MIN SLURM_ARRAY_TASK_MAX
 cd "$TMP" || exit 2

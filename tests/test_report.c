@@ -20,6 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "check_quiet.h"
 #include "bench_fields.h"
 #include "config.h"
 #include "family.h"

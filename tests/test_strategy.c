@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_quiet.h"
 #include "strategy.h"
 
 // ----------------------------------------------------------------------------

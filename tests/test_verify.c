@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_quiet.h"
 #include "util.h"
 #include "verify.h"
 

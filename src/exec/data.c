@@ -32,28 +32,38 @@ bool data_key_eq(const data_key *a, const data_key *b)
            memcmp(a->elems, b->elems, sizeof a->elems) == 0;
 }
 
-int data_make(data_set *d, const kf_variant *v, const kf_shape *s, uint64_t seed, bool exact)
+int data_make_inputs(data_set *d, const kf_variant *v, const kf_shape *s, uint64_t seed, bool exact)
 {
     const kf_family *f = family_of(v);
     memset(d, 0, sizeof *d);
     variant_buffers(v, s, NULL, &d->set);
     for (int i = 0; i < d->set.n; i++) {
         const kf_buffer *b = &d->set.b[i];
-        size_t bytes = data_bytes(b);
-        if (role_is_input(b->role)) {
-            if (!(d->host[i] = malloc(bytes + 1)))
-                goto oom;
-            f->fill(v, s, i, seed, exact, d->host[i], b->elems);
+        if (!role_is_input(b->role))
+            continue;
+        if (!(d->host[i] = malloc(data_bytes(b) + 1))) {
+            data_free(d);
+            return -1;
         }
-        if (role_is_output(b->role) &&
-            (!(d->ref[i] = malloc(bytes + 1)) || !(d->aux[i] = calloc((size_t)b->elems + 1, sizeof(double)))))
-            goto oom;
+        f->fill(v, s, i, seed, exact, d->host[i], b->elems);
     }
-    f->reference(v, s, (const void *const *)d->host, d->ref, d->aux);
     return 0;
-oom:
-    data_free(d);
-    return -1;
+}
+
+int data_make(data_set *d, const kf_variant *v, const kf_shape *s, uint64_t seed, bool exact)
+{
+    if (data_make_inputs(d, v, s, seed, exact) != 0)
+        return -1;
+    for (int i = 0; i < d->set.n; i++) {
+        const kf_buffer *b = &d->set.b[i];
+        if (role_is_output(b->role) && (!(d->ref[i] = malloc(data_bytes(b) + 1)) ||
+                                        !(d->aux[i] = calloc((size_t)b->elems + 1, sizeof(double))))) {
+            data_free(d);
+            return -1;
+        }
+    }
+    family_of(v)->reference(v, s, (const void *const *)d->host, d->ref, d->aux);
+    return 0;
 }
 
 void data_drop_inputs(data_set *d)

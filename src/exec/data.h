@@ -34,6 +34,9 @@ bool data_key_eq(const data_key *a, const data_key *b);
 /* Fills every input and computes the reference: 0, or -1 when host memory
  * ran out (d left empty). */
 int data_make(data_set *d, const kf_variant *v, const kf_shape *s, uint64_t seed, bool exact);
+/* Fills every input, without the reference (ref and aux stay NULL): 0, or
+ * -1 when host memory ran out (d left empty). */
+int data_make_inputs(data_set *d, const kf_variant *v, const kf_shape *s, uint64_t seed, bool exact);
 /* Frees the inputs' host copies (the references stay). */
 void data_drop_inputs(data_set *d);
 void data_free(data_set *d);

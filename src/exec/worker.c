@@ -167,33 +167,133 @@ static void fake_delay(const char *env)
         ;
 }
 
-/* The fake's data: the last exact and realistic data, with their
- * references (a sweep over variants reuses them). */
+/* The fake's data, kept by key: a sweep goes variant by variant over the
+ * same keys (dtype, op, shape), and making a key's data (above all its
+ * reference) is most of a fake case's cost.  Every key's reference is kept;
+ * its inputs, which only a planted fault's model reads, are made when a
+ * case needs them.  Beyond an eighth of the host's memory (at most 1 GiB)
+ * the inputs of the most recently used other keys go first (a sweep that
+ * does not fit then keeps finding the keys it met first), then whole keys,
+ * the least recently used first; never the data in use. */
 typedef struct {
-    bool have;
     data_key key;
-    data_set d;
-} fake_input;
+    data_set d;         /* the buffers, the reference, and the inputs when made */
+    bool inputs;
+    size_t ref_bytes, in_bytes;
+    uint64_t used;
+} fake_data;
 
-static fake_input *fake_input_get(bool exact, const kf_variant *v, const kf_shape *shape, uint64_t seed)
+static fake_data **fake_keys;
+static int fake_nkeys;
+static size_t fake_bytes;
+static uint64_t fake_tick;
+static fake_data *fake_in_use[2]; /* the last exact and realistic data handed out */
+
+static size_t fake_budget(void)
 {
-    static fake_input slot[2];
-    fake_input *S = &slot[exact ? 0 : 1];
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    size_t mem = pages > 0 && page > 0 ? (size_t)pages * (size_t)page : 0, cap = (size_t)1 << 30;
+    return mem && mem / 8 < cap ? mem / 8 : cap;
+}
+
+static size_t fake_set_bytes(const data_set *d, bool inputs)
+{
+    size_t n = 0;
+    for (int i = 0; i < d->set.n; i++) {
+        const kf_buffer *b = &d->set.b[i];
+        if (inputs ? d->host[i] != NULL : d->ref[i] != NULL)
+            n += data_bytes(b) + (inputs ? 0 : (size_t)b->elems * sizeof(double));
+    }
+    return n;
+}
+
+static bool fake_data_busy(const fake_data *x, const fake_data *keep)
+{
+    return x == keep || x == fake_in_use[0] || x == fake_in_use[1];
+}
+
+/* Back within the budget, keeping keep and the data in use. */
+static void fake_data_trim(const fake_data *keep)
+{
+    static size_t budget;
+    if (!budget)
+        budget = fake_budget();
+    while (fake_bytes > budget) {
+        fake_data *mru = NULL;
+        for (int i = 0; i < fake_nkeys; i++) {
+            fake_data *x = fake_keys[i];
+            if (x->inputs && !fake_data_busy(x, keep) && (!mru || x->used > mru->used))
+                mru = x;
+        }
+        if (!mru)
+            break;
+        data_drop_inputs(&mru->d);
+        mru->inputs = false;
+        fake_bytes -= mru->in_bytes;
+        mru->in_bytes = 0;
+    }
+    while (fake_bytes > budget) {
+        int lru = -1;
+        for (int i = 0; i < fake_nkeys; i++)
+            if (!fake_data_busy(fake_keys[i], keep) && (lru < 0 || fake_keys[i]->used < fake_keys[lru]->used))
+                lru = i;
+        if (lru < 0)
+            break;
+        fake_data *x = fake_keys[lru];
+        fake_bytes -= x->ref_bytes + x->in_bytes;
+        data_free(&x->d);
+        free(x);
+        fake_keys[lru] = fake_keys[--fake_nkeys];
+    }
+}
+
+/* The exact or the realistic data of this case's key: its reference, and
+ * with inputs its inputs too; NULL when host memory ran out. */
+static fake_data *fake_data_get(bool exact, const kf_variant *v, const kf_shape *shape, uint64_t seed, bool inputs)
+{
     data_key k;
     data_key_of(&k, v, shape, seed, exact);
-    if (S->have && data_key_eq(&S->key, &k))
-        return S;
-    data_free(&S->d);
-    S->have = data_make(&S->d, v, shape, seed, exact) == 0;
-    S->key = k;
-    return S->have ? S : NULL;
+    fake_data *D = NULL;
+    for (int i = 0; i < fake_nkeys && !D; i++)
+        if (data_key_eq(&fake_keys[i]->key, &k))
+            D = fake_keys[i];
+    if (!D) {
+        fake_data **a = realloc(fake_keys, sizeof *a * (size_t)(fake_nkeys + 1));
+        if (!a || !(D = calloc(1, sizeof *D)))
+            return NULL;
+        fake_keys = a;
+        if (data_make(&D->d, v, shape, seed, exact) != 0) {
+            free(D);
+            return NULL;
+        }
+        D->key = k;
+        if (!inputs)
+            data_drop_inputs(&D->d);
+        D->inputs = inputs;
+        D->ref_bytes = fake_set_bytes(&D->d, false);
+        D->in_bytes = inputs ? fake_set_bytes(&D->d, true) : 0;
+        fake_bytes += D->ref_bytes + D->in_bytes;
+        fake_keys[fake_nkeys++] = D;
+    } else if (inputs && !D->inputs) {
+        data_set in;
+        if (data_make_inputs(&in, v, shape, seed, exact) != 0)
+            return NULL;
+        memcpy(D->d.host, in.host, sizeof D->d.host);
+        D->inputs = true;
+        D->in_bytes = fake_set_bytes(&D->d, true);
+        fake_bytes += D->in_bytes;
+    }
+    D->used = ++fake_tick;
+    fake_in_use[exact ? 0 : 1] = D;
+    fake_data_trim(D);
+    return D;
 }
 
 /* The outputs the fake "computes" on data S: the reference, or with a
  * planted fault the family's model of it (plant_check).  Returns the wrong
  * outputs' count (r filled by compare); *nout the outputs in all. */
 static int64_t fake_outputs(const kf_variant *v, const kf_shape *shape, const kf_plan_info *p, int64_t offset,
-                            const kf_plant *spec, fake_input *S, bool exact, kf_result *r, int64_t *nout)
+                            const kf_plant *spec, fake_data *S, bool exact, kf_result *r, int64_t *nout)
 {
     kf_buffer_set set;
     variant_buffers(v, shape, p, &set);
@@ -269,7 +369,7 @@ static void fake_case(const request *q, const kf_device *dev, kf_result *r)
     }
     if (in <= (1 << 25) && outs <= (1 << 22)) {
         int64_t nout;
-        fake_input *X = fake_input_get(true, v, &q->shape, q->b.seed);
+        fake_data *X = fake_data_get(true, v, &q->shape, q->b.seed, sp != NULL);
         if (X) {
             int64_t bad = fake_outputs(v, &q->shape, &p, q->b.offset, sp, X, true, r, &nout);
             if (sp)
@@ -280,7 +380,9 @@ static void fake_case(const request *q, const kf_device *dev, kf_result *r)
             else
                 bench_compare(v, &q->shape, &p, &set, X->d.ref, X->d.ref, X->d.aux, true, r, &nout);
         }
-        fake_input *Q = !q->b.no_accuracy && f->accuracy && f->accuracy(v) ? fake_input_get(false, v, &q->shape, q->b.seed) : NULL;
+        fake_data *Q = !q->b.no_accuracy && f->accuracy && f->accuracy(v)
+                           ? fake_data_get(false, v, &q->shape, q->b.seed, sp != NULL)
+                           : NULL;
         if (Q) {
             kf_result acc = *r;
             int64_t abad = fake_outputs(v, &q->shape, &p, q->b.offset, sp, Q, false, &acc, &nout);
