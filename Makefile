@@ -85,11 +85,12 @@ $(BUILD)/tests/test_nvml: | $(FAKE_NVML)
 # src/exec/nvml.c declares the NVML it uses; where the toolkit has nvml.h, it checks against it.
 $(BUILD)/obj/exec/nvml.o: CFLAGS += $(if $(wildcard $(CUDA)/include/nvml.h),-DKF_TOOLKIT_NVML_H='"$(CUDA)/include/nvml.h"')
 
-# make check runs every test binary and suite, CHECK_JOBS at a time (one per
-# CPU unless given), each with its whole output in $(CHECK_LOG)/NAME.log, and
-# prints one line for each as it ends (tests/check_one.sh: the outcome, the
-# counts and the seconds; below it the SKIP lines, and for a failure its FAIL
-# lines and the end of its log), then a total; it fails if any did.  Every
+# make check runs every test binary and suite, CHECK_JOBS at a time (one more
+# than the CPUs unless given: many suites wait part of the time), each with
+# its whole output in $(CHECK_LOG)/NAME.log, and prints one line for each as
+# it ends (tests/check_one.sh: the outcome, the counts and the seconds; below
+# it the SKIP lines, and for a failure its FAIL lines and the end of its
+# log), then a total; it fails if any did.  Every
 # test keeps its temporary files under $(CHECK_TMP) (TMPDIR), which must be
 # empty at the end when everything passed: make check leaves nothing in /tmp.
 # The tests and suites that do not test the cubin cache itself share one,
@@ -101,7 +102,9 @@ $(BUILD)/obj/exec/nvml.o: CFLAGS += $(if $(wildcard $(CUDA)/include/nvml.h),-DKF
 CHECK_TMP   := $(abspath $(BUILD))/check-tmp
 CHECK_LOG   := $(abspath $(BUILD))/check-logs
 CHECK_CACHE := $(abspath $(BUILD))/check-cache
-CHECK_JOBS  ?= $(shell nproc 2>/dev/null || echo 2)
+ifeq ($(origin CHECK_JOBS),undefined)
+CHECK_JOBS  := $(shell n=$$(nproc 2>/dev/null || echo 1); echo $$((n + 1)))
+endif
 CHECK_ORDER := verify_suite export_suite robust_suite test_export multi_suite stress_suite cli_suite \
                engine_suite test_verify newcomer_suite tune_suite compare_suite regress_suite
 CHECK_LAST  := test_codegen

@@ -25,6 +25,7 @@
 #   4. a tune where every vector_width 4 candidate (the fake's fastest)
 #      drops an element: none of them is best, the database holds none, and
 #      the summary counts them failed.
+# Three groups of these run at once (1 and 3 for reduce, 1 for rows, 2 and 4).
 set -u
 KFORGE=${KFORGE:-build/kforge}
 case $KFORGE in /*) ;; *) KFORGE=$(pwd)/$KFORGE ;; esac
@@ -65,60 +66,105 @@ fi
 # tally FILE FAULT: tests/faults/tally.py (one line of counts, every miss)
 tally() { python3 "$ROOT/tests/faults/tally.py" "$1" "$2"; }
 
-# 1. planted faults
-for fam in reduce rows; do
-  if [ $fam = reduce ]; then kinds="drop_first drop_last drop_tail drop_block shift double_block"
-  else kinds="drop_first drop_last drop_tail drop_block shift skip_col row_shift"; fi
-  for k in $kinds; do
+# The steps run as three groups at once (reduce: 1 and 3; rows: 1; 2 and 4),
+# which share no results file and no source to compile; each writes its
+# PASS and FAIL lines to a file of its own, printed in that order at the end.
+
+# 1. planted faults: faults FAMILY KIND...
+faults() {
+  fam=$1; shift
+  for k in "$@"; do
     KFORGE_PLANT="$k@*" "$KFORGE" run "$ROOT/tests/faults/$fam.json" --results "$fam-$k.jsonl" --quiet \
       > "$fam-$k.out" 2> "$fam-$k.err"
     rc=$?
+    err="$OUT/$fam-$k.err"
     if [ $fam = reduce ] && [ $rc = 1 ]; then
-      # 2^24+1 (every dtype and op) with two of the variants: its inputs cost the most here
-      KFORGE_PLANT="$k@*" "$KFORGE" run "$ROOT/tests/faults/$fam.json" --set n=16777217 --only v4_last_block,v2_multi_grid \
-        --results "$fam-$k.jsonl" --quiet >> "$fam-$k.out" 2>> "$fam-$k.err"
-      rc=$?
+      # and at 2^24+1, from the one run of every fault (group_reduce)
+      grep "\"planted\":\"$k\"" big.jsonl >> "$fam-$k.jsonl"
+      rc=$big_rc err="$OUT/big.err"
     fi
     if [ $rc = 1 ] && tally "$fam-$k.jsonl" "$k"; then
       ok "$fam: planted $k caught wherever it changes the answer"
     else
-      bad "$fam: planted $k (exit $rc; see $OUT/$fam-$k.err)"; keep_out=1
+      bad "$fam: planted $k (exit $rc; see $err)"
     fi
   done
-done
+}
 
-# 2. no fault planted: every case right
-for fam in reduce rows; do
-  "$KFORGE" run "$ROOT/tests/faults/$fam.json" --results "$fam-clean.jsonl" --quiet > /dev/null 2> "$fam-clean.err"
+REDUCE_FAULTS="drop_first drop_last drop_tail drop_block shift double_block"
+group_reduce() {
+  # 2^24+1 (every dtype and op) with two of the variants, every fault in one
+  # run: their inputs and references, made once for every fault, cost the
+  # most here.  Variant NAME's copy for fault KIND is NAME.KIND, and only
+  # KIND is planted in it.
+  # shellcheck disable=SC2086
+  python3 - "$ROOT/tests/faults/reduce.json" $REDUCE_FAULTS > big.json 3> big.plant <<'PY'
+import json, os, sys
+c = json.load(open(sys.argv[1]))
+two = [v for v in c["variants"] if v["name"] in ("v4_last_block", "v2_multi_grid")]
+c["variants"] = [dict(v, name=v["name"] + "." + k) for k in sys.argv[2:] for v in two]
+c["defaults"]["n"] = 16777217
+json.dump(c, sys.stdout)
+plant = ",".join(k + "@" + v["name"] for v in c["variants"] for k in [v["name"].split(".")[1]])
+assert len(plant) < 512, "KFORGE_PLANT is read up to 511 characters"
+os.write(3, plant.encode())
+PY
+  KFORGE_PLANT=$(cat big.plant) "$KFORGE" run big.json --results big.jsonl --quiet > big.out 2> big.err
+  big_rc=$?
+  faults reduce $REDUCE_FAULTS
+
+  # 3. the rounding bound would have passed it; the exact check does not
+  line=$(grep '"name":"v4_last_block.drop_last"' reduce-drop_last.jsonl | grep '"dtype":"float32"' | grep '"op":"sum"' |
+         grep '"n":16777217')
+  case $line in
+    *'"status":"wrong"'*'the bound alone would have passed it'*'"acc_err":'*'"acc_bound":'*)
+      ok "float32 sum at 2^24+1 minus one element: wrong on the exact data, within the rounding bound on the realistic" ;;
+    *) bad "float32 sum at 2^24+1, last element dropped: $line" ;;
+  esac
+}
+
+group_rows() {
+  faults rows drop_first drop_last drop_tail drop_block shift skip_col row_shift
+}
+
+group_clean_tune() {
+  # 2. no fault planted: every case right
+  for fam in reduce rows; do
+    "$KFORGE" run "$ROOT/tests/faults/$fam.json" --results "$fam-clean.jsonl" --quiet > /dev/null 2> "$fam-clean.err"
+    rc=$?
+    if [ $rc = 0 ] && ! grep -q '"status":"wrong"' "$fam-clean.jsonl" && ! grep -q '"planted"' "$fam-clean.jsonl"; then
+      ok "$fam: every correct variant passes the exact check"
+    else
+      bad "$fam: correct variants failed (exit $rc)"
+    fi
+  done
+
+  # 4. a tune never ranks a wrong kernel
+  KFORGE_PLANT="drop_last@vector_width=4" "$KFORGE" tune "$ROOT/configs/tune-reduce.json" --set n=4097 \
+    --strategy random --budget 120 --seed 5 --results tune.jsonl > tune.out 2> tune.err
   rc=$?
-  if [ $rc = 0 ] && ! grep -q '"status":"wrong"' "$fam-clean.jsonl" && ! grep -q '"planted"' "$fam-clean.jsonl"; then
-    ok "$fam: every correct variant passes the exact check"
+  failed=$(sed -n 's/.*failed candidates: \([0-9]*\).*/\1/p' tune.out)
+  v4=$(grep -c '"vector_width":4' tune.jsonl)
+  if [ $rc = 0 ] && grep -q '^best: ' tune.out && ! grep '^best: ' tune.out | grep -q '/v4/' &&
+     ! grep -q '"vector_width": *4' db/*.json && [ "$v4" -gt 0 ] && [ "${failed:-0}" = "$v4" ]; then
+    ok "tune: the $v4 planted candidates are counted failed and never best"
   else
-    bad "$fam: correct variants failed (exit $rc)"; keep_out=1
+    bad "tune with planted candidates (exit $rc, failed ${failed:-?} of $v4 planted)"
   fi
-done
+}
 
-# 3. the rounding bound would have passed it; the exact check does not
-line=$(grep '"name":"v4_last_block"' reduce-drop_last.jsonl | grep '"dtype":"float32"' | grep '"op":"sum"' |
-       grep '"n":16777217')
-case $line in
-  *'"status":"wrong"'*'the bound alone would have passed it'*'"acc_err":'*'"acc_bound":'*)
-    ok "float32 sum at 2^24+1 minus one element: wrong on the exact data, within the rounding bound on the realistic" ;;
-  *) bad "float32 sum at 2^24+1, last element dropped: $line"; keep_out=1 ;;
-esac
-
-# 4. a tune never ranks a wrong kernel
-KFORGE_PLANT="drop_last@vector_width=4" "$KFORGE" tune "$ROOT/configs/tune-reduce.json" --set n=4097 \
-  --strategy random --budget 120 --seed 5 --results tune.jsonl > tune.out 2> tune.err
-rc=$?
-failed=$(sed -n 's/.*failed candidates: \([0-9]*\).*/\1/p' tune.out)
-v4=$(grep -c '"vector_width":4' tune.jsonl)
-if [ $rc = 0 ] && grep -q '^best: ' tune.out && ! grep '^best: ' tune.out | grep -q '/v4/' &&
-   ! grep -q '"vector_width": *4' db/*.json && [ "$v4" -gt 0 ] && [ "${failed:-0}" = "$v4" ]; then
-  ok "tune: the $v4 planted candidates are counted failed and never best"
-else
-  bad "tune with planted candidates (exit $rc, failed ${failed:-?} of $v4 planted)"; keep_out=1
-fi
+group_reduce > group-1-reduce.txt 2>&1 &
+g1=$!
+group_rows > group-2-rows.txt 2>&1 &
+g2=$!
+group_clean_tune > group-3-clean-tune.txt 2>&1
+wait $g1
+wait $g2
+cat group-1-reduce.txt group-2-rows.txt group-3-clean-tune.txt
+pass=$(cat group-*.txt | grep -c '^PASS:')
+fail=$(cat group-*.txt | grep -c '^FAIL:')
+[ $((pass + fail)) -eq 17 ] || bad "the three groups reported $((pass + fail)) of the 17 checks"
+[ $fail = 0 ] || keep_out=1
 
 echo "verify suite: $pass passed, $fail failed"
 [ $fail = 0 ]
