@@ -79,7 +79,7 @@ out=$(printf '%-4s %-16s %4s passed %3s failed %3s skipped %7s s  (cpu %s s)' "$
 # the SKIP lines always; on failure the FAIL lines and the log's tail
 extra=$(grep -E '^ *SKIP' "$log" | head -n 20 | sed 's/^/     /')
 if [ $what = FAIL ]; then
-    fails=$(grep -E '^ *(FAIL|not ok)|:[FE]:|[Ee]rror|MISSED' "$log" | head -n 40 | sed 's/^/     /')
+    fails=$(grep -E '^ *(FAIL|not ok|MISSED)|:[0-9]+:[FE]:' "$log" | head -n 40 | sed 's/^/     /')
     [ $rc != 0 ] && fails="$fails${fails:+
 }     exit status $rc"
     tail=$(tail -n 25 "$log" | sed 's/^/     | /')

@@ -4,10 +4,10 @@
  * the C enums and the templates, what the source depends on, the
  * KFORGE_PLANT hook), reduce launch plans (pure
  * arithmetic), and NVRTC compilation of every variant of every shipped
- * config (several in one translation unit, as kforge gen and export wrap
- * them) plus a sample across dtypes, ops, algorithms, vector widths and
- * load flavours (each alone, as kforge run compiles it).  Needs NVRTC (the
- * CUDA toolkit), not a GPU.
+ * config plus a sample across dtypes, ops, algorithms, vector widths and
+ * load flavours (up to 16 sources in one translation unit, as kforge gen
+ * and export wrap several; the shell suites compile theirs alone, as kforge
+ * run does).  Needs NVRTC (the CUDA toolkit), not a GPU.
  *
  *   make build/tests/test_codegen && build/tests/test_codegen
  *   (run from the repository root, or set KFORGE_SRCDIR to it)
@@ -1047,7 +1047,7 @@ START_TEST(nvrtc_every_config_variant)
     snprintf(dir, sizeof dir, "%s/configs", srcdir());
     DIR *d = opendir(dir);
     ck_assert_msg(d != NULL, "cannot open %s", dir);
-    srcset ss = {.batch = true}; /* several at once; those of the sample below compile alone */
+    srcset ss = {.batch = true};
     int variants = 0, files = 0;
     for (struct dirent *e; (e = readdir(d)) != NULL;) {
         size_t l = strlen(e->d_name);
@@ -1115,7 +1115,7 @@ static bool sample_variant(kf_dtype t, kf_op o, kf_algorithm a, int k, kf_varian
 
 START_TEST(nvrtc_sample)
 {
-    srcset ss = {0}; /* each alone: kforge run's own translation unit */
+    srcset ss = {.batch = true};
     int k = 0, impossible = 0;
     for (int t = 0; t < KF_DTYPE_COUNT; t++)
         for (int o = 0; o < KF_OP_COUNT; o++)
