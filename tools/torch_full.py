@@ -14,27 +14,13 @@ the sum in float64 (int64 for integers) and a wrong one is status "wrong".
 """
 import argparse
 import json
+import os
 import sys
 
 import torch
 
-
-def num(s):
-    return 1 << int(s[2:]) if s.startswith("2^") else int(s)
-
-
-def timed(fn, flush, reps=31):
-    for _ in range(3):
-        fn()
-    ev = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(reps)]
-    for i in range(reps):
-        flush.fill_(i & 0xFF)
-        ev[i][0].record()
-        fn()
-        ev[i][1].record()
-    torch.cuda.synchronize()
-    ms = sorted(a.elapsed_time(b) for a, b in ev)
-    return ms[reps // 2]
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from half_torch import num, timed  # noqa: E402  (the same timing as the bfloat16 baseline)
 
 
 def main():
