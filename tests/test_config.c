@@ -428,13 +428,14 @@ START_TEST(bench_keys)
 {
     kf_config c;
     parse_ok("{\"n\": 1, \"bench\": {\"warmup\": 5, \"min_reps\": 20, \"max_reps\": 200, \"max_time_s\": 1.5,\n"
-             " \"max_noise\": 0.01, \"flush_l2\": false, \"seed\": 7, \"offset\": 3, \"timeout_s\": 0}}",
+             " \"max_noise\": 0.01, \"max_median_ci\": 0.015, \"flush_l2\": false, \"seed\": 7, \"offset\": 3, \"timeout_s\": 0}}",
              &c);
     ck_assert_int_eq(c.bench.warmup, 5);
     ck_assert_int_eq(c.bench.min_reps, 20);
     ck_assert_int_eq(c.bench.max_reps, 200);
     ck_assert_double_eq(c.bench.max_time_s, 1.5);
     ck_assert_double_eq(c.bench.max_noise, 0.01);
+    ck_assert_double_eq(c.bench.max_median_ci, 0.015);
     ck_assert(!c.bench.flush_l2);
     ck_assert(c.bench.seed == 7);
     ck_assert_int_eq(c.bench.offset, 3);
@@ -450,6 +451,7 @@ START_TEST(bench_keys)
     kf_bench_defaults(&d);
     ck_assert_int_eq(c.bench.warmup, d.warmup);
     ck_assert_double_eq(c.bench.max_time_s, d.max_time_s);
+    ck_assert_double_eq(c.bench.max_median_ci, 0.0); /* off unless asked */
     ck_assert(c.bench.flush_l2);
     config_free(&c);
 
@@ -459,6 +461,8 @@ START_TEST(bench_keys)
 
     ck_contains(parse_bad("{\"bench\": {\"warmup\": -1}}"), "bench.warmup: expected an integer 0..10000");
     ck_contains(parse_bad("{\"bench\": {\"max_noise\": 2}}"), "bench.max_noise");
+    ck_contains(parse_bad("{\"bench\": {\"max_median_ci\": -0.1}}"),
+                "bench.max_median_ci: expected a fraction 0..1 (half-width of the median's 95% confidence interval");
     ck_contains(parse_bad("{\"bench\": {\"max_time_s\": \"1\"}}"), "bench.max_time_s: expected seconds");
     ck_contains(parse_bad("{\"bench\": {\"offset\": 5000}}"), "bench.offset");
     ck_contains(parse_bad("{\"bench\": {\"seed\": 9007199254740992}}"), "bench.seed");
@@ -990,7 +994,7 @@ START_TEST(set_unknown_key_suggests)
         keys[nk] = strdup(tab[nk]);
         nbench += strncmp(keys[nk], "bench.", 6) == 0;
     }
-    ck_assert_int_eq(nbench, 11);
+    ck_assert_int_eq(nbench, 12);
     ck_assert_int_eq(nk, f->nparams + f->nsizes + 1 + nbench);
     for (int i = 0; i < f->nparams; i++)
         ck_assert_int_ge(kf_lookup(keys, nk, f->params[i].name), 0);

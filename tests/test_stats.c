@@ -449,6 +449,68 @@ START_TEST(stop_time_budget)
 }
 END_TEST
 
+/* The median's confidence interval against the order statistics worked out
+ * by hand, and against a brute-force sort for many shuffled samples. */
+START_TEST(median_ci_order_statistics)
+{
+    ck_assert(isinf(stats_median_ci(NULL, 5)));
+    const double one[] = {1};
+    ck_assert(isinf(stats_median_ci(one, 1)));
+    /* n = 100: 1-based ranks floor(50 - 9.8) = 40 and ceil(51 + 9.8) = 61,
+     * the textbook interval: values 40 and 61 of 1..100, median 50.5 */
+    double a[100];
+    for (int i = 0; i < 100; i++)
+        a[i] = (double)((i * 37) % 100 + 1); /* 1..100, shuffled */
+    ck_assert_double_eq_tol(stats_median_ci(a, 100), 21.0 / 101.0, 1e-12);
+    /* the input is not modified */
+    for (int i = 0; i < 100; i++)
+        ck_assert(a[i] == (double)((i * 37) % 100 + 1));
+    /* n = 10: ranks floor(1.9) = 1 and ceil(9.1) = 10: the whole sample */
+    const double ten[] = {10, 3, 7, 1, 9, 5, 2, 8, 4, 6};
+    ck_assert_double_eq_tol(stats_median_ci(ten, 10), (10.0 - 1.0) / (2 * 5.5), 1e-12);
+    /* odd n = 25: ranks floor(7.6) = 7 and ceil(18.4) = 19; median the 13th */
+    double odd[25];
+    for (int i = 0; i < 25; i++)
+        odd[i] = (double)((i * 7) % 25 + 1);
+    ck_assert_double_eq_tol(stats_median_ci(odd, 25), (19.0 - 7.0) / (2 * 13.0), 1e-12);
+    /* one value everywhere: no width */
+    const double flat[] = {4, 4, 4, 4, 4, 4};
+    ck_assert(stats_median_ci(flat, 6) == 0);
+}
+END_TEST
+
+/* What the rule is for: a short kernel read by a coarse timer (values on a
+ * grid, a few slow outliers) never reaches a small relative stddev, but its
+ * median is pinned down after a few dozen repetitions. */
+START_TEST(stop_median_ci)
+{
+    double ms[400];
+    for (int i = 0; i < 400; i++) /* 4.0 us or 4.5 us (one in four), one in ten at 9 us */
+        ms[i] = i % 10 == 3 ? 9e-3 : (i % 4 ? 4.0e-3 : 4.5e-3);
+    kf_stats s;
+    stats_compute(ms, 400, &s);
+    ck_assert(s.noise > 0.2);
+    kf_bench b = bench(10, 1000, 1e9, 0.02);
+    ck_assert_msg(!stats_should_stop(ms, 400, 0.0, &b), "the stddev rule alone never stops here");
+    b.max_median_ci = 0.02;
+    int r = 1;
+    while (!stats_should_stop(ms, r, 0.0, &b))
+        r++;
+    ck_assert_int_ge(r, b.min_reps);
+    ck_assert_msg(r <= 80, "stopped only after %d repetitions", r);
+    ck_assert(stats_median_ci(ms, r) <= 0.02);
+    ck_assert(stats_median_ci(ms, r - 1) > 0.02 || r == b.min_reps);
+    /* a spread that leaves the median uncertain does not stop */
+    double wide[64];
+    for (int i = 0; i < 64; i++)
+        wide[i] = 1.0 + (double)((i * 29) % 64) / 16.0; /* uniform over 1..5 */
+    ck_assert(!stats_should_stop(wide, 64, 0.0, &b));
+    /* 0 turns the rule off */
+    b.max_median_ci = 0;
+    ck_assert(!stats_should_stop(ms, 100, 0.0, &b));
+}
+END_TEST
+
 START_TEST(stop_defaults_are_sane)
 {
     kf_bench b;
@@ -754,6 +816,8 @@ static Suite *stats_suite(void)
     tcase_add_test(stop, stop_uses_only_first_reps);
     tcase_add_test(stop, stop_time_budget);
     tcase_add_test(stop, stop_defaults_are_sane);
+    tcase_add_test(stop, median_ci_order_statistics);
+    tcase_add_test(stop, stop_median_ci);
     suite_add_tcase(s, stop);
 
     TCase *sig = tcase_create("significance");

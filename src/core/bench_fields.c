@@ -13,6 +13,7 @@ const bench_field bench_fields[] = {
     BF("max_reps", BF_INT, max_reps, true, 0, 0),
     BF("max_time_s", BF_DBL, max_time_s, true, 0, 0),
     BF("max_noise", BF_DBL, max_noise, true, 0, 0),
+    BF("max_median_ci", BF_DBL, max_median_ci, true, 0, 0),
     BF("flush_l2", BF_BOOL, flush_l2, true, 0, 0),
     BF("seed", BF_U64, seed, true, 0, INT64_MAX),
     BF("offset", BF_I64, offset, true, 0, 1 << 20),

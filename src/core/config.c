@@ -645,7 +645,7 @@ static int parse_constraints(const ctx *c, int family, const char *field, const 
 // bench
 
 static const char *const bench_keys[] = {"warmup", "min_reps", "max_reps", "repetitions", "max_time_s",
-                                         "max_noise", "flush_l2", "seed", "offset", "timeout_s", "energy"};
+                                         "max_noise", "max_median_ci", "flush_l2", "seed", "offset", "timeout_s", "energy"};
 #define N_BENCH_KEYS ((int)(sizeof bench_keys / sizeof bench_keys[0]))
 
 static int parse_bench_key(const ctx *c, const char *field, const char *key, const cJSON *j, kf_bench *b)
@@ -676,6 +676,11 @@ static int parse_bench_key(const ctx *c, const char *field, const char *key, con
         if (get_double(c, field, j, 0.0, 1.0, "a fraction 0..1 (relative standard deviation)", &d) != 0)
             return -1;
         b->max_noise = d;
+    } else if (strcmp(key, "max_median_ci") == 0) {
+        if (get_double(c, field, j, 0.0, 1.0,
+                       "a fraction 0..1 (half-width of the median's 95% confidence interval; 0: not used)", &d) != 0)
+            return -1;
+        b->max_median_ci = d;
     } else if (strcmp(key, "flush_l2") == 0) {
         if (get_bool(c, field, j, &b->flush_l2) != 0)
             return -1;

@@ -73,6 +73,8 @@ typedef struct {
     int max_reps;               /* at most this many */
     double max_time_s;          /* time budget per case for timed repetitions */
     double max_noise;           /* stop early once relative stddev <= this (after min_reps) */
+    double max_median_ci;       /* or once the median's 95% confidence interval is within
+                                 * +- this fraction of it (stats_median_ci); 0: not used */
     bool flush_l2;              /* overwrite L2 before every repetition */
     uint64_t seed;              /* input data seed */
     int64_t offset;             /* input pointer offset in elements (alignment tests) */

@@ -2,7 +2,8 @@
  * stats.c -- statistics of repeated timings and the stopping rule.
  *
  * The median is the headline number (robust to the odd slow repetition);
- * noise = sample stddev / mean decides when enough repetitions were taken.
+ * noise = sample stddev / mean decides when enough repetitions were taken,
+ * or (bench.max_median_ci) the width of the median's confidence interval.
  */
 #include "stats.h"
 
@@ -79,6 +80,59 @@ void stats_flops(kf_stats *s, double flops, double peak_gflops)
         s->pct_peak_flops = s->gflops / peak_gflops * 100.0;
 }
 
+/* The k-th smallest of a[0..n) (0-based), reordering a: Hoare's selection,
+ * O(n) on average. */
+static double select_kth(double *a, int n, int k)
+{
+    int lo = 0, hi = n - 1;
+    while (lo < hi) {
+        double pivot = a[lo + (hi - lo) / 2];
+        int i = lo, j = hi;
+        while (i <= j) {
+            while (a[i] < pivot)
+                i++;
+            while (a[j] > pivot)
+                j--;
+            if (i <= j) {
+                double t = a[i];
+                a[i++] = a[j];
+                a[j--] = t;
+            }
+        }
+        if (k <= j)
+            hi = j;
+        else if (k >= i)
+            lo = i;
+        else
+            return a[k];
+    }
+    return a[k];
+}
+
+double stats_median_ci(const double *ms, int n)
+{
+    if (n < 2 || !ms)
+        return INFINITY;
+    double *a = malloc((size_t)n * sizeof *a);
+    if (!a)
+        return INFINITY;
+    memcpy(a, ms, (size_t)n * sizeof *a);
+    /* 1-based ranks floor(n/2 - 1.96 sqrt(n) / 2) and
+     * ceil(1 + n/2 + 1.96 sqrt(n) / 2), as 0-based indices */
+    double h = 0.98 * sqrt((double)n);
+    int lo = (int)floor(n / 2.0 - h) - 1, hi = (int)ceil(n / 2.0 + h);
+    lo = lo < 0 ? 0 : lo;
+    hi = hi > n - 1 ? n - 1 : hi;
+    double x_lo = select_kth(a, n, lo), x_hi = select_kth(a, n, hi);
+    double med = select_kth(a, n, n / 2);
+    if (n % 2 == 0) /* the lower middle one: the largest below index n/2 */
+        med = 0.5 * (med + select_kth(a, n / 2, n / 2 - 1));
+    free(a);
+    if (!(med > 0))
+        return x_hi > x_lo ? INFINITY : 0;
+    return (x_hi - x_lo) / (2 * med);
+}
+
 bool stats_should_stop(const double *ms, int reps, double elapsed_s, const kf_bench *b)
 {
     if (reps <= 0)
@@ -92,7 +146,9 @@ bool stats_should_stop(const double *ms, int reps, double elapsed_s, const kf_be
     double mean, sd;
     mean_stddev(ms, reps, &mean, &sd);
     double noise = mean > 0 ? sd / mean : 0;
-    return noise <= b->max_noise;
+    if (noise <= b->max_noise)
+        return true;
+    return b->max_median_ci > 0 && stats_median_ci(ms, reps) <= b->max_median_ci;
 }
 
 // ----------------------------------------------------------------------------

@@ -20,9 +20,19 @@ void stats_bandwidth(kf_stats *s, double bytes, double peak_gbps);
  * what one run computes (the family's flops()), over its FP32 peak. */
 void stats_flops(kf_stats *s, double flops, double peak_gflops);
 
+/* The half-width of the distribution-free 95% confidence interval of the
+ * median of ms[0..n), relative to the median: the order statistics at the
+ * 1-based ranks floor(n/2 - 0.98 sqrt(n)) and ceil(1 + n/2 + 0.98 sqrt(n))
+ * (clamped to the sample) bound it.  It needs no
+ * assumption about the distribution, so quantised timer readings and the
+ * odd slow repetition do not inflate it as they inflate the stddev.
+ * INFINITY for n < 2; 0 when the interval is a single value. */
+double stats_median_ci(const double *ms, int n);
+
 /* The stopping rule: stop once reps >= max_reps; or reps >= min_reps and
- * (noise <= max_noise or elapsed_s >= max_time_s).  elapsed_s is the time
- * spent in timed repetitions so far. */
+ * (noise <= max_noise, or elapsed_s >= max_time_s, or max_median_ci > 0 and
+ * stats_median_ci <= max_median_ci).  elapsed_s is the time spent in timed
+ * repetitions so far. */
 bool stats_should_stop(const double *ms, int reps, double elapsed_s, const kf_bench *b);
 
 // ----------------------------------------------------------------------------
