@@ -6,6 +6,7 @@
 #   make valgrind         CPU-side tests and commands under valgrind
 #   make fuzz             libFuzzer on the config/space parser (FUZZ_TIME=600 s)
 #   make bench            seeds table on the GPU (configs/seeds.json)
+#   make bench-tune       tuning time and where it goes, on the GPU (tools/tune_bench.sh)
 #   make install PREFIX=/usr/local
 
 CUDA      ?= /usr/local/cuda
@@ -37,7 +38,7 @@ TPL       := $(sort $(wildcard kernel_src/*.cuh kernel_src/*/*.cuh))
 TESTS_SRC := $(wildcard tests/test_*.c)
 TESTS     := $(TESTS_SRC:tests/%.c=$(BUILD)/tests/%)
 
-.PHONY: all check test clean install bench bench-cub bench-rows fuzz
+.PHONY: all check test clean install bench bench-cub bench-rows bench-tune fuzz
 .SECONDARY:
 all: $(BUILD)/kforge
 
@@ -152,6 +153,9 @@ bench-cub: $(BUILD)/kforge
 
 bench-rows: $(BUILD)/kforge
 	KFORGE=$(BUILD)/kforge sh tools/bench_rows.sh
+
+bench-tune: $(BUILD)/kforge
+	KFORGE=$(BUILD)/kforge sh tools/tune_bench.sh
 
 # The binary, its man page and completion, and what the man page's EXAMPLES
 # use: the configs, tools/plot.sh (which finds plot.py next to itself), the

@@ -1,101 +1,80 @@
 #!/bin/sh
-# tune_bench.sh -- how quickly each tuning strategy finds the optimum of
-# configs/tune-reduce.json on this GPU (issue 4).  For the GPU machine:
+# tune_bench.sh -- how long tuning takes, and where the time goes (make bench-tune).
 #
-#   make && sh tools/tune_bench.sh [OUTDIR]
+#   sh tools/tune_bench.sh [--part reduce|rows|shapes|custom|all] [--set KEY=VALUE]...
+#                          [--dir DIR]
 #
-#   1. an exhaustive sweep of the space at n = 2^24 with a fresh cubin cache:
-#      its wall time (NVRTC compiles everything);
-#   2. the same sweep again with the warm cache, --no-resume, into another
-#      results file: its wall time (measurement only);
-#   3. each strategy with seeds 1..10 in --simulate mode on the sweep of 1:
-#      the evaluations it needs to get within 2% of the sweep's optimum
-#      (median over the seeds, and as % of the space) and the wall time that
-#      many evaluations take at the sweep's rate (warm and cold cache).
-#
-# Prints a markdown table on stdout; the files stay in OUTDIR.
-# Environment: KFORGE (default build/kforge), CONFIG (default
-# configs/tune-reduce.json), SEEDS (default "1 2 ... 10"), SIZE (default 2^24).
+#   reduce  exhaustive configs/tune-reduce.json over the 11 sizes 2^10..2^30,
+#           float32 sum, with a fresh (cold) cubin cache;
+#   rows    exhaustive configs/tune-rows.json at 16777216 x 2 and 2 x 16777216;
+#   shapes  tune-rows.json at each of make bench-rows' 14 shapes (2^26 and 2^20
+#           elements, cols 4, 32, 128, 1024, 8192, 65536, 2^20), one after another;
+#   custom  the transpose (8192 x 8192) and 2-D convolution examples, exhaustive,
+#           first with a cold cache and then again with a warm one (--no-resume);
+#   all     every part (the default).
+# --set is passed to every kforge tune (e.g. --set bench.max_median_ci=0 to time
+# the stopping rule without the median's confidence interval: the "before").
+# For each tune it prints the wall time, the candidates per second and the
+# per-shape phase table of tools/tune_phases.py (setup, verify, timing, and the
+# median per-case overhead beyond the timed kernel runs).  Needs a GPU.
+# environment: KFORGE (build/kforge), PYTHON (python3)
 set -eu
 KFORGE=${KFORGE:-build/kforge}
-CONFIG=${CONFIG:-configs/tune-reduce.json}
-SEEDS=${SEEDS:-"1 2 3 4 5 6 7 8 9 10"}
-SIZE=${SIZE:-2^24}
-OUT=${1:-$(mktemp -d /tmp/kforge-tune-bench.XXXXXX)}
-mkdir -p "$OUT"
-common="--set n=$SIZE --no-db --quiet --format jsonl"
-
-now() { date +%s.%N; }
-# a numeric field of the jsonl summary line
-field() { sed -n "s/.*\"event\": \"summary\".*\"$2\": \([0-9.e+-]*\).*/\1/p" "$1"; }
-best_of() { sed -n 's/.*"best": {"objective_ms": \([0-9.e+-]*\).*/\1/p' "$1"; }
-label_of() { sed -n 's/.*"best": {[^}]*"label": "\([^"]*\)".*/\1/p' "$1"; }
-# first evaluation whose best is within 2% of $2 (from the improvement lines of $1), or NA
-evals_to() {
-  awk -v opt="$2" '
-    /"event": "improvement"/ && !done {
-      e = $0; sub(/.*"evaluation": /, "", e); sub(/,.*/, "", e)
-      o = $0; sub(/.*"objective_ms": /, "", o); sub(/,.*/, "", o)
-      if (o + 0 <= opt * 1.02) { print e; done = 1 }
-    }
-    END { if (!done) print "NA" }' "$1"
-}
-# median of the numbers on stdin (NA counts as the whole space: $1)
-median() { sed "s/NA/$1/" | sort -n | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-minmax() { sed "s/NA/$1/" | sort -n | awk 'NR == 1 { lo = $1 } { hi = $1 } END { print lo "-" hi }'; }
-secs() { awk -v t="$1" 'BEGIN { if (t >= 120) printf "%.1f min", t / 60; else printf "%.1f s", t }'; }
-
-echo "kforge tune benchmark: $CONFIG at n = $SIZE, files in $OUT" >&2
-"$KFORGE" info >&2 || { echo "tune_bench.sh: no usable GPU" >&2; exit 3; }
-
-# 1. cold cache
-rm -rf "$OUT/cache" "$OUT/sweep.jsonl" "$OUT/sweep-warm.jsonl"
-t0=$(now)
-# shellcheck disable=SC2086
-"$KFORGE" tune "$CONFIG" $common --strategy exhaustive --cache-dir "$OUT/cache" --results "$OUT/sweep.jsonl" \
-  > "$OUT/sweep.out"
-t1=$(now)
-cold=$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')
-# 2. warm cache
-# shellcheck disable=SC2086
-"$KFORGE" tune "$CONFIG" $common --strategy exhaustive --cache-dir "$OUT/cache" --results "$OUT/sweep-warm.jsonl" \
-  --no-resume > "$OUT/sweep-warm.out"
-t2=$(now)
-warm=$(awk -v a="$t1" -v b="$t2" 'BEGIN { print b - a }')
-
-N=$(field "$OUT/sweep.out" candidates)
-failed=$(field "$OUT/sweep.out" failed_candidates)
-opt=$(best_of "$OUT/sweep.out")
-opt_warm=$(best_of "$OUT/sweep-warm.out")
-lab=$(label_of "$OUT/sweep.out")
-lab_warm=$(label_of "$OUT/sweep-warm.out")
-
-echo "## kforge tune: strategies on $CONFIG, n = $SIZE"
-echo
-echo "- device: $(sed -n 's/.*"device": "\([^"]*\)".*/\1/p' "$OUT/sweep.out")"
-echo "- space: $N candidates ($failed fail to compile, launch or verify)"
-echo "- exhaustive sweep, cold cubin cache: $(secs "$cold"); warm cache (--no-resume): $(secs "$warm")"
-echo "- optimum: $opt ms, $lab (the warm sweep's: $opt_warm ms, $lab_warm)"
-echo "- evaluations to get within 2% of the optimum, over seeds $(echo "$SEEDS" | tr ' ' ','); the wall times"
-echo "  are those evaluations at the sweeps' average rate (a search also pays for its compile misses,"
-echo "  so the cold-cache column is the realistic one for a first tuning run)"
-echo
-echo "| strategy | evaluations to 2% (median) | % of space | range over seeds | est. wall, warm cache | est. wall, cold cache |"
-echo "|---|---:|---:|---:|---:|---:|"
-for s in exhaustive random local anneal genetic; do
-  : > "$OUT/evals-$s.txt"
-  for seed in $SEEDS; do
-    # shellcheck disable=SC2086
-    "$KFORGE" tune "$CONFIG" $common --simulate "$OUT/sweep.jsonl" --strategy $s --seed "$seed" --budget "$N" \
-      > "$OUT/sim-$s-$seed.jsonl"
-    evals_to "$OUT/sim-$s-$seed.jsonl" "$opt" >> "$OUT/evals-$s.txt"
-    [ $s = exhaustive ] && break # the same every seed
-  done
-  med=$(median "$N" < "$OUT/evals-$s.txt")
-  range=$(minmax "$N" < "$OUT/evals-$s.txt")
-  awk -v s="$s" -v m="$med" -v r="$range" -v n="$N" -v w="$warm" -v c="$cold" 'BEGIN {
-    ew = m / n * w; ec = m / n * c
-    printf "| %s | %g | %.1f%% | %s | %s | %s |\n", s, m, 100 * m / n, r,
-      (ew >= 120 ? sprintf("%.1f min", ew / 60) : sprintf("%.1f s", ew)),
-      (ec >= 120 ? sprintf("%.1f min", ec / 60) : sprintf("%.1f s", ec)) }'
+PYTHON=${PYTHON:-python3}
+PART=all DIR=build/bench-tune SETS=
+while [ $# -gt 0 ]; do
+  case $1 in
+    --part) PART=$2; shift 2 ;;
+    --set) SETS="$SETS --set $2"; shift 2 ;;
+    --dir) DIR=$2; shift 2 ;;
+    *) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+  esac
 done
+mkdir -p "$DIR"
+now() { date +%s.%N; }
+# tune NAME CACHE CONFIG ARGS...: one timed tune, its summary lines and phases
+tune() {
+  name=$1 cache=$2 cfg=$3; shift 3
+  res="$DIR/$name.jsonl"
+  rm -f "$res"
+  s=$(now)
+  # shellcheck disable=SC2086 # SETS is a list of options
+  KFORGE_CACHE_DIR="$cache" "$KFORGE" tune "$cfg" "$@" $SETS --no-db --no-resume -q --results "$res" \
+    > "$DIR/$name.txt" 2>&1 || { echo "$name: kforge tune failed:"; tail -5 "$DIR/$name.txt"; return 1; }
+  e=$(now)
+  wall=$(awk "BEGIN{printf \"%.2f\", $e - $s}")
+  cands=$(sed -n 's/.* \([0-9][0-9]*\) of [0-9]* candidates evaluated.*/\1/p' "$DIR/$name.txt" | head -1)
+  echo "== $name: $wall s wall, ${cands:-?} candidates ($(awk "BEGIN{printf \"%.1f\", ${cands:-0} / $wall}")/s)"
+  echo "   kforge tune $cfg $* $SETS"
+  grep "where the time went" "$DIR/$name.txt" | sed 's/^ */   /'
+  "$PYTHON" tools/tune_phases.py "$res" --wall "$wall" | sed 's/^/   /'
+}
+fresh() { d="$DIR/cache-$1"; rm -rf "$d"; mkdir -p "$d"; echo "$d"; }
+case $PART in reduce|all)
+  tune reduce-11 "$(fresh reduce)" configs/tune-reduce.json \
+    --set 'n=["2^10","2^12","2^14","2^16","2^18","2^20","2^22","2^24","2^26","2^28","2^30"]' ;;
+esac
+case $PART in rows|all)
+  c=$(fresh rows)
+  tune rows-16777216x2 "$c" configs/tune-rows.json --set 'rows=[16777216]' --set 'cols=[2]'
+  tune rows-2x16777216 "$c" configs/tune-rows.json --set 'rows=[2]' --set 'cols=[16777216]' ;;
+esac
+case $PART in shapes|all)
+  c=$(fresh shapes)
+  s0=$(now)
+  for t in 26 20; do
+    for cl in 2 5 7 10 13 16 20; do
+      [ "$cl" -le "$t" ] || continue
+      tune "shape-2^$((t - cl))x2^$cl" "$c" configs/tune-rows.json --set "rows=[$((1 << (t - cl)))]" \
+        --set "cols=[$((1 << cl))]"
+    done
+  done
+  echo "== 14 shapes: $(awk "BEGIN{printf \"%.1f\", $(now) - $s0}") s in all" ;;
+esac
+case $PART in custom|all)
+  c=$(fresh custom)
+  tune transpose-cold "$c" configs/custom/transpose.json --strategy exhaustive
+  tune transpose-warm "$c" configs/custom/transpose.json --strategy exhaustive
+  tune convolution-cold "$c" configs/custom/convolution.json --strategy exhaustive
+  tune convolution-warm "$c" configs/custom/convolution.json --strategy exhaustive ;;
+esac
