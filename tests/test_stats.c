@@ -465,14 +465,20 @@ START_TEST(median_ci_order_statistics)
     /* the input is not modified */
     for (int i = 0; i < 100; i++)
         ck_assert(a[i] == (double)((i * 37) % 100 + 1));
-    /* n = 10: ranks floor(1.9) = 1 and ceil(9.1) = 10: the whole sample */
+    /* n = 10: P(B <= 1) = 1.1%, P(B <= 2) = 5.5%: the 2nd and 9th */
     const double ten[] = {10, 3, 7, 1, 9, 5, 2, 8, 4, 6};
-    ck_assert_double_eq_tol(stats_median_ci(ten, 10), (10.0 - 1.0) / (2 * 5.5), 1e-12);
-    /* odd n = 25: ranks floor(7.6) = 7 and ceil(18.4) = 19; median the 13th */
+    ck_assert_double_eq_tol(stats_median_ci(ten, 10), (9.0 - 2.0) / (2 * 5.5), 1e-12);
+    /* n = 6: 2 x 2^-6 = 3.1%, so the whole sample; n = 5: 2 x 2^-5 = 6.3%: none */
+    ck_assert_double_eq_tol(stats_median_ci(ten, 6), (10.0 - 1.0) / (2 * 6.0), 1e-12);
+    ck_assert(isinf(stats_median_ci(ten, 5)));
+    double lo, med, hi;
+    ck_assert(stats_median_interval(ten, 5, &lo, &med, &hi));
+    ck_assert(isinf(lo) && lo < 0 && isinf(hi) && med == 7);
+    /* odd n = 25: P(B <= 7) = 2.2%, P(B <= 8) = 5.4%: the 8th and 18th; median the 13th */
     double odd[25];
     for (int i = 0; i < 25; i++)
         odd[i] = (double)((i * 7) % 25 + 1);
-    ck_assert_double_eq_tol(stats_median_ci(odd, 25), (19.0 - 7.0) / (2 * 13.0), 1e-12);
+    ck_assert_double_eq_tol(stats_median_ci(odd, 25), (18.0 - 8.0) / (2 * 13.0), 1e-12);
     /* one value everywhere: no width */
     const double flat[] = {4, 4, 4, 4, 4, 4};
     ck_assert(stats_median_ci(flat, 6) == 0);

@@ -65,7 +65,7 @@ if [ $rc -eq 0 ] && [ "$(lines r1.jsonl)" -eq 20 ] && [ "$(field s1.jsonl evalua
 else
   bad "random search (exit $rc, $(lines r1.jsonl) lines): $(head -c 400 e1.txt)"
 fi
-if [ "$(grep -c '"status":"ok"' r1.jsonl)" -eq 20 ] && [ "$(grep -c '"device":"fake-gpu' r1.jsonl)" -eq 20 ]; then
+if [ "$(grep -c '"status":"\(ok\|abandoned\)"' r1.jsonl)" -eq 20 ] && [ "$(grep -c '"device":"fake-gpu' r1.jsonl)" -eq 20 ]; then
   ok "results lines carry status and device"
 else
   bad "results lines: $(head -c 300 r1.jsonl)"
@@ -101,7 +101,8 @@ rows = [json.loads(l) for l in open(sys.argv[2])]
 best = min(r["median_ms"] for r in rows if r["status"] == "ok")
 for r in rows:
     if r["status"] == "abandoned":
-        assert r["reps"] > 0 and r["median_ms"] > 1.1 * best * 0.999, r["label"]
+        # above K x the best so far, or its interval above the best + 2%
+        assert r["reps"] > 0 and r["median_ms"] > 1.02 * best, r["label"]
         assert "abandoned after" in r["message"]
 assert abs(summ["best"]["objective_ms"] - best) <= 1e-6 * best
 ranked = {x["label"] for t in summ["top"] for x in t["ranking"]}
@@ -114,10 +115,40 @@ else
 fi
 if "$KFORGE" tune "$SPACE" --set n=1048576 --strategy random --budget 100 --seed 2 --abandon-above 1.1 --no-db \
      --results ra.jsonl > ta.txt 2>&1 && grep -q 'measured now: 0 candidates' ta.txt &&
-   grep -q "abandoned: $na candidates slower than 1.1 x" ta.txt; then
+   grep -q "abandoned: $na candidates slower than 1.1 x the fastest so far at a size, or more than 2% slower with 95% confidence" ta.txt; then
   ok "a resumed search knows the abandoned candidates and measures none again"
 else
   bad "resume after abandoning: $(grep 'measured now\|abandoned' ta.txt)"
+fi
+# the race: with K too large to matter, a candidate stops once its median's
+# 95% interval lies above the best so far + 2%; the best is what a search
+# that abandons nothing finds, and every candidate it stopped is slower
+"$KFORGE" tune "$SPACE" --set 'n=[4096,1048576]' --strategy random --budget 120 --seed 3 --abandon-above 1000 \
+  --no-db --results rr.jsonl --format jsonl > sr.jsonl 2> er.txt
+rc1=$?
+"$KFORGE" tune "$SPACE" --set 'n=[4096,1048576]' --strategy random --budget 120 --seed 3 --abandon-above 0 \
+  --no-db --results r0.jsonl --format jsonl > s0.jsonl 2> e0.txt
+rc2=$?
+nr=$(grep -c '"status":"abandoned"' rr.jsonl)
+if [ $rc1 -eq 0 ] && [ $rc2 -eq 0 ] && [ "$nr" -gt 10 ] && ! grep -q '"status":"abandoned"' r0.jsonl &&
+   python3 - sr.jsonl s0.jsonl rr.jsonl r0.jsonl <<'EOF'
+import json, sys
+summ = [[json.loads(l) for l in open(f) if '"event": "summary"' in l][0] for f in sys.argv[1:3]]
+assert summ[0]["best"]["label"] == summ[1]["best"]["label"], (summ[0]["best"]["label"], summ[1]["best"]["label"])
+assert summ[0]["best"]["objective_ms"] == summ[1]["best"]["objective_ms"]
+full = {(r["label"], r["n"]): r for r in map(json.loads, open(sys.argv[4]))}
+best = {}
+for r in full.values():
+    best[r["n"]] = min(best.get(r["n"], 1e30), r["median_ms"])
+for r in map(json.loads, open(sys.argv[3])):
+    if r["status"] == "abandoned":
+        assert "95% interval" in r["message"] and "above the best so far" in r["message"], r["message"]
+        assert full[(r["label"], r["n"])]["median_ms"] > 1.02 * best[r["n"]], r["label"]
+EOF
+then
+  ok "the race: $nr cases stopped once their median's 95% interval lay above the best + 2%; same best as abandoning none"
+else
+  bad "the race (exit $rc1/$rc2, $nr abandoned): $(head -c 300 er.txt)"
 fi
 # merge of a results file with abandoned candidates: counted, with no factor of its own
 if "$KFORGE" merge ra.jsonl --results rm.jsonl --no-db > tm.txt 2>&1 &&
@@ -285,7 +316,8 @@ small_tune() {
     --set 'vector_width=[2,4]' --set load=plain --set 'grid=["auto",{"waves":1}]' --set passes=last_block \
     --set layout=block --set unroll=full --set warp_reduce=shared "$@"
 }
-small_tune --results sweep.jsonl --no-db --quiet --format jsonl > sweep.out 2> ew.txt
+# (a sweep for --simulate abandons nothing: every candidate's full figures)
+small_tune --results sweep.jsonl --no-db --quiet --abandon-above 0 --format jsonl > sweep.out 2> ew.txt
 rc=$?
 opt=$(sed -n 's/.*"best": {"objective_ms": \([0-9.e-]*\).*/\1/p' sweep.out)
 if [ $rc -eq 0 ] && [ "$(lines sweep.jsonl)" -eq 24 ] && grep -q '"strategy": "exhaustive"' sweep.out; then

@@ -83,11 +83,20 @@ typedef struct {
     /* kforge tune, per case (not a config setting, not recorded): stop
      * timing once the first repetitions' median is above this (ms); 0 never */
     double abandon_ms;
+    /* kforge tune, per case (not a config setting, not recorded): the best
+     * median so far at this size (ms; 0: none).  Timing also stops once the
+     * median's 95% confidence interval (stats_median_interval) lies wholly
+     * above KF_RACE_MARGIN x this: it cannot win */
+    double race_ms;
     /* kforge tune (not a config setting, not recorded): no run on the
      * realistic data (acc_err, acc_bound are information; every case's
      * answer is still checked on the exact data); --accuracy keeps it */
     bool no_accuracy;
 } kf_bench;
+
+/* A candidate is abandoned once its median is, with 95% confidence, more
+ * than 2% above the best so far (kf_bench.race_ms). */
+#define KF_RACE_MARGIN 1.02
 
 void kf_bench_defaults(kf_bench *b);
 

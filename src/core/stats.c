@@ -109,28 +109,48 @@ static double select_kth(double *a, int n, int k)
     return a[k];
 }
 
-double stats_median_ci(const double *ms, int n)
+/* The 1-based rank l of the lower end of the median's 95% interval: the
+ * largest l with P(B <= l - 1) <= 2.5% for B ~ Binomial(n, 1/2), so that
+ * P(median < x_(l)) <= 2.5%; 0 when even x_(1) is not enough (n <= 5). */
+static int median_rank_low(int n)
 {
-    if (n < 2 || !ms)
-        return INFINITY;
+    double cum = 0, lc = lgamma(n + 1.0) - n * log(2.0);
+    for (int k = 0; k <= n / 2; k++) {
+        cum += exp(lc - lgamma(k + 1.0) - lgamma(n - k + 1.0));
+        if (cum > 0.025)
+            return k; /* P(B <= k - 1) <= 2.5% < P(B <= k) */
+    }
+    return n / 2;
+}
+
+bool stats_median_interval(const double *ms, int n, double *lo, double *median, double *hi)
+{
+    if (n < 1 || !ms)
+        return false;
+    int l = median_rank_low(n);
     double *a = malloc((size_t)n * sizeof *a);
     if (!a)
-        return INFINITY;
+        return false;
     memcpy(a, ms, (size_t)n * sizeof *a);
-    /* 1-based ranks floor(n/2 - 1.96 sqrt(n) / 2) and
-     * ceil(1 + n/2 + 1.96 sqrt(n) / 2), as 0-based indices */
-    double h = 0.98 * sqrt((double)n);
-    int lo = (int)floor(n / 2.0 - h) - 1, hi = (int)ceil(n / 2.0 + h);
-    lo = lo < 0 ? 0 : lo;
-    hi = hi > n - 1 ? n - 1 : hi;
-    double x_lo = select_kth(a, n, lo), x_hi = select_kth(a, n, hi);
+    /* x_(l) and, by symmetry, x_(n + 1 - l), as 0-based indices */
+    *lo = l > 0 ? select_kth(a, n, l - 1) : -INFINITY;
+    *hi = l > 0 ? select_kth(a, n, n - l) : INFINITY;
     double med = select_kth(a, n, n / 2);
     if (n % 2 == 0) /* the lower middle one: the largest below index n/2 */
         med = 0.5 * (med + select_kth(a, n / 2, n / 2 - 1));
+    *median = med;
     free(a);
+    return true;
+}
+
+double stats_median_ci(const double *ms, int n)
+{
+    double lo, med, hi;
+    if (!stats_median_interval(ms, n, &lo, &med, &hi) || !isfinite(lo) || !isfinite(hi))
+        return INFINITY;
     if (!(med > 0))
-        return x_hi > x_lo ? INFINITY : 0;
-    return (x_hi - x_lo) / (2 * med);
+        return hi > lo ? INFINITY : 0;
+    return (hi - lo) / (2 * med);
 }
 
 bool stats_should_stop(const double *ms, int reps, double elapsed_s, const kf_bench *b)

@@ -21,13 +21,18 @@ void stats_bandwidth(kf_stats *s, double bytes, double peak_gbps);
 void stats_flops(kf_stats *s, double flops, double peak_gflops);
 
 /* The half-width of the distribution-free 95% confidence interval of the
- * median of ms[0..n), relative to the median: the order statistics at the
- * 1-based ranks floor(n/2 - 0.98 sqrt(n)) and ceil(1 + n/2 + 0.98 sqrt(n))
- * (clamped to the sample) bound it.  It needs no
- * assumption about the distribution, so quantised timer readings and the
- * odd slow repetition do not inflate it as they inflate the stddev.
- * INFINITY for n < 2; 0 when the interval is a single value. */
+ * median of ms[0..n), relative to the median.  The interval runs from the
+ * l-th smallest repetition to the l-th largest, l the largest rank with
+ * P(Binomial(n, 1/2) < l) <= 2.5% (exact, for every n: 40th..61st of 100).
+ * It needs no assumption about the distribution, so quantised timer
+ * readings and the odd slow repetition do not inflate it as they inflate
+ * the stddev.  INFINITY for n <= 5 (no interval reaches 95% there); 0 when
+ * the interval is a single value. */
 double stats_median_ci(const double *ms, int n);
+
+/* That interval itself: its ends and the median of ms[0..n) (false for
+ * n < 1 or out of memory); -INFINITY..INFINITY for n <= 5. */
+bool stats_median_interval(const double *ms, int n, double *lo, double *median, double *hi);
 
 /* The stopping rule: stop once reps >= max_reps; or reps >= min_reps and
  * (noise <= max_noise, or elapsed_s >= max_time_s, or max_median_ci > 0 and

@@ -1542,7 +1542,8 @@ static bool time_case(gcase *q)
     int batch = b->min_reps < KF_BATCH ? b->min_reps : KF_BATCH;
     if (b->abandon_ms > 0 && batch > KF_ABANDON_REPS) /* a loser shows in its first repetitions */
         batch = KF_ABANDON_REPS;
-    bool abandoned = false;
+    bool abandoned = false, raced = false;
+    double race_lo = 0, race_med = 0, race_hi = 0;
     for (;;) {
         if (batch > max_reps - reps)
             batch = max_reps - reps;
@@ -1578,10 +1579,19 @@ static bool time_case(gcase *q)
                 break;
             }
         }
-        /* next batch: what fits in the remaining budget, at least 1 */
+        if (b->race_ms > 0 && stats_median_interval(B->times, reps, &race_lo, &race_med, &race_hi) &&
+            race_lo > KF_RACE_MARGIN * b->race_ms) {
+            raced = true; /* slower than the best so far, with 95% confidence */
+            break;
+        }
+        /* next batch: what fits in the remaining budget, at least 1; in a
+         * race, no more than were taken so far, so that the interval is
+         * looked at after 6, 12, 24, ... repetitions */
         double per = elapsed / reps;
         double left = b->max_time_s - elapsed;
         int fit = per > 0 ? (int)(left / per) : KF_BATCH;
+        if (b->race_ms > 0 && fit > reps)
+            fit = reps;
         batch = fit < 1 ? 1 : (fit > KF_BATCH ? KF_BATCH : fit);
     }
     kf_nvml_window_result tw;
@@ -1624,6 +1634,11 @@ static bool time_case(gcase *q)
         snprintf(r->message, sizeof r->message,
                  "abandoned after %d repetitions: median %.4g ms, above %.4g ms (k x the best so far)", reps,
                  r->stats.median_ms, b->abandon_ms);
+    } else if (r->status == KF_ST_OK && raced) {
+        r->status = KF_ST_ABANDONED;
+        snprintf(r->message, sizeof r->message,
+                 "abandoned after %d repetitions: median %.4g ms, its 95%% interval %.4g..%.4g ms above the best so "
+                 "far (%.4g ms) + 2%%", reps, race_med, race_lo, race_hi, b->race_ms);
     }
     if (r->status == KF_ST_OK && B->nv.ok) {
         kf_nvml_window_result ew;

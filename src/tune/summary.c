@@ -324,7 +324,8 @@ void tune_print_summary(tuner *t, double wall, const char *stopped)
             printf("  measured now: %d candidates (%d cases, %d failed); taken from %s: %d; failed candidates: %d\n",
                    t->told, t->measured_cases, t->failed_cases, t->o.results, from_file, failed_cands);
         if (abandoned_cands && t->o.abandon_k > 0)
-            printf("  abandoned: %d candidates slower than %g x the fastest so far at a size (%d cases measured now)\n",
+            printf("  abandoned: %d candidates slower than %g x the fastest so far at a size, or more than 2%% slower "
+                   "with 95%% confidence (%d cases measured now)\n",
                    abandoned_cands, t->o.abandon_k, t->abandoned_cases);
         else if (abandoned_cands) /* merge: the factor was the tune's */
             printf("  abandoned: %d candidates (stopped early by the tune's --abandon-above)\n", abandoned_cands);
