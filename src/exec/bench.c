@@ -564,7 +564,16 @@ static void runner_use(runner *R, bench *B, const input_slot *X, int64_t offset)
 }
 
 /* Runs once with the outputs poisoned (inouts restored) and waits. */
+static bool run_poisoned_timed(runner *R, unsigned char poison, double *ms);
+
 static bool run_poisoned(runner *R, unsigned char poison)
+{
+    return run_poisoned_timed(R, poison, NULL);
+}
+
+/* run_poisoned, with a pair of events around the run's launches when ms is
+ * given: *ms is its time (0 if the events could not say). */
+static bool run_poisoned_timed(runner *R, unsigned char poison, double *ms)
 {
     cctx *c = R->c;
     bench *B = c->B;
@@ -580,7 +589,17 @@ static bool run_poisoned(runner *R, unsigned char poison)
                    "cuMemcpyDtoDAsync(inout)"))
             return false;
     }
-    return enqueue(R) && cu_ok(c, cu->cuStreamSynchronize(B->stream), "kernel execution");
+    if (!ms)
+        return enqueue(R) && cu_ok(c, cu->cuStreamSynchronize(B->stream), "kernel execution");
+    *ms = 0;
+    if (!cu_ok(c, cu->cuEventRecord(B->ev[0], B->stream), "cuEventRecord") || !enqueue(R) ||
+        !cu_ok(c, cu->cuEventRecord(B->ev[1], B->stream), "cuEventRecord") ||
+        !cu_ok(c, cu->cuStreamSynchronize(B->stream), "kernel execution"))
+        return false;
+    float t = 0;
+    if (cu->cuEventElapsedTime(&t, B->ev[0], B->ev[1]) == CUDA_SUCCESS)
+        *ms = t;
+    return true;
 }
 
 /* Copies every output to host got[]: R's, or (kept) the first checked
@@ -786,6 +805,7 @@ typedef struct {
     bool planted;
     kf_plant spec;
     run_check first;        /* the first checked run (verify_exact) */
+    double checked_ms;      /* the second checked run's time (events; L2 not flushed), 0 if unknown */
 } gcase;
 
 /* The block of kernel 0 and its dynamic shared memory (family.h). */
@@ -1470,7 +1490,7 @@ static bool verify_exact(gcase *q)
         bench_wrong(r, a->bad, a->nout, "wrong result on the exact data");
         return true;
     }
-    if (!keep_outputs(q, a) || !run_poisoned(R, 0x00) || !check_outputs(q, B->got2, &k))
+    if (!keep_outputs(q, a) || !run_poisoned_timed(R, 0x00, &q->checked_ms) || !check_outputs(q, B->got2, &k))
         return false;
     bool same = true;
     if (k.bad) {
@@ -1511,6 +1531,29 @@ static bool verify_accuracy(gcase *q)
     int64_t abad = bench_compare(q->v, q->shape, &q->p, &Q.set, B->got2, Y->data.ref, Y->data.aux, false, &acc, &nout);
     bench_accuracy(r, &acc, abad);
     return !q->planted || plant_aim_at(&q->R, q->mod, q->plant_kind, &q->spec);
+}
+
+/* --abandon-above: a verified case whose second checked run alone (its L2
+ * not flushed, so if anything faster than a timed repetition) took longer
+ * than k x the best so far cannot win: it is abandoned before any timed
+ * repetition, with that run's time as its figures. */
+static bool abandon_checked(gcase *q)
+{
+    const kf_bench *b = q->b;
+    kf_result *r = q->c.r;
+    if (!(b->abandon_ms > 0) || !(q->checked_ms > b->abandon_ms))
+        return false;
+    const double t = q->checked_ms;
+    stats_compute(&t, 1, &r->stats);
+    const kf_family *fam = family_of(q->v);
+    stats_bandwidth(&r->stats, fam->bytes(q->v, q->shape), q->B->g.info.peak_gbps);
+    if (fam->flops)
+        stats_flops(&r->stats, fam->flops(q->v, q->shape), q->B->g.info.peak_gflops);
+    r->status = KF_ST_ABANDONED;
+    snprintf(r->message, sizeof r->message,
+             "abandoned after its checked runs: one took %.4g ms (L2 not flushed), above %.4g ms (k x the best so "
+             "far)", t, b->abandon_ms);
+    return true;
 }
 
 /* Warm-up, then timed repetitions (L2 flushed before each, events around
@@ -1670,7 +1713,7 @@ int bench_case(bench *B, const kf_variant *v, const kf_shape *shape, const kf_be
         bool ok = verify_exact(&q) && verify_accuracy(&q);
         r->verify_ms = 1e3 * (kf_now() - tc);
         tc = kf_now();
-        if (ok && r->status == KF_ST_OK) {
+        if (ok && r->status == KF_ST_OK && !abandon_checked(&q)) {
             time_case(&q);
             r->bench_ms = 1e3 * (kf_now() - tc);
         }
