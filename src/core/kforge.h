@@ -88,6 +88,12 @@ typedef struct {
      * median's 95% confidence interval (stats_median_interval) lies wholly
      * above KF_RACE_MARGIN x this: it cannot win */
     double race_ms;
+    /* kforge tune with --abandon-above (not a config setting, not
+     * recorded): a race.  A candidate is either abandoned or measured to
+     * its full budget (max_time_s, max_reps): the noise rules do not stop
+     * it early, since a short lucky streak would set a best that is too
+     * low, and every candidate after it would be raced against that */
+    bool race;
     /* kforge tune (not a config setting, not recorded): no run on the
      * realistic data (acc_err, acc_bound are information; every case's
      * answer is still checked on the exact data); --accuracy keeps it */

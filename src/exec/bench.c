@@ -1585,6 +1585,9 @@ static bool time_case(gcase *q)
     int batch = b->min_reps < KF_BATCH ? b->min_reps : KF_BATCH;
     if (b->abandon_ms > 0 && batch > KF_ABANDON_REPS) /* a loser shows in its first repetitions */
         batch = KF_ABANDON_REPS;
+    kf_bench budget_only = *b; /* a race: no early stop on the noise rules */
+    budget_only.max_noise = -1;
+    budget_only.max_median_ci = 0;
     bool abandoned = false, raced = false;
     double race_lo = 0, race_med = 0, race_hi = 0;
     for (;;) {
@@ -1612,7 +1615,7 @@ static bool time_case(gcase *q)
         if (B->nv.ok && !B->smp) /* outside the events: costs the timing nothing */
             kf_nvml_window_sample(&nw, nerr[0] ? NULL : nerr, sizeof nerr);
         double elapsed = kf_now() - t0;
-        if (stats_should_stop(B->times, reps, elapsed, b))
+        if (stats_should_stop(B->times, reps, elapsed, b->race ? &budget_only : b))
             break;
         if (b->abandon_ms > 0) {
             kf_stats so_far;
@@ -1633,7 +1636,7 @@ static bool time_case(gcase *q)
         double per = elapsed / reps;
         double left = b->max_time_s - elapsed;
         int fit = per > 0 ? (int)(left / per) : KF_BATCH;
-        if (b->race_ms > 0 && fit > reps)
+        if (b->race && fit > reps)
             fit = reps;
         batch = fit < 1 ? 1 : (fit > KF_BATCH ? KF_BATCH : fit);
     }

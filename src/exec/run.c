@@ -715,7 +715,8 @@ static int dispatch(measure *m, char *err, size_t errlen)
                 inject = 1;
             kf_bench cb = *m->b;
             cb.abandon_ms = abandon_ms(m, c);
-            cb.race_ms = c->abandon_k > 0 && cb.abandon_ms > 0 ? cb.abandon_ms / c->abandon_k : 0;
+            cb.race = c->abandon_k > 0;
+            cb.race_ms = cb.race && cb.abandon_ms > 0 ? cb.abandon_ms / c->abandon_k : 0;
             if (worker_send(sl->w, &m->variants[c->variant], &c->shape, &cb, ow->path, inject) != 0) {
                 /* the worker died between cases: the case never ran; it
                  * goes first again, to a new worker or another device */
