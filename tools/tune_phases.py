@@ -8,10 +8,13 @@ For each shape (the size keys: n; rows x cols; width x height; or the keys
 --sizes names, for a custom kernel's own sizes) it prints the cases measured, how many
 were abandoned or failed, the seconds spent in the GPU worker's three phases
 (setup: module, plan, buffers; verify: the checked runs; timing: warm-up and
-timed repetitions), the median repetitions, and the median per-case overhead:
-setup + verify + timing - repetitions x median, the time a case costs beyond
-its timed kernel runs (L2 flushes, checks, launches, the host).  With --wall
-(the tune's wall time), the time outside the worker's phases is shown too.
+timed repetitions), the median repetitions, and the median per-case
+overhead: setup + verify + timing minus the GPU's work, which is every run of
+the kernel (two checked runs, the warm-up, the timed repetitions; each taken
+at the case's median) and an L2 flush before each timed repetition (taken as
+writing 2 x l2_bytes at peak_gbps, as the results line gives them).  With
+--wall (the tune's wall time), the time outside the worker's phases is shown
+too.
 Cases taken from an earlier run (resumed) are left out.
 """
 import argparse
@@ -35,6 +38,18 @@ def shape_text(s):
         n = s[0][1]
         return "2^%d" % (n.bit_length() - 1) if n & (n - 1) == 0 else str(n)
     return " x ".join(str(v) for _, v in s)
+
+
+def overhead_ms(d):
+    """A case's time in the worker beyond the GPU's work (see above)."""
+    wall = (d.get("setup_ms") or 0) + (d.get("verify_ms") or 0) + (d.get("bench_ms") or 0)
+    med = d.get("median_ms") or 0
+    if not d.get("bench_ms"):   # abandoned after its checked runs: no timing
+        return wall - 2 * med
+    b = d.get("bench") or {}
+    reps = d["reps"]
+    flush = 2 * (d.get("l2_bytes") or 0) / (d.get("peak_gbps") or 1e30) / 1e6 if b.get("flush_l2", True) else 0
+    return wall - (2 + (b.get("warmup") or 0) + reps) * med - reps * flush
 
 
 def main():
@@ -79,8 +94,7 @@ def main():
         fail = sum(d.get("status") not in ("ok", "abandoned") for d in v)
         timed = [d for d in v if d.get("reps")]
         reps = statistics.median(d["reps"] for d in timed) if timed else 0
-        ov = [(d.get("setup_ms") or 0) + (d.get("verify_ms") or 0) + (d.get("bench_ms") or 0) -
-              d["reps"] * (d.get("median_ms") or 0) for d in timed]
+        ov = [overhead_ms(d) for d in timed]
         overheads += ov
         print("%-14s %6d %5d %5d %8.2f %8.2f %8.2f %6g %7.2f ms" %
               (shape_text(s), len(v), ab, fail, setup, verify, timing, reps,
