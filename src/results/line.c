@@ -718,6 +718,21 @@ int results_parse_line(const char *line, kf_result *res, char *err, size_t errle
     return rd.failed ? -1 : 0;
 }
 
+bool results_line_unknown_kernel(const char *line, char *kernel, size_t len)
+{
+    if (!strstr(line, "\"kernel\""))
+        return false;
+    cJSON *o = parse_object(line, NULL, 0);
+    if (!o)
+        return false;
+    const cJSON *k = cJSON_GetObjectItemCaseSensitive(o, "kernel");
+    bool unknown = cJSON_IsString(k) && family_find(k->valuestring) < 0;
+    if (unknown)
+        snprintf(kernel, len, "%s", k->valuestring);
+    cJSON_Delete(o);
+    return unknown;
+}
+
 int results_parse_run(const char *line, kf_run_info *info, char *err, size_t errlen)
 {
     memset(info, 0, sizeof *info);
