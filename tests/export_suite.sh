@@ -27,7 +27,8 @@
 #      the one kforge best gives, shape by shape;
 #   7. bfloat16 and float16: headers whose API takes the 2-byte type and
 #      writes the accumulator's (float, or double), compiled with nvcc and
-#      NVRTC; kforge best by --acc-dtype.
+#      NVRTC; kforge best by --acc-dtype;
+#   8. the message of every export names a function its header defines.
 set -u
 KFORGE=${KFORGE:-build/kforge}
 case $KFORGE in /*) ;; *) KFORGE=$(pwd)/$KFORGE ;; esac
@@ -513,6 +514,44 @@ if ./nvrtc_compile $HB sm_90 $hnames kforge_reduce_bfloat16_sum_init > hnvrtc.tx
   ok "the bfloat16 and float16 headers compile with NVRTC for sm_90 (no cuda_bf16.h needed there)"
 else
   bad "NVRTC, 2-byte headers: $(head -c 2000 hnvrtc.txt)"
+fi
+
+# 8. the message names the API as the header spells it: for every dtype and
+#    accumulator here, each "kforge export: NAME -> FILE" line names a
+#    function FILE defines (bfloat16 in float32 is kforge_reduce_bfloat16_sum,
+#    not _sum_float32), and a custom kernel's its _lookup
+api_named() { # ERR: prints what does not hold, and fails then
+  sed -n 's/^kforge export: \([^ ]*\) -> \([^:]*\): .*/\1 \2/p' "$1" > api.txt
+  [ -s api.txt ] || { echo "no 'kforge export: NAME -> FILE' line in $1: $(cat "$1")"; return 1; }
+  while read -r name file; do
+    grep -Eq "(^|[ *])$name\(" "$file" || { echo "$file defines no $name: $(grep '^kforge export:' "$1")"; return 1; }
+  done < api.txt
+}
+: > exa.txt
+for k in "reduce float32 sum" "reduce int32 max" "reduce bfloat16 sum float32" "reduce bfloat16 sum float64" \
+         "reduce_rows float16 max float32"; do
+  # shellcheck disable=SC2086
+  set -- $k
+  "$KFORGE" export --kernel "$1" --dtype "$2" --op "$3" ${4:+--acc-dtype "$4"} -o "api-$1-$2-$3${4:+-$4}.cuh" \
+    2>> exa.txt || echo "kforge export --kernel $1 --dtype $2 --op $3 ${4:+--acc-dtype $4}: exit $?" >> exa.txt
+done
+cat > va.json <<EOF
+{"kernel": "custom", "custom": {"source": "$ROOT/configs/custom/vector_add.cu", "entry": "vector_add",
+  "params": {"block_size_x": [64, 128], "per_thread": [1, 2]}, "sizes": ["n"],
+  "args": [{"name": "c", "dtype": "float32", "length": "n", "role": "out"},
+           {"name": "a", "dtype": "float32", "length": "n", "role": "in"},
+           {"name": "b", "dtype": "float32", "length": "n", "role": "in"},
+           {"name": "n", "scalar": "int32", "value": "n"}],
+  "grid": ["(n + block_size_x * per_thread - 1) / (block_size_x * per_thread)"]},
+ "bench": {"warmup": 1, "min_reps": 3, "max_time_s": 0.001}, "defaults": {"n": 4096}}
+EOF
+"$KFORGE" tune va.json --results va.jsonl --quiet > /dev/null 2>> exa.txt &&
+  "$KFORGE" export --kernel va.json -o api-vector_add.h 2>> exa.txt
+if [ $? -eq 0 ] && ! grep -q ': exit' exa.txt && [ "$(grep -c '^kforge export: .* -> ' exa.txt)" -eq 6 ] &&
+   why=$(api_named exa.txt); then
+  ok "the export message names what each header defines (kforge_reduce_bfloat16_sum, ..._acc_float64, kforge_reduce_rows_float16_max, kforge_vector_add_lookup, ...)"
+else
+  bad "export message and header disagree: ${why:-$(head -c 2000 exa.txt)}"
 fi
 
 if [ $fail -gt 0 ] || [ $own_out = 0 ]; then

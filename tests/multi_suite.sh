@@ -14,7 +14,11 @@
 #      strategies) as on one;
 #   4. shards: --shard 1/2 and 2/2 of a tune, merged, give the candidates and
 #      best of the unsharded tune; Slurm job array variables; run shards;
-#      kforge merge de-duplicates and reports conflicts.
+#      kforge merge de-duplicates and reports conflicts;
+#   5. a custom kernel (configs/custom: transpose at two shapes, vector_add):
+#      run and tune on two devices as on one, tune shards merged with --kernel
+#      give the unsharded tune's cases, best and database entries; merge and
+#      compare without --kernel say why they cannot read the lines.
 # Prints PASS/FAIL lines and "multi_suite: N passed, N failed"; exits 1 if a
 # check failed.
 set -u
@@ -375,6 +379,91 @@ if [ $rc1 -eq 2 ] && [ $rc2 -eq 2 ] && grep -q 'missing.jsonl' e.txt; then
   ok "merge without files, or of a missing file: exit 2"
 else
   bad "merge usage" "rc=$rc1/$rc2 $(cat e.txt)"
+fi
+
+# --- 5. a custom kernel: several devices and shards as for the built-in families
+# (configs/custom: transpose over two width x height shapes, vector_add)
+TR="$ROOT/configs/custom/transpose.json"
+VA="$ROOT/configs/custom/vector_add.json"
+SHAPES="--set width=[256,1024] --set height=512"
+# a custom kernel's cases: label, every parameter and size, status; sorted
+ccases() { grep -o '"label":"[^"]*".*"status":"[a-z_]*"' "$1" | sed 's/"kernel":"[^"]*",//' | sort; }
+# shellcheck disable=SC2086
+"$KFORGE" run "$TR" $SHAPES --set tile_dim=32 --device 0 --results c0.jsonl --format csv > /dev/null 2> e0.txt
+rc0=$?
+# shellcheck disable=SC2086
+"$KFORGE" run "$TR" $SHAPES --set tile_dim=32 --devices all --results c1.jsonl --format csv > /dev/null 2> e1.txt
+rc1=$?
+nc=$(lines c0.jsonl)
+if [ $rc0 -eq 0 ] && [ $rc1 -eq 0 ] && [ "$nc" -gt 50 ] && [ "$(lines c1.jsonl)" -eq "$nc" ] &&
+   [ "$(ccases c1.jsonl | uniq | wc -l)" -eq "$nc" ] && [ "$(ccases c0.jsonl)" = "$(ccases c1.jsonl)" ] &&
+   grep -q '"device_index":0' c1.jsonl && grep -q '"device_index":1' c1.jsonl &&
+   [ "$(grep -c '"status":"ok"' c1.jsonl)" -eq "$nc" ]; then
+  ok "custom kernel (transpose, 2 shapes): run --devices all measures the $nc cases of one device once each, on both"
+else
+  bad "custom run --devices" "rc=$rc0/$rc1 $nc vs $(lines c1.jsonl) $(head -3 e1.txt)"
+fi
+CS="$SHAPES --strategy random --budget 30 --seed 4"
+# shellcheck disable=SC2086
+"$KFORGE" tune "$TR" $CS --device 0 --results ct0.jsonl --db cdb0 --format jsonl > cs0.jsonl 2> e0.txt
+rc0=$?
+# shellcheck disable=SC2086
+"$KFORGE" tune "$TR" $CS --devices all --results ct1.jsonl --db cdb1 --format jsonl > cs1.jsonl 2> e1.txt
+rc1=$?
+if [ $rc0 -eq 0 ] && [ $rc1 -eq 0 ] && [ "$(lines ct0.jsonl)" -eq 60 ] && [ -n "$(best cs0.jsonl)" ] &&
+   [ "$(ccases ct0.jsonl)" = "$(ccases ct1.jsonl)" ] && [ "$(best cs0.jsonl)" = "$(best cs1.jsonl)" ] &&
+   grep -q '"device_index":1' ct1.jsonl && [ "$(dbnorm cdb0)" = "$(dbnorm cdb1)" ]; then
+  ok "custom kernel: tune on two devices, the candidates, best and database entries of one ($(best cs0.jsonl))"
+else
+  bad "custom tune --devices" "rc=$rc0/$rc1 $(lines ct0.jsonl) '$(best cs0.jsonl)' vs '$(best cs1.jsonl)' $(head -3 e1.txt)"
+fi
+rcs=0
+for k in 1 2; do
+  # shellcheck disable=SC2086
+  "$KFORGE" tune "$TR" $CS --shard $k/2 --device 0 --results cth$k.jsonl --no-db -q > /dev/null 2> e$k.txt || rcs=$?
+done
+cat cth1.jsonl cth2.jsonl > cth.jsonl
+if [ $rcs -eq 0 ] && [ "$(lines cth1.jsonl)" -eq 30 ] && [ "$(lines cth2.jsonl)" -eq 30 ] &&
+   [ -z "$(ccases cth1.jsonl | comm -12 - "$(ccases cth2.jsonl > cth2.cases; echo cth2.cases)")" ] &&
+   [ "$(ccases cth.jsonl)" = "$(ccases ct0.jsonl)" ]; then
+  ok "custom kernel: tune --shard 1/2 and 2/2: 15 + 15 candidates at 2 shapes, disjoint, together the unsharded tune's"
+else
+  bad "custom shards" "rc=$rcs $(lines cth1.jsonl) + $(lines cth2.jsonl) $(head -3 e2.txt)"
+fi
+"$KFORGE" merge cth1.jsonl cth2.jsonl --kernel "$TR" --results cmerged.jsonl --db cmdb --format jsonl > cms.jsonl 2> em.txt
+rc=$?
+if [ $rc -eq 0 ] && [ "$(best cms.jsonl)" = "$(best cs0.jsonl)" ] && [ "$(ccases cmerged.jsonl)" = "$(ccases ct0.jsonl)" ] &&
+   [ -n "$(dbnorm cmdb 2> /dev/null)" ] && [ "$(dbnorm cmdb)" = "$(dbnorm cdb0)" ]; then
+  ok "custom kernel: kforge merge --kernel of the shards: the unsharded tune's cases, best and database entries"
+else
+  bad "custom merge" "rc=$rc '$(best cms.jsonl)' vs '$(best cs0.jsonl)' $(dbnorm cmdb 2>&1 | diff - "$(dbnorm cdb0 > c0.norm 2>&1; echo c0.norm)" | head -8) $(cat em.txt)"
+fi
+# without --kernel the lines' family is unknown: merge and compare say which, and how to read them
+"$KFORGE" merge cth1.jsonl cth2.jsonl --no-db > /dev/null 2> em.txt
+rc=$?
+"$KFORGE" compare cth1.jsonl cth2.jsonl > /dev/null 2> ec.txt
+if [ $rc -eq 2 ] &&
+   grep -q 'cth2.jsonl: 30 lines of the kernel "transpose", which no config given here describes: .*--kernel CONFIG' em.txt &&
+   grep -q 'cth1.jsonl: 30 lines of the kernel "transpose", which no config given here describes, skipped: .*--kernel CONFIG' ec.txt &&
+   ! grep -q 'not results' ec.txt; then
+  ok "custom kernel: merge and compare without --kernel name the kernel of the lines they cannot read, and --kernel CONFIG"
+else
+  bad "custom merge without --kernel" "rc=$rc $(cat em.txt ec.txt)"
+fi
+# exhaustive: every candidate of vector_add once, in three shards
+"$KFORGE" tune "$VA" --set 'n=[4096,100000]' --device 0 --results cv.jsonl --db cvdb -q > /dev/null 2> e0.txt
+rcs=$?
+for k in 1 2 3; do
+  "$KFORGE" tune "$VA" --set 'n=[4096,100000]' --shard $k/3 --devices all --results cv$k.jsonl --no-db -q \
+    > /dev/null 2> e$k.txt || rcs=$?
+done
+"$KFORGE" merge cv1.jsonl cv2.jsonl cv3.jsonl --kernel "$VA" --db cvmdb -q > /dev/null 2> em.txt || rcs=$?
+if [ $rcs -eq 0 ] && [ "$(lines cv.jsonl)" -eq 40 ] &&
+   [ "$(cat cv1.jsonl cv2.jsonl cv3.jsonl > cv123.jsonl; ccases cv123.jsonl)" = "$(ccases cv.jsonl)" ] &&
+   [ -n "$(dbnorm cvdb 2> /dev/null)" ] && [ "$(dbnorm cvdb)" = "$(dbnorm cvmdb)" ]; then
+  ok "custom kernel: vector_add exhaustive in 3 shards on 2 devices, merged: the 20 candidates and database entries of one tune"
+else
+  bad "custom exhaustive shards" "rc=$rcs $(lines cv.jsonl) $(cat e1.txt e2.txt e3.txt em.txt | head -5)"
 fi
 
 echo "multi_suite: $npass passed, $nfail failed"

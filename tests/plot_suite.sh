@@ -7,13 +7,19 @@
 # best cell marked and a colour scale that keeps a 2% spread nearly uniform;
 # kforge against CUB and PyTorch from baseline files (CSV, cub_bench's JSON,
 # ROW lines), a one-size sweep as grouped bars, the search's convergence from
-# tune --format jsonl output and from tune results files.
+# tune --format jsonl output and from tune results files; a custom kernel's
+# results (transpose: its own parameters and a width x height shape, which
+# the results lines name): heat maps and sweeps over its parameters at one
+# shape (--n WxH), GB/s against the size that varies or the bytes moved, and
+# a fake-GPU tune of configs/custom/transpose.json drawn end to end; a
+# built-in family's lines with those fields drawn as without them.
 # KFORGE_PLOT_KEEP=DIR copies the drawn PNGs there.
 #
-#   sh tests/plot_suite.sh
+#   [KFORGE=build/kforge] sh tests/plot_suite.sh
 #
-# The data checks read `tools/plot.sh --print-data` (python3 only); one check
-# draws the PNGs and needs gnuplot (skipped without it).  Works in a mktemp -d
+# The data checks read `tools/plot.sh --print-data` (python3 only); the
+# drawing checks need gnuplot, the end-to-end one kforge and NVRTC (each
+# skipped without).  Works in a mktemp -d
 # directory that is removed when every check passed and kept (and named)
 # otherwise.  Prints PASS/FAIL/SKIP lines and "plot_suite: N passed, N failed".
 
@@ -21,6 +27,8 @@ set -u
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 PLOT="$ROOT/tools/plot.sh"
+KFORGE=${KFORGE:-$ROOT/build/kforge}
+case $KFORGE in /*) ;; *) KFORGE=$(pwd)/$KFORGE ;; esac
 export LC_ALL=C
 
 npass=0
@@ -468,6 +476,210 @@ t_draw_more() {
     fi
 }
 
+# ---------------------------------------------------------------------------
+# A custom kernel: its own parameters and sizes, named by the results lines
+
+# crow TIME TILE_DIM BLOCK_ROWS PAD WIDTH HEIGHT GBPS: one results line of the
+# custom kernel transpose as kforge writes it ("axes" and "sizes" name which
+# fields are its parameters and which its sizes; median_ms from GB/s and the
+# 8 bytes moved per element)
+crow() {
+    awk -v t="$1" -v td="$2" -v br="$3" -v pad="$4" -v w="$5" -v h="$6" -v g="$7" -v dev="$H100" \
+        'BEGIN {
+            ms = 8 * w * h / (g * 1e9) * 1e3
+            nm = sprintf("tile_dim=%d,block_rows=%d,pad=%d", td, br, pad)
+            printf "{\"kforge\":\"0.1.0\",\"run\":\"%s-1\",\"time\":\"%s\",\"device\":\"%s\",\"peak_gbps\":3352.32,", t, t, dev
+            printf "\"name\":\"%s\",\"label\":\"%s\",\"kernel\":\"transpose\",", nm, nm
+            printf "\"tile_dim\":%d,\"block_rows\":%d,\"pad\":%d,\"width\":%d,\"height\":%d,", td, br, pad, w, h
+            printf "\"axes\":[\"tile_dim\",\"block_rows\",\"pad\"],\"sizes\":[\"width\",\"height\"],"
+            printf "\"status\":\"ok\",\"reps\":10,\"median_ms\":%.9g,\"gbps\":%.9g}\n", ms, g
+        }'
+}
+
+# 18 variants (tile_dim 16 32 64 x block_rows 2 4 8 x pad 0 1) at 1024 x 512
+# and 2048 x 512: GB/s = BASE + 100 per tile_dim step + 10 per block_rows
+# step + 5 with pad, BASE 500 at width 1024, 1000 at 2048
+write_custom() {
+    for w in 1024 2048; do
+        base=$((w / 2 - 12))
+        [ "$w" = 2048 ] && base=1000
+        [ "$w" = 1024 ] && base=500
+        i=0
+        for td in 16 32 64; do
+            j=0
+            for br in 2 4 8; do
+                for pad in 0 1; do
+                    crow 2026-11-22T10:00:00Z "$td" "$br" "$pad" "$w" 512 $((base + 100 * i + 10 * j + 5 * pad))
+                done
+                j=$((j + 1))
+            done
+            i=$((i + 1))
+        done
+    done >custom.jsonl
+}
+
+t_custom_heat() {
+    write_custom
+    # tile_dim against block_rows at the largest shape: each cell the fastest pad (1)
+    print_data custom.jsonl --chart heat --heat tile_dim,block_rows
+    has out '^chart heat.png$'
+    has out "title: kforge: median time in % of the best at width = 2\^11, height = 512, transpose / $H100, 2026-11-22$"
+    has out '^  x: tile_dim: 16 32 64$'
+    has out '^  y: block_rows: 2 4 8$'
+    # 1225 GB/s is the best; tile_dim 16, block_rows 2, pad 1: 1005 GB/s, 82.0%
+    has out '^  cell tile_dim=64 block_rows=8: 100\.0% '
+    has out '^  cell tile_dim=16 block_rows=2: 82\.0% '
+    has out '^  best: tile_dim=64 block_rows=8 \(marked\)$'
+    has out 'note: 100% = .* \(tile_dim = 64, block_rows = 8, tile_dim=64,block_rows=8,pad=1\)'
+    [ "$(grep -c '^  cell ' out)" = 9 ] || die "expected 9 cells: $(cat out)"
+    # the other shape: WxH in the family's order of sizes, or the sizes by name
+    for shape in 1024x512 2^10x512 width=1024,height=512 height=512,width=1024 width=1024; do
+        print_data custom.jsonl --chart heat --heat tile_dim,block_rows --n "$shape"
+        has out 'at width = 2\^10, height = 512, transpose'
+        # 505 / 725
+        has out '^  cell tile_dim=16 block_rows=2: 69\.7% '
+    done
+    # without --heat: the two parameters with the most values (pad has two)
+    print_data custom.jsonl --chart heat
+    has out '^  x: tile_dim: 16 32 64$'
+    has out '^  y: block_rows: 2 4 8$'
+    # a shape not measured, or a size where the family has two
+    for shape in 1024x1024 1024 width=4096; do
+        sh "$PLOT" custom.jsonl --print-data --chart heat --n "$shape" >out 2>err && die "--n $shape should fail"
+        has err 'no ok result at .*\(shapes: 1024x512 2048x512\), so no heat map'
+        has err "no heat map could be drawn"
+    done
+    sh "$PLOT" custom.jsonl --print-data --heat tile_dim,nosuch >out 2>err && die "--heat tile_dim,nosuch should fail"
+    has err "no result has the key 'nosuch' \(keys: tile_dim, block_rows, pad, name\)"
+}
+
+t_custom_sweep() {
+    write_custom
+    # one shape: the sweep instead of GB/s against size, and the heat map
+    grep '"width":1024' custom.jsonl >one.jsonl
+    print_data one.jsonl
+    has out '^chart sweep.png$'
+    has out '^chart heat.png$'
+    hasnot out '^chart bandwidth'
+    chart out sweep.png >sw
+    has sw "title: kforge: GB/s at width = 2\^10, height = 512 by tile_dim and block_rows, transpose on $H100$"
+    has sw '^  x: tile_dim: 16 32 64$'
+    has sw '^  bars: block_rows$'
+    has sw '^  bars block_rows=2 \| 16=505 32=605 64=705$'
+    has sw '^  bars block_rows=8 \| 16=525 32=625 64=725$'
+    has sw 'note: each bar is the fastest variant over pad$'
+    # the axes by name, at a shape given as WxH
+    print_data custom.jsonl --sweep pad,tile_dim --n 2048x512
+    has out "GB/s at width = 2\^11, height = 512 by pad and tile_dim, transpose on "
+    has out '^  x: pad: 0 1$'
+    has out '^  bars tile_dim=64 \| 0=1220 1=1225$'
+    has out 'note: each bar is the fastest variant over block_rows$'
+    sh "$PLOT" one.jsonl --print-data --sweep width >out 2>err && die "--sweep width should fail"
+    has err "'width' is a size, and the chart is drawn at one shape \(--n\): name parameters \(tile_dim, block_rows, pad\)"
+}
+
+t_custom_bandwidth() {
+    write_custom
+    # two widths at one height: GB/s against width
+    print_data custom.jsonl --chart bandwidth
+    has out "title: kforge: bandwidth against width, transpose on $H100$"
+    has out '^  x: width, linear, 2\^10\.\.2\^11$'
+    has out 'note: height = 512 in every case$'
+    has out 'note: 18 variants: the best 8 are shown \(best = highest mean fraction of the top GB/s at each width\)'
+    [ "$(grep -c '^  series ' out)" = 8 ] || die "expected 8 series: $(cat out)"
+    has out '^  series tile_dim=64,block_rows=8,pad=1 \| 2\^10=725 2\^11=1225$'
+    hasnot out 'note: .*earlier measurement'
+    # shapes that differ in width and height: against the bytes moved;
+    # 512 x 1024 moves the bytes of 1024 x 512: the faster point is drawn
+    {
+        crow 2026-11-22T10:00:00Z 32 4 1 1024 512 600
+        crow 2026-11-22T10:00:00Z 32 4 1 512 1024 650
+        crow 2026-11-22T10:00:00Z 32 4 1 2048 512 900
+    } >bytes.jsonl
+    print_data bytes.jsonl --chart bandwidth
+    has out "title: kforge: bandwidth against bytes moved, transpose on "
+    has out '^  x: bytes moved, linear, 2\^22\.\.2\^23$'
+    has out '^  series tile_dim=32,block_rows=4,pad=1 \| 2\^22=650 2\^23=900$'
+    has out 'note: 1 case moved as many bytes as another shape of their variant: the faster is shown'
+    # a case measured twice at one shape is a repeat; at two shapes it is not
+    crow 2026-11-21T10:00:00Z 32 4 1 2048 512 800 >>bytes.jsonl
+    print_data bytes.jsonl --chart bandwidth
+    has out 'note: 1 earlier measurement of a case \(same variant and shape\) set aside'
+    has out '2\^23=900$'
+}
+
+# the built-in families' lines as kforge writes them now, with "axes" and
+# "sizes" (and acc_dtype), draw as those written before
+t_builtin_fields() {
+    sed 's/"n":/"acc_dtype":"auto","n":/; s/,"status":/,"axes":["dtype","op","acc_dtype","algorithm","block_size","elements_per_thread","unroll","vector_width","grid","passes","layout","accumulator","warp_reduce","load"],"sizes":["n"],"status":/; s/"name":/"kernel":"reduce","name":/' \
+        two.jsonl >two-fields.jsonl
+    grep -q '"sizes":\["n"\]' two-fields.jsonl || die "sed: $(head -1 two-fields.jsonl)"
+    print_data two.jsonl
+    mv out before
+    print_data two-fields.jsonl
+    diff before out >diff.txt || die "the charts differ with axes and sizes: $(cat diff.txt)"
+    for f in many.jsonl; do
+        sed 's/,"status":/,"axes":["dtype","op","acc_dtype","algorithm","block_size","elements_per_thread","unroll","vector_width","grid","passes","layout","accumulator","warp_reduce","load"],"sizes":["n"],"status":/' \
+            "$f" >fields.jsonl
+        for args in "" "--chart sweep --filter algorithm=shuffle" "--chart heat --n 4096"; do
+            # shellcheck disable=SC2086
+            print_data "$f" $args
+            mv out before
+            # shellcheck disable=SC2086
+            print_data fields.jsonl $args
+            diff before out >diff.txt || die "$f $args: the charts differ with axes and sizes: $(cat diff.txt)"
+        done
+    done
+}
+
+t_custom_draw() {
+    command -v gnuplot >/dev/null 2>&1 || skip "gnuplot not found"
+    write_custom
+    sh "$PLOT" custom.jsonl --chart heat,sweep --heat tile_dim,block_rows --sweep tile_dim,block_rows --out plots \
+        >out 2>err || die "plot.sh: exit $?: $(cat err)"
+    for f in heat sweep; do
+        [ -s "plots/$f.png" ] || die "plots/$f.png missing: $(cat out err)"
+        [ "$(head -c 4 "plots/$f.png" | od -An -c | tr -d ' ')" = '211PNG' ] || die "$f.png is not a PNG"
+        [ "$(wc -c <"plots/$f.png")" -gt 10000 ] || die "$f.png is only $(wc -c <"plots/$f.png") bytes"
+        has out "^plots/$f.png$"
+    done
+    sh "$PLOT" custom.jsonl --chart bandwidth --out plots >>out 2>err || die "bandwidth: $(cat err)"
+    [ "$(wc -c <plots/bandwidth.png)" -gt 10000 ] || die "bandwidth.png is only $(wc -c <plots/bandwidth.png) bytes"
+    hasnot err 'warning'
+    if [ -n "${KFORGE_PLOT_KEEP:-}" ]; then
+        mkdir -p "$KFORGE_PLOT_KEEP" && for f in heat sweep bandwidth; do cp "plots/$f.png" "$KFORGE_PLOT_KEEP/custom-$f.png"; done
+    fi
+}
+
+# end to end: a fake-GPU tune of configs/custom/transpose.json, drawn
+t_custom_kforge() {
+    [ -x "$KFORGE" ] || skip "$KFORGE not built"
+    "$KFORGE" --version 2>/dev/null | grep -q NVRTC || skip "NVRTC is not usable here"
+    export KFORGE_FAKE_GPU=1 KFORGE_CACHE_DIR="${KFORGE_TEST_CACHE:-$PWD/cache}" KFORGE_DB="$PWD/db"
+    unset KFORGE_PLANT KFORGE_DEVICES
+    "$KFORGE" tune "$ROOT/configs/custom/transpose.json" --strategy random --budget 40 --set width=1024 \
+        --set height=512 --results tr.jsonl --no-db -q >tune.out 2>&1 || die "kforge tune: exit $?: $(cat tune.out)"
+    [ "$(grep -c '"status":"ok"' tr.jsonl)" -ge 30 ] || die "few ok results: $(grep -c . tr.jsonl)"
+    print_data tr.jsonl --heat tile_dim,block_rows --sweep block_rows,tile_dim --chart heat,sweep
+    chart out heat.png >heat
+    has heat "title: kforge: median time in % of the best at width = 2\^10, height = 512, transpose / fake-gpu"
+    has heat '^  x: tile_dim: [0-9 ]+$'
+    has heat '^  y: block_rows: [0-9 ]+$'
+    has heat '^  cell tile_dim=[0-9]+ block_rows=[0-9]+: 100\.0% '
+    chart out sweep.png >sw
+    has sw "title: kforge: GB/s at width = 2\^10, height = 512 by block_rows and tile_dim, transpose on fake-gpu"
+    has sw '^  x: block_rows: [0-9 ]+$'
+    has sw '^  bars tile_dim=[0-9]+ \| [0-9]+=[0-9.]+'
+    has sw 'note: each bar is the fastest variant over pad, vec, unroll$'
+    command -v gnuplot >/dev/null 2>&1 || skip "gnuplot not found (the data checks passed)"
+    sh "$PLOT" tr.jsonl --heat tile_dim,block_rows --sweep block_rows,tile_dim --chart heat,sweep --out plots \
+        >out 2>err || die "plot.sh: exit $?: $(cat err)"
+    for f in heat sweep; do
+        [ "$(head -c 4 "plots/$f.png" | od -An -c | tr -d ' ')" = '211PNG' ] || die "$f.png is not a PNG: $(cat err)"
+        [ "$(wc -c <"plots/$f.png")" -gt 10000 ] || die "$f.png is only $(wc -c <"plots/$f.png") bytes"
+    done
+}
+
 check devices-apart t_devices_apart
 check latest-run t_latest_run
 check log-axes t_log_axes
@@ -481,6 +693,12 @@ check heat-scale t_heat_scale
 check sweep t_sweep
 check convergence t_convergence
 check draw-more t_draw_more
+check custom-heat t_custom_heat
+check custom-sweep t_custom_sweep
+check custom-bandwidth t_custom_bandwidth
+check builtin-fields t_builtin_fields
+check custom-draw t_custom_draw
+check custom-kforge t_custom_kforge
 
 if [ "$nfail" -eq 0 ]; then
     rm -rf "$TMP"

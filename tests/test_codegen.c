@@ -637,6 +637,31 @@ START_TEST(planted)
     ck_assert_int_eq(codegen_planted(&a), 0);
     setenv("KFORGE_PLANT", "shift@no_such_axis=1", 1);
     ck_assert_int_eq(codegen_planted(&a), 0);
+
+    /* any length: a fault per variant by name runs long (it was cut at 511
+     * characters, and what lay beyond was silently not planted) */
+    kf_variant d = base();
+    snprintf(d.name, sizeof d.name, "bystander");
+    d.p[RP_BLOCK_SIZE] = a.p[RP_BLOCK_SIZE] == 512 ? 256 : 512;
+    strbuf big = {0};
+    for (int i = 0; i < 200; i++)
+        sb_printf(&big, "drop_last@other_variant_%d,", i);
+    sb_printf(&big, "hang@sleeper,shift@block_size=%d,fault@", (int)a.p[RP_BLOCK_SIZE]);
+    for (int i = 0; i < 600; i++)
+        sb_append(&big, "x");
+    ck_assert_uint_gt(strlen(big.s), 4096);
+    setenv("KFORGE_PLANT", big.s, 1);
+    ck_assert_int_eq(codegen_planted(&b), KF_PLANT_HANG);
+    ck_assert_int_eq(codegen_planted(&a), KF_PLANT_SHIFT);
+    ck_assert_int_eq(codegen_planted(&d), 0);
+    /* names and values still match whole, at the end of the value too */
+    sb_printf(&big, ",hang@bystande,shift@block_size=%d", (int)d.p[RP_BLOCK_SIZE] / 10);
+    setenv("KFORGE_PLANT", big.s, 1);
+    ck_assert_int_eq(codegen_planted(&d), 0);
+    sb_printf(&big, "%d,fault@x", (int)d.p[RP_BLOCK_SIZE] % 10); /* 25 or 51, then 256 or 512 */
+    setenv("KFORGE_PLANT", big.s, 1);
+    ck_assert_int_eq(codegen_planted(&d), KF_PLANT_SHIFT);
+    sb_free(&big);
     setenv("KFORGE_PLANT", "", 1);
     ck_assert_int_eq(codegen_planted(&a), 0);
     unsetenv("KFORGE_PLANT");

@@ -661,6 +661,19 @@ START_TEST(json_keys_and_run_info)
     ck_assert_str_eq(cJSON_GetObjectItem(j, "status")->valuestring, kf_status_names[r.status]);
     ck_assert_str_eq(cJSON_GetObjectItem(j, "dtype")->valuestring, kf_dtype_names[variant_dtype(&r.v)]);
     ck_assert(cJSON_GetObjectItem(j, "n")->valuedouble == (double)r.shape.d[0]);
+    /* which fields are the parameters and which the sizes, in the table's order */
+    const cJSON *axes = cJSON_GetObjectItemCaseSensitive(j, "axes"), *sizes = cJSON_GetObjectItemCaseSensitive(j, "sizes");
+    ck_assert(cJSON_IsArray(axes) && cJSON_IsArray(sizes));
+    ck_assert_int_eq(cJSON_GetArraySize(axes), f->nparams);
+    ck_assert_int_eq(cJSON_GetArraySize(sizes), f->nsizes);
+    for (int a = 0; a < f->nparams; a++)
+        ck_assert_str_eq(cJSON_GetArrayItem(axes, a)->valuestring, f->params[a].name);
+    for (int d = 0; d < f->nsizes; d++)
+        ck_assert_str_eq(cJSON_GetArrayItem(sizes, d)->valuestring, f->sizes[d].name);
+    strbuf csv = {0}; /* a CSV header names the columns itself */
+    line_csv(&csv, &r, &info, true);
+    ck_assert_msg(csv.s && !strstr(csv.s, "axes") && !strstr(csv.s, "sizes"), "%s", csv.s);
+    sb_free(&csv);
     const cJSON *b = cJSON_GetObjectItem(j, "bench");
     ck_assert(cJSON_IsObject(b));
     ck_assert(cJSON_GetObjectItem(b, "seed")->valuedouble == 1234567);

@@ -14,27 +14,37 @@ ROW lines of tools/rows_torch.py and rows_cub with one-row shapes) and
 kforge tune --format jsonl output, in any mix; see tools/plot.sh --help.
 compare.png, sweep.png and convergence.png are described there.
 
+Any family: a results line names its family's parameters ("axes") and sizes
+("sizes"), a custom kernel's too (lines written before those fields are the
+built-in families': VARIANT_KEYS and n).  "n" below is the size of a family
+of one (reduce); a family of several (transpose: width and height) has a
+shape instead.
+
 Charts, one set per device (the "device" field; several devices are never
 merged: each gets its own files, named after it):
   bandwidth.png  GB/s against n, one line per variant (its name, else the
                  parts of its label that tell it from the others), status "ok"
                  rows only.  At most 8 lines: with more variants, the best
                  variant of each algorithm (highest mean fraction of the best
-                 GB/s at each n), the best 8 algorithms if there are more.
+                 GB/s at each n), the best 8 algorithms if there are more (a
+                 family without algorithms: the best 8 variants).  Several
+                 sizes: against the one that varies, else the bytes moved.
   heat.png       each cell's median time as a percentage of the best cell's
-                 (100% = the fastest), over two parameters (--heat X,Y) at one
-                 size (--n; default the largest measured), the minimum over
-                 every other parameter.
+                 (100% = the fastest), over two parameters (--heat X,Y;
+                 default block_size,elements_per_thread, else the two that
+                 vary with the most values) at one size or shape (--n 2^20,
+                 --n 1024x512, --n width=1024,height=512; default the largest
+                 measured), the minimum over every other parameter.
   With several devices: bandwidth-DEVICE.png and heat-DEVICE.png.  With
   several problems (kernel, dtype, op): one heat map each,
   heat[-DEVICE]-KERNEL-DTYPE-OP.png.
 
-Titles name the GPU, dtype and op (the heat map also the date of the
-measurements).  An axis is logarithmic when its values span two decades or
-more.  A case measured more than once (same device, variant and n: a rerun,
-or two runs appended to one file) counts once, as its latest run (by the
-"time" field, then the order of the file), whatever its status; a footnote
-says how many repeats were set aside.
+Titles name the GPU, dtype and op (a custom kernel: its name; the heat map
+also the date of the measurements).  An axis is logarithmic when its values
+span two decades or more.  A case measured more than once (same device,
+variant and shape: a rerun, or two runs appended to one file) counts once, as
+its latest run (by the "time" field, then the order of the file), whatever
+its status; a footnote says how many repeats were set aside.
 
 --print-data writes nothing and prints, for each chart, its file, title,
 notes, axes and data (series points, heat cells): what tests check.
@@ -49,8 +59,13 @@ import re
 import sys
 import textwrap
 
-VARIANT_KEYS = ["dtype", "op", "algorithm", "block_size", "elements_per_thread", "unroll", "vector_width",
-                "grid", "passes", "layout", "accumulator", "warp_reduce", "load"]
+# A results line names its family's parameters ("axes") and sizes ("sizes"):
+# any family, a custom kernel's too.  Lines written before those fields were
+# the built-in families': their parameters and sizes are these.
+VARIANT_KEYS = ["dtype", "op", "acc_dtype", "algorithm", "block_size", "elements_per_thread", "unroll",
+                "vector_width", "grid", "passes", "layout", "accumulator", "warp_reduce", "load"]
+BUILTIN_SIZES = {"reduce": ["n"], "reduce_rows": ["rows", "cols", "row_stride"]}
+HEAT_DEFAULT = ["block_size", "elements_per_thread"]
 MAX_LINES = 8      # legend lines of the bandwidth chart (the peak line not counted)
 LOG_SPAN = 100     # an axis whose max / min reaches this is logarithmic
 HEAT_FLOOR = 80.0  # the heat map's colour scale runs from min(worst cell, this) to 100%: a spread of a
@@ -86,6 +101,23 @@ def size_text(n):
     if n > 0 and n & (n - 1) == 0 and n >= 1024:
         return "2^%d" % (n.bit_length() - 1)
     return str(n)
+
+
+def parse_shape(s):
+    """--n: a size (2^20), a shape (1024x512: the sizes in the family's
+    order) or sizes by name (width=1024,height=512).  A tuple of ints or a
+    dict; ValueError when it is none of these."""
+    s = s.strip()
+    if "=" in s:
+        want = {}
+        for part in s.split(","):
+            k, _, v = part.partition("=")
+            k = k.strip()
+            if not k or k in want:
+                raise ValueError(s)
+            want[k] = parse_size(v)
+        return want
+    return tuple(parse_size(p) for p in s.split("x"))
 
 
 def text(v):
@@ -249,9 +281,80 @@ def device_of(r):
     return str(r.get("device") or "unknown device")
 
 
+def listed(r, key):
+    v = r.get(key)
+    if isinstance(v, list) and v and all(isinstance(k, str) for k in v):
+        return v
+    return None
+
+
+def axes_of(r):
+    """The parameters of r's family: the line's "axes", else the built-in
+    families' (a line written before it)."""
+    return listed(r, "axes") or VARIANT_KEYS
+
+
+def sizes_of(r):
+    """The sizes of r's family (["n"], ["width", "height"]): the line's
+    "sizes", else the built-in family's (a line written before it)."""
+    return listed(r, "sizes") or \
+        [k for k in BUILTIN_SIZES.get(text(r.get("kernel", "reduce")), ["n"]) if k in r] or ["n"]
+
+
+def shape_of(r):
+    """r's shape: the values of its sizes, a tuple of ints (None when one is missing)."""
+    vals = []
+    for k in sizes_of(r):
+        if not number(r.get(k)):
+            return None
+        vals.append(int(r[k]))
+    return tuple(vals)
+
+
+def shape_label(names, shape):
+    """n = 2^20; width = 1024, height = 512."""
+    return ", ".join("%s = %s" % (k, size_text(v)) for k, v in zip(names, shape))
+
+
+def shape_order(shape):
+    """Shapes by elements, then size by size: the last is "the largest"."""
+    return (math.prod(shape), shape)
+
+
+def shapes_text(shapes):
+    """1024x512 2048x512"""
+    return " ".join("x".join(str(v) for v in sh) for sh in shapes)
+
+
+def pick_shape(rows, want):
+    """The shape a chart of one shape (heat map, sweep) is drawn at, from rows
+    of one family: want's (--n, parse_shape), else the largest measured.
+    Returns (names, shape, why): shape None, and why (None when nothing was
+    measured) if no shape, or more than one, matches want."""
+    names = sizes_of(rows[0]) if rows else ["n"]
+    shapes = sorted({shape_of(r) for r in rows if shape_of(r) is not None}, key=shape_order)
+    if not shapes:
+        return names, None, None
+    if want is None:
+        return names, shapes[-1], None
+    if isinstance(want, dict):
+        hit = [s for s in shapes if all(k in names and s[names.index(k)] == v for k, v in want.items())]
+        asked = ", ".join("%s = %s" % (k, size_text(v)) for k, v in want.items())
+    else:
+        hit = [s for s in shapes if s == want]
+        asked = shape_label(names, want) if len(want) == len(names) else "x".join(size_text(v) for v in want)
+    if len(hit) == 1:
+        return names, hit[0], None
+    if hit:
+        return names, None, "%s matches %d shapes (%s): name every size" % (asked, len(hit), shapes_text(hit))
+    return names, None, "no ok result at %s (%s: %s)" % (asked, "sizes" if len(names) == 1 else "shapes",
+                                                         shapes_text(shapes))
+
+
 def variant_key(r):
-    """What makes a variant: its device, name and every parameter."""
-    return (device_of(r), str(r.get("name") or "")) + tuple(text(r.get(k)) for k in VARIANT_KEYS)
+    """What makes a variant: its device, family, name and every parameter."""
+    return (device_of(r), text(r.get("kernel", "reduce")), str(r.get("name") or "")) + \
+        tuple(sorted((k, text(r.get(k))) for k in axes_of(r)))
 
 
 def latest_only(rows):
@@ -261,7 +364,7 @@ def latest_only(rows):
     while an earlier one was."""
     latest, had_ok = {}, set()
     for i, r in enumerate(rows):
-        k = variant_key(r) + (text(r.get("n")),)
+        k = variant_key(r) + (text(shape_of(r)),)
         if r.get("status") == "ok":
             had_ok.add(k)
         stamp = (str(r.get("time") or ""), i)
@@ -283,12 +386,12 @@ def slug(s):
     return re.sub(r"[^a-z0-9]+", "-", s.lower()).strip("-") or "device"
 
 
-def repeat_notes(device, repeats, failed_latest):
+def repeat_notes(device, repeats, failed_latest, size_word):
     out = []
     k = repeats.get(device, 0)
     if k:
-        out.append("%s of a case (same variant and n) set aside: the latest run of each is shown"
-                   % plural(k, "earlier measurement"))
+        out.append("%s of a case (same variant and %s) set aside: the latest run of each is shown"
+                   % (plural(k, "earlier measurement"), size_word))
     k = failed_latest.get(device, 0)
     if k:
         out.append("%s not shown: the latest run failed" % plural(k, "case"))
@@ -305,8 +408,25 @@ def values_text(rows, key):
 
 
 def dtype_op(rows):
-    """"float32 sum", or "float32, int32 sum" when the rows mix dtypes."""
+    """"float32 sum", or "float32, int32 sum" when the rows mix dtypes; for
+    a family without dtype and op (a custom kernel), its name: "transpose"."""
+    if not any("dtype" in r or "op" in r for r in rows):
+        return ", ".join(values_text(rows, "kernel"))
     return "%s %s" % (", ".join(values_text(rows, "dtype")), ", ".join(values_text(rows, "op")))
+
+
+def problem_of(r):
+    """What a chart's percentages or bars compare within: kernel, dtype, op
+    (a family without dtype and op, a custom kernel, by its name alone)."""
+    return (text(r.get("kernel", "reduce")), text(r["dtype"]) if "dtype" in r else "",
+            text(r["op"]) if "op" in r else "")
+
+
+def varying_axes(rows):
+    """The parameters whose values differ among rows (of one family), most values first."""
+    axes = axes_of(rows[0]) if rows else []
+    vary = [k for k in axes if len(values_text(rows, k)) > 1]
+    return sorted(vary, key=lambda k: (-len(values_text(rows, k)), axes.index(k)))
 
 
 def dates(rows):
@@ -358,7 +478,7 @@ def series_labels(series, multi_dtype_op):
         r = s["row"]
         parts = [t for t in str(r.get("label") or "").split("/") if t and t not in common]
         short = "/".join(parts) or (str(r.get("label") or "").split("/")[0]) or \
-            "/".join(text(r.get(k)) for k in VARIANT_KEYS)
+            "/".join(text(r.get(k)) for k in axes_of(r))
         if nm and names.count(nm) == 1:
             lab = nm
         elif nm:
@@ -374,19 +494,46 @@ def series_labels(series, multi_dtype_op):
             for s, lab in zip(series, out)]
 
 
+def size_axis(rows):
+    """The x axis of GB/s against size, for rows whose family has the same
+    sizes: the size (n) of a family of one; of several, the one that varies
+    (the rest named in a note), or when more than one varies the bytes a run
+    moves (GB/s x median time).  Returns (title, x(r), note or None)."""
+    names = sizes_of(rows[0])
+    if len(names) == 1:
+        return names[0], lambda r: shape_of(r)[0], None
+    shapes = sorted({shape_of(r) for r in rows if shape_of(r) is not None}, key=shape_order)
+    vary = [i for i in range(len(names)) if len({sh[i] for sh in shapes}) > 1]
+    if len(vary) <= 1 and shapes:
+        i = vary[0] if vary else 0
+        fixed = [shape_label([names[j]], [shapes[0][j]]) for j in range(len(names)) if j != i]
+        return names[i], lambda r: shape_of(r)[i], "%s in every case" % ", ".join(fixed)
+    return "bytes moved", lambda r: int(round(float(r["gbps"]) * float(r["median_ms"]) * 1e6)), \
+        "x: the bytes a run moves (GB/s x median time), as the shapes differ in more than one of %s" % ", ".join(names)
+
+
 def bandwidth(ok, path, device, notes):
-    series = {}  # variant key -> {"row": first row, "pts": {n: gbps}}
+    rows = [r for r in ok if shape_of(r) is not None and number(r.get("gbps")) and number(r.get("median_ms"))]
+    if not rows:
+        return None
+    xname, xof, xnote = size_axis(rows)
+    xword = "size" if xname == "bytes moved" else xname
+    series = {}  # variant key -> {"row": first row, "pts": {x: gbps}}
     order = []
-    for r in ok:
-        if not number(r.get("n")) or not number(r.get("gbps")) or not number(r.get("median_ms")):
-            continue
+    shared = 0   # cases at the x of another shape of their variant (several sizes: the same bytes)
+    for r in rows:
         k = variant_key(r)
         if k not in series:
-            series[k] = {"row": r, "pts": {}}
+            series[k] = {"row": r, "pts": {}, "shape": {}}
             order.append(k)
-        series[k]["pts"][int(r["n"])] = float(r["gbps"])
-    if not series:
-        return None
+        x, g, sh = xof(r), float(r["gbps"]), shape_of(r)
+        pts = series[k]["pts"]
+        if x in pts and series[k]["shape"][x] != sh:
+            shared += 1
+            if g <= pts[x]:
+                continue
+        pts[x] = g
+        series[k]["shape"][x] = sh
     best_at = {}
     for k in order:
         for n, g in series[k]["pts"].items():
@@ -398,7 +545,18 @@ def bandwidth(ok, path, device, notes):
     multi = len(values_text(ok, "dtype")) > 1 or len(values_text(ok, "op")) > 1
     shown = order
     chart_notes = list(notes)
-    if len(order) > MAX_LINES:
+    if xnote:
+        chart_notes.append(xnote)
+    if shared:
+        chart_notes.append("%s moved as many bytes as another shape of their variant: the faster is shown"
+                           % plural(shared, "case"))
+    if len(order) > MAX_LINES and not any("algorithm" in axes_of(series[k]["row"]) for k in order):
+        # a family without algorithms (a custom kernel): the best variants
+        picked = sorted(order, key=lambda k: -series[k]["score"])[:MAX_LINES]
+        shown = [k for k in order if k in picked]
+        chart_notes.append("%d variants: the best %d are shown (best = highest mean fraction of the top GB/s "
+                           "at each %s)" % (len(order), MAX_LINES, xword))
+    elif len(order) > MAX_LINES:
         fam = {}
         for k in order:
             r = series[k]["row"]
@@ -408,18 +566,19 @@ def bandwidth(ok, path, device, notes):
         picked = sorted(fam.values(), key=lambda k: -series[k]["score"])[:MAX_LINES]
         shown = [k for k in order if k in picked]
         chart_notes.append("%d variants: the best of each algorithm is shown%s (%d of %d; best = highest mean "
-                           "fraction of the top GB/s at each n)"
+                           "fraction of the top GB/s at each %s)"
                            % (len(order), "" if len(fam) <= MAX_LINES else ", for the best %d algorithms"
-                              % MAX_LINES, len(shown), len(order)))
+                              % MAX_LINES, len(shown), len(order), xword))
     labels = series_labels([series[k] for k in shown], multi)
 
     ns = sorted({n for k in shown for n in series[k]["pts"]})
     gs = [g for k in shown for g in series[k]["pts"].values()]
     xlog, ylog = log_axis(ns), log_axis(gs)
     peak = max((r.get("peak_gbps") or 0 for r in ok if number(r.get("peak_gbps"))), default=0)
-    c = Chart(path, "kforge: bandwidth against n, %s on %s" % (dtype_op([series[k]["row"] for k in shown]), device))
+    c = Chart(path, "kforge: bandwidth against %s, %s on %s" % (xname, dtype_op([series[k]["row"] for k in shown]),
+                                                                device))
     c.notes = chart_notes
-    c.lines.append("x: n, %s, %s..%s" % ("log" if xlog else "linear", size_text(ns[0]), size_text(ns[-1])))
+    c.lines.append("x: %s, %s, %s..%s" % (xname, "log" if xlog else "linear", size_text(ns[0]), size_text(ns[-1])))
     c.lines.append("y: GB/s, %s" % ("log" if ylog else "linear"))
     for k, lab in zip(shown, labels):
         pts = sorted(series[k]["pts"].items())
@@ -427,6 +586,7 @@ def bandwidth(ok, path, device, notes):
     if peak > 0:
         c.lines.append("peak: %.0f GB/s" % peak)
     c.shown, c.labels, c.series, c.peak, c.xlog, c.ylog, c.ns, c.gs = shown, labels, series, peak, xlog, ylog, ns, gs
+    c.xlabel = "n (elements)" if xname == "n" else xname
     return c
 
 
@@ -461,14 +621,14 @@ set output %s
 set title %s noenhanced
 set label 1 %s at screen 0.01, screen %g font ",8" noenhanced
 set bmargin %d
-set xlabel "n (elements)"
+set xlabel %s noenhanced
 set ylabel "GB/s (median time)"
 %s
 %s
 set grid
 set key inside left top opaque box noenhanced font ",9" samplen 2 spacing 1.1 width 1
 plot %s
-""" % (gp_str(c.path), gp_str(c.title), gp_str(foot), (nfoot - 3) * 12.0 / 700, nfoot, xset, yset,
+""" % (gp_str(c.path), gp_str(c.title), gp_str(foot), (nfoot - 3) * 12.0 / 700, nfoot, gp_str(c.xlabel), xset, yset,
        ", \\\n     ".join(plots)))
 
 
@@ -482,22 +642,22 @@ def sort_values(vals):
     return vals  # order of first appearance
 
 
-def heat(ok, path, device, notes, x, y, n, n_given):
-    sizes = sorted({int(r["n"]) for r in ok if number(r.get("n"))})
-    if not sizes:
-        return None
-    if n is None:
-        n = sizes[-1]
-    elif n not in sizes:
-        if n_given:
-            note("%s: no ok result at n = %d, so no heat map (sizes: %s)"
-                 % (device, n, " ".join(str(s) for s in sizes)))
-        return None
+def heat(ok, path, device, notes, x, y, names, shape, n_given):
+    """The heat map of ok (one problem) at shape, over x and y (None: the
+    two parameters that vary with the most values there)."""
+    at = [r for r in ok if shape_of(r) == shape]
+    if x is None:
+        vary = varying_axes([r for r in at if number(r.get("median_ms"))])
+        if len(vary) < 2:
+            if n_given:
+                note("%s: fewer than two parameters vary at %s: no heat map" % (device, shape_label(names, shape)))
+            return None
+        x, y = vary[0], vary[1]
     cell, where = {}, {}
     xs, ys = [], []
     used = []
-    for r in ok:
-        if r.get("n") != n or not number(r.get("median_ms")) or x not in r or y not in r:
+    for r in at:
+        if not number(r.get("median_ms")) or x not in r or y not in r:
             continue
         kx, ky = text(r[x]), text(r[y])
         if kx not in [text(v) for v in xs]:
@@ -510,7 +670,7 @@ def heat(ok, path, device, notes, x, y, n, n_given):
             where[(kx, ky)] = r
     if not cell or min(cell.values()) <= 0:
         if n_given:
-            note("%s: nothing measured at n = %d with %s and %s" % (device, n, x, y))
+            note("%s: nothing measured at %s with %s and %s" % (device, shape_label(names, shape), x, y))
         return None
     xs = [text(v) for v in sort_values(xs)]
     ys = [text(v) for v in sort_values(ys)]
@@ -519,8 +679,8 @@ def heat(ok, path, device, notes, x, y, n, n_given):
     br = where[(bx, by)]
     pct = {k: best / v * 100 for k, v in cell.items()}
     us = best < 1
-    c = Chart(path, "kforge: median time in %% of the best at n = %s, %s\n%s, %s"
-              % (size_text(n), dtype_op(used), device, dates(used)))
+    c = Chart(path, "kforge: median time in %% of the best at %s, %s\n%s, %s"
+              % (shape_label(names, shape), dtype_op(used), device, dates(used)))
     c.notes = ["100%% = %.4g %s (%s = %s, %s = %s, %s); each cell is the fastest over the other parameters"
                % (best * 1e3 if us else best, "µs" if us else "ms", x, bx, y, by,
                   br.get("name") or br.get("label") or "?")] + list(notes)
@@ -599,8 +759,9 @@ def compare(ok, base, path, device, problem, notes):
     base: the baseline points that belong to them."""
     kf = {}
     for r in ok:
-        if number(r.get("n")) and number(r.get("gbps")):
-            n = int(r["n"])
+        sh = shape_of(r)
+        if sh is not None and len(sh) == 1 and number(r.get("gbps")):
+            n = sh[0]
             if n not in kf or r["gbps"] > kf[n][0]:
                 kf[n] = (float(r["gbps"]), str(r.get("name") or r.get("label") or "?"))
     tools = {}
@@ -617,8 +778,7 @@ def compare(ok, base, path, device, problem, notes):
     for t in sorted(tools):
         series.append((t, {n: median(v) for n, v in tools[t].items()}))
         reps = max(reps, max(len(v) for v in tools[t].values()))
-    c = Chart(path, "kforge against %s: %s %s on %s" % (", ".join(t for t, _ in series[1:]), problem[0], problem[1],
-                                                         device))
+    c = Chart(path, "kforge against %s: %s on %s" % (", ".join(t for t, _ in series[1:]), problem, device))
     c.notes = ["kforge: the fastest variant measured at each n (as a per-size dispatch would pick it)"]
     if reps > 1:
         c.notes.append("baselines: the median of their measurements at each n (up to %d)" % reps)
@@ -643,7 +803,7 @@ def compare(ok, base, path, device, problem, notes):
     c.shown = list(range(len(series)))
     c.labels = [lab for lab, _ in series]
     c.series = {i: {"pts": pts} for i, (_, pts) in enumerate(series)}
-    c.peak, c.ns, c.gs = peak, ns, gs
+    c.peak, c.ns, c.gs, c.xlabel = peak, ns, gs, "n (elements)"
     return c
 
 
@@ -654,25 +814,20 @@ def compare(ok, base, path, device, problem, notes):
 MAX_BARS = 8  # bars per group (legend lines)
 
 
-def sweep(ok, path, device, notes, n, n_given, axes):
-    """GB/s at one size: a group of bars per value of the group axis, a bar
+def sweep(ok, path, device, notes, names, shape, axes):
+    """GB/s at one shape: a group of bars per value of the group axis, a bar
     per value of the bar axis, each the fastest variant over every other
     parameter.  axes: None (the varying axes with the most values), [X] or
     [X, Y]."""
-    sizes = sorted({int(r["n"]) for r in ok if number(r.get("n"))})
-    if not sizes:
+    at = [r for r in ok if shape_of(r) == shape and number(r.get("gbps"))]
+    if not at:
         return None
-    if n is None:
-        n = sizes[-1]
-    elif n not in sizes:
-        if n_given:
-            note("%s: no ok result at n = %d, so no sweep chart" % (device, n))
-        return None
-    at = [r for r in ok if r.get("n") == n and number(r.get("gbps"))]
-    varying = [k for k in VARIANT_KEYS if len(values_text(at, k)) > 1]
+    params = axes_of(at[0])
+    varying = [k for k in params if len(values_text(at, k)) > 1]
     for k in axes or []:
         if k not in varying:
-            note("%s: %s does not vary at n = %s (varying: %s)" % (device, k, size_text(n), ", ".join(varying) or "none"))
+            note("%s: %s does not vary at %s (varying: %s)" % (device, k, shape_label(names, shape),
+                                                              ", ".join(varying) or "none"))
             return None
     by_count = sorted(varying, key=lambda k: (-len(values_text(at, k)), varying.index(k)))
     if axes:
@@ -705,9 +860,9 @@ def sweep(ok, path, device, notes, n, n_given, axes):
         best = sorted(combos, key=lambda k: -max(bars[k].values()))[:MAX_BARS]
         chart_notes.append("%d values of %s: the %d with the highest GB/s are shown" % (len(combos), bar, MAX_BARS))
         combos = [k for k in combos if k in best]
-    same = [k for k in VARIANT_KEYS if k not in varying and k in at[0] and k not in ("dtype", "op")]
-    c = Chart(path, "kforge: GB/s at n = %s by %s%s, %s on %s" % (size_text(n), group, " and " + bar if bar else "",
-                                                                dtype_op(at), device))
+    same = [k for k in params if k not in varying and k in at[0] and k not in ("dtype", "op")]
+    c = Chart(path, "kforge: GB/s at %s by %s%s, %s on %s" % (shape_label(names, shape), group,
+                                                            " and " + bar if bar else "", dtype_op(at), device))
     if same:
         chart_notes.append("same in every bar: " + " ".join("%s=%s" % (k, text(at[0].get(k))) for k in same))
     c.notes = chart_notes + list(notes)
@@ -934,9 +1089,10 @@ def main():
     n = None
     if a.n is not None:
         try:
-            n = parse_size(a.n)
+            n = parse_shape(a.n)
         except ValueError:
-            die("--n: expected a size such as 1048576 or 2^20, got '%s'" % a.n)
+            die("--n: expected a size such as 1048576 or 2^20, or a shape such as 1024x512 or width=1024,height=512, "
+                "got '%s'" % a.n)
     filters = []
     for f in a.filter:
         if "=" not in f or f.startswith("="):
@@ -976,22 +1132,33 @@ def main():
         die("no result with status ok%s" % (" among those the filters keep" if filters else ""))
     if want is None and not ok and not events:
         die("no result with status ok%s" % (" among those the filters keep" if filters else ""))
+    params, sizes = [], []  # every family's parameters and sizes
+    for r in ok:
+        params += [k for k in axes_of(r) if k not in params and k in r]
+        sizes += [k for k in sizes_of(r) if k not in sizes]
+
+    def axis_key(opt, k, keys):
+        if k in sizes and k not in params:
+            die("%s: '%s' is a size, and the chart is drawn at one shape (--n): name parameters (%s)"
+                % (opt, k, ", ".join(keys)))
+        if not any(k in r for r in ok):
+            die("%s: no result has the key '%s' (keys: %s)" % (opt, k, ", ".join(keys)))
+
     if heat_keys is not None:
         for k in heat_keys:
-            if not any(k in r for r in ok):
-                die("--heat: no result has the key '%s' (keys: %s)" % (k, ", ".join(VARIANT_KEYS + ["name"])))
-    elif all(any(k in r for r in ok) for k in ("block_size", "elements_per_thread")):
-        heat_keys = ["block_size", "elements_per_thread"]
+            axis_key("--heat", k, params + ["name"])
+    # without --heat: block_size by elements_per_thread where a problem has
+    # them (the built-in families), else its two parameters that vary most
+    heat_default = heat_keys is None and all(any(k in r for r in ok) for k in HEAT_DEFAULT)
     sweep_axes = None
     if a.sweep is not None:
         sweep_axes = a.sweep.split(",")
         if len(sweep_axes) > 2 or not all(sweep_axes) or len(set(sweep_axes)) != len(sweep_axes):
             die("--sweep: expected AXIS or AXIS,BARS (for example block_size,algorithm), got '%s'" % a.sweep)
         for k in sweep_axes:
-            if not any(k in r for r in ok):
-                die("--sweep: no result has the key '%s' (keys: %s)" % (k, ", ".join(VARIANT_KEYS)))
+            axis_key("--sweep", k, params)
 
-    nsizes = len({r["n"] for r in ok if number(r.get("n"))})
+    nsizes = len({shape_of(r) for r in ok if shape_of(r) is not None})
     if want is None:
         # by default: bandwidth against n (a sweep over one size when there is only
         # one), the heat map, kforge against the baselines when the files hold some,
@@ -1000,8 +1167,6 @@ def main():
         explicit = False
     else:
         explicit = True
-        if "heat" in want and heat_keys is None:
-            die("--chart heat: the results have no block_size and elements_per_thread: name two keys with --heat X,Y")
 
     devices = []
     for r in ok:
@@ -1012,48 +1177,65 @@ def main():
         for t, dev in sorted({(b["tool"], b["device"]) for b in base if b.get("device", devices[0] if devices else "")
                               not in devices}):
             note("%s measured on %s, where the results have no kforge measurement: not compared" % (t, dev))
+    no_shape = False  # --n matched no shape of some problem
     for d in devices:
         suffix = "" if len(devices) == 1 else "-" + slug(d)
         dok = [r for r in ok if device_of(r) == d]
-        notes = repeat_notes(d, repeats, failed_latest)
+        notes = repeat_notes(d, repeats, failed_latest,
+                             "n" if all(sizes_of(r) == ["n"] for r in rows if device_of(r) == d) else "shape")
         problems = []
         for r in dok:
-            pk = (text(r.get("kernel", "reduce")), text(r.get("dtype")), text(r.get("op")))
-            if pk not in problems:
-                problems.append(pk)
+            if problem_of(r) not in problems:
+                problems.append(problem_of(r))
 
         def per_problem(pk):
-            return [r for r in dok if (text(r.get("kernel", "reduce")), text(r.get("dtype")), text(r.get("op"))) == pk]
+            return [r for r in dok if problem_of(r) == pk]
 
         def psuffix(pk):
             return "" if len(problems) == 1 else "-" + slug("-".join(pk))
 
         if "bandwidth" in want:
-            c = bandwidth(dok, os.path.join(a.out, "bandwidth%s.png" % suffix), d, notes)
-            if c:
-                charts.append(("bw", c))
+            # one chart per kind of size (n; width x height): their x axes differ
+            size_kinds = []
+            for r in dok:
+                if sizes_of(r) not in size_kinds:
+                    size_kinds.append(sizes_of(r))
+            for sk in size_kinds:
+                kok = [r for r in dok if sizes_of(r) == sk]
+                ksuffix = "" if len(size_kinds) == 1 else "-" + slug("-".join(values_text(kok, "kernel")))
+                c = bandwidth(kok, os.path.join(a.out, "bandwidth%s%s.png" % (suffix, ksuffix)), d, notes)
+                if c:
+                    charts.append(("bw", c))
         if "compare" in want:
             dbase = [b for b in base if b.get("device", d) == d]
             for pk in problems:
                 pb = [b for b in dbase if b.get("dtype", pk[1]) == pk[1] and b.get("op", pk[2]) == pk[2]]
                 c = compare(per_problem(pk), pb, os.path.join(a.out, "compare%s%s.png" % (suffix, psuffix(pk))), d,
-                            pk[1:], notes)
+                            " ".join(p for p in pk[1:] if p) or pk[0], notes)
                 if c:
                     charts.append(("compare", c))
-        if "heat" in want and heat_keys is not None:
-            # one heat map per problem (kernel, dtype, op): a percentage of
-            # the best compares variants of one problem, never two problems
+        for kind in ("heat", "sweep"):
+            if kind not in want:
+                continue
+            # one chart per problem (kernel, dtype, op): a percentage of the
+            # best compares variants of one problem, never two problems
             for pk in problems:
-                c = heat(per_problem(pk), os.path.join(a.out, "heat%s%s.png" % (suffix, psuffix(pk))), d, notes,
-                         heat_keys[0], heat_keys[1], n, a.n is not None)
+                prow = per_problem(pk)
+                size_names, shape, why = pick_shape(prow, n)
+                if shape is None:
+                    if why:
+                        note("%s: %s, so no %s" % (d, why, "heat map" if kind == "heat" else "sweep chart"))
+                        no_shape = no_shape or kind == "heat"
+                    continue
+                out = os.path.join(a.out, "%s%s%s.png" % (kind, suffix, psuffix(pk)))
+                if kind == "sweep":
+                    c = sweep(prow, out, d, notes, size_names, shape, sweep_axes)
+                else:
+                    keys = heat_keys or (HEAT_DEFAULT if all(any(k in r for r in prow) for k in HEAT_DEFAULT)
+                                         else [None, None])
+                    c = heat(prow, out, d, notes, keys[0], keys[1], size_names, shape, a.n is not None)
                 if c:
-                    charts.append(("heat", c))
-        if "sweep" in want:
-            for pk in problems:
-                c = sweep(per_problem(pk), os.path.join(a.out, "sweep%s%s.png" % (suffix, psuffix(pk))), d, notes,
-                          n, a.n is not None, sweep_axes)
-                if c:
-                    charts.append(("sweep", c))
+                    charts.append((kind, c))
     if "convergence" in want:
         runs = runs_from_events(events, multi_file)
         from_results = False
@@ -1064,6 +1246,9 @@ def main():
             charts.append(("convergence", c))
 
     kinds = {kind for kind, _ in charts}
+    if a.n is not None and (heat_keys is not None or heat_default or no_shape) and "heat" in want \
+            and "heat" not in kinds:
+        die("--n %s: no heat map could be drawn at that size" % a.n)
     if explicit:
         names = {"bw": "bandwidth"}
         got = {names.get(k, k) for k in kinds}
@@ -1071,15 +1256,13 @@ def main():
             if w not in got:
                 why = {"bandwidth": "no ok rows with n, gbps and median_ms",
                        "compare": "no baseline measurements (tool,n,gbps) for the kforge results' device and problem",
-                       "heat": "nothing measured with both keys at that size",
+                       "heat": "nothing measured with both keys at that size (without --heat: fewer than two "
+                               "parameters vary there)",
                        "sweep": "no parameter varies at that size",
                        "convergence": "no tune output (--format jsonl) or tune results"}[w]
                 die("--chart %s: nothing to draw: %s" % (w, why))
     elif not charts:
         die("no ok rows with n, gbps and median_ms to plot")
-    if a.n is not None and heat_keys is not None and "heat" in want and "heat" not in kinds \
-            and not (explicit and "heat" not in want):
-        die("--n %s: no heat map could be drawn at that size" % a.n)
 
     if a.print_data:
         for _, c in charts:

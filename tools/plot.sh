@@ -8,18 +8,22 @@
 #   DIR/bandwidth.png    GB/s against n, one line per variant (its name, else the
 #                        parts of its label that tell it apart), status ok rows
 #                        only; at most 8 lines: with more variants, the best of
-#                        each algorithm; the legend sits inside, top left
+#                        each algorithm (no algorithms: the best 8); the legend
+#                        sits inside, top left.  A family of several sizes
+#                        (width x height): against the one that varies, else
+#                        against the bytes moved
 #   DIR/compare.png      kforge against the baselines: kforge's fastest variant at
 #                        each n and each baseline tool (CUB, PyTorch, ...) as a
 #                        labelled line of GB/s against n
 #   DIR/heat.png         median time in % of the best cell over parameters X and Y
-#                        (default block_size,elements_per_thread) at size N
-#                        (default: the largest measured), the minimum over all
-#                        other parameters, each cell annotated, the best framed;
+#                        (default block_size,elements_per_thread, else the two
+#                        that vary most) at size or shape N (default: the
+#                        largest measured), the minimum over all other
+#                        parameters, each cell annotated, the best framed;
 #                        the colours run from the worst cell or 80%, whichever
 #                        is lower, to 100%: a 2% spread stays nearly one colour
-#   DIR/sweep.png        a one-size sweep: GB/s at size N, a group of bars per
-#                        value of X, a bar per value of Y (default: the axes
+#   DIR/sweep.png        a one-size sweep: GB/s at size or shape N, a group of
+#                        bars per value of X, a bar per value of Y (default: the axes
 #                        that vary with the most values), each bar the fastest
 #                        over the other parameters
 #   DIR/convergence.png  the search's best objective so far against candidates
@@ -30,17 +34,22 @@
 #   compare when a FILE holds baseline lines, convergence when a FILE holds
 #   tune output.  Titles name the GPU, dtype and op, the heat map also the
 #   date.  Axes are logarithmic where the values span two decades.  A case
-#   measured several times (same device, variant and n) is drawn from its
+#   measured several times (same device, variant and shape) is drawn from its
 #   latest run, and a footnote says so.  Results of several devices are never
 #   merged: each gets its own charts, DIR/bandwidth-DEVICE.png and so on.
 #
-#   FILE               any mix of: kforge results (run, tune); baseline lines,
-#                      JSON ({"tool":"cub","n":1048576,"gbps":412.8,...}: what
+#   FILE               any mix of: kforge results (run, tune; any family, a
+#                      custom kernel's too: its lines name its parameters and
+#                      sizes); baseline lines, JSON
+#                      ({"tool":"cub","n":1048576,"gbps":412.8,...}: what
 #                      tools/cub_bench.cu prints) or CSV with a header naming at
 #                      least tool,n,gbps (optional: dtype, op, device, status,
 #                      version, label), or ROW lines of tools/rows_torch.py and
 #                      rows_cub (one-row shapes: a full reduction); kforge tune
 #                      --format jsonl output
+#   --n N              the size of the heat map and sweep: 2^20; for a family of
+#                      several sizes a shape, 1024x512 (in the family's order)
+#                      or width=1024,height=512
 #   --chart LIST       the charts to draw: bandwidth,compare,heat,sweep,convergence
 #                      (convergence from a tune results file: one line per run)
 #   --out DIR          where the PNGs go (default: kforge-plots)
@@ -55,6 +64,7 @@
 #   tools/plot.sh sweep.jsonl --heat block_size,vector_width --n 2^24 --filter dtype=float32
 #   tools/plot.sh best.jsonl baselines.csv --chart compare --filter dtype=float32 --filter op=sum
 #   tools/plot.sh sweep.jsonl --sweep block_size,algorithm --n 2^20
+#   tools/plot.sh transpose.jsonl --heat tile_dim,block_rows --n 8192x8192
 #   for s in random local anneal; do kforge tune space.json --simulate sweep.jsonl \
 #       --strategy $s --format jsonl; done > sim.jsonl && tools/plot.sh sim.jsonl
 #

@@ -176,9 +176,6 @@ int cmd_export(int argc, char **argv)
     strbuf what = {0}, sets = {0}, api = {0};
     key_describe(&what, &key);    /* "reduce float32 sum" */
     key_set_args(&sets, &key);    /* " --set dtype=float32 --set op=sum" */
-    sb_append(&api, "kforge_");   /* the host API: kforge_reduce_float32_sum */
-    sb_append(&api, fam->name);
-    key_text(&api, &key, "_");
     /* the eligible entries, by shape; the first of each shape (the fastest) */
     int keep = 0;
     for (int i = 0; i < nall; i++) {
@@ -241,7 +238,10 @@ int cmd_export(int argc, char **argv)
                            .sms = all[0].dev.sms,
                            .command = command,
                            .date = date,
-                           .deterministic_only = deterministic};
+                           .deterministic_only = deterministic,
+                           /* the API as the header spells it: the key's values do not say it
+                            * (bfloat16 in float32 is kforge_reduce_bfloat16_sum) */
+                           .api = &api};
     text = fam->export_source(ex, nshapes, &info, err, sizeof err);
     if (!text) {
         fprintf(stderr, "kforge export: %s\n", err);
@@ -266,8 +266,8 @@ int cmd_export(int argc, char **argv)
     int ndet = 0;
     for (int i = 0; i < nshapes; i++)
         ndet += ex[i].deterministic;
-    fprintf(stderr, "kforge export: %s%s%s: %d %s%s tuned on %s%s\n", api.s, outpath ? " -> " : "",
-            outpath ? outpath : "", nshapes,
+    fprintf(stderr, "kforge export: %s%s%s: %d %s%s tuned on %s%s\n", api.s ? api.s : "the header",
+            outpath ? " -> " : "", outpath ? outpath : "", nshapes,
             fam->nsizes > 1 ? "shape" : "size", nshapes == 1 ? "" : "s", info.device,
             ndet == nshapes ? "; every variant is deterministic (the same bits every run)"
                             : "; NOT every variant is deterministic (float results may differ in the last bits run "

@@ -31,42 +31,45 @@ const char *const kf_plant_names[KF_PLANT_COUNT] = {
     "skip_col", "row_shift",
 };
 
-/* Whether WHICH (a name, `*` or PARAM=VALUE) selects v. */
-static bool plant_selects(const kf_variant *v, const char *which)
+/* Whether which[0..len) (a name, `*` or PARAM=VALUE) selects v. */
+static bool plant_selects(const kf_variant *v, const char *which, size_t len)
 {
-    if (strcmp(which, "*") == 0)
+    if (len == 1 && which[0] == '*')
         return true;
-    const char *eq = strchr(which, '=');
+    const char *eq = memchr(which, '=', len);
     if (!eq)
-        return v->name[0] && strcmp(which, v->name) == 0;
+        return v->name[0] && strlen(v->name) == len && memcmp(which, v->name, len) == 0;
     const kf_family *f = family_of(v);
-    char key[64];
-    snprintf(key, sizeof key, "%.*s", (int)(eq - which < 63 ? eq - which : 63), which);
-    int k = param_find(f->params, f->nparams, key);
-    if (k < 0)
-        return false;
-    strbuf b = {0};
-    param_text(&b, &f->params[k], v->p[k]);
-    bool match = b.s && strcmp(b.s, eq + 1) == 0;
-    sb_free(&b);
-    return match;
+    size_t klen = (size_t)(eq - which), vlen = len - klen - 1;
+    for (int k = 0; k < f->nparams; k++) {
+        if (strlen(f->params[k].name) != klen || memcmp(f->params[k].name, which, klen) != 0)
+            continue;
+        strbuf b = {0};
+        param_text(&b, &f->params[k], v->p[k]);
+        bool match = b.s && strlen(b.s) == vlen && memcmp(b.s, eq + 1, vlen) == 0;
+        sb_free(&b);
+        return match;
+    }
+    return false;
 }
 
 int codegen_planted(const kf_variant *v)
 {
     const char *e = getenv("KFORGE_PLANT");
-    if (!e || !*e)
+    if (!e)
         return KF_PLANT_NONE;
-    char buf[512];
-    snprintf(buf, sizeof buf, "%s", e);
-    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        char *at = strchr(tok, '@');
-        if (!at || !plant_selects(v, at + 1))
-            continue;
-        *at = '\0';
-        for (int k = 1; k < KF_PLANT_COUNT; k++)
-            if (strcmp(tok, kf_plant_names[k]) == 0)
-                return k;
+    /* read where it lies, token by token: a long list (a test plants a
+     * fault per variant by name) is never cut short */
+    for (const char *tok = e; *tok;) {
+        size_t len = strcspn(tok, ",");
+        const char *at = memchr(tok, '@', len);
+        if (at && plant_selects(v, at + 1, len - (size_t)(at + 1 - tok))) {
+            size_t klen = (size_t)(at - tok);
+            for (int k = 1; k < KF_PLANT_COUNT; k++)
+                if (strlen(kf_plant_names[k]) == klen && memcmp(tok, kf_plant_names[k], klen) == 0)
+                    return k;
+        }
+        tok += len + (tok[len] == ',');
     }
     return KF_PLANT_NONE;
 }

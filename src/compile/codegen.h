@@ -30,7 +30,7 @@ const char *codegen_template(const char *name);
  * one whose kernels live outside the binary): malloc'd, or NULL and why. */
 char *codegen_template_file(const char *path, char *err, size_t errlen);
 
-/* Test hook: KFORGE_PLANT="KIND@WHICH,..." compiles a planted fault into the
+/* Test hook: KFORGE_PLANT="KIND@WHICH,..." (any length) compiles a planted fault into the
  * variants WHICH names: a variant's name, `*` (every variant), or
  * PARAM=VALUE (every variant whose parameter has that value, as the config
  * writes it: block_size=256, algorithm=shuffle).  KIND:

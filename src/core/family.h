@@ -124,6 +124,11 @@ typedef struct {
     const char *command;        /* the kforge command line that wrote it */
     const char *date;           /* ISO 8601 UTC */
     bool deterministic_only;    /* only deterministic variants were eligible */
+    /* Out, unless NULL: export_source appends the name of what the header
+     * defines for its callers (kforge_reduce_bfloat16_sum;
+     * kforge_transpose_lookup), the very spelling of the header, for
+     * kforge export's message. */
+    strbuf *api;
 } kf_export_info;
 
 /* Test hook (KFORGE_PLANT, compile/codegen.h): where a planted coverage

@@ -31,6 +31,8 @@ typedef enum {
     F_KERNEL,       /* the family's name */
     F_PARAMS,       /* one field per parameter of the family's table */
     F_SIZES,        /* one field per size dimension of the family */
+    F_AXIS_NAMES,   /* the names of the F_PARAMS fields, a list; not read back */
+    F_SIZE_NAMES,   /* the names of the F_SIZES fields, a list; not read back */
     F_STATUS,       /* kf_status_names */
     F_GB_PER_J,     /* computed (report_gb_per_j); not read back */
     F_BENCH         /* the object of core/bench_fields.h's table */
@@ -41,7 +43,8 @@ enum {
     OMIT = 2,       /* left out (not null) unless have() */
     POS = 4,        /* null unless the value is > 0 (a figure not read) */
     IDENT = 8,      /* part of the case identity */
-    REQ = 16        /* a line without it is not a results line (sizes: but the optional ones) */
+    REQ = 16,       /* a line without it is not a results line (sizes: but the optional ones) */
+    JSON = 32       /* only in JSON (a CSV file's header names its columns) */
 };
 
 typedef struct {
@@ -93,6 +96,10 @@ static const field fields[] = {
     {.name = "kernel", .type = F_KERNEL, .flags = IDENT},
     {.name = "", .type = F_PARAMS, .flags = IDENT | REQ},
     {.name = "", .type = F_SIZES, .flags = IDENT | REQ},
+    /* which fields are the parameters and which the sizes, so that a
+     * reader that does not know the family (tools/plot.py) can tell */
+    {.name = "axes", .type = F_AXIS_NAMES, .flags = JSON},
+    {.name = "sizes", .type = F_SIZE_NAMES, .flags = JSON},
     {.name = "status", .type = F_STATUS, .flags = REQ},
     {.name = "message", .type = F_STR, .flags = 0, RES(message)},
     {.name = "gpu_value", .type = F_STR, .flags = 0, RES(gpu_value)},
@@ -342,6 +349,18 @@ static void em_param(emitter *e, const kf_param *p, int64_t x)
     sb_free(&t);
 }
 
+/* The names of params[0..n) as a JSON list (JSON only: see emit_fields). */
+static void em_names(emitter *e, const char *key, const kf_param *params, int n)
+{
+    em_key(e, key);
+    sb_append(e->b, "[");
+    for (int i = 0; i < n; i++) {
+        sb_append(e->b, i ? "," : "");
+        sb_json_string(e->b, params[i].name);
+    }
+    sb_append(e->b, "]");
+}
+
 /* The bench settings: an object in JSON, "bench.NAME" columns in CSV. */
 static void em_bench(emitter *e, const char *key, const kf_bench *bn)
 {
@@ -422,6 +441,8 @@ static void emit_field(emitter *e, const field *f, const kf_result *r, const kf_
         for (int d = 0; d < fam->nsizes; d++)
             em_int(e, fam->sizes[d].name, r->shape.d[d]);
         break;
+    case F_AXIS_NAMES: em_names(e, f->name, fam->params, fam->nparams); break;
+    case F_SIZE_NAMES: em_names(e, f->name, fam->sizes, fam->nsizes); break;
     case F_STATUS:
         em_str(e, f->name, (unsigned)r->status < KF_ST_COUNT ? kf_status_names[r->status] : "?");
         break;
@@ -446,6 +467,8 @@ static void emit_fields(emitter *e, const kf_result *r, const kf_run_info *info)
     for (int i = 0; i < NFIELDS; i++) {
         const field *f = &fields[i];
         if ((f->flags & DEV) && !(e->mode == EM_JSON && info->have_dev))
+            continue;
+        if ((f->flags & JSON) && e->mode != EM_JSON)
             continue;
         if ((f->flags & OMIT) && !f->have(r))
             continue;
@@ -659,7 +682,8 @@ static void parse_field(const cJSON *o, const field *f, const kf_family *fam, kf
         break;
     case F_STATUS: get_status(o, f->name, req, &res->status, rd); break;
     case F_BENCH: get_bench(o, f->name, &res->bench, rd); break;
-    case F_KFORGE: case F_LABEL: case F_KERNEL: case F_GB_PER_J: break;  /* written, not read */
+    case F_KFORGE: case F_LABEL: case F_KERNEL: case F_AXIS_NAMES: case F_SIZE_NAMES: case F_GB_PER_J:
+        break;  /* written, not read */
     default:
         if (f->in_res)
             get_member(o, f, (char *)res, f->res, f->rlen, rd);
@@ -716,6 +740,21 @@ int results_parse_line(const char *line, kf_result *res, char *err, size_t errle
     }
     cJSON_Delete(o);
     return rd.failed ? -1 : 0;
+}
+
+bool results_line_unknown_kernel(const char *line, char *kernel, size_t len)
+{
+    if (!strstr(line, "\"kernel\""))
+        return false;
+    cJSON *o = parse_object(line, NULL, 0);
+    if (!o)
+        return false;
+    const cJSON *k = cJSON_GetObjectItemCaseSensitive(o, "kernel");
+    bool unknown = cJSON_IsString(k) && family_find(k->valuestring) < 0;
+    if (unknown)
+        snprintf(kernel, len, "%s", k->valuestring);
+    cJSON_Delete(o);
+    return unknown;
 }
 
 int results_parse_run(const char *line, kf_run_info *info, char *err, size_t errlen)

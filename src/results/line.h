@@ -46,6 +46,11 @@ void line_csv(strbuf *b, const kf_result *r, const kf_run_info *info, bool heade
  * without "kernel" is a reduce line (files of kforge 0.1). */
 int results_parse_line(const char *line, kf_result *r, char *err, size_t errlen);
 
+/* Whether line is a JSON object whose "kernel" names no family registered
+ * in this process (a custom kernel's line read without its config): true,
+ * and the name in kernel. */
+bool results_line_unknown_kernel(const char *line, char *kernel, size_t len);
+
 /* The run and device facts of one line (NUL-terminated) into info, as
  * report_json wrote them (have_dev: the line names a device): 0, or -1
  * with a message. */

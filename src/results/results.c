@@ -249,3 +249,20 @@ out:
     close(fd);
     return ret;
 }
+
+int results_unknown_kernel(const char *path, char *kernel, size_t len)
+{
+    kernel[0] = '\0';
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    char *line = NULL, name[256];
+    size_t cap = 0;
+    int count = 0;
+    while (getline(&line, &cap, f) >= 0 && !kf_interrupted)
+        if (results_line_unknown_kernel(line, name, sizeof name) && count++ == 0)
+            snprintf(kernel, len, "%s", name);
+    free(line);
+    fclose(f);
+    return count;
+}

@@ -52,4 +52,9 @@ typedef int (*results_line_fn)(const char *line, long lineno, const kf_result *r
 int results_read_lines(const char *path, long offset, results_line_fn fn, void *ctx, int *skipped, char *err,
                        size_t errlen);
 
+/* How many lines of path name a kernel no family registered here has (a
+ * custom kernel's results read without its config, --kernel CONFIG), and
+ * the first such name in kernel; for a message after a read skipped lines. */
+int results_unknown_kernel(const char *path, char *kernel, size_t len);
+
 #endif

@@ -1783,6 +1783,8 @@ static char *export_source(const kf_export_entry *e, int n, const kf_export_info
     }
     sb_append(&b, "};\n\n");
     sb_printf(&b, "static inline const kforge_%s_params *kforge_%s_lookup(", c->famname, c->famname);
+    if (info->api)
+        sb_printf(info->api, "kforge_%s_lookup", c->famname);
     for (int d = 0; d < f->nsizes; d++)
         sb_printf(&b, "%slong long %s", d ? ", " : "", f->sizes[d].name);
     sb_printf(&b, ")\n{\n    const kforge_%s_params *pick = 0;\n    double pick_dist = 0, pick_size = 0;\n", c->famname);

@@ -60,6 +60,8 @@ char *reduce_export_source(const kf_export_entry *e, int n, const kf_export_info
     if (export_begin(&x, e, n, err, errlen) != 0)
         goto done;
     const char *P = x.P, *UP = x.UP, *T = x.T;
+    if (info->api)
+        sb_append(info->api, P);
     kf_dtype t = x.t;
     kf_op op = x.op;
     from = calloc((size_t)n, sizeof *from);

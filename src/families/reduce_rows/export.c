@@ -61,6 +61,8 @@ char *rows_export_source(const kf_export_entry *e, int n, const kf_export_info *
         any_atomic = any_atomic || (uses_workspace(&e[i].v) && e[i].v.p[WP_COMBINE] == COMBINE_ATOMIC);
     }
     const char *P = x.P, *T = x.T, *opname = kf_op_names[x.op];
+    if (info->api)
+        sb_append(info->api, P);
 
     // -----------------------------------------------------------------------
     // 1. the opening comment
