@@ -4,8 +4,8 @@
     python3 tools/tune_phases.py RESULTS.jsonl [--wall SECONDS] [--label TEXT]
                                  [--sizes KEY,KEY]
 
-For each shape (the size keys: n; rows x cols; width x height; or the keys
---sizes names, for a custom kernel's own sizes) it prints the cases measured, how many
+For each shape (the size keys the results line names in "sizes", else n;
+rows x cols; width x height; or the keys --sizes names) it prints the cases measured, how many
 were abandoned or failed, the seconds spent in the GPU worker's three phases
 (setup: module, plan, buffers; verify: the checked runs; timing: warm-up and
 timed repetitions), the median repetitions, and the median per-case
@@ -26,6 +26,8 @@ SIZE_KEYS = ["n", "rows", "cols", "row_stride", "width", "height"]
 
 
 def shape_of(d, keys=None):
+    if keys is None and isinstance(d.get("sizes"), list):
+        keys = d["sizes"]   # the results line says which keys are sizes
     if keys is None:
         keys = [k for k in SIZE_KEYS if isinstance(d.get(k), (int, float))]
         if "row_stride" in keys and d.get("row_stride") == d.get("cols"):
