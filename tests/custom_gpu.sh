@@ -39,8 +39,10 @@ step "$K" best --kernel configs/custom/transpose.json --width 8192 --height 8192
 sed 's/"pad": \[0, 1\]}/"pad": [0, 1], "planted_bug": [0, 1]}/' configs/custom/transpose.json >configs/custom/transpose_bug.json
 step "$K" run configs/custom/transpose_bug.json --set tile_dim=32 --set block_rows=8 --set pad=1 --no-results --format jsonl
 rm -f configs/custom/transpose_bug.json
-# a C++ template entry, found by its mangled name
+# a C++ template entry, found by its lowered name; and one that only the
+# name expression instantiates, with a template argument of the user's type
 step "$K" run tests/custom/scale.json --no-results
+step "$K" run tests/custom/apply.json --set n=1000003 --no-results
 # args that do not match the kernel (a scalar left out), and an unknown entry
 sed 's/{"name": "a", "scalar": "float32", "value": 3},//' tests/custom/scale.json >tests/custom/scale_args.json
 step "$K" run tests/custom/scale_args.json --set block_size_x=128 --no-results --format jsonl

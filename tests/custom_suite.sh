@@ -24,6 +24,7 @@ unset KFORGE_PLANT KFORGE_DEVICES KFORGE_FAKE_GPU_MS SLURM_ARRAY_TASK_ID SLURM_A
 cd "$TMP" || exit 2
 cp "$ROOT"/configs/custom/vector_add.cu "$ROOT"/configs/custom/vector_add.json "$ROOT"/configs/custom/transpose.cu \
    "$ROOT"/configs/custom/transpose.json "$ROOT"/tests/custom/scale.cu "$ROOT"/tests/custom/scale.json \
+   "$ROOT"/tests/custom/apply.cu "$ROOT"/tests/custom/apply.json \
    "$ROOT"/tests/custom/axpy_half.cu "$ROOT"/tests/custom/axpy_ref.cu "$ROOT"/tests/custom/axpy_f16.json \
    "$ROOT"/tests/custom/axpy_bf16.json "$ROOT"/configs/custom/convolution.cu "$ROOT"/configs/custom/convolution.json . \
    || exit 2
@@ -65,6 +66,17 @@ for c in vector_add:20 transpose:32 scale:2; do
     if [ $rc = 0 ] && [ "$n" = "$want" ]; then ok "check --compile: $f's $want variants compiled"
     else bad "check --compile $f" "exit $rc, $n compiled: $(tail -2 ${f}_comp.txt)"; fi
 done
+
+# --- a template entry the source never instantiates (apply<Twice>, a type of
+# the user's own): NVRTC's name expression instantiates it, and its lowered
+# name, kept beside each cubin, is what the worker looks up ------------------
+"$K" check apply.json --compile >apply_comp.txt 2>&1; rc=$?
+nn=$(cat "$KFORGE_CACHE_DIR"/*.names 2>/dev/null | grep -c "^apply<Twice>	_Z5applyI5TwiceEvPfPKfi$")
+"$K" gen apply.json --set block_size_x=128 >apply_gen.txt 2>&1
+if [ $rc = 0 ] && [ "$(grep -c '^  compiled' apply_comp.txt)" = 3 ] && [ "$nn" -ge 3 ] &&
+   [ "$(grep -v "^$" apply_gen.txt | tail -1)" = "//!kforge name-expression apply<Twice>" ]; then
+    ok "a template never instantiated in the source: apply<Twice> compiled, lowered _Z5applyI5TwiceEvPfPKfi kept"
+else bad "name expression apply<Twice>" "exit $rc, $nn names: $(tail -2 apply_comp.txt; tail -1 apply_gen.txt)"; fi
 
 # --- gen: the #defines, then #line and the user's file ---------------------
 "$K" gen transpose.json --set tile_dim=32 --set block_rows=8 --set pad=1 --set vec=1 --set unroll=0 >gen.txt 2>&1

@@ -219,6 +219,83 @@ START_TEST(test_compile_ok)
 }
 END_TEST
 
+/* NVRTC's name expressions: a template the source never instantiates is
+ * instantiated, and its lowered name, given back and kept in the cache
+ * beside the cubin, is a kernel of that cubin.  An expression that names
+ * nothing compiles without them, so that the module lists its kernels. */
+#define TEMPLATED                                                                                                  \
+    "struct Twice { __device__ float operator()(float x) const { return 2 * x; } };\n"                          \
+    "template <typename Op> __global__ void apply(float *y, const float *x, int n)\n"                          \
+    "{ int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) y[i] = Op()(x[i]); }\n"                       \
+    "extern \"C\" __global__ void plain(float *y) { y[0] = 1; }\n"
+
+START_TEST(test_name_expressions)
+{
+    rtc_options o = sm90();
+    void *bin = NULL;
+    size_t len = 0;
+    char *log = NULL, *names = NULL, err[256] = "";
+    const char *src = TEMPLATED RTC_NAME_DIRECTIVE "apply<Twice>\n" RTC_NAME_DIRECTIVE "plain\n";
+    int rc = rtc_compile_named(src, "t.cu", &o, &bin, &len, &log, &names, err, sizeof err);
+    ck_assert_msg(rc == 0, "%s\n%s", err, log ? log : "");
+    ck_assert_ptr_nonnull(names);
+    char low[256];
+    ck_assert(rtc_name_lookup(names, "apply<Twice>", low, sizeof low));
+    ck_assert_str_eq(low, "_Z5applyI5TwiceEvPfPKfi");
+    ck_assert(rtc_name_lookup(names, "plain", low, sizeof low));
+    ck_assert_str_eq(low, "plain");
+    ck_assert(!rtc_name_lookup(names, "apply", low, sizeof low));
+    ck_assert(!rtc_name_lookup(names, "apply<Twice>", low, 8)); /* does not fit */
+    ck_assert(!rtc_name_lookup(NULL, "plain", low, sizeof low));
+    /* the instantiation is in the cubin (its symbol table holds the name) */
+    ck_assert_ptr_nonnull(memmem(bin, len, "_Z5applyI5TwiceEvPfPKfi", 23));
+
+    /* kept beside the cubin; a lookup without the names file is a miss */
+    make_tmpdir();
+    rtc_cache c;
+    char dir[PATH_MAX], path[PATH_MAX], hit[PATH_MAX], np[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s/names", tmpdir);
+    ck_assert_msg(rtc_cache_init(&c, dir, true, err, sizeof err) == 0, "%s", err);
+    ck_assert_msg(rtc_cache_store_named(&c, src, &o, bin, len, names, path, sizeof path, err, sizeof err) == 0,
+                  "%s", err);
+    ck_assert(rtc_cache_lookup(&c, src, &o, hit, sizeof hit));
+    rtc_names_path(hit, np, sizeof np);
+    size_t nl = 0;
+    char *kept = kf_read_file(np, &nl, err, sizeof err);
+    ck_assert_ptr_nonnull(kept);
+    ck_assert_str_eq(kept, names);
+    free(kept);
+    ck_assert_int_eq(unlink(np), 0);
+    ck_assert(!rtc_cache_lookup(&c, src, &o, hit, sizeof hit));
+    free(bin);
+    free(log);
+    free(names);
+
+    /* without the directive the template is not instantiated */
+    rc = rtc_compile_named(TEMPLATED, "t.cu", &o, &bin, &len, &log, &names, err, sizeof err);
+    ck_assert_int_eq(rc, 0);
+    ck_assert_ptr_null(names);
+    ck_assert_ptr_null(memmem(bin, len, "_Z5apply", 8));
+    free(bin);
+    free(log);
+
+    /* an expression naming nothing: compiled without the expressions */
+    rc = rtc_compile_named(TEMPLATED RTC_NAME_DIRECTIVE "nosuch<int>\n", "t.cu", &o, &bin, &len, &log, &names, err,
+                           sizeof err);
+    ck_assert_msg(rc == 0, "%s", err);
+    ck_assert_ptr_null(names);
+    ck_assert_ptr_nonnull(memmem(bin, len, "plain", 5));
+    free(bin);
+    free(log);
+    /* a real error is still one */
+    rc = rtc_compile_named(TEMPLATED "this is not C++;\n" RTC_NAME_DIRECTIVE "apply<Twice>\n", "t.cu", &o, &bin, &len,
+                           &log, &names, err, sizeof err);
+    ck_assert_int_eq(rc, -1);
+    ck_assert_ptr_nonnull(log);
+    free(log);
+}
+END_TEST
+
 /* The GPU's output check (outcheck.h) compiles, and its cubin defines the
  * kernels outcheck_open looks up. */
 START_TEST(test_outcheck_compiles)
@@ -784,6 +861,7 @@ static Suite *rtc_suite(void)
     tcase_add_test(tc, test_compile_ok);
     tcase_add_test(tc, test_compile_error);
     tcase_add_test(tc, test_outcheck_compiles);
+    tcase_add_test(tc, test_name_expressions);
     tcase_add_test(tc, test_compile_virtual_arch);
     tcase_add_test(tc, test_version);
     suite_add_tcase(s, tc);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "key.h"
+#include "rtc.h"
 
 extern const char *const kf_tpl_names[];
 extern const char *const kf_tpl_texts[];
@@ -315,4 +316,9 @@ char *codegen_multi_source(const kf_variant *vs, int n, char *err, size_t errlen
         return NULL;
     }
     return sb_take(&b);
+}
+
+void codegen_name_expression(strbuf *b, const char *entry)
+{
+    sb_printf(b, "%s" RTC_NAME_DIRECTIVE "%s\n", b->len && b->s[b->len - 1] != '\n' ? "\n" : "", entry);
 }

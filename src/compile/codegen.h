@@ -18,6 +18,12 @@ char *codegen_source(const kf_variant *v, char *err, size_t errlen);
 /* "// kforge X generated <family> kernel" and one line per compiled-in
  * parameter. */
 void codegen_comment(strbuf *b, const kf_variant *v);
+
+/* Asks NVRTC to instantiate and name the kernel entry as written ("k",
+ * "ns::k", "transpose<float>"): a line at the end of the source that rtc
+ * reads (RTC_NAME_DIRECTIVE); the worker finds the kernel by the lowered
+ * name NVRTC gives. */
+void codegen_name_expression(strbuf *b, const char *entry);
 /* #define KF_T (the accumulator's type), KF_ELEM_BYTES, KF_IS_FLOAT,
  * KF_IS_SIGNED, KF_INT32_LIKE (of KF_T), KF_IN_T and KF_IN_BFLOAT16 or
  * KF_IN_FLOAT16 for a 2-byte float input, then for every parameter with a macro its value names

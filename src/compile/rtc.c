@@ -138,8 +138,85 @@ static char *program_log(nvrtcProgram prog)
     return log;
 }
 
+/* The name expressions a source asks for (RTC_NAME_DIRECTIVE lines): a
+ * malloc'd array of malloc'd strings, NULL-terminated; *n of them (0: NULL
+ * returned, nothing to free). */
+static char **name_expressions(const char *src, int *n)
+{
+    *n = 0;
+    char **out = NULL;
+    size_t dl = strlen(RTC_NAME_DIRECTIVE);
+    for (const char *p = src; p && *p;) {
+        const char *eol = strchr(p, '\n');
+        size_t len = eol ? (size_t)(eol - p) : strlen(p);
+        if (len > dl && strncmp(p, RTC_NAME_DIRECTIVE, dl) == 0) {
+            char **grown = realloc(out, sizeof *out * (size_t)(*n + 2));
+            char *e = grown ? strndup(p + dl, len - dl) : NULL;
+            if (!e) {
+                free(grown ? grown : out);
+                *n = 0;
+                return NULL;
+            }
+            out = grown;
+            out[(*n)++] = e;
+            out[*n] = NULL;
+        }
+        p = eol ? eol + 1 : NULL;
+    }
+    return out;
+}
+
+static void free_names(char **v)
+{
+    for (int i = 0; v && v[i]; i++)
+        free(v[i]);
+    free(v);
+}
+
+static int compile_once(const char *src, const char *name, const rtc_options *opt, char **exprs,
+                        void **cubin, size_t *cubin_len, char **log, char **names, char *err, size_t errlen);
+
 int rtc_compile(const char *src, const char *name, const rtc_options *opt,
                 void **cubin, size_t *cubin_len, char **log, char *err, size_t errlen)
+{
+    return rtc_compile_named(src, name, opt, cubin, cubin_len, log, NULL, err, errlen);
+}
+
+int rtc_compile_named(const char *src, const char *name, const rtc_options *opt, void **cubin, size_t *cubin_len,
+                      char **log, char **names, char *err, size_t errlen)
+{
+    if (names)
+        *names = NULL;
+    int n = 0;
+    char **exprs = name_expressions(src, &n);
+    char *text = NULL;
+    int rc = compile_once(src, name, opt, exprs, cubin, cubin_len, &text, names, err, errlen);
+    bool named = false; /* the failure's log names an expression */
+    for (int i = 0; rc != 0 && text && i < n; i++)
+        named = named || strstr(text, exprs[i]);
+    if (named) {
+        /* Perhaps only a name expression failed (an entry the source does
+         * not define): compiled without them, the module says which
+         * kernels it has when the entry is looked for. */
+        char *text2 = NULL;
+        if (compile_once(src, name, opt, NULL, cubin, cubin_len, &text2, NULL, err, errlen) == 0) {
+            rc = 0;
+            free(text);
+            text = text2;
+        } else {
+            free(text2);
+        }
+    }
+    if (log)
+        *log = text;
+    else
+        free(text);
+    free_names(exprs);
+    return rc;
+}
+
+static int compile_once(const char *src, const char *name, const rtc_options *opt, char **exprs,
+                        void **cubin, size_t *cubin_len, char **log, char **names, char *err, size_t errlen)
 {
     *cubin = NULL;
     *cubin_len = 0;
@@ -166,6 +243,11 @@ int rtc_compile(const char *src, const char *name, const rtc_options *opt,
     int rc = -1;
     char *text = NULL;
     char *bin = NULL;
+    for (int i = 0; exprs && exprs[i]; i++)
+        if ((r = nvrtcAddNameExpression(prog, exprs[i])) != NVRTC_SUCCESS) {
+            kf_err(err, errlen, "NVRTC: name expression \"%s\": %s", exprs[i], nvrtcGetErrorString(r));
+            goto out;
+        }
     r = nvrtcCompileProgram(prog, nopts, opts);
     /* The log first: it is what explains any failure below. */
     text = program_log(prog);
@@ -195,6 +277,24 @@ int rtc_compile(const char *src, const char *name, const rtc_options *opt,
         kf_err(err, errlen, "NVRTC: cannot get cubin (%s)", nvrtcGetErrorString(r));
         goto out;
     }
+    strbuf nb = {0};
+    for (int i = 0; exprs && exprs[i]; i++) {
+        const char *lowered = NULL;
+        if ((r = nvrtcGetLoweredName(prog, exprs[i], &lowered)) != NVRTC_SUCCESS || !lowered) {
+            kf_err(err, errlen, "NVRTC: no lowered name for \"%s\" (%s)", exprs[i], nvrtcGetErrorString(r));
+            sb_free(&nb);
+            goto out;
+        }
+        sb_printf(&nb, "%s\t%s\n", exprs[i], lowered);
+    }
+    if (nb.failed) {
+        kf_err(err, errlen, "NVRTC: out of memory");
+        goto out;
+    }
+    if (names && exprs && exprs[0])
+        *names = sb_take(&nb);
+    else
+        sb_free(&nb);
     *cubin = bin;
     *cubin_len = len;
     bin = NULL;
@@ -437,6 +537,12 @@ bool rtc_cache_lookup(const rtc_cache *c, const char *src, const rtc_options *op
     free(stored);
     if (!same || !cubin_intact(binpath, cubin_len, hash))
         goto out;
+    if (strstr(src, RTC_NAME_DIRECTIVE)) { /* and its lowered names, or it is compiled again */
+        char np[PATH_MAX];
+        rtc_names_path(binpath, np, sizeof np);
+        if (access(np, R_OK) != 0)
+            goto out;
+    }
     memcpy(path, binpath, strlen(binpath) + 1);
     hit = true;
 out:
@@ -447,6 +553,20 @@ out:
 int rtc_cache_store(const rtc_cache *c, const char *src, const rtc_options *opt,
                     const void *cubin, size_t len, char *path, size_t pathlen,
                     char *err, size_t errlen)
+{
+    return rtc_cache_store_named(c, src, opt, cubin, len, NULL, path, pathlen, err, errlen);
+}
+
+void rtc_names_path(const char *cubin_path, char *out, size_t len)
+{
+    size_t n = strlen(cubin_path);
+    if (n > 6 && strcmp(cubin_path + n - 6, ".cubin") == 0)
+        n -= 6;
+    snprintf(out, len, "%.*s.names", (int)n, cubin_path);
+}
+
+int rtc_cache_store_named(const rtc_cache *c, const char *src, const rtc_options *opt, const void *cubin, size_t len,
+                          const char *names, char *path, size_t pathlen, char *err, size_t errlen)
 {
     bool enabled = c && c->enabled;
     const char *dir = enabled ? c->dir : nocache_dir(err, errlen);
@@ -468,7 +588,14 @@ int rtc_cache_store(const rtc_cache *c, const char *src, const rtc_options *opt,
         kf_err(err, errlen, "%s: cache path too long", dir);
         goto out;
     }
-    /* The .key goes last; its header lets a lookup check the .cubin. */
+    /* The .names and .cubin first, the .key last: its header lets a lookup
+     * check the .cubin. */
+    if (names) {
+        char np[PATH_MAX];
+        rtc_names_path(binpath, np, sizeof np);
+        if (kf_write_file_atomic(np, names, strlen(names), err, errlen) != 0)
+            goto out;
+    }
     if (kf_write_file_atomic(binpath, cubin, len, err, errlen) != 0)
         goto out;
     if (enabled) {
@@ -578,11 +705,13 @@ static _Noreturn void worker_main(int req_fd, int rep_fd, const rtc_cache *cache
         void *bin = NULL;
         size_t binlen = 0;
         double t0 = kf_now();
-        int rc = rtc_compile(src, h.namelen ? name : NULL, opt, &bin, &binlen, &log, err, sizeof err);
+        char *names = NULL;
+        int rc = rtc_compile_named(src, h.namelen ? name : NULL, opt, &bin, &binlen, &log, &names, err, sizeof err);
         double ms = (kf_now() - t0) * 1e3;
         if (rc == 0)
-            rc = rtc_cache_store(cache, src, opt, bin, binlen, path, sizeof path, err, sizeof err);
+            rc = rtc_cache_store_named(cache, src, opt, bin, binlen, names, path, sizeof path, err, sizeof err);
         free(bin);
+        free(names);
 
         strbuf text = {0};
         if (rc != 0) {
@@ -1098,4 +1227,24 @@ void rtc_pool_free(rtc_pool *p)
         close(p->note[1]);
     free(p->w);
     free(p);
+}
+
+bool rtc_name_lookup(const char *names, const char *expr, char *out, size_t len)
+{
+    size_t el = strlen(expr);
+    for (const char *p = names; p && *p;) {
+        const char *eol = strchr(p, '\n');
+        size_t n = eol ? (size_t)(eol - p) : strlen(p);
+        const char *tab = memchr(p, '\t', n);
+        if (tab && (size_t)(tab - p) == el && strncmp(p, expr, el) == 0) {
+            size_t ll = n - el - 1;
+            if (ll + 1 > len)
+                return false;
+            memcpy(out, tab + 1, ll);
+            out[ll] = '\0';
+            return true;
+        }
+        p = eol ? eol + 1 : NULL;
+    }
+    return false;
 }

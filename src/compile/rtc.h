@@ -40,6 +40,26 @@ int rtc_version(int *major, int *minor);
 int rtc_compile(const char *src, const char *name, const rtc_options *opt,
                 void **cubin, size_t *cubin_len, char **log, char *err, size_t errlen);
 
+/* A source line that starts with this asks NVRTC to instantiate and name
+ * the expression after it (nvrtcAddNameExpression): a template kernel such
+ * as "transpose<float>" that the source never instantiates, or any kernel
+ * by its C++ name.  rtc_compile_named returns the lowered (mangled) names,
+ * a line "EXPR<TAB>LOWERED" each, and the cache keeps them beside the
+ * cubin (rtc_names_path).  If the program compiles only without its name
+ * expressions (an entry it does not define), it is compiled without them
+ * and *names stays NULL: the module's kernels then say what there is. */
+#define RTC_NAME_DIRECTIVE "//!kforge name-expression "
+
+int rtc_compile_named(const char *src, const char *name, const rtc_options *opt, void **cubin, size_t *cubin_len,
+                      char **log, char **names, char *err, size_t errlen);
+
+/* The lowered name of expr in names (rtc_compile_named's text): false if
+ * it is not there or does not fit. */
+bool rtc_name_lookup(const char *names, const char *expr, char *out, size_t len);
+
+/* Where a cubin's lowered names are kept: its path with .names for .cubin. */
+void rtc_names_path(const char *cubin_path, char *out, size_t len);
+
 typedef struct {
     char dir[PATH_MAX];
     bool enabled;
@@ -69,6 +89,10 @@ bool rtc_cache_lookup(const rtc_cache *c, const char *src, const rtc_options *op
 int rtc_cache_store(const rtc_cache *c, const char *src, const rtc_options *opt,
                     const void *cubin, size_t len, char *path, size_t pathlen,
                     char *err, size_t errlen);
+
+/* rtc_cache_store, with the lowered names (or NULL) written beside it. */
+int rtc_cache_store_named(const rtc_cache *c, const char *src, const rtc_options *opt, const void *cubin, size_t len,
+                          const char *names, char *path, size_t pathlen, char *err, size_t errlen);
 
 /* ---------------------------------------------------------------------- */
 /* Worker pool. */

@@ -804,6 +804,7 @@ typedef struct {
     int plant_kind;         /* KFORGE_PLANT */
     bool planted;
     kf_plant spec;
+    const char *names;      /* the module's lowered names (rtc.h), or NULL */
     run_check first;        /* the first checked run (verify_exact) */
     double checked_ms;      /* the second checked run's time (events; L2 not flushed), 0 if unknown */
 } gcase;
@@ -929,7 +930,8 @@ static bool find_cxx(bench *B, CUmodule mod, const char *entry, CUfunction *fn)
 /* The family's kernels in mod, for launcher l; each checked against the
  * family's arg_sizes where the driver can tell a kernel's parameters.  An
  * unknown entry lists the kernels the module defines. */
-static bool get_kernels(cctx *c, CUmodule mod, const kf_variant *v, gpu_kernels *K, kf_launcher *l)
+static bool get_kernels(cctx *c, CUmodule mod, const kf_variant *v, const char *names, gpu_kernels *K,
+                        kf_launcher *l)
 {
     const kf_family *fam = family_of(v);
     bench *B = c->B;
@@ -937,7 +939,11 @@ static bool get_kernels(cctx *c, CUmodule mod, const kf_variant *v, gpu_kernels 
     kf_result *r = c->r;
     for (int k = 0; k < fam->nentries && k < KF_MAX_KERNELS; k++) {
         const char *e = fam->entries[k];
-        CUresult res = cu->cuModuleGetFunction(&K->fn[k], mod, e);
+        char lowered[512];
+        /* NVRTC's lowered name (a name expression), else the name itself, else
+         * a C++ name's mangling of simple template arguments */
+        CUresult res = cu->cuModuleGetFunction(&K->fn[k], mod, rtc_name_lookup(names, e, lowered, sizeof lowered) ?
+                                                                   lowered : e);
         if (res == CUDA_ERROR_NOT_FOUND && find_cxx(B, mod, e, &K->fn[k]))
             res = CUDA_SUCCESS;
         if (res == CUDA_ERROR_NOT_FOUND) {
@@ -1052,7 +1058,7 @@ static bool load_and_plan(gcase *q, const void *cubin)
         return false;
     *l = (kf_launcher){.dev = &q->B->g.info, .r = r, .nkernels = fam->nentries, .go = gpu_go, .ctx = &q->K};
     q->K.c = &q->c;
-    if (!get_kernels(&q->c, q->mod, q->v, &q->K, l) || !set_constants(&q->c, q->mod, q->v, q->shape, q->b->seed))
+    if (!get_kernels(&q->c, q->mod, q->v, q->names, &q->K, l) || !set_constants(&q->c, q->mod, q->v, q->shape, q->b->seed))
         return false;
     cu->cuFuncGetAttribute(&r->regs, CU_FUNC_ATTRIBUTE_NUM_REGS, q->K.fn[0]);
     kf_dim3 block;
@@ -1333,8 +1339,9 @@ static bool same_as_first(gcase *q, const run_check *a, const run_check *k, void
 
 /* src compiled for this device in the worker (the cubin cache first):
  * the cubin, or NULL with NVRTC's log or the error in err. */
-static void *compile_here(bench *B, const char *src, const char *name, char *err, size_t errlen)
+static void *compile_here(bench *B, const char *src, const char *name, char **names, char *err, size_t errlen)
 {
+    *names = NULL;
     rtc_options opt;
     memset(&opt, 0, sizeof opt);
     snprintf(opt.arch, sizeof opt.arch, "sm_%d%d", B->g.info.cc_major, B->g.info.cc_minor);
@@ -1345,10 +1352,15 @@ static void *compile_here(bench *B, const char *src, const char *name, char *err
     bool cached = rtc_cache_init(&cache, NULL, true, cerr, sizeof cerr) == 0;
     if (cached && rtc_cache_lookup(&cache, src, &opt, path, sizeof path))
         cubin = kf_read_file(path, &len, cerr, sizeof cerr);
-    if (cubin)
+    if (cubin) {
+        char np[PATH_MAX];
+        rtc_names_path(path, np, sizeof np);
+        size_t nlen = 0;
+        *names = kf_read_file(np, &nlen, NULL, 0); /* NULL: none asked for */
         return cubin;
+    }
     char *log = NULL;
-    if (rtc_compile(src, name, &opt, &cubin, &len, &log, err, errlen) != 0) {
+    if (rtc_compile_named(src, name, &opt, &cubin, &len, &log, names, err, errlen) != 0) {
         if (log)
             snprintf(err, errlen, "%s", log);
         free(log);
@@ -1356,7 +1368,7 @@ static void *compile_here(bench *B, const char *src, const char *name, char *err
     }
     free(log);
     if (cached)
-        rtc_cache_store(&cache, src, &opt, cubin, len, path, sizeof path, cerr, sizeof cerr);
+        rtc_cache_store_named(&cache, src, &opt, cubin, len, *names, path, sizeof path, cerr, sizeof cerr);
     return cubin;
 }
 
@@ -1373,7 +1385,9 @@ static bool outcheck_ready(cctx *c)
     if (env && *env && strcmp(env, "0") != 0)
         return false;
     char err[KF_MSG_MAX];
-    void *cubin = compile_here(B, outcheck_source(), "outcheck.cu", err, sizeof err);
+    char *names = NULL;
+    void *cubin = compile_here(B, outcheck_source(), "outcheck.cu", &names, err, sizeof err);
+    free(names);
     if (!cubin) {
         fprintf(stderr, "kforge: outputs are checked on the host: the GPU's check did not compile: %.300s\n", err);
         return false;
@@ -1416,7 +1430,8 @@ static bool gpu_reference(cctx *c, input_slot *S, const kf_variant *v, const kf_
         snprintf(r->message, sizeof r->message, "the reference variant: %.480s", err);
         return false;
     }
-    void *cubin = compile_here(B, src, "reference.cu", err, sizeof err);
+    char *names = NULL;
+    void *cubin = compile_here(B, src, "reference.cu", &names, err, sizeof err);
     free(src);
     if (!cubin) {
         r->status = KF_ST_COMPILE;
@@ -1441,7 +1456,8 @@ static bool gpu_reference(cctx *c, input_slot *S, const kf_variant *v, const kf_
     kf_plan_info p;
     R.p = &p;
     R.set = S->data.set;
-    ok = get_kernels(c, mod, &rv, &K, &R.l) && set_constants(c, mod, &rv, shape, b->seed);
+    ok = get_kernels(c, mod, &rv, names, &K, &R.l) && set_constants(c, mod, &rv, shape, b->seed);
+    free(names);
     if (ok && fam->plan(&rv, shape, B->g.info.sms, 1, &p) != 0) {
         r->status = KF_ST_LAUNCH;
         snprintf(r->message, sizeof r->message, "cannot plan its launches");
@@ -1699,10 +1715,10 @@ static bool time_case(gcase *q)
 }
 
 int bench_case(bench *B, const kf_variant *v, const kf_shape *shape, const kf_bench *b, const void *cubin,
-               size_t cubin_len, kf_result *r)
+               size_t cubin_len, const char *names, kf_result *r)
 {
     (void)cubin_len;
-    gcase q = {.B = B, .c = {.r = r, .B = B, .last = CUDA_SUCCESS}, .v = v, .shape = shape, .b = b};
+    gcase q = {.B = B, .c = {.r = r, .B = B, .last = CUDA_SUCCESS}, .v = v, .shape = shape, .b = b, .names = names};
     r->v = *v;
     r->shape = *shape;
     r->bench = *b;

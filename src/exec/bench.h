@@ -28,11 +28,13 @@ bench *bench_new(int ordinal, int index, kf_device *dev, bool *missing, char *er
  * process. */
 void bench_make_input_ahead(const kf_variant *v, const kf_shape *shape, const kf_bench *b);
 
-/* Measures variant v at shape s (through its family, family.h).  r is filled in every case (r->status tells
- * the outcome).  Returns 0, or -1 when the CUDA context can no longer be
+/* Measures variant v at shape s (through its family, family.h).  cubin is
+ * the compiled module; names its lowered names (rtc.h: "EXPR<TAB>LOWERED"
+ * lines, from NVRTC's name expressions), or NULL.  r is filled in every case
+ * (r->status tells the outcome).  Returns 0, or -1 when the CUDA context can no longer be
  * used (a kernel faulted): the caller reports r and ends the process. */
 int bench_case(bench *B, const kf_variant *v, const kf_shape *shape, const kf_bench *b, const void *cubin,
-               size_t cubin_len, kf_result *r);
+               size_t cubin_len, const char *names, kf_result *r);
 
 void bench_free(bench *B);
 

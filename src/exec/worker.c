@@ -23,6 +23,7 @@
 #include "family.h"
 #include "gpu.h"
 #include "launch.h"
+#include "rtc.h"
 #include "stats.h"
 #include "util.h"
 
@@ -526,7 +527,12 @@ static void child_main(int ordinal, bool isolate, int in, int out)
                 rep.r.status = KF_ST_LAUNCH;
                 snprintf(rep.r.message, sizeof rep.r.message, "%s", err);
             } else {
-                rep.fatal = bench_case(B, &q.v, &q.shape, &q.b, cubin, len, &rep.r) != 0;
+                char np[PATH_MAX];
+                size_t nlen = 0;
+                rtc_names_path(q.cubin_path, np, sizeof np);
+                char *names = kf_read_file(np, &nlen, NULL, 0); /* the lowered names, if NVRTC gave any */
+                rep.fatal = bench_case(B, &q.v, &q.shape, &q.b, cubin, len, names, &rep.r) != 0;
+                free(names);
                 free(cubin);
             }
         }

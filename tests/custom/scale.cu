@@ -1,7 +1,7 @@
 // scale.cu -- a C++ template kernel for tests/custom_suite.sh and
-// tests/custom_gpu.sh: the entry "scale<float>" is found by its mangled
-// name (no extern "C"); the instantiation is explicit, as NVRTC compiles
-// only what the source instantiates.
+// tests/custom_gpu.sh: the entry "scale<float>" is found by the lowered name
+// NVRTC gives its name expression (no extern "C").  The instantiations are
+// explicit here; tests/custom/apply.cu leaves them to the name expression.
 template <typename T>
 __global__ void scale(T *y, const T *x, T a, int n)
 {

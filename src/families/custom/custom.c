@@ -280,6 +280,9 @@ static char *source(const kf_variant *v, char *err, size_t errlen)
         sb_printf(&b, "#define %s %lld\n", c->params[i].name, (long long)v->p[i]);
     sb_printf(&b, "#line 1 \"%s\"\n", c->source_path); /* no quotes, backslashes or control characters: make() */
     sb_append(&b, c->source_text);
+    /* the entry by its name as written: NVRTC instantiates a template entry
+     * and gives its lowered name, which the worker looks up (rtc.h) */
+    codegen_name_expression(&b, c->entry);
     if (b.failed) {
         sb_free(&b);
         kf_err(err, errlen, "codegen: out of memory");
