@@ -428,7 +428,7 @@ cat > sp.json <<'J'
 {"kernel": "reduce", "algorithm": "shuffle", "unroll": "full", "block_size": [128, 256, 512], "n": 1048576,
  "bench": {"energy": true}}
 J
-"$KFORGE" tune sp.json --strategy exhaustive --results sweep.jsonl --no-db -q > /dev/null 2>&1
+"$KFORGE" tune sp.json --strategy exhaustive --abandon-above 0 --results sweep.jsonl --no-db -q > /dev/null 2>&1
 awk '{ e = index($0, "\"block_size\":128,") ? 3e-6 : index($0, "\"block_size\":256,") ? 1e-6 : 2e-6
        t = index($0, "\"block_size\":512,") ? 0.001 : 0.002
        gsub(/"energy_j":null/, "\"energy_j\":" e); gsub(/"median_ms":[0-9.eE+-]+/, "\"median_ms\":" t); print }' \

@@ -223,9 +223,9 @@ else
 fi
 
 # --- 3. tune on two devices ---------------------------------------------------
-"$KFORGE" tune sp.json --device 0 --results t1.jsonl --format jsonl > s1.jsonl 2> e1.txt
+"$KFORGE" tune --abandon-above 0 sp.json --device 0 --results t1.jsonl --format jsonl > s1.jsonl 2> e1.txt
 rc1=$?
-"$KFORGE" tune sp.json --devices all --results t2.jsonl --format jsonl > s2.jsonl 2> e2.txt
+"$KFORGE" tune --abandon-above 0 sp.json --devices all --results t2.jsonl --format jsonl > s2.jsonl 2> e2.txt
 rc2=$?
 if [ $rc1 -eq 0 ] && [ $rc2 -eq 0 ] && [ "$(field s2.jsonl evaluations)" = $NCAND ] &&
    [ "$(lines t2.jsonl)" -eq $NCAND ] && [ "$(cases t2.jsonl | uniq | wc -l)" -eq $NCAND ] &&
@@ -255,9 +255,11 @@ for st in genetic local anneal; do
 done
 
 # --- 4. shards and merge ------------------------------------------------------
-"$KFORGE" tune sp.json --shard 1/2 --results h1.jsonl --format jsonl > hs1.jsonl 2> e1.txt
+# (these tunes abandon nothing: which candidates a race abandons depends on
+# the best so far, so on the order of the search; they compare every record)
+"$KFORGE" tune --abandon-above 0 sp.json --shard 1/2 --results h1.jsonl --format jsonl > hs1.jsonl 2> e1.txt
 rc1=$?
-"$KFORGE" tune sp.json --shard 2/2 --results h2.jsonl --format jsonl > hs2.jsonl 2> e2.txt
+"$KFORGE" tune --abandon-above 0 sp.json --shard 2/2 --results h2.jsonl --format jsonl > hs2.jsonl 2> e2.txt
 rc2=$?
 n1=$(lines h1.jsonl); n2=$(lines h2.jsonl)
 if [ $rc1 -eq 0 ] && [ $rc2 -eq 0 ] && [ $((n1 + n2)) -eq $NCAND ] && [ $((n1 - n2)) -le 1 ] && [ $((n2 - n1)) -le 1 ] &&
@@ -405,10 +407,10 @@ else
 fi
 CS="$SHAPES --strategy random --budget 30 --seed 4"
 # shellcheck disable=SC2086
-"$KFORGE" tune "$TR" $CS --device 0 --results ct0.jsonl --db cdb0 --format jsonl > cs0.jsonl 2> e0.txt
+"$KFORGE" tune --abandon-above 0 "$TR" $CS --device 0 --results ct0.jsonl --db cdb0 --format jsonl > cs0.jsonl 2> e0.txt
 rc0=$?
 # shellcheck disable=SC2086
-"$KFORGE" tune "$TR" $CS --devices all --results ct1.jsonl --db cdb1 --format jsonl > cs1.jsonl 2> e1.txt
+"$KFORGE" tune --abandon-above 0 "$TR" $CS --devices all --results ct1.jsonl --db cdb1 --format jsonl > cs1.jsonl 2> e1.txt
 rc1=$?
 if [ $rc0 -eq 0 ] && [ $rc1 -eq 0 ] && [ "$(lines ct0.jsonl)" -eq 60 ] && [ -n "$(best cs0.jsonl)" ] &&
    [ "$(ccases ct0.jsonl)" = "$(ccases ct1.jsonl)" ] && [ "$(best cs0.jsonl)" = "$(best cs1.jsonl)" ] &&
@@ -420,7 +422,7 @@ fi
 rcs=0
 for k in 1 2; do
   # shellcheck disable=SC2086
-  "$KFORGE" tune "$TR" $CS --shard $k/2 --device 0 --results cth$k.jsonl --no-db -q > /dev/null 2> e$k.txt || rcs=$?
+  "$KFORGE" tune --abandon-above 0 "$TR" $CS --shard $k/2 --device 0 --results cth$k.jsonl --no-db -q > /dev/null 2> e$k.txt || rcs=$?
 done
 cat cth1.jsonl cth2.jsonl > cth.jsonl
 if [ $rcs -eq 0 ] && [ "$(lines cth1.jsonl)" -eq 30 ] && [ "$(lines cth2.jsonl)" -eq 30 ] &&
@@ -451,10 +453,10 @@ else
   bad "custom merge without --kernel" "rc=$rc $(cat em.txt ec.txt)"
 fi
 # exhaustive: every candidate of vector_add once, in three shards
-"$KFORGE" tune "$VA" --set 'n=[4096,100000]' --device 0 --results cv.jsonl --db cvdb -q > /dev/null 2> e0.txt
+"$KFORGE" tune --abandon-above 0 "$VA" --set 'n=[4096,100000]' --device 0 --results cv.jsonl --db cvdb -q > /dev/null 2> e0.txt
 rcs=$?
 for k in 1 2 3; do
-  "$KFORGE" tune "$VA" --set 'n=[4096,100000]' --shard $k/3 --devices all --results cv$k.jsonl --no-db -q \
+  "$KFORGE" tune --abandon-above 0 "$VA" --set 'n=[4096,100000]' --shard $k/3 --devices all --results cv$k.jsonl --no-db -q \
     > /dev/null 2> e$k.txt || rcs=$?
 done
 "$KFORGE" merge cv1.jsonl cv2.jsonl cv3.jsonl --kernel "$VA" --db cvmdb -q > /dev/null 2> em.txt || rcs=$?

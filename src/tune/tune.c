@@ -311,7 +311,7 @@ static void tell(tuner *t, int c)
 }
 
 /* Whether candidate c was abandoned at some size (--abandon-above). */
-static bool abandoned(const tuner *t, int c)
+bool tuner_abandoned(const tuner *t, int c)
 {
     for (int k = 0; k < t->nsizes; k++)
         if (cell_at(t, c, k)->st == KF_ST_ABANDONED)
@@ -325,7 +325,7 @@ int tuner_failed_candidates(const tuner *t)
 {
     int f = 0;
     for (int c = 0; c < t->ncand; c++)
-        f += isinf(strat_cost(t->st, c)) && !tuner_other_shard(t, c) && !abandoned(t, c);
+        f += isinf(strat_cost(t->st, c)) && !tuner_other_shard(t, c) && !tuner_abandoned(t, c);
     return f;
 }
 
@@ -333,7 +333,7 @@ int tuner_abandoned_candidates(const tuner *t)
 {
     int a = 0;
     for (int c = 0; c < t->ncand; c++)
-        a += !isnan(strat_cost(t->st, c)) && !tuner_other_shard(t, c) && abandoned(t, c);
+        a += !isnan(strat_cost(t->st, c)) && !tuner_other_shard(t, c) && tuner_abandoned(t, c);
     return a;
 }
 

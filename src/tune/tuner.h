@@ -93,6 +93,9 @@ pick_cand tuner_pick_cand(const tuner *t, int c, int k);
 bool tuner_other_shard(const tuner *t, int c);
 /* Evaluated candidates that failed (measured now or taken from the file). */
 int tuner_failed_candidates(const tuner *t);
+/* Whether candidate c was abandoned at some size (--abandon-above). */
+bool tuner_abandoned(const tuner *t, int c);
+
 /* Evaluated candidates abandoned at some size (--abandon-above). */
 int tuner_abandoned_candidates(const tuner *t);
 /* Evaluated candidates left to the other shards (none when not sharded). */
