@@ -138,11 +138,16 @@ static char *program_log(nvrtcProgram prog)
     return log;
 }
 
-int rtc_compile(const char *src, const char *name, const rtc_options *opt,
-                void **cubin, size_t *cubin_len, char **log, char *err, size_t errlen)
+/* rtc_compile, and where expr is given, its lowered name into lowered
+ * (len bytes); cubin NULL: compiled, no cubin kept. */
+static int compile_program(const char *src, const char *name, const rtc_options *opt, const char *expr,
+                           char *lowered, size_t len, void **cubin, size_t *cubin_len, char **log, char *err,
+                           size_t errlen)
 {
-    *cubin = NULL;
-    *cubin_len = 0;
+    if (cubin) {
+        *cubin = NULL;
+        *cubin_len = 0;
+    }
     if (log)
         *log = NULL;
     if (!opt->arch[0]) {
@@ -166,6 +171,10 @@ int rtc_compile(const char *src, const char *name, const rtc_options *opt,
     int rc = -1;
     char *text = NULL;
     char *bin = NULL;
+    if (expr && (r = nvrtcAddNameExpression(prog, expr)) != NVRTC_SUCCESS) {
+        kf_err(err, errlen, "NVRTC: cannot add the name expression %s (%s)", expr, nvrtcGetErrorString(r));
+        goto out;
+    }
     r = nvrtcCompileProgram(prog, nopts, opts);
     /* The log first: it is what explains any failure below. */
     text = program_log(prog);
@@ -173,21 +182,37 @@ int rtc_compile(const char *src, const char *name, const rtc_options *opt,
         kf_err(err, errlen, "NVRTC: compilation failed (%s)", nvrtcGetErrorString(r));
         goto out;
     }
-    size_t len = 0;
-    r = nvrtcGetCUBINSize(prog, &len);
+    if (expr) {
+        const char *low = NULL;
+        if ((r = nvrtcGetLoweredName(prog, expr, &low)) != NVRTC_SUCCESS || !low) {
+            kf_err(err, errlen, "NVRTC: no lowered name for %s (%s)", expr, nvrtcGetErrorString(r));
+            goto out;
+        }
+        if (strlen(low) >= len) {
+            kf_err(err, errlen, "NVRTC: the lowered name of %s is longer than %zu bytes", expr, len);
+            goto out;
+        }
+        snprintf(lowered, len, "%s", low);
+    }
+    if (!cubin) {
+        rc = 0;
+        goto out;
+    }
+    size_t blen = 0;
+    r = nvrtcGetCUBINSize(prog, &blen);
     if (r != NVRTC_SUCCESS) {
         kf_err(err, errlen, "NVRTC: cannot get cubin size (%s)", nvrtcGetErrorString(r));
         goto out;
     }
-    if (len == 0) {
+    if (blen == 0) {
         /* compute_XY targets produce PTX only. */
         kf_err(err, errlen, "NVRTC: no cubin produced for %s (use a real sm_XY architecture)",
                opt->arch);
         goto out;
     }
-    bin = malloc(len);
+    bin = malloc(blen);
     if (!bin) {
-        kf_err(err, errlen, "NVRTC: out of memory for a %zu-byte cubin", len);
+        kf_err(err, errlen, "NVRTC: out of memory for a %zu-byte cubin", blen);
         goto out;
     }
     r = nvrtcGetCUBIN(prog, bin);
@@ -196,7 +221,7 @@ int rtc_compile(const char *src, const char *name, const rtc_options *opt,
         goto out;
     }
     *cubin = bin;
-    *cubin_len = len;
+    *cubin_len = blen;
     bin = NULL;
     rc = 0;
 out:
@@ -207,6 +232,24 @@ out:
     else
         free(text);
     return rc;
+}
+
+int rtc_compile(const char *src, const char *name, const rtc_options *opt,
+                void **cubin, size_t *cubin_len, char **log, char *err, size_t errlen)
+{
+    return compile_program(src, name, opt, NULL, NULL, 0, cubin, cubin_len, log, err, errlen);
+}
+
+int rtc_lowered_name(const char *src, const char *name, const rtc_options *opt, const char *expr, char *lowered,
+                     size_t len, char **log, char *err, size_t errlen)
+{
+    if (!expr || !lowered || len == 0) {
+        kf_err(err, errlen, "rtc_lowered_name: no name expression");
+        if (log)
+            *log = NULL;
+        return -1;
+    }
+    return compile_program(src, name, opt, expr, lowered, len, NULL, NULL, log, err, errlen);
 }
 
 // ---------------------------------------------------------------------------
