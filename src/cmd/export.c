@@ -233,7 +233,7 @@ int cmd_export(int argc, char **argv)
     for (int i = 0; i < argc; i++)
         sb_printf(&cmd, " %s", argv[i]);
     command = sb_take(&cmd);
-    char date[32];
+    char date[32], note[1024] = "";
     kf_iso_time(date, sizeof date);
     kf_export_info info = {.device = all[0].dev.name[0] ? all[0].dev.name : gpu,
                            .cc_major = all[0].dev.cc_major,
@@ -241,7 +241,10 @@ int cmd_export(int argc, char **argv)
                            .sms = all[0].dev.sms,
                            .command = command,
                            .date = date,
-                           .deterministic_only = deterministic};
+                           .deterministic_only = deterministic,
+                           .path = outpath,
+                           .note = note,
+                           .notelen = sizeof note};
     text = fam->export_source(ex, nshapes, &info, err, sizeof err);
     if (!text) {
         fprintf(stderr, "kforge export: %s\n", err);
@@ -278,6 +281,8 @@ int cmd_export(int argc, char **argv)
         fam->label(&ex[i].v, label, sizeof label);
         fprintf(stderr, "  %-24s %-60s %s\n", st, label, ex[i].deterministic ? "deterministic" : "not deterministic");
     }
+    if (note[0]) /* what the header leaves out (a custom kernel's launcher), and why */
+        fprintf(stderr, "kforge export: %s\n", note);
 out:
     sb_free(&what);
     sb_free(&sets);

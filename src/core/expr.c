@@ -874,6 +874,7 @@ char *expr_c_text(const kf_expr *e, const char *prefix, char *err, size_t errlen
     return sb_take(&b);
 }
 
+const char *expr_source_text(const kf_expr *e) { return e ? e->text : ""; }
 bool expr_uses_n(const kf_expr *e) { return e && e->uses_n; }
 bool expr_uses_params(const kf_expr *e) { return e && e->uses_p; }
 

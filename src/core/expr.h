@@ -47,6 +47,9 @@ int expr_eval(const kf_expr *e, const kf_variant *v, const kf_shape *s, double *
  * derived name. */
 char *expr_c_text(const kf_expr *e, const char *prefix, char *err, size_t errlen);
 
+/* The text e was parsed from. */
+const char *expr_source_text(const kf_expr *e);
+
 /* True if the expression mentions a size (then it is checked per case). */
 bool expr_uses_n(const kf_expr *e);
 /* True if it mentions a parameter (or a family's derived name). */
