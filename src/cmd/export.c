@@ -52,7 +52,9 @@ static const char *const export_help =
     "                        float32 (default) or float64\n"
     "  --op OP               sum, min, max, prod, and, or, xor\n"
     "  --kernel K            the kernel family: reduce (default) or reduce_rows; or a custom kernel's\n"
-    "                        config (configs/custom/transpose.json): its tuned parameters per size\n"
+    "                        config (configs/custom/transpose.json): its tuned parameters per size and,\n"
+    "                        under CUDA, the kernel once per tuned parameter set and a launcher,\n"
+    "                        kforge_transpose_launch(width, height, out, in, stream)\n"
     "  --db DIR              tuning database (default $KFORGE_DB, else $XDG_DATA_HOME/kforge/tuning,\n"
     "                        else ~/.local/share/kforge/tuning)\n"
     "  --gpu NAME            the GPU model (device name or database file name); default: the only\n"
@@ -61,7 +63,9 @@ static const char *const export_help =
     "  -o FILE               write the header to FILE (default: standard output)\n"
     "\n"
     "exit status: 0 written; 2 usage error, or nothing tuned for that dtype and op; 4 the\n"
-    "header could not be written.\n"
+    "header could not be written.  A custom kernel whose source does not compile once per\n"
+    "tuned parameter set (checked with NVRTC) gets its table alone, one line on stderr says\n"
+    "why, and the exit status is 0.\n"
     "\n"
     "examples:\n"
     "  kforge tune configs/tune-reduce.json --set 'n=[\"2^10\",\"2^20\",\"2^30\"]'\n"
@@ -69,7 +73,8 @@ static const char *const export_help =
     "  kforge export --dtype int32 --op max --deterministic --db shared/tuning \\\n"
     "      --gpu \"NVIDIA H100 80GB HBM3\" > max.cuh\n"
     "  kforge tune configs/tune-rows.json --set rows=16384 --set cols=4096\n"
-    "  kforge export --kernel reduce_rows --dtype float32 --op sum -o kforge_reduce_rows_float32_sum.cuh\n";
+    "  kforge export --kernel reduce_rows --dtype float32 --op sum -o kforge_reduce_rows_float32_sum.cuh\n"
+    "  kforge export --kernel configs/custom/transpose.json -o transpose_tuned.h\n";
 
 /* Orders entries by shape (the family's input size, then dimension by
  * dimension), then by time. */
