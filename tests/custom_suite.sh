@@ -706,6 +706,20 @@ if [ "$(cat "$L/once_export.rc")" = 0 ] &&
    cc -std=c11 -Wall -Wextra -Werror -fsyntax-only -x c "$L/once_tuned.h" 2>"$L/once_cc.txt"; then
     ok "export of a source with an extern \"C\" __device__ helper: the table and lookup alone, why on stderr (NVRTC's first error), exit 0"
 else bad "export without a launcher" "exit $(cat "$L/once_export.rc"): $(tail -2 "$L/once_export.txt"; head -c 300 "$L/once_cc.txt")"; fi
+# a buffer of a dtype the kernel does not take (int32 for its float *c): the table alone, and the mismatch said
+python3 -c '
+import json
+c = json.load(open("vector_add.json"))
+c["custom"]["name"] = "va_int"
+c["custom"]["args"][0]["dtype"] = "int32"
+json.dump(c, open("'"$L"'/va_int.json", "w"))'
+(cd "$L" && KFORGE_DB="$L/db" "$K" tune va_int.json --set n=1000 --set block_size_x=128 --set per_thread=1 -q \
+    --results va_int.jsonl >/dev/null 2>&1; KFORGE_DB="$L/db" "$K" export --kernel va_int.json -o va_int_tuned.h \
+    >/dev/null 2>va_int_export.txt; echo $? >va_int_export.rc)
+if [ "$(cat "$L/va_int_export.rc")" = 0 ] && ! has "$L/va_int_tuned.h" 'kforge_va_int_launch(' &&
+   has "$L/va_int_export.txt" "the launcher's arguments (the config's dtypes) do not match the kernel's parameters (NVRTC, sm_90): .*argument types are: (void (\*)(float \*, const float \*, const float \*, int), int \*, float \*, float \*, const int)"; then
+    ok "export of a kernel whose parameters do not take the config's dtypes: the table alone, the types said (exit 0)"
+else bad "export with mismatched dtypes" "exit $(cat "$L/va_int_export.rc"): $(tail -1 "$L/va_int_export.txt")"; fi
 if [ -x "$NVCC" ]; then
     # one program calls the four launchers (built, not run: no GPU here; tests/custom_gpu.sh runs it)
     if (cd "$L" && "$NVCC" -std=c++17 -O2 -arch=sm_90 -Xcompiler -Wall,-Wextra -I . -c "$ROOT/tests/custom_launch.cu" \

@@ -1748,8 +1748,9 @@ static int probe(mk *m, cfam *c)
 // launch from the config's expressions (expr_c_text).  NVRTC compiles that
 // part at export time for the tuned GPU's architecture, with a check that
 // the launcher's arguments convert to the kernel's parameters; a source that
-// fails there (an extern "C" helper or __constant__, a type defined twice)
-// gets the table and lookup alone, and export says why.
+// fails there (an extern "C" helper, __constant__ or second kernel: one C
+// name defined in every copy) gets the table and lookup alone, and export
+// says why.
 
 #define LINE_MARK "#line @KFORGE@\n" /* numbered by number_lines once the text is whole */
 
@@ -1846,8 +1847,8 @@ static bool continues(const char *line)
 {
     line += strspn(line, " \t");
     size_t k = strspn(line, "abcdefghijklmnopqrstuvwxyz ");
-    return k > 0 && (strncmp(line + k, "are:", 4) == 0 || strncmp(line + k, "is:", 3) == 0) &&
-           (k < 2 || line[k - 1] == ' ');
+    return line[k] == ':' && ((k >= 4 && strncmp(line + k - 4, " are", 4) == 0) ||
+                              (k >= 3 && strncmp(line + k - 3, " is", 3) == 0));
 }
 
 /* The first error line of an NVRTC log (with the line after it when that
@@ -1980,8 +1981,8 @@ static void check_part(const xport *x, strbuf *b)
         char k[2 * KF_NAME_MAX + 300];
         kernel_name(x, i, k, sizeof k);
         sb_printf(b, "typedef decltype(accepts(&%s", k);
-        for (int a = 0; a < c->nargs; a++)
-            sb_printf(b, ", (%s%s)0", c_type(c->args[a].dtype), c->args[a].scalar ? "" : " *");
+        for (int a = 0; a < c->nargs; a++) /* unevaluated: a buffer's T *, a scalar's const T lvalue */
+            sb_printf(b, c->args[a].scalar ? ", *(const %s *)0" : ", (%s *)0", c_type(c->args[a].dtype));
         sb_printf(b, ")) v%d;\n", i);
         for (int q = 0; q < c->nconsts; q++)
             sb_printf(b, "typedef char c%d_%d[sizeof(kforge_%s_v%d::%s)];\n", i, q, c->famname, i, c->consts[q].name);
@@ -2076,11 +2077,12 @@ static int launcher(xport *x, strbuf *b, char *why, size_t whylen)
         sb_printf(&all, "%s ", val[a] ? val[a] : "");
     for (int k = 0; k < c->nconsts; k++)
         sb_printf(&all, "%s ", len[k]);
+    const char *used = all.s ? all.s : "";
     for (int d = 0; d < f->nsizes; d++)
-        if (mentions(all.s, f->sizes[d].name))
+        if (mentions(used, f->sizes[d].name))
             sb_printf(&body, "    const double kf_%s = (double)%s;\n", f->sizes[d].name, f->sizes[d].name);
     for (int i = 0; i < f->nparams; i++)
-        if (mentions(all.s, f->params[i].name))
+        if (mentions(used, f->params[i].name))
             sb_printf(&body, "    const double kf_%s = (double)kfl_t->%s;\n", f->params[i].name, f->params[i].name);
     sb_free(&all);
     sb_append(&body, "    const double kfl_grid[3] = {");
@@ -2106,15 +2108,19 @@ static int launcher(xport *x, strbuf *b, char *why, size_t whylen)
         const carg *q = &c->args[a];
         if (!q->scalar)
             continue;
+        /* a value kforge takes (check_shape: finite, at most 9e15), stored as enqueue stores it */
+        sb_printf(&body, "    const double kfl_v%d = %s; /* %s */\n    if (!(fabs(kfl_v%d) <= 9.0e15))\n"
+                         "        return cudaErrorInvalidValue;\n", a, val[a], q->name, a);
         const char *T = c_type(q->dtype);
-        switch (q->dtype) { /* as enqueue stores them */
-        case KF_UINT32: sb_printf(&body, "    const %s kfl_arg%d = (%s)(long long)%s;", T, a, T, val[a]); break;
-        case KF_FLOAT64: sb_printf(&body, "    const %s kfl_arg%d = %s;", T, a, val[a]); break;
-        case KF_FLOAT16: sb_printf(&body, "    const %s kfl_arg%d = __float2half_rn((float)%s);", T, a, val[a]); break;
-        case KF_BFLOAT16: sb_printf(&body, "    const %s kfl_arg%d = __float2bfloat16_rn((float)%s);", T, a, val[a]); break;
-        default: sb_printf(&body, "    const %s kfl_arg%d = (%s)%s;", T, a, T, val[a]); break;
+        switch (q->dtype) {
+        case KF_UINT32: sb_printf(&body, "    const %s kfl_arg%d = (%s)(long long)kfl_v%d;\n", T, a, T, a); break;
+        case KF_FLOAT64: sb_printf(&body, "    const %s kfl_arg%d = kfl_v%d;\n", T, a, a); break;
+        case KF_FLOAT16: sb_printf(&body, "    const %s kfl_arg%d = __float2half_rn((float)kfl_v%d);\n", T, a, a); break;
+        case KF_BFLOAT16:
+            sb_printf(&body, "    const %s kfl_arg%d = __float2bfloat16_rn((float)kfl_v%d);\n", T, a, a);
+            break;
+        default: sb_printf(&body, "    const %s kfl_arg%d = (%s)kfl_v%d;\n", T, a, T, a); break;
         }
-        sb_printf(&body, " /* %s */\n", q->name);
     }
     for (int k = 0; k < c->nconsts; k++)
         sb_printf(&body, "    const double kfl_len%d = floor(%s); /* %s's elements */\n"
@@ -2244,8 +2250,12 @@ static int cuda_part(xport *x, const kf_export_info *info, strbuf *cuda, char *w
     if (rtc_compile(numbered, name, &o, &cubin, &cubin_len, &log, err, sizeof err) != 0) {
         char first[512];
         first_error(log, err, first, sizeof first);
-        kf_err(why, whylen, "the source does not compile once per tuned parameter set (%d) in one translation unit "
-                            "(NVRTC, %s): %s", x->nsets, o.arch, first);
+        if (strncmp(first, "the arguments ", 14) == 0) /* check_part's */
+            kf_err(why, whylen, "the launcher's arguments (the config's dtypes) do not match the kernel's "
+                                "parameters (NVRTC, %s): %s", o.arch, first);
+        else
+            kf_err(why, whylen, "the source does not compile once per tuned parameter set (%d) in one translation "
+                                "unit (NVRTC, %s): %s", x->nsets, o.arch, first);
         goto out;
     }
     free(cubin);
