@@ -13,7 +13,9 @@
 # convolution example (its filter in __constant__ memory) checked against
 # its reference variant, bit for bit, against an exact answer from .npy
 # files, with planted bugs and constants that do not match the module, and
-# tuned on a subset.
+# tuned on a subset.  Last, the headers kforge export writes with their
+# launchers (tests/custom_launch.cu): built with nvcc and run, each launch
+# compared with the host (SKIP without a GPU or nvcc).
 #
 #   KFORGE=build/kforge sh tests/custom_gpu.sh
 set -u
@@ -222,6 +224,27 @@ step "$K" best --kernel configs/custom/convolution.json --width 4096 --height 40
 verdict "tune of $(grep -c . "$TMP/cv_tune.jsonl") candidates: a best found, resumed without measuring again" \
     sh -c "[ $rc1 = 0 ] && grep -q '\"measured_cases\": 0' '$TMP/cv_tune2.txt'"
 echo "convolution checks: $cfail failed"
+
+# --- exported headers with their launchers, run (tests/custom_launch.cu) ----
+# vector_add, transpose, convolution and scale<float> tuned on the fake GPU
+# at shapes that get different parameter sets (so that each launcher picks
+# between namespaces; tests/custom/export_launchers.sh), exported, built
+# with nvcc for this GPU, and every tuned shape and a few between them run
+# through the launchers and compared with the host
+CUDA=${CUDA:-/usr/local/cuda}
+if ! "$K" info >/dev/null 2>&1; then
+    echo "SKIP custom_launch: no GPU (kforge info fails)"
+elif [ ! -x "$CUDA/bin/nvcc" ]; then
+    echo "SKIP custom_launch: nvcc not found at $CUDA/bin/nvcc"
+else
+    LH="$TMP/launch"
+    sh tests/custom/export_launchers.sh "$K" "$LH"
+    step "$CUDA/bin/nvcc" -std=c++17 -O2 -arch=native -I "$LH" tests/custom_launch.cu -o "$LH/custom_launch"
+    step "$LH/custom_launch"
+    if [ $rc = 0 ] && [ "$(cat "$LH"/*_export.rc | tr -d '\n')" = 00000 ]; then
+        ok "custom_launch: the exported launchers of vector_add, transpose, convolution and scale<float> compute what the host does"
+    else bad "custom_launch" "exit $rc; exports: $(cat "$LH"/*_export.rc | tr '\n' ' ')"; fi
+fi
 
 cp "$TMP"/*.jsonl "${OUT:-$TMP}/" 2>/dev/null
 rm -rf "$TMP"

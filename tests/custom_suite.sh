@@ -30,7 +30,9 @@ cp "$ROOT"/configs/custom/vector_add.cu "$ROOT"/configs/custom/vector_add.json "
    || exit 2
 npass=0
 nfail=0
+nskip=0
 ok() { echo "PASS $1"; npass=$((npass + 1)); }
+skip() { echo "SKIP $1"; nskip=$((nskip + 1)); }
 bad() { echo "FAIL $1: $2"; nfail=$((nfail + 1)); keep=1; }
 has() { grep -q -- "$2" "$1"; }
 
@@ -677,5 +679,158 @@ expect2 "constants: a .npy file that is not there" bc_npy.json 'bc_npy.json: cus
 expect2 "constants: the same name twice" bc_twice.json 'bc_twice.json: custom.constants[1] (d_filter): "d_filter" is already constants[0]'
 expect2 "constants: not a list" bc_list.json 'bc_list.json: custom.constants: expected a list of up to 8 {"name", "dtype", "length", "fill"}'
 
-echo "custom_suite: $npass passed, $nfail failed"
+# --- export with a launcher: the kernel once per tuned parameter set -------
+# tests/custom/export_launchers.sh tunes vector_add, transpose, convolution,
+# scale (a C++ template entry) and once (an extern "C" __device__ helper) at
+# shapes that get different parameter sets, and exports each
+CUDA=${CUDA:-/usr/local/cuda}
+NVCC=$CUDA/bin/nvcc
+L="$TMP/launch"
+sh "$ROOT/tests/custom/export_launchers.sh" "$K" "$L"
+why=
+for hs in vector_add:1 transpose:2 convolution:2 scale_f32:1; do
+    h=${hs%:*}
+    sets=$(grep -c "^// set [0-9]*: " "$L/${h}_tuned.h" 2>/dev/null)
+    # the table's distinct parameter sets: each row less its sizes, time and determinism
+    distinct=$(sed -n "/^static const kforge_${h}_params kforge_${h}_tuned/,/^};/p" "$L/${h}_tuned.h" | grep '^    {' |
+               awk -F', ' -v ns=${hs#*:} '{ s = ""; for (i = ns + 1; i <= NF - 2; i++) s = s $i ","; print s }' |
+               sort -u | wc -l)
+    { [ "$(cat "$L/${h}_export.rc")" = 0 ] && [ "$sets" -ge 2 ] && [ "$sets" = "$distinct" ] &&
+      has "$L/${h}_tuned.h" "^static inline cudaError_t kforge_${h}_launch(" &&
+      has "$L/${h}_tuned.h" "^namespace kforge_${h}_v1 {" && ! has "$L/${h}_export.txt" 'left out' &&
+      cc -std=c11 -Wall -Wextra -Werror -fsyntax-only -x c "$L/${h}_tuned.h" 2>"$L/${h}_cc.txt"; } ||
+        why="$why $h (exit $(cat "$L/${h}_export.rc"), $sets namespaces, $distinct distinct sets: $(head -c 300 "$L/${h}_export.txt" "$L/${h}_cc.txt"))"
+done
+if [ -z "$why" ] && has "$L/transpose_tuned.h" '^#define transpose kforge_transpose_v1_transpose$' &&
+   has "$L/transpose_tuned.h" '^    case 0: /\* width=310 height=190 \*/$' &&
+   has "$L/transpose_tuned.h" '^    case 1: /\* width=300 height=200 \*/$' &&
+   has "$L/scale_f32_tuned.h" 'kforge_scale_f32_v1::scale<float><<<' && ! has "$L/scale_f32_tuned.h" '^#define scale' &&
+   has "$L/convolution_tuned.h" 'cudaMemcpyToSymbolAsync(kforge_convolution_v0::d_filter, d_filter,' &&
+   has "$L/convolution_tuned.h" 'float \*output, const float \*input, const float \*d_filter, cudaStream_t stream)'; then
+    ok "export with a launcher: vector_add, transpose, convolution and scale<float> tuned to 2 or more parameter sets, one namespace each (extern \"C\" entries renamed), the table still plain C"
+else bad "export with a launcher" "${why:-the header's namespaces or launcher: $(grep -n 'launch\|^#define\|case ' "$L/transpose_tuned.h" | head -5)}"; fi
+# a source that cannot be included twice: the table alone, one line on stderr, exit 0
+if [ "$(cat "$L/once_export.rc")" = 0 ] &&
+   has "$L/once_export.txt" '^kforge export: the launcher is left out, the header holds the parameter table and lookup alone: the source does not compile once per tuned parameter set (2) in one translation unit (NVRTC, sm_90): once.cu(6): error: function "kforge_once_v0::once_add" has already been defined' &&
+   [ "$(grep -c 'left out' "$L/once_export.txt")" = 1 ] && ! has "$L/once_tuned.h" 'namespace' &&
+   ! has "$L/once_tuned.h" '_launch' && has "$L/once_tuned.h" '^//   the source does not compile once per tuned parameter set' &&
+   has "$L/once_tuned.h" '^static inline const kforge_once_params \*kforge_once_lookup(long long n)$' &&
+   cc -std=c11 -Wall -Wextra -Werror -fsyntax-only -x c "$L/once_tuned.h" 2>"$L/once_cc.txt"; then
+    ok "export of a source with an extern \"C\" __device__ helper: the table and lookup alone, why on stderr (NVRTC's first error), exit 0"
+else bad "export without a launcher" "exit $(cat "$L/once_export.rc"): $(tail -2 "$L/once_export.txt"; head -c 300 "$L/once_cc.txt")"; fi
+# a buffer of a dtype the kernel does not take (int32 for its float *c): the table alone, and the mismatch said
+python3 -c '
+import json
+c = json.load(open("vector_add.json"))
+c["custom"]["name"] = "va_int"
+c["custom"]["args"][0]["dtype"] = "int32"
+json.dump(c, open("'"$L"'/va_int.json", "w"))'
+(cd "$L" && KFORGE_DB="$L/db" "$K" tune va_int.json --set n=1000 --set block_size_x=128 --set per_thread=1 -q \
+    --results va_int.jsonl >/dev/null 2>&1; KFORGE_DB="$L/db" "$K" export --kernel va_int.json -o va_int_tuned.h \
+    >/dev/null 2>va_int_export.txt; echo $? >va_int_export.rc)
+if [ "$(cat "$L/va_int_export.rc")" = 0 ] && ! has "$L/va_int_tuned.h" 'kforge_va_int_launch(' &&
+   has "$L/va_int_export.txt" "the launcher's arguments (the config's dtypes) do not match the kernel's parameters (NVRTC, sm_90): .*argument types are: (void (\*)(float \*, const float \*, const float \*, int), int \*, float \*, float \*, const int)"; then
+    ok "export of a kernel whose parameters do not take the config's dtypes: the table alone, the types said (exit 0)"
+else bad "export with mismatched dtypes" "exit $(cat "$L/va_int_export.rc"): $(tail -1 "$L/va_int_export.txt")"; fi
+if [ -x "$NVCC" ]; then
+    # one program calls the four launchers (built, not run: no GPU here; tests/custom_gpu.sh runs it)
+    if (cd "$L" && "$NVCC" -std=c++17 -O2 -arch=sm_90 -Xcompiler -Wall,-Wextra -I . -c "$ROOT/tests/custom_launch.cu" \
+            -o custom_launch.o >nv_launch.txt 2>&1) && [ ! -s "$L/nv_launch.txt" ]; then
+        ok "tests/custom_launch.cu compiles against the four headers with nvcc for sm_90, no warnings"
+    else bad "custom_launch.cu with nvcc" "$(head -c 1500 "$L/nv_launch.txt")"; fi
+    # the launchers on a stand-in CUDA runtime: each launch is kforge best's parameter set at that shape, with the
+    # config's grid, block, shared memory, args and constants worked out at it
+    if (cd "$L" && "$NVCC" -std=c++17 -O2 -arch=sm_90 -cudart none -I . "$ROOT/tests/custom_launch_plan.cu" \
+            "$ROOT/tests/custom_launch_stub.cpp" -o plan >nv_plan.txt 2>&1); then
+        (cd "$L" && python3 - "$K" >plan_check.txt 2>&1 <<'PY'
+import json, math, re, struct, subprocess, sys
+K = sys.argv[1]
+kernels = {"vector_add": ("vector_add", "vector_add.json"), "transpose": ("transpose", "transpose.json"),
+           "convolution": ("convolution", "convolution.json"), "scale": ("scale_f32", "scale.json")}
+calls = [("vector_add", 1000), ("vector_add", 1000000), ("vector_add", 1), ("vector_add", 31623),
+         ("vector_add", 5000000), ("transpose", 300, 200), ("transpose", 310, 190), ("transpose", 1000, 3000),
+         ("transpose", 1, 1), ("transpose", 5000, 70), ("transpose", 640, 2049), ("convolution", 100, 37),
+         ("convolution", 300, 200), ("convolution", 1, 1), ("convolution", 17, 300), ("convolution", 1000, 3),
+         ("scale", 1000), ("scale", 100000), ("scale", 1), ("scale", 77777), ("transpose", 0, 3), ("vector_add", -5)]
+out = subprocess.run(["./plan"] + [str(x) for c in calls for x in c], capture_output=True, text=True).stdout
+groups, cur = [], []
+for line in out.splitlines():
+    cur.append(line)
+    if line.startswith("call "):
+        groups.append(cur)
+        cur = []
+assert len(groups) == len(calls), out
+def f32(x):
+    return struct.unpack("<f", struct.pack("<f", x))[0]
+fns = {"min": min, "max": max, "log2": math.log2, "pow2": lambda k: 2.0 ** k}
+def ev(text, env):
+    return float(eval(text.replace("&&", " and ").replace("||", " or "), dict(fns), env))
+sets = {}
+for k, (name, _) in kernels.items():
+    cur, sets[k] = None, {}
+    for line in open(name + "_tuned.h"):
+        m = re.match(r"namespace kforge_%s_v(\d+) \{" % name, line)
+        if m:
+            cur = int(m.group(1))
+            sets[k][cur] = {}
+        elif line.startswith("#line 1 "):
+            cur = None
+        elif cur is not None and line.startswith("#define "):
+            _, p, v = line.split()
+            sets[k][cur][p] = int(v)
+bad = []
+for c, lines in zip(calls, groups):
+    k, sizes = c[0], c[1:]
+    name, cfg = kernels[k]
+    conf = json.load(open(cfg))["custom"]
+    sn = conf["sizes"]
+    what = "%s %s" % (k, " ".join(map(str, sizes)))
+    if min(sizes) < 1:
+        if lines != ["call %s -> 1" % what]:
+            bad.append("%s: want only cudaErrorInvalidValue, got %s" % (what, lines))
+        continue
+    opts = sum([["--" + s, str(v)] for s, v in zip(sn, sizes)], [])
+    best = json.loads(subprocess.run([K, "best", "--db", "db", "--kernel", cfg] + opts, capture_output=True, text=True).stdout)
+    P = {p: best[p] for p in conf["params"]}
+    env = dict(P)
+    env.update(zip(sn, sizes))
+    env = {a: float(b) for a, b in env.items()}
+    blk = conf.get("block") or [b for b in ("block_size_x", "block_size_y", "block_size_z") if b in P]
+    g = [math.floor(ev(e, env)) for e in conf["grid"]] + [1] * (3 - len(conf["grid"]))
+    b = [math.floor(ev(e, env)) for e in blk] + [1] * (3 - len(blk))
+    smem = math.floor(ev(str(conf["smem"]), env)) if "smem" in conf else 0
+    launched = [l for l in lines if l.startswith("launch ")]
+    v = int(launched[0].split()[2][1:]) if len(launched) == 1 else -1
+    if v not in sets[k] or sets[k][v] != P:
+        bad.append("%s: launched set v%d %s, kforge best gives %s" % (what, v, sets[k].get(v), P))
+        continue
+    args, nb = [], 0
+    for a in conf["args"]:
+        if "scalar" in a:
+            x = ev(str(a["value"]), env)
+            args.append("%d" % int(x) if a["scalar"] == "int32" else "%.9g" % f32(x))
+        else:
+            nb += 1
+            args.append("p%d" % nb)
+    want = []
+    if smem > 48 * 1024:
+        want.append("attribute %s v%d 8 %d" % (name, v, smem))
+    for q in conf.get("constants", []):
+        want.append("constant %s v%d %s %d filter 0 1 s7" % (name, v, q["name"], math.floor(ev(q["length"], env)) * 4))
+    want.append("launch %s v%d grid %d %d %d block %d %d %d smem %d s7 args %s" % (name, v, *g, *b, smem, " ".join(args)))
+    want.append("call %s -> 0" % what)
+    if lines != want:
+        bad.append("%s: got %s, want %s" % (what, lines, want))
+print("\n".join(bad) if bad else "plan ok: %d calls" % len(calls))
+PY
+        )
+        if has "$L/plan_check.txt" "^plan ok: 22 calls$" && has "$L/transpose_tuned.h" 'cudaFuncSetAttribute(kforge_transpose_v1::'; then
+            ok "the launchers on a stand-in CUDA runtime: 20 calls launch kforge best's parameter set with the config's grid, block, shared memory (opting in above 48 KiB), args and __constant__ copy; sizes below 1 refused"
+        else bad "the launchers' plan" "$(head -c 1500 "$L/plan_check.txt")"; fi
+    else bad "custom_launch_plan.cu with nvcc" "$(head -c 1500 "$L/nv_plan.txt")"; fi
+else
+    skip "nvcc not found at $NVCC: the launchers are not compiled"
+fi
+
+echo "custom_suite: $npass passed, $nfail failed, $nskip skipped"
 [ $nfail = 0 ]

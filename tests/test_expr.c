@@ -2,7 +2,10 @@
  * test_expr.c -- constraint expressions: parsing, evaluation, messages,
  * the identifiers each family's table gives (and no other family's); and
  * the parameter values those identifiers read (param.h: param_valid,
- * param_json and param_text round trips for enum, int and grid values).
+ * param_json and param_text round trips for enum, int and grid values);
+ * expressions written as C (expr_c_text, kforge export's launcher): the
+ * text, what it refuses, and the values of a compiled program of them,
+ * which must equal expr_eval's bit for bit.
  *
  *   make build/tests/test_expr && build/tests/test_expr
  */
@@ -12,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "config.h"
 #include "expr.h"
@@ -931,6 +935,146 @@ START_TEST(param_grid_roundtrip)
 }
 END_TEST
 
+// ----------------------------------------------------------------------------
+// Expressions as C source text (expr_c_text)
+
+static char *c_text(const char *text, char *err, size_t errlen)
+{
+    kf_expr *e = parse(text, err, errlen);
+    ck_assert_msg(e != NULL, "parse of '%s' failed: %s", text, err);
+    char *c = expr_c_text(e, "v_", err, errlen);
+    expr_free(e);
+    return c;
+}
+
+START_TEST(c_text_written)
+{
+    static const char *const cases[][2] = {
+        {"7 / 2", "(7.0 / 2.0)"},
+        {"block_size % 3", "fmod(v_block_size, 3.0)"},
+        {"n < 4", "(v_n < 4.0 ? 1.0 : 0.0)"},
+        {"!n", "(v_n == 0 ? 1.0 : 0.0)"},
+        {"-n * 2.5", "((-v_n) * 2.5)"},
+        {"1e20 + 0.1", "(1e+20 + 0.10000000000000001)"},
+        {"min(1, n)", "(1.0 < v_n ? 1.0 : v_n)"},
+        {"max(n, 1)", "(v_n > 1.0 ? v_n : 1.0)"},
+        {"log2(n) + pow2(3)", "(log2(v_n) + pow(2.0, 3.0))"},
+        {"n && block_size || 0", "((v_n && v_block_size ? 1.0 : 0.0) || 0.0 ? 1.0 : 0.0)"},
+    };
+    for (int i = 0; i < N_OF(cases); i++) {
+        char err[256] = "";
+        char *c = c_text(cases[i][0], err, sizeof err);
+        ck_assert_msg(c != NULL, "'%s' not written: %s", cases[i][0], err);
+        ck_assert_msg(strcmp(c, cases[i][1]) == 0, "'%s' written %s, want %s", cases[i][0], c, cases[i][1]);
+        free(c);
+    }
+}
+END_TEST
+
+START_TEST(c_text_refused)
+{
+    static const char *const cases[][2] = {
+        {"algorithm == \"shuffle\"", "algorithm is an enumerated or grid parameter"},
+        {"n > 0 || \"x\" == \"y\"", "the string \"x\" has no value in C"},
+        {"grid * 2", "grid is an enumerated or grid parameter"},
+        {"elem_bytes * n", "elem_bytes is a name the family derives"},
+        {"max(n, tile)", "tile is a name the family derives"},
+    };
+    for (int i = 0; i < N_OF(cases); i++) {
+        char err[256] = "";
+        char *c = c_text(cases[i][0], err, sizeof err);
+        ck_assert_msg(c == NULL, "'%s' written as %s", cases[i][0], c ? c : "");
+        ck_assert_msg(strstr(err, cases[i][1]) && strstr(err, cases[i][0]), "'%s': want \"%s\" in: %s",
+                      cases[i][0], cases[i][1], err);
+    }
+    char err[64];
+    ck_assert(expr_c_text(NULL, "v_", err, sizeof err) == NULL);
+}
+END_TEST
+
+/* The C text of every expression, compiled with the system's C compiler
+ * into a program that prints each value for the variables it reads at run
+ * time (so the compiler folds nothing), must give expr_eval's values bit
+ * for bit at several points, NaN and infinities included where the C
+ * arithmetic gives them. */
+START_TEST(c_text_compiled)
+{
+    static const char *const exprs[] = {
+        "7 / 2", "7 % 3", "-7 % 3", "7 % -3", "7.5 % 2", "1 - 2 - 3", "100 / 10 / 3", "0.1 + 0.2",
+        "(n + block_size * elements_per_thread - 1) / (block_size * elements_per_thread)",
+        "(n + block_size - 1) % block_size", "n / 3 * 3 - n", "(1 < 2) / (3 < 4)", "(n < 2) + (n >= 2) * 5",
+        "n == 1000 && block_size != 64", "0 && 1 || n", "!0 + !n + !!block_size", "-(-n)", "- - -3",
+        "log2(n)", "log2(block_size) * 3", "pow2(elements_per_thread)", "pow2(log2(n) / 2)", "pow2(0.5)",
+        "min(n, block_size * 4)", "max(min(n, 100), min(block_size, 7)) * 2", "min(-n, max(n, 5))",
+        "4 * block_size * (block_size + vector_width)", "2.5e-1 * 4", "1e300 * 1e10", "n / (block_size - block_size)",
+        "(n - n) % 3", "1e20 / 3 + n", "vector_width * elements_per_thread / 3",
+    };
+    static const struct {
+        int64_t block_size, ept, vw, n;
+    } pts[] = {{256, 4, 2, 1000}, {64, 1, 1, 1}, {1024, 7, 4, 123456789}, {32, 3, 8, 17}};
+    const char *tmp = getenv("TMPDIR");
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/kforge-test-expr-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    ck_assert_msg(mkdtemp(dir) != NULL, "mkdtemp %s", dir);
+    char src[600], bin[600], out[600], cmd[2400];
+    snprintf(src, sizeof src, "%s/e.c", dir);
+    snprintf(bin, sizeof bin, "%s/e", dir);
+    snprintf(out, sizeof out, "%s/out.txt", dir);
+    FILE *f = fopen(src, "w");
+    ck_assert(f != NULL);
+    fputs("#include <math.h>\n#include <stdio.h>\n#include <stdlib.h>\n"
+          "int main(int argc, char **argv)\n{\n    (void)argc;\n"
+          "    const double v_block_size = atof(argv[1]), v_elements_per_thread = atof(argv[2]),\n"
+          "                 v_vector_width = atof(argv[3]), v_n = atof(argv[4]);\n", f);
+    for (int i = 0; i < N_OF(exprs); i++) {
+        char err[256] = "";
+        char *c = c_text(exprs[i], err, sizeof err);
+        ck_assert_msg(c != NULL, "'%s' not written: %s", exprs[i], err);
+        fprintf(f, "    printf(\"%%a\\n\", (double)%s);\n", c);
+        free(c);
+    }
+    fputs("    return 0;\n}\n", f);
+    fclose(f);
+    const char *cc = getenv("CC");
+    snprintf(cmd, sizeof cmd, "%s -std=c11 -O2 -Wall -Werror %s -o %s -lm", cc && *cc ? cc : "cc", src, bin);
+    ck_assert_msg(system(cmd) == 0, "could not compile the C text: %s", cmd);
+    kf_variant v = base();
+    reduce_v r;
+    for (int p = 0; p < N_OF(pts); p++) {
+        reduce_decode(&v, &r);
+        r.block_size = pts[p].block_size;
+        r.elements_per_thread = pts[p].ept;
+        r.vector_width = pts[p].vw;
+        reduce_encode(&r, NULL, &v);
+        snprintf(cmd, sizeof cmd, "%s %lld %lld %lld %lld > %s", bin, (long long)pts[p].block_size,
+                 (long long)pts[p].ept, (long long)pts[p].vw, (long long)pts[p].n, out);
+        ck_assert_msg(system(cmd) == 0, "%s failed", cmd);
+        f = fopen(out, "r");
+        ck_assert(f != NULL);
+        for (int i = 0; i < N_OF(exprs); i++) {
+            char line[128];
+            ck_assert_msg(fgets(line, sizeof line, f) != NULL, "no value for '%s'", exprs[i]);
+            double got = strtod(line, NULL), want = NAN;
+            char err[256] = "";
+            kf_expr *e = parse(exprs[i], err, sizeof err);
+            kf_shape sh = shape_n(pts[p].n);
+            if (expr_eval(e, &v, &sh, &want, err, sizeof err) != 0) /* division by zero: C gives inf or NaN */
+                ck_assert_msg(!isfinite(got), "'%s' at point %d: C gives %.17g where expr_eval fails (%s)", exprs[i],
+                              p, got, err);
+            else
+                ck_assert_msg(got == want || (isnan(got) && isnan(want)), "'%s' at point %d: C gives %a, expr_eval %a",
+                              exprs[i], p, got, want);
+            expr_free(e);
+        }
+        fclose(f);
+    }
+    remove(out);
+    remove(bin);
+    remove(src);
+    ck_assert_msg(rmdir(dir) == 0, "rmdir %s", dir);
+}
+END_TEST
+
 static Suite *expr_suite(void)
 {
     Suite *s = suite_create("expr");
@@ -962,6 +1106,13 @@ static Suite *expr_suite(void)
     tcase_add_test(pt, param_int_roundtrip);
     tcase_add_test(pt, param_grid_roundtrip);
     suite_add_tcase(s, pt);
+
+    TCase *ct = tcase_create("c_text");
+    tcase_set_timeout(ct, 60);
+    tcase_add_test(ct, c_text_written);
+    tcase_add_test(ct, c_text_refused);
+    tcase_add_test(ct, c_text_compiled);
+    suite_add_tcase(s, ct);
     return s;
 }
 

@@ -337,6 +337,36 @@ START_TEST(test_compile_error)
 }
 END_TEST
 
+/* The lowered name of a kernel: an extern "C" one keeps its name, a C++
+ * one (a template instantiation too) is mangled; an unknown one fails. */
+START_TEST(test_lowered_name)
+{
+    static const char *src = "extern \"C\" __global__ void plain(float *x) { x[0] = 1; }\n"
+                             "__global__ void cxx(float *x) { x[0] = 2; }\n"
+                             "template <typename T> __global__ void tpl(T *x) { x[0] = 3; }\n"
+                             "template __global__ void tpl<float>(float *);\n";
+    rtc_options o = sm90();
+    char low[256], *log = NULL, err[256] = "";
+    ck_assert_msg(rtc_lowered_name(src, "names.cu", &o, "plain", low, sizeof low, &log, err, sizeof err) == 0, "%s",
+                  err);
+    ck_assert_str_eq(low, "plain");
+    free(log);
+    ck_assert_int_eq(rtc_lowered_name(src, "names.cu", &o, "cxx", low, sizeof low, &log, err, sizeof err), 0);
+    ck_assert_str_eq(low, "_Z3cxxPf");
+    free(log);
+    ck_assert_int_eq(rtc_lowered_name(src, "names.cu", &o, "tpl<float>", low, sizeof low, &log, err, sizeof err), 0);
+    ck_assert_str_eq(low, "_Z3tplIfEvPT_");
+    free(log);
+    ck_assert_int_eq(rtc_lowered_name(src, "names.cu", &o, "nothing", low, sizeof low, &log, err, sizeof err), -1);
+    ck_assert_msg(log && strstr(log, "nothing"), "the log does not name the unknown kernel: %s", log ? log : err);
+    free(log);
+    char tiny[4];
+    ck_assert_int_eq(rtc_lowered_name(src, "names.cu", &o, "cxx", tiny, sizeof tiny, &log, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "longer than 3 bytes") != NULL, "%s", err);
+    free(log);
+}
+END_TEST
+
 START_TEST(test_compile_virtual_arch)
 {
     rtc_options o = {.arch = "compute_90"};
@@ -863,6 +893,7 @@ static Suite *rtc_suite(void)
     tcase_add_test(tc, test_outcheck_compiles);
     tcase_add_test(tc, test_name_expressions);
     tcase_add_test(tc, test_compile_virtual_arch);
+    tcase_add_test(tc, test_lowered_name);
     tcase_add_test(tc, test_version);
     suite_add_tcase(s, tc);
 

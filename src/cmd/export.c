@@ -52,7 +52,9 @@ static const char *const export_help =
     "                        float32 (default) or float64\n"
     "  --op OP               sum, min, max, prod, and, or, xor\n"
     "  --kernel K            the kernel family: reduce (default) or reduce_rows; or a custom kernel's\n"
-    "                        config (configs/custom/transpose.json): its tuned parameters per size\n"
+    "                        config (configs/custom/transpose.json): its tuned parameters per size and,\n"
+    "                        under CUDA, the kernel once per tuned parameter set and a launcher,\n"
+    "                        kforge_transpose_launch(width, height, out, in, stream)\n"
     "  --db DIR              tuning database (default $KFORGE_DB, else $XDG_DATA_HOME/kforge/tuning,\n"
     "                        else ~/.local/share/kforge/tuning)\n"
     "  --gpu NAME            the GPU model (device name or database file name); default: the only\n"
@@ -61,7 +63,9 @@ static const char *const export_help =
     "  -o FILE               write the header to FILE (default: standard output)\n"
     "\n"
     "exit status: 0 written; 2 usage error, or nothing tuned for that dtype and op; 4 the\n"
-    "header could not be written.\n"
+    "header could not be written.  A custom kernel whose source does not compile once per\n"
+    "tuned parameter set (checked with NVRTC) gets its table alone, one line on stderr says\n"
+    "why, and the exit status is 0.\n"
     "\n"
     "examples:\n"
     "  kforge tune configs/tune-reduce.json --set 'n=[\"2^10\",\"2^20\",\"2^30\"]'\n"
@@ -69,7 +73,8 @@ static const char *const export_help =
     "  kforge export --dtype int32 --op max --deterministic --db shared/tuning \\\n"
     "      --gpu \"NVIDIA H100 80GB HBM3\" > max.cuh\n"
     "  kforge tune configs/tune-rows.json --set rows=16384 --set cols=4096\n"
-    "  kforge export --kernel reduce_rows --dtype float32 --op sum -o kforge_reduce_rows_float32_sum.cuh\n";
+    "  kforge export --kernel reduce_rows --dtype float32 --op sum -o kforge_reduce_rows_float32_sum.cuh\n"
+    "  kforge export --kernel configs/custom/transpose.json -o transpose_tuned.h\n";
 
 /* Orders entries by shape (the family's input size, then dimension by
  * dimension), then by time. */
@@ -230,7 +235,7 @@ int cmd_export(int argc, char **argv)
     for (int i = 0; i < argc; i++)
         sb_printf(&cmd, " %s", argv[i]);
     command = sb_take(&cmd);
-    char date[32];
+    char date[32], note[1024] = "";
     kf_iso_time(date, sizeof date);
     kf_export_info info = {.device = all[0].dev.name[0] ? all[0].dev.name : gpu,
                            .cc_major = all[0].dev.cc_major,
@@ -241,7 +246,11 @@ int cmd_export(int argc, char **argv)
                            .deterministic_only = deterministic,
                            /* the API as the header spells it: the key's values do not say it
                             * (bfloat16 in float32 is kforge_reduce_bfloat16_sum) */
-                           .api = &api};
+                           .api = &api,
+
+                           .path = outpath,
+                           .note = note,
+                           .notelen = sizeof note};
     text = fam->export_source(ex, nshapes, &info, err, sizeof err);
     if (!text) {
         fprintf(stderr, "kforge export: %s\n", err);
@@ -278,6 +287,8 @@ int cmd_export(int argc, char **argv)
         fam->label(&ex[i].v, label, sizeof label);
         fprintf(stderr, "  %-24s %-60s %s\n", st, label, ex[i].deterministic ? "deterministic" : "not deterministic");
     }
+    if (note[0]) /* what the header leaves out (a custom kernel's launcher), and why */
+        fprintf(stderr, "kforge export: %s\n", note);
 out:
     sb_free(&what);
     sb_free(&sets);

@@ -217,15 +217,15 @@ int codegen_wrapped(strbuf *b, const kf_variant *v, const char *ns, const char *
     char *src = codegen_source(v, err, errlen);
     if (!src)
         return -1;
-    /* kernel 0 becomes `entry`, any other kernel K `entry`__K */
-    for (int k = 0; k < f->nentries; k++)
+    /* kernel 0 becomes `entry`, any other kernel K `entry`__K; none renamed without an entry */
+    for (int k = 0; entry && k < f->nentries; k++)
         sb_printf(b, k ? "#define %s %s__%s\n" : "#define %s %s\n", f->entries[k], entry, f->entries[k]);
     if (prologue)
         sb_append(b, prologue);
     sb_printf(b, "namespace %s {\n", ns);
     sb_append(b, src);
     sb_printf(b, "\n} // namespace %s\n", ns);
-    for (int k = 0; k < f->nentries; k++)
+    for (int k = 0; entry && k < f->nentries; k++)
         sb_printf(b, "#undef %s\n", f->entries[k]);
     codegen_undefs(b, src);
     free(src);

@@ -89,7 +89,9 @@ void codegen_undefs(strbuf *b, const char *text);
 /* Appends v's source wrapped as above: `#define <family entry> <entry>`, then
  * prologue (may be NULL: lines placed before the source, such as a
  * KF_ENTRY_LINKAGE), `namespace <ns> {`, the source, `}`, and the #undefs
- * (the entry macro's included).  0, or -1 with a message. */
+ * (the entry macro's included).  entry NULL: no kernel is renamed (C++
+ * kernels, whose names the namespace keeps apart; kforge export of a
+ * custom kernel).  0, or -1 with a message. */
 int codegen_wrapped(strbuf *b, const kf_variant *v, const char *ns, const char *entry, const char *prologue,
                     char *err, size_t errlen);
 

@@ -1229,6 +1229,29 @@ void rtc_pool_free(rtc_pool *p)
     free(p);
 }
 
+int rtc_lowered_name(const char *src, const char *name, const rtc_options *opt, const char *expr, char *lowered,
+                     size_t len, char **log, char *err, size_t errlen)
+{
+    if (log)
+        *log = NULL;
+    if (!expr || !lowered || len == 0) {
+        kf_err(err, errlen, "rtc_lowered_name: no name expression");
+        return -1;
+    }
+    char *exprs[2] = {(char *)expr, NULL};
+    void *bin = NULL;
+    size_t binlen = 0;
+    char *names = NULL;
+    int rc = compile_once(src, name, opt, exprs, &bin, &binlen, log, &names, err, errlen);
+    free(bin);
+    if (rc == 0 && !rtc_name_lookup(names, expr, lowered, len)) {
+        kf_err(err, errlen, "NVRTC: the lowered name of %s is longer than %zu bytes", expr, len - 1);
+        rc = -1;
+    }
+    free(names);
+    return rc;
+}
+
 bool rtc_name_lookup(const char *names, const char *expr, char *out, size_t len)
 {
     size_t el = strlen(expr);

@@ -60,6 +60,14 @@ bool rtc_name_lookup(const char *names, const char *expr, char *out, size_t len)
 /* Where a cubin's lowered names are kept: its path with .names for .cubin. */
 void rtc_names_path(const char *cubin_path, char *out, size_t len);
 
+/* Compiles src as rtc_compile does (no cubin kept) with the name
+ * expression expr, a kernel such as "transpose" or "scale<float>", and
+ * writes its lowered name (len bytes at most): the kernel's symbol in the
+ * module, expr itself for an extern "C" kernel, the mangled name of a C++
+ * one.  0, or -1 with *log and err as rtc_compile's. */
+int rtc_lowered_name(const char *src, const char *name, const rtc_options *opt, const char *expr,
+                     char *lowered, size_t len, char **log, char *err, size_t errlen);
+
 typedef struct {
     char dir[PATH_MAX];
     bool enabled;

@@ -772,6 +772,109 @@ int expr_eval(const kf_expr *e, const kf_variant *v, const kf_shape *shape, doub
     return 0;
 }
 
+// ---------------------------------------------------------------------------
+// C source text
+
+/* nd as C text into b, every operation in parentheses; -1 and a message for
+ * what has no C form over doubles. */
+static int c_node(const kf_expr *e, const enode *nd, const char *prefix, strbuf *b, char *err, size_t errlen)
+{
+    const kf_family *f = e->fam;
+    switch (nd->kind) {
+    case E_NUM: {
+        char num[64];
+        snprintf(num, sizeof num, "%.17g", nd->num);
+        /* a double literal: 4 / 3 must not be integer division */
+        sb_printf(b, "%s%s", num, strpbrk(num, ".e") ? "" : ".0");
+        return 0;
+    }
+    case E_STR:
+        kf_err(err, errlen, "'%s' at position %zu: the string \"%s\" has no value in C", e->text, nd->pos + 1,
+               nd->str);
+        return -1;
+    case E_VAR: {
+        int count;
+        const char *name = var_name(f, nd->op);
+        if (nd->op >= V_DERIVED || !name) {
+            kf_err(err, errlen, "'%s' at position %zu: %s is a name the family derives, not a parameter or size",
+                   e->text, nd->pos + 1, name ? name : "?");
+            return -1;
+        }
+        if (enum_names(f, nd->op, &count) || (nd->op < f->nparams && f->params[nd->op].kind == KF_PK_GRID)) {
+            kf_err(err, errlen, "'%s' at position %zu: %s is an enumerated or grid parameter, not a number",
+                   e->text, nd->pos + 1, name);
+            return -1;
+        }
+        sb_printf(b, "%s%s", prefix, name);
+        return 0;
+    }
+    case E_NEG:
+    case E_NOT:
+        sb_append(b, nd->kind == E_NEG ? "(-" : "(");
+        if (c_node(e, nd->a, prefix, b, err, errlen) != 0)
+            return -1;
+        sb_append(b, nd->kind == E_NEG ? ")" : " == 0 ? 1.0 : 0.0)");
+        return 0;
+    case E_BIN: {
+        int op = nd->op;
+        sb_append(b, op == B_MOD ? "fmod(" : "(");
+        if (c_node(e, nd->a, prefix, b, err, errlen) != 0)
+            return -1;
+        sb_printf(b, op == B_MOD ? ", " : " %s ", binop_text[op]);
+        if (c_node(e, nd->b, prefix, b, err, errlen) != 0)
+            return -1;
+        /* comparisons and logic give ints in C: made doubles, so that (a < b) / (c < d) divides reals */
+        sb_append(b, op <= B_GE ? " ? 1.0 : 0.0)" : ")");
+        return 0;
+    }
+    case E_CALL:
+        if (nd->op == F_LOG2 || nd->op == F_POW2) {
+            sb_append(b, nd->op == F_LOG2 ? "log2(" : "pow(2.0, ");
+            if (c_node(e, nd->a, prefix, b, err, errlen) != 0)
+                return -1;
+            sb_append(b, ")");
+            return 0;
+        }
+        /* min(a, b): a < b ? a : b, as expr_eval has it (fmin differs on NaN) */
+        sb_append(b, "(");
+        if (c_node(e, nd->a, prefix, b, err, errlen) != 0)
+            return -1;
+        sb_append(b, nd->op == F_MIN ? " < " : " > ");
+        if (c_node(e, nd->b, prefix, b, err, errlen) != 0)
+            return -1;
+        sb_append(b, " ? ");
+        if (c_node(e, nd->a, prefix, b, err, errlen) != 0)
+            return -1;
+        sb_append(b, " : ");
+        if (c_node(e, nd->b, prefix, b, err, errlen) != 0)
+            return -1;
+        sb_append(b, ")");
+        return 0;
+    }
+    kf_err(err, errlen, "'%s': internal error: bad node", e->text);
+    return -1;
+}
+
+char *expr_c_text(const kf_expr *e, const char *prefix, char *err, size_t errlen)
+{
+    if (!e) {
+        kf_err(err, errlen, "expr_c_text: no expression");
+        return NULL;
+    }
+    strbuf b = {0};
+    if (c_node(e, e->root, prefix ? prefix : "", &b, err, errlen) != 0) {
+        sb_free(&b);
+        return NULL;
+    }
+    if (b.failed || b.len > (1u << 20)) { /* min and max write their operands twice */
+        kf_err(err, errlen, "'%s': %s", e->text, b.failed ? "out of memory" : "too long as C text");
+        sb_free(&b);
+        return NULL;
+    }
+    return sb_take(&b);
+}
+
+const char *expr_source_text(const kf_expr *e) { return e ? e->text : ""; }
 bool expr_uses_n(const kf_expr *e) { return e && e->uses_n; }
 bool expr_uses_params(const kf_expr *e) { return e && e->uses_p; }
 

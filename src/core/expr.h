@@ -35,6 +35,21 @@ kf_expr *expr_parse_for(const char *text, const struct kf_family *f, char *err, 
 int expr_eval(const kf_expr *e, const kf_variant *v, const kf_shape *s, double *out,
               char *err, size_t errlen);
 
+/* e as C source text (malloc'd) that computes expr_eval's value in double
+ * arithmetic over double variables named prefix + identifier (every
+ * parameter and size it mentions), for code written from an expression
+ * (kforge export's launcher): literals are doubles, '/' is real division,
+ * '%' fmod, log2(x) log2, pow2(k) pow(2.0, k), min and max a comparison,
+ * and comparisons, &&, || and ! give 1.0 or 0.0.  The text needs <math.h>.
+ * Where expr_eval fails (division by zero, log2 of 0), the C text gives an
+ * infinity or a NaN instead.  NULL with a message for what C cannot say
+ * over numbers: a string, an enumerated or grid parameter, a family's
+ * derived name. */
+char *expr_c_text(const kf_expr *e, const char *prefix, char *err, size_t errlen);
+
+/* The text e was parsed from. */
+const char *expr_source_text(const kf_expr *e);
+
 /* True if the expression mentions a size (then it is checked per case). */
 bool expr_uses_n(const kf_expr *e);
 /* True if it mentions a parameter (or a family's derived name). */

@@ -129,6 +129,12 @@ typedef struct {
      * kforge_transpose_lookup), the very spelling of the header, for
      * kforge export's message. */
     strbuf *api;
+    const char *path;           /* where the header goes (-o), NULL: standard output */
+    /* Optional: a line the family has for the user, which kforge export
+     * prints on stderr (what the header leaves out, and why); the family
+     * writes it (NUL-terminated, at most notelen bytes) or leaves it "". */
+    char *note;
+    size_t notelen;
 } kf_export_info;
 
 /* Test hook (KFORGE_PLANT, compile/codegen.h): where a planted coverage
