@@ -80,6 +80,16 @@ if [ $rc = 0 ] && [ "$(grep -c '^  compiled' apply_comp.txt)" = 3 ] && [ "$nn" -
     ok "a template never instantiated in the source: apply<Twice> compiled, lowered _Z5applyI5TwiceEvPfPKfi kept"
 else bad "name expression apply<Twice>" "exit $rc, $nn names: $(tail -2 apply_comp.txt; tail -1 apply_gen.txt)"; fi
 
+# gen of several variants of a C++ entry: one translation unit, each copy in
+# a namespace named after the entry made an identifier, the entry not renamed
+"$K" gen apply.json >apply_multi.cu 2>&1; rc=$?
+if [ $rc = 0 ] && [ "$(grep -c '^namespace apply_Twice__v[0-2]_ns {$' apply_multi.cu)" = 3 ] &&
+   ! grep -q '^#define apply<' apply_multi.cu &&
+   { ! [ -x "${CUDA:-/usr/local/cuda}/bin/nvcc" ] ||
+     "${CUDA:-/usr/local/cuda}/bin/nvcc" -arch=sm_90 -c -x cu apply_multi.cu -o apply_multi.o >apply_nvcc.txt 2>&1; }; then
+    ok "gen of 3 variants of apply<Twice>: namespaces apply_Twice__v0_ns.. that compile as one unit"
+else bad "gen of several C++ variants" "exit $rc: $(grep -n 'namespace\|define apply' apply_multi.cu | head -3; head -3 apply_nvcc.txt 2>/dev/null)"; fi
+
 # --- gen: the #defines, then #line and the user's file ---------------------
 "$K" gen transpose.json --set tile_dim=32 --set block_rows=8 --set pad=1 --set vec=1 --set unroll=0 >gen.txt 2>&1
 if has gen.txt '^#define tile_dim 32$' && has gen.txt '^#define block_rows 8$' && has gen.txt '^#define pad 1$' &&

@@ -289,8 +289,9 @@ char *codegen_multi_source(const kf_variant *vs, int n, char *err, size_t errlen
         char suf[KF_NAME_MAX + 16], label[256];
         codegen_suffix(vs, n, i, suf, sizeof suf);
         family_of(&vs[i])->label(&vs[i], label, sizeof label);
-        sb_printf(&b, "//   %s_%s  %s%s%s\n", family_of(&vs[i])->entries[0], suf, vs[i].name, vs[i].name[0] ? " -- " : "",
-                  label);
+        char base[KF_NAME_MAX + 16];
+        ident(family_of(&vs[i])->entries[0], base, sizeof base);
+        sb_printf(&b, "//   %s_%s  %s%s%s\n", base, suf, vs[i].name, vs[i].name[0] ? " -- " : "", label);
     }
     for (int i = 0; i < n; i++) {
         if (kf_interrupted) {
@@ -298,14 +299,22 @@ char *codegen_multi_source(const kf_variant *vs, int n, char *err, size_t errlen
             kf_err(err, errlen, "interrupted");
             return NULL;
         }
-        char suf[KF_NAME_MAX + 16], entry[KF_NAME_MAX + 64], ns[KF_NAME_MAX + 80];
+        char suf[KF_NAME_MAX + 16], entry[2 * KF_NAME_MAX + 48], ns[2 * KF_NAME_MAX + 64];
         codegen_suffix(vs, n, i, suf, sizeof suf);
-        snprintf(entry, sizeof entry, "%s_%s", family_of(&vs[i])->entries[0], suf);
+        char base[KF_NAME_MAX + 16];
+        ident(family_of(&vs[i])->entries[0], base, sizeof base); /* "scale<float>" -> "scale_float_" */
+        snprintf(entry, sizeof entry, "%s_%s", base, suf);
         snprintf(ns, sizeof ns, "%s_ns", entry);
         char *head = codegen_launch_comment(&vs[i]);
         sb_printf(&b, "\n%s//   %-20s %s\n", head ? head : "", "kernel", entry);
         free(head);
-        if (codegen_wrapped(&b, &vs[i], ns, entry, NULL, err, errlen) != 0) {
+        /* a C++ entry ("scale<float>") cannot be renamed by a macro: its
+         * namespace keeps it apart */
+        const char *e0 = family_of(&vs[i])->entries[0];
+        bool plain = isalpha((unsigned char)e0[0]) || e0[0] == '_';
+        for (const char *p = e0; plain && *p; p++)
+            plain = isalnum((unsigned char)*p) || *p == '_';
+        if (codegen_wrapped(&b, &vs[i], ns, plain ? entry : NULL, NULL, err, errlen) != 0) {
             sb_free(&b);
             return NULL;
         }
