@@ -240,10 +240,14 @@ if [ -n "$(best s1.jsonl)" ] && [ "$(best s1.jsonl)" = "$(best s2.jsonl)" ]; the
 else
   bad "best on two devices" "'$(best s1.jsonl)' vs '$(best s2.jsonl)'"
 fi
+# (a guided search abandons nothing here: which candidates a race abandons
+# depends on the best measured so far, so on how the devices interleave,
+# and an abandoned candidate steers the search as a failed one does)
 for st in genetic local anneal; do
   KFORGE_FAKE_GPU_MS=2 "$KFORGE" tune sp.json --strategy $st --budget 25 --seed 9 --device 0 --no-resume \
-    --results g1.jsonl --no-db > g1.txt 2>&1
+    --abandon-above 0 --results g1.jsonl --no-db > g1.txt 2>&1
   KFORGE_FAKE_GPU_MS=2 "$KFORGE" tune sp.json --strategy $st --budget 25 --seed 9 --devices all --no-resume \
+    --abandon-above 0 \
     --results g2.jsonl --no-db > g2.txt 2>&1
   if grep -q '^best: ' g1.txt && [ "$(grep '^best:\|new best at' g1.txt)" = "$(grep '^best:\|new best at' g2.txt)" ] &&
      [ "$(cases g1.jsonl)" = "$(cases g2.jsonl)" ]; then
