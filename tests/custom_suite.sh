@@ -688,6 +688,35 @@ expect2 "constants: an unknown key, with a suggestion" bc_key.json 'bc_key.json:
 expect2 "constants: a .npy file that is not there" bc_npy.json 'bc_npy.json: custom.constants[0] (d_filter).fill: cannot read no_such.npy'
 expect2 "constants: the same name twice" bc_twice.json 'bc_twice.json: custom.constants[1] (d_filter): "d_filter" is already constants[0]'
 expect2 "constants: not a list" bc_list.json 'bc_list.json: custom.constants: expected a list of up to 8 {"name", "dtype", "length", "fill"}'
+# a parameter or size named as a key of every results line would write the
+# key twice: refused by every command that loads the config
+python3 - <<'PY'
+import json
+c = json.load(open("vector_add.json"))
+c["custom"]["params"]["time"] = [1]
+json.dump(c, open("b_key_param.json", "w"))
+c = json.load(open("vector_add.json"))
+c["custom"]["sizes"] = ["status"]
+for a in c["custom"]["args"]:
+    for k in ("length", "value"):
+        if isinstance(a.get(k), str):
+            a[k] = a[k].replace("n", "status")
+c["custom"]["grid"] = [g.replace("n", "status") for g in c["custom"]["grid"]]
+c["custom"]["bytes"] = c["custom"]["bytes"].replace("n", "status")
+c.setdefault("defaults", {}).pop("n", None)
+c["defaults"]["status"] = 1000
+json.dump(c, open("b_key_size.json", "w"))
+PY
+expect2 "a parameter named time" b_key_param.json \
+    'b_key_param.json: the parameter "time" of kernel vector_add has the name of a key every results line has'
+"$K" tune b_key_param.json --results bk.jsonl >bk.txt 2>&1; rc=$?
+if [ $rc = 2 ] && grep -qF 'the parameter "time" of kernel vector_add has the name of a key' bk.txt && [ ! -s bk.jsonl ]; then
+    ok "bad input: tune refuses a parameter named time too (exit 2, nothing recorded)"
+else bad "tune with a parameter named time" "exit $rc: $(head -2 bk.txt)"; fi
+"$K" check b_key_size.json >bad.txt 2>&1; rc=$?
+if [ $rc = 2 ] && grep -qF 'has the name of a key every results line has' bad.txt; then
+    ok "bad input: a size named status (exit 2)"
+else bad "bad input: a size named status" "exit $rc: $(head -2 bad.txt)"; fi
 
 # --- export with a launcher: the kernel once per tuned parameter set -------
 # tests/custom/export_launchers.sh tunes vector_add, transpose, convolution,

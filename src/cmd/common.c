@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "line.h"
 #include "tunedb.h"
 #include "util.h"
 #include "worker.h"
@@ -257,7 +258,8 @@ int load_configs(const opts *o, kf_config *cfgs)
 {
     char err[1024];
     for (int i = 0; i < o->nconfigs; i++) {
-        if (config_load(o->configs[i], &cfgs[i], err, sizeof err) != 0) {
+        if (config_load(o->configs[i], &cfgs[i], err, sizeof err) != 0 ||
+            results_check_names(o->configs[i], cfgs[i].family, err, sizeof err) != 0) {
             fprintf(stderr, "kforge: %s\n", err);
             return -1;
         }
@@ -479,6 +481,11 @@ int family_from_config(const char *cmd, const char *path, int *family)
     char err[1024];
     if (config_load(path, &cfg, err, sizeof err) != 0) {
         fprintf(stderr, "kforge %s: %s\n", cmd, err);
+        return KF_EXIT_USAGE;
+    }
+    if (results_check_names(path, cfg.family, err, sizeof err) != 0) {
+        fprintf(stderr, "kforge %s: %s\n", cmd, err);
+        config_free(&cfg);
         return KF_EXIT_USAGE;
     }
     *family = cfg.family;

@@ -757,6 +757,31 @@ bool results_line_unknown_kernel(const char *line, char *kernel, size_t len)
     return unknown;
 }
 
+bool results_line_key(const char *name)
+{
+    if (strcmp(name, "bench") == 0)
+        return true;
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
+        if (fields[i].name[0] && strcmp(fields[i].name, name) == 0)
+            return true;
+    return false;
+}
+
+int results_check_names(const char *path, int family, char *err, size_t errlen)
+{
+    const kf_family *f = kf_families[family];
+    for (int i = 0; i < f->nparams + f->nsizes; i++) {
+        const char *name = i < f->nparams ? f->params[i].name : f->sizes[i - f->nparams].name;
+        if (results_line_key(name)) {
+            kf_err(err, errlen, "%s: %s \"%s\" of kernel %s has the name of a key every results line has "
+                   "(kforge, run, time, device, name, status, bench, ...): give it another name",
+                   path, i < f->nparams ? "the parameter" : "the size", name, f->name);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 int results_parse_run(const char *line, kf_run_info *info, char *err, size_t errlen)
 {
     memset(info, 0, sizeof *info);

@@ -56,6 +56,15 @@ bool results_line_unknown_kernel(const char *line, char *kernel, size_t len);
  * with a message. */
 int results_parse_run(const char *line, kf_run_info *info, char *err, size_t errlen);
 
+/* Whether name is a key every results line of any family has ("status",
+ * "time", "bench", ...): a family's parameter or size of that name would
+ * write the key twice. */
+bool results_line_key(const char *name);
+
+/* 0, or -1 with a message naming path, when a parameter or size of family
+ * (kf_families index) is named as such a key (a custom kernel's "status"). */
+int results_check_names(const char *path, int family, char *err, size_t errlen);
+
 /* The case identity: family, name, every parameter, the shape, the GPU
  * model, and the bench settings that change the value or the timing (all
  * but the watchdog): the fields the table marks as identity.  Two results

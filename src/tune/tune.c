@@ -35,6 +35,7 @@
 
 #include "cli.h"
 #include "config.h"
+#include "line.h"
 #include "report.h"
 #include "resume.h"
 #include "results.h"
@@ -564,6 +565,8 @@ static void make_info(tuner *t)
 int tuner_load_space(tuner *t, char *err, size_t errlen)
 {
     if (config_load(t->o.space, &t->cfg, err, errlen) != 0)
+        return KF_EXIT_USAGE;
+    if (results_check_names(t->o.space, t->cfg.family, err, errlen) != 0)
         return KF_EXIT_USAGE;
     for (int i = 0; i < t->o.nsets; i++)
         if (config_set(&t->cfg, t->o.sets[i], err, errlen) != 0)
