@@ -680,6 +680,31 @@ t_custom_kforge() {
     done
 }
 
+# a tune that abandons (the race, on by default) leaves no holes in the heat
+# map or the sweep: the abandoned candidates' first repetitions fill them,
+# with a note; the cells are those of a tune that abandons nothing
+t_abandoned_cells() {
+    [ -x "$KFORGE" ] || skip "$KFORGE not built"
+    "$KFORGE" --version 2>/dev/null | grep -q NVRTC || skip "NVRTC is not usable here"
+    export KFORGE_FAKE_GPU=1 KFORGE_CACHE_DIR="${KFORGE_TEST_CACHE:-$PWD/cache}" KFORGE_DB="$PWD/db"
+    unset KFORGE_PLANT KFORGE_DEVICES
+    for k in 2 0; do
+        "$KFORGE" tune "$ROOT/configs/custom/transpose.json" --strategy random --budget 40 --abandon-above $k \
+            --set width=1024 --set height=512 --results tr$k.jsonl --no-db -q >tune.out 2>&1 ||
+            die "kforge tune --abandon-above $k: exit $?: $(cat tune.out)"
+    done
+    na=$(grep -c '"status":"abandoned"' tr2.jsonl)
+    [ "$na" -ge 5 ] || die "only $na abandoned: the test needs a race"
+    print_data tr2.jsonl --heat tile_dim,block_rows --chart heat
+    chart out heat.png >h2
+    print_data tr0.jsonl --heat tile_dim,block_rows --chart heat
+    chart out heat.png >h0
+    has h2 "note: $na of the measurements are of candidates a tune abandoned"
+    [ "$(grep -c '^  cell ' h2)" = "$(grep -c '^  cell ' h0)" ] ||
+        die "cells: $(grep -c '^  cell ' h2) with the race, $(grep -c '^  cell ' h0) without"
+    has h2 '^  cell tile_dim=[0-9]+ block_rows=[0-9]+: 100\.0% '
+}
+
 check devices-apart t_devices_apart
 check latest-run t_latest_run
 check log-axes t_log_axes
@@ -699,6 +724,7 @@ check custom-bandwidth t_custom_bandwidth
 check builtin-fields t_builtin_fields
 check custom-draw t_custom_draw
 check custom-kforge t_custom_kforge
+check abandoned-cells t_abandoned_cells
 
 if [ "$nfail" -eq 0 ]; then
     rm -rf "$TMP"

@@ -34,7 +34,9 @@ merged: each gets its own files, named after it):
                  default block_size,elements_per_thread, else the two that
                  vary with the most values) at one size or shape (--n 2^20,
                  --n 1024x512, --n width=1024,height=512; default the largest
-                 measured), the minimum over every other parameter.
+                 measured), the minimum over every other parameter.  Rows
+                 a tune abandoned (status "abandoned": the median of their
+                 first repetitions) count here and in the sweep, with a note.
   With several devices: bandwidth-DEVICE.png and heat-DEVICE.png.  With
   several problems (kernel, dtype, op): one heat map each,
   heat[-DEVICE]-KERNEL-DTYPE-OP.png.
@@ -1191,6 +1193,19 @@ def main():
         def per_problem(pk):
             return [r for r in dok if problem_of(r) == pk]
 
+        # a tune stops candidates that cannot win after their first
+        # repetitions (status "abandoned", with those repetitions' figures):
+        # the heat map and the sweep show them too, so the space has no holes
+        dab = [r for r in rows if device_of(r) == d and r.get("status") == "abandoned" and
+               number(r.get("median_ms")) and number(r.get("gbps"))]
+
+        def with_abandoned(pk, prow, shape):
+            """prow and the problem's abandoned rows at shape, and the notes to draw with them."""
+            extra = [r for r in dab if problem_of(r) == pk and shape_of(r) == shape]
+            more = ["%d of the measurements are of candidates a tune abandoned (the median of their first "
+                    "repetitions)" % len(extra)] if extra else []
+            return prow + extra, notes + more
+
         def psuffix(pk):
             return "" if len(problems) == 1 else "-" + slug("-".join(pk))
 
@@ -1222,6 +1237,9 @@ def main():
             for pk in problems:
                 prow = per_problem(pk)
                 size_names, shape, why = pick_shape(prow, n)
+                cnotes = notes
+                if shape is not None:
+                    prow, cnotes = with_abandoned(pk, prow, shape)
                 if shape is None:
                     if why:
                         note("%s: %s, so no %s" % (d, why, "heat map" if kind == "heat" else "sweep chart"))
@@ -1229,11 +1247,11 @@ def main():
                     continue
                 out = os.path.join(a.out, "%s%s%s.png" % (kind, suffix, psuffix(pk)))
                 if kind == "sweep":
-                    c = sweep(prow, out, d, notes, size_names, shape, sweep_axes)
+                    c = sweep(prow, out, d, cnotes, size_names, shape, sweep_axes)
                 else:
                     keys = heat_keys or (HEAT_DEFAULT if all(any(k in r for r in prow) for k in HEAT_DEFAULT)
                                          else [None, None])
-                    c = heat(prow, out, d, notes, keys[0], keys[1], size_names, shape, a.n is not None)
+                    c = heat(prow, out, d, cnotes, keys[0], keys[1], size_names, shape, a.n is not None)
                 if c:
                     charts.append((kind, c))
     if "convergence" in want:
