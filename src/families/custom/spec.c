@@ -99,6 +99,22 @@ static int get_integer(mk *m, const char *field, const cJSON *j, int64_t lo, int
     return 0;
 }
 
+/* obj's key, the name of an element type, into *out (an arg's "dtype" or
+ * "scalar", a constant's "dtype"); the message names field.key. */
+static int get_dtype(mk *m, const char *field, const cJSON *obj, const char *key, kf_dtype *out)
+{
+    const cJSON *j = cJSON_GetObjectItemCaseSensitive(obj, key);
+    char f[160], g[80];
+    snprintf(f, sizeof f, "%s.%s", field, key);
+    int t = cJSON_IsString(j) ? kf_lookup(kf_dtype_names, CUSTOM_DTYPES, j->valuestring) : -1;
+    if (t < 0) {
+        given(j, g, sizeof g);
+        return bad(m, f, "expected a dtype (" DTYPE_LIST "), got %s", g);
+    }
+    *out = (kf_dtype)t;
+    return 0;
+}
+
 /* An expression: a string or a number, parsed against the family; its
  * text (malloc'd) in *keep unless keep is NULL. */
 static int get_expr_keep(mk *m, cfam *c, const char *field, const cJSON *j, kf_expr **out, char **keep)
@@ -405,13 +421,8 @@ static int parse_arg(mk *m, cfam *c, int a, const cJSON *j)
         if (check_keys(m, f, j, keys, 3) != 0)
             return -1;
         x->scalar = true;
-        snprintf(fd, sizeof fd, "%s.scalar", f);
-        int t = cJSON_IsString(sc) ? kf_lookup(kf_dtype_names, CUSTOM_DTYPES, sc->valuestring) : -1;
-        if (t < 0) {
-            given(sc, g, sizeof g);
-            return bad(m, fd, "expected a dtype (" DTYPE_LIST "), got %s", g);
-        }
-        x->dtype = (kf_dtype)t;
+        if (get_dtype(m, f, j, "scalar", &x->dtype) != 0)
+            return -1;
         const cJSON *val = cJSON_GetObjectItemCaseSensitive(j, "value");
         snprintf(fd, sizeof fd, "%s.value", f);
         if (!val)
@@ -424,14 +435,8 @@ static int parse_arg(mk *m, cfam *c, int a, const cJSON *j)
     if (c->nbufs == KF_MAX_BUFFERS)
         return bad(m, f, "at most %d buffers", KF_MAX_BUFFERS);
     x->buf = c->nbufs++;
-    const cJSON *dt = cJSON_GetObjectItemCaseSensitive(j, "dtype");
-    snprintf(fd, sizeof fd, "%s.dtype", f);
-    int t = cJSON_IsString(dt) ? kf_lookup(kf_dtype_names, CUSTOM_DTYPES, dt->valuestring) : -1;
-    if (t < 0) {
-        given(dt, g, sizeof g);
-        return bad(m, fd, "expected a dtype (" DTYPE_LIST "), got %s", g);
-    }
-    x->dtype = (kf_dtype)t;
+    if (get_dtype(m, f, j, "dtype", &x->dtype) != 0)
+        return -1;
     const cJSON *ro = cJSON_GetObjectItemCaseSensitive(j, "role");
     snprintf(fd, sizeof fd, "%s.role", f);
     int r = cJSON_IsString(ro) ? kf_lookup(kf_role_names, KF_ROLE_SCRATCH, ro->valuestring) : -1;
@@ -493,14 +498,8 @@ static int parse_constant(mk *m, cfam *c, int k, const cJSON *j)
         return bad(m, f, "\"%s\" is a parameter's name (#defined before the source): the variable needs another",
                    x->name);
     x->role = KF_ROLE_IN;
-    const cJSON *dt = cJSON_GetObjectItemCaseSensitive(j, "dtype");
-    snprintf(fd, sizeof fd, "%s.dtype", f);
-    int t = cJSON_IsString(dt) ? kf_lookup(kf_dtype_names, CUSTOM_DTYPES, dt->valuestring) : -1;
-    if (t < 0) {
-        given(dt, g, sizeof g);
-        return bad(m, fd, "expected a dtype (" DTYPE_LIST "), got %s", g);
-    }
-    x->dtype = (kf_dtype)t;
+    if (get_dtype(m, f, j, "dtype", &x->dtype) != 0)
+        return -1;
     const cJSON *len = cJSON_GetObjectItemCaseSensitive(j, "length");
     snprintf(fd, sizeof fd, "%s.length", f);
     if (!len)
