@@ -1,0 +1,1024 @@
+/*
+ * spec.c -- the `custom` family maker's first job: a family made from the
+ * config's "custom" object (custom.c's comment shows one).  Every key is
+ * checked, unknown ones refused with a suggestion; params become INT axes,
+ * sizes the family's sizes, args and constants their buffers, scalars and
+ * module variables (fills, .npy files, tolerances), and every expression
+ * is parsed against the family before it is registered.  A reference
+ * kernel of its own becomes the companion family (make_reference).  Every
+ * message names its field, "custom.args[2] (b).dtype: ...".
+ */
+#include <cjson/cJSON.h>
+#include <ctype.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "custom_internal.h"
+#include "expr.h"
+#include "family.h"
+#include "util.h"
+
+/* The element types a custom buffer or scalar may have: every kf_dtype.
+ * bfloat16 and float16 values are made as doubles, rounded to float and then
+ * to the 2-byte type (to nearest even), and compared as floats. */
+#define CUSTOM_DTYPES KF_DTYPE_COUNT
+#define DTYPE_LIST "int32, uint32, int64, float32, float64, bfloat16, float16"
+#define MAX_VALUES 4096
+
+static const char *const fill_names[] = {"random", "zeros", "ones", "iota", "constant"};
+
+typedef struct {
+    char *err;
+    size_t errlen;
+} mk;
+
+static int bad(mk *m, const char *field, const char *fmt, ...) KF_PRINTF(3, 4);
+static int bad(mk *m, const char *field, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    kf_err(m->err, m->errlen, "custom%s%s: %s", field[0] ? "." : "", field, msg);
+    return -1;
+}
+
+static void given(const cJSON *j, char *buf, size_t len)
+{
+    char *t = j ? cJSON_PrintUnformatted(j) : NULL;
+    snprintf(buf, len, "%s", t ? t : "nothing");
+    if (strlen(buf) > 60)
+        snprintf(buf + 57, len - 57, "...");
+    free(t);
+}
+
+bool custom_ident(const char *s)
+{
+    if (!s[0] || !(isalpha((unsigned char)s[0]) || s[0] == '_'))
+        return false;
+    for (const char *p = s; *p; p++)
+        if (!(isalnum((unsigned char)*p) || *p == '_'))
+            return false;
+    return strlen(s) < 64;
+}
+
+static int check_keys(mk *m, const char *field, const cJSON *o, const char *const *keys, int n)
+{
+    for (const cJSON *k = o->child; k; k = k->next) {
+        bool ok = false;
+        for (int i = 0; i < n && !ok; i++)
+            ok = strcmp(k->string, keys[i]) == 0;
+        if (!ok) {
+            const char *sug = kf_suggest(k->string, keys, n);
+            strbuf b = {0};
+            for (int i = 0; i < n; i++)
+                sb_printf(&b, "%s%s", i ? ", " : "", keys[i]);
+            int rc = bad(m, field, "unknown key \"%s\"%s%s%s (known: %s)", k->string,
+                         sug ? " (did you mean \"" : "", sug ? sug : "", sug ? "\"?)" : "", b.s ? b.s : "");
+            sb_free(&b);
+            return rc;
+        }
+    }
+    return 0;
+}
+
+static int get_integer(mk *m, const char *field, const cJSON *j, int64_t lo, int64_t hi, int64_t *out)
+{
+    char g[80];
+    if (!cJSON_IsNumber(j) || j->valuedouble != floor(j->valuedouble) || j->valuedouble < (double)lo ||
+        j->valuedouble > (double)hi) {
+        given(j, g, sizeof g);
+        return bad(m, field, "expected an integer %lld..%lld, got %s", (long long)lo, (long long)hi, g);
+    }
+    *out = (int64_t)j->valuedouble;
+    return 0;
+}
+
+/* obj's key, the name of an element type, into *out (an arg's "dtype" or
+ * "scalar", a constant's "dtype"); the message names field.key. */
+static int get_dtype(mk *m, const char *field, const cJSON *obj, const char *key, kf_dtype *out)
+{
+    const cJSON *j = cJSON_GetObjectItemCaseSensitive(obj, key);
+    char f[160], g[80];
+    snprintf(f, sizeof f, "%s.%s", field, key);
+    int t = cJSON_IsString(j) ? kf_lookup(kf_dtype_names, CUSTOM_DTYPES, j->valuestring) : -1;
+    if (t < 0) {
+        given(j, g, sizeof g);
+        return bad(m, f, "expected a dtype (" DTYPE_LIST "), got %s", g);
+    }
+    *out = (kf_dtype)t;
+    return 0;
+}
+
+/* An expression: a string or a number, parsed against the family; its
+ * text (malloc'd) in *keep unless keep is NULL. */
+static int get_expr_keep(mk *m, cfam *c, const char *field, const cJSON *j, kf_expr **out, char **keep)
+{
+    char text[1024], g[80];
+    if (cJSON_IsString(j))
+        snprintf(text, sizeof text, "%s", j->valuestring);
+    else if (cJSON_IsNumber(j))
+        snprintf(text, sizeof text, "%.17g", j->valuedouble);
+    else {
+        given(j, g, sizeof g);
+        return bad(m, field, "expected an expression over params and sizes (a string or a number), got %s", g);
+    }
+    char err[512];
+    if (!(*out = expr_parse_for(text, &c->fam, err, sizeof err)))
+        return bad(m, field, "%s", err);
+    if (keep && !(*keep = strdup(text)))
+        return bad(m, field, "out of memory");
+    return 0;
+}
+
+static int get_expr(mk *m, cfam *c, const char *field, const cJSON *j, kf_expr **out)
+{
+    return get_expr_keep(m, c, field, j, out, NULL);
+}
+
+static int parse_params(mk *m, cfam *c, const cJSON *j)
+{
+    if (!cJSON_IsObject(j) || !j->child)
+        return bad(m, "params", "expected an object of tunable parameters, e.g. {\"block_size_x\": [64, 128, 256]}");
+    int n = 0;
+    for (const cJSON *p = j->child; p; p = p->next, n++) {
+        char f[160];
+        snprintf(f, sizeof f, "params.%s", p->string);
+        if (n == KF_MAX_PARAMS)
+            return bad(m, "params", "at most %d parameters", KF_MAX_PARAMS);
+        if (!custom_ident(p->string))
+            return bad(m, f, "a parameter's name must be a C identifier (it is #defined)");
+        int64_t *vals = malloc(sizeof *vals * MAX_VALUES);
+        if (!vals)
+            return bad(m, f, "out of memory");
+        c->values[n] = vals;
+        int nv = 0;
+        if (cJSON_IsArray(p)) {
+            int i = 0;
+            for (const cJSON *x = p->child; x; x = x->next, i++) {
+                char fi[200];
+                snprintf(fi, sizeof fi, "%s[%d]", f, i);
+                if (nv == MAX_VALUES)
+                    return bad(m, f, "at most %d values", MAX_VALUES);
+                if (get_integer(m, fi, x, -(1LL << 40), 1LL << 40, &vals[nv]) != 0)
+                    return -1;
+                for (int k = 0; k < nv; k++)
+                    if (vals[k] == vals[nv])
+                        return bad(m, fi, "%lld is listed twice", (long long)vals[nv]);
+                nv++;
+            }
+        } else if (cJSON_IsObject(p) && cJSON_GetObjectItemCaseSensitive(p, "range")) {
+            static const char *const keys[] = {"range", "step"};
+            if (check_keys(m, f, p, keys, 2) != 0)
+                return -1;
+            const cJSON *r = cJSON_GetObjectItemCaseSensitive(p, "range"), *st = cJSON_GetObjectItemCaseSensitive(p, "step");
+            int64_t lo, hi, step = 1;
+            char fr[200];
+            snprintf(fr, sizeof fr, "%s.range", f);
+            if (!cJSON_IsArray(r) || cJSON_GetArraySize(r) != 2)
+                return bad(m, fr, "expected [first, last]");
+            if (get_integer(m, fr, r->child, -(1LL << 40), 1LL << 40, &lo) != 0 ||
+                get_integer(m, fr, r->child->next, lo, lo + MAX_VALUES * (1LL << 20), &hi) != 0)
+                return -1;
+            char fs[200];
+            snprintf(fs, sizeof fs, "%s.step", f);
+            if (st && get_integer(m, fs, st, 1, 1LL << 40, &step) != 0)
+                return -1;
+            for (int64_t x = lo; x <= hi; x += step) {
+                if (nv == MAX_VALUES)
+                    return bad(m, f, "at most %d values", MAX_VALUES);
+                vals[nv++] = x;
+            }
+        } else {
+            char g[80];
+            given(p, g, sizeof g);
+            return bad(m, f, "expected a list of integers or {\"range\": [first, last]}, got %s", g);
+        }
+        if (nv == 0)
+            return bad(m, f, "expected at least one value");
+        c->nvalues[n] = nv;
+        int64_t lo = vals[0], hi = vals[0];
+        strbuf al = {0};
+        for (int k = 0; k < nv; k++) {
+            lo = vals[k] < lo ? vals[k] : lo;
+            hi = vals[k] > hi ? vals[k] : hi;
+            if (k < 12)
+                sb_printf(&al, "%s%lld", k ? ", " : "", (long long)vals[k]);
+        }
+        if (nv > 12)
+            sb_printf(&al, ", ... (%d values)", nv);
+        c->pnames[n] = strdup(p->string);
+        c->pallowed[n] = sb_take(&al);
+        if (!c->pnames[n] || !c->pallowed[n])
+            return bad(m, f, "out of memory");
+        c->params[n] = (kf_param){.name = c->pnames[n], .kind = KF_PK_INT, .lo = lo, .hi = hi, .def = vals[0],
+                                  .allowed = c->pallowed[n], .macro = c->pnames[n], .doc = "a tunable parameter "
+                                  "of the user's kernel (#defined before its source)", .sweep = vals, .nsweep = nv};
+    }
+    c->fam.nparams = n;
+    return 0;
+}
+
+static int parse_sizes(mk *m, cfam *c, const cJSON *j)
+{
+    if (!cJSON_IsArray(j) || cJSON_GetArraySize(j) < 1 || cJSON_GetArraySize(j) > KF_MAX_DIMS)
+        return bad(m, "sizes", "expected a list of 1..%d size names, e.g. [\"n\"] or [\"width\", \"height\"]",
+                   KF_MAX_DIMS);
+    int n = 0;
+    for (const cJSON *s = j->child; s; s = s->next, n++) {
+        char f[32];
+        snprintf(f, sizeof f, "sizes[%d]", n);
+        if (!cJSON_IsString(s) || !custom_ident(s->valuestring))
+            return bad(m, f, "expected a size name (a C identifier)");
+        if (param_find(c->params, c->fam.nparams, s->valuestring) >= 0 ||
+            param_find(c->sizes, n, s->valuestring) >= 0)
+            return bad(m, f, "\"%s\" is already a parameter or size", s->valuestring);
+        if (!(c->snames[n] = strdup(s->valuestring)))
+            return bad(m, f, "out of memory");
+        c->sizes[n] = (kf_param){.name = c->snames[n], .kind = KF_PK_INT, .lo = 1, .hi = 1LL << 34,
+                                 .pow2_strings = true, .allowed = "an integer 1..2^34", .doc = "a problem size"};
+    }
+    c->fam.nsizes = n;
+    return 0;
+}
+
+/* A .npy file (NumPy's format, version 1 to 3): little-endian, C order,
+ * of the element type want ('<i4' int32, '<u4' uint32, '<i8' int64, '<f4'
+ * float32, '<f8' float64, '<f2' float16; bfloat16, which NumPy lacks, as
+ * its bits: '<u2' (x.view(np.uint16)) or 2-byte void '|V2' / '<V2', what
+ * np.save writes for ml_dtypes.bfloat16); any shape, read as its elements
+ * in order.  path relative to the config's folder.  0 and the data, or -1
+ * and why. */
+static int npy_load(const cfam *c, const char *name, kf_dtype want, void **data, int64_t *elems, char *why,
+                    size_t whylen)
+{
+    static const char *const descr[KF_DTYPE_COUNT][3] = {
+        [KF_INT32] = {"'<i4'"}, [KF_UINT32] = {"'<u4'"}, [KF_INT64] = {"'<i8'"}, [KF_FLOAT32] = {"'<f4'"},
+        [KF_FLOAT64] = {"'<f8'"}, [KF_BFLOAT16] = {"'<u2'", "'|V2'", "'<V2'"}, [KF_FLOAT16] = {"'<f2'"}};
+    char path[PATH_MAX + 256];
+    if (name[0] == '/' || !c->config_dir[0])
+        snprintf(path, sizeof path, "%s", name);
+    else
+        snprintf(path, sizeof path, "%s/%s", c->config_dir, name);
+    size_t len;
+    char err[256];
+    unsigned char *f = (unsigned char *)kf_read_file_max(path, (size_t)1 << 34, &len, err, sizeof err);
+    if (!f) {
+        kf_err(why, whylen, "cannot read %s: %s", path, err);
+        return -1;
+    }
+    size_t hl = 0, off = 0;
+    if (len >= 10 && memcmp(f, "\x93NUMPY", 6) == 0 && f[6] == 1)
+        hl = (size_t)f[8] | (size_t)f[9] << 8, off = 10;
+    else if (len >= 12 && memcmp(f, "\x93NUMPY", 6) == 0 && (f[6] == 2 || f[6] == 3))
+        hl = (size_t)f[8] | (size_t)f[9] << 8 | (size_t)f[10] << 16 | (size_t)f[11] << 24, off = 12;
+    if (!off || off + hl > len) {
+        kf_err(why, whylen, "%s is not a .npy file (NumPy's format: \\x93NUMPY, version 1 to 3)", path);
+        free(f);
+        return -1;
+    }
+    char head[4096];
+    snprintf(head, sizeof head, "%.*s", (int)(hl < sizeof head - 1 ? hl : sizeof head - 1), (const char *)f + off);
+    const char *d = strstr(head, "'descr':"), *fo = strstr(head, "'fortran_order':"), *sh = strstr(head, "'shape':");
+    if (!d || !fo || !sh || strncmp(fo + 16 + strspn(fo + 16, " "), "False", 5) != 0) {
+        kf_err(why, whylen, "%s: a .npy header with 'descr', 'fortran_order': False (C order) and 'shape' was expected",
+               path);
+        free(f);
+        return -1;
+    }
+    d += 8 + strspn(d + 8, " ");
+    bool known = false;
+    for (int k = 0; k < 3 && descr[want][k] && !known; k++)
+        known = strncmp(d, descr[want][k], strlen(descr[want][k])) == 0;
+    if (!known) {
+        kf_err(why, whylen, "%s holds %.5s elements, the buffer is %s (%s%s)", path, d, kf_dtype_names[want],
+               descr[want][0], want == KF_BFLOAT16 ? ", its bits as uint16, or '|V2'" : "");
+        free(f);
+        return -1;
+    }
+    int64_t n = 1;
+    const char *p = strchr(sh, '(');
+    for (p = p ? p + 1 : sh; *p && *p != ')'; p++)
+        if (*p >= '0' && *p <= '9') {
+            char *end;
+            long long k = strtoll(p, &end, 10);
+            n *= k;
+            p = end - 1;
+        }
+    size_t es = kf_dtype_size(want);
+    if (n < 1 || (size_t)n * es != len - off - hl) {
+        kf_err(why, whylen, "%s: its shape gives %lld elements, its data holds %zu bytes", path, (long long)n,
+               len - off - hl);
+        free(f);
+        return -1;
+    }
+    void *x = malloc((size_t)n * es);
+    if (!x) {
+        kf_err(why, whylen, "%s: out of memory", path);
+        free(f);
+        return -1;
+    }
+    memcpy(x, f + off + hl, (size_t)n * es);
+    free(f);
+    *data = x;
+    *elems = n;
+    return 0;
+}
+
+/* {"rtol": r, "atol": a} at field: each given one into *rtol, *atol. */
+static int parse_tolerance(mk *m, const char *field, const cJSON *tol, double *rtol, double *atol)
+{
+    static const char *const tkeys[] = {"rtol", "atol"};
+    char g[80], f[160];
+    if (!cJSON_IsObject(tol)) {
+        given(tol, g, sizeof g);
+        return bad(m, field, "expected {\"rtol\": r, \"atol\": a} (|got - ref| <= atol + rtol |ref|), got %s", g);
+    }
+    if (check_keys(m, field, tol, tkeys, 2) != 0)
+        return -1;
+    double *out[2] = {rtol, atol};
+    for (int k = 0; k < 2; k++) {
+        const cJSON *x = cJSON_GetObjectItemCaseSensitive(tol, tkeys[k]);
+        snprintf(f, sizeof f, "%s.%s", field, tkeys[k]);
+        if (!x)
+            continue;
+        if (!cJSON_IsNumber(x) || !(x->valuedouble >= 0) || !isfinite(x->valuedouble)) {
+            given(x, g, sizeof g);
+            return bad(m, f, "expected a number >= 0, got %s", g);
+        }
+        *out[k] = x->valuedouble;
+    }
+    return 0;
+}
+
+/* A buffer's or a constant's "fill" (x's defaults set by the caller; fi
+ * NULL keeps them); fd names the field in messages. */
+static int parse_fill(mk *m, cfam *c, const char *fd, const cJSON *fi, carg *x)
+{
+    char g[80];
+    static const char *const fill_allowed =
+        "{\"random\": [lo, hi]}, \"zeros\", \"ones\", \"iota\", {\"constant\": x} or {\"npy\": \"file.npy\"}";
+    if (!fi)
+        return 0;
+    given(fi, g, sizeof g);
+    if (cJSON_IsString(fi)) {
+        int k = kf_lookup(fill_names, 4, fi->valuestring);
+        if (k < 1)
+            return bad(m, fd, "expected %s, got %s", fill_allowed, g);
+        x->fill = (fill_kind)k;
+        return 0;
+    }
+    if (!cJSON_IsObject(fi) || cJSON_GetArraySize(fi) != 1)
+        return bad(m, fd, "expected %s, got %s", fill_allowed, g);
+    const cJSON *k = fi->child;
+    if (strcmp(k->string, "npy") == 0 && cJSON_IsString(k)) {
+        char why[PATH_MAX + 512];
+        if (npy_load(c, k->valuestring, x->dtype, &x->npy, &x->npy_elems, why, sizeof why) != 0)
+            return bad(m, fd, "%s", why);
+        x->fill = FILL_NPY;
+        return 0;
+    }
+    if (strcmp(k->string, "constant") == 0 && cJSON_IsNumber(k)) {
+        x->fill = FILL_CONSTANT;
+        x->lo = k->valuedouble;
+        return 0;
+    }
+    if (strcmp(k->string, "random") == 0 && cJSON_IsArray(k) && cJSON_GetArraySize(k) == 2 &&
+        cJSON_IsNumber(k->child) && cJSON_IsNumber(k->child->next) &&
+        k->child->valuedouble <= k->child->next->valuedouble) {
+        x->fill = FILL_RANDOM;
+        x->lo = k->child->valuedouble;
+        x->hi = k->child->next->valuedouble;
+        if (!kf_dtype_is_float(x->dtype) && (x->lo != floor(x->lo) || x->hi != floor(x->hi)))
+            return bad(m, fd, "an integer buffer's random range needs integer bounds, got %s", g);
+        return 0;
+    }
+    return bad(m, fd, "expected %s, got %s", fill_allowed, g);
+}
+
+static int parse_arg(mk *m, cfam *c, int a, const cJSON *j)
+{
+    char f[64], g[80];
+    snprintf(f, sizeof f, "args[%d]", a);
+    carg *x = &c->args[a];
+    if (!cJSON_IsObject(j))
+        return bad(m, f, "expected a buffer {\"name\", \"dtype\", \"length\", \"role\", \"fill\"} or a scalar "
+                         "{\"name\", \"scalar\", \"value\"}");
+    const cJSON *name = cJSON_GetObjectItemCaseSensitive(j, "name");
+    if (!cJSON_IsString(name) || !name->valuestring[0] || strlen(name->valuestring) >= sizeof x->name)
+        return bad(m, f, "expected a \"name\" (a string)");
+    snprintf(x->name, sizeof x->name, "%s", name->valuestring);
+    snprintf(f, sizeof f, "args[%d] (%s)", a, x->name);
+    const cJSON *sc = cJSON_GetObjectItemCaseSensitive(j, "scalar");
+    char fd[96];
+    if (sc) {
+        static const char *const keys[] = {"name", "scalar", "value"};
+        if (check_keys(m, f, j, keys, 3) != 0)
+            return -1;
+        x->scalar = true;
+        if (get_dtype(m, f, j, "scalar", &x->dtype) != 0)
+            return -1;
+        const cJSON *val = cJSON_GetObjectItemCaseSensitive(j, "value");
+        snprintf(fd, sizeof fd, "%s.value", f);
+        if (!val)
+            return bad(m, fd, "missing: a scalar needs a value (an expression, e.g. \"n\")");
+        return get_expr_keep(m, c, fd, val, &x->value, &x->value_text);
+    }
+    static const char *const keys[] = {"name", "dtype", "length", "role", "fill", "tolerance"};
+    if (check_keys(m, f, j, keys, 6) != 0)
+        return -1;
+    if (c->nbufs == KF_MAX_BUFFERS)
+        return bad(m, f, "at most %d buffers", KF_MAX_BUFFERS);
+    x->buf = c->nbufs++;
+    if (get_dtype(m, f, j, "dtype", &x->dtype) != 0)
+        return -1;
+    const cJSON *ro = cJSON_GetObjectItemCaseSensitive(j, "role");
+    snprintf(fd, sizeof fd, "%s.role", f);
+    int r = cJSON_IsString(ro) ? kf_lookup(kf_role_names, KF_ROLE_SCRATCH, ro->valuestring) : -1;
+    if (r < 0) {
+        given(ro, g, sizeof g);
+        return bad(m, fd, "expected a role (in, out or inout), got %s", g);
+    }
+    x->role = (kf_role)r;
+    const cJSON *len = cJSON_GetObjectItemCaseSensitive(j, "length");
+    snprintf(fd, sizeof fd, "%s.length", f);
+    if (!len)
+        return bad(m, fd, "missing: a buffer needs a length in elements (an expression, e.g. \"n\")");
+    if (get_expr_keep(m, c, fd, len, &x->length, &x->length_text) != 0)
+        return -1;
+    /* its own tolerance, key by key; the config-wide one fills the rest (make) */
+    x->rtol = x->atol = NAN;
+    const cJSON *tol = cJSON_GetObjectItemCaseSensitive(j, "tolerance");
+    snprintf(fd, sizeof fd, "%s.tolerance", f);
+    if (tol && x->role == KF_ROLE_IN)
+        return bad(m, fd, "only an out or inout buffer is compared: an input takes no tolerance");
+    if (tol && !kf_dtype_is_float(x->dtype))
+        return bad(m, fd, "a %s buffer is compared exactly: only a float buffer takes a tolerance",
+                   kf_dtype_names[x->dtype]);
+    if (tol && parse_tolerance(m, fd, tol, &x->rtol, &x->atol) != 0)
+        return -1;
+    const cJSON *fi = cJSON_GetObjectItemCaseSensitive(j, "fill");
+    snprintf(fd, sizeof fd, "%s.fill", f);
+    x->fill = x->role == KF_ROLE_OUT ? FILL_ZEROS : FILL_RANDOM;
+    x->lo = kf_dtype_is_float(x->dtype) ? -1 : -100;
+    x->hi = kf_dtype_is_float(x->dtype) ? 1 : 100;
+    return parse_fill(m, c, fd, fi, x);
+}
+
+/* One of "constants": {"name", "dtype", "length", "fill"}, a variable of
+ * the module (a __constant__ array) the engine fills before any launch. */
+static int parse_constant(mk *m, cfam *c, int k, const cJSON *j)
+{
+    char f[96], fd[128], g[80];
+    snprintf(f, sizeof f, "constants[%d]", k);
+    carg *x = &c->consts[k];
+    if (!cJSON_IsObject(j))
+        return bad(m, f, "expected {\"name\", \"dtype\", \"length\", \"fill\"}: a __constant__ variable of the source "
+                         "and its contents");
+    const cJSON *name = cJSON_GetObjectItemCaseSensitive(j, "name");
+    if (!cJSON_IsString(name) || !custom_ident(name->valuestring)) {
+        given(name, g, sizeof g);
+        return bad(m, f, "expected a \"name\": the variable's name in the source, a C identifier (e.g. \"d_filter\"), "
+                         "got %s", g);
+    }
+    snprintf(x->name, sizeof x->name, "%s", name->valuestring);
+    snprintf(f, sizeof f, "constants[%d] (%s)", k, x->name);
+    static const char *const keys[] = {"name", "dtype", "length", "fill"};
+    if (check_keys(m, f, j, keys, 4) != 0)
+        return -1;
+    for (int q = 0; q < k; q++)
+        if (strcmp(c->consts[q].name, x->name) == 0)
+            return bad(m, f, "\"%s\" is already constants[%d]", x->name, q);
+    if (param_find(c->params, c->fam.nparams, x->name) >= 0)
+        return bad(m, f, "\"%s\" is a parameter's name (#defined before the source): the variable needs another",
+                   x->name);
+    x->role = KF_ROLE_IN;
+    if (get_dtype(m, f, j, "dtype", &x->dtype) != 0)
+        return -1;
+    const cJSON *len = cJSON_GetObjectItemCaseSensitive(j, "length");
+    snprintf(fd, sizeof fd, "%s.length", f);
+    if (!len)
+        return bad(m, fd, "missing: a constant needs a length in elements (an expression over sizes, e.g. \"17 * 17\")");
+    if (get_expr(m, c, fd, len, &x->length) != 0)
+        return -1;
+    if (expr_uses_params(x->length))
+        return bad(m, fd, "a constant's length may use sizes only, not params (the reference and every candidate read "
+                          "the same constants)");
+    snprintf(fd, sizeof fd, "%s.fill", f);
+    x->fill = FILL_RANDOM;
+    x->lo = kf_dtype_is_float(x->dtype) ? -1 : -100;
+    x->hi = kf_dtype_is_float(x->dtype) ? 1 : 100;
+    return parse_fill(m, c, fd, cJSON_GetObjectItemCaseSensitive(j, "fill"), x);
+}
+
+static int parse_dims(mk *m, cfam *c, const char *field, const cJSON *j, kf_expr **out)
+{
+    if (cJSON_IsString(j) || cJSON_IsNumber(j))
+        return get_expr(m, c, field, j, &out[0]);
+    if (!cJSON_IsArray(j) || cJSON_GetArraySize(j) < 1 || cJSON_GetArraySize(j) > 3)
+        return bad(m, field, "expected 1 to 3 expressions (x, y, z)");
+    int d = 0;
+    for (const cJSON *x = j->child; x; x = x->next, d++) {
+        char f[48];
+        snprintf(f, sizeof f, "%s[%d]", field, d);
+        if (get_expr(m, c, f, x, &out[d]) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+void custom_cfam_free(cfam *c)
+{
+    if (!c)
+        return;
+    for (int i = 0; i < KF_MAX_PARAMS; i++)
+        free(c->values[i]), free(c->pnames[i]), free(c->pallowed[i]);
+    for (int i = 0; i < KF_MAX_DIMS; i++)
+        free(c->snames[i]);
+    for (int a = 0; a < MAX_ARGS; a++) {
+        expr_free(c->args[a].length), expr_free(c->args[a].value), free(c->args[a].npy), free(c->args[a].expect);
+        free(c->args[a].length_text), free(c->args[a].value_text);
+    }
+    for (int k = 0; k < KF_MAX_CONSTANTS; k++)
+        expr_free(c->consts[k].length), free(c->consts[k].npy);
+    custom_cfam_free(c->ref);
+    for (int d = 0; d < 3; d++)
+        expr_free(c->grid[d]), expr_free(c->block[d]);
+    expr_free(c->smem);
+    expr_free(c->bytes);
+    expr_free(c->flops);
+    for (int i = 0; i < c->ncons; i++)
+        expr_free(c->cons[i]), free(c->cons_text[i]);
+    free(c->identity);
+    free(c->source_text);
+    free(c);
+}
+
+/* An entry that names a kernel: a C identifier, or one with template
+ * arguments ("naive<float>"), as the engine looks kernels up. */
+static bool entry_name(const char *s)
+{
+    size_t base = strcspn(s, "<"), n = strlen(s);
+    char id[80];
+    if (base == 0 || base >= sizeof id)
+        return false;
+    snprintf(id, sizeof id, "%.*s", (int)base, s);
+    return custom_ident(id) && (!s[base] || (n > base + 2 && s[n - 1] == '>'));
+}
+
+/* "reference": {"source": ..., "entry": ..., "params": {...}, "grid": [...],
+ * "block": [...], "smem": ...}: the reference is a kernel of its own, made
+ * the companion family of c: its source (default c's) with its params as
+ * #defines (each one value), its entry (default c's), its launch over the
+ * sizes and its params, and c's args, whose lengths and values are parsed
+ * again against it.  0, or -1 and a message naming the field. */
+static int make_reference(mk *m, cfam *c, const cJSON *ref, const char *config_path)
+{
+    cfam *r = calloc(1, sizeof *r);
+    if (!r)
+        return bad(m, "reference", "out of memory");
+    c->ref = r;
+    snprintf(r->config_dir, sizeof r->config_dir, "%s", c->config_dir);
+    const cJSON *src = cJSON_GetObjectItemCaseSensitive(ref, "source");
+    if (src) {
+        if (!cJSON_IsString(src) || !src->valuestring[0])
+            return bad(m, "reference.source", "expected the reference kernel's .cu file, relative to the config");
+        for (const char *p = src->valuestring; *p; p++)
+            if ((unsigned char)*p < 32 || *p == '"' || *p == '\\')
+                return bad(m, "reference.source", "a file name without control characters, quotes or backslashes "
+                                                  "(it goes into a #line directive)");
+        const char *slash = strrchr(config_path, '/');
+        if (src->valuestring[0] == '/' || !slash)
+            snprintf(r->source_path, sizeof r->source_path, "%s", src->valuestring);
+        else
+            snprintf(r->source_path, sizeof r->source_path, "%.*s/%s", (int)(slash - config_path), config_path,
+                     src->valuestring);
+        char rerr[512];
+        size_t len;
+        if (!(r->source_text = kf_read_file_max(r->source_path, 16u << 20, &len, rerr, sizeof rerr)))
+            return bad(m, "reference.source", "cannot read the reference kernel's source: %s", rerr);
+    } else {
+        snprintf(r->source_path, sizeof r->source_path, "%s", c->source_path);
+        if (!(r->source_text = strdup(c->source_text)))
+            return bad(m, "reference", "out of memory");
+    }
+    const cJSON *entry = cJSON_GetObjectItemCaseSensitive(ref, "entry");
+    if (entry) {
+        char g[80];
+        given(entry, g, sizeof g);
+        if (!cJSON_IsString(entry) || !entry_name(entry->valuestring))
+            return bad(m, "reference.entry", "expected the reference kernel's name in its source: a C identifier "
+                                             "(extern \"C\") or one with template arguments, e.g. \"naive\" or "
+                                             "\"naive<float>\", got %s", g);
+        snprintf(r->entry, sizeof r->entry, "%s", entry->valuestring);
+    } else {
+        snprintf(r->entry, sizeof r->entry, "%s", c->entry);
+    }
+    snprintf(r->famname, sizeof r->famname, "%.*s.reference", (int)(sizeof r->famname - 11), c->famname);
+    r->entries[0] = r->entry;
+    r->fam = c->fam;
+    r->fam.name = r->famname;
+    r->fam.doc = "the reference kernel of a user's kernel (kernel \"custom\", \"reference\" with a source or entry)";
+    r->fam.params = r->params;
+    r->fam.sizes = r->sizes;
+    r->fam.entries = r->entries;
+    r->fam.reference_variant = NULL;
+    r->fam.export_source = NULL;
+    r->fam.plant = NULL;
+    r->fam.plant_check = NULL;
+    r->fam.ext = r;
+    /* its params: each one value, #defined before its source */
+    const cJSON *rp = cJSON_GetObjectItemCaseSensitive(ref, "params");
+    if (rp && !cJSON_IsObject(rp))
+        return bad(m, "reference.params", "expected {\"NAME\": value, ...}: the reference kernel's own #defines");
+    int n = 0;
+    for (const cJSON *x = rp ? rp->child : NULL; x; x = x->next, n++) {
+        char f[160];
+        snprintf(f, sizeof f, "reference.params.%s", x->string);
+        if (n == KF_MAX_PARAMS)
+            return bad(m, "reference.params", "at most %d parameters", KF_MAX_PARAMS);
+        if (!custom_ident(x->string))
+            return bad(m, f, "a parameter's name must be a C identifier (it is #defined)");
+        if (param_find(c->sizes, c->fam.nsizes, x->string) >= 0)
+            return bad(m, f, "\"%s\" is a size: a reference param needs a name of its own", x->string);
+        if (param_find(r->params, n, x->string) >= 0)
+            return bad(m, f, "given twice");
+        if (!(r->values[n] = malloc(sizeof *r->values[n])) || !(r->pnames[n] = strdup(x->string)))
+            return bad(m, f, "out of memory");
+        if (get_integer(m, f, x, -(1LL << 40), 1LL << 40, &r->values[n][0]) != 0)
+            return -1;
+        r->nvalues[n] = 1;
+        char al[32];
+        snprintf(al, sizeof al, "%lld", (long long)r->values[n][0]);
+        if (!(r->pallowed[n] = strdup(al)))
+            return bad(m, f, "out of memory");
+        r->params[n] = (kf_param){.name = r->pnames[n], .kind = KF_PK_INT, .lo = r->values[n][0],
+                                  .hi = r->values[n][0], .def = r->values[n][0], .allowed = r->pallowed[n],
+                                  .macro = r->pnames[n], .doc = "a parameter of the reference kernel (#defined before "
+                                  "its source)", .sweep = r->values[n], .nsweep = 1};
+    }
+    r->fam.nparams = n;
+    for (int d = 0; d < c->fam.nsizes; d++) {
+        if (!(r->snames[d] = strdup(c->sizes[d].name)))
+            return bad(m, "reference", "out of memory");
+        r->sizes[d] = c->sizes[d];
+        r->sizes[d].name = r->snames[d];
+    }
+    /* the same args: lengths and values over the sizes and its params */
+    r->nargs = c->nargs;
+    r->nbufs = c->nbufs;
+    for (int a = 0; a < c->nargs; a++) {
+        const carg *g = &c->args[a];
+        carg *x = &r->args[a];
+        *x = (carg){.scalar = g->scalar, .dtype = g->dtype, .role = g->role, .buf = g->buf, .fill = g->fill,
+                    .lo = g->lo, .hi = g->hi, .rtol = g->rtol, .atol = g->atol};
+        snprintf(x->name, sizeof x->name, "%s", g->name);
+        const char *text = g->scalar ? g->value_text : g->length_text;
+        char err[512];
+        kf_expr *e = text ? expr_parse_for(text, &r->fam, err, sizeof err) : NULL;
+        if (!e)
+            return bad(m, "reference", "args[%d] (%s).%s: %s (the reference kernel's expressions may use the sizes "
+                                       "and reference.params only)", a, g->name, g->scalar ? "value" : "length",
+                       text ? err : "out of memory");
+        if (g->scalar)
+            x->value = e;
+        else
+            x->length = e;
+    }
+    const cJSON *grid = cJSON_GetObjectItemCaseSensitive(ref, "grid");
+    if (!grid)
+        return bad(m, "reference.grid", "missing: the reference kernel's grid in blocks, 1 to 3 expressions over the "
+                                        "sizes and reference.params");
+    if (parse_dims(m, r, "reference.grid", grid, r->grid) != 0)
+        return -1;
+    const cJSON *block = cJSON_GetObjectItemCaseSensitive(ref, "block");
+    char rerr[256];
+    if (block) {
+        if (parse_dims(m, r, "reference.block", block, r->block) != 0)
+            return -1;
+    } else {
+        static const char *const bs[] = {"block_size_x", "block_size_y", "block_size_z"};
+        for (int d = 0; d < 3; d++)
+            if (param_find(r->params, r->fam.nparams, bs[d]) >= 0 &&
+                !(r->block[d] = expr_parse_for(bs[d], &r->fam, rerr, sizeof rerr)))
+                return bad(m, "reference.block", "%s", rerr);
+        if (!r->block[0])
+            return bad(m, "reference.block", "missing: give \"block\" or a reference param block_size_x "
+                                             "(block_size_y, block_size_z)");
+    }
+    for (int d = 0; d < 3; d++)
+        if (r->block[d] && expr_uses_n(r->block[d]))
+            return bad(m, "reference.block", "the block may use reference.params only, not sizes");
+    const cJSON *smem = cJSON_GetObjectItemCaseSensitive(ref, "smem");
+    if (smem && get_expr(m, r, "reference.smem", smem, &r->smem) != 0)
+        return -1;
+    if (r->smem && expr_uses_n(r->smem))
+        return bad(m, "reference.smem", "dynamic shared memory may use reference.params only, not sizes");
+    r->deterministic = true;
+    return 0;
+}
+
+static int make(mk *m, cfam *c, const cJSON *root, const char *config_path)
+{
+    static const char *const keys[] = {"source", "entry", "name", "params", "sizes", "args", "grid", "block",
+                                       "smem", "reference", "tolerance", "bytes", "flops", "constraints",
+                                       "deterministic", "constants"};
+    if (check_keys(m, "", root, keys, (int)(sizeof keys / sizeof keys[0])) != 0)
+        return -1;
+    /* source: relative to the config's folder */
+    const cJSON *src = cJSON_GetObjectItemCaseSensitive(root, "source");
+    if (!cJSON_IsString(src) || !src->valuestring[0])
+        return bad(m, "source", "missing: the kernel's .cu file, relative to the config");
+    for (const char *p = src->valuestring; *p; p++)
+        if ((unsigned char)*p < 32 || *p == '"' || *p == '\\')
+            return bad(m, "source", "a file name without control characters, quotes or backslashes (it goes into a "
+                                    "#line directive)");
+    const char *slash = strrchr(config_path, '/');
+    if (slash)
+        snprintf(c->config_dir, sizeof c->config_dir, "%.*s", (int)(slash - config_path), config_path);
+    if (src->valuestring[0] == '/' || !slash)
+        snprintf(c->source_path, sizeof c->source_path, "%s", src->valuestring);
+    else
+        snprintf(c->source_path, sizeof c->source_path, "%.*s/%s", (int)(slash - config_path), config_path,
+                 src->valuestring);
+    char rerr[512];
+    size_t len;
+    if (!(c->source_text = kf_read_file_max(c->source_path, 16u << 20, &len, rerr, sizeof rerr)))
+        return bad(m, "source", "cannot read the kernel's source: %s", rerr);
+    const cJSON *entry = cJSON_GetObjectItemCaseSensitive(root, "entry");
+    if (!cJSON_IsString(entry) || !entry->valuestring[0] || strlen(entry->valuestring) >= sizeof c->entry)
+        return bad(m, "entry", "missing: the kernel's name in the source (extern \"C\" or C++, e.g. "
+                               "\"vector_add\" or \"transpose<float>\")");
+    snprintf(c->entry, sizeof c->entry, "%s", entry->valuestring);
+    const cJSON *name = cJSON_GetObjectItemCaseSensitive(root, "name");
+    if (name) {
+        if (!cJSON_IsString(name) || !custom_ident(name->valuestring))
+            return bad(m, "name", "expected a family name (a C identifier: letters, digits, _)");
+        snprintf(c->famname, sizeof c->famname, "%s", name->valuestring);
+    } else {
+        size_t k = 0;
+        for (const char *p = c->entry; *p && k + 1 < sizeof c->famname; p++)
+            c->famname[k++] = isalnum((unsigned char)*p) ? *p : '_';
+        while (k > 0 && c->famname[k - 1] == '_')
+            k--;
+        c->famname[k] = '\0';
+        if (!custom_ident(c->famname))
+            return bad(m, "name", "the entry \"%s\" gives no family name: give one", c->entry);
+    }
+    custom_fam_init(c);
+    if (parse_params(m, c, cJSON_GetObjectItemCaseSensitive(root, "params")) != 0)
+        return -1;
+    const cJSON *sizes = cJSON_GetObjectItemCaseSensitive(root, "sizes");
+    if (!sizes)
+        return bad(m, "sizes", "missing: the problem's size names, e.g. [\"n\"] or [\"width\", \"height\"]");
+    if (parse_sizes(m, c, sizes) != 0)
+        return -1;
+    const cJSON *args = cJSON_GetObjectItemCaseSensitive(root, "args");
+    if (!cJSON_IsArray(args) || cJSON_GetArraySize(args) < 1)
+        return bad(m, "args", "missing: the kernel's arguments in order (buffers and scalars)");
+    if (cJSON_GetArraySize(args) > MAX_ARGS)
+        return bad(m, "args", "at most %d arguments", MAX_ARGS);
+    int a = 0;
+    for (const cJSON *x = args->child; x; x = x->next, a++)
+        if (parse_arg(m, c, a, x) != 0)
+            return -1;
+    c->nargs = a;
+    if (custom_first_output(c) < 0)
+        return bad(m, "args", "no buffer has the role out or inout: nothing could be checked");
+    const cJSON *consts = cJSON_GetObjectItemCaseSensitive(root, "constants");
+    if (consts) {
+        if (!cJSON_IsArray(consts) || cJSON_GetArraySize(consts) > KF_MAX_CONSTANTS)
+            return bad(m, "constants", "expected a list of up to %d {\"name\", \"dtype\", \"length\", \"fill\"}: "
+                                       "__constant__ variables of the source, filled before any launch",
+                       KF_MAX_CONSTANTS);
+        int k = 0;
+        for (const cJSON *x = consts->child; x; x = x->next, k++) {
+            if (parse_constant(m, c, k, x) != 0)
+                return -1;
+            c->nconsts = k + 1;
+        }
+    }
+    const cJSON *grid = cJSON_GetObjectItemCaseSensitive(root, "grid");
+    if (!grid)
+        return bad(m, "grid", "missing: the grid in blocks, 1 to 3 expressions, e.g. [\"(n + block_size_x - 1) / "
+                              "block_size_x\"]");
+    if (parse_dims(m, c, "grid", grid, c->grid) != 0)
+        return -1;
+    const cJSON *block = cJSON_GetObjectItemCaseSensitive(root, "block");
+    if (block) {
+        if (parse_dims(m, c, "block", block, c->block) != 0)
+            return -1;
+    } else {
+        static const char *const bs[] = {"block_size_x", "block_size_y", "block_size_z"};
+        for (int d = 0; d < 3; d++)
+            if (param_find(c->params, c->fam.nparams, bs[d]) >= 0 &&
+                !(c->block[d] = expr_parse_for(bs[d], &c->fam, rerr, sizeof rerr)))
+                return bad(m, "block", "%s", rerr);
+        if (!c->block[0])
+            return bad(m, "block", "missing: give \"block\" or a param block_size_x (block_size_y, block_size_z)");
+    }
+    for (int d = 0; d < 3; d++)
+        if (c->block[d] && expr_uses_n(c->block[d]))
+            return bad(m, "block", "the block may use params only, not sizes (its occupancy is worked out once per "
+                                   "variant)");
+    const cJSON *smem = cJSON_GetObjectItemCaseSensitive(root, "smem");
+    if (smem && get_expr(m, c, "smem", smem, &c->smem) != 0)
+        return -1;
+    if (c->smem && expr_uses_n(c->smem))
+        return bad(m, "smem", "dynamic shared memory may use params only, not sizes");
+    const cJSON *by = cJSON_GetObjectItemCaseSensitive(root, "bytes");
+    if (by && get_expr(m, c, "bytes", by, &c->bytes) != 0)
+        return -1;
+    const cJSON *fo = cJSON_GetObjectItemCaseSensitive(root, "flops");
+    if (fo && get_expr(m, c, "flops", fo, &c->flops) != 0)
+        return -1;
+    if (!c->flops)
+        c->fam.flops = NULL; /* no "flops": no GFLOP/s figure (null, not 0) */
+    const cJSON *cons = cJSON_GetObjectItemCaseSensitive(root, "constraints");
+    if (cons) {
+        if (!cJSON_IsArray(cons) || cJSON_GetArraySize(cons) > MAX_CONSTRAINTS)
+            return bad(m, "constraints", "expected a list of up to %d expressions", MAX_CONSTRAINTS);
+        int i = 0;
+        for (const cJSON *x = cons->child; x; x = x->next, i++) {
+            char f[48];
+            snprintf(f, sizeof f, "constraints[%d]", i);
+            if (!cJSON_IsString(x))
+                return bad(m, f, "expected an expression (a string)");
+            if (get_expr(m, c, f, x, &c->cons[i]) != 0 || !(c->cons_text[i] = strdup(x->valuestring)))
+                return -1;
+            c->ncons = i + 1;
+        }
+    }
+    /* every expression once at the first value of every param: division by
+     * zero and the like are config errors here (those with sizes are
+     * checked per case) */
+    for (int i = 0; i < c->fam.nparams; i++)
+        c->refp[i] = c->values[i][0];
+    const cJSON *ref = cJSON_GetObjectItemCaseSensitive(root, "reference");
+    const cJSON *expected = ref ? cJSON_GetObjectItemCaseSensitive(ref, "expected") : NULL;
+    if (expected) {
+        /* the answer as .npy files, one per output: no reference run */
+        static const char *const ekeys[] = {"expected"};
+        if (check_keys(m, "reference", ref, ekeys, 1) != 0)
+            return -1;
+        if (!cJSON_IsObject(expected))
+            return bad(m, "reference.expected", "expected {\"OUTPUT\": \"file.npy\", ...}: every out and inout buffer");
+        for (const cJSON *x = expected->child; x; x = x->next) {
+            char f[160], why[PATH_MAX + 512];
+            snprintf(f, sizeof f, "reference.expected.%s", x->string);
+            carg *g = NULL;
+            for (int q = 0; q < c->nargs && !g; q++)
+                if (!c->args[q].scalar && strcmp(c->args[q].name, x->string) == 0)
+                    g = &c->args[q];
+            if (!g || g->role == KF_ROLE_IN)
+                return bad(m, f, "not an out or inout buffer of \"args\"");
+            if (!cJSON_IsString(x))
+                return bad(m, f, "expected the name of a .npy file");
+            if (npy_load(c, x->valuestring, g->dtype, &g->expect, &g->expect_elems, why, sizeof why) != 0)
+                return bad(m, f, "%s", why);
+        }
+        for (int q = 0; q < c->nargs; q++)
+            if (!c->args[q].scalar && c->args[q].role != KF_ROLE_IN && !c->args[q].expect)
+                return bad(m, "reference.expected", "no file for output \"%s\": give every out and inout buffer's answer",
+                           c->args[q].name);
+        c->fam.reference_variant = NULL; /* the host reference: the files */
+    } else if (ref) {
+        static const char *const rkeys[] = {"params", "source", "entry", "grid", "block", "smem"};
+        const int nrkeys = (int)(sizeof rkeys / sizeof rkeys[0]);
+        const cJSON *rp = cJSON_GetObjectItemCaseSensitive(ref, "params");
+        bool known = false;
+        for (int k = 0; k < nrkeys && cJSON_IsObject(ref); k++)
+            known = known || cJSON_GetObjectItemCaseSensitive(ref, rkeys[k]);
+        if (!known) {
+            char g[80];
+            given(ref, g, sizeof g);
+            return bad(m, "reference", "expected {\"params\": {...}}: a parameter set of the same source, "
+                                       "{\"source\": \"naive.cu\", \"entry\": \"naive\", \"grid\": [...], ...}: "
+                                       "a kernel of its own, or {\"expected\": {\"OUTPUT\": \"file.npy\"}}, got %s", g);
+        }
+        if (check_keys(m, "reference", ref, rkeys, nrkeys) != 0)
+            return -1;
+        bool own = cJSON_GetObjectItemCaseSensitive(ref, "source") || cJSON_GetObjectItemCaseSensitive(ref, "entry");
+        for (int k = 3; k < nrkeys && !own; k++)
+            if (cJSON_GetObjectItemCaseSensitive(ref, rkeys[k])) {
+                char f[32];
+                snprintf(f, sizeof f, "reference.%s", rkeys[k]);
+                return bad(m, f, "a launch of its own goes with a kernel of its own: give the reference's \"source\" "
+                                 "and/or \"entry\" (with \"params\" alone the reference is a parameter set of the "
+                                 "same kernel, launched as the candidates are)");
+            }
+        if (own && make_reference(m, c, ref, config_path) != 0)
+            return -1;
+        if (!own && !cJSON_IsObject(rp))
+            return bad(m, "reference.params", "expected {\"PARAM\": value, ...}: a parameter set of the same source");
+        for (const cJSON *x = own ? NULL : rp->child; x; x = x->next) {
+            char f[160];
+            snprintf(f, sizeof f, "reference.params.%s", x->string);
+            int i = param_find(c->params, c->fam.nparams, x->string);
+            if (i < 0)
+                return bad(m, f, "not a parameter of \"params\"");
+            if (get_integer(m, f, x, -(1LL << 40), 1LL << 40, &c->refp[i]) != 0)
+                return -1;
+        }
+    }
+    c->rtol = 1e-5;
+    c->atol = 1e-6;
+    const cJSON *tol = cJSON_GetObjectItemCaseSensitive(root, "tolerance");
+    if (tol && parse_tolerance(m, "tolerance", tol, &c->rtol, &c->atol) != 0)
+        return -1;
+    for (int q = 0; q < c->nargs; q++) { /* a buffer's own tolerance overrides it key by key */
+        carg *g = &c->args[q];
+        g->rtol = isnan(g->rtol) ? c->rtol : g->rtol;
+        g->atol = isnan(g->atol) ? c->atol : g->atol;
+        if (c->ref)
+            c->ref->args[q].rtol = g->rtol, c->ref->args[q].atol = g->atol;
+    }
+    if (c->ref)
+        c->ref->rtol = c->rtol, c->ref->atol = c->atol;
+    c->deterministic = true;
+    const cJSON *det = cJSON_GetObjectItemCaseSensitive(root, "deterministic");
+    if (det) {
+        if (!cJSON_IsBool(det))
+            return bad(m, "deterministic", "expected true or false");
+        c->deterministic = cJSON_IsTrue(det);
+    }
+    return 0;
+}
+
+/* Parameter-only expressions at the first listed values, once registered:
+ * division by zero and the like are config errors at load time.  A
+ * reference kernel of its own is looked at through the variant the
+ * family's reference_variant gives. */
+int custom_spec_probe(const cfam *c, char *err, size_t errlen)
+{
+    mk mm = {err, errlen}, *m = &mm;
+    kf_variant v;
+    variant_defaults(&v, c->index);
+    int64_t x;
+    char why[512];
+    for (int d = 0; d < 3; d++) {
+        char f[16];
+        snprintf(f, sizeof f, "block[%d]", d);
+        if (c->block[d] && custom_eval_int(c->block[d], &v, NULL, f, &x, why, sizeof why) != 0)
+            return bad(m, "block", "%s", why);
+    }
+    if (c->smem && custom_eval_int(c->smem, &v, NULL, "smem", &x, why, sizeof why) != 0)
+        return bad(m, "smem", "%s", why);
+    kf_variant r = v;
+    memcpy(r.p, c->refp, sizeof r.p);
+    for (int d = 0; d < 3 && !c->ref; d++)
+        if (c->block[d] && custom_eval_int(c->block[d], &r, NULL, "block (reference)", &x, why, sizeof why) != 0)
+            return bad(m, "reference", "%s", why);
+    if (c->ref) { /* a kernel of its own: its block and shared memory at its params */
+        c->fam.reference_variant(&v, NULL, &r);
+        for (int d = 0; d < 3; d++) {
+            char f[24];
+            snprintf(f, sizeof f, "reference.block[%d]", d);
+            if (c->ref->block[d] && custom_eval_int(c->ref->block[d], &r, NULL, f, &x, why, sizeof why) != 0)
+                return bad(m, "reference.block", "%s", why);
+        }
+        if (c->ref->smem && custom_eval_int(c->ref->smem, &r, NULL, "reference.smem", &x, why, sizeof why) != 0)
+            return bad(m, "reference.smem", "%s", why);
+    }
+    return 0;
+}
+
+cfam *custom_spec_make(const char *spec_json, const char *config_path, char *err, size_t errlen)
+{
+    mk m = {err, errlen};
+    cJSON *root = cJSON_Parse(spec_json);
+    if (!root) {
+        kf_err(err, errlen, "custom: not a JSON object");
+        return NULL;
+    }
+    cfam *c = calloc(1, sizeof *c);
+    if (!c) {
+        kf_err(err, errlen, "custom: out of memory");
+        goto out;
+    }
+    if (make(&m, c, root, config_path) != 0)
+        goto out;
+    strbuf id = {0};
+    sb_printf(&id, "%s\n%s\n", c->source_path, spec_json);
+    sb_append(&id, c->source_text);
+    if (c->ref) { /* a reference kernel of its own: its source too */
+        sb_printf(&id, "\n%s\n", c->ref->source_path);
+        sb_append(&id, c->ref->source_text);
+    }
+    c->identity = sb_take(&id);
+    if (!c->identity) {
+        kf_err(err, errlen, "custom: out of memory");
+        goto out;
+    }
+    cJSON_Delete(root);
+    return c;
+out:
+    custom_cfam_free(c);
+    cJSON_Delete(root);
+    return NULL;
+}
