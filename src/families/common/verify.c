@@ -871,19 +871,29 @@ kf_value verify_combine(kf_dtype t, kf_op op, kf_value a, kf_value b)
 }
 
 void verify_plant_model(const kf_variant *v, const kf_shape *s, const kf_plan_info *p, int64_t offset,
-                        const kf_plant *spec, void *in, unsigned char poison, void *out, double *aux)
+                        const kf_plant *spec, void *in, const void *ref, const double *ref_aux, unsigned char poison,
+                        void *out, double *aux)
 {
     const kf_family *f = family_of(v);
+    const reduction_ops *o = reduction_of(v);
     kf_dtype t = variant_dtype(v);
     size_t es = kf_dtype_size(t), es_out = kf_dtype_size(variant_acc_dtype(v));
+    int64_t nout = o->outputs(s);
+    /* the input as the fault sees it differs from `in` at spec->elem at
+     * most: the reference of `in`, with what that element feeds recomputed */
+    memcpy(out, ref, (size_t)nout * es_out);
+    memcpy(aux, ref_aux, (size_t)nout * sizeof *aux);
     char *x = (char *)in + (size_t)(spec->elem > 0 ? spec->elem : 0) * es;
     kf_value saved = {.bits = 0};
     if (spec->elem >= 0) {
         memcpy(&saved, x, es);
         kf_value put = spec->shift ? verify_load(t, in, spec->elem + 1) : verify_identity(t, variant_op(v));
         memcpy(x, &put, es);
+        if (o->reference_at)
+            o->reference_at(v, s, in, spec->elem, out, aux);
+        else
+            o->reference(v, s, in, out, aux);
     }
-    reduction_of(v)->reference(v, s, in, out, aux);
     if (spec->unit >= 0 && f->plant_outputs)
         f->plant_outputs(v, s, p, offset, spec, in, out);
     if (spec->elem >= 0)
@@ -904,7 +914,7 @@ int64_t verify_plant_check(const kf_variant *v, const kf_shape *s, const kf_plan
     int64_t bad = out && oaux ? 0 : -1;
     /* the poison matters only where an output is left unwritten */
     for (int k = 0; k < (spec->unwritten >= 0 ? 2 : 1) && bad == 0; k++) {
-        verify_plant_model(v, s, p, offset, spec, in, k ? 0x00 : 0xFF, out, oaux);
+        verify_plant_model(v, s, p, offset, spec, in, ref, aux, k ? 0x00 : 0xFF, out, oaux);
         bad = o->compare(v, s, p, out, ref, aux, exact, r);
     }
     free(out);
