@@ -183,6 +183,32 @@ START_TEST(reference_and_compare)
 }
 END_TEST
 
+/* reference_at (what a planted fault's model recomputes when it changes
+ * one element) gives the whole reference's bits, for an element in a row
+ * and for one in the padding between cols and row_stride. */
+START_TEST(reference_at_one_element)
+{
+    kf_variant v = rows_variant("block", 1, 256);
+    kf_shape s = {{5, 7, 9}};
+    int64_t n = reduction_of(&v)->input_elems(&s);
+    float *in = malloc(sizeof *in * (size_t)n), ref[5], want[5];
+    double aux[5], want_aux[5];
+    ck_assert_ptr_nonnull(in);
+    verify_fill(KF_FLOAT32, KF_OP_SUM, 42, in, n);
+    for (int64_t i = 0; i < n; i++) {
+        reduction_of(&v)->reference(&v, &s, in, ref, aux);
+        float saved = in[i];
+        in[i] = 0.25f + (float)i;
+        reduction_of(&v)->reference(&v, &s, in, want, want_aux);
+        reduction_of(&v)->reference_at(&v, &s, in, i, ref, aux);
+        ck_assert_msg(memcmp(ref, want, sizeof ref) == 0 && memcmp(aux, want_aux, sizeof aux) == 0,
+                      "element %lld", (long long)i);
+        in[i] = saved;
+    }
+    free(in);
+}
+END_TEST
+
 /* Integer rows are exact, with two's complement wrap-around. */
 START_TEST(integer_rows_exact)
 {
@@ -251,6 +277,7 @@ int main(void)
     tcase_add_test(t, shapes);
     tcase_add_test(t, plans);
     tcase_add_test(t, reference_and_compare);
+    tcase_add_test(t, reference_at_one_element);
     tcase_add_test(t, integer_rows_exact);
     tcase_add_test(t, many_rows_compare);
     tcase_set_timeout(t, 60);

@@ -654,6 +654,57 @@ START_TEST(large_inputs_in_pieces)
 }
 END_TEST
 
+/* A reference of several pieces keeps each piece's part (what a planted
+ * fault's model, which changes one element, takes again): an input that
+ * differs from one reduced before in one element, in any piece, and one
+ * of other data of the same type, operator and length, each get the
+ * reference of their own elements (a serial loop: exact here). */
+START_TEST(reference_of_a_changed_input)
+{
+    const int64_t n = 3 * ((int64_t)1 << 20) + 5;
+    const int64_t at[] = {0, ((int64_t)1 << 20) - 1, (int64_t)1 << 20, 2 * ((int64_t)1 << 20) + 17, n - 1};
+    uint32_t *u = malloc(sizeof *u * (size_t)n);
+    uint64_t *w = malloc(sizeof *w * (size_t)n);
+    float *f = malloc(sizeof *f * (size_t)n);
+    ck_assert(u && w && f);
+    for (uint64_t seed = 1; seed <= 2; seed++) {
+        verify_fill_exact(KF_UINT32, KF_OP_SUM, seed, u, n);
+        verify_fill(KF_INT64, KF_OP_XOR, seed, w, n);
+        verify_fill_exact(KF_FLOAT32, KF_OP_SUM, seed, f, n); /* small integers: every sum exact */
+        for (int k = -1; k < (int)(sizeof at / sizeof at[0]); k++) {
+            int64_t e = k < 0 ? 0 : at[k];
+            uint32_t u0 = u[e];
+            uint64_t w0 = w[e];
+            float f0 = f[e];
+            if (k >= 0) { /* k = -1: the input itself */
+                u[e] += 12345u;
+                w[e] ^= UINT64_C(1) << 40;
+                f[e] += 2.0f;
+            }
+            uint32_t us = 0;
+            uint64_t wx = 0;
+            double fs = 0, fa = 0, as;
+            for (int64_t i = 0; i < n; i++) {
+                us += u[i];
+                wx ^= w[i];
+                fs += f[i];
+                fa += fabs((double)f[i]);
+            }
+            ck_assert_uint_eq(verify_reference(KF_UINT32, KF_OP_SUM, u, n, NULL).u32, us);
+            ck_assert_uint_eq(verify_reference(KF_INT64, KF_OP_XOR, w, n, NULL).bits, wx);
+            ck_assert_double_eq(verify_reference(KF_FLOAT32, KF_OP_SUM, f, n, &as).f32, (float)fs);
+            ck_assert_double_eq(as, fa);
+            u[e] = u0;
+            w[e] = w0;
+            f[e] = f0;
+        }
+    }
+    free(u);
+    free(w);
+    free(f);
+}
+END_TEST
+
 static void count_piece(void *ctx, int64_t piece, int64_t lo, int64_t hi)
 {
     unsigned char *seen = ctx;
@@ -798,6 +849,7 @@ static Suite *verify_suite(void)
     tcase_add_test(ref, reference_sum_matches_exact);
     tcase_add_test(ref, identity_values);
     tcase_add_test(ref, large_inputs_in_pieces);
+    tcase_add_test(ref, reference_of_a_changed_input);
     tcase_add_test(ref, parallel_for_covers_each_index_once);
     suite_add_tcase(s, ref);
 

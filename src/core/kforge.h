@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #define KF_VERSION "0.1.0"
 
@@ -259,13 +260,85 @@ int kf_acc_check(kf_dtype t, kf_op op, kf_acc_type a, char *why, size_t whylen);
 
 /* The 2-byte floats on the host, by hand: their bits to float (exact), and
  * float to their bits rounded to nearest even (overflow to infinity, NaN
- * kept a quiet NaN; float16 subnormals rounded too). */
-float kf_bf16_to_float(uint16_t h);
-uint16_t kf_float_to_bf16(float f);
-float kf_fp16_to_float(uint16_t h);
-uint16_t kf_float_to_fp16(float f);
+ * kept a quiet NaN; float16 subnormals rounded too).  Inline: the
+ * reference and the data convert every element. */
+static inline uint32_t kf_f32_bits(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return u;
+}
+
+static inline float kf_bits_f32(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+/* bfloat16 is the upper half of a float32. */
+static inline float kf_bf16_to_float(uint16_t h) { return kf_bits_f32((uint32_t)h << 16); }
+
+static inline uint16_t kf_float_to_bf16(float f)
+{
+    uint32_t u = kf_f32_bits(f);
+    if ((u & 0x7fffffffu) > 0x7f800000u)             /* NaN: keep the sign, make it quiet */
+        return (uint16_t)((u >> 16) | 0x0040u);
+    /* round to nearest even on the 16 bits dropped; a carry into the
+     * exponent is right (up to the next binade, or to infinity) */
+    u += 0x7fffu + ((u >> 16) & 1u);
+    return (uint16_t)(u >> 16);
+}
+
+/* float16: 1 sign, 5 exponent (bias 15), 10 fraction bits. */
+static inline float kf_fp16_to_float(uint16_t h)
+{
+    uint32_t sign = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
+    if (e == 0x1f)                                    /* infinity, NaN */
+        return kf_bits_f32(sign | 0x7f800000u | (m << 13));
+    if (e == 0) {                                     /* zero, subnormal: m 2^-24, exact in float */
+        float x = (float)m * 0x1p-24f;
+        return sign ? -x : x;
+    }
+    return kf_bits_f32(sign | ((e + 112u) << 23) | (m << 13));
+}
+
+static inline uint16_t kf_float_to_fp16(float f)
+{
+    uint32_t u = kf_f32_bits(f);
+    uint16_t sign = (uint16_t)((u >> 16) & 0x8000u);
+    uint32_t a = u & 0x7fffffffu;
+    if (a > 0x7f800000u)                              /* NaN: quiet, top fraction bits kept */
+        return (uint16_t)(sign | 0x7e00u | ((a >> 13) & 0x3ffu));
+    if (a >= 0x477ff000u)                             /* >= 65520: rounds to infinity */
+        return (uint16_t)(sign | 0x7c00u);
+    if (a < 0x38800000u) {                            /* below 2^-14: a subnormal or 0 */
+        /* the result's bits are |f| 2^24 (units of the smallest
+         * subnormal) rounded to nearest even, done in integers */
+        int e = (int)(a >> 23);
+        if (e < 102)                                  /* below 2^-25: rounds to 0 */
+            return sign;
+        uint32_t sig = (a & 0x7fffffu) | 0x800000u;   /* |f| = sig 2^(e - 150) */
+        int shift = 126 - e;                          /* |f| 2^24 = sig 2^-(126 - e) */
+        uint32_t q = sig >> shift, rem = sig & ((1u << shift) - 1), half = 1u << (shift - 1);
+        if (rem > half || (rem == half && (q & 1u)))
+            q++;
+        return (uint16_t)(sign | q);                  /* q = 0x400 is the smallest normal: right */
+    }
+    /* normal: rebias the exponent, round the 13 bits dropped to nearest even */
+    a += 0x0fffu + ((a >> 13) & 1u);
+    return (uint16_t)(sign | ((a - 0x38000000u) >> 13));
+}
+
 /* Element of a 2-byte float type as float (t bfloat16 or float16). */
-float kf_half_to_float(kf_dtype t, uint16_t h);
-uint16_t kf_float_to_half(kf_dtype t, float f);
+static inline float kf_half_to_float(kf_dtype t, uint16_t h)
+{
+    return t == KF_BFLOAT16 ? kf_bf16_to_float(h) : kf_fp16_to_float(h);
+}
+
+static inline uint16_t kf_float_to_half(kf_dtype t, float f)
+{
+    return t == KF_BFLOAT16 ? kf_float_to_bf16(f) : kf_float_to_fp16(f);
+}
 
 #endif

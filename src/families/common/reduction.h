@@ -24,6 +24,11 @@ typedef struct {
     /* Compares the outputs: how many are wrong, r filled from the worst. */
     int64_t (*compare)(const kf_variant *v, const kf_shape *s, const kf_plan_info *p, const void *got,
                        const void *ref, const double *aux, bool exact, kf_result *r);
+    /* Optional: ref and aux, the reference outputs of an input that differs
+     * from `in` at element i alone, made those of `in` by recomputing only
+     * the outputs element i feeds (a planted fault's model changes one
+     * element; without it the whole reference is recomputed). */
+    void (*reference_at)(const kf_variant *v, const kf_shape *s, const void *in, int64_t i, void *ref, double *aux);
 } reduction_ops;
 
 static inline const reduction_ops *reduction_of(const kf_variant *v)

@@ -23,6 +23,7 @@
 #include <float.h>
 #include <inttypes.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -630,6 +631,121 @@ kf_value verify_reference(kf_dtype t, kf_op op, const void *buf, int64_t n, doub
     return verify_reference_acc(t, t, op, buf, n, abs_sum);
 }
 
+/* Pieces already reduced.  A planted fault's model (verify_plant_model)
+ * reduces an input that differs from one reduced before in one element, so
+ * all of its pieces but one have been reduced already.  The last MEMO_MAX
+ * inputs of more than one piece keep each piece's part under a hash of the
+ * piece's bytes; a piece whose hash (with the types, the operator, n and
+ * its place) is there takes that part instead of reducing it again.  The
+ * hash changes with any change to one 8-byte word of a piece (every step
+ * of it is a bijection), so a changed element is never taken for the one
+ * before it; other changes collide with probability about 2^-64.  Hashing
+ * costs a few percent of reducing. */
+enum { MEMO_MAX = 64 };
+
+typedef struct {
+    kf_dtype t, acc;
+    kf_op op;
+    int64_t n, pieces;
+    uint64_t *hash;
+    part *parts;
+} memo_entry;
+
+static memo_entry memo[MEMO_MAX];
+static int memo_next;           /* the slot the next input replaces */
+static pthread_mutex_t memo_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static inline uint64_t hash_step(uint64_t h, uint64_t w)
+{
+    h = (h ^ w) * UINT64_C(0x9FB21C651E98DF25);
+    return h ^ (h >> 32);
+}
+
+/* The bytes [p, p + len) as one word: four lanes of 8-byte words (each
+ * step a bijection of the lane), the last partial word zero-padded, the
+ * lanes and the length mixed in a chain of bijections. */
+static uint64_t piece_hash(const void *p, size_t len)
+{
+    const unsigned char *b = p;
+    uint64_t h0 = 1, h1 = 2, h2 = 3, h3 = 4, w[4];
+    size_t i = 0;
+    for (; i + sizeof w <= len; i += sizeof w) {
+        memcpy(w, b + i, sizeof w);
+        h0 = hash_step(h0, w[0]);
+        h1 = hash_step(h1, w[1]);
+        h2 = hash_step(h2, w[2]);
+        h3 = hash_step(h3, w[3]);
+    }
+    for (; i < len; i += 8) {
+        uint64_t x = 0;
+        memcpy(&x, b + i, len - i < 8 ? len - i : 8);
+        h0 = hash_step(h0, x);
+    }
+    return mix64(h0 ^ mix64(h1 ^ mix64(h2 ^ mix64(h3 ^ mix64((uint64_t)len)))));
+}
+
+typedef struct {
+    ref_job r;
+    int64_t n;
+    uint64_t *hash;
+    int64_t found;              /* pieces taken from the memo */
+    pthread_mutex_t lock;
+} memo_job;
+
+static void memo_piece(void *ctx, int64_t piece, int64_t lo, int64_t hi)
+{
+    memo_job *m = ctx;
+    const ref_job *j = &m->r;
+    size_t es = kf_dtype_size(j->t);
+    uint64_t h = piece_hash((const char *)j->buf + (size_t)lo * es, (size_t)(hi - lo) * es);
+    m->hash[piece] = h;
+    bool found = false;
+    pthread_mutex_lock(&memo_lock);
+    for (int e = 0; e < MEMO_MAX && !found; e++) {
+        const memo_entry *x = &memo[e];
+        if (x->hash && x->t == j->t && x->acc == j->acc && x->op == j->op && x->n == m->n && x->hash[piece] == h) {
+            j->parts[piece] = x->parts[piece];
+            found = true;
+        }
+    }
+    pthread_mutex_unlock(&memo_lock);
+    if (!found) {
+        ref_piece(&m->r, piece, lo, hi);
+        return;
+    }
+    pthread_mutex_lock(&m->lock);
+    m->found++;
+    pthread_mutex_unlock(&m->lock);
+}
+
+/* The parts of buf's pieces, from the memo where it has them; an input
+ * mostly new to it is kept there (one that differs from a kept one in a
+ * few pieces is not: it is a planted fault's, used once).  false when out
+ * of memory (parts untouched). */
+static bool memo_parts(const ref_job *j, int64_t n, int64_t pieces)
+{
+    memo_job m = {.r = *j, .n = n, .hash = malloc((size_t)pieces * sizeof *m.hash), .found = 0,
+                  .lock = PTHREAD_MUTEX_INITIALIZER};
+    if (!m.hash)
+        return false;
+    kf_parallel_for(n, PIECE, memo_piece, &m);
+    pthread_mutex_destroy(&m.lock);
+    part *keep = m.found * 2 < pieces ? malloc((size_t)pieces * sizeof *keep) : NULL;
+    if (!keep) {
+        free(m.hash);
+        return true;
+    }
+    memcpy(keep, j->parts, (size_t)pieces * sizeof *keep);
+    pthread_mutex_lock(&memo_lock);
+    memo_entry *x = &memo[memo_next];
+    memo_next = (memo_next + 1) % MEMO_MAX;
+    free(x->hash);
+    free(x->parts);
+    *x = (memo_entry){j->t, j->acc, j->op, n, pieces, m.hash, keep};
+    pthread_mutex_unlock(&memo_lock);
+    return true;
+}
+
 kf_value verify_reference_acc(kf_dtype t, kf_dtype acc, kf_op op, const void *buf, int64_t n, double *abs_sum)
 {
     kf_value out = {.bits = 0};
@@ -648,7 +764,7 @@ kf_value verify_reference_acc(kf_dtype t, kf_dtype acc, kf_op op, const void *bu
     ref_job j = {t, acc, op, buf, verify_identity(t, op), parts};
     if (pieces == 1)
         ref_piece(&j, 0, 0, n);
-    else
+    else if (!memo_parts(&j, n, pieces))
         kf_parallel_for(n, PIECE, ref_piece, &j);
     bool fl = kf_dtype_is_float(t) && !kf_op_is_bitwise(op);
     long double s = op == KF_OP_PROD ? 1 : 0, c = 0;
@@ -871,19 +987,29 @@ kf_value verify_combine(kf_dtype t, kf_op op, kf_value a, kf_value b)
 }
 
 void verify_plant_model(const kf_variant *v, const kf_shape *s, const kf_plan_info *p, int64_t offset,
-                        const kf_plant *spec, void *in, unsigned char poison, void *out, double *aux)
+                        const kf_plant *spec, void *in, const void *ref, const double *ref_aux, unsigned char poison,
+                        void *out, double *aux)
 {
     const kf_family *f = family_of(v);
+    const reduction_ops *o = reduction_of(v);
     kf_dtype t = variant_dtype(v);
     size_t es = kf_dtype_size(t), es_out = kf_dtype_size(variant_acc_dtype(v));
+    int64_t nout = o->outputs(s);
+    /* the input as the fault sees it differs from `in` at spec->elem at
+     * most: the reference of `in`, with what that element feeds recomputed */
+    memcpy(out, ref, (size_t)nout * es_out);
+    memcpy(aux, ref_aux, (size_t)nout * sizeof *aux);
     char *x = (char *)in + (size_t)(spec->elem > 0 ? spec->elem : 0) * es;
     kf_value saved = {.bits = 0};
     if (spec->elem >= 0) {
         memcpy(&saved, x, es);
         kf_value put = spec->shift ? verify_load(t, in, spec->elem + 1) : verify_identity(t, variant_op(v));
         memcpy(x, &put, es);
+        if (o->reference_at)
+            o->reference_at(v, s, in, spec->elem, out, aux);
+        else
+            o->reference(v, s, in, out, aux);
     }
-    reduction_of(v)->reference(v, s, in, out, aux);
     if (spec->unit >= 0 && f->plant_outputs)
         f->plant_outputs(v, s, p, offset, spec, in, out);
     if (spec->elem >= 0)
@@ -904,7 +1030,7 @@ int64_t verify_plant_check(const kf_variant *v, const kf_shape *s, const kf_plan
     int64_t bad = out && oaux ? 0 : -1;
     /* the poison matters only where an output is left unwritten */
     for (int k = 0; k < (spec->unwritten >= 0 ? 2 : 1) && bad == 0; k++) {
-        verify_plant_model(v, s, p, offset, spec, in, k ? 0x00 : 0xFF, out, oaux);
+        verify_plant_model(v, s, p, offset, spec, in, ref, aux, k ? 0x00 : 0xFF, out, oaux);
         bad = o->compare(v, s, p, out, ref, aux, exact, r);
     }
     free(out);

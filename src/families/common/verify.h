@@ -124,9 +124,13 @@ kf_value verify_load_acc(kf_dtype tin, kf_dtype tacc, const void *buf, int64_t i
  * spec gives on `in` (n elements; the faulted element is changed and put
  * back), its outputs poisoned with the byte `poison` before the run: the
  * reference of the input as the fault sees it, the family's output-level
- * part, the unwritten output left as poison.  aux: one double per output. */
+ * part, the unwritten output left as poison.  ref and ref_aux: the
+ * reference of `in` itself (what a fault that changes no input element
+ * starts from; a changed element's outputs are recomputed, by the family's
+ * reference_at where it has one).  aux: one double per output. */
 void verify_plant_model(const kf_variant *v, const kf_shape *s, const kf_plan_info *p, int64_t offset,
-                        const kf_plant *spec, void *in, unsigned char poison, void *out, double *aux);
+                        const kf_plant *spec, void *in, const void *ref, const double *ref_aux, unsigned char poison,
+                        void *out, double *aux);
 
 /* Test hook (KFORGE_PLANT): compares what the planted kernel gives (the
  * model above, with each poison of the checked runs where an output is left

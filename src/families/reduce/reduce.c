@@ -527,16 +527,18 @@ static void plant_outputs(const kf_variant *var, const kf_shape *s, const kf_pla
         for (int64_t i = prefix + nv * vw; i < n; i++)
             acc = verify_combine(t, v.op, acc, verify_load_acc(tin, t, in, i));
     }
+    /* block b's body vectors in increasing order: runs of `run` vectors,
+     * the first at `first`, one every `every` (grid layout: a thread's
+     * vectors a grid of threads apart; block layout: its tile, and with a
+     * fixed grid every grid-th tile after it) */
     int64_t tile = (int64_t)v.block_size * v.elements_per_thread, threads = grid * v.block_size;
     bool stride = v.grid.kind != KF_GRID_AUTO;
-    for (int64_t j = 0; j < nv; j++) {
-        int64_t owner = v.layout == KF_LAYOUT_GRID ? j % threads / v.block_size
-                                                   : (stride ? j / tile % grid : j / tile);
-        if (owner != b)
-            continue;
-        for (int64_t k = 0; k < vw; k++)
-            acc = verify_combine(t, v.op, acc, verify_load_acc(tin, t, in, prefix + j * vw + k));
-    }
+    int64_t run = v.layout == KF_LAYOUT_GRID ? v.block_size : tile, first = b * run;
+    int64_t every = v.layout == KF_LAYOUT_GRID ? threads : stride ? tile * grid : nv;
+    for (int64_t j0 = first; j0 < nv; j0 += every)
+        for (int64_t j = j0; j < j0 + run && j < nv; j++)
+            for (int64_t k = 0; k < vw; k++)
+                acc = verify_combine(t, v.op, acc, verify_load_acc(tin, t, in, prefix + j * vw + k));
     kf_value o = verify_combine(t, v.op, verify_load(t, out, 0), acc);
     memcpy(out, &o, kf_dtype_size(t));
 }
@@ -560,7 +562,8 @@ static double fake_ms(const kf_variant *var, const kf_shape *s, const kf_device 
 }
 
 static const char *const entries[] = {"kf_reduce"};
-static const reduction_ops ops = {input_elems, outputs, workspace_init, reference, compare};
+/* no reference_at: the one output depends on every element */
+static const reduction_ops ops = {input_elems, outputs, workspace_init, reference, compare, NULL};
 
 const kf_family kf_family_reduce = {
     .name = "reduce",
