@@ -37,6 +37,12 @@ int tune_main(int argc, char **argv);
  * message prefixed "kforge CMD: ". */
 int family_from_config(const char *cmd, const char *path, int *family);
 
+/* After reading results file path with `skipped` unreadable lines: says on
+ * stderr how many are of a kernel no config given describes (a custom
+ * kernel's, read with --kernel CONFIG), `how` ending that clause (", skipped"
+ * or ""), and returns that count. */
+int note_unknown_kernel(const char *cmd, const char *path, int skipped, const char *how);
+
 /* Option groups a command takes. */
 enum {
     OPT_SET = 1 << 0,       /* --set KEY=VALUE */

@@ -475,6 +475,17 @@ int cli_run_option(cli *c, run_opts *ro, double *timeout)
     return 1;
 }
 
+int note_unknown_kernel(const char *cmd, const char *path, int skipped, const char *how)
+{
+    char kernel[128];
+    int unknown = skipped > 0 ? results_unknown_kernel(path, kernel, sizeof kernel) : 0;
+    if (unknown > 0)
+        fprintf(stderr, "kforge %s: %s: %d line%s of the kernel \"%s\", which no config given here describes%s: "
+                        "a custom kernel's results are read with --kernel CONFIG (its config)\n",
+                cmd, path, unknown, unknown == 1 ? "" : "s", kernel, how);
+    return unknown;
+}
+
 int family_from_config(const char *cmd, const char *path, int *family)
 {
     kf_config cfg;

@@ -160,12 +160,7 @@ static int cs_load(caseset *s, const char *path)
         fprintf(stderr, "kforge compare: %s: out of memory\n", path);
         return -1;
     }
-    char kernel[128];
-    int unknown = skipped > 0 ? results_unknown_kernel(path, kernel, sizeof kernel) : 0;
-    if (unknown > 0)
-        fprintf(stderr, "kforge compare: %s: %d line%s of the kernel \"%s\", which no config given here describes, "
-                        "skipped: a custom kernel's results are read with --kernel CONFIG (its config)\n",
-                path, unknown, unknown == 1 ? "" : "s", kernel);
+    int unknown = note_unknown_kernel("compare", path, skipped, ", skipped");
     if (skipped > unknown)
         fprintf(stderr, "kforge compare: %s: %d line%s that are not results skipped\n", path, skipped - unknown,
                 skipped - unknown == 1 ? "" : "s");

@@ -196,12 +196,7 @@ static int read_file(recset *s, const char *const *files, int file)
         return -1;
     }
     s->unreadable += skipped;
-    char kernel[128];
-    int unknown = skipped > 0 ? results_unknown_kernel(path, kernel, sizeof kernel) : 0;
-    if (unknown > 0)
-        fprintf(stderr, "kforge merge: %s: %d line%s of the kernel \"%s\", which no config given here describes: "
-                        "a custom kernel's results are read with --kernel CONFIG (its config)\n",
-                path, unknown, unknown == 1 ? "" : "s", kernel);
+    note_unknown_kernel("merge", path, skipped, "");
     if (c.oom) {
         fprintf(stderr, "kforge merge: out of memory\n");
         return -1;

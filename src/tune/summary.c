@@ -164,11 +164,11 @@ static const char *spread_words(const ranking *r)
 
 /* Rank i's text: the best's label, else what differs from the best (and
  * that it was abandoned: its time is that of its first repetitions). */
-static void rank_text(const tuner *t, const ranking *r, int i, strbuf *d)
+static void rank_text(const tuner *t, const ranking *r, int k, int i, strbuf *d)
 {
     if (i > 0) {
         differs_text(t, r->c[i], r->c[0], d, false);
-        if (cell_at(t, r->c[i], rank_k)->st == KF_ST_ABANDONED)
+        if (cell_at(t, r->c[i], k)->st == KF_ST_ABANDONED)
             sb_append(d, d->len ? "  (abandoned)" : "(abandoned)");
         return;
     }
@@ -192,7 +192,7 @@ static void print_top_table(const tuner *t, int k, const ranking *r)
         tune_fmt_objective(t, ob, sizeof ob, rank_cost(t, r->c[i], k));
         strbuf d = {0};
         char behind[32] = "-";
-        rank_text(t, r, i, &d);
+        rank_text(t, r, k, i, &d);
         if (i > 0)
             snprintf(behind, sizeof behind, "+%.1f%%", behind_pct(t, r, k, i));
         printf("  %4d  %12s  %7s  %s\n", i + 1, ob, behind, d.s ? d.s : "(the same parameters)");
@@ -214,7 +214,7 @@ static void print_top_md(const tuner *t, int k, const ranking *r)
         char ob[32];
         tune_fmt_objective(t, ob, sizeof ob, rank_cost(t, r->c[i], k));
         strbuf d = {0};
-        rank_text(t, r, i, &d);
+        rank_text(t, r, k, i, &d);
         if (i == 0)
             printf("| 1 | %s | - | `%s` |\n", ob, d.s ? d.s : "");
         else
