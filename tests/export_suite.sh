@@ -355,7 +355,7 @@ fi
 "$KFORGE" export --kernel reduce_rows --dtype float32 --op sum --deterministic -o rdet.cuh 2> rexd.txt
 rc=$?
 if [ $rc -eq 0 ] && grep -q 'ROWS_FLOAT32_SUM_DETERMINISTIC 1' rdet.cuh && ! grep -q 'combine_atomic, grid' rdet.cuh &&
-   grep -q 'map_split, 0ull, 8, combine_last_block' rdet.cuh && grep -q 'every variant is deterministic' rexd.txt &&
+   grep -q 'map_split, 0ull, 0ull, [0-9]*, 8, combine_last_block' rdet.cuh && grep -q 'every variant is deterministic' rexd.txt &&
    ! grep -q 'not deterministic' rexd.txt; then
   ok "export --kernel reduce_rows --deterministic: the last-block split, no atomic one"
 else

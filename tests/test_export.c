@@ -451,11 +451,11 @@ static kf_variant rows_v(kf_dtype t, kf_op op, int map, int group, int bs, int e
     return v;
 }
 
-/* Every map, every grid kind, both combines, a split of one part (no
+/* Every map (tile twice), every grid kind, both combines, a split of one part (no
  * workspace), two entries of one kernel; ties in the dispatch (2^18 x 16
  * is as near to 2^20 x 4 as to 2^16 x 64, of the same size: the faster;
  * 16 x 2^21 as near to 64 x 2^20 as to 4 x 2^22: the larger). */
-#define NR 10
+#define NR 12
 static void rows_entries(kf_dtype t, kf_op op, kf_export_entry *e)
 {
     const int A = COMBINE_ATOMIC, L = COMBINE_LAST_BLOCK, PF = LOAD_LDG_PREFETCH;
@@ -473,6 +473,9 @@ static void rows_entries(kf_dtype t, kf_op op, kf_export_entry *e)
         {rows_v(t, op, MAP_SPLIT, 1, 256, 4, 1, KF_GRID_WAVES, 2, 4, L, PF), 256, 1 << 16},
         {rows_v(t, op, MAP_BLOCK, 1, 512, 2, 2, KF_GRID_AUTO, 0, 1, L, PF), 1 << 21, 32},  /* e2's kernel */
         {rows_v(t, op, MAP_SPLIT, 1, 512, 2, 1, KF_GRID_AUTO, 0, 2, A, PF), 512, 1 << 14},
+        /* map tile: rows per tile from cols (a thread per row for padded rows) */
+        {rows_v(t, op, MAP_TILE, 1, 256, 4, 1, KF_GRID_WAVES, 1, 1, L, PF), 1 << 24, 2},
+        {rows_v(t, op, MAP_TILE, 1, 128, 2, 1, KF_GRID_AUTO, 0, 1, L, LOAD_STREAM), 1 << 20, 13},
     };
     for (int i = 0; i < NR; i++) {
         memset(&e[i], 0, sizeof e[i]);
@@ -514,9 +517,10 @@ START_TEST(rows_header_text_and_refusals)
     };
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
         ck_assert_msg(strstr(h, want[i]) != NULL, "expected in the header: %s", want[i]);
-    /* e8 shares e2's kernel: 9 kernels for 10 entries */
-    ck_assert_ptr_nonnull(strstr(h, "kforge_reduce_rows_float32_sum_k8_ns"));
-    ck_assert_ptr_null(strstr(h, "kforge_reduce_rows_float32_sum_k9_ns"));
+    /* e8 shares e2's kernel: 11 kernels for 12 entries */
+    ck_assert_ptr_nonnull(strstr(h, "kforge_reduce_rows_float32_sum_k10_ns"));
+    ck_assert_ptr_null(strstr(h, "kforge_reduce_rows_float32_sum_k11_ns"));
+    ck_assert_ptr_nonnull(strstr(h, "map_tile, 256ull, 4096ull, 4,"));
     ck_assert_ptr_null(strstr(h, "@P@"));
     ck_assert_ptr_null(strstr(h, "@TABLES@"));
     /* each kernel exactly as kforge run compiles it */
@@ -625,7 +629,7 @@ static void rows_check_plan(const char *dir, const char *harness, const kf_expor
         "8x8388608", "1024x65536", "1000x65536/65600", "16384x4096", "16385x4095/4099", "65536x64", "70000x63",
         "262144x16", "1048576x4", "1048577x5/7", "16777217x1", "4294967297x1", "2097152x32", "2097152x33/40",
         "256x65536", "300x60000", "512x16384", "100x16384/16385", "0x5", "5x0", "3x7/2", "131072x2048",
-        "8589934592x32"};
+        "8589934592x32", "1000000x13", "300001x11", "33554432x3"};
     const int nshapes = (int)(sizeof shapes / sizeof shapes[0]);
     char cmd[4096], outp[1100];
     snprintf(outp, sizeof outp, "%s/rplan.txt", dir);

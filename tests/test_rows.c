@@ -13,6 +13,7 @@
 #include "time_limit.h"
 #include "util.h"
 #include "reduction.h"
+#include "rows.h"
 #include "verify.h"
 
 static const kf_family *fam(void) { return kf_families[family_find("reduce_rows")]; }
@@ -149,6 +150,56 @@ START_TEST(plans)
 }
 END_TEST
 
+/* Map tile: tiles of whole rows, floor(te / cols) rounded down to the
+ * vector width; the thread-per-row fallback (block_size rows) for padded
+ * rows and rows too long for a tile; its rules. */
+START_TEST(tile_plans)
+{
+    char why[256];
+    kf_plan_info p;
+    kf_variant v = rows_variant("tile", 1, 256);
+    set(&v, "elements_per_thread", 4);
+    set(&v, "vector_width", 4); /* te = 4096 */
+    ck_assert_int_eq(space_check_variant(&v, NULL, why, sizeof why), 0);
+    kf_shape s = {{1 << 24, 2, 2}};
+    ck_assert_int_eq(rows_tile_rows(&v, 2, 2), 2048);
+    ck_assert_int_eq(fam()->plan(&v, &s, 132, 8, &p), 0);
+    ck_assert_int_eq(p.blocks, (1 << 24) / 2048);
+    ck_assert(p.deterministic);
+    ck_assert_int_eq(p.workspace_bytes, 0);
+    ck_assert_int_eq(rows_tile_rows(&v, 3, 3), 1364);      /* 1365 down to a multiple of 4 */
+    ck_assert_int_eq(rows_tile_rows(&v, 1, 1), 4096);
+    ck_assert_int_eq(rows_tile_rows(&v, 1024, 1024), 4);   /* cols x vw == te: still a tile */
+    ck_assert_int_eq(rows_tile_rows(&v, 1025, 1025), 256); /* too long: a thread per row */
+    ck_assert_int_eq(rows_tile_rows(&v, 3, 5), 256);       /* padded rows: a thread per row */
+    kf_shape odd = {{70001, 3, 3}};
+    ck_assert_int_eq(fam()->plan(&v, &odd, 132, 8, &p), 0);
+    ck_assert_int_eq(p.blocks, (70001 + 1363) / 1364);
+    kf_shape pad = {{70001, 3, 4}};
+    ck_assert_int_eq(fam()->plan(&v, &pad, 132, 8, &p), 0);
+    ck_assert_int_eq(p.blocks, (70001 + 255) / 256);
+    set(&v, "grid", kf_grid_encode((kf_grid){KF_GRID_WAVES, 1}));
+    ck_assert_int_eq(fam()->plan(&v, &s, 132, 4, &p), 0);
+    ck_assert_int_eq(p.blocks, 4 * 132);
+    /* rules: rows_per_group 1, no block_reduce, the tile within 48 KiB */
+    set(&v, "rows_per_group", 2);
+    ck_assert_int_ne(space_check_variant(&v, NULL, why, sizeof why), 0);
+    ck_assert_ptr_nonnull(strstr(why, "map tile takes rows_per_group 1"));
+    set(&v, "rows_per_group", 1);
+    set(&v, "block_reduce", 1);
+    ck_assert_int_ne(space_check_variant(&v, NULL, why, sizeof why), 0);
+    set(&v, "block_reduce", 0);
+    set(&v, "block_size", 1024);
+    set(&v, "elements_per_thread", 4); /* 16384 floats: 66 KiB */
+    ck_assert_int_ne(space_check_variant(&v, NULL, why, sizeof why), 0);
+    ck_assert_ptr_nonnull(strstr(why, "48 KiB"));
+    set(&v, "elements_per_thread", 2); /* 8192 floats: 33 KiB */
+    ck_assert_int_eq(space_check_variant(&v, NULL, why, sizeof why), 0);
+    set(&v, "dtype", KF_FLOAT64);      /* 8192 doubles: 66 KiB */
+    ck_assert_int_ne(space_check_variant(&v, NULL, why, sizeof why), 0);
+}
+END_TEST
+
 /* The per-row reference over a padded matrix, and the comparison that
  * names the wrong rows. */
 START_TEST(reference_and_compare)
@@ -276,6 +327,7 @@ int main(void)
     tcase_add_test(t, rules);
     tcase_add_test(t, shapes);
     tcase_add_test(t, plans);
+    tcase_add_test(t, tile_plans);
     tcase_add_test(t, reference_and_compare);
     tcase_add_test(t, reference_at_one_element);
     tcase_add_test(t, integer_rows_exact);

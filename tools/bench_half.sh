@@ -4,7 +4,8 @@
 # at the sizes and shapes; one table.
 #
 #   1. per dtype: kforge tune configs/tune-reduce-half.json (random search,
-#      every size 2^10..2^30 at once) and configs/tune-rows.json with
+#      every size 2^10..2^30 at once, then an exhaustive search at each of
+#      the latency-bound sizes --small) and configs/tune-rows.json with
 #      vector_width 8 per shape (database in $DIR/db); kforge best per size;
 #   2. per dtype: kforge run of the best variants (median of >= 31
 #      repetitions, L2 flushed before each), tools/half_cub.cu
@@ -15,29 +16,34 @@
 #   3. the table: time and GB/s (input bytes) of each, kforge's speedup over
 #      PyTorch and over CUB.
 #
-#   sh tools/bench_half.sh [--dtypes "bfloat16 float16"] [--budget 120] [--rbudget 80] [--dir DIR]
-# environment: KFORGE (build/kforge), NVCC (nvcc), PYTHON (python3)
+#   sh tools/bench_half.sh [--dtypes "bfloat16 float16"] [--budget 120] [--rbudget 80]
+#                          [--small "2^10 2^12 2^14 2^16"] [--dir DIR]
+# environment: KFORGE (build/kforge), NVCC (nvcc), PYTHON (python3); CCCL_DIR (a
+#   CCCL checkout whose CUB headers come before the toolkit's, e.g. CUB 3.6) or
+#   HALF_CUB (a tools/half_cub.cu binary built beforehand)
 set -eu
 KFORGE=${KFORGE:-build/kforge}
 NVCC=${NVCC:-nvcc}
 PYTHON=${PYTHON:-python3}
-DTYPES="bfloat16 float16" BUDGET=120 RBUDGET=80 DIR=build/bench-half
+DTYPES="bfloat16 float16" BUDGET=120 RBUDGET=80 DIR=build/bench-half SMALL="2^10 2^12 2^14 2^16"
 while [ $# -gt 0 ]; do
   case $1 in
     --dtypes) DTYPES=$2; shift 2 ;;
     --budget) BUDGET=$2; shift 2 ;;
     --rbudget) RBUDGET=$2; shift 2 ;;
+    --small) SMALL=$2; shift 2 ;;
     --dir) DIR=$2; shift 2 ;;
-    *) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+    *) sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
   esac
 done
 NS="2^10 2^12 2^14 2^16 2^18 2^20 2^22 2^24 2^26 2^28 2^30"
 SHAPES="2097152,32 65536,1024 8192,8192 64,1048576"
-cmdline="sh tools/bench_half.sh --dtypes \"$DTYPES\" --budget $BUDGET --rbudget $RBUDGET"
+cmdline="sh tools/bench_half.sh --dtypes \"$DTYPES\" --budget $BUDGET --rbudget $RBUDGET --small \"$SMALL\""
 mkdir -p "$DIR"
 export KFORGE_DB="$DIR/db"
-CUB="$DIR/half_cub"
-[ -x "$CUB" ] || "$NVCC" -O3 -std=c++17 -arch=sm_90 tools/half_cub.cu -o "$CUB"
+CUB=${HALF_CUB:-$DIR/half_cub}
+[ -x "$CUB" ] || "$NVCC" -O3 -std=c++17 -arch=sm_90 ${CCCL_DIR:+-I"$CCCL_DIR/cub" -I"$CCCL_DIR/thrust" -I"$CCCL_DIR/libcudacxx/include"} \
+  tools/half_cub.cu -o "$CUB"
 : > "$DIR/kforge.jsonl"; : > "$DIR/base.txt"
 nargs= sargs=
 for n in $NS; do nargs="$nargs --n $n"; done
@@ -46,6 +52,10 @@ t0=$(date +%s)
 for dt in $DTYPES; do
   "$KFORGE" tune configs/tune-reduce-half.json --set dtype="$dt" --strategy random --budget "$BUDGET" --seed 1 \
     --results "$DIR/tune.jsonl" --quiet > "$DIR/tune-$dt.txt"
+  for n in $SMALL; do
+    "$KFORGE" tune configs/tune-reduce-half.json --set dtype="$dt" --set n="$n" --strategy exhaustive \
+      --results "$DIR/tune.jsonl" --quiet >> "$DIR/tune-$dt.txt"
+  done
   for s in $SHAPES; do
     R=${s%,*} C=${s#*,}
     "$KFORGE" tune configs/tune-rows.json --set dtype="$dt" --set vector_width=8 --set rows="$R" --set cols="$C" \

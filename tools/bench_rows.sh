@@ -13,7 +13,11 @@
 #
 #   sh tools/bench_rows.sh [--total "2^26 2^20"] [--cols "4 32 128 1024 8192 65536 2^20"]
 #                          [--dtype float32] [--op sum] [--rounds 3] [--budget N] [--dir DIR]
-# environment: KFORGE (build/kforge), NVCC, CCCL_DIR, PYTHON (python3), TUNE_CONFIG
+# environment: KFORGE (build/kforge), NVCC, CCCL_DIR, PYTHON (python3), TUNE_CONFIG;
+#   ROWS_CUB / ROWS_CUB_FIXED: prebuilt tools/rows_cub.cu binaries (offsets /
+#   fixed-size segments, the latter built with -DKF_CCCL_FIXED against CCCL
+#   >= 3.2), instead of building them here; ROWS_CUB=none leaves the
+#   offsets baseline out (at cols 1..16 it takes seconds per repetition)
 # Every tool verifies every row before it is timed; a wrong row is exit 2.
 # The L2 is flushed before every repetition by all three (2 x L2 memset);
 # GB/s = rows x cols x element size / median time.
@@ -34,16 +38,16 @@ while [ $# -gt 0 ]; do
     --rounds) ROUNDS=$2; shift 2 ;;
     --budget) BUDGET="--budget $2"; shift 2 ;;
     --dir) DIR=$2; shift 2 ;;
-    *) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+    *) sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
   esac
 done
 pow() { case $1 in 2^*) echo $((1 << ${1#2^})) ;; *) echo "$1" ;; esac; }
 mkdir -p "$DIR"
 cmdline="$0 --total \"$TOTALS\" --cols \"$COLS\" --dtype $DTYPE --op $OP --rounds $ROUNDS $BUDGET"
-CUB="$DIR/rows_cub"
-[ -x "$CUB" ] || "$NVCC" -O3 -std=c++17 -arch=sm_90 tools/rows_cub.cu -o "$CUB"
-CUBF=
-if [ -n "${CCCL_DIR:-}" ]; then
+CUB=${ROWS_CUB:-$DIR/rows_cub}
+[ "$CUB" = none ] || [ -x "$CUB" ] || "$NVCC" -O3 -std=c++17 -arch=sm_90 tools/rows_cub.cu -o "$CUB"
+CUBF=${ROWS_CUB_FIXED:-}
+if [ -z "$CUBF" ] && [ -n "${CCCL_DIR:-}" ]; then
   CUBF="$DIR/rows_cub_fixed"
   [ -x "$CUBF" ] || "$NVCC" -O3 -std=c++17 -arch=sm_90 -DKF_CCCL_FIXED -I"$CCCL_DIR/cub" -I"$CCCL_DIR/thrust" \
     -I"$CCCL_DIR/libcudacxx/include" tools/rows_cub.cu -o "$CUBF"
@@ -74,7 +78,7 @@ for s in $shapes; do cfgs="$cfgs $DIR/best-${s%,*}-${s#*,}.json"; cubargs="$cuba
 k() { # shellcheck disable=SC2086
       "$KFORGE" run $cfgs --set 'bench.min_reps=30' --no-results --format jsonl --quiet >> "$DIR/kforge.jsonl"; }
 c() { # shellcheck disable=SC2086
-      "$CUB" --dtype "$DTYPE" --op "$OP" $cubargs >> "$DIR/base.txt" 2> /dev/null
+      [ "$CUB" = none ] || "$CUB" --dtype "$DTYPE" --op "$OP" $cubargs >> "$DIR/base.txt" 2> /dev/null
       [ -z "$CUBF" ] || "$CUBF" --dtype "$DTYPE" --op "$OP" $cubargs >> "$DIR/base.txt" 2> /dev/null; }
 p() { # shellcheck disable=SC2086
       "$PYTHON" tools/rows_torch.py --dtype "$DTYPE" --op "$OP" $cubargs >> "$DIR/base.txt" 2> /dev/null; }

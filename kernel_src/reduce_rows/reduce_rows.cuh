@@ -20,6 +20,19 @@
 //                          parts of one row (folded as one range, no extra
 //                          reduction) or parts of several rows; the blocks
 //                          of a row combine by KF_SPLIT_COMBINE
+//                       4  tiles of whole rows staged through shared memory
+//                          (short rows, row_stride == cols): the block
+//                          loads a contiguous tile of up to TE = KF_BS *
+//                          KF_EPT * KF_VW elements with vector loads
+//                          spread over all its threads, then each thread
+//                          folds whole rows of the tile from shared memory
+//                          and the block's stores of consecutive rows are
+//                          coalesced.  Rows per tile: RT = floor(TE / cols)
+//                          rounded down to a multiple of KF_VW, so that
+//                          every tile starts on a vector boundary when the
+//                          input does.  When row_stride != cols or
+//                          cols * KF_VW > TE, the kernel falls back to a
+//                          thread per row (RT = KF_BS).
 //   KF_GROUP          lanes per row for map 1 (2..32, power of two).  Map 0
 //                     is the group of 1 (KF_GROUP absent or 1); ignored by
 //                     maps 2 and 3.
@@ -28,15 +41,18 @@
 //                     (1..16): a team of P lanes (P = 1, KF_GROUP, KF_BS)
 //                     walks a row in tiles of P * KF_EPT vectors.
 //   KF_RPG            rows in flight per team per iteration (maps 0..2;
-//                     default 1; must be 1 for map 3): the first tile of
+//                     must be 1 for maps 3 and 4);
+//                     default 1): the first tile of
 //                     KF_RPG rows is loaded before any of it is folded, so
 //                     short rows still have KF_RPG * KF_EPT loads in flight.
 //                     KF_RPG * KF_EPT <= 16.
-//   KF_PIPE           maps 0..2, optional (default 0): 1 issues the row
+//   KF_PIPE           maps 0..2 and 4, optional (default 0): 1 issues the row
 //                     information and first-tile loads of the block's next
 //                     tile before folding the current one (software
 //                     pipelining across grid-stride iterations; pays off
 //                     only with a capped grid; doubles the tile registers).
+//                     Map 4: the next tile's loads are issued before the
+//                     rows of this one are folded from shared memory.
 //   KF_VW             elements per vector load (1, 2, 4; 8 for a 2-byte input).  Each row has its
 //                     own aligned prefix (< KF_VW elements before the first
 //                     aligned vector) and tail, so any row start alignment,
@@ -78,10 +94,12 @@
 //     splits   map 3: parts per row (>= 1; 1: whole rows dealt to blocks,
 //              no combine); other maps ignore it.
 //
-// Launch rule (block = KF_BS threads, no dynamic shared memory):
+// Launch rule (block = KF_BS threads, no dynamic shared memory; map 4 has
+// (TE + TE / (128 / sizeof(T))) * sizeof(T) bytes of static shared memory):
 //   maps 0, 1: rows_per_tile = (KF_BS / G) * KF_RPG (G = 1 for map 0,
 //              KF_GROUP for map 1); tiles = ceil(rows / rows_per_tile)
 //   map 2:     tiles = ceil(rows / KF_RPG)
+//   map 4:     tiles = ceil(rows / RT) (RT above; KF_BS in the fallback)
 //   map 3:     tiles = rows * splits (part p of a row is vectors
 //              [p*chunk, (p+1)*chunk), chunk = ceil(nvec / splits) rounded up
 //              to 8 vectors; the first (tiles % grid) blocks take
@@ -106,7 +124,7 @@
 // the generator (the parameter table in src/families/reduce_rows/rows.c).
 
 // Lanes that share one row: the team.
-#if KF_ROWS_MAP == KF_ROWS_MAP_THREAD
+#if KF_ROWS_MAP == KF_ROWS_MAP_THREAD || KF_ROWS_MAP == KF_ROWS_MAP_TILE
 #define KF_ROWS_P 1
 #elif KF_ROWS_MAP == KF_ROWS_MAP_GROUP
 #define KF_ROWS_P KF_GROUP
@@ -114,9 +132,11 @@
 #define KF_ROWS_P KF_BS
 #endif
 
-static_assert(KF_ROWS_MAP >= 0 && KF_ROWS_MAP <= 3, "KF_ROWS_MAP is 0..3");
+static_assert(KF_ROWS_MAP >= 0 && KF_ROWS_MAP <= 4, "KF_ROWS_MAP is 0..4");
 static_assert(KF_BS >= 32 && KF_BS <= 1024 && (KF_BS & (KF_BS - 1)) == 0, "KF_BS: power of two, 32..1024");
-static_assert(KF_ROWS_MAP != KF_ROWS_MAP_THREAD || KF_GROUP == 1, "map 0 is a thread per row: KF_GROUP 1");
+static_assert((KF_ROWS_MAP != KF_ROWS_MAP_THREAD && KF_ROWS_MAP != KF_ROWS_MAP_TILE) || KF_GROUP == 1,
+              "maps 0 and 4: KF_GROUP 1");
+static_assert(KF_ROWS_MAP != KF_ROWS_MAP_TILE || KF_RPG == 1, "map 4: KF_RPG 1");
 static_assert(KF_ROWS_MAP != KF_ROWS_MAP_GROUP || (KF_GROUP >= 2 && KF_GROUP <= 32 && (KF_GROUP & (KF_GROUP - 1)) == 0),
               "map 1: KF_GROUP is 2, 4, 8, 16 or 32");
 static_assert(KF_VW == 1 || KF_VW == 2 || KF_VW == 4 || (KF_VW == 8 && sizeof(E) == 2), "KF_VW is 1, 2, 4 (8: 2-byte input)");
@@ -359,7 +379,93 @@ kf_reduce_rows(const E *in, long long rows, long long cols, long long stride, T 
     const unsigned tid = threadIdx.x;
     const kf_u64 nrows = (kf_u64)rows, ncols = (kf_u64)cols, rstride = (kf_u64)stride;
 
-#if KF_ROWS_MAP != KF_ROWS_MAP_SPLIT
+#if KF_ROWS_MAP == KF_ROWS_MAP_TILE
+    // --- map 4: tiles of whole rows staged through shared memory ---------
+    (void)partial;
+    (void)tickets;
+    (void)splits;
+    constexpr kf_u64 TE = (kf_u64)KF_BS * KF_EPT * KF_VW;
+    if (rstride != ncols || ncols * KF_VW > TE) {
+        // Fallback: a thread per row, straight from global memory.
+        const kf_u64 ntiles = (nrows + KF_BS - 1) / KF_BS;
+        for (kf_u64 t = blockIdx.x; t < ntiles; t += gridDim.x) {
+            const kf_u64 r = t * KF_BS + tid;
+            if (r < nrows) {
+                const kf_row R = kf_row_at(in + r * rstride, ncols);
+                T a = kf_row_edges<1>(R, 0, kf_identity(), true, true);
+                KF_ROWS_OUT(r) = kf_row_body<1>(R.v, 0, R.nv, 0, a);
+            }
+        }
+        return;
+    }
+    // Element j of the tile sits at s[j + j / PAD]: one padding slot per
+    // 128 bytes, so that the 32 threads of a warp reading element c of 32
+    // consecutive rows (stride cols) hit different banks for cols up to 32.
+    constexpr unsigned PAD = 128 / sizeof(T);
+    __shared__ T s[TE + TE / PAD];
+    const kf_u64 rt = TE / ncols / KF_VW * KF_VW;
+    const kf_u64 ntiles = (nrows + rt - 1) / rt;
+    kf_u64 t = blockIdx.x;
+    if (t >= ntiles) return;
+    // The tile's elements as one row: scalar prefix (misaligned input
+    // only), vectors, scalar tail; in registers until stored.
+    kf_row R;
+    kf_vec x[KF_EPT];
+    T pre = kf_identity(), post = kf_identity();
+    auto load = [&](kf_u64 tt) {
+        const kf_u64 r0 = tt * rt, nr = nrows - r0 < rt ? nrows - r0 : rt;
+        R = kf_row_at(in + r0 * ncols, nr * ncols);
+#pragma unroll
+        for (int k = 0; k < KF_EPT; k++) {
+            const kf_u64 i = (kf_u64)k * KF_BS + tid;
+            if (i < R.nv) x[k] = kf_load_vec(R.v + i);
+        }
+        if constexpr (KF_VW > 1) {
+            if (tid < R.prefix) pre = kf_load_one(R.p + tid);
+            if (tid < R.tail) post = kf_load_one(R.p + R.prefix + R.nv * KF_VW + tid);
+        }
+    };
+    load(t);
+    for (; t < ntiles; t += gridDim.x) {
+        __syncthreads(); // the previous tile's rows are folded
+#pragma unroll
+        for (int k = 0; k < KF_EPT; k++) {
+            const kf_u64 i = (kf_u64)k * KF_BS + tid;
+            if (i < R.nv) {
+#pragma unroll
+                for (int e = 0; e < KF_VW; e++) {
+                    const unsigned j = R.prefix + (unsigned)i * KF_VW + e;
+                    s[j + j / PAD] = kf_widen(x[k].v[e]);
+                }
+            }
+        }
+        if constexpr (KF_VW > 1) {
+            if (tid < R.prefix) s[tid] = pre;
+            if (tid < R.tail) {
+                const unsigned j = R.prefix + (unsigned)R.nv * KF_VW + tid;
+                s[j + j / PAD] = post;
+            }
+        }
+        __syncthreads();
+        const kf_u64 r0 = t * rt, nr = nrows - r0 < rt ? nrows - r0 : rt;
+#if KF_PIPE == KF_PIPE_NEXT_TILE
+        if (t + gridDim.x < ntiles) load(t + gridDim.x); // in flight while this tile is folded
+#endif
+        const unsigned nc = (unsigned)ncols;
+        for (unsigned q = tid; q < nr; q += KF_BS) {
+            unsigned j = q * nc;
+            T a = s[j + j / PAD];
+            for (unsigned c = 1; c < nc; c++) {
+                j++;
+                a = kf_op(a, s[j + j / PAD]);
+            }
+            KF_ROWS_OUT(r0 + q) = a;
+        }
+#if KF_PIPE != KF_PIPE_NEXT_TILE
+        if (t + gridDim.x < ntiles) load(t + gridDim.x);
+#endif
+    }
+#elif KF_ROWS_MAP != KF_ROWS_MAP_SPLIT
     // --- maps 0, 1, 2: a team of P lanes per row, KF_RPG rows per team ---
     constexpr unsigned P = KF_ROWS_P;
     constexpr unsigned teams = KF_BS / P;                       // rows side by side in a block

@@ -6,7 +6,8 @@
 // (src/families/reduce_rows/rows.c, plan and enqueue; the launch rule in
 // reduce_rows.cuh): one launch of KF_BS threads per block over
 // min(tiles, cap) blocks, the tiles ceil(rows / rows per tile) (maps thread,
-// group, block) or rows x splits (map split), the cap from the variant's
+// group, block, tile: the last's rows per tile depend on cols and row_stride)
+// or rows x splits (map split), the cap from the variant's
 // grid kind with the device's multiprocessors and the occupancy
 // calculator's blocks per multiprocessor asked for at run time.  The kernel
 // itself handles any alignment of the input and of each row (a scalar
@@ -23,7 +24,7 @@ typedef @T@ T; // the accumulator's type: the outputs'
 typedef @IN@ E_in; // the input's
 
 enum grid_kind { grid_auto, grid_blocks, grid_per_sm, grid_waves };
-enum map_kind { map_thread, map_group, map_block, map_split };
+enum map_kind { map_thread, map_group, map_block, map_split, map_tile };
 enum combine_kind { combine_atomic, combine_last_block };
 
 struct kernel_info {
@@ -34,6 +35,9 @@ struct variant_info {
     int kernel;                     // index into kernels[]
     int map;                        // map_kind
     unsigned long long tile_rows;   // maps thread, group, block: rows a block covers per tile
+                                    // (map tile: in its thread-per-row fallback)
+    unsigned long long tile_elems;  // map tile: elements a tile holds (0 for the other maps)
+    int vw;                         // map tile: elements per vector load
     int splits;                     // map split: parts per row (1 for the other maps)
     int combine;                    // map split: combine_kind
     int grid;                       // grid_kind
@@ -79,10 +83,22 @@ static inline int pick(unsigned long long rows, unsigned long long cols, unsigne
 // Blocks of the launch for rows rows (rows.c, plan): min(tiles, cap), at
 // most 2^31 - 1 (the kernels are grid-stride loops, or deal the parts to
 // whatever grid they get), at least 1.
-static inline cudaError_t blocks_for(const variant_info &v, unsigned long long rows, int dev,
-                                     unsigned long long *blocks)
+// Map tile's rows per tile: floor(tile_elems / cols) rounded down to a
+// multiple of vw, when row_stride == cols and cols x vw <= tile_elems (else
+// the kernel's thread-per-row fallback: tile_rows).
+static inline unsigned long long rows_per_tile(const variant_info &v, unsigned long long cols,
+                                               unsigned long long stride)
 {
-    unsigned long long tiles = v.map == map_split ? rows * (unsigned long long)v.splits : ceil_div(rows, v.tile_rows);
+    if (v.map != map_tile || stride != cols || cols < 1 || cols > v.tile_elems / (unsigned long long)v.vw)
+        return v.tile_rows;
+    return v.tile_elems / cols / (unsigned long long)v.vw * (unsigned long long)v.vw;
+}
+
+static inline cudaError_t blocks_for(const variant_info &v, unsigned long long rows, unsigned long long cols,
+                                     unsigned long long stride, int dev, unsigned long long *blocks)
+{
+    unsigned long long tiles =
+        v.map == map_split ? rows * (unsigned long long)v.splits : ceil_div(rows, rows_per_tile(v, cols, stride));
     unsigned long long cap = tiles;
     if (v.grid == grid_blocks) {
         cap = v.grid_value;
@@ -139,7 +155,7 @@ static inline size_t layout_bytes(unsigned long long cap, int dev)
         if (!uses_workspace(v) || v.combine != combine_last_block)
             continue;
         unsigned long long g = cap * (unsigned long long)v.splits;
-        if (dev < 0 || blocks_for(v, cap, dev, &g) != cudaSuccess) // tiles: no grid is larger
+        if (dev < 0 || blocks_for(v, cap, 1, 1, dev, &g) != cudaSuccess) // tiles: no grid is larger
             g = g < 2147483647ull ? g : 2147483647ull;
         size_t need = (cap + g - 1) * sizeof(T);
         last = need > last ? need : last;
@@ -297,7 +313,7 @@ static inline cudaError_t
     unsigned long long blocks = 0;
     cudaError_t e = cudaGetDevice(&dev);
     if (e == cudaSuccess)
-        e = blocks_for(v, rows, dev, &blocks);
+        e = blocks_for(v, rows, cols, row_stride, dev, &blocks);
     if (e != cudaSuccess)
         return e;
     T *partial = 0;

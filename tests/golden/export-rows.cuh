@@ -55,7 +55,7 @@
 // row stride S (as near up to rounding: the larger R C S; as large: the faster), as
 // `kforge best --kernel reduce_rows --rows R --cols C --row_stride S` answers (without
 // --row_stride, S is C: for rows stored densely, cols counts twice).  Tuned:
-//   rows=4096 cols=32            k0  group8/bs256/ept2/rpg2/v4/1waves/ldg_prefetch/pipe
+//   rows=4096 cols=32            k0  group8/bs256/ept4/rpg2/v4/4waves/stream/pipe
 //                                    0.0022303 ms, 235.1 GB/s, deterministic
 //   rows=64 cols=16384           k1  split1/atomic/bs1024/ept2/rpg1/v4/auto/ldg_prefetch
 //                                    0.004946 ms, 848.0 GB/s, not deterministic
@@ -89,7 +89,7 @@
 #pragma nv_diag_suppress 177
 
 // ===========================================================================
-// kernel k0: group8/bs256/ept2/rpg2/v4/1waves/ldg_prefetch/pipe (the grid is chosen at launch)
+// kernel k0: group8/bs256/ept4/rpg2/v4/4waves/stream/pipe (the grid is chosen at launch)
 // ===========================================================================
 #define kf_reduce_rows kforge_reduce_rows_float32_sum_k0
 #define KF_ENTRY_LINKAGE KFORGE_REDUCE_ROWS_FLOAT32_SUM_LINKAGE
@@ -102,10 +102,10 @@ namespace kforge_reduce_rows_float32_sum_k0_ns {
 //   map                  group
 //   group                8
 //   block_size           256
-//   elements_per_thread  2
+//   elements_per_thread  4
 //   rows_per_group       2
 //   vector_width         4
-//   load                 ldg_prefetch
+//   load                 stream
 //   block_reduce         shuffle
 //   split_combine        last_block
 //   pipeline             next_tile
@@ -139,6 +139,7 @@ namespace kforge_reduce_rows_float32_sum_k0_ns {
 #define KF_ROWS_MAP_GROUP 1
 #define KF_ROWS_MAP_BLOCK 2
 #define KF_ROWS_MAP_SPLIT 3
+#define KF_ROWS_MAP_TILE 4
 #define KF_LOAD_PLAIN 0
 #define KF_LOAD_LDG 1
 #define KF_LOAD_STREAM 2
@@ -155,10 +156,10 @@ namespace kforge_reduce_rows_float32_sum_k0_ns {
 #define KF_ROWS_MAP 1 /* group */
 #define KF_GROUP 8
 #define KF_BS 256
-#define KF_EPT 2
+#define KF_EPT 4
 #define KF_RPG 2
 #define KF_VW 4
-#define KF_LOAD 3 /* ldg_prefetch */
+#define KF_LOAD 2 /* stream */
 #define KF_BLOCK_REDUCE 0 /* shuffle */
 #define KF_SPLIT_COMBINE 1 /* last_block */
 #define KF_PIPE 1 /* next_tile */
@@ -494,6 +495,19 @@ template <typename X> __device__ __forceinline__ T kf_fold_vec(const kf_vec_of<X
 //                          parts of one row (folded as one range, no extra
 //                          reduction) or parts of several rows; the blocks
 //                          of a row combine by KF_SPLIT_COMBINE
+//                       4  tiles of whole rows staged through shared memory
+//                          (short rows, row_stride == cols): the block
+//                          loads a contiguous tile of up to TE = KF_BS *
+//                          KF_EPT * KF_VW elements with vector loads
+//                          spread over all its threads, then each thread
+//                          folds whole rows of the tile from shared memory
+//                          and the block's stores of consecutive rows are
+//                          coalesced.  Rows per tile: RT = floor(TE / cols)
+//                          rounded down to a multiple of KF_VW, so that
+//                          every tile starts on a vector boundary when the
+//                          input does.  When row_stride != cols or
+//                          cols * KF_VW > TE, the kernel falls back to a
+//                          thread per row (RT = KF_BS).
 //   KF_GROUP          lanes per row for map 1 (2..32, power of two).  Map 0
 //                     is the group of 1 (KF_GROUP absent or 1); ignored by
 //                     maps 2 and 3.
@@ -502,15 +516,18 @@ template <typename X> __device__ __forceinline__ T kf_fold_vec(const kf_vec_of<X
 //                     (1..16): a team of P lanes (P = 1, KF_GROUP, KF_BS)
 //                     walks a row in tiles of P * KF_EPT vectors.
 //   KF_RPG            rows in flight per team per iteration (maps 0..2;
-//                     default 1; must be 1 for map 3): the first tile of
+//                     must be 1 for maps 3 and 4);
+//                     default 1): the first tile of
 //                     KF_RPG rows is loaded before any of it is folded, so
 //                     short rows still have KF_RPG * KF_EPT loads in flight.
 //                     KF_RPG * KF_EPT <= 16.
-//   KF_PIPE           maps 0..2, optional (default 0): 1 issues the row
+//   KF_PIPE           maps 0..2 and 4, optional (default 0): 1 issues the row
 //                     information and first-tile loads of the block's next
 //                     tile before folding the current one (software
 //                     pipelining across grid-stride iterations; pays off
 //                     only with a capped grid; doubles the tile registers).
+//                     Map 4: the next tile's loads are issued before the
+//                     rows of this one are folded from shared memory.
 //   KF_VW             elements per vector load (1, 2, 4; 8 for a 2-byte input).  Each row has its
 //                     own aligned prefix (< KF_VW elements before the first
 //                     aligned vector) and tail, so any row start alignment,
@@ -552,10 +569,12 @@ template <typename X> __device__ __forceinline__ T kf_fold_vec(const kf_vec_of<X
 //     splits   map 3: parts per row (>= 1; 1: whole rows dealt to blocks,
 //              no combine); other maps ignore it.
 //
-// Launch rule (block = KF_BS threads, no dynamic shared memory):
+// Launch rule (block = KF_BS threads, no dynamic shared memory; map 4 has
+// (TE + TE / (128 / sizeof(T))) * sizeof(T) bytes of static shared memory):
 //   maps 0, 1: rows_per_tile = (KF_BS / G) * KF_RPG (G = 1 for map 0,
 //              KF_GROUP for map 1); tiles = ceil(rows / rows_per_tile)
 //   map 2:     tiles = ceil(rows / KF_RPG)
+//   map 4:     tiles = ceil(rows / RT) (RT above; KF_BS in the fallback)
 //   map 3:     tiles = rows * splits (part p of a row is vectors
 //              [p*chunk, (p+1)*chunk), chunk = ceil(nvec / splits) rounded up
 //              to 8 vectors; the first (tiles % grid) blocks take
@@ -580,7 +599,7 @@ template <typename X> __device__ __forceinline__ T kf_fold_vec(const kf_vec_of<X
 // the generator (the parameter table in src/families/reduce_rows/rows.c).
 
 // Lanes that share one row: the team.
-#if KF_ROWS_MAP == KF_ROWS_MAP_THREAD
+#if KF_ROWS_MAP == KF_ROWS_MAP_THREAD || KF_ROWS_MAP == KF_ROWS_MAP_TILE
 #define KF_ROWS_P 1
 #elif KF_ROWS_MAP == KF_ROWS_MAP_GROUP
 #define KF_ROWS_P KF_GROUP
@@ -588,9 +607,11 @@ template <typename X> __device__ __forceinline__ T kf_fold_vec(const kf_vec_of<X
 #define KF_ROWS_P KF_BS
 #endif
 
-static_assert(KF_ROWS_MAP >= 0 && KF_ROWS_MAP <= 3, "KF_ROWS_MAP is 0..3");
+static_assert(KF_ROWS_MAP >= 0 && KF_ROWS_MAP <= 4, "KF_ROWS_MAP is 0..4");
 static_assert(KF_BS >= 32 && KF_BS <= 1024 && (KF_BS & (KF_BS - 1)) == 0, "KF_BS: power of two, 32..1024");
-static_assert(KF_ROWS_MAP != KF_ROWS_MAP_THREAD || KF_GROUP == 1, "map 0 is a thread per row: KF_GROUP 1");
+static_assert((KF_ROWS_MAP != KF_ROWS_MAP_THREAD && KF_ROWS_MAP != KF_ROWS_MAP_TILE) || KF_GROUP == 1,
+              "maps 0 and 4: KF_GROUP 1");
+static_assert(KF_ROWS_MAP != KF_ROWS_MAP_TILE || KF_RPG == 1, "map 4: KF_RPG 1");
 static_assert(KF_ROWS_MAP != KF_ROWS_MAP_GROUP || (KF_GROUP >= 2 && KF_GROUP <= 32 && (KF_GROUP & (KF_GROUP - 1)) == 0),
               "map 1: KF_GROUP is 2, 4, 8, 16 or 32");
 static_assert(KF_VW == 1 || KF_VW == 2 || KF_VW == 4 || (KF_VW == 8 && sizeof(E) == 2), "KF_VW is 1, 2, 4 (8: 2-byte input)");
@@ -833,7 +854,93 @@ kf_reduce_rows(const E *in, long long rows, long long cols, long long stride, T 
     const unsigned tid = threadIdx.x;
     const kf_u64 nrows = (kf_u64)rows, ncols = (kf_u64)cols, rstride = (kf_u64)stride;
 
-#if KF_ROWS_MAP != KF_ROWS_MAP_SPLIT
+#if KF_ROWS_MAP == KF_ROWS_MAP_TILE
+    // --- map 4: tiles of whole rows staged through shared memory ---------
+    (void)partial;
+    (void)tickets;
+    (void)splits;
+    constexpr kf_u64 TE = (kf_u64)KF_BS * KF_EPT * KF_VW;
+    if (rstride != ncols || ncols * KF_VW > TE) {
+        // Fallback: a thread per row, straight from global memory.
+        const kf_u64 ntiles = (nrows + KF_BS - 1) / KF_BS;
+        for (kf_u64 t = blockIdx.x; t < ntiles; t += gridDim.x) {
+            const kf_u64 r = t * KF_BS + tid;
+            if (r < nrows) {
+                const kf_row R = kf_row_at(in + r * rstride, ncols);
+                T a = kf_row_edges<1>(R, 0, kf_identity(), true, true);
+                KF_ROWS_OUT(r) = kf_row_body<1>(R.v, 0, R.nv, 0, a);
+            }
+        }
+        return;
+    }
+    // Element j of the tile sits at s[j + j / PAD]: one padding slot per
+    // 128 bytes, so that the 32 threads of a warp reading element c of 32
+    // consecutive rows (stride cols) hit different banks for cols up to 32.
+    constexpr unsigned PAD = 128 / sizeof(T);
+    __shared__ T s[TE + TE / PAD];
+    const kf_u64 rt = TE / ncols / KF_VW * KF_VW;
+    const kf_u64 ntiles = (nrows + rt - 1) / rt;
+    kf_u64 t = blockIdx.x;
+    if (t >= ntiles) return;
+    // The tile's elements as one row: scalar prefix (misaligned input
+    // only), vectors, scalar tail; in registers until stored.
+    kf_row R;
+    kf_vec x[KF_EPT];
+    T pre = kf_identity(), post = kf_identity();
+    auto load = [&](kf_u64 tt) {
+        const kf_u64 r0 = tt * rt, nr = nrows - r0 < rt ? nrows - r0 : rt;
+        R = kf_row_at(in + r0 * ncols, nr * ncols);
+#pragma unroll
+        for (int k = 0; k < KF_EPT; k++) {
+            const kf_u64 i = (kf_u64)k * KF_BS + tid;
+            if (i < R.nv) x[k] = kf_load_vec(R.v + i);
+        }
+        if constexpr (KF_VW > 1) {
+            if (tid < R.prefix) pre = kf_load_one(R.p + tid);
+            if (tid < R.tail) post = kf_load_one(R.p + R.prefix + R.nv * KF_VW + tid);
+        }
+    };
+    load(t);
+    for (; t < ntiles; t += gridDim.x) {
+        __syncthreads(); // the previous tile's rows are folded
+#pragma unroll
+        for (int k = 0; k < KF_EPT; k++) {
+            const kf_u64 i = (kf_u64)k * KF_BS + tid;
+            if (i < R.nv) {
+#pragma unroll
+                for (int e = 0; e < KF_VW; e++) {
+                    const unsigned j = R.prefix + (unsigned)i * KF_VW + e;
+                    s[j + j / PAD] = kf_widen(x[k].v[e]);
+                }
+            }
+        }
+        if constexpr (KF_VW > 1) {
+            if (tid < R.prefix) s[tid] = pre;
+            if (tid < R.tail) {
+                const unsigned j = R.prefix + (unsigned)R.nv * KF_VW + tid;
+                s[j + j / PAD] = post;
+            }
+        }
+        __syncthreads();
+        const kf_u64 r0 = t * rt, nr = nrows - r0 < rt ? nrows - r0 : rt;
+#if KF_PIPE == KF_PIPE_NEXT_TILE
+        if (t + gridDim.x < ntiles) load(t + gridDim.x); // in flight while this tile is folded
+#endif
+        const unsigned nc = (unsigned)ncols;
+        for (unsigned q = tid; q < nr; q += KF_BS) {
+            unsigned j = q * nc;
+            T a = s[j + j / PAD];
+            for (unsigned c = 1; c < nc; c++) {
+                j++;
+                a = kf_op(a, s[j + j / PAD]);
+            }
+            KF_ROWS_OUT(r0 + q) = a;
+        }
+#if KF_PIPE != KF_PIPE_NEXT_TILE
+        if (t + gridDim.x < ntiles) load(t + gridDim.x);
+#endif
+    }
+#elif KF_ROWS_MAP != KF_ROWS_MAP_SPLIT
     // --- maps 0, 1, 2: a team of P lanes per row, KF_RPG rows per team ---
     constexpr unsigned P = KF_ROWS_P;
     constexpr unsigned teams = KF_BS / P;                       // rows side by side in a block
@@ -1016,6 +1123,7 @@ kf_reduce_rows(const E *in, long long rows, long long cols, long long stride, T 
 #undef KF_ROWS_MAP_GROUP
 #undef KF_ROWS_MAP_BLOCK
 #undef KF_ROWS_MAP_SPLIT
+#undef KF_ROWS_MAP_TILE
 #undef KF_LOAD_PLAIN
 #undef KF_LOAD_LDG
 #undef KF_LOAD_STREAM
@@ -1099,6 +1207,7 @@ namespace kforge_reduce_rows_float32_sum_k1_ns {
 #define KF_ROWS_MAP_GROUP 1
 #define KF_ROWS_MAP_BLOCK 2
 #define KF_ROWS_MAP_SPLIT 3
+#define KF_ROWS_MAP_TILE 4
 #define KF_LOAD_PLAIN 0
 #define KF_LOAD_LDG 1
 #define KF_LOAD_STREAM 2
@@ -1454,6 +1563,19 @@ template <typename X> __device__ __forceinline__ T kf_fold_vec(const kf_vec_of<X
 //                          parts of one row (folded as one range, no extra
 //                          reduction) or parts of several rows; the blocks
 //                          of a row combine by KF_SPLIT_COMBINE
+//                       4  tiles of whole rows staged through shared memory
+//                          (short rows, row_stride == cols): the block
+//                          loads a contiguous tile of up to TE = KF_BS *
+//                          KF_EPT * KF_VW elements with vector loads
+//                          spread over all its threads, then each thread
+//                          folds whole rows of the tile from shared memory
+//                          and the block's stores of consecutive rows are
+//                          coalesced.  Rows per tile: RT = floor(TE / cols)
+//                          rounded down to a multiple of KF_VW, so that
+//                          every tile starts on a vector boundary when the
+//                          input does.  When row_stride != cols or
+//                          cols * KF_VW > TE, the kernel falls back to a
+//                          thread per row (RT = KF_BS).
 //   KF_GROUP          lanes per row for map 1 (2..32, power of two).  Map 0
 //                     is the group of 1 (KF_GROUP absent or 1); ignored by
 //                     maps 2 and 3.
@@ -1462,15 +1584,18 @@ template <typename X> __device__ __forceinline__ T kf_fold_vec(const kf_vec_of<X
 //                     (1..16): a team of P lanes (P = 1, KF_GROUP, KF_BS)
 //                     walks a row in tiles of P * KF_EPT vectors.
 //   KF_RPG            rows in flight per team per iteration (maps 0..2;
-//                     default 1; must be 1 for map 3): the first tile of
+//                     must be 1 for maps 3 and 4);
+//                     default 1): the first tile of
 //                     KF_RPG rows is loaded before any of it is folded, so
 //                     short rows still have KF_RPG * KF_EPT loads in flight.
 //                     KF_RPG * KF_EPT <= 16.
-//   KF_PIPE           maps 0..2, optional (default 0): 1 issues the row
+//   KF_PIPE           maps 0..2 and 4, optional (default 0): 1 issues the row
 //                     information and first-tile loads of the block's next
 //                     tile before folding the current one (software
 //                     pipelining across grid-stride iterations; pays off
 //                     only with a capped grid; doubles the tile registers).
+//                     Map 4: the next tile's loads are issued before the
+//                     rows of this one are folded from shared memory.
 //   KF_VW             elements per vector load (1, 2, 4; 8 for a 2-byte input).  Each row has its
 //                     own aligned prefix (< KF_VW elements before the first
 //                     aligned vector) and tail, so any row start alignment,
@@ -1512,10 +1637,12 @@ template <typename X> __device__ __forceinline__ T kf_fold_vec(const kf_vec_of<X
 //     splits   map 3: parts per row (>= 1; 1: whole rows dealt to blocks,
 //              no combine); other maps ignore it.
 //
-// Launch rule (block = KF_BS threads, no dynamic shared memory):
+// Launch rule (block = KF_BS threads, no dynamic shared memory; map 4 has
+// (TE + TE / (128 / sizeof(T))) * sizeof(T) bytes of static shared memory):
 //   maps 0, 1: rows_per_tile = (KF_BS / G) * KF_RPG (G = 1 for map 0,
 //              KF_GROUP for map 1); tiles = ceil(rows / rows_per_tile)
 //   map 2:     tiles = ceil(rows / KF_RPG)
+//   map 4:     tiles = ceil(rows / RT) (RT above; KF_BS in the fallback)
 //   map 3:     tiles = rows * splits (part p of a row is vectors
 //              [p*chunk, (p+1)*chunk), chunk = ceil(nvec / splits) rounded up
 //              to 8 vectors; the first (tiles % grid) blocks take
@@ -1540,7 +1667,7 @@ template <typename X> __device__ __forceinline__ T kf_fold_vec(const kf_vec_of<X
 // the generator (the parameter table in src/families/reduce_rows/rows.c).
 
 // Lanes that share one row: the team.
-#if KF_ROWS_MAP == KF_ROWS_MAP_THREAD
+#if KF_ROWS_MAP == KF_ROWS_MAP_THREAD || KF_ROWS_MAP == KF_ROWS_MAP_TILE
 #define KF_ROWS_P 1
 #elif KF_ROWS_MAP == KF_ROWS_MAP_GROUP
 #define KF_ROWS_P KF_GROUP
@@ -1548,9 +1675,11 @@ template <typename X> __device__ __forceinline__ T kf_fold_vec(const kf_vec_of<X
 #define KF_ROWS_P KF_BS
 #endif
 
-static_assert(KF_ROWS_MAP >= 0 && KF_ROWS_MAP <= 3, "KF_ROWS_MAP is 0..3");
+static_assert(KF_ROWS_MAP >= 0 && KF_ROWS_MAP <= 4, "KF_ROWS_MAP is 0..4");
 static_assert(KF_BS >= 32 && KF_BS <= 1024 && (KF_BS & (KF_BS - 1)) == 0, "KF_BS: power of two, 32..1024");
-static_assert(KF_ROWS_MAP != KF_ROWS_MAP_THREAD || KF_GROUP == 1, "map 0 is a thread per row: KF_GROUP 1");
+static_assert((KF_ROWS_MAP != KF_ROWS_MAP_THREAD && KF_ROWS_MAP != KF_ROWS_MAP_TILE) || KF_GROUP == 1,
+              "maps 0 and 4: KF_GROUP 1");
+static_assert(KF_ROWS_MAP != KF_ROWS_MAP_TILE || KF_RPG == 1, "map 4: KF_RPG 1");
 static_assert(KF_ROWS_MAP != KF_ROWS_MAP_GROUP || (KF_GROUP >= 2 && KF_GROUP <= 32 && (KF_GROUP & (KF_GROUP - 1)) == 0),
               "map 1: KF_GROUP is 2, 4, 8, 16 or 32");
 static_assert(KF_VW == 1 || KF_VW == 2 || KF_VW == 4 || (KF_VW == 8 && sizeof(E) == 2), "KF_VW is 1, 2, 4 (8: 2-byte input)");
@@ -1793,7 +1922,93 @@ kf_reduce_rows(const E *in, long long rows, long long cols, long long stride, T 
     const unsigned tid = threadIdx.x;
     const kf_u64 nrows = (kf_u64)rows, ncols = (kf_u64)cols, rstride = (kf_u64)stride;
 
-#if KF_ROWS_MAP != KF_ROWS_MAP_SPLIT
+#if KF_ROWS_MAP == KF_ROWS_MAP_TILE
+    // --- map 4: tiles of whole rows staged through shared memory ---------
+    (void)partial;
+    (void)tickets;
+    (void)splits;
+    constexpr kf_u64 TE = (kf_u64)KF_BS * KF_EPT * KF_VW;
+    if (rstride != ncols || ncols * KF_VW > TE) {
+        // Fallback: a thread per row, straight from global memory.
+        const kf_u64 ntiles = (nrows + KF_BS - 1) / KF_BS;
+        for (kf_u64 t = blockIdx.x; t < ntiles; t += gridDim.x) {
+            const kf_u64 r = t * KF_BS + tid;
+            if (r < nrows) {
+                const kf_row R = kf_row_at(in + r * rstride, ncols);
+                T a = kf_row_edges<1>(R, 0, kf_identity(), true, true);
+                KF_ROWS_OUT(r) = kf_row_body<1>(R.v, 0, R.nv, 0, a);
+            }
+        }
+        return;
+    }
+    // Element j of the tile sits at s[j + j / PAD]: one padding slot per
+    // 128 bytes, so that the 32 threads of a warp reading element c of 32
+    // consecutive rows (stride cols) hit different banks for cols up to 32.
+    constexpr unsigned PAD = 128 / sizeof(T);
+    __shared__ T s[TE + TE / PAD];
+    const kf_u64 rt = TE / ncols / KF_VW * KF_VW;
+    const kf_u64 ntiles = (nrows + rt - 1) / rt;
+    kf_u64 t = blockIdx.x;
+    if (t >= ntiles) return;
+    // The tile's elements as one row: scalar prefix (misaligned input
+    // only), vectors, scalar tail; in registers until stored.
+    kf_row R;
+    kf_vec x[KF_EPT];
+    T pre = kf_identity(), post = kf_identity();
+    auto load = [&](kf_u64 tt) {
+        const kf_u64 r0 = tt * rt, nr = nrows - r0 < rt ? nrows - r0 : rt;
+        R = kf_row_at(in + r0 * ncols, nr * ncols);
+#pragma unroll
+        for (int k = 0; k < KF_EPT; k++) {
+            const kf_u64 i = (kf_u64)k * KF_BS + tid;
+            if (i < R.nv) x[k] = kf_load_vec(R.v + i);
+        }
+        if constexpr (KF_VW > 1) {
+            if (tid < R.prefix) pre = kf_load_one(R.p + tid);
+            if (tid < R.tail) post = kf_load_one(R.p + R.prefix + R.nv * KF_VW + tid);
+        }
+    };
+    load(t);
+    for (; t < ntiles; t += gridDim.x) {
+        __syncthreads(); // the previous tile's rows are folded
+#pragma unroll
+        for (int k = 0; k < KF_EPT; k++) {
+            const kf_u64 i = (kf_u64)k * KF_BS + tid;
+            if (i < R.nv) {
+#pragma unroll
+                for (int e = 0; e < KF_VW; e++) {
+                    const unsigned j = R.prefix + (unsigned)i * KF_VW + e;
+                    s[j + j / PAD] = kf_widen(x[k].v[e]);
+                }
+            }
+        }
+        if constexpr (KF_VW > 1) {
+            if (tid < R.prefix) s[tid] = pre;
+            if (tid < R.tail) {
+                const unsigned j = R.prefix + (unsigned)R.nv * KF_VW + tid;
+                s[j + j / PAD] = post;
+            }
+        }
+        __syncthreads();
+        const kf_u64 r0 = t * rt, nr = nrows - r0 < rt ? nrows - r0 : rt;
+#if KF_PIPE == KF_PIPE_NEXT_TILE
+        if (t + gridDim.x < ntiles) load(t + gridDim.x); // in flight while this tile is folded
+#endif
+        const unsigned nc = (unsigned)ncols;
+        for (unsigned q = tid; q < nr; q += KF_BS) {
+            unsigned j = q * nc;
+            T a = s[j + j / PAD];
+            for (unsigned c = 1; c < nc; c++) {
+                j++;
+                a = kf_op(a, s[j + j / PAD]);
+            }
+            KF_ROWS_OUT(r0 + q) = a;
+        }
+#if KF_PIPE != KF_PIPE_NEXT_TILE
+        if (t + gridDim.x < ntiles) load(t + gridDim.x);
+#endif
+    }
+#elif KF_ROWS_MAP != KF_ROWS_MAP_SPLIT
     // --- maps 0, 1, 2: a team of P lanes per row, KF_RPG rows per team ---
     constexpr unsigned P = KF_ROWS_P;
     constexpr unsigned teams = KF_BS / P;                       // rows side by side in a block
@@ -1976,6 +2191,7 @@ kf_reduce_rows(const E *in, long long rows, long long cols, long long stride, T 
 #undef KF_ROWS_MAP_GROUP
 #undef KF_ROWS_MAP_BLOCK
 #undef KF_ROWS_MAP_SPLIT
+#undef KF_ROWS_MAP_TILE
 #undef KF_LOAD_PLAIN
 #undef KF_LOAD_LDG
 #undef KF_LOAD_STREAM
@@ -2032,7 +2248,8 @@ KFORGE_REDUCE_ROWS_FLOAT32_SUM_LINKAGE __global__ void kforge_reduce_rows_float3
 // (src/families/reduce_rows/rows.c, plan and enqueue; the launch rule in
 // reduce_rows.cuh): one launch of KF_BS threads per block over
 // min(tiles, cap) blocks, the tiles ceil(rows / rows per tile) (maps thread,
-// group, block) or rows x splits (map split), the cap from the variant's
+// group, block, tile: the last's rows per tile depend on cols and row_stride)
+// or rows x splits (map split), the cap from the variant's
 // grid kind with the device's multiprocessors and the occupancy
 // calculator's blocks per multiprocessor asked for at run time.  The kernel
 // itself handles any alignment of the input and of each row (a scalar
@@ -2049,7 +2266,7 @@ typedef float T; // the accumulator's type: the outputs'
 typedef float E_in; // the input's
 
 enum grid_kind { grid_auto, grid_blocks, grid_per_sm, grid_waves };
-enum map_kind { map_thread, map_group, map_block, map_split };
+enum map_kind { map_thread, map_group, map_block, map_split, map_tile };
 enum combine_kind { combine_atomic, combine_last_block };
 
 struct kernel_info {
@@ -2060,6 +2277,9 @@ struct variant_info {
     int kernel;                     // index into kernels[]
     int map;                        // map_kind
     unsigned long long tile_rows;   // maps thread, group, block: rows a block covers per tile
+                                    // (map tile: in its thread-per-row fallback)
+    unsigned long long tile_elems;  // map tile: elements a tile holds (0 for the other maps)
+    int vw;                         // map tile: elements per vector load
     int splits;                     // map split: parts per row (1 for the other maps)
     int combine;                    // map split: combine_kind
     int grid;                       // grid_kind
@@ -2078,10 +2298,10 @@ static const kernel_info kernels[nkernels] = {
 };
 static const int nvariants = 2;
 static const variant_info variants[nvariants] = {
-    {0, map_group, 64ull, 1, combine_last_block, grid_waves, 1ull,
+    {0, map_group, 64ull, 0ull, 4, 1, combine_last_block, grid_waves, 4ull,
      8.317766166719343, 3.4657359027997265, 3.4657359027997265, 15.249237972318797, 0.0022303292248695415,
-     "k0 group8/bs256/ept2/rpg2/v4/1waves/ldg_prefetch/pipe, tuned at rows=4096 cols=32 on fake-gpu (KFORGE_FAKE_GPU): 0.0022303 ms, deterministic"},
-    {1, map_split, 0ull, 1, combine_atomic, grid_auto, 0ull,
+     "k0 group8/bs256/ept4/rpg2/v4/4waves/stream/pipe, tuned at rows=4096 cols=32 on fake-gpu (KFORGE_FAKE_GPU): 0.0022303 ms, deterministic"},
+    {1, map_split, 0ull, 0ull, 4, 1, combine_atomic, grid_auto, 0ull,
      4.1588830833596715, 9.7040605278392338, 9.7040605278392338, 23.56700413903814, 0.0049460328349693163,
      "k1 split1/atomic/bs1024/ept2/rpg1/v4/auto/ldg_prefetch, tuned at rows=64 cols=16384 on fake-gpu (KFORGE_FAKE_GPU): 0.004946 ms"},
 };
@@ -2155,10 +2375,22 @@ static inline int pick(unsigned long long rows, unsigned long long cols, unsigne
 // Blocks of the launch for rows rows (rows.c, plan): min(tiles, cap), at
 // most 2^31 - 1 (the kernels are grid-stride loops, or deal the parts to
 // whatever grid they get), at least 1.
-static inline cudaError_t blocks_for(const variant_info &v, unsigned long long rows, int dev,
-                                     unsigned long long *blocks)
+// Map tile's rows per tile: floor(tile_elems / cols) rounded down to a
+// multiple of vw, when row_stride == cols and cols x vw <= tile_elems (else
+// the kernel's thread-per-row fallback: tile_rows).
+static inline unsigned long long rows_per_tile(const variant_info &v, unsigned long long cols,
+                                               unsigned long long stride)
 {
-    unsigned long long tiles = v.map == map_split ? rows * (unsigned long long)v.splits : ceil_div(rows, v.tile_rows);
+    if (v.map != map_tile || stride != cols || cols < 1 || cols > v.tile_elems / (unsigned long long)v.vw)
+        return v.tile_rows;
+    return v.tile_elems / cols / (unsigned long long)v.vw * (unsigned long long)v.vw;
+}
+
+static inline cudaError_t blocks_for(const variant_info &v, unsigned long long rows, unsigned long long cols,
+                                     unsigned long long stride, int dev, unsigned long long *blocks)
+{
+    unsigned long long tiles =
+        v.map == map_split ? rows * (unsigned long long)v.splits : ceil_div(rows, rows_per_tile(v, cols, stride));
     unsigned long long cap = tiles;
     if (v.grid == grid_blocks) {
         cap = v.grid_value;
@@ -2215,7 +2447,7 @@ static inline size_t layout_bytes(unsigned long long cap, int dev)
         if (!uses_workspace(v) || v.combine != combine_last_block)
             continue;
         unsigned long long g = cap * (unsigned long long)v.splits;
-        if (dev < 0 || blocks_for(v, cap, dev, &g) != cudaSuccess) // tiles: no grid is larger
+        if (dev < 0 || blocks_for(v, cap, 1, 1, dev, &g) != cudaSuccess) // tiles: no grid is larger
             g = g < 2147483647ull ? g : 2147483647ull;
         size_t need = (cap + g - 1) * sizeof(T);
         last = need > last ? need : last;
@@ -2373,7 +2605,7 @@ kforge_reduce_rows_float32_sum(const float *in, size_t rows, size_t cols, size_t
     unsigned long long blocks = 0;
     cudaError_t e = cudaGetDevice(&dev);
     if (e == cudaSuccess)
-        e = blocks_for(v, rows, dev, &blocks);
+        e = blocks_for(v, rows, cols, row_stride, dev, &blocks);
     if (e != cudaSuccess)
         return e;
     T *partial = 0;

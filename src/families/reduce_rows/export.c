@@ -21,7 +21,7 @@
 #include "rows.h"
 #include "util.h"
 
-static const char *const map_kinds[] = {"map_thread", "map_group", "map_block", "map_split"};
+static const char *const map_kinds[] = {"map_thread", "map_group", "map_block", "map_split", "map_tile"};
 static const char *const grid_kinds[] = {"grid_auto", "grid_blocks", "grid_per_sm", "grid_waves"};
 
 /* Whether a variant uses the workspace: map split with rows cut in parts. */
@@ -169,8 +169,11 @@ char *rows_export_source(const kf_export_entry *e, int n, const kf_export_info *
         sb_printf(&l, "k%d %s, tuned at %s on ", x.kernel[i], label, st);
         sb_append(&l, info && info->device ? info->device : "?");
         sb_printf(&l, ": %.5g ms%s", e[i].median_ms, e[i].deterministic ? ", deterministic" : "");
-        sb_printf(&tables, "    {%d, %s, %lldull, %d, %s, %s, %lldull,\n     %.17g, %.17g, %.17g, %.17g, %.17g,\n     ",
-                  x.kernel[i], map_kinds[v->p[WP_MAP]], (long long)rows_tile_rows(v),
+        bool tile = v->p[WP_MAP] == MAP_TILE;
+        sb_printf(&tables, "    {%d, %s, %lldull, %lldull, %d, %d, %s, %s, %lldull,\n     %.17g, %.17g, %.17g, %.17g, %.17g,\n     ",
+                  x.kernel[i], map_kinds[v->p[WP_MAP]], (long long)rows_tile_rows(v, 0, 1),
+                  tile ? (long long)(v->p[WP_BLOCK_SIZE] * v->p[WP_EPT] * v->p[WP_VECTOR_WIDTH]) : 0LL,
+                  (int)v->p[WP_VECTOR_WIDTH],
                   v->p[WP_MAP] == MAP_SPLIT ? (int)v->p[WP_SPLITS] : 1,
                   v->p[WP_COMBINE] == COMBINE_ATOMIC ? "combine_atomic" : "combine_last_block",
                   grid_kinds[g.kind < 4 ? g.kind : 0], (long long)g.value, log((double)e[i].shape.d[0]),

@@ -20,7 +20,7 @@
 #define N_OF(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
 
-static const char *const map_names[] = {"thread", "group", "block", "split"};
+static const char *const map_names[] = {"thread", "group", "block", "split", "tile"};
 static const char *const block_reduce_names[] = {"shuffle", "shared"};
 static const char *const combine_names[] = {"atomic", "last_block"};
 static const char *const pipe_names[] = {"none", "next_tile"};
@@ -36,8 +36,8 @@ static const kf_param params[] = {
     KF_PARAM_OP,
     KF_PARAM_ACC,
     {.name = "map", .kind = KF_PK_ENUM, .names = map_names, .count = MAP_COUNT, .def = MAP_BLOCK,
-     .macro = "KF_ROWS_MAP", .doc = "rows to threads: a thread, a group of lanes, a block per row, or rows split "
-                                    "over blocks"},
+     .macro = "KF_ROWS_MAP", .doc = "rows to threads: a thread, a group of lanes, a block per row, rows split "
+                                    "over blocks, or tiles of short rows staged through shared memory"},
     {.name = "group", .kind = KF_PK_INT, .lo = 1, .hi = 32, .only = group_only, .def = 1,
      .allowed = "1, 2, 4, 8, 16 or 32 (lanes per row; map group: 2..32, others 1)", .macro = "KF_GROUP",
      .doc = "lanes per row for map group (32: a warp per row)"},
@@ -45,7 +45,7 @@ static const kf_param params[] = {
      .allowed = "an integer 1..1024 (threads per block)", .macro = "KF_BS",
      .doc = "threads per block (a power of two, 32..1024)"},
     {.name = "elements_per_thread", .kind = KF_PK_INT, .lo = 1, .hi = 16, .def = 4, .allowed = "an integer 1..16",
-     .macro = "KF_EPT", .doc = "vector loads in flight per thread per row"},
+     .macro = "KF_EPT", .doc = "vector loads in flight per thread per row (map tile: per tile)"},
     {.name = "rows_per_group", .kind = KF_PK_INT, .lo = 1, .hi = 16, .def = 1, .allowed = "an integer 1..16",
      .macro = "KF_RPG", .doc = "rows a team loads before folding any (short rows: more loads in flight)"},
     {.name = "vector_width", .kind = KF_PK_INT, .lo = 1, .hi = 8, .only = vw_only, .def = 4,
@@ -62,7 +62,7 @@ static const kf_param params[] = {
     {.name = "grid", .kind = KF_PK_GRID, .def = 0, .doc = "blocks: auto (every tile), a count, "
      "{\"blocks_per_sm\": k} or {\"waves\": k} (grid-stride over the tiles)"},
     {.name = "pipeline", .kind = KF_PK_ENUM, .names = pipe_names, .count = 2, .def = 0, .macro = "KF_PIPE",
-     .doc = "maps thread, group, block: load the next tile before folding this one"},
+     .doc = "maps thread, group, block, tile: load the next tile before folding this one"},
     {.name = "min_blocks", .kind = KF_PK_INT, .lo = 0, .hi = 32, .def = 0, .allowed = "an integer 0..32",
      .macro = "KF_ROWS_MIN_BLOCKS", .doc = "resident blocks per SM asked of the compiler (0: none)"},
 };
@@ -127,7 +127,23 @@ static int check(const kf_variant *v, const kf_device *dev, char *why, size_t wh
                             "last_block)", map_names[map]);
         return -1;
     }
-    if ((map == MAP_THREAD || map == MAP_GROUP) && v->p[WP_BLOCK_REDUCE] != 0) {
+    if (map == MAP_TILE && rpg != 1) {
+        kf_err(why, whylen, "map tile takes rows_per_group 1 (a tile holds block_size x elements_per_thread x "
+                            "vector_width elements of whole rows), got %d", rpg);
+        return -1;
+    }
+    if (map == MAP_TILE) {
+        /* the tile, one padding slot per 128 bytes, as accumulator values */
+        int64_t te = (int64_t)bs * ept * v->p[WP_VECTOR_WIDTH], ab = (int64_t)kf_dtype_size(variant_acc_dtype(v));
+        int64_t smem = (te + te / (128 / ab)) * ab;
+        if (smem > 49152) {
+            kf_err(why, whylen, "map tile: block_size x elements_per_thread x vector_width = %lld elements need "
+                                "%lld bytes of shared memory as %s, more than 48 KiB", (long long)te,
+                   (long long)smem, kf_dtype_names[variant_acc_dtype(v)]);
+            return -1;
+        }
+    }
+    if ((map == MAP_THREAD || map == MAP_GROUP || map == MAP_TILE) && v->p[WP_BLOCK_REDUCE] != 0) {
         kf_err(why, whylen, "block_reduce applies to maps block and split (map %s: shuffle)", map_names[map]);
         return -1;
     }
@@ -196,7 +212,9 @@ static double derived_value(const kf_variant *v, int which)
     switch (which) {
     case 0: return es;
     case 1: return es * (double)v->p[WP_VECTOR_WIDTH];
-    default: return map == MAP_THREAD ? 1 : map == MAP_GROUP ? (double)v->p[WP_GROUP] : (double)v->p[WP_BLOCK_SIZE];
+    default:
+        return map == MAP_THREAD || map == MAP_TILE ? 1 : map == MAP_GROUP ? (double)v->p[WP_GROUP]
+                                                                           : (double)v->p[WP_BLOCK_SIZE];
     }
 }
 
@@ -235,13 +253,21 @@ typedef struct {
 } wplan;
 _Static_assert(sizeof(wplan) <= sizeof(((kf_plan_info *)0)->priv), "plan fits");
 
-int64_t rows_tile_rows(const kf_variant *v)
+int64_t rows_tile_fit(int64_t te, int64_t vw, int64_t bs, int64_t cols, int64_t stride)
 {
-    int64_t bs = v->p[WP_BLOCK_SIZE], rpg = v->p[WP_RPG];
+    if (stride != cols || cols < 1 || cols > te / vw)
+        return bs;
+    return te / cols / vw * vw;
+}
+
+int64_t rows_tile_rows(const kf_variant *v, int64_t cols, int64_t stride)
+{
+    int64_t bs = v->p[WP_BLOCK_SIZE], rpg = v->p[WP_RPG], vw = v->p[WP_VECTOR_WIDTH];
     switch (v->p[WP_MAP]) {
     case MAP_THREAD: return bs * rpg;
     case MAP_GROUP: return bs / v->p[WP_GROUP] * rpg;
     case MAP_BLOCK: return rpg;
+    case MAP_TILE: return rows_tile_fit(bs * v->p[WP_EPT] * vw, vw, bs, cols, stride);
     default: return 0;
     }
 }
@@ -257,7 +283,7 @@ static int plan(const kf_variant *v, const kf_shape *s, int sms, int occupancy, 
         return -1;
     int map = p_int(v, WP_MAP);
     int64_t splits = map == MAP_SPLIT ? v->p[WP_SPLITS] : 1;
-    int64_t per = rows_tile_rows(v);
+    int64_t per = rows_tile_rows(v, cols, s->d[2]);
     w->tiles = map == MAP_SPLIT ? rows * splits : (rows + per - 1) / per;
     kf_grid g = kf_grid_decode(v->p[WP_GRID]);
     int64_t cap;
@@ -479,7 +505,7 @@ static int block1_first(const kf_variant *v, const kf_shape *s, const wplan *w, 
     if (w->grid < 2)
         return -1;
     if (p_int(v, WP_MAP) != MAP_SPLIT) {
-        int64_t r = rows_tile_rows(v);
+        int64_t r = rows_tile_rows(v, s->d[1], stride);
         if (r >= rows)
             return -1;
         *elem = r * stride;
