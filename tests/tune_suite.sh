@@ -159,6 +159,27 @@ then
 else
   bad "the race (exit $rc1/$rc2, $nr abandoned): $(head -c 300 er.txt)"
 fi
+# a candidate abandoned at one size (slower there) is still the best at
+# another size where it was measured in full: the database holds, at every
+# size, the variant that a search abandoning nothing records there
+"$KFORGE" tune "$SPACE" --set 'n=[1024,4096,1048576,16777216]' --strategy random --budget 150 --seed 5 \
+  --abandon-above 1.1 --db dba --results rpa.jsonl -q > /dev/null 2> epa.txt
+rc1=$?
+"$KFORGE" tune "$SPACE" --set 'n=[1024,4096,1048576,16777216]' --strategy random --budget 150 --seed 5 \
+  --abandon-above 0 --db db0 --results rp0.jsonl -q > /dev/null 2> ep0.txt
+rc2=$?
+same=0 diff=
+for n in 1024 4096 1048576 16777216; do
+  a=$("$KFORGE" best --db dba --n $n 2> /dev/null | grep -v '"description"')
+  b=$("$KFORGE" best --db db0 --n $n 2> /dev/null | grep -v '"description"')
+  if [ -n "$a" ] && [ "$a" = "$b" ]; then same=$((same + 1)); else diff="$diff $n"; fi
+done
+npa=$(grep -c '"status":"abandoned"' rpa.jsonl)
+if [ $rc1 -eq 0 ] && [ $rc2 -eq 0 ] && [ "$npa" -gt 10 ] && [ $same -eq 4 ]; then
+  ok "per-size bests of a racing multi-size tune ($npa cases abandoned) are those of a tune that abandons none"
+else
+  bad "per-size bests with abandoning (exit $rc1/$rc2, $npa abandoned): differ at n =$diff"
+fi
 # merge of a results file with abandoned candidates: counted, with no factor of its own
 if "$KFORGE" merge ra.jsonl --results rm.jsonl --no-db > tm.txt 2>&1 &&
    grep -q "abandoned: $na candidates (stopped early by the tune's --abandon-above)" tm.txt && ! grep -q ' 0 x ' tm.txt; then

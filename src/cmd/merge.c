@@ -237,7 +237,7 @@ typedef struct {
     int first;              /* a record of it */
     int *cell;              /* record per size, -1 none */
     double obj;             /* +inf unless OK at every size */
-    bool failed;            /* failed or abandoned at a size: never best at another (pick.h) */
+    bool failed;            /* failed at a size: never best at another (pick.h); abandoned is not failed */
 } cand;
 
 /* Ranks the records idx[0..n) (one rank group) from the results alone,
@@ -292,7 +292,7 @@ static int rank_alone(const recset *s, const int *idx, int n, const char *files_
             }
             const kf_result *r = &s->v[cs[c].cell[k]].r;
             bool ok = r->status == KF_ST_OK && r->stats.median_ms > 0;
-            cs[c].failed |= !ok;
+            cs[c].failed |= !ok && r->status != KF_ST_ABANDONED;
             sum += ok ? r->stats.median_ms : INFINITY;
         }
         cs[c].obj = sum;

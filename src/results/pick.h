@@ -37,7 +37,7 @@ typedef struct {
     int64_t blocks;
     int launches;
     bool deterministic;
-    bool failed_elsewhere;      /* failed or abandoned at another size of the search */
+    bool failed_elsewhere;      /* failed at another size of the search (abandoned there: slower, not failed) */
 } pick_cand;
 
 /* Whether c can be best (with det_only: among the deterministic ones). */

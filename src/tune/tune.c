@@ -115,6 +115,18 @@ static void fill_cell(cell *x, const kf_result *r)
     x->deterministic = r->deterministic;
 }
 
+/* Whether candidate c failed at some size (abandoned is not failed: it was
+ * only slower there, and says nothing about the other sizes). */
+static bool failed_somewhere(const tuner *t, int c)
+{
+    for (int k = 0; k < t->nsizes; k++) {
+        kf_status st = cell_at(t, c, k)->st;
+        if (st != KF_ST_OK && st != KF_ST_ABANDONED && st != KF_ST_COUNT)
+            return true;
+    }
+    return false;
+}
+
 pick_cand tuner_pick_cand(const tuner *t, int c, int k)
 {
     const cell *x = cell_at(t, c, k);
@@ -122,7 +134,7 @@ pick_cand tuner_pick_cand(const tuner *t, int c, int k)
                        .median_ms = x->median_ms, .gbps = x->gbps, .pct_peak = x->pct_peak, .gflops = x->gflops,
                        .blocks = x->blocks,
                        .launches = x->launches, .deterministic = x->deterministic,
-                       .failed_elsewhere = !isfinite(strat_cost(t->st, c))};
+                       .failed_elsewhere = failed_somewhere(t, c)};
 }
 
 static int size_index(const tuner *t, const kf_shape *s)
