@@ -22,7 +22,7 @@
 //       to the element, or a workspace (null or) too small for the variant chosen
 //   size_t kforge_reduce_rows_float32_sum_workspace(size_t rows);
 //       workspace bytes for calls with up to rows rows (any cols and row_stride) on the
-//       current device; 0 here: no variant here needs one
+//       current device; split variants here need one
 //   size_t kforge_reduce_rows_float32_sum_workspace_for(size_t rows, size_t cols, size_t row_stride);
 //       workspace bytes for a call of that shape (0 if its variant needs none); the
 //       largest over several shapes serves them all
@@ -57,7 +57,7 @@
 // --row_stride, S is C: for rows stored densely, cols counts twice).  Tuned:
 //   rows=4096 cols=32            k0  group8/bs256/ept4/rpg2/v4/4waves/stream/pipe
 //                                    0.0022303 ms, 235.1 GB/s, deterministic
-//   rows=64 cols=16384           k1  split1/atomic/bs1024/ept2/rpg1/v4/auto/ldg_prefetch
+//   rows=64 cols=16384           k1  split4/atomic/bs1024/ept2/rpg1/v4/2waves/ldg_prefetch
 //                                    0.004946 ms, 848.0 GB/s, not deterministic
 //
 #ifndef KFORGE_REDUCE_ROWS_FLOAT32_SUM_CUH
@@ -1157,7 +1157,7 @@ kf_reduce_rows(const E *in, long long rows, long long cols, long long stride, T 
 #undef KF_ROWS_BOUNDS
 
 // ===========================================================================
-// kernel k1: split1/atomic/bs1024/ept2/rpg1/v4/auto/ldg_prefetch (the grid is chosen at launch)
+// kernel k1: split4/atomic/bs1024/ept2/rpg1/v4/2waves/ldg_prefetch (the grid is chosen at launch)
 // ===========================================================================
 #define kf_reduce_rows kforge_reduce_rows_float32_sum_k1
 #define KF_ENTRY_LINKAGE KFORGE_REDUCE_ROWS_FLOAT32_SUM_LINKAGE
@@ -2301,11 +2301,11 @@ static const variant_info variants[nvariants] = {
     {0, map_group, 64ull, 0ull, 4, 1, combine_last_block, grid_waves, 4ull,
      8.317766166719343, 3.4657359027997265, 3.4657359027997265, 15.249237972318797, 0.0022303292248695415,
      "k0 group8/bs256/ept4/rpg2/v4/4waves/stream/pipe, tuned at rows=4096 cols=32 on fake-gpu (KFORGE_FAKE_GPU): 0.0022303 ms, deterministic"},
-    {1, map_split, 0ull, 0ull, 4, 1, combine_atomic, grid_auto, 0ull,
+    {1, map_split, 0ull, 0ull, 4, 4, combine_atomic, grid_waves, 2ull,
      4.1588830833596715, 9.7040605278392338, 9.7040605278392338, 23.56700413903814, 0.0049460328349693163,
-     "k1 split1/atomic/bs1024/ept2/rpg1/v4/auto/ldg_prefetch, tuned at rows=64 cols=16384 on fake-gpu (KFORGE_FAKE_GPU): 0.004946 ms"},
+     "k1 split4/atomic/bs1024/ept2/rpg1/v4/2waves/ldg_prefetch, tuned at rows=64 cols=16384 on fake-gpu (KFORGE_FAKE_GPU): 0.004946 ms"},
 };
-static const bool any_workspace = false, any_atomic = false;
+static const bool any_workspace = true, any_atomic = true;
 
 // Host helpers every exported header's API uses (kforge export puts this
 // text, from kernel_src/export_host.cuh, right after the header's tables,
