@@ -60,7 +60,7 @@ for t in $TOTALS; do
     shapes="$shapes $((T / C)),$C"
   done
 done
-: > "$DIR/kforge.jsonl"; : > "$DIR/base.txt"
+: > "$DIR/kforge.jsonl"; : > "$DIR/base.txt"; : > "$DIR/base.err"
 export KFORGE_DB="$DIR/db"
 t0=$(date +%s)
 for s in $shapes; do
@@ -77,11 +77,17 @@ cfgs= cubargs=
 for s in $shapes; do cfgs="$cfgs $DIR/best-${s%,*}-${s#*,}.json"; cubargs="$cubargs --shape $s"; done
 k() { # shellcheck disable=SC2086
       "$KFORGE" run $cfgs --set 'bench.min_reps=30' --no-results --format jsonl --quiet >> "$DIR/kforge.jsonl"; }
+# A baseline that fails leaves its column empty (a wrong row is counted by
+# the table below); why it failed is in $DIR/base.err, and said here.
+said() { echo "bench_rows.sh: $1 exited $2 (its column stays empty; see $DIR/base.err)" >&2; }
 c() { # shellcheck disable=SC2086
-      [ "$CUB" = none ] || "$CUB" --dtype "$DTYPE" --op "$OP" $cubargs >> "$DIR/base.txt" 2> /dev/null
-      [ -z "$CUBF" ] || "$CUBF" --dtype "$DTYPE" --op "$OP" $cubargs >> "$DIR/base.txt" 2> /dev/null; }
+      [ "$CUB" = none ] || "$CUB" --dtype "$DTYPE" --op "$OP" $cubargs >> "$DIR/base.txt" 2>> "$DIR/base.err" ||
+        said "$CUB" $?
+      [ -z "$CUBF" ] || "$CUBF" --dtype "$DTYPE" --op "$OP" $cubargs >> "$DIR/base.txt" 2>> "$DIR/base.err" ||
+        said "$CUBF" $?; }
 p() { # shellcheck disable=SC2086
-      "$PYTHON" tools/rows_torch.py --dtype "$DTYPE" --op "$OP" $cubargs >> "$DIR/base.txt" 2> /dev/null; }
+      "$PYTHON" tools/rows_torch.py --dtype "$DTYPE" --op "$OP" $cubargs >> "$DIR/base.txt" 2>> "$DIR/base.err" ||
+        said tools/rows_torch.py $?; }
 r=1
 while [ $r -le "$ROUNDS" ]; do
   case $((r % 3)) in 1) k; c; p ;; 2) c; p; k ;; 0) p; k; c ;; esac
@@ -113,7 +119,7 @@ for line in open(sys.argv[2]):
     base.setdefault((int(m.group(1)), int(m.group(2))), {}).setdefault(impl, []).append(float(f["gbps"]))
 impls = sorted({i for v in base.values() for i in v})
 print("# row-wise %s, %s; command: %s; kforge tuning took %s s" % (sys.argv[3].split("--dtype ")[1].split(" --rounds")[0], dev, sys.argv[3], sys.argv[4]))
-print("| rows x cols | total | kforge GB/s | " + " | ".join(impls) + " | kforge / best baseline |")
+print("| " + " | ".join(["rows x cols", "total", "kforge GB/s"] + impls + ["kforge / best baseline"]) + " |")
 print("|---|---|---:|" + "---:|" * len(impls) + "---:|")
 for key in sorted(kf, key=lambda k: (-(k[0] * k[1]), k[1])):
     k = statistics.median(kf[key])
@@ -121,8 +127,8 @@ for key in sorted(kf, key=lambda k: (-(k[0] * k[1]), k[1])):
     best = max(b.values()) if b else float("nan")
     tot = key[0] * key[1]
     t = "2^%d" % (tot.bit_length() - 1) if tot & (tot - 1) == 0 else str(tot)
-    print("| %d x %d | %s | %.0f | %s | %.2f |" % (key[0], key[1], t, k,
-          " | ".join("%.0f" % b[i] if i in b else "-" for i in impls), k / best))
+    cells = ["%d x %d" % key, t, "%.0f" % k] + ["%.0f" % b[i] if i in b else "-" for i in impls]
+    print("| " + " | ".join(cells + ["%.2f" % (k / best) if b else "-"]) + " |")
 if bad:
     print("FAILED or wrong: %d measurements" % bad)
     sys.exit(2)
