@@ -163,7 +163,7 @@ fi
 # another size where it was measured in full: the database holds, at every
 # size, the variant that a search abandoning nothing records there
 "$KFORGE" tune "$SPACE" --set 'n=[1024,4096,1048576,16777216]' --strategy random --budget 150 --seed 5 \
-  --abandon-above 1.1 --db dba --results rpa.jsonl -q > /dev/null 2> epa.txt
+  --abandon-above 1.1 --db dba --results rpa.jsonl --format jsonl > spa.jsonl 2> epa.txt
 rc1=$?
 "$KFORGE" tune "$SPACE" --set 'n=[1024,4096,1048576,16777216]' --strategy random --budget 150 --seed 5 \
   --abandon-above 0 --db db0 --results rp0.jsonl -q > /dev/null 2> ep0.txt
@@ -175,10 +175,26 @@ for n in 1024 4096 1048576 16777216; do
   if [ -n "$a" ] && [ "$a" = "$b" ]; then same=$((same + 1)); else diff="$diff $n"; fi
 done
 npa=$(grep -c '"status":"abandoned"' rpa.jsonl)
-if [ $rc1 -eq 0 ] && [ $rc2 -eq 0 ] && [ "$npa" -gt 10 ] && [ $same -eq 4 ]; then
-  ok "per-size bests of a racing multi-size tune ($npa cases abandoned) are those of a tune that abandons none"
+# and the summary's ranking at each size opens with that size's entry
+python3 - spa.jsonl dba rpa.jsonl > rank-check.txt 2>&1 <<'PYEOF'
+import glob, json, sys
+summ = [json.loads(l) for l in open(sys.argv[1]) if '"event": "summary"' in l][0]
+db = json.load(open(glob.glob(sys.argv[2] + "/*.json")[0]))["entries"]
+rows = [json.loads(l) for l in open(sys.argv[3])]
+for t in summ["top"]:
+    n = t["size"]["n"]
+    first = t["ranking"][0]
+    entry = min((e for e in db if e["n"] == n), key=lambda e: e["median_ms"])
+    line = [r for r in rows if r["n"] == n and r["label"] == first["label"] and r["status"] == "ok"][0]
+    assert not first["abandoned"], n
+    assert all(line[k] == v for k, v in entry["variant"].items()), (n, first["label"], entry["variant"])
+    assert all(r["behind_pct"] >= 0 for r in t["ranking"] if not r["abandoned"]), (n, t["ranking"])
+PYEOF
+rank=$?
+if [ $rc1 -eq 0 ] && [ $rc2 -eq 0 ] && [ "$npa" -gt 10 ] && [ $same -eq 4 ] && [ $rank -eq 0 ]; then
+  ok "per-size bests of a racing multi-size tune ($npa cases abandoned) are those of a tune that abandons none; each size's ranking opens with its best"
 else
-  bad "per-size bests with abandoning (exit $rc1/$rc2, $npa abandoned): differ at n =$diff"
+  bad "per-size bests with abandoning (exit $rc1/$rc2, $npa abandoned): differ at n =$diff; ranking: $(tail -n 2 rank-check.txt)"
 fi
 # merge of a results file with abandoned candidates: counted, with no factor of its own
 if "$KFORGE" merge ra.jsonl --results rm.jsonl --no-db > tm.txt 2>&1 &&

@@ -87,12 +87,32 @@ static bool ranked(const tuner *t, int c)
 static int cmp_rank(const void *pa, const void *pb)
 {
     int a = *(const int *)pa, b = *(const int *)pb;
-    if (a == rank_best || b == rank_best)   /* the search's best first */
+    if (a == rank_best || b == rank_best)   /* the size's best first */
         return a == b ? 0 : a == rank_best ? -1 : 1;
     double x = rank_cost(rank_t, a, rank_k), y = rank_cost(rank_t, b, rank_k);
     if (x != y)
         return x < y ? -1 : 1;
     return (a > b) - (a < b);
+}
+
+/* The best at size k, as the database records it: the fastest of the
+ * ranked candidates measured in full there (ties: the first); at a
+ * single size, the search's best.  Falls back to the search's best. */
+static int size_best(const tuner *t, const ranking *r, int k)
+{
+    int best = -1;
+    double bx = 0;
+    for (int i = 0; i < r->n; i++) {
+        int c = r->c[i];
+        if (cell_at(t, c, k)->st != KF_ST_OK)
+            continue;
+        double x = tuner_cell_cost(t, cell_at(t, c, k));
+        if (best < 0 || x < bx) {
+            best = c;
+            bx = x;
+        }
+    }
+    return best >= 0 ? best : strat_best(t->st, NULL);
 }
 
 static bool rank_size(const tuner *t, int k, ranking *r)
@@ -109,7 +129,7 @@ static bool rank_size(const tuner *t, int k, ranking *r)
     }
     rank_t = t;
     rank_k = k;
-    rank_best = strat_best(t->st, NULL);
+    rank_best = size_best(t, r, k);
     qsort(r->c, (size_t)r->n, sizeof *r->c, cmp_rank);
     if (r->n > 0) {
         double best = rank_cost(t, r->c[0], k);
@@ -193,8 +213,8 @@ static void print_top_table(const tuner *t, int k, const ranking *r)
         strbuf d = {0};
         char behind[32] = "-";
         rank_text(t, r, k, i, &d);
-        if (i > 0)
-            snprintf(behind, sizeof behind, "+%.1f%%", behind_pct(t, r, k, i));
+        if (i > 0) /* an abandoned case's partial median may lie below the best's */
+            snprintf(behind, sizeof behind, "%+.1f%%", behind_pct(t, r, k, i));
         printf("  %4d  %12s  %7s  %s\n", i + 1, ob, behind, d.s ? d.s : "(the same parameters)");
         sb_free(&d);
     }
