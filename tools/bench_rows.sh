@@ -8,8 +8,9 @@
 #      (database in $DIR/db), then kforge best for that shape;
 #   2. ROUNDS rounds, the order of the tools rotating every round: kforge run
 #      of the best variant, tools/rows_cub (offsets; fixed), tools/rows_torch.py;
-#   3. a table: per shape, each tool's median GB/s (median over rounds) and
-#      kforge's ratio to the best baseline.
+#   3. a table: per shape, each tool's median GB/s (median over rounds),
+#      kforge's ratio to the best baseline, and kforge's GB/s counting the
+#      output it writes too (what short rows are bound by).
 #
 #   sh tools/bench_rows.sh [--total "2^26 2^20"] [--cols "4 32 128 1024 8192 65536 2^20"]
 #                          [--dtype float32] [--op sum] [--rounds 3] [--budget N] [--dir DIR]
@@ -95,7 +96,8 @@ while [ $r -le "$ROUNDS" ]; do
 done
 "$PYTHON" - "$DIR/kforge.jsonl" "$DIR/base.txt" "$cmdline" "$((t1 - t0))" <<'PY'
 import json, re, statistics, sys
-kf, base = {}, {}
+kf, base, out_ratio = {}, {}, {}
+size = {"int32": 4, "uint32": 4, "float32": 4, "int64": 8, "float64": 8, "bfloat16": 2, "float16": 2}
 bad = 0
 for line in open(sys.argv[1]):
     r = json.loads(line)
@@ -105,6 +107,9 @@ for line in open(sys.argv[1]):
         continue
     kf.setdefault(key, []).append(r["gbps"])
     dev = r.get("device", "?")
+    # bytes written per byte read: one accumulator per row of cols inputs
+    acc = r.get("acc_dtype", "auto")
+    out_ratio[key] = size.get(acc, size[r["dtype"]]) / (r["cols"] * size[r["dtype"]])
 for line in open(sys.argv[2]):
     if not line.startswith("ROW "):
         continue
@@ -119,8 +124,9 @@ for line in open(sys.argv[2]):
     base.setdefault((int(m.group(1)), int(m.group(2))), {}).setdefault(impl, []).append(float(f["gbps"]))
 impls = sorted({i for v in base.values() for i in v})
 print("# row-wise %s, %s; command: %s; kforge tuning took %s s" % (sys.argv[3].split("--dtype ")[1].split(" --rounds")[0], dev, sys.argv[3], sys.argv[4]))
-print("| " + " | ".join(["rows x cols", "total", "kforge GB/s"] + impls + ["kforge / best baseline"]) + " |")
-print("|---|---|---:|" + "---:|" * len(impls) + "---:|")
+print("| " + " | ".join(["rows x cols", "total", "kforge GB/s"] + impls + ["kforge / best baseline",
+                                                                        "kforge GB/s in + out"]) + " |")
+print("|---|---|---:|" + "---:|" * len(impls) + "---:|---:|")
 for key in sorted(kf, key=lambda k: (-(k[0] * k[1]), k[1])):
     k = statistics.median(kf[key])
     b = {i: statistics.median(v) for i, v in base.get(key, {}).items()}
@@ -128,7 +134,7 @@ for key in sorted(kf, key=lambda k: (-(k[0] * k[1]), k[1])):
     tot = key[0] * key[1]
     t = "2^%d" % (tot.bit_length() - 1) if tot & (tot - 1) == 0 else str(tot)
     cells = ["%d x %d" % key, t, "%.0f" % k] + ["%.0f" % b[i] if i in b else "-" for i in impls]
-    print("| " + " | ".join(cells + ["%.2f" % (k / best) if b else "-"]) + " |")
+    print("| " + " | ".join(cells + ["%.2f" % (k / best) if b else "-", "%.0f" % (k * (1 + out_ratio[key]))]) + " |")
 if bad:
     print("FAILED or wrong: %d measurements" % bad)
     sys.exit(2)
