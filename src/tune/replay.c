@@ -84,7 +84,7 @@ int tune_replay(const tune_replay_args *a, int *rc, char *err, size_t errlen)
         goto out;
     }
     for (int c = 0; c < m; c++)
-        strat_known(t.st, c, tuner_objective(&t, c));
+        tuner_tell_strategy(&t, c, true);
     while (strat_ask(t.st, order, m) > 0)
         ; /* every cost is known: nothing is handed out */
     ret = 0;

@@ -98,6 +98,7 @@ struct strategy {
 
     double *cost;                   /* NaN: not evaluated by this search; failures are +inf */
     double *known;                  /* NaN: no earlier cost */
+    unsigned char *known_est;       /* known[i] is an estimate (never the best) */
     unsigned char *pending;         /* handed out, not told yet */
     int noutstanding;
     int evaluated;
@@ -130,13 +131,14 @@ struct strategy {
 
 static bool evaluated(const strategy *s, int i) { return !isnan(s->cost[i]); }
 
-static void record(strategy *s, int idx, double c)
+/* estimate: c steers the search but the candidate is never the best */
+static void record(strategy *s, int idx, double c, bool estimate)
 {
     if (isnan(c))
         c = INFINITY;
     s->cost[idx] = c;
     s->evaluated++;
-    if (!isfinite(c))
+    if (!isfinite(c) || estimate)
         return;
     /* Equal costs go to the lower index, so the best does not depend on the
      * order in which a batch's results were told. */
@@ -763,7 +765,7 @@ int strat_ask(strategy *s, int *out, int max)
         for (int j = 0; j < k; j++) {
             int i = s->prop[j];
             if (!isnan(s->known[i])) {
-                record(s, i, s->known[i]);
+                record(s, i, s->known[i], s->known_est[i]);
             } else {
                 out[nout++] = i;
                 s->pending[i] = 1;
@@ -776,21 +778,29 @@ int strat_ask(strategy *s, int *out, int max)
     }
 }
 
-int strat_tell(strategy *s, int idx, double cost)
+static int tell(strategy *s, int idx, double cost, bool estimate)
 {
     if (idx < 0 || idx >= s->n || !s->pending[idx])
         return -1;
     s->pending[idx] = 0;
     s->noutstanding--;
-    record(s, idx, cost);
+    record(s, idx, cost, estimate);
     return 0;
 }
 
-void strat_known(strategy *s, int idx, double cost)
+int strat_tell(strategy *s, int idx, double cost) { return tell(s, idx, cost, false); }
+int strat_tell_estimate(strategy *s, int idx, double cost) { return tell(s, idx, cost, true); }
+
+static void known(strategy *s, int idx, double cost, bool estimate)
 {
-    if (idx >= 0 && idx < s->n)
+    if (idx >= 0 && idx < s->n) {
         s->known[idx] = isnan(cost) ? INFINITY : cost;
+        s->known_est[idx] = estimate;
+    }
 }
+
+void strat_known(strategy *s, int idx, double cost) { known(s, idx, cost, false); }
+void strat_known_estimate(strategy *s, int idx, double cost) { known(s, idx, cost, true); }
 
 int strat_evaluations(const strategy *s) { return s->evaluated; }
 
@@ -860,12 +870,13 @@ strategy *strat_new(strat_kind kind, const strat_space *sp, const strat_opts *o,
     s->ordered = malloc(sizeof(bool) * (dims ? dims : 1));
     s->cost = malloc(sizeof(double) * n);
     s->known = malloc(sizeof(double) * n);
+    s->known_est = calloc(n ? n : 1, 1);
     s->pending = calloc(n, 1);
     s->inprop = calloc(n, 1);
     s->prop = malloc(sizeof(int) * n);
     s->x = malloc(sizeof(int) * (dims ? dims : 1));
     int maxdeg = 0;
-    if (!s->coords || !s->levels || !s->ordered || !s->cost || !s->known || !s->pending || !s->inprop ||
+    if (!s->coords || !s->levels || !s->ordered || !s->cost || !s->known || !s->known_est || !s->pending || !s->inprop ||
         !s->prop || !s->x)
         goto oom;
     if (dims) {
@@ -948,6 +959,7 @@ void strat_free(strategy *s)
     kf_index_free(&s->index);
     free(s->cost);
     free(s->known);
+    free(s->known_est);
     free(s->pending);
     free(s->inprop);
     free(s->prop);

@@ -6,7 +6,8 @@
  * value among the sorted distinct values of axis d), and a strategy decides
  * which candidates to evaluate next from the costs of those evaluated so
  * far.  Lower cost is better; +inf (or NaN) marks a candidate that failed,
- * which is never chosen as the best.
+ * which is never chosen as the best, and so does a cost told as an estimate
+ * (strat_tell_estimate), which steers the search all the same.
  *
  * Neighbours (local search, annealing, mutation): candidates that differ
  * from i in exactly one axis.  Along an ordered (numeric) axis that is the
@@ -86,8 +87,10 @@ typedef struct strategy strategy;
 strategy *strat_new(strat_kind kind, const strat_space *sp, const strat_opts *o, char *err, size_t errlen);
 
 /* Cost of candidate idx known from an earlier run: used instead of asking
- * for it, when the search gets there.  Call before the first strat_ask. */
+ * for it, when the search gets there.  Call before the first strat_ask.
+ * strat_known_estimate: as strat_known, for an estimate (strat_tell_estimate). */
 void strat_known(strategy *s, int idx, double cost);
+void strat_known_estimate(strategy *s, int idx, double cost);
 
 /* Writes up to max (>= 1) candidates to evaluate next into out and returns
  * how many; 0 when the search is over (space exhausted, budget spent, or
@@ -98,6 +101,11 @@ int strat_ask(strategy *s, int *out, int max);
 /* The cost of a candidate of the current batch.  Returns 0, or -1 if idx
  * was not asked for (or told already). */
 int strat_tell(strategy *s, int idx, double cost);
+
+/* As strat_tell, for a candidate whose cost was only estimated (measured
+ * in part, e.g. stopped early as slower than the best): the estimate steers
+ * the search as a cost does, but the candidate is never the best. */
+int strat_tell_estimate(strategy *s, int idx, double cost);
 
 /* Candidates evaluated so far (told, or taken from strat_known). */
 int strat_evaluations(const strategy *s);

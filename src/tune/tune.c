@@ -317,10 +317,40 @@ static bool out_of_time(tuner *t)
 /* A candidate of another shard, not measured here nor found in the results file. */
 bool tuner_other_shard(const tuner *t, int c) { return t->mine && !t->mine[c] && !complete(t, c); }
 
+/* Candidate c's objective with its abandoned cases' partial medians in
+ * place of full ones (they stopped once slower than the best there): an
+ * estimate that steers a guided search, +inf if c failed at some size. */
+static double tuner_estimate(const tuner *t, int c)
+{
+    double sum = 0;
+    for (int k = 0; k < t->nsizes; k++) {
+        const cell *x = cell_at(t, c, k);
+        double v = x->st == KF_ST_ABANDONED && t->o.objective == TUNE_OBJ_TIME ? x->median_ms
+                                                                               : tuner_cell_cost(t, x);
+        if (!(v > 0) || !isfinite(v))
+            return INFINITY;
+        sum += t->weights[k] * v;
+    }
+    return sum;
+}
+
+/* Tells the strategy (strat_tell) or gives it as known (resume, replay)
+ * candidate c's objective; a candidate abandoned at some size gives its
+ * estimate, which steers the search but is never the best. */
+void tuner_tell_strategy(tuner *t, int c, bool known)
+{
+    bool est = tuner_abandoned(t, c);
+    double x = est ? tuner_estimate(t, c) : tuner_objective(t, c);
+    if (known)
+        (est ? strat_known_estimate : strat_known)(t->st, c, x);
+    else
+        (est ? strat_tell_estimate : strat_tell)(t->st, c, x);
+}
+
 static void tell(tuner *t, int c)
 {
     t->told++;
-    strat_tell(t->st, c, tuner_objective(t, c));
+    tuner_tell_strategy(t, c, false);
 }
 
 /* Whether candidate c was abandoned at some size (--abandon-above). */
@@ -992,7 +1022,7 @@ static int resume_recorded(tuner *t, char *err, size_t errlen)
     }
     for (int c = 0; c < t->ncand; c++)
         if (complete(t, c)) {
-            strat_known(t->st, c, tuner_objective(t, c));
+            tuner_tell_strategy(t, c, true);
             t->reused_cands++;
         }
     if (t->reused_cands && !t->o.quiet)

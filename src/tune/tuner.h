@@ -95,6 +95,10 @@ bool tuner_other_shard(const tuner *t, int c);
 int tuner_failed_candidates(const tuner *t);
 /* Whether candidate c was abandoned at some size (--abandon-above). */
 bool tuner_abandoned(const tuner *t, int c);
+/* Gives the strategy candidate c's objective, told (known false) or as
+ * known from a results file; abandoned at some size: an estimate from its
+ * partial medians, which steers the search but is never the best. */
+void tuner_tell_strategy(tuner *t, int c, bool known);
 
 /* Evaluated candidates abandoned at some size (--abandon-above). */
 int tuner_abandoned_candidates(const tuner *t);
