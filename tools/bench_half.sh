@@ -13,8 +13,8 @@
 #      accumulator) and tools/half_torch.py (x.sum(dtype=torch.float32),
 #      x.sum(dim=1, dtype=torch.float32)): each the median of 31, L2 flushed,
 #      CUDA events around the reduction only, every result checked;
-#   3. the table: time and GB/s (input bytes) of each, kforge's speedup over
-#      PyTorch and over CUB.
+#   3. the table: time and GB/s (input bytes) of each, kforge's GB/s counting
+#      its outputs too (rows), and its speedup over PyTorch and over CUB.
 #
 #   sh tools/bench_half.sh [--dtypes "bfloat16 float16"] [--budget 120] [--rbudget 80]
 #                          [--small "2^10 2^12 2^14 2^16"] [--dir DIR]
@@ -98,8 +98,9 @@ for line in open(sys.argv[2]):
     base[(f["dtype"], f["kind"], f["shape"], impl)] = f
 print("# bfloat16/float16 -> float32 reductions on %s; %s; kforge tuning took %s s; baselines: %s"
       % (dev, sys.argv[3], sys.argv[4], ", ".join(sorted(impls))))
-print("| dtype | shape | kforge | kforge GB/s | PyTorch | CUB | vs PyTorch | vs CUB | kforge variant |")
-print("|---|---|---:|---:|---:|---:|---:|---:|---|")
+print("| dtype | shape | kforge | kforge GB/s | GB/s in + out | PyTorch | CUB | vs PyTorch | vs CUB | kforge variant |")
+print("|---|---|---:|---:|---:|---:|---:|---:|---:|---|")
+osize = {"float32": 4, "float64": 8}
 def us(f):
     return float(f["us"]) if f and f.get("status") == "PASS" else float("nan")
 for key in sorted(kf, key=lambda k: (k[0], k[1], [int(x) for x in k[2].split("x")])):
@@ -112,7 +113,9 @@ for key in sorted(kf, key=lambda k: (k[0], k[1], [int(x) for x in k[2].split("x"
         sh = "n = 2^%d" % (n.bit_length() - 1) if n & (n - 1) == 0 else "n = %d" % n
     else:
         sh = "rows %s" % sh.replace("x", " x ")
-    print("| %s | %s | %.2f us%s | %.0f | %.2f us | %.2f us | %.2fx | %.2fx | %s |" % (
+    # rows: the float outputs are traffic too (one per row of cols 2-byte inputs)
+    ratio = osize.get(r.get("acc_dtype"), 4) / (2.0 * r["cols"]) if key[1] == "rows" else 0
+    print("| %s | %s | %.2f us%s | %.0f | %.0f | %.2f us | %.2f us | %.2fx | %.2fx | %s |" % (
         key[0], sh, t, "" if r["status"] == "ok" else " (" + r["status"] + ")", r.get("gbps") or 0,
-        p, c, p / t, c / t, r.get("label", "")))
+        (r.get("gbps") or 0) * (1 + ratio), p, c, p / t, c / t, r.get("label", "")))
 PY
