@@ -95,9 +95,10 @@ static int cmp_rank(const void *pa, const void *pb)
     return (a > b) - (a < b);
 }
 
-/* The best at size k, as the database records it: the fastest of the
- * ranked candidates measured in full there (ties: the first); at a
- * single size, the search's best.  Falls back to the search's best. */
+/* The best at size k: the ranked candidate measured in full there with the
+ * lowest objective (ties: the first); for time, what the database records
+ * there; at a single size, the search's best.  Falls back to the search's
+ * best. */
 static int size_best(const tuner *t, const ranking *r, int k)
 {
     int best = -1;
