@@ -532,6 +532,52 @@ static int parse_dims(mk *m, cfam *c, const char *field, const cJSON *j, kf_expr
     return 0;
 }
 
+/* "grid", "block" and "smem" of the kernel (ref false: keys at the top of
+ * the config) or of its reference kernel (keys under "reference"): the grid
+ * over the sizes and params, the block (by default the params block_size_x,
+ * _y, _z) and the dynamic shared memory over the params alone. */
+static int parse_launch(mk *m, cfam *c, const cJSON *obj, bool ref)
+{
+    const char *pre = ref ? "reference." : "", *params = ref ? "reference.params" : "params";
+    char fg[32], fb[32], fs[32], err[256];
+    snprintf(fg, sizeof fg, "%sgrid", pre);
+    snprintf(fb, sizeof fb, "%sblock", pre);
+    snprintf(fs, sizeof fs, "%ssmem", pre);
+    const cJSON *grid = cJSON_GetObjectItemCaseSensitive(obj, "grid");
+    if (!grid && ref)
+        return bad(m, fg, "missing: the reference kernel's grid in blocks, 1 to 3 expressions over the sizes and "
+                          "reference.params");
+    if (!grid)
+        return bad(m, fg, "missing: the grid in blocks, 1 to 3 expressions, e.g. [\"(n + block_size_x - 1) / "
+                          "block_size_x\"]");
+    if (parse_dims(m, c, fg, grid, c->grid) != 0)
+        return -1;
+    const cJSON *block = cJSON_GetObjectItemCaseSensitive(obj, "block");
+    if (block) {
+        if (parse_dims(m, c, fb, block, c->block) != 0)
+            return -1;
+    } else {
+        static const char *const bs[] = {"block_size_x", "block_size_y", "block_size_z"};
+        for (int d = 0; d < 3; d++)
+            if (param_find(c->params, c->fam.nparams, bs[d]) >= 0 &&
+                !(c->block[d] = expr_parse_for(bs[d], &c->fam, err, sizeof err)))
+                return bad(m, fb, "%s", err);
+        if (!c->block[0])
+            return bad(m, fb, "missing: give \"block\" or a %sparam block_size_x (block_size_y, block_size_z)",
+                       ref ? "reference " : "");
+    }
+    for (int d = 0; d < 3; d++)
+        if (c->block[d] && expr_uses_n(c->block[d]))
+            return bad(m, fb, "the block may use %s only, not sizes%s", params,
+                       ref ? "" : " (its occupancy is worked out once per variant)");
+    const cJSON *smem = cJSON_GetObjectItemCaseSensitive(obj, "smem");
+    if (smem && get_expr(m, c, fs, smem, &c->smem) != 0)
+        return -1;
+    if (c->smem && expr_uses_n(c->smem))
+        return bad(m, fs, "dynamic shared memory may use %s only, not sizes", params);
+    return 0;
+}
+
 void custom_cfam_free(cfam *c)
 {
     if (!c)
@@ -690,35 +736,8 @@ static int make_reference(mk *m, cfam *c, const cJSON *ref, const char *config_p
         else
             x->length = e;
     }
-    const cJSON *grid = cJSON_GetObjectItemCaseSensitive(ref, "grid");
-    if (!grid)
-        return bad(m, "reference.grid", "missing: the reference kernel's grid in blocks, 1 to 3 expressions over the "
-                                        "sizes and reference.params");
-    if (parse_dims(m, r, "reference.grid", grid, r->grid) != 0)
+    if (parse_launch(m, r, ref, true) != 0)
         return -1;
-    const cJSON *block = cJSON_GetObjectItemCaseSensitive(ref, "block");
-    char rerr[256];
-    if (block) {
-        if (parse_dims(m, r, "reference.block", block, r->block) != 0)
-            return -1;
-    } else {
-        static const char *const bs[] = {"block_size_x", "block_size_y", "block_size_z"};
-        for (int d = 0; d < 3; d++)
-            if (param_find(r->params, r->fam.nparams, bs[d]) >= 0 &&
-                !(r->block[d] = expr_parse_for(bs[d], &r->fam, rerr, sizeof rerr)))
-                return bad(m, "reference.block", "%s", rerr);
-        if (!r->block[0])
-            return bad(m, "reference.block", "missing: give \"block\" or a reference param block_size_x "
-                                             "(block_size_y, block_size_z)");
-    }
-    for (int d = 0; d < 3; d++)
-        if (r->block[d] && expr_uses_n(r->block[d]))
-            return bad(m, "reference.block", "the block may use reference.params only, not sizes");
-    const cJSON *smem = cJSON_GetObjectItemCaseSensitive(ref, "smem");
-    if (smem && get_expr(m, r, "reference.smem", smem, &r->smem) != 0)
-        return -1;
-    if (r->smem && expr_uses_n(r->smem))
-        return bad(m, "reference.smem", "dynamic shared memory may use reference.params only, not sizes");
     r->deterministic = true;
     return 0;
 }
@@ -803,34 +822,8 @@ static int make(mk *m, cfam *c, const cJSON *root, const char *config_path)
             c->nconsts = k + 1;
         }
     }
-    const cJSON *grid = cJSON_GetObjectItemCaseSensitive(root, "grid");
-    if (!grid)
-        return bad(m, "grid", "missing: the grid in blocks, 1 to 3 expressions, e.g. [\"(n + block_size_x - 1) / "
-                              "block_size_x\"]");
-    if (parse_dims(m, c, "grid", grid, c->grid) != 0)
+    if (parse_launch(m, c, root, false) != 0)
         return -1;
-    const cJSON *block = cJSON_GetObjectItemCaseSensitive(root, "block");
-    if (block) {
-        if (parse_dims(m, c, "block", block, c->block) != 0)
-            return -1;
-    } else {
-        static const char *const bs[] = {"block_size_x", "block_size_y", "block_size_z"};
-        for (int d = 0; d < 3; d++)
-            if (param_find(c->params, c->fam.nparams, bs[d]) >= 0 &&
-                !(c->block[d] = expr_parse_for(bs[d], &c->fam, rerr, sizeof rerr)))
-                return bad(m, "block", "%s", rerr);
-        if (!c->block[0])
-            return bad(m, "block", "missing: give \"block\" or a param block_size_x (block_size_y, block_size_z)");
-    }
-    for (int d = 0; d < 3; d++)
-        if (c->block[d] && expr_uses_n(c->block[d]))
-            return bad(m, "block", "the block may use params only, not sizes (its occupancy is worked out once per "
-                                   "variant)");
-    const cJSON *smem = cJSON_GetObjectItemCaseSensitive(root, "smem");
-    if (smem && get_expr(m, c, "smem", smem, &c->smem) != 0)
-        return -1;
-    if (c->smem && expr_uses_n(c->smem))
-        return bad(m, "smem", "dynamic shared memory may use params only, not sizes");
     const cJSON *by = cJSON_GetObjectItemCaseSensitive(root, "bytes");
     if (by && get_expr(m, c, "bytes", by, &c->bytes) != 0)
         return -1;
