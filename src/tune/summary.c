@@ -60,28 +60,14 @@ static const tuner *rank_t;
 static int rank_k, rank_best;
 
 /* Candidate c's share of the objective at size k; an abandoned case's
- * partial median (it stopped once it could not win: ranked, never best). */
-static double rank_cost(const tuner *t, int c, int k)
-{
-    const cell *x = cell_at(t, c, k);
-    if (x->st == KF_ST_ABANDONED && t->o.objective == TUNE_OBJ_TIME)
-        return x->median_ms;
-    return tuner_cell_cost(t, x);
-}
+ * partial median (ranked, never best). */
+static double rank_cost(const tuner *t, int c, int k) { return tuner_cell_estimate(t, cell_at(t, c, k)); }
 
-/* Ranked: evaluated here, and verified at every size (abandoned counts). */
+/* Ranked: evaluated here, and failed at no size (abandoned counts; a size
+ * without a figure leaves it out of that size's ranking). */
 static bool ranked(const tuner *t, int c)
 {
-    if (tuner_other_shard(t, c) || isnan(strat_cost(t->st, c)))
-        return false;
-    if (isfinite(strat_cost(t->st, c)))
-        return true;
-    for (int k = 0; k < t->nsizes; k++) {
-        int st = cell_at(t, c, k)->st;
-        if (st != KF_ST_OK && st != KF_ST_ABANDONED)
-            return false;
-    }
-    return tuner_abandoned(t, c);
+    return !tuner_other_shard(t, c) && !isnan(strat_cost(t->st, c)) && !tuner_failed(t, c);
 }
 
 static int cmp_rank(const void *pa, const void *pb)

@@ -115,9 +115,7 @@ static void fill_cell(cell *x, const kf_result *r)
     x->deterministic = r->deterministic;
 }
 
-/* Whether candidate c failed at some size (abandoned is not failed: it was
- * only slower there, and says nothing about the other sizes). */
-static bool failed_somewhere(const tuner *t, int c)
+bool tuner_failed(const tuner *t, int c)
 {
     for (int k = 0; k < t->nsizes; k++) {
         kf_status st = cell_at(t, c, k)->st;
@@ -134,7 +132,7 @@ pick_cand tuner_pick_cand(const tuner *t, int c, int k)
                        .median_ms = x->median_ms, .gbps = x->gbps, .pct_peak = x->pct_peak, .gflops = x->gflops,
                        .blocks = x->blocks,
                        .launches = x->launches, .deterministic = x->deterministic,
-                       .failed_elsewhere = failed_somewhere(t, c)};
+                       .failed_elsewhere = tuner_failed(t, c)};
 }
 
 static int size_index(const tuner *t, const kf_shape *s)
@@ -320,13 +318,18 @@ bool tuner_other_shard(const tuner *t, int c) { return t->mine && !t->mine[c] &&
 /* Candidate c's objective with its abandoned cases' partial medians in
  * place of full ones (they stopped once slower than the best there): an
  * estimate that steers a guided search, +inf if c failed at some size. */
+double tuner_cell_estimate(const tuner *t, const cell *x)
+{
+    if (x->st == KF_ST_ABANDONED && t->o.objective == TUNE_OBJ_TIME)
+        return x->median_ms;
+    return tuner_cell_cost(t, x);
+}
+
 static double tuner_estimate(const tuner *t, int c)
 {
     double sum = 0;
     for (int k = 0; k < t->nsizes; k++) {
-        const cell *x = cell_at(t, c, k);
-        double v = x->st == KF_ST_ABANDONED && t->o.objective == TUNE_OBJ_TIME ? x->median_ms
-                                                                               : tuner_cell_cost(t, x);
+        double v = tuner_cell_estimate(t, cell_at(t, c, k));
         if (!(v > 0) || !isfinite(v))
             return INFINITY;
         sum += t->weights[k] * v;

@@ -87,6 +87,12 @@ static inline bool complete(const tuner *t, int c)
 double tuner_objective(const tuner *t, int c);
 /* A cell's share of the objective: ms, J or J x ms; 0 when it has none. */
 double tuner_cell_cost(const tuner *t, const cell *x);
+/* As tuner_cell_cost, with an abandoned case's partial median (it stopped
+ * once it could not win there): what ranks it and steers a guided search. */
+double tuner_cell_estimate(const tuner *t, const cell *x);
+/* Whether candidate c failed at some size (abandoned is not failed: it was
+ * only slower there, and says nothing about the other sizes). */
+bool tuner_failed(const tuner *t, int c);
 /* Candidate c's measurement at size k, as "best" is decided (pick.h). */
 pick_cand tuner_pick_cand(const tuner *t, int c, int k);
 /* A candidate of another shard, not measured here nor found in the results file. */
