@@ -19,6 +19,37 @@ typedef T E;
 typedef unsigned long long kf_u64;
 typedef unsigned int kf_u32;
 
+// O: the outputs' type: T, or (KF_OUT_T, acc_dtype input) the bits of the
+// 2-byte input type, T rounded once to nearest even as a result is stored
+// (kf_put).  Partials, scratch and atomics stay T.
+#ifdef KF_OUT_T
+typedef KF_OUT_T O;
+#else
+typedef T O;
+#endif
+
+__device__ __forceinline__ O kf_out(T x)
+{
+#if defined(KF_OUT_BFLOAT16)
+    const kf_u32 u = __float_as_uint((float)x);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return (O)((u >> 16) | 0x40u); // NaN stays a (quiet) NaN
+    return (O)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+#elif defined(KF_OUT_FLOAT16)
+    unsigned short h;
+    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"((float)x));
+    return h;
+#else
+    return x;
+#endif
+}
+
+// Stores result i: out[i] as an O (out points at the outputs, whatever the
+// kernel's parameter type says).
+__device__ __forceinline__ void kf_put(T *out, long long i, T x)
+{
+    ((O *)(void *)out)[i] = kf_out(x);
+}
+
 #define KF_FULL_MASK 0xffffffffu
 
 // The linkage of a kernel entry: extern "C", so that cuModuleGetFunction

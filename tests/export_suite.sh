@@ -440,8 +440,9 @@ fi
 
 # 7. bfloat16 and float16 (issue 23): the API takes const __nv_bfloat16 * /
 #    const __half * and writes the accumulator's type (float; double with
-#    --acc-dtype float64), one program calls both families' headers (nvcc),
-#    NVRTC compiles them, kforge best finds them by --acc-dtype.
+#    --acc-dtype float64; with --acc-dtype input the input's type, rounded
+#    once), one program calls both families' headers (nvcc), NVRTC compiles
+#    them, kforge best finds them by --acc-dtype.
 cat > hb.json <<EOF
 {"kernel": "reduce", "defaults": {"dtype": "bfloat16", "op": "sum", "algorithm": "shuffle", "unroll": "full"},
  "bench": {"warmup": 1, "min_reps": 3, "max_time_s": 0.001},
@@ -459,21 +460,31 @@ EOF
   sed 's/"op": "sum"/"op": "sum", "acc_dtype": "float64"/; s/"2^10", "2^16", "2^24"/"2^20"/' hb.json > hd.json &&
   "$KFORGE" tune hd.json --results th.jsonl --quiet > /dev/null 2>> eth.txt &&
   "$KFORGE" tune hr.json --set rows=4096 --set cols=32 --results th.jsonl --quiet > /dev/null 2>> eth.txt &&
-  "$KFORGE" tune hr.json --set rows=16 --set cols=65536 --results th.jsonl --quiet > /dev/null 2>> eth.txt; rc=$?
+  "$KFORGE" tune hr.json --set rows=16 --set cols=65536 --results th.jsonl --quiet > /dev/null 2>> eth.txt &&
+  sed 's/"op": "sum"/"op": "sum", "acc_dtype": "input"/; s/"2^10", "2^16", "2^24"/"2^20"/' hb.json > hi.json &&
+  "$KFORGE" tune hi.json --results th.jsonl --quiet > /dev/null 2>> eth.txt &&
+  sed 's/"op": "max"/"op": "sum", "acc_dtype": "input"/' hr.json > hri.json &&
+  "$KFORGE" tune hri.json --set rows=16 --set cols=65536 --results th.jsonl --quiet > /dev/null 2>> eth.txt; rc=$?
 HB=kforge_reduce_bfloat16_sum.cuh HD=kforge_reduce_bfloat16_sum_acc_float64.cuh HR=kforge_reduce_rows_float16_max.cuh
+HI=kforge_reduce_bfloat16_sum_acc_input.cuh HRI=kforge_reduce_rows_float16_sum_acc_input.cuh
 if [ $rc -eq 0 ] && "$KFORGE" export --dtype bfloat16 --op sum -o $HB 2> exh.txt &&
    "$KFORGE" export --dtype bfloat16 --acc-dtype float64 --op sum -o $HD 2>> exh.txt &&
    "$KFORGE" export --kernel reduce_rows --dtype float16 --op max -o $HR 2>> exh.txt &&
+   "$KFORGE" export --dtype bfloat16 --acc-dtype input --op sum -o $HI 2>> exh.txt &&
+   "$KFORGE" export --kernel reduce_rows --dtype float16 --acc-dtype input --op sum -o $HRI 2>> exh.txt &&
+   grep -q '^kforge_reduce_bfloat16_sum_acc_input(const __nv_bfloat16 \*in, size_t n, __nv_bfloat16 \*out' $HI &&
+   grep -q '^kforge_reduce_rows_float16_sum_acc_input(const __half \*in, size_t rows, size_t cols, size_t row_stride, __half \*out' $HRI &&
    grep -q '^kforge_reduce_bfloat16_sum(const __nv_bfloat16 \*in, size_t n, float \*out, void \*workspace' $HB &&
    grep -q '^kforge_reduce_bfloat16_sum_acc_float64(const __nv_bfloat16 \*in, size_t n, double \*out' $HD &&
    grep -q '^kforge_reduce_rows_float16_max(const __half \*in, size_t rows, size_t cols, size_t row_stride, float \*out' $HR &&
    grep -q '#include <cuda_bf16.h>' $HB && grep -q '#include <cuda_fp16.h>' $HR && grep -q '3 sizes tuned' exh.txt; then
-  ok "export of bfloat16 sum (float and double accumulators) and float16 max rows: the API takes the 2-byte type, writes the accumulator's"
+  ok "export of bfloat16 sum (float and double accumulators, and rounded to bfloat16) and float16 max and sum rows: the API takes the 2-byte type, writes the accumulator's or the input's"
 else
   bad "export of the 2-byte types: exit $rc: $(cat eth.txt exh.txt | head -c 2000)"
 fi
 if "$KFORGE" best --dtype bfloat16 --n 2^24 2> bh.txt | grep -q '"acc_dtype": "float32"' &&
    "$KFORGE" best --dtype bfloat16 --acc-dtype float64 --n 2^20 2>> bh.txt | grep -q '"acc_dtype": "float64"' &&
+   "$KFORGE" best --dtype bfloat16 --acc-dtype input --n 2^20 2>> bh.txt | grep -q '"acc_dtype": "input"' &&
    ! "$KFORGE" best --dtype float16 --n 2^20 > /dev/null 2>> bh.txt; then
   ok "kforge best finds bfloat16 by accumulator (auto is float32), and nothing for float16 sum"
 else
@@ -484,6 +495,8 @@ if have_nvcc; then
 #include "$HB"
 #include "$HD"
 #include "$HR"
+#include "$HI"
+#include "$HRI"
 int main()
 {
     size_t n = 1 << 20, rows = 64, cols = 1 << 14;
@@ -497,7 +510,12 @@ int main()
            kforge_reduce_bfloat16_sum_acc_float64_workspace_init(w, b2, 0) ||
            kforge_reduce_bfloat16_sum_acc_float64(x, n, d, w, b2, 0) ||
            kforge_reduce_rows_float16_max_workspace_init(w, b3, 0) ||
-           kforge_reduce_rows_float16_max(h, rows, cols, 0, o, w, b3, 0);
+           kforge_reduce_rows_float16_max(h, rows, cols, 0, o, w, b3, 0) ||
+           kforge_reduce_bfloat16_sum_acc_input_workspace_init(w, b1, 0) ||
+           kforge_reduce_bfloat16_sum_acc_input(x, n, x, w, b1, 0) ||
+           kforge_reduce_rows_float16_sum_acc_input_workspace_init(w, b3, 0) ||
+           kforge_reduce_rows_float16_sum_acc_input(h, rows, cols, 0, h, w, b3, 0) ||
+           kforge_reduce_rows_float16_sum_acc_input(h, rows, 0, 0, h, w, b3, 0);
 }
 EOF
   if "$NVCC" -std=c++17 -arch=sm_90 -Xcompiler -Wall,-Wextra -I . use_half.cu -o use_half > nvh.txt 2>&1 &&
@@ -511,9 +529,14 @@ else
 fi
 hnames=$(grep -o '^// kernel k[0-9]*' $HB | sed 's|// kernel |kforge_reduce_bfloat16_sum_|')
 rhnames=$(grep -o '^// kernel k[0-9]*' $HR | sed 's|// kernel |kforge_reduce_rows_float16_max_|')
+inames=$(grep -o '^// kernel k[0-9]*' $HI | sed 's|// kernel |kforge_reduce_bfloat16_sum_acc_input_|')
+rinames=$(grep -o '^// kernel k[0-9]*' $HRI | sed 's|// kernel |kforge_reduce_rows_float16_sum_acc_input_|')
 # shellcheck disable=SC2086
 if ./nvrtc_compile $HB sm_90 $hnames kforge_reduce_bfloat16_sum_init > hnvrtc.txt 2>&1 &&
-   ./nvrtc_compile $HR sm_90 $rhnames kforge_reduce_rows_float16_max_fill >> hnvrtc.txt 2>&1; then
+   ./nvrtc_compile $HR sm_90 $rhnames kforge_reduce_rows_float16_max_fill >> hnvrtc.txt 2>&1 &&
+   ./nvrtc_compile $HI sm_90 $inames kforge_reduce_bfloat16_sum_acc_input_init >> hnvrtc.txt 2>&1 &&
+   ./nvrtc_compile $HRI sm_90 $rinames kforge_reduce_rows_float16_sum_acc_input_fill \
+     kforge_reduce_rows_float16_sum_acc_input_fill_out >> hnvrtc.txt 2>&1; then
   ok "the bfloat16 and float16 headers compile with NVRTC for sm_90 (no cuda_bf16.h needed there)"
 else
   bad "NVRTC, 2-byte headers: $(head -c 2000 hnvrtc.txt)"

@@ -82,6 +82,75 @@ START_TEST(exact_data_detects_single_element_changes)
 }
 END_TEST
 
+/* Results rounded once to the 2-byte input type (acc_dtype input): each
+ * segment's exact result is small and exact in that type, and a dropped or
+ * doubled element, a neighbour read in its place, or a segment's result
+ * given to the next segment changes the rounded answer.  (With the plain
+ * exact data the bfloat16 sum of 4097 elements rounds to a multiple of 16,
+ * and one element less is invisible.) */
+START_TEST(exact_rounded_data_detects_single_element_changes)
+{
+    const kf_dtype ts[] = {KF_BFLOAT16, KF_FLOAT16};
+    const kf_op ops[] = {KF_OP_SUM, KF_OP_PROD};
+    /* segments, length, stride */
+    const int64_t shapes[][3] = {{1, 1, 1},  {1, 2, 2},   {1, 3, 3},   {1, 4, 4},     {1, 31, 31},
+                                 {1, 4097, 4097}, {1, 100003, 100003}, {7, 1, 1}, {5, 2, 5}, {6, 3, 3},
+                                 {4, 37, 40}, {3, 1000, 1000}};
+    for (size_t a = 0; a < 2; a++)
+        for (size_t o = 0; o < 2; o++)
+            for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++) {
+                kf_dtype t = ts[a];
+                kf_op op = ops[o];
+                int64_t segs = shapes[k][0], len = shapes[k][1], stride = shapes[k][2];
+                int64_t n = (segs - 1) * stride + len;
+                uint16_t *x = malloc((size_t)n * 2);
+                verify_fill_exact_rounded(t, t, op, 7, x, n, segs, len, stride);
+                kf_value prev = {.bits = 0};
+                for (int64_t g = 0; g < segs; g++) {
+                    uint16_t *s = x + g * stride;
+                    kf_value ref = verify_reference_acc(t, t, op, s, len, NULL);
+                    double exact = op == KF_OP_SUM ? 0 : 1;
+                    for (int64_t i = 0; i < len; i++) {
+                        float xi = kf_half_to_float(t, s[i]);
+                        ck_assert_msg(xi != (op == KF_OP_SUM ? 0.0f : 1.0f), "element %lld is the identity",
+                                      (long long)i);
+                        if (i + 1 < len && op == KF_OP_SUM)
+                            ck_assert_msg(s[i] != s[i + 1], "neighbours %lld equal", (long long)i);
+                        exact = op == KF_OP_SUM ? exact + xi : exact * xi;
+                    }
+                    if (op == KF_OP_SUM)
+                        ck_assert_msg(exact == (g % 2 ? 23 : 21), "dtype %d segment %lld of %lld sums to %g", t,
+                                      (long long)g, (long long)len, exact);
+                    else
+                        ck_assert_msg(fabs(exact) <= (t == KF_FLOAT16 ? 16384 : 0x1p120), "product %g", exact);
+                    ck_assert_msg(kf_half_to_float(t, ref.h16) == exact, "dtype %d op %d len %lld: %g rounds",
+                                  t, op, (long long)len, exact);
+                    if (g > 0 && op == KF_OP_SUM)
+                        ck_assert_msg(ref.h16 != prev.h16, "segments %lld and %lld give one result", (long long)g - 1,
+                                      (long long)g);
+                    prev = ref;
+                    /* drop element i, count it twice, read its neighbour instead */
+                    int64_t step = len > 5000 ? 97 : 1;
+                    for (int64_t i = 0; i < len; i += step) {
+                        float xi = kf_half_to_float(t, s[i]);
+                        double less = op == KF_OP_SUM ? exact - xi : exact / xi;
+                        double more = op == KF_OP_SUM ? exact + xi : exact * xi;
+                        uint16_t rl = kf_float_to_half(t, (float)less), rm = kf_float_to_half(t, (float)more);
+                        if (op == KF_OP_SUM) { /* a product's -1 factors cancel in pairs: shown by the suites */
+                            ck_assert_msg(rl != ref.h16 && rm != ref.h16, "dtype %d len %lld: element %lld invisible",
+                                          t, (long long)len, (long long)i);
+                            if (i + 1 < len) {
+                                float nb = kf_half_to_float(t, s[i + 1]);
+                                ck_assert(kf_float_to_half(t, (float)(exact - xi + nb)) != ref.h16);
+                            }
+                        }
+                    }
+                }
+                free(x);
+            }
+}
+END_TEST
+
 /* Float sums stay integers far below 2^24 at large n; float products are
  * +-2^k with |k| <= the marks; min/max/and/or use the realistic data. */
 START_TEST(exact_data_magnitudes)
@@ -835,6 +904,7 @@ static Suite *verify_suite(void)
     tcase_add_test(data, fill_distributions);
     tcase_add_test(data, prod_data_never_zero);
     tcase_add_test(data, exact_data_detects_single_element_changes);
+    tcase_add_test(data, exact_rounded_data_detects_single_element_changes);
     tcase_add_test(data, exact_data_magnitudes);
     suite_add_tcase(s, data);
 

@@ -3,9 +3,24 @@
 // and checks every result against the exact sum: small integers 1..4 with
 // random signs, at sizes that reach every entry of its dispatch and odd
 // sizes and offsets (vector prefix and tail).  Exit 1 on a wrong result.
+// With -DKF_ACC_INPUT: the header of --acc-dtype input
+// (kforge_reduce_bfloat16_sum_acc_input.cuh), whose result is a bfloat16:
+// the exact sum rounded once to nearest even.
 //
 //   nvcc -std=c++17 -arch=sm_90 -I DIR tools/export_half_check.cu -o export_half_check
+#ifdef KF_ACC_INPUT
+#include "kforge_reduce_bfloat16_sum_acc_input.cuh"
+#define KF_API(x) kforge_reduce_bfloat16_sum_acc_input##x
+typedef __nv_bfloat16 out_t;
+static float as_float(out_t x) { return __bfloat162float(x); }
+static float rounded(long long x) { return __bfloat162float(__float2bfloat16_rn((float)x)); }
+#else
 #include "kforge_reduce_bfloat16_sum.cuh"
+#define KF_API(x) kforge_reduce_bfloat16_sum##x
+typedef float out_t;
+static float as_float(out_t x) { return x; }
+static float rounded(long long x) { return (float)x; }
+#endif
 
 #include <cstdio>
 #include <vector>
@@ -23,26 +38,26 @@ int main()
         h[i] = __float2bfloat16((float)v[i]);
     }
     __nv_bfloat16 *d;
-    float *out;
-    size_t bytes = kforge_reduce_bfloat16_sum_workspace(nmax);
+    out_t *out;
+    size_t bytes = KF_API(_workspace)(nmax);
     void *ws;
     if (cudaMalloc(&d, nmax * sizeof *d) || cudaMalloc(&out, sizeof *out) || cudaMalloc(&ws, bytes) ||
         cudaMemcpy(d, h.data(), nmax * sizeof *d, cudaMemcpyHostToDevice) ||
-        kforge_reduce_bfloat16_sum_workspace_init(ws, bytes, 0))
+        KF_API(_workspace_init)(ws, bytes, 0))
         return 2;
     int bad = 0;
     for (size_t n : sizes)
         for (size_t off = 0; off < 4; off += 3) {
             long long want = 0;
             for (size_t i = 0; i < n; i++) want += v[off + i];
-            float got = -1;
-            if (kforge_reduce_bfloat16_sum(d + off, n, out, ws, bytes, 0) ||
-                cudaMemcpy(&got, out, sizeof got, cudaMemcpyDeviceToHost))
+            out_t g;
+            if (KF_API()(d + off, n, out, ws, bytes, 0) || cudaMemcpy(&g, out, sizeof g, cudaMemcpyDeviceToHost))
                 return 2;
-            bool ok = (double)got == (double)want;
+            float got = as_float(g);
+            bool ok = got == rounded(want);
             bad += !ok;
             printf("EXPORT n=%zu offset=%zu variant=%s got=%.1f want=%lld %s\n", n, off,
-                   kforge_reduce_bfloat16_sum_variant(n), got, want, ok ? "PASS" : "FAIL");
+                   KF_API(_variant)(n), got, want, ok ? "PASS" : "FAIL");
         }
     return bad ? 1 : 0;
 }

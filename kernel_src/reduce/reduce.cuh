@@ -369,14 +369,18 @@ kf_reduce(const T *in, kf_u64 n, T *out, T *scratch, unsigned *ticket)
 
     // --- 3. combine -------------------------------------------------------
     if constexpr (KF_PASSES == KF_PASSES_MULTI_KERNEL) {
-        if (tid == 0) out[blockIdx.x] = KF_HOOK_TWICE(r);
+        // (a pass of one block is the last: it writes the result)
+        if (tid == 0) {
+            if (gridDim.x == 1) kf_put(out, 0, KF_HOOK_TWICE(r));
+            else out[blockIdx.x] = KF_HOOK_TWICE(r);
+        }
     } else if constexpr (KF_PASSES == KF_PASSES_ATOMIC) {
         // Combine into scratch[0]; the last block to finish moves the value
         // to out and leaves the identity (and ticket 0) for the next launch.
         if constexpr (KF_ALG != KF_ALG_ATOMIC_GLOBAL) {
             // A single block (small n) has nothing to combine with.
             if (gridDim.x == 1) {
-                if (tid == 0) out[0] = KF_HOOK_TWICE(r);
+                if (tid == 0) kf_put(out, 0, KF_HOOK_TWICE(r));
                 return;
             }
         }
@@ -388,7 +392,7 @@ kf_reduce(const T *in, kf_u64 n, T *out, T *scratch, unsigned *ticket)
         }
         __syncthreads();
         if (last && tid == 0) {
-            out[0] = kf_atomic_take(scratch);
+            kf_put(out, 0, kf_atomic_take(scratch));
             *ticket = 0;
         }
     } else {
@@ -396,7 +400,7 @@ kf_reduce(const T *in, kf_u64 n, T *out, T *scratch, unsigned *ticket)
         // them, and the last block (acquire) folds them in a fixed order
         // (deterministic).  A single block writes its value directly.
         if (gridDim.x == 1) {
-            if (tid == 0) out[0] = KF_HOOK_TWICE(r);
+            if (tid == 0) kf_put(out, 0, KF_HOOK_TWICE(r));
             return;
         }
         __shared__ bool last;
@@ -415,7 +419,7 @@ kf_reduce(const T *in, kf_u64 n, T *out, T *scratch, unsigned *ticket)
             }
             a = kf_block_reduce(a, sdata, tid);
             if (tid == 0) {
-                out[0] = a;
+                kf_put(out, 0, a);
                 *ticket = 0;
             }
         }

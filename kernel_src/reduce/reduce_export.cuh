@@ -15,7 +15,8 @@
 
 namespace @P@_detail {
 
-typedef @T@ T; // the accumulator's type: the output's and the partials'
+typedef @T@ T; // the accumulator's type: the partials'
+typedef @O@ O; // the output's (T, or for acc_dtype input the input's)
 
 enum grid_kind { grid_auto, grid_blocks, grid_per_sm, grid_waves };
 enum passes_kind { passes_multi_kernel, passes_atomic, passes_last_block };
@@ -152,7 +153,7 @@ static inline cudaError_t
 // or a workspace smaller than @P@_workspace(n); else what the launch
 // returns.  Asynchronous, like a kernel launch.
 static inline cudaError_t
-@P@(const @IN@ *in, size_t n, @T@ *out, void *workspace, size_t workspace_bytes, cudaStream_t stream)
+@P@(const @IN@ *in, size_t n, @O@ *out, void *workspace, size_t workspace_bytes, cudaStream_t stream)
 {
     using namespace @P@_detail;
     if (!out)
@@ -178,10 +179,11 @@ static inline cudaError_t
         return cudaErrorInvalidValue;
     unsigned *ticket = (unsigned *)(base + ws_ticket);
     T *slot = (T *)(base + ws_slot), *parts = (T *)(base + ws_parts);
+    T *res = (T *)(void *)out; // the kernels store the result as an O
     if (v.passes == passes_atomic)
-        return launch(v.kernel, b, in, n, out, slot, ticket, stream);
+        return launch(v.kernel, b, in, n, res, slot, ticket, stream);
     if (v.passes == passes_last_block)
-        return launch(v.kernel, b, in, n, out, parts, ticket, stream);
+        return launch(v.kernel, b, in, n, res, parts, ticket, stream);
     // multi_kernel: each pass reduces its input to one partial per block,
     // until a pass of one block writes out.
     T *part[2] = {parts, (T *)(base + ws_parts + align_up(b * sizeof(T) + 64, ws_align))};
@@ -189,7 +191,7 @@ static inline cudaError_t
     for (int k = 0;; k++) {
         if (k > 0 && (e = blocks_for(v, n, dev, &b)) != cudaSuccess)
             return e;
-        T *dst = b == 1 ? out : part[k % 2];
+        T *dst = b == 1 ? res : part[k % 2];
         if ((e = launch(v.kernel, b, src, n, dst, slot, ticket, stream, k > 0)) != cudaSuccess)
             return e;
         if (b == 1)

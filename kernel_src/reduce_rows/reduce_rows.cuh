@@ -361,9 +361,9 @@ __device__ __forceinline__ void kf_rows_finish(const kf_row (&R)[KF_RPG], const 
 // Test hook (KFORGE_PLANT=row_shift): row kf_plant_row's result goes to
 // the next row.
 #if defined(KF_PLANT) && KF_PLANT == KF_PLANT_COVERAGE
-#define KF_ROWS_OUT(r) out[(long long)(r) == kf_plant_row && (r) + 1 < nrows ? (r) + 1 : (r)]
+#define KF_ROWS_AT(r) ((long long)(r) == kf_plant_row && (r) + 1 < nrows ? (r) + 1 : (r))
 #else
-#define KF_ROWS_OUT(r) out[r]
+#define KF_ROWS_AT(r) (r)
 #endif
 
 #ifdef KF_MIN_BLOCKS
@@ -393,7 +393,7 @@ kf_reduce_rows(const E *in, long long rows, long long cols, long long stride, T 
             if (r < nrows) {
                 const kf_row R = kf_row_at(in + r * rstride, ncols);
                 T a = kf_row_edges<1>(R, 0, kf_identity(), true, true);
-                KF_ROWS_OUT(r) = kf_row_body<1>(R.v, 0, R.nv, 0, a);
+                kf_put(out, KF_ROWS_AT(r), kf_row_body<1>(R.v, 0, R.nv, 0, a));
             }
         }
         return;
@@ -459,7 +459,7 @@ kf_reduce_rows(const E *in, long long rows, long long cols, long long stride, T 
                 j++;
                 a = kf_op(a, s[j + j / PAD]);
             }
-            KF_ROWS_OUT(r0 + q) = a;
+            kf_put(out, KF_ROWS_AT(r0 + q), a);
         }
 #if KF_PIPE != KF_PIPE_NEXT_TILE
         if (t + gridDim.x < ntiles) load(t + gridDim.x);
@@ -522,7 +522,7 @@ kf_reduce_rows(const E *in, long long rows, long long cols, long long stride, T 
 #pragma unroll
             for (int j = 0; j < KF_RPG; j++) {
                 const kf_u64 r = r0 + (kf_u64)j * teams;
-                if (r < nrows) KF_ROWS_OUT(r) = acc[j];
+                if (r < nrows) kf_put(out, KF_ROWS_AT(r), acc[j]);
             }
         }
 #if KF_PIPE == KF_PIPE_NEXT_TILE
@@ -564,7 +564,7 @@ kf_reduce_rows(const E *in, long long rows, long long cols, long long stride, T 
         T v[1] = {a};
         kf_rows_block_reduce<1>(v, tid);
         if (p0 == 0 && p1 == ns) { // the whole row is this block's
-            if (tid == 0) KF_ROWS_OUT(r) = v[0];
+            if (tid == 0) kf_put(out, KF_ROWS_AT(r), v[0]);
             continue;
         }
         // Blocks fb..lb hold parts of row r.
@@ -576,7 +576,7 @@ kf_reduce_rows(const E *in, long long rows, long long cols, long long stride, T 
         if (tid == 0) {
             kf_atomic(partial + r, v[0]);
             if (kf_ticket(tickets + r) == n - 1) {
-                KF_ROWS_OUT(r) = kf_atomic_take(partial + r);
+                kf_put(out, KF_ROWS_AT(r), kf_atomic_take(partial + r));
                 tickets[r] = 0;
             }
         }
@@ -609,7 +609,7 @@ kf_reduce_rows(const E *in, long long rows, long long cols, long long stride, T 
                     c = kf_op(c, pp[k]);
                 c = kf_rows_group_reduce<32>(c);
                 if (tid == 0) {
-                    KF_ROWS_OUT(r) = c;
+                    kf_put(out, KF_ROWS_AT(r), c);
                     tickets[r] = 0;
                 }
             }

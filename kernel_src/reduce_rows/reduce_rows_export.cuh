@@ -20,7 +20,8 @@
 
 namespace @P@_detail {
 
-typedef @T@ T; // the accumulator's type: the outputs'
+typedef @T@ T; // the accumulator's type: the partials'
+typedef @O@ O; // the outputs' (T, or for acc_dtype input the input's)
 typedef @IN@ E_in; // the input's
 
 enum grid_kind { grid_auto, grid_blocks, grid_per_sm, grid_waves };
@@ -224,6 +225,20 @@ static inline cudaError_t fill(T *out, unsigned long long n, unsigned *zero, uns
     return cudaLaunchKernel((const void *)@P@_fill, dim3((unsigned)blocks), dim3(256), args, 0, stream);
 }
 
+// The identity of the op into out[0..n) (rows of no columns).
+static inline cudaError_t fill_out(O *out, unsigned long long n, cudaStream_t stream)
+{
+#if @P@_FILL_OUT
+    unsigned long long blocks = ceil_div(n, 256);
+    if (blocks > 4096)
+        blocks = 4096;
+    void *args[] = {(void *)&out, (void *)&n};
+    return cudaLaunchKernel((const void *)@P@_fill_out, dim3((unsigned)blocks), dim3(256), args, 0, stream);
+#else
+    return fill(out, n, 0, 0, stream);
+#endif
+}
+
 } // namespace @P@_detail
 
 // Bytes of workspace that serve every call with up to rows rows (any cols,
@@ -293,16 +308,16 @@ static inline cudaError_t
 // 2^47 elements, or a workspace (null or) smaller than the variant chosen
 // needs; else what the launch returns.  Asynchronous, like a kernel launch.
 static inline cudaError_t
-@P@(const @IN@ *in, size_t rows, size_t cols, size_t row_stride, @T@ *out, void *workspace, size_t workspace_bytes,
+@P@(const @IN@ *in, size_t rows, size_t cols, size_t row_stride, @O@ *out, void *workspace, size_t workspace_bytes,
     cudaStream_t stream)
 {
     using namespace @P@_detail;
     if (rows == 0)
         return cudaSuccess;
-    if (!out || (uintptr_t)out % alignof(T) != 0)
+    if (!out || (uintptr_t)out % alignof(O) != 0)
         return cudaErrorInvalidValue;
     if (cols == 0)
-        return fill(out, rows, 0, 0, stream);
+        return fill_out(out, rows, stream);
     if (row_stride == 0)
         row_stride = cols;
     if (!in || (uintptr_t)in % alignof(E_in) != 0 || rows > max_elems || cols > max_elems || row_stride > max_elems ||

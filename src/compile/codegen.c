@@ -119,7 +119,7 @@ void codegen_defines(strbuf *b, const kf_variant *v)
 {
     const kf_family *f = family_of(v);
     /* For a family with a dtype axis (key.h): KF_T is the accumulator's type
-     * (the outputs'); an input of another type (bfloat16, float16) is
+     * (the partials' and, but for KF_OUT_T, the outputs'); an input of another type (bfloat16, float16) is
      * KF_IN_T, its bits widened as it is loaded */
     if (key_dtype(v) >= 0) {
         kf_dtype t = variant_acc_dtype(v), in = variant_dtype(v);
@@ -130,6 +130,11 @@ void codegen_defines(strbuf *b, const kf_variant *v)
         sb_printf(b, "#define KF_INT32_LIKE %d\n", t == KF_INT32 || t == KF_UINT32);
         if (in != t)
             sb_printf(b, "#define KF_IN_T unsigned short\n#define KF_IN_%s 1\n", in == KF_BFLOAT16 ? "BFLOAT16" : "FLOAT16");
+        /* acc_dtype input: the outputs are the input's 2-byte type, KF_T
+         * rounded once as stored (common.cuh: kf_out) */
+        kf_dtype o = variant_out_dtype(v);
+        if (o != t)
+            sb_printf(b, "#define KF_OUT_T unsigned short\n#define KF_OUT_%s 1\n", o == KF_BFLOAT16 ? "BFLOAT16" : "FLOAT16");
     }
     for (int i = 0; i < f->nparams; i++) {
         const kf_param *p = &f->params[i];

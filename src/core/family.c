@@ -89,6 +89,7 @@ kf_acc_type variant_acc(const kf_variant *v)
 }
 
 kf_dtype variant_acc_dtype(const kf_variant *v) { return kf_acc_dtype(variant_dtype(v), variant_acc(v)); }
+kf_dtype variant_out_dtype(const kf_variant *v) { return kf_out_dtype(variant_dtype(v), variant_acc(v)); }
 
 void variant_set_acc(kf_variant *v, kf_acc_type a)
 {

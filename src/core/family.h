@@ -323,10 +323,12 @@ void variant_defaults(kf_variant *v, int family);
  * reduction-like families do; other code asks key.h. */
 kf_dtype variant_dtype(const kf_variant *v);
 kf_op variant_op(const kf_variant *v);
-/* The acc_dtype parameter (auto where the family has none), and the type
- * the variant accumulates in: its outputs' type. */
+/* The acc_dtype parameter (auto where the family has none), the type the
+ * variant accumulates in (its partials'), and its outputs' type (the
+ * accumulator's, or for acc_dtype input the 2-byte input's: kf_out_dtype). */
 kf_acc_type variant_acc(const kf_variant *v);
 kf_dtype variant_acc_dtype(const kf_variant *v);
+kf_dtype variant_out_dtype(const kf_variant *v);
 /* Sets acc_dtype to a, resolved for the variant's dtype (auto: float32 for
  * bfloat16 and float16), where the family has the axis. */
 void variant_set_acc(kf_variant *v, kf_acc_type a);

@@ -98,9 +98,14 @@ kf_dtype kf_acc_dtype(kf_dtype t, kf_acc_type a)
     switch (a) {
     case KF_ACCT_FLOAT32: return KF_FLOAT32;
     case KF_ACCT_FLOAT64: return KF_FLOAT64;
-    case KF_ACCT_AUTO: return kf_dtype_is_half(t) ? KF_FLOAT32 : t;
+    case KF_ACCT_AUTO: case KF_ACCT_INPUT: return kf_dtype_is_half(t) ? KF_FLOAT32 : t;
     default: return t;
     }
+}
+
+kf_dtype kf_out_dtype(kf_dtype t, kf_acc_type a)
+{
+    return a == KF_ACCT_INPUT ? t : kf_acc_dtype(t, a);
 }
 
 kf_acc_type kf_acc_resolve(kf_dtype t, kf_acc_type a)
@@ -119,11 +124,6 @@ int kf_acc_check(kf_dtype t, kf_op op, kf_acc_type a, char *why, size_t whylen)
     if (!kf_dtype_is_half(t) && a != KF_ACCT_AUTO) {
         snprintf(why, whylen, "acc_dtype %s applies to bfloat16 and float16 input; %s accumulates in %s "
                  "(acc_dtype auto or input)", kf_acc_type_names[a], kf_dtype_names[t], kf_dtype_names[t]);
-        return -1;
-    }
-    if (kf_dtype_is_half(t) && a == KF_ACCT_INPUT) {
-        snprintf(why, whylen, "acc_dtype input: accumulating in %s itself is not implemented; use acc_dtype "
-                 "float32 (auto, the default) or float64", kf_dtype_names[t]);
         return -1;
     }
     return 0;

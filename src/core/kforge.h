@@ -247,9 +247,14 @@ bool kf_op_is_bitwise(kf_op op);
  * "float", "double", "__nv_bfloat16" (cuda_bf16.h), "__half" (cuda_fp16.h)). */
 const char *kf_dtype_ctype(kf_dtype t);
 
-/* The type an input of type t accumulates in (and its output has) under a:
- * auto is float32 for the 2-byte floats, else t. */
+/* The type an input of type t accumulates in under a: auto (and input) is
+ * float32 for the 2-byte floats, else t. */
 kf_dtype kf_acc_dtype(kf_dtype t, kf_acc_type a);
+/* The type its outputs have: the accumulator's, but for acc_dtype input
+ * with a 2-byte float t, which gives a result of type t rounded once from
+ * the float32 accumulator (a 2-byte accumulator would round at every step,
+ * and no data could tell a missing element from its rounding). */
+kf_dtype kf_out_dtype(kf_dtype t, kf_acc_type a);
 /* The canonical acc_dtype (what `resolve` stores): auto becomes float32
  * for the 2-byte floats; an accumulator that is the input type itself
  * becomes auto for the other types (so float32 and float32/auto are one

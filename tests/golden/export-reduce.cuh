@@ -183,6 +183,37 @@ typedef T E;
 typedef unsigned long long kf_u64;
 typedef unsigned int kf_u32;
 
+// O: the outputs' type: T, or (KF_OUT_T, acc_dtype input) the bits of the
+// 2-byte input type, T rounded once to nearest even as a result is stored
+// (kf_put).  Partials, scratch and atomics stay T.
+#ifdef KF_OUT_T
+typedef KF_OUT_T O;
+#else
+typedef T O;
+#endif
+
+__device__ __forceinline__ O kf_out(T x)
+{
+#if defined(KF_OUT_BFLOAT16)
+    const kf_u32 u = __float_as_uint((float)x);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return (O)((u >> 16) | 0x40u); // NaN stays a (quiet) NaN
+    return (O)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+#elif defined(KF_OUT_FLOAT16)
+    unsigned short h;
+    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"((float)x));
+    return h;
+#else
+    return x;
+#endif
+}
+
+// Stores result i: out[i] as an O (out points at the outputs, whatever the
+// kernel's parameter type says).
+__device__ __forceinline__ void kf_put(T *out, long long i, T x)
+{
+    ((O *)(void *)out)[i] = kf_out(x);
+}
+
 #define KF_FULL_MASK 0xffffffffu
 
 // The linkage of a kernel entry: extern "C", so that cuModuleGetFunction
@@ -838,14 +869,18 @@ kf_reduce(const T *in, kf_u64 n, T *out, T *scratch, unsigned *ticket)
 
     // --- 3. combine -------------------------------------------------------
     if constexpr (KF_PASSES == KF_PASSES_MULTI_KERNEL) {
-        if (tid == 0) out[blockIdx.x] = KF_HOOK_TWICE(r);
+        // (a pass of one block is the last: it writes the result)
+        if (tid == 0) {
+            if (gridDim.x == 1) kf_put(out, 0, KF_HOOK_TWICE(r));
+            else out[blockIdx.x] = KF_HOOK_TWICE(r);
+        }
     } else if constexpr (KF_PASSES == KF_PASSES_ATOMIC) {
         // Combine into scratch[0]; the last block to finish moves the value
         // to out and leaves the identity (and ticket 0) for the next launch.
         if constexpr (KF_ALG != KF_ALG_ATOMIC_GLOBAL) {
             // A single block (small n) has nothing to combine with.
             if (gridDim.x == 1) {
-                if (tid == 0) out[0] = KF_HOOK_TWICE(r);
+                if (tid == 0) kf_put(out, 0, KF_HOOK_TWICE(r));
                 return;
             }
         }
@@ -857,7 +892,7 @@ kf_reduce(const T *in, kf_u64 n, T *out, T *scratch, unsigned *ticket)
         }
         __syncthreads();
         if (last && tid == 0) {
-            out[0] = kf_atomic_take(scratch);
+            kf_put(out, 0, kf_atomic_take(scratch));
             *ticket = 0;
         }
     } else {
@@ -865,7 +900,7 @@ kf_reduce(const T *in, kf_u64 n, T *out, T *scratch, unsigned *ticket)
         // them, and the last block (acquire) folds them in a fixed order
         // (deterministic).  A single block writes its value directly.
         if (gridDim.x == 1) {
-            if (tid == 0) out[0] = KF_HOOK_TWICE(r);
+            if (tid == 0) kf_put(out, 0, KF_HOOK_TWICE(r));
             return;
         }
         __shared__ bool last;
@@ -884,7 +919,7 @@ kf_reduce(const T *in, kf_u64 n, T *out, T *scratch, unsigned *ticket)
             }
             a = kf_block_reduce(a, sdata, tid);
             if (tid == 0) {
-                out[0] = a;
+                kf_put(out, 0, a);
                 *ticket = 0;
             }
         }
@@ -992,7 +1027,8 @@ KFORGE_REDUCE_FLOAT32_SUM_LINKAGE __global__ void kforge_reduce_float32_sum_init
 
 namespace kforge_reduce_float32_sum_detail {
 
-typedef float T; // the accumulator's type: the output's and the partials'
+typedef float T; // the accumulator's type: the partials'
+typedef float O; // the output's (T, or for acc_dtype input the input's)
 
 enum grid_kind { grid_auto, grid_blocks, grid_per_sm, grid_waves };
 enum passes_kind { passes_multi_kernel, passes_atomic, passes_last_block };
@@ -1203,10 +1239,11 @@ kforge_reduce_float32_sum(const float *in, size_t n, float *out, void *workspace
         return cudaErrorInvalidValue;
     unsigned *ticket = (unsigned *)(base + ws_ticket);
     T *slot = (T *)(base + ws_slot), *parts = (T *)(base + ws_parts);
+    T *res = (T *)(void *)out; // the kernels store the result as an O
     if (v.passes == passes_atomic)
-        return launch(v.kernel, b, in, n, out, slot, ticket, stream);
+        return launch(v.kernel, b, in, n, res, slot, ticket, stream);
     if (v.passes == passes_last_block)
-        return launch(v.kernel, b, in, n, out, parts, ticket, stream);
+        return launch(v.kernel, b, in, n, res, parts, ticket, stream);
     // multi_kernel: each pass reduces its input to one partial per block,
     // until a pass of one block writes out.
     T *part[2] = {parts, (T *)(base + ws_parts + align_up(b * sizeof(T) + 64, ws_align))};
@@ -1214,7 +1251,7 @@ kforge_reduce_float32_sum(const float *in, size_t n, float *out, void *workspace
     for (int k = 0;; k++) {
         if (k > 0 && (e = blocks_for(v, n, dev, &b)) != cudaSuccess)
             return e;
-        T *dst = b == 1 ? out : part[k % 2];
+        T *dst = b == 1 ? res : part[k % 2];
         if ((e = launch(v.kernel, b, src, n, dst, slot, ticket, stream, k > 0)) != cudaSuccess)
             return e;
         if (b == 1)

@@ -189,6 +189,37 @@ typedef T E;
 typedef unsigned long long kf_u64;
 typedef unsigned int kf_u32;
 
+// O: the outputs' type: T, or (KF_OUT_T, acc_dtype input) the bits of the
+// 2-byte input type, T rounded once to nearest even as a result is stored
+// (kf_put).  Partials, scratch and atomics stay T.
+#ifdef KF_OUT_T
+typedef KF_OUT_T O;
+#else
+typedef T O;
+#endif
+
+__device__ __forceinline__ O kf_out(T x)
+{
+#if defined(KF_OUT_BFLOAT16)
+    const kf_u32 u = __float_as_uint((float)x);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return (O)((u >> 16) | 0x40u); // NaN stays a (quiet) NaN
+    return (O)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+#elif defined(KF_OUT_FLOAT16)
+    unsigned short h;
+    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"((float)x));
+    return h;
+#else
+    return x;
+#endif
+}
+
+// Stores result i: out[i] as an O (out points at the outputs, whatever the
+// kernel's parameter type says).
+__device__ __forceinline__ void kf_put(T *out, long long i, T x)
+{
+    ((O *)(void *)out)[i] = kf_out(x);
+}
+
 #define KF_FULL_MASK 0xffffffffu
 
 // The linkage of a kernel entry: extern "C", so that cuModuleGetFunction
@@ -836,9 +867,9 @@ __device__ __forceinline__ void kf_rows_finish(const kf_row (&R)[KF_RPG], const 
 // Test hook (KFORGE_PLANT=row_shift): row kf_plant_row's result goes to
 // the next row.
 #if defined(KF_PLANT) && KF_PLANT == KF_PLANT_COVERAGE
-#define KF_ROWS_OUT(r) out[(long long)(r) == kf_plant_row && (r) + 1 < nrows ? (r) + 1 : (r)]
+#define KF_ROWS_AT(r) ((long long)(r) == kf_plant_row && (r) + 1 < nrows ? (r) + 1 : (r))
 #else
-#define KF_ROWS_OUT(r) out[r]
+#define KF_ROWS_AT(r) (r)
 #endif
 
 #ifdef KF_MIN_BLOCKS
@@ -868,7 +899,7 @@ kf_reduce_rows(const E *in, long long rows, long long cols, long long stride, T 
             if (r < nrows) {
                 const kf_row R = kf_row_at(in + r * rstride, ncols);
                 T a = kf_row_edges<1>(R, 0, kf_identity(), true, true);
-                KF_ROWS_OUT(r) = kf_row_body<1>(R.v, 0, R.nv, 0, a);
+                kf_put(out, KF_ROWS_AT(r), kf_row_body<1>(R.v, 0, R.nv, 0, a));
             }
         }
         return;
@@ -934,7 +965,7 @@ kf_reduce_rows(const E *in, long long rows, long long cols, long long stride, T 
                 j++;
                 a = kf_op(a, s[j + j / PAD]);
             }
-            KF_ROWS_OUT(r0 + q) = a;
+            kf_put(out, KF_ROWS_AT(r0 + q), a);
         }
 #if KF_PIPE != KF_PIPE_NEXT_TILE
         if (t + gridDim.x < ntiles) load(t + gridDim.x);
@@ -997,7 +1028,7 @@ kf_reduce_rows(const E *in, long long rows, long long cols, long long stride, T 
 #pragma unroll
             for (int j = 0; j < KF_RPG; j++) {
                 const kf_u64 r = r0 + (kf_u64)j * teams;
-                if (r < nrows) KF_ROWS_OUT(r) = acc[j];
+                if (r < nrows) kf_put(out, KF_ROWS_AT(r), acc[j]);
             }
         }
 #if KF_PIPE == KF_PIPE_NEXT_TILE
@@ -1039,7 +1070,7 @@ kf_reduce_rows(const E *in, long long rows, long long cols, long long stride, T 
         T v[1] = {a};
         kf_rows_block_reduce<1>(v, tid);
         if (p0 == 0 && p1 == ns) { // the whole row is this block's
-            if (tid == 0) KF_ROWS_OUT(r) = v[0];
+            if (tid == 0) kf_put(out, KF_ROWS_AT(r), v[0]);
             continue;
         }
         // Blocks fb..lb hold parts of row r.
@@ -1051,7 +1082,7 @@ kf_reduce_rows(const E *in, long long rows, long long cols, long long stride, T 
         if (tid == 0) {
             kf_atomic(partial + r, v[0]);
             if (kf_ticket(tickets + r) == n - 1) {
-                KF_ROWS_OUT(r) = kf_atomic_take(partial + r);
+                kf_put(out, KF_ROWS_AT(r), kf_atomic_take(partial + r));
                 tickets[r] = 0;
             }
         }
@@ -1084,7 +1115,7 @@ kf_reduce_rows(const E *in, long long rows, long long cols, long long stride, T 
                     c = kf_op(c, pp[k]);
                 c = kf_rows_group_reduce<32>(c);
                 if (tid == 0) {
-                    KF_ROWS_OUT(r) = c;
+                    kf_put(out, KF_ROWS_AT(r), c);
                     tickets[r] = 0;
                 }
             }
@@ -1153,7 +1184,7 @@ kf_reduce_rows(const E *in, long long rows, long long cols, long long stride, T 
 #undef KF_ENTRY_LINKAGE
 #undef KF_HOOK_LOADS
 #undef KF_ROWS_P
-#undef KF_ROWS_OUT
+#undef KF_ROWS_AT
 #undef KF_ROWS_BOUNDS
 
 // ===========================================================================
@@ -1257,6 +1288,37 @@ typedef T E;
 typedef unsigned long long kf_u64;
 typedef unsigned int kf_u32;
 
+// O: the outputs' type: T, or (KF_OUT_T, acc_dtype input) the bits of the
+// 2-byte input type, T rounded once to nearest even as a result is stored
+// (kf_put).  Partials, scratch and atomics stay T.
+#ifdef KF_OUT_T
+typedef KF_OUT_T O;
+#else
+typedef T O;
+#endif
+
+__device__ __forceinline__ O kf_out(T x)
+{
+#if defined(KF_OUT_BFLOAT16)
+    const kf_u32 u = __float_as_uint((float)x);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return (O)((u >> 16) | 0x40u); // NaN stays a (quiet) NaN
+    return (O)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+#elif defined(KF_OUT_FLOAT16)
+    unsigned short h;
+    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"((float)x));
+    return h;
+#else
+    return x;
+#endif
+}
+
+// Stores result i: out[i] as an O (out points at the outputs, whatever the
+// kernel's parameter type says).
+__device__ __forceinline__ void kf_put(T *out, long long i, T x)
+{
+    ((O *)(void *)out)[i] = kf_out(x);
+}
+
 #define KF_FULL_MASK 0xffffffffu
 
 // The linkage of a kernel entry: extern "C", so that cuModuleGetFunction
@@ -1904,9 +1966,9 @@ __device__ __forceinline__ void kf_rows_finish(const kf_row (&R)[KF_RPG], const 
 // Test hook (KFORGE_PLANT=row_shift): row kf_plant_row's result goes to
 // the next row.
 #if defined(KF_PLANT) && KF_PLANT == KF_PLANT_COVERAGE
-#define KF_ROWS_OUT(r) out[(long long)(r) == kf_plant_row && (r) + 1 < nrows ? (r) + 1 : (r)]
+#define KF_ROWS_AT(r) ((long long)(r) == kf_plant_row && (r) + 1 < nrows ? (r) + 1 : (r))
 #else
-#define KF_ROWS_OUT(r) out[r]
+#define KF_ROWS_AT(r) (r)
 #endif
 
 #ifdef KF_MIN_BLOCKS
@@ -1936,7 +1998,7 @@ kf_reduce_rows(const E *in, long long rows, long long cols, long long stride, T 
             if (r < nrows) {
                 const kf_row R = kf_row_at(in + r * rstride, ncols);
                 T a = kf_row_edges<1>(R, 0, kf_identity(), true, true);
-                KF_ROWS_OUT(r) = kf_row_body<1>(R.v, 0, R.nv, 0, a);
+                kf_put(out, KF_ROWS_AT(r), kf_row_body<1>(R.v, 0, R.nv, 0, a));
             }
         }
         return;
@@ -2002,7 +2064,7 @@ kf_reduce_rows(const E *in, long long rows, long long cols, long long stride, T 
                 j++;
                 a = kf_op(a, s[j + j / PAD]);
             }
-            KF_ROWS_OUT(r0 + q) = a;
+            kf_put(out, KF_ROWS_AT(r0 + q), a);
         }
 #if KF_PIPE != KF_PIPE_NEXT_TILE
         if (t + gridDim.x < ntiles) load(t + gridDim.x);
@@ -2065,7 +2127,7 @@ kf_reduce_rows(const E *in, long long rows, long long cols, long long stride, T 
 #pragma unroll
             for (int j = 0; j < KF_RPG; j++) {
                 const kf_u64 r = r0 + (kf_u64)j * teams;
-                if (r < nrows) KF_ROWS_OUT(r) = acc[j];
+                if (r < nrows) kf_put(out, KF_ROWS_AT(r), acc[j]);
             }
         }
 #if KF_PIPE == KF_PIPE_NEXT_TILE
@@ -2107,7 +2169,7 @@ kf_reduce_rows(const E *in, long long rows, long long cols, long long stride, T 
         T v[1] = {a};
         kf_rows_block_reduce<1>(v, tid);
         if (p0 == 0 && p1 == ns) { // the whole row is this block's
-            if (tid == 0) KF_ROWS_OUT(r) = v[0];
+            if (tid == 0) kf_put(out, KF_ROWS_AT(r), v[0]);
             continue;
         }
         // Blocks fb..lb hold parts of row r.
@@ -2119,7 +2181,7 @@ kf_reduce_rows(const E *in, long long rows, long long cols, long long stride, T 
         if (tid == 0) {
             kf_atomic(partial + r, v[0]);
             if (kf_ticket(tickets + r) == n - 1) {
-                KF_ROWS_OUT(r) = kf_atomic_take(partial + r);
+                kf_put(out, KF_ROWS_AT(r), kf_atomic_take(partial + r));
                 tickets[r] = 0;
             }
         }
@@ -2152,7 +2214,7 @@ kf_reduce_rows(const E *in, long long rows, long long cols, long long stride, T 
                     c = kf_op(c, pp[k]);
                 c = kf_rows_group_reduce<32>(c);
                 if (tid == 0) {
-                    KF_ROWS_OUT(r) = c;
+                    kf_put(out, KF_ROWS_AT(r), c);
                     tickets[r] = 0;
                 }
             }
@@ -2221,7 +2283,7 @@ kf_reduce_rows(const E *in, long long rows, long long cols, long long stride, T 
 #undef KF_ENTRY_LINKAGE
 #undef KF_HOOK_LOADS
 #undef KF_ROWS_P
-#undef KF_ROWS_OUT
+#undef KF_ROWS_AT
 #undef KF_ROWS_BOUNDS
 
 // The identity of sum into out[0..n) (rows of no columns, the atomic partials of a
@@ -2262,7 +2324,8 @@ KFORGE_REDUCE_ROWS_FLOAT32_SUM_LINKAGE __global__ void kforge_reduce_rows_float3
 
 namespace kforge_reduce_rows_float32_sum_detail {
 
-typedef float T; // the accumulator's type: the outputs'
+typedef float T; // the accumulator's type: the partials'
+typedef float O; // the outputs' (T, or for acc_dtype input the input's)
 typedef float E_in; // the input's
 
 enum grid_kind { grid_auto, grid_blocks, grid_per_sm, grid_waves };
@@ -2291,6 +2354,7 @@ struct variant_info {
     const char *label;
 };
 
+#define kforge_reduce_rows_float32_sum_FILL_OUT 0 // 1: the outputs are not T (kforge_reduce_rows_float32_sum_fill_out)
 static const int nkernels = 2;
 static const kernel_info kernels[nkernels] = {
     {(const void *)kforge_reduce_rows_float32_sum_k0_ns::kforge_reduce_rows_float32_sum_k0, 256},
@@ -2516,6 +2580,20 @@ static inline cudaError_t fill(T *out, unsigned long long n, unsigned *zero, uns
     return cudaLaunchKernel((const void *)kforge_reduce_rows_float32_sum_fill, dim3((unsigned)blocks), dim3(256), args, 0, stream);
 }
 
+// The identity of the op into out[0..n) (rows of no columns).
+static inline cudaError_t fill_out(O *out, unsigned long long n, cudaStream_t stream)
+{
+#if kforge_reduce_rows_float32_sum_FILL_OUT
+    unsigned long long blocks = ceil_div(n, 256);
+    if (blocks > 4096)
+        blocks = 4096;
+    void *args[] = {(void *)&out, (void *)&n};
+    return cudaLaunchKernel((const void *)kforge_reduce_rows_float32_sum_fill_out, dim3((unsigned)blocks), dim3(256), args, 0, stream);
+#else
+    return fill(out, n, 0, 0, stream);
+#endif
+}
+
 } // namespace kforge_reduce_rows_float32_sum_detail
 
 // Bytes of workspace that serve every call with up to rows rows (any cols,
@@ -2591,10 +2669,10 @@ kforge_reduce_rows_float32_sum(const float *in, size_t rows, size_t cols, size_t
     using namespace kforge_reduce_rows_float32_sum_detail;
     if (rows == 0)
         return cudaSuccess;
-    if (!out || (uintptr_t)out % alignof(T) != 0)
+    if (!out || (uintptr_t)out % alignof(O) != 0)
         return cudaErrorInvalidValue;
     if (cols == 0)
-        return fill(out, rows, 0, 0, stream);
+        return fill_out(out, rows, stream);
     if (row_stride == 0)
         row_stride = cols;
     if (!in || (uintptr_t)in % alignof(E_in) != 0 || rows > max_elems || cols > max_elems || row_stride > max_elems ||

@@ -22,18 +22,20 @@ int export_begin(export_ctx *x, const kf_export_entry *e, int n, char *err, size
     const kf_family *f = family_of(&e[0].v);
     x->t = variant_dtype(&e[0].v);
     x->acc = variant_acc_dtype(&e[0].v);
+    x->out = variant_out_dtype(&e[0].v);
     x->op = variant_op(&e[0].v);
     x->T = kf_dtype_ctype(x->acc);
+    x->O = kf_dtype_ctype(x->out);
     x->IN = kf_dtype_ctype(x->t);
     x->n = n;
     for (int i = 0; i < n; i++)
         if (e[i].v.family != e[0].v.family || variant_dtype(&e[i].v) != x->t || variant_op(&e[i].v) != x->op ||
-            variant_acc_dtype(&e[i].v) != x->acc) {
+            variant_acc_dtype(&e[i].v) != x->acc || variant_out_dtype(&e[i].v) != x->out) {
             kf_err(err, errlen, "export: entries must share family, dtype, acc_dtype and op");
             return -1;
         }
     snprintf(x->P, sizeof x->P, "kforge_%s_%s_%s%s", f->name, kf_dtype_names[x->t], kf_op_names[x->op],
-             kf_dtype_is_half(x->t) && x->acc == KF_FLOAT64 ? "_acc_float64" : "");
+             kf_dtype_is_half(x->t) && x->acc == KF_FLOAT64 ? "_acc_float64" : x->out != x->acc ? "_acc_input" : "");
     for (size_t i = 0; i <= strlen(x->P); i++)
         x->UP[i] = (char)(x->P[i] >= 'a' && x->P[i] <= 'z' ? x->P[i] - 'a' + 'A' : x->P[i]);
 
@@ -209,10 +211,13 @@ int export_kernels(strbuf *b, const export_ctx *x, const kf_export_entry *e, cha
     return 0;
 }
 
-void export_identity(const export_ctx *x, const char **utype, char *bits, size_t len)
+void export_identity(const export_ctx *x, kf_dtype t, const char **utype, char *bits, size_t len)
 {
-    kf_value id = verify_identity(x->acc, x->op);
-    if (kf_dtype_size(x->acc) == 4) {
+    kf_value id = verify_identity(t, x->op);
+    if (kf_dtype_size(t) == 2) {
+        *utype = "unsigned short";
+        snprintf(bits, len, "0x%04x", (unsigned)id.h16);
+    } else if (kf_dtype_size(t) == 4) {
         *utype = "unsigned int";
         snprintf(bits, len, "0x%08" PRIx32 "u", id.u32);
     } else {
@@ -229,9 +234,9 @@ int export_host_api(strbuf *b, const export_ctx *x, const char *host, const char
         kf_err(err, errlen, "the export template is missing from the build (kernel_src/export_host.cuh)");
         return -1;
     }
-    static const char *const keys[] = {"P", "T", "IN", "OPNAME", "TABLES", "HOST_HELPERS"};
-    const char *vals[] = {x->P, x->T, x->IN, opname, tables ? tables : "", helpers};
-    export_substitute(b, host, keys, vals, 6);
+    static const char *const keys[] = {"P", "T", "O", "IN", "OPNAME", "TABLES", "HOST_HELPERS"};
+    const char *vals[] = {x->P, x->T, x->O, x->IN, opname, tables ? tables : "", helpers};
+    export_substitute(b, host, keys, vals, 7);
     return 0;
 }
 

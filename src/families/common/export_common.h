@@ -28,9 +28,10 @@
 /* What the writers of one header share: names and the distinct kernels. */
 typedef struct {
     char P[64], UP[64];         /* kforge_reduce_float32_sum, KFORGE_REDUCE_FLOAT32_SUM */
-    kf_dtype t, acc;            /* the input's type, the accumulator's (the outputs') */
+    kf_dtype t, acc, out;       /* the input's type, the accumulator's, the outputs' */
     kf_op op;
-    const char *T;              /* the accumulator's (and outputs') C type */
+    const char *T;              /* the accumulator's (and partials') C type */
+    const char *O;              /* the outputs' C type (T, or for acc_dtype input the input's) */
     const char *IN;             /* the input element's C type (__nv_bfloat16, __half, or T) */
     int n;                      /* entries */
     int nk;                     /* distinct kernel sources */
@@ -81,7 +82,7 @@ int export_kernels(strbuf *b, const export_ctx *x, const kf_export_entry *e, cha
 
 /* The identity of the header's op for its dtype as the unsigned type of its
  * width and a literal of its bits ("unsigned int", "0x7f800000u"). */
-void export_identity(const export_ctx *x, const char **utype, char *bits, size_t len);
+void export_identity(const export_ctx *x, kf_dtype t, const char **utype, char *bits, size_t len);
 
 /* The host API: the family's template host with @P@, @T@, @OPNAME@ and
  * @TABLES@ filled in, and @HOST_HELPERS@ replaced by the helpers every

@@ -11,7 +11,7 @@
 void reduction_buffers(const kf_variant *v, const kf_shape *s, const kf_plan_info *p, kf_buffer_set *set)
 {
     const reduction_ops *o = reduction_of(v);
-    kf_dtype t = variant_dtype(v), acc = variant_acc_dtype(v); /* the outputs have the accumulator's type */
+    kf_dtype t = variant_dtype(v), acc = variant_out_dtype(v); /* the accumulator's type, or acc_dtype input's */
     set->n = 3;
     set->b[RED_IN] = (kf_buffer){"in", KF_ROLE_IN, (int)t, kf_dtype_size(t), o->input_elems(s), true};
     set->b[RED_OUT] = (kf_buffer){"out", KF_ROLE_OUT, (int)acc, kf_dtype_size(acc), o->outputs(s), false};
@@ -21,9 +21,14 @@ void reduction_buffers(const kf_variant *v, const kf_shape *s, const kf_plan_inf
 void reduction_fill(const kf_variant *v, const kf_shape *s, int buf, uint64_t seed, bool exact, void *host,
                     int64_t elems)
 {
-    (void)s;
     (void)buf;
-    if (exact)
+    kf_dtype t = variant_dtype(v), out = variant_out_dtype(v);
+    if (exact && out == t && kf_dtype_is_half(t)) { /* results rounded to the 2-byte input type */
+        int64_t segs = 1, len = elems, stride = elems;
+        if (reduction_of(v)->segments)
+            reduction_of(v)->segments(s, &segs, &len, &stride);
+        verify_fill_exact_rounded(t, out, variant_op(v), seed, host, elems, segs, len, stride);
+    } else if (exact)
         verify_fill_exact(variant_dtype(v), variant_op(v), seed, host, elems);
     else
         verify_fill(variant_dtype(v), variant_op(v), seed, host, elems);

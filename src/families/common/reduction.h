@@ -29,6 +29,9 @@ typedef struct {
      * the outputs element i feeds (a planted fault's model changes one
      * element; without it the whole reference is recomputed). */
     void (*reference_at)(const kf_variant *v, const kf_shape *s, const void *in, int64_t i, void *ref, double *aux);
+    /* Optional: the outputs' segments of the input: *segs of *len elements,
+     * *stride apart (without it: one output, all elements). */
+    void (*segments)(const kf_shape *s, int64_t *segs, int64_t *len, int64_t *stride);
 } reduction_ops;
 
 static inline const reduction_ops *reduction_of(const kf_variant *v)

@@ -263,7 +263,7 @@ bool verify_has_accuracy(kf_dtype t, kf_op op)
     return kf_dtype_is_float(t) && (op == KF_OP_SUM || op == KF_OP_PROD);
 }
 
-void verify_fill_exact(kf_dtype t, kf_op op, uint64_t seed, void *buf, int64_t n)
+static void fill_exact_marks(kf_dtype t, kf_op op, uint64_t seed, void *buf, int64_t n, int64_t marks)
 {
     if (n <= 0)
         return;
@@ -273,9 +273,74 @@ void verify_fill_exact(kf_dtype t, kf_op op, uint64_t seed, void *buf, int64_t n
     }
     /* its own key: the exact data are not the realistic data */
     bool wide = kf_dtype_size(t) == 8;
-    exact_job j = {t, op, fill_key(t, op, seed ^ UINT64_C(0x65786163742d2d31)), buf, n, wide ? 500 : 60,
-                   !wide && n > ((int64_t)1 << 22)};
+    exact_job j = {t, op, fill_key(t, op, seed ^ UINT64_C(0x65786163742d2d31)), buf, n,
+                   marks > 0 ? marks : wide ? 500 : 60, !wide && n > ((int64_t)1 << 22)};
     kf_parallel_for(n, PIECE, exact_piece, &j);
+}
+
+void verify_fill_exact(kf_dtype t, kf_op op, uint64_t seed, void *buf, int64_t n)
+{
+    fill_exact_marks(t, op, seed, buf, n, 0);
+}
+
+/* The exact data for results rounded to a 2-byte float (verify.h). */
+typedef struct {
+    uint16_t *p;
+    int64_t len, stride, segs;
+} mirror_job;
+
+static void mirror_piece(void *ctx, int64_t piece, int64_t lo, int64_t hi)
+{
+    (void)piece;
+    const mirror_job *j = ctx;
+    for (int64_t f = lo; f < hi; f++) {
+        int64_t k = f / j->stride, i = f % j->stride;
+        if (k < j->segs && i < j->len && i > j->len - 1 - i) /* the second half: its mirror, negated */
+            j->p[f] = j->p[k * j->stride + j->len - 1 - i] ^ 0x8000u;
+    }
+}
+
+void verify_fill_exact_rounded(kf_dtype t, kf_dtype out, kf_op op, uint64_t seed, void *buf, int64_t n,
+                               int64_t segs, int64_t len, int64_t stride)
+{
+    if (!kf_dtype_is_half(t) || out != t || (op != KF_OP_SUM && op != KF_OP_PROD)) {
+        verify_fill_exact(t, op, seed, buf, n);
+        return;
+    }
+    /* float16 products: 7 marks, |partial products| <= 2^14 < 65504 */
+    fill_exact_marks(t, op, seed, buf, n, op == KF_OP_PROD && t == KF_FLOAT16 ? 7 : 0);
+    if (op != KF_OP_SUM || n <= 0 || segs <= 0 || len <= 0)
+        return;
+    if (stride < len)
+        stride = len;
+    if (segs > n / stride + (n % stride >= len))
+        segs = n / stride + (n % stride >= len);
+    mirror_job j = {buf, len, stride, segs};
+    kf_parallel_for(segs * stride < n ? segs * stride : n, PIECE, mirror_piece, &j);
+    /* every pair (i, len-1-i) but the first cancels; the segment's last
+     * element makes its sum c (21 at even segments, 23 at odd ones) */
+    uint16_t *p = buf;
+    for (int64_t k = 0; k < segs; k++) {
+        uint16_t *s = p + k * stride;
+        float c = k % 2 ? 23.0f : 21.0f;
+        if (len == 1) {
+            s[0] = kf_float_to_half(t, c);
+            continue;
+        }
+        float rest = kf_half_to_float(t, s[0]);
+        if (len % 2 && len >= 3)
+            rest += kf_half_to_float(t, s[len / 2]);
+        s[len - 1] = kf_float_to_half(t, c - rest);
+    }
+}
+
+kf_value verify_narrow(kf_dtype from, kf_dtype to, kf_value v)
+{
+    if (from == to || !kf_dtype_is_half(to))
+        return v;
+    kf_value o = {.bits = 0};
+    o.h16 = kf_float_to_half(to, from == KF_FLOAT64 ? (float)v.f64 : v.f32);
+    return o;
 }
 
 
@@ -988,7 +1053,7 @@ void verify_plant_model(const kf_variant *v, const kf_shape *s, const kf_plan_in
     const kf_family *f = family_of(v);
     const reduction_ops *o = reduction_of(v);
     kf_dtype t = variant_dtype(v);
-    size_t es = kf_dtype_size(t), es_out = kf_dtype_size(variant_acc_dtype(v));
+    size_t es = kf_dtype_size(t), es_out = kf_dtype_size(variant_out_dtype(v));
     int64_t nout = o->outputs(s);
     /* the input as the fault sees it differs from `in` at spec->elem at
      * most: the reference of `in`, with what that element feeds recomputed */
@@ -1019,7 +1084,7 @@ int64_t verify_plant_check(const kf_variant *v, const kf_shape *s, const kf_plan
 {
     const reduction_ops *o = reduction_of(v);
     int64_t nout = o->outputs(s);
-    size_t es = kf_dtype_size(variant_acc_dtype(v));
+    size_t es = kf_dtype_size(variant_out_dtype(v));
     void *out = malloc((size_t)nout * es + 1);
     double *oaux = malloc((size_t)nout * sizeof *oaux + 1);
     int64_t bad = out && oaux ? 0 : -1;

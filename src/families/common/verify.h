@@ -27,7 +27,8 @@
     {.name = "acc_dtype", .kind = KF_PK_ENUM, .names = kf_acc_type_names, .count = KF_ACCT_COUNT,                 \
      .def = KF_ACCT_AUTO, .key = true, .optional = true, .macro = "KF_ACC_DTYPE",                                   \
      .doc = "accumulator and output type: auto (float32 for bfloat16 and float16 input, else the input type), "   \
-            "float32 or float64 (for bfloat16 and float16)"}
+            "float32 or float64 (for bfloat16 and float16), input (bfloat16 and float16 results: the float32 "     \
+            "accumulator rounded once)"}
 #define KF_PARAM_OP                                                                                                 \
     {.name = "op", .kind = KF_PK_ENUM, .names = kf_op_names, .count = KF_OP_COUNT, .def = KF_OP_SUM, .key = true,  \
      .macro = "KF_OP", .doc = "reduction operator (and, or, xor need an integer dtype)"}
@@ -74,6 +75,27 @@ void verify_fill(kf_dtype t, kf_op op, uint64_t seed, void *buf, int64_t n);
  * and no element is the identity.  Element i depends on (seed, dtype, op,
  * i), and for float sum and prod on n too (the signs, the marks). */
 void verify_fill_exact(kf_dtype t, kf_op op, uint64_t seed, void *buf, int64_t n);
+
+/* The exact data for a 2-byte input t whose results are rounded to t once
+ * (acc_dtype input: out == t; else verify_fill_exact), in segs segments
+ * of len elements, stride apart (a row-wise reduction's rows; one segment
+ * for a full one).  A rounded result tells one element more or less only
+ * while it is small (bfloat16 holds the integers up to 256), so:
+ *   sum:  the exact data, but each segment's second half is its first half
+ *         mirrored and negated (x[len-1-i] = -x[i]), and the last element
+ *         is 14..30, making the segment's sum 21 (even segments) or 23
+ *         (odd ones): every partial sum is still an integer (exact in the
+ *         float32 accumulator), the result exact in t, and a dropped,
+ *         doubled or misplaced element, or a row's result in the next
+ *         row, changes it;
+ *   prod: the exact data, with 7 marks for float16 (|product| <= 2^14).
+ * Neighbours differ and no element is 0. */
+void verify_fill_exact_rounded(kf_dtype t, kf_dtype out, kf_op op, uint64_t seed, void *buf, int64_t n,
+                               int64_t segs, int64_t len, int64_t stride);
+
+/* A value of type `from` (float32 or float64) as type `to`: rounded to
+ * nearest even when `to` is a 2-byte float, else unchanged. */
+kf_value verify_narrow(kf_dtype from, kf_dtype to, kf_value v);
 
 /* Whether verify_fill_exact gives other data than verify_fill. */
 bool verify_exact_differs(kf_dtype t, kf_op op);

@@ -85,8 +85,11 @@ char *reduce_export_source(const kf_export_entry *e, int n, const kf_export_info
 
     // -----------------------------------------------------------------------
     // 1. the opening comment
-    char what[64];
-    if (x.acc != t)
+    char what[96];
+    if (x.out != x.acc)
+        snprintf(what, sizeof what, "%s %s reduction in %s, rounded to %s", kf_dtype_names[t], kf_op_names[op],
+                 kf_dtype_names[x.acc], kf_dtype_names[x.out]);
+    else if (x.acc != t)
         snprintf(what, sizeof what, "%s %s reduction in %s", kf_dtype_names[t], kf_op_names[op],
                  kf_dtype_names[x.acc]);
     else
@@ -106,7 +109,7 @@ char *reduce_export_source(const kf_export_entry *e, int n, const kf_export_info
                   "//       workspace too small\n"
                   "//   const char *%s_variant(size_t n);\n"
                   "//       the variant used for n, and where it was tuned\n//\n",
-              P, P, P, x.IN, T, kf_op_names[op], P);
+              P, P, P, x.IN, x.O, kf_op_names[op], P);
     sb_printf(&b, "// Use:\n//\n"
                   "//   #include \"%s.cuh\"\n"
                   "//   size_t bytes = %s_workspace(n_max);\n"
@@ -146,15 +149,19 @@ char *reduce_export_source(const kf_export_entry *e, int n, const kf_export_info
     export_preamble(&b, &x, info, min_cc, all_det, NULL);
     if (export_kernels(&b, &x, e, err, errlen) != 0)
         goto done;
-    const char *U;
-    char idbits[40];
-    export_identity(&x, &U, idbits, sizeof idbits);
+    const char *U, *UO;
+    char idbits[40], idout[40];
+    export_identity(&x, x.acc, &U, idbits, sizeof idbits);
+    export_identity(&x, x.out, &UO, idout, sizeof idout);
     sb_printf(&b, "\n// The identity of %s into each non-null pointer; the ticket 0.\n"
                   "%s_LINKAGE __global__ void %s_init(unsigned *ticket, %s *slot, %s *out)\n{\n"
                   "    union { %s u; %s t; } id;\n    id.u = %s;\n"
-                  "    if (ticket) *ticket = 0;\n    if (slot) *slot = id.t;\n    if (out) *out = id.t;\n}\n"
-                  "#pragma nv_diag_default 177\n\n",
-              kf_op_names[op], UP, P, T, T, U, T, idbits);
+                  "    if (ticket) *ticket = 0;\n    if (slot) *slot = id.t;\n",
+              kf_op_names[op], UP, P, T, x.out == x.acc ? T : UO, U, T, idbits);
+    if (x.out == x.acc)
+        sb_append(&b, "    if (out) *out = id.t;\n}\n#pragma nv_diag_default 177\n\n");
+    else
+        sb_printf(&b, "    if (out) *out = %s;\n}\n#pragma nv_diag_default 177\n\n", idout);
 
     // -----------------------------------------------------------------------
     // 3. the host API

@@ -286,7 +286,7 @@ static void label(const kf_variant *var, char *buf, size_t len)
              v->accumulator == KF_ACC_SHARED ? "/acc=shared" : "", v->warp_reduce != KF_WARP_SHARED ? "/warp=" : "",
              v->warp_reduce != KF_WARP_SHARED ? kf_warp_reduce_names[v->warp_reduce] : "",
              v->load != KF_LOAD_PLAIN ? "/" : "", v->load != KF_LOAD_PLAIN ? kf_load_names[v->load] : "",
-             v->acc_dtype == KF_ACCT_FLOAT64 ? "/acc=float64" : "");
+             v->acc_dtype == KF_ACCT_FLOAT64 ? "/acc=float64" : v->acc_dtype == KF_ACCT_INPUT ? "/acc=input" : "");
     sb_free(&g);
 }
 
@@ -424,7 +424,7 @@ static int enqueue(kf_launcher *l, const kf_variant *var, const kf_shape *s, con
 
 static void reference(const kf_variant *v, const kf_shape *s, const void *in, void *ref, double *aux)
 {
-    kf_dtype acc = variant_acc_dtype(v);
+    kf_dtype acc = variant_out_dtype(v);
     kf_value r = verify_reference_acc(variant_dtype(v), acc, variant_op(v), in, s->d[0], &aux[0]);
     memcpy(ref, &r, kf_dtype_size(acc));
 }
@@ -432,7 +432,7 @@ static void reference(const kf_variant *v, const kf_shape *s, const void *in, vo
 static int64_t compare(const kf_variant *v, const kf_shape *s, const kf_plan_info *pi, const void *got,
                        const void *ref, const double *aux, bool exact, kf_result *r)
 {
-    kf_dtype t = variant_acc_dtype(v);
+    kf_dtype t = variant_out_dtype(v);
     kf_op op = variant_op(v);
     kf_value g, rf;
     memset(&g, 0, sizeof g);
@@ -539,8 +539,9 @@ static void plant_outputs(const kf_variant *var, const kf_shape *s, const kf_pla
         for (int64_t j = j0; j < j0 + run && j < nv; j++)
             for (int64_t k = 0; k < vw; k++)
                 acc = verify_combine(t, v.op, acc, verify_load_acc(tin, t, in, prefix + j * vw + k));
-    kf_value o = verify_combine(t, v.op, verify_load(t, out, 0), acc);
-    memcpy(out, &o, kf_dtype_size(t));
+    kf_dtype to = variant_out_dtype(var);
+    kf_value o = verify_narrow(t, to, verify_combine(t, v.op, verify_load_acc(to, t, out, 0), acc));
+    memcpy(out, &o, kf_dtype_size(to));
 }
 
 /* A smooth synthetic landscape with one best point: bandwidth peaks at
@@ -563,7 +564,7 @@ static double fake_ms(const kf_variant *var, const kf_shape *s, const kf_device 
 
 static const char *const entries[] = {"kf_reduce"};
 /* no reference_at: the one output depends on every element */
-static const reduction_ops ops = {input_elems, outputs, workspace_init, reference, compare, NULL};
+static const reduction_ops ops = {input_elems, outputs, workspace_init, reference, compare, NULL, NULL};
 
 const kf_family kf_family_reduce = {
     .name = "reduce",

@@ -66,8 +66,11 @@ char *rows_export_source(const kf_export_entry *e, int n, const kf_export_info *
 
     // -----------------------------------------------------------------------
     // 1. the opening comment
-    char what[80];
-    if (x.acc != x.t)
+    char what[96];
+    if (x.out != x.acc)
+        snprintf(what, sizeof what, "%s %s row-wise reduction in %s, rounded to %s", kf_dtype_names[x.t], opname,
+                 kf_dtype_names[x.acc], kf_dtype_names[x.out]);
+    else if (x.acc != x.t)
         snprintf(what, sizeof what, "%s %s row-wise reduction in %s", kf_dtype_names[x.t], opname,
                  kf_dtype_names[x.acc]);
     else
@@ -93,7 +96,7 @@ char *rows_export_source(const kf_export_entry *e, int n, const kf_export_info *
                   "//       (and, atomic ones, partials) there, which every call leaves as it found them\n"
                   "//   const char *%s_variant(size_t rows, size_t cols, size_t row_stride);\n"
                   "//       the variant used for rows x cols with row_stride, and where it was tuned\n//\n",
-              P, x.IN, T, opname, P, any_ws ? "split variants here need one" : "0 here: no variant here needs one", P,
+              P, x.IN, x.O, opname, P, any_ws ? "split variants here need one" : "0 here: no variant here needs one", P,
               P, P);
     sb_printf(&b, "// Use:\n//\n"
                   "//   #include \"%s.cuh\"\n"
@@ -134,7 +137,7 @@ char *rows_export_source(const kf_export_entry *e, int n, const kf_export_info *
         goto done;
     const char *U;
     char idbits[40];
-    export_identity(&x, &U, idbits, sizeof idbits);
+    export_identity(&x, x.acc, &U, idbits, sizeof idbits);
     sb_printf(&b, "\n// The identity of %s into out[0..n) (rows of no columns, the atomic partials of a\n"
                   "// workspace), 0 into zero[0..nzero) (the tickets of a workspace).\n"
                   "%s_LINKAGE __global__ void %s_fill(%s *out, unsigned long long n, unsigned *zero,\n"
@@ -148,6 +151,20 @@ char *rows_export_source(const kf_export_entry *e, int n, const kf_export_info *
                   "    }\n}\n"
                   "#pragma nv_diag_default 177\n\n",
               opname, x.UP, P, T, U, T, idbits);
+    /* the outputs' identity (rows of no columns), where they are not T */
+    if (x.out != x.acc) {
+        const char *UO;
+        char idout[40];
+        export_identity(&x, x.out, &UO, idout, sizeof idout);
+        sb_printf(&b, "// The identity of %s as %s (its bits) into out[0..n) (rows of no columns).\n"
+                      "%s_LINKAGE __global__ void %s_fill_out(%s *out, unsigned long long n)\n{\n"
+                      "    const unsigned long long step = (unsigned long long)gridDim.x * blockDim.x;\n"
+                      "    for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;\n"
+                      "         i += step)\n"
+                      "        out[i] = %s;\n}\n\n",
+                  opname, x.O, x.UP, P, UO, idout);
+    }
+    sb_printf(&tables, "#define %s_FILL_OUT %d // 1: the outputs are not T (%s_fill_out)\n", P, x.out != x.acc, P);
 
     // -----------------------------------------------------------------------
     // 3. the host API

@@ -199,7 +199,7 @@ static void label(const kf_variant *v, char *buf, size_t len)
              p_int(v, WP_RPG), p_int(v, WP_VECTOR_WIDTH), g.s ? g.s : "?",
              v->p[WP_LOAD] ? "/" : "", v->p[WP_LOAD] ? load_names[v->p[WP_LOAD]] : "",
              v->p[WP_BLOCK_REDUCE] ? "/shared_tree" : "", v->p[WP_PIPE] ? "/pipe" : "",
-             variant_acc(v) == KF_ACCT_FLOAT64 ? "/acc=float64" : "");
+             variant_acc(v) == KF_ACCT_FLOAT64 ? "/acc=float64" : variant_acc(v) == KF_ACCT_INPUT ? "/acc=input" : "");
     sb_free(&g);
 }
 
@@ -376,7 +376,7 @@ static void reference_rows(void *ctx, int64_t piece, int64_t lo, int64_t hi)
  * split inside verify_reference instead). */
 static void reference(const kf_variant *v, const kf_shape *s, const void *in, void *ref, double *aux)
 {
-    ref_job j = {variant_dtype(v), variant_acc_dtype(v), variant_op(v), s, in, ref, aux};
+    ref_job j = {variant_dtype(v), variant_out_dtype(v), variant_op(v), s, in, ref, aux};
     int64_t grain = s->d[1] >= ((int64_t)1 << 20) ? 1 : ((int64_t)1 << 20) / (s->d[1] > 0 ? s->d[1] : 1);
     kf_parallel_for(s->d[0], grain, reference_rows, &j);
 }
@@ -389,7 +389,7 @@ static void reference_at(const kf_variant *v, const kf_shape *s, const void *in,
         reference(v, s, in, ref, aux);
         return;
     }
-    ref_job j = {variant_dtype(v), variant_acc_dtype(v), variant_op(v), s, in, ref, aux};
+    ref_job j = {variant_dtype(v), variant_out_dtype(v), variant_op(v), s, in, ref, aux};
     int64_t r = i / s->d[2];
     if (r < s->d[0] && i % s->d[2] < s->d[1])
         reference_rows(&j, 0, r, r + 1);
@@ -457,7 +457,7 @@ static int64_t compare(const kf_variant *v, const kf_shape *s, const kf_plan_inf
         snprintf(r->message, sizeof r->message, "out of host memory comparing %lld rows", (long long)rows);
         return rows;
     }
-    cmp_job j = {variant_acc_dtype(v), variant_op(v), s->d[1], pi->depth, exact, got, ref, aux, parts};
+    cmp_job j = {variant_out_dtype(v), variant_op(v), s->d[1], pi->depth, exact, got, ref, aux, parts};
     int64_t pieces = kf_parallel_for(rows, grain, compare_rows, &j);
     /* show the first wrong row, else the row closest to its bound */
     int64_t bad = 0, show = -1;
@@ -586,7 +586,7 @@ static void plant_outputs(const kf_variant *v, const kf_shape *s, const kf_plan_
                           const kf_plant *spec, const void *in, void *out)
 {
     (void)s, (void)pi, (void)offset, (void)in;
-    size_t es = kf_dtype_size(variant_acc_dtype(v));
+    size_t es = kf_dtype_size(variant_out_dtype(v));
     memcpy((char *)out + (size_t)(spec->unit + 1) * es, (char *)out + (size_t)spec->unit * es, es);
 }
 
@@ -605,7 +605,14 @@ static double fake_ms(const kf_variant *v, const kf_shape *s, const kf_device *d
 }
 
 static const char *const entries[] = {"kf_reduce_rows"};
-static const reduction_ops ops = {input_elems, outputs, workspace_init, reference, compare, reference_at};
+static void segments(const kf_shape *s, int64_t *segs, int64_t *len, int64_t *stride)
+{
+    *segs = s->d[0];
+    *len = s->d[1];
+    *stride = s->d[2];
+}
+
+static const reduction_ops ops = {input_elems, outputs, workspace_init, reference, compare, reference_at, segments};
 
 const kf_family kf_family_reduce_rows = {
     .name = "reduce_rows",
