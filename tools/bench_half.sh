@@ -13,8 +13,14 @@
 #      accumulator) and tools/half_torch.py (x.sum(dtype=torch.float32),
 #      x.sum(dim=1, dtype=torch.float32)): each the median of 31, L2 flushed,
 #      CUDA events around the reduction only, every result checked;
-#   3. the table: time and GB/s (input bytes) of each, kforge's GB/s counting
-#      its outputs too (rows), and its speedup over PyTorch and over CUB.
+#   3. full reductions: kforge export of each dtype's sum, built with nvcc
+#      into tools/half_kforge.cu, which times the header by half_cub's own
+#      loop (tools/half_time.h) on the same data: kforge and CUB by one
+#      harness;
+#   4. the table: time and GB/s (input bytes) of each, kforge's GB/s counting
+#      its outputs too (rows), and its speedup over PyTorch and over CUB; for
+#      full reductions also the header's time in CUB's loop and its speedup
+#      over CUB there.
 #
 #   sh tools/bench_half.sh [--dtypes "bfloat16 float16"] [--budget 120] [--rbudget 80]
 #                          [--small "2^10 2^12 2^14 2^16"] [--dir DIR]
@@ -33,7 +39,7 @@ while [ $# -gt 0 ]; do
     --rbudget) RBUDGET=$2; shift 2 ;;
     --small) SMALL=$2; shift 2 ;;
     --dir) DIR=$2; shift 2 ;;
-    *) sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+    *) sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
   esac
 done
 NS="2^10 2^12 2^14 2^16 2^18 2^20 2^22 2^24 2^26 2^28 2^30"
@@ -80,6 +86,14 @@ for dt in $DTYPES; do
   "$CUB" --dtype "$dt" $nargs $sargs >> "$DIR/base.txt" || true
   # shellcheck disable=SC2086
   "$PYTHON" tools/half_torch.py --dtype "$dt" $nargs $sargs >> "$DIR/base.txt" || true
+  mkdir -p "$DIR/hdr-$dt"
+  if "$KFORGE" export --dtype "$dt" --op sum -o "$DIR/hdr-$dt/kforge_reduce_${dt}_sum.cuh" > /dev/null 2>> "$DIR/export.err" &&
+     "$NVCC" -O3 -std=c++17 -arch=sm_90 -I "$DIR/hdr-$dt" tools/half_kforge.cu -o "$DIR/half_kforge_$dt" 2>> "$DIR/export.err"; then
+    # shellcheck disable=SC2086
+    "$DIR/half_kforge_$dt" --dtype "$dt" $nargs >> "$DIR/base.txt" || true
+  else
+    echo "bench_half.sh: the $dt header could not be exported or built (see $DIR/export.err): no one-loop column" >&2
+  fi
 done
 "$PYTHON" - "$DIR/kforge.jsonl" "$DIR/base.txt" "$cmdline" "$((t1 - t0))" <<'PY'
 import json, sys
@@ -93,20 +107,20 @@ for line in open(sys.argv[2]):
     if not line.startswith("CASE "):
         continue
     f = dict(x.split("=", 1) for x in line.split()[1:])
-    impl = "torch" if f["impl"].startswith("torch") else "cub"
+    impl = "torch" if f["impl"].startswith("torch") else "header" if f["impl"] == "kforge-header" else "cub"
     impls.add(f["impl"])
     base[(f["dtype"], f["kind"], f["shape"], impl)] = f
 print("# bfloat16/float16 -> float32 reductions on %s; %s; kforge tuning took %s s; baselines: %s"
       % (dev, sys.argv[3], sys.argv[4], ", ".join(sorted(impls))))
-print("| dtype | shape | kforge | kforge GB/s | GB/s in + out | PyTorch | CUB | vs PyTorch | vs CUB | kforge variant |")
-print("|---|---|---:|---:|---:|---:|---:|---:|---:|---|")
+print("| dtype | shape | kforge | kforge GB/s | GB/s in + out | PyTorch | CUB | vs PyTorch | vs CUB | header, CUB's loop | vs CUB, one loop | kforge variant |")
+print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
 osize = {"float32": 4, "float64": 8}
 def us(f):
     return float(f["us"]) if f and f.get("status") == "PASS" else float("nan")
 for key in sorted(kf, key=lambda k: (k[0], k[1], [int(x) for x in k[2].split("x")])):
     r = kf[key]
     t = r["median_ms"] * 1e3 if r["status"] == "ok" else float("nan")
-    p, c = us(base.get(key + ("torch",))), us(base.get(key + ("cub",)))
+    p, c, h = us(base.get(key + ("torch",))), us(base.get(key + ("cub",))), us(base.get(key + ("header",)))
     sh = key[2]
     if key[1] == "full":
         n = int(sh)
@@ -115,7 +129,8 @@ for key in sorted(kf, key=lambda k: (k[0], k[1], [int(x) for x in k[2].split("x"
         sh = "rows %s" % sh.replace("x", " x ")
     # rows: the float outputs are traffic too (one per row of cols 2-byte inputs)
     ratio = osize.get(r.get("acc_dtype"), 4) / (2.0 * r["cols"]) if key[1] == "rows" else 0
-    print("| %s | %s | %.2f us%s | %.0f | %.0f | %.2f us | %.2f us | %.2fx | %.2fx | %s |" % (
+    one = ("%.2f us | %.2fx" % (h, c / h)) if h == h else "- | -"
+    print("| %s | %s | %.2f us%s | %.0f | %.0f | %.2f us | %.2f us | %.2fx | %.2fx | %s | %s |" % (
         key[0], sh, t, "" if r["status"] == "ok" else " (" + r["status"] + ")", r.get("gbps") or 0,
-        (r.get("gbps") or 0) * (1 + ratio), p, c, p / t, c / t, r.get("label", "")))
+        (r.get("gbps") or 0) * (1 + ratio), p, c, p / t, c / t, one, r.get("label", "")))
 PY

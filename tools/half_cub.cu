@@ -58,29 +58,7 @@ static long long num(const char *s)
     return atoll(s);
 }
 
-static void *flush_buf;
-static size_t flush_bytes;
-
-template <typename F> static double time_median(F run, int reps = 31)
-{
-    cudaEvent_t a, b;
-    CK(cudaEventCreate(&a));
-    CK(cudaEventCreate(&b));
-    for (int i = 0; i < 3; i++) run();
-    std::vector<float> ms(reps);
-    for (int i = 0; i < reps; i++) {
-        CK(cudaMemsetAsync(flush_buf, i & 0xff, flush_bytes));
-        CK(cudaEventRecord(a));
-        run();
-        CK(cudaEventRecord(b));
-        CK(cudaEventSynchronize(b));
-        CK(cudaEventElapsedTime(&ms[i], a, b));
-    }
-    std::sort(ms.begin(), ms.end());
-    CK(cudaEventDestroy(a));
-    CK(cudaEventDestroy(b));
-    return ms[reps / 2];
-}
+#include "half_time.h"
 
 // Host data: small integers with random signs (an LCG), widened sums exact.
 template <typename T> static void fill(std::vector<T> &h, std::vector<float> &v, unsigned long long seed)
@@ -187,10 +165,7 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    int l2 = 0;
-    CK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0));
-    flush_bytes = 2 * (size_t)(l2 > 0 ? l2 : 64 << 20);
-    CK(cudaMalloc(&flush_buf, flush_bytes));
+    flush_init();
     int bad = dtype == "float16" ? run_all<__half>("float16", ns, shapes) : run_all<__nv_bfloat16>("bfloat16", ns, shapes);
     return bad ? 1 : 0;
 }

@@ -55,7 +55,7 @@
 // row stride S (as near up to rounding: the larger R C S; as large: the faster), as
 // `kforge best --kernel reduce_rows --rows R --cols C --row_stride S` answers (without
 // --row_stride, S is C: for rows stored densely, cols counts twice).  Tuned:
-//   rows=4096 cols=32            k0  group8/bs256/ept4/rpg2/v4/4waves/stream/pipe
+//   rows=4096 cols=32            k0  group8/bs256/ept2/rpg4/v4/1waves/ldg_prefetch
 //                                    0.0022303 ms, 235.1 GB/s, deterministic
 //   rows=64 cols=16384           k1  split4/atomic/bs1024/ept2/rpg1/v4/2waves/ldg_prefetch
 //                                    0.004946 ms, 848.0 GB/s, not deterministic
@@ -89,7 +89,7 @@
 #pragma nv_diag_suppress 177
 
 // ===========================================================================
-// kernel k0: group8/bs256/ept4/rpg2/v4/4waves/stream/pipe (the grid is chosen at launch)
+// kernel k0: group8/bs256/ept2/rpg4/v4/1waves/ldg_prefetch (the grid is chosen at launch)
 // ===========================================================================
 #define kf_reduce_rows kforge_reduce_rows_float32_sum_k0
 #define KF_ENTRY_LINKAGE KFORGE_REDUCE_ROWS_FLOAT32_SUM_LINKAGE
@@ -102,13 +102,13 @@ namespace kforge_reduce_rows_float32_sum_k0_ns {
 //   map                  group
 //   group                8
 //   block_size           256
-//   elements_per_thread  4
-//   rows_per_group       2
+//   elements_per_thread  2
+//   rows_per_group       4
 //   vector_width         4
-//   load                 stream
+//   load                 ldg_prefetch
 //   block_reduce         shuffle
 //   split_combine        last_block
-//   pipeline             next_tile
+//   pipeline             none
 //   min_blocks           0
 // rows, cols, row_stride, splits and the grid are launch-time arguments.
 
@@ -156,13 +156,13 @@ namespace kforge_reduce_rows_float32_sum_k0_ns {
 #define KF_ROWS_MAP 1 /* group */
 #define KF_GROUP 8
 #define KF_BS 256
-#define KF_EPT 4
-#define KF_RPG 2
+#define KF_EPT 2
+#define KF_RPG 4
 #define KF_VW 4
-#define KF_LOAD 2 /* stream */
+#define KF_LOAD 3 /* ldg_prefetch */
 #define KF_BLOCK_REDUCE 0 /* shuffle */
 #define KF_SPLIT_COMBINE 1 /* last_block */
-#define KF_PIPE 1 /* next_tile */
+#define KF_PIPE 0 /* none */
 #define KF_ROWS_MIN_BLOCKS 0
 #if KF_ROWS_MIN_BLOCKS > 0
 #define KF_MIN_BLOCKS KF_ROWS_MIN_BLOCKS
@@ -2362,9 +2362,9 @@ static const kernel_info kernels[nkernels] = {
 };
 static const int nvariants = 2;
 static const variant_info variants[nvariants] = {
-    {0, map_group, 64ull, 0ull, 4, 1, combine_last_block, grid_waves, 4ull,
+    {0, map_group, 128ull, 0ull, 4, 1, combine_last_block, grid_waves, 1ull,
      8.317766166719343, 3.4657359027997265, 3.4657359027997265, 15.249237972318797, 0.0022303292248695415,
-     "k0 group8/bs256/ept4/rpg2/v4/4waves/stream/pipe, tuned at rows=4096 cols=32 on fake-gpu (KFORGE_FAKE_GPU): 0.0022303 ms, deterministic"},
+     "k0 group8/bs256/ept2/rpg4/v4/1waves/ldg_prefetch, tuned at rows=4096 cols=32 on fake-gpu (KFORGE_FAKE_GPU): 0.0022303 ms, deterministic"},
     {1, map_split, 0ull, 0ull, 4, 4, combine_atomic, grid_waves, 2ull,
      4.1588830833596715, 9.7040605278392338, 9.7040605278392338, 23.56700413903814, 0.0049460328349693163,
      "k1 split4/atomic/bs1024/ept2/rpg1/v4/2waves/ldg_prefetch, tuned at rows=64 cols=16384 on fake-gpu (KFORGE_FAKE_GPU): 0.004946 ms"},
