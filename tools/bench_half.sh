@@ -106,8 +106,9 @@ for line in open(sys.argv[1]):
 for line in open(sys.argv[2]):
     if not line.startswith("CASE "):
         continue
-    f = dict(x.split("=", 1) for x in line.split()[1:])
-    impl = "torch" if f["impl"].startswith("torch") else "header" if f["impl"] == "kforge-header" else "cub"
+    f = dict(x.split("=", 1) for x in line.split(" variant=")[0].split()[1:])
+    impl = ("torch" if f["impl"].startswith("torch") else "header" if f["impl"] == "kforge-header"
+            else f["impl"] if f["impl"].startswith("kforge") else "cub")
     impls.add(f["impl"])
     base[(f["dtype"], f["kind"], f["shape"], impl)] = f
 print("# bfloat16/float16 -> float32 reductions on %s; %s; kforge tuning took %s s; baselines: %s"

@@ -710,6 +710,7 @@ static int run_case(Dev &d, const Opts &o, int dt, int op, int64_t n, T *d_in, T
             CUDA_CHECK(cudaEventRecord(d.ev[2 * i], d.stream));
             CUDA_CHECK((cub_reduce<T, NumT>(op, d_tmp, tmp_bytes, d_in, d_out, num, d.stream)));
             CUDA_CHECK(cudaEventRecord(d.ev[2 * i + 1], d.stream));
+            CUDA_CHECK(cudaEventSynchronize(d.ev[2 * i + 1])); // each repetition waited for, as kforge does
         }
         CUDA_CHECK(cudaEventSynchronize(d.ev[2 * batch - 1]));
         for (int i = 0; i < batch; i++) {

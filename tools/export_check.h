@@ -251,6 +251,7 @@ public:
                 CK(cudaEventRecord(ev_[2 * i], s_));
                 CK(call());
                 CK(cudaEventRecord(ev_[2 * i + 1], s_));
+                CK(cudaEventSynchronize(ev_[2 * i + 1])); // each repetition waited for, as kforge does
             }
             CK(cudaEventSynchronize(ev_[2 * batch - 1]));
             for (int i = 0; i < batch; i++) {

@@ -8,7 +8,10 @@
 //   CASE kind=full shape=N dtype=T impl=kforge-header status=PASS us=... gbps=... variant="..."
 //
 //   nvcc -O3 -std=c++17 -arch=sm_90 -I DIR tools/half_kforge.cu -o half_kforge
-//   ./half_kforge --dtype bfloat16 --n 2^10 --n 2^12
+//   ./half_kforge --dtype bfloat16 --n 2^10 --n 2^12 [--batched 1]
+// --batched 1: the repetitions enqueued at once and waited for once, as
+// kforge's worker does (impl=kforge-header-batched), instead of a wait
+// after each.
 // DIR holds kforge_reduce_bfloat16_sum.cuh and/or kforge_reduce_float16_sum.cuh.
 #if __has_include("kforge_reduce_bfloat16_sum.cuh")
 #include "kforge_reduce_bfloat16_sum.cuh"
@@ -58,7 +61,7 @@ template <typename T> static void fill(std::vector<T> &h, std::vector<float> &v,
 
 template <typename T, typename API, typename WS, typename INIT, typename NAME>
 static int run_all(const char *dtype, const std::vector<long long> &ns, API api, WS ws_bytes, INIT ws_init,
-                   NAME variant)
+                   NAME variant, bool batched)
 {
     int bad = 0;
     for (long long n : ns) {
@@ -82,10 +85,10 @@ static int run_all(const char *dtype, const std::vector<long long> &ns, API api,
         float got;
         CK(cudaMemcpy(&got, out, sizeof got, cudaMemcpyDeviceToHost));
         bool ok = (double)got == want;
-        double ms = ok ? time_median(run) : 0;
+        double ms = ok ? (batched ? time_median_batched(run) : time_median(run)) : 0;
         bad += !ok;
-        printf("CASE kind=full shape=%lld dtype=%s impl=kforge-header status=%s us=%.2f gbps=%.1f variant=\"%s\"\n", n,
-               dtype, ok ? "PASS" : "FAIL", ms * 1e3, ok ? n * sizeof(T) / (ms * 1e6) : 0.0, variant((size_t)n));
+        printf("CASE kind=full shape=%lld dtype=%s impl=kforge-header%s status=%s us=%.2f gbps=%.1f variant=\"%s\"\n", n,
+               dtype, batched ? "-batched" : "", ok ? "PASS" : "FAIL", ms * 1e3, ok ? n * sizeof(T) / (ms * 1e6) : 0.0, variant((size_t)n));
         fflush(stdout);
         CK(cudaFree(ws));
         CK(cudaFree(out));
@@ -98,11 +101,13 @@ int main(int argc, char **argv)
 {
     std::string dtype = "bfloat16";
     std::vector<long long> ns;
+    bool batched = false;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--dtype")) dtype = argv[i + 1];
+        else if (!strcmp(argv[i], "--batched")) batched = atoi(argv[i + 1]) != 0;
         else if (!strcmp(argv[i], "--n")) ns.push_back(num(argv[i + 1]));
         else {
-            fprintf(stderr, "usage: half_kforge --dtype bfloat16|float16 [--n N]...\n");
+            fprintf(stderr, "usage: half_kforge --dtype bfloat16|float16 [--n N]... [--batched 0|1]\n");
             return 2;
         }
     }
@@ -110,13 +115,13 @@ int main(int argc, char **argv)
 #ifdef KF_HAVE_BF16
     if (dtype == "bfloat16")
         return run_all<__nv_bfloat16>("bfloat16", ns, kforge_reduce_bfloat16_sum, kforge_reduce_bfloat16_sum_workspace,
-                                      kforge_reduce_bfloat16_sum_workspace_init, kforge_reduce_bfloat16_sum_variant)
+                                      kforge_reduce_bfloat16_sum_workspace_init, kforge_reduce_bfloat16_sum_variant, batched)
                    ? 1 : 0;
 #endif
 #ifdef KF_HAVE_F16
     if (dtype == "float16")
         return run_all<__half>("float16", ns, kforge_reduce_float16_sum, kforge_reduce_float16_sum_workspace,
-                               kforge_reduce_float16_sum_workspace_init, kforge_reduce_float16_sum_variant)
+                               kforge_reduce_float16_sum_workspace_init, kforge_reduce_float16_sum_variant, batched)
                    ? 1 : 0;
 #endif
     fprintf(stderr, "half_kforge: no header for %s was included\n", dtype.c_str());

@@ -33,6 +33,28 @@ template <typename F> static double time_median(F run, int reps = 31)
     return ms[reps / 2];
 }
 
+// The same repetitions enqueued all at once, then one wait (as kforge's
+// worker times a batch): flush, event, run, event, flush, ...
+template <typename F> static double time_median_batched(F run, int reps = 31)
+{
+    std::vector<cudaEvent_t> ev(2 * reps);
+    for (auto &e : ev) CK(cudaEventCreate(&e));
+    for (int i = 0; i < 3; i++) run();
+    CK(cudaDeviceSynchronize());
+    for (int i = 0; i < reps; i++) {
+        CK(cudaMemsetAsync(flush_buf, i & 0xff, flush_bytes));
+        CK(cudaEventRecord(ev[2 * i]));
+        run();
+        CK(cudaEventRecord(ev[2 * i + 1]));
+    }
+    CK(cudaEventSynchronize(ev[2 * reps - 1]));
+    std::vector<float> ms(reps);
+    for (int i = 0; i < reps; i++) CK(cudaEventElapsedTime(&ms[i], ev[2 * i], ev[2 * i + 1]));
+    std::sort(ms.begin(), ms.end());
+    for (auto &e : ev) CK(cudaEventDestroy(e));
+    return ms[reps / 2];
+}
+
 static void flush_init()
 {
     int l2 = 0;

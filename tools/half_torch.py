@@ -31,6 +31,7 @@ def timed(fn, flush, reps=31):
         ev[i][0].record()
         fn()
         ev[i][1].record()
+        ev[i][1].synchronize()  # each repetition waited for, as kforge times them (docs/method.md)
     torch.cuda.synchronize()
     ms = sorted(a.elapsed_time(b) for a, b in ev)
     return ms[reps // 2]

@@ -15,7 +15,8 @@
 //   timing  warm-up 3; then >= 30 repetitions (default 50), each preceded by
 //           an untimed poisoning of the output, then an untimed
 //           cudaMemsetAsync over 2 x L2 bytes (L2 flush); one pair of events around the
-//           launch(es) of the reduction; the median of the per-repetition
+//           launch(es) of the reduction, waited for before the next
+//           repetition (as kforge times); the median of the per-repetition
 //           times.  GB/s = rows * cols * sizeof(T) / median (input bytes);
 //           io_gbps also counts writing rows * sizeof(T).
 //   lines   one line of key=value pairs per (shape, implementation, setting).
@@ -292,6 +293,7 @@ struct rb_timer {
             RB_CHECK(cudaEventRecord(ev[2 * i], stream));
             launch(stream);
             RB_CHECK(cudaEventRecord(ev[2 * i + 1], stream));
+            RB_CHECK(cudaEventSynchronize(ev[2 * i + 1])); // each repetition waited for, as kforge does
         }
         RB_CHECK(cudaStreamSynchronize(stream));
         RB_CHECK(cudaGetLastError());

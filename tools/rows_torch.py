@@ -135,6 +135,7 @@ def main():
                     ev[i][0].record()
                     fn()
                     ev[i][1].record()
+                    ev[i][1].synchronize()  # each repetition waited for, as kforge times them
                 torch.cuda.synchronize()
                 ms = sorted(s.elapsed_time(e) for s, e in ev)
                 med = ms[reps // 2] if reps % 2 else 0.5 * (ms[reps // 2 - 1] + ms[reps // 2])
