@@ -24,8 +24,11 @@
 #      passed it;
 #   4. a tune where every vector_width 4 candidate (the fake's fastest)
 #      drops an element: none of them is best, the database holds none, and
-#      the summary counts them failed.
-# Three groups of these run at once (1 and 3 for reduce, 1 for rows, 2 and 4).
+#      the summary counts them failed;
+#   5. bfloat16 and float16 results rounded to the input type (acc_dtype
+#      input) at aligned sizes of whole tiles: a doubled or dropped block is
+#      caught (data mirrored about the middle once hid the middle block).
+# Three groups of these run at once (1 and 3 for reduce, 1 and 5 for rows, 2 and 4).
 set -u
 KFORGE=${KFORGE:-build/kforge}
 case $KFORGE in /*) ;; *) KFORGE=$(pwd)/$KFORGE ;; esac
@@ -132,6 +135,21 @@ PY
 
 group_rows() {
   faults rows drop_first drop_last drop_tail drop_block shift skip_col row_shift
+
+  # 5. results rounded to the 2-byte input (acc_dtype input), aligned input
+  #    of 3, 3 and 5 tiles: no block's sum is 0 by construction (a mirror
+  #    of the input about its middle made the middle tile's sum 0, and a
+  #    doubled middle block went unseen)
+  for k in double_block drop_block; do
+    KFORGE_PLANT="$k@*" "$KFORGE" run "$ROOT/tests/faults/reduce.json" --only v8_accin_3tiles --set bench.offset=0 \
+      --results "tiles-$k.jsonl" --quiet > /dev/null 2> "tiles-$k.err"
+    rc=$?
+    if [ $rc = 1 ] && tally "tiles-$k.jsonl" "$k"; then
+      ok "acc_dtype input, aligned whole tiles: planted $k caught wherever it changes the answer"
+    else
+      bad "acc_dtype input, aligned whole tiles: planted $k (exit $rc; see $OUT/tiles-$k.err)"
+    fi
+  done
 }
 
 group_clean_tune() {
@@ -170,7 +188,7 @@ wait $g2
 cat group-1-reduce.txt group-2-rows.txt group-3-clean-tune.txt
 pass=$(cat group-*.txt | grep -c '^PASS:')
 fail=$(cat group-*.txt | grep -c '^FAIL:')
-[ $((pass + fail)) -eq 17 ] || bad "the three groups reported $((pass + fail)) of the 17 checks"
+[ $((pass + fail)) -eq 19 ] || bad "the three groups reported $((pass + fail)) of the 19 checks"
 [ $fail = 0 ] || keep_out=1
 
 echo "verify suite: $pass passed, $fail failed"

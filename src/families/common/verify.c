@@ -286,18 +286,36 @@ void verify_fill_exact(kf_dtype t, kf_op op, uint64_t seed, void *buf, int64_t n
 /* The exact data for results rounded to a 2-byte float (verify.h). */
 typedef struct {
     uint16_t *p;
-    int64_t len, stride, segs;
-} mirror_job;
+    int64_t len, stride, segs, pair;
+} pair_job;
 
-static void mirror_piece(void *ctx, int64_t piece, int64_t lo, int64_t hi)
+/* The pairing offset of a segment of len elements: the largest odd p with
+ * 2p < len (0 for len <= 2), so that at least one element is left over. */
+static int64_t pair_offset(int64_t len)
+{
+    int64_t p = (len - 1) / 2;
+    if (p > 0 && p % 2 == 0)
+        p--;
+    return p;
+}
+
+static void pair_piece(void *ctx, int64_t piece, int64_t lo, int64_t hi)
 {
     (void)piece;
-    const mirror_job *j = ctx;
+    const pair_job *j = ctx;
     for (int64_t f = lo; f < hi; f++) {
         int64_t k = f / j->stride, i = f % j->stride;
-        if (k < j->segs && i < j->len && i > j->len - 1 - i) /* the second half: its mirror, negated */
-            j->p[f] = j->p[k * j->stride + j->len - 1 - i] ^ 0x8000u;
+        if (k < j->segs && i >= j->pair && i < 2 * j->pair) /* element i - p, negated */
+            j->p[f] = j->p[f - j->pair] ^ 0x8000u;
     }
+}
+
+/* Segment k's sum: +-(20 + (97 k mod 181)), so that segments up to 180
+ * apart differ, and c +- 30 is an integer bfloat16 holds exactly. */
+static float segment_sum(int64_t k)
+{
+    float c = (float)(20 + (97 * (k % 181)) % 181);
+    return (k / 181) % 2 ? -c : c;
 }
 
 void verify_fill_exact_rounded(kf_dtype t, kf_dtype out, kf_op op, uint64_t seed, void *buf, int64_t n,
@@ -315,22 +333,29 @@ void verify_fill_exact_rounded(kf_dtype t, kf_dtype out, kf_op op, uint64_t seed
         stride = len;
     if (segs > n / stride + (n % stride >= len))
         segs = n / stride + (n % stride >= len);
-    mirror_job j = {buf, len, stride, segs};
-    kf_parallel_for(segs * stride < n ? segs * stride : n, PIECE, mirror_piece, &j);
-    /* every pair (i, len-1-i) but the first cancels; the segment's last
-     * element makes its sum c (21 at even segments, 23 at odd ones) */
+    pair_job j = {buf, len, stride, segs, pair_offset(len)};
+    if (j.pair > 0)
+        kf_parallel_for(segs * stride < n ? segs * stride : n, PIECE, pair_piece, &j);
+    /* the elements from 2p on are left as they were, but the segment's
+     * last, which makes its sum segment_sum(k) */
     uint16_t *p = buf;
+    int64_t q = j.pair;
     for (int64_t k = 0; k < segs; k++) {
         uint16_t *s = p + k * stride;
-        float c = k % 2 ? 23.0f : 21.0f;
-        if (len == 1) {
-            s[0] = kf_float_to_half(t, c);
-            continue;
+        /* neighbours differ at the pairs' edges too (with random signs a
+         * pair's element could equal its neighbour): a pair changes sign */
+        if (q > 0 && 2 * q < len - 1 && s[2 * q - 1] == s[2 * q]) {
+            s[q - 1] ^= 0x8000u;
+            s[2 * q - 1] ^= 0x8000u;
         }
-        float rest = kf_half_to_float(t, s[0]);
-        if (len % 2 && len >= 3)
-            rest += kf_half_to_float(t, s[len / 2]);
-        s[len - 1] = kf_float_to_half(t, c - rest);
+        if (q > 0 && s[q - 1] == s[q]) {
+            s[0] ^= 0x8000u;
+            s[q] ^= 0x8000u;
+        }
+        float rest = 0;
+        for (int64_t i = 2 * j.pair; i < len - 1; i++)
+            rest += kf_half_to_float(t, s[i]);
+        s[len - 1] = kf_float_to_half(t, segment_sum(k) - rest);
     }
 }
 
@@ -923,6 +948,26 @@ double verify_tolerance(kf_dtype t, kf_op op, int64_t n, int64_t depth, double a
     double d = n > 1 ? (double)(n - 1) : 0;
     double det = d * u < 1 ? d * u / (1 - d * u) : INFINITY;
     return r * det + half_ulp(t, ref) + r * (double)(n > 0 ? n : 0) * uref;
+}
+
+double verify_tolerance_out(kf_dtype acc, kf_dtype out, kf_op op, int64_t n, int64_t depth, double abs_sum,
+                            kf_value ref)
+{
+    if (acc == out || !kf_dtype_is_half(out))
+        return verify_tolerance(acc, op, n, depth, abs_sum, ref);
+    /* the accumulator's bound at the reference widened (exact), then the
+     * one rounding to `out`: |round(x') - round(x)| <= |x' - x| + one ulp of
+     * out at the larger magnitude */
+    kf_value ra = {.bits = 0};
+    double r = (double)kf_half_to_float(out, ref.h16);
+    if (acc == KF_FLOAT64)
+        ra.f64 = r;
+    else
+        ra.f32 = (float)r;
+    double t = verify_tolerance(acc, op, n, depth, abs_sum, ra);
+    kf_value big = {.bits = 0};
+    big.h16 = kf_float_to_half(out, (float)(fabs(r) + t));
+    return t + 2 * half_ulp(out, big);
 }
 
 static double value_as_double(kf_dtype t, kf_value v)

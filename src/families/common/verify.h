@@ -81,17 +81,25 @@ void verify_fill_exact(kf_dtype t, kf_op op, uint64_t seed, void *buf, int64_t n
  * of len elements, stride apart (a row-wise reduction's rows; one segment
  * for a full one).  A rounded result tells one element more or less only
  * while it is small (bfloat16 holds the integers up to 256), so:
- *   sum:  the exact data, but each segment's second half is its first half
- *         mirrored and negated (x[len-1-i] = -x[i]), and the last element
- *         is 14..30, making the segment's sum 21 (even segments) or 23
- *         (odd ones): every partial sum is still an integer (exact in the
- *         float32 accumulator), the result exact in t, and a dropped,
- *         doubled or misplaced element, or a row's result in the next
- *         row, changes it;
+ *   sum:  the exact data, but in each segment element p + i is element i
+ *         negated for i < p, p the largest odd number below len / 2 (an
+ *         odd offset: no block of a power-of-two size is the negation of
+ *         another), and the last element (|x| >= 8; the one or few
+ *         between 2p and it keep their values) makes the segment's sum
+ *         +-(20 + (97 k mod 181)) for segment k: every partial sum is still
+ *         an integer (exact in the float32 accumulator), the result exact
+ *         in t, segments up to 180 apart have different sums, and a
+ *         dropped, doubled or misplaced element, or a row's result in
+ *         another row, changes it;
  *   prod: the exact data, with 7 marks for float16 (|product| <= 2^14).
  * Neighbours differ and no element is 0. */
 void verify_fill_exact_rounded(kf_dtype t, kf_dtype out, kf_op op, uint64_t seed, void *buf, int64_t n,
                                int64_t segs, int64_t len, int64_t stride);
+
+/* verify_tolerance for a result accumulated in acc and rounded once to
+ * out (acc_dtype input): acc's bound plus one ulp of out. */
+double verify_tolerance_out(kf_dtype acc, kf_dtype out, kf_op op, int64_t n, int64_t depth, double abs_sum,
+                            kf_value ref);
 
 /* A value of type `from` (float32 or float64) as type `to`: rounded to
  * nearest even when `to` is a 2-byte float, else unchanged. */

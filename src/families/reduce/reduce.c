@@ -439,7 +439,7 @@ static int64_t compare(const kf_variant *v, const kf_shape *s, const kf_plan_inf
     memset(&rf, 0, sizeof rf);
     memcpy(&g, got, kf_dtype_size(t));
     memcpy(&rf, ref, kf_dtype_size(t));
-    double tol = exact ? 0 : verify_tolerance(t, op, s->d[0], pi->depth, aux[0], rf);
+    double tol = exact ? 0 : verify_tolerance_out(variant_acc_dtype(v), t, op, s->d[0], pi->depth, aux[0], rf);
     return verify_compare(t, op, g, rf, tol, r) ? 0 : 1;
 }
 

@@ -404,7 +404,7 @@ typedef struct {
 } cmp_part;
 
 typedef struct {
-    kf_dtype t;
+    kf_dtype t, acc;    /* the outputs' type, the accumulator's */
     kf_op op;
     int64_t cols, depth;
     bool exact;
@@ -428,7 +428,7 @@ static void compare_rows(void *ctx, int64_t piece, int64_t lo, int64_t hi)
     cmp_part p = {0, -1, -1, -1};
     for (int64_t i = lo; i < hi; i++) {
         kf_value g = row_value(j->got, i, es), rf = row_value(j->ref, i, es);
-        double tol = j->exact ? 0 : verify_tolerance(j->t, j->op, j->cols, j->depth, j->aux[i], rf);
+        double tol = j->exact ? 0 : verify_tolerance_out(j->acc, j->t, j->op, j->cols, j->depth, j->aux[i], rf);
         double err, used;
         if (!verify_check(j->t, j->op, g, rf, tol, &err, &used)) {
             if (p.bad++ == 0)
@@ -457,7 +457,7 @@ static int64_t compare(const kf_variant *v, const kf_shape *s, const kf_plan_inf
         snprintf(r->message, sizeof r->message, "out of host memory comparing %lld rows", (long long)rows);
         return rows;
     }
-    cmp_job j = {variant_out_dtype(v), variant_op(v), s->d[1], pi->depth, exact, got, ref, aux, parts};
+    cmp_job j = {variant_out_dtype(v), variant_acc_dtype(v), variant_op(v), s->d[1], pi->depth, exact, got, ref, aux, parts};
     int64_t pieces = kf_parallel_for(rows, grain, compare_rows, &j);
     /* show the first wrong row, else the row closest to its bound */
     int64_t bad = 0, show = -1;
@@ -476,7 +476,7 @@ static int64_t compare(const kf_variant *v, const kf_shape *s, const kf_plan_inf
     if (show >= 0) {
         size_t es = kf_dtype_size(j.t);
         kf_value rf = row_value(ref, show, es);
-        double tol = exact ? 0 : verify_tolerance(j.t, j.op, j.cols, j.depth, aux[show], rf);
+        double tol = exact ? 0 : verify_tolerance_out(j.acc, j.t, j.op, j.cols, j.depth, aux[show], rf);
         verify_compare(j.t, j.op, row_value(got, show, es), rf, tol, r);
         if (bad)
             snprintf(r->worst_at, sizeof r->worst_at, "out[%lld]", (long long)(show & 0xFFFFFFFFFFFFLL));
