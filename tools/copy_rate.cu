@@ -1,8 +1,8 @@
 // copy_rate.cu -- the memory rates that bound the output-bound row shapes
 // (docs/results.md, "Rows of 1 to 16 columns"): on the GPU at hand, in
-// kforge's timing loop (L2 flushed before each repetition by a memset over
-// 2 x L2, CUDA events around the operation, each repetition waited for,
-// median of 51), for a buffer of --bytes (default 2^28: 2^26 floats):
+// kforge's timing loop (tools/half_time.h: L2 flushed before each repetition
+// by a memset over 2 x L2, CUDA events around the operation, each repetition
+// waited for; median of 51), for a buffer of --bytes (default 2^28: 2^26 floats):
 //   memcpy   cudaMemcpyAsync device to device (GB/s counting read + write)
 //   copy16   a grid-stride copy kernel with 16-byte loads and stores, at
 //            1..8 blocks per SM x 1024, 512 or 256 threads (the best; read + write)
@@ -10,6 +10,7 @@
 //   write16  a grid-stride store of 16-byte zeros (write only)
 //
 //   nvcc -O3 -std=c++17 -arch=sm_90 tools/copy_rate.cu -o copy_rate && ./copy_rate [--bytes N]
+// (half_time.h is found beside it)
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -49,30 +50,7 @@ __global__ void write16(float4 *out, size_t n)
         out[i] = make_float4(0, 0, 0, 0);
 }
 
-static void *flush_buf;
-static size_t flush_bytes;
-
-template <typename F> static double median_ms(F run, int reps = 51)
-{
-    cudaEvent_t a, b;
-    CK(cudaEventCreate(&a));
-    CK(cudaEventCreate(&b));
-    for (int i = 0; i < 3; i++) run();
-    std::vector<float> ms(reps);
-    for (int i = 0; i < reps; i++) {
-        CK(cudaMemsetAsync(flush_buf, i & 0xff, flush_bytes));
-        CK(cudaEventRecord(a));
-        run();
-        CK(cudaEventRecord(b));
-        CK(cudaEventSynchronize(b));
-        CK(cudaEventElapsedTime(&ms[i], a, b));
-    }
-    CK(cudaGetLastError());
-    std::sort(ms.begin(), ms.end());
-    CK(cudaEventDestroy(a));
-    CK(cudaEventDestroy(b));
-    return ms[reps / 2];
-}
+#include "half_time.h"
 
 int main(int argc, char **argv)
 {
@@ -80,22 +58,20 @@ int main(int argc, char **argv)
     for (int i = 1; i + 1 < argc; i += 2)
         if (!strcmp(argv[i], "--bytes")) bytes = strtoull(argv[i + 1], 0, 0);
     bytes &= ~(size_t)15;
-    int dev = 0, sms = 0, l2 = 0;
+    int dev = 0, sms = 0;
     cudaDeviceProp p;
     CK(cudaGetDeviceProperties(&p, dev));
     CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-    CK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
-    flush_bytes = 2 * (size_t)l2;
+    flush_init();
     void *in, *out;
     float *sink;
-    CK(cudaMalloc(&flush_buf, flush_bytes));
     CK(cudaMalloc(&in, bytes));
     CK(cudaMalloc(&out, bytes));
     CK(cudaMalloc(&sink, sizeof(float)));
     CK(cudaMemset(in, 0, bytes));
     size_t n = bytes / 16;
     printf("# %s, %zu bytes, kforge's timing loop (L2 flushed, each repetition waited for, median of 51)\n", p.name, bytes);
-    double t = median_ms([&] { CK(cudaMemcpyAsync(out, in, bytes, cudaMemcpyDeviceToDevice)); });
+    double t = time_median([&] { CK(cudaMemcpyAsync(out, in, bytes, cudaMemcpyDeviceToDevice)); }, 51);
     printf("memcpy   %8.2f us  %7.1f GB/s (read + write)\n", t * 1e3, 2.0 * bytes / (t * 1e6));
     const int threads[] = {1024, 512, 256};
     double best = 1e30, bestr = 1e30, bestw = 1e30;
@@ -103,9 +79,9 @@ int main(int argc, char **argv)
     for (int th : threads)
         for (int per = 1; per * th <= 2048; per *= 2) {
             int blocks = sms * per;
-            double c = median_ms([&] { copy16<<<blocks, th>>>((const float4 *)in, (float4 *)out, n); });
-            double r = median_ms([&] { read16<<<blocks, th>>>((const float4 *)in, n, sink); });
-            double w = median_ms([&] { write16<<<blocks, th>>>((float4 *)out, n); });
+            double c = time_median([&] { copy16<<<blocks, th>>>((const float4 *)in, (float4 *)out, n); }, 51);
+            double r = time_median([&] { read16<<<blocks, th>>>((const float4 *)in, n, sink); }, 51);
+            double w = time_median([&] { write16<<<blocks, th>>>((float4 *)out, n); }, 51);
             if (c < best) best = c, bt = th, bb = per;
             bestr = std::min(bestr, r);
             bestw = std::min(bestw, w);
