@@ -26,8 +26,10 @@
 #      variant its dispatch chooses (run through tests/export_stub.cpp) is
 #      the one kforge best gives, shape by shape;
 #   7. bfloat16 and float16: headers whose API takes the 2-byte type and
-#      writes the accumulator's (float, or double), compiled with nvcc and
-#      NVRTC; kforge best by --acc-dtype;
+#      writes the accumulator's (float, or double) or, with --acc-dtype
+#      input, the 2-byte type, compiled with nvcc and NVRTC; kforge best by
+#      --acc-dtype; the GPU tools that build against them (half_kforge.cu,
+#      export_half_check.cu) and copy_rate.cu build;
 #   8. the message of every export names a function its header defines.
 set -u
 KFORGE=${KFORGE:-build/kforge}
@@ -523,6 +525,15 @@ EOF
     ok "a program calling the bfloat16 and float16 headers compiles and links with nvcc for sm_90, no warnings"
   else
     bad "nvcc, 2-byte headers: $(head -c 2000 nvh.txt)"
+  fi
+  # the GPU tools that build against these headers (run on a GPU by tools/bench_half.sh and by hand)
+  if "$NVCC" -O3 -std=c++17 -arch=sm_90 -I . "$ROOT/tools/half_kforge.cu" -o half_kforge > nvt.txt 2>&1 &&
+     "$NVCC" -O3 -std=c++17 -arch=sm_90 -I . "$ROOT/tools/export_half_check.cu" -o ehc > nvt.txt 2>&1 &&
+     "$NVCC" -O3 -std=c++17 -arch=sm_90 -DKF_ACC_INPUT -I . "$ROOT/tools/export_half_check.cu" -o ehc_in >> nvt.txt 2>&1 &&
+     "$NVCC" -O3 -std=c++17 -arch=sm_90 "$ROOT/tools/copy_rate.cu" -o copy_rate >> nvt.txt 2>&1; then
+    ok "tools/half_kforge.cu and tools/export_half_check.cu (float32 and bfloat16 results) build against the headers; tools/copy_rate.cu builds"
+  else
+    bad "nvcc, the half tools: $(head -c 2000 nvt.txt)"
   fi
 else
   skip "nvcc not found at $NVCC: the bfloat16 and float16 headers are not compiled with it"
