@@ -52,25 +52,7 @@ template <typename O> struct row_off {
     __host__ __device__ O operator()(O r) const { return r * cols; }
 };
 
-static long long num(const char *s)
-{
-    if (s[0] == '2' && s[1] == '^') return 1LL << atoi(s + 2);
-    return atoll(s);
-}
-
 #include "half_time.h"
-
-// Host data: small integers with random signs (an LCG), widened sums exact.
-template <typename T> static void fill(std::vector<T> &h, std::vector<float> &v, unsigned long long seed)
-{
-    unsigned long long z = seed;
-    for (size_t i = 0; i < h.size(); i++) {
-        z = z * 6364136223846793005ULL + 1442695040888963407ULL;
-        float x = (float)(1 + (z >> 62)) * ((z >> 40) & 1 ? -1.0f : 1.0f);
-        h[i] = T(x);
-        v[i] = x;
-    }
-}
 
 template <typename T> static int run_all(const char *dtype, const std::vector<long long> &ns,
                                          const std::vector<std::pair<long long, long long>> &shapes)

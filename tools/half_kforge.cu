@@ -41,24 +41,6 @@
 
 #include "half_time.h"
 
-static long long num(const char *s)
-{
-    if (s[0] == '2' && s[1] == '^') return 1LL << atoi(s + 2);
-    return atoll(s);
-}
-
-// The data of half_cub.cu: small integers with random signs (an LCG).
-template <typename T> static void fill(std::vector<T> &h, std::vector<float> &v, unsigned long long seed)
-{
-    unsigned long long z = seed;
-    for (size_t i = 0; i < h.size(); i++) {
-        z = z * 6364136223846793005ULL + 1442695040888963407ULL;
-        float x = (float)(1 + (z >> 62)) * ((z >> 40) & 1 ? -1.0f : 1.0f);
-        h[i] = T(x);
-        v[i] = x;
-    }
-}
-
 template <typename T, typename API, typename WS, typename INIT, typename NAME>
 static int run_all(const char *dtype, const std::vector<long long> &ns, API api, WS ws_bytes, INIT ws_init,
                    NAME variant, bool batched)

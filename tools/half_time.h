@@ -1,12 +1,15 @@
-// half_time.h -- the timing loop that tools/half_cub.cu (CUB) and
-// tools/half_kforge.cu (kforge's exported headers) share, so that both are
-// measured by the same code: L2 flushed before every repetition (a memset
-// over 2 x L2), CUDA events around the reduction only, warm-up 3, the
-// median of 31.  The includer defines CK(x) (exit on a CUDA error).
+// half_time.h -- what tools/half_cub.cu (CUB) and tools/half_kforge.cu
+// (kforge's exported headers) share, so that both are measured on the same
+// data by the same code: the timing loop (L2 flushed before every
+// repetition by a memset over 2 x L2, CUDA events around the reduction
+// only, each repetition waited for, warm-up 3, the median of 31), the host
+// data and the size parser.  The includer defines CK(x) (exit on a CUDA
+// error) and includes cuda_bf16.h / cuda_fp16.h for the 2-byte types.
 #ifndef KF_HALF_TIME_H
 #define KF_HALF_TIME_H
 
 #include <algorithm>
+#include <cstdlib>
 #include <vector>
 
 static void *flush_buf;
@@ -53,6 +56,24 @@ template <typename F> static double time_median_batched(F run, int reps = 31)
     std::sort(ms.begin(), ms.end());
     for (auto &e : ev) CK(cudaEventDestroy(e));
     return ms[reps / 2];
+}
+
+static long long num(const char *s)
+{
+    if (s[0] == '2' && s[1] == '^') return 1LL << atoi(s + 2);
+    return atoll(s);
+}
+
+// Host data: small integers with random signs (an LCG), widened sums exact.
+template <typename T> static void fill(std::vector<T> &h, std::vector<float> &v, unsigned long long seed)
+{
+    unsigned long long z = seed;
+    for (size_t i = 0; i < h.size(); i++) {
+        z = z * 6364136223846793005ULL + 1442695040888963407ULL;
+        float x = (float)(1 + (z >> 62)) * ((z >> 40) & 1 ? -1.0f : 1.0f);
+        h[i] = T(x);
+        v[i] = x;
+    }
 }
 
 static void flush_init()
