@@ -104,7 +104,7 @@ START_TEST(exact_rounded_data_detects_single_element_changes)
                 int64_t segs = shapes[k][0], len = shapes[k][1], stride = shapes[k][2];
                 int64_t n = (segs - 1) * stride + len;
                 uint16_t *x = malloc((size_t)n * 2);
-                verify_fill_exact_rounded(t, t, op, 7, x, n, segs, len, stride);
+                verify_fill_exact_rounded(t, op, 7, x, n, segs, len, stride);
                 kf_value prev = {.bits = 0};
                 for (int64_t g = 0; g < segs; g++) {
                     uint16_t *s = x + g * stride;

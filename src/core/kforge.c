@@ -103,6 +103,11 @@ kf_dtype kf_acc_dtype(kf_dtype t, kf_acc_type a)
     }
 }
 
+const char *kf_acc_label(kf_acc_type a)
+{
+    return a == KF_ACCT_FLOAT64 ? "/acc=float64" : a == KF_ACCT_INPUT ? "/acc=input" : "";
+}
+
 kf_dtype kf_out_dtype(kf_dtype t, kf_acc_type a)
 {
     return a == KF_ACCT_INPUT ? t : kf_acc_dtype(t, a);

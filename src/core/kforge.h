@@ -250,6 +250,9 @@ const char *kf_dtype_ctype(kf_dtype t);
 /* The type an input of type t accumulates in under a: auto (and input) is
  * float32 for the 2-byte floats, else t. */
 kf_dtype kf_acc_dtype(kf_dtype t, kf_acc_type a);
+/* A variant label's suffix for a (canonical, kf_acc_resolve) accumulator:
+ * "/acc=float64", "/acc=input", or "" (the default). */
+const char *kf_acc_label(kf_acc_type a);
 /* The type its outputs have: the accumulator's, but for acc_dtype input
  * with a 2-byte float t, which gives a result of type t rounded once from
  * the float32 accumulator (a 2-byte accumulator would round at every step,

@@ -63,10 +63,12 @@ void export_substitute(strbuf *b, const char *text, const char *const *keys, con
 #define KF_EXPORT_MIN_CC 75
 
 /* The first lines of the opening comment: "// <P>.cuh -- <what>, tuned by
- * kforge.", when and by which command it was made, the GPU it was tuned on
+ * kforge." (what: "<dtype> <op> <kind>", and " in <acc>" where the input
+ * accumulates in another type, ", rounded to <out>" where the outputs have
+ * another type still), when and by which command it was made, the GPU it was tuned on
  * and that it works, untuned, on any GPU of compute capability min_cc / 10
  * or newer, and that NVRTC compiles its kernels. */
-void export_opening(strbuf *b, const export_ctx *x, const char *what, const kf_export_info *info, int min_cc);
+void export_opening(strbuf *b, const export_ctx *x, const char *kind, const kf_export_info *info, int min_cc);
 
 /* The include guard, the #errors, <UP>_KFORGE_VERSION, _TUNED_DEVICE and
  * _DETERMINISTIC, <UP>_LINKAGE, the host includes (cuda_runtime.h,

@@ -27,7 +27,7 @@ void reduction_fill(const kf_variant *v, const kf_shape *s, int buf, uint64_t se
         int64_t segs = 1, len = elems, stride = elems;
         if (reduction_of(v)->segments)
             reduction_of(v)->segments(s, &segs, &len, &stride);
-        verify_fill_exact_rounded(t, out, variant_op(v), seed, host, elems, segs, len, stride);
+        verify_fill_exact_rounded(t, variant_op(v), seed, host, elems, segs, len, stride);
     } else if (exact)
         verify_fill_exact(variant_dtype(v), variant_op(v), seed, host, elems);
     else

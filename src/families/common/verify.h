@@ -77,7 +77,7 @@ void verify_fill(kf_dtype t, kf_op op, uint64_t seed, void *buf, int64_t n);
 void verify_fill_exact(kf_dtype t, kf_op op, uint64_t seed, void *buf, int64_t n);
 
 /* The exact data for a 2-byte input t whose results are rounded to t once
- * (acc_dtype input: out == t; else verify_fill_exact), in segs segments
+ * (acc_dtype input; for another t, verify_fill_exact), in segs segments
  * of len elements, stride apart (a row-wise reduction's rows; one segment
  * for a full one).  A rounded result tells one element more or less only
  * while it is small (bfloat16 holds the integers up to 256), so:
@@ -93,8 +93,8 @@ void verify_fill_exact(kf_dtype t, kf_op op, uint64_t seed, void *buf, int64_t n
  *         another row, changes it;
  *   prod: the exact data, with 7 marks for float16 (|product| <= 2^14).
  * Neighbours differ and no element is 0. */
-void verify_fill_exact_rounded(kf_dtype t, kf_dtype out, kf_op op, uint64_t seed, void *buf, int64_t n,
-                               int64_t segs, int64_t len, int64_t stride);
+void verify_fill_exact_rounded(kf_dtype t, kf_op op, uint64_t seed, void *buf, int64_t n, int64_t segs, int64_t len,
+                               int64_t stride);
 
 /* verify_tolerance for a result accumulated in acc and rounded once to
  * out (acc_dtype input): acc's bound plus one ulp of out. */

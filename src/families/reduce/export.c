@@ -62,7 +62,6 @@ char *reduce_export_source(const kf_export_entry *e, int n, const kf_export_info
     const char *P = x.P, *UP = x.UP, *T = x.T;
     if (info->api)
         sb_append(info->api, P);
-    kf_dtype t = x.t;
     kf_op op = x.op;
     from = calloc((size_t)n, sizeof *from);
     if (!from) {
@@ -85,16 +84,7 @@ char *reduce_export_source(const kf_export_entry *e, int n, const kf_export_info
 
     // -----------------------------------------------------------------------
     // 1. the opening comment
-    char what[96];
-    if (x.out != x.acc)
-        snprintf(what, sizeof what, "%s %s reduction in %s, rounded to %s", kf_dtype_names[t], kf_op_names[op],
-                 kf_dtype_names[x.acc], kf_dtype_names[x.out]);
-    else if (x.acc != t)
-        snprintf(what, sizeof what, "%s %s reduction in %s", kf_dtype_names[t], kf_op_names[op],
-                 kf_dtype_names[x.acc]);
-    else
-        snprintf(what, sizeof what, "%s %s reduction", kf_dtype_names[t], kf_op_names[op]);
-    export_opening(&b, &x, what, info, min_cc);
+    export_opening(&b, &x, "reduction", info, min_cc);
     sb_printf(&b, "// API (all static inline, so the header may be included by several .cu files):\n//\n"
                   "//   size_t %s_workspace(size_t n);\n"
                   "//       workspace bytes for calls with up to n elements (depends on n only)\n"

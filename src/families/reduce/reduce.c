@@ -286,7 +286,7 @@ static void label(const kf_variant *var, char *buf, size_t len)
              v->accumulator == KF_ACC_SHARED ? "/acc=shared" : "", v->warp_reduce != KF_WARP_SHARED ? "/warp=" : "",
              v->warp_reduce != KF_WARP_SHARED ? kf_warp_reduce_names[v->warp_reduce] : "",
              v->load != KF_LOAD_PLAIN ? "/" : "", v->load != KF_LOAD_PLAIN ? kf_load_names[v->load] : "",
-             v->acc_dtype == KF_ACCT_FLOAT64 ? "/acc=float64" : v->acc_dtype == KF_ACCT_INPUT ? "/acc=input" : "");
+             kf_acc_label(v->acc_dtype));
     sb_free(&g);
 }
 

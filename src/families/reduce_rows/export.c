@@ -66,16 +66,7 @@ char *rows_export_source(const kf_export_entry *e, int n, const kf_export_info *
 
     // -----------------------------------------------------------------------
     // 1. the opening comment
-    char what[96];
-    if (x.out != x.acc)
-        snprintf(what, sizeof what, "%s %s row-wise reduction in %s, rounded to %s", kf_dtype_names[x.t], opname,
-                 kf_dtype_names[x.acc], kf_dtype_names[x.out]);
-    else if (x.acc != x.t)
-        snprintf(what, sizeof what, "%s %s row-wise reduction in %s", kf_dtype_names[x.t], opname,
-                 kf_dtype_names[x.acc]);
-    else
-        snprintf(what, sizeof what, "%s %s row-wise reduction", kf_dtype_names[x.t], opname);
-    export_opening(&b, &x, what, info, min_cc);
+    export_opening(&b, &x, "row-wise reduction", info, min_cc);
     sb_printf(&b, "// API (all static inline, so the header may be included by several .cu files):\n//\n"
                   "//   cudaError_t %s(const %s *in, size_t rows, size_t cols, size_t row_stride,\n"
                   "//       %s *out, void *workspace, size_t workspace_bytes, cudaStream_t stream);\n"

@@ -199,7 +199,7 @@ static void label(const kf_variant *v, char *buf, size_t len)
              p_int(v, WP_RPG), p_int(v, WP_VECTOR_WIDTH), g.s ? g.s : "?",
              v->p[WP_LOAD] ? "/" : "", v->p[WP_LOAD] ? load_names[v->p[WP_LOAD]] : "",
              v->p[WP_BLOCK_REDUCE] ? "/shared_tree" : "", v->p[WP_PIPE] ? "/pipe" : "",
-             variant_acc(v) == KF_ACCT_FLOAT64 ? "/acc=float64" : variant_acc(v) == KF_ACCT_INPUT ? "/acc=input" : "");
+             kf_acc_label(variant_acc(v)));
     sb_free(&g);
 }
 
