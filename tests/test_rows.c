@@ -68,6 +68,11 @@ START_TEST(rules)
     ck_assert_int_eq(space_check_variant(&v, NULL, why, sizeof why), 0);
     set(&v, "rows_per_group", 2);
     ck_assert_int_ne(space_check_variant(&v, NULL, why, sizeof why), 0);
+    ck_assert_ptr_nonnull(strstr(why, "map split takes rows_per_group 1"));
+    /* map split takes pipeline next_tile (the next tile of a part) */
+    set(&v, "rows_per_group", 1);
+    set(&v, "pipeline", 1);
+    ck_assert_int_eq(space_check_variant(&v, NULL, why, sizeof why), 0);
     v = rows_variant("group", 32, 256);
     set(&v, "elements_per_thread", 8);
     set(&v, "rows_per_group", 4);
@@ -77,6 +82,26 @@ START_TEST(rules)
     set(&v, "op", KF_OP_XOR);
     ck_assert_int_ne(space_check_variant(&v, NULL, why, sizeof why), 0);
     ck_assert_ptr_nonnull(strstr(why, "bitwise"));
+}
+END_TEST
+
+/* Every axis that changes the kernel shows in the label: variants that
+ * differ only in min_blocks or pipeline are told apart in tables, compare
+ * and the database's listings. */
+START_TEST(labels)
+{
+    kf_variant v = rows_variant("split", 1, 512);
+    set(&v, "splits", 32);
+    set(&v, "elements_per_thread", 8);
+    char a[256], b[256], c[256];
+    fam()->label(&v, a, sizeof a);
+    set(&v, "min_blocks", 3);
+    fam()->label(&v, b, sizeof b);
+    set(&v, "pipeline", 1);
+    fam()->label(&v, c, sizeof c);
+    ck_assert_str_eq(a, "split32/last_block/bs512/ept8/rpg1/v4/auto");
+    ck_assert_str_eq(b, "split32/last_block/bs512/ept8/rpg1/v4/auto/mb3");
+    ck_assert_str_eq(c, "split32/last_block/bs512/ept8/rpg1/v4/auto/pipe/mb3");
 }
 END_TEST
 
@@ -325,6 +350,7 @@ int main(void)
     TCase *t = tcase_create("rows");
     tcase_add_test(t, registered);
     tcase_add_test(t, rules);
+    tcase_add_test(t, labels);
     tcase_add_test(t, shapes);
     tcase_add_test(t, plans);
     tcase_add_test(t, tile_plans);

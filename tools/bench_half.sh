@@ -7,23 +7,28 @@
 #      every size 2^10..2^30 at once, then an exhaustive search at each of
 #      the latency-bound sizes --small) and configs/tune-rows.json with
 #      vector_width 8 per shape (database in $DIR/db); kforge best per size;
-#   2. per dtype: kforge run of the best variants (median of >= 31
+#   2. ROUNDS rounds (--rounds, default 1), each per dtype: kforge run of
+#      the best variants (median of >= 31
 #      repetitions, L2 flushed before each), tools/half_cub.cu
 #      (DeviceReduce::TransformReduce, DeviceSegmentedReduce::Reduce, float
 #      accumulator) and tools/half_torch.py (x.sum(dtype=torch.float32),
 #      x.sum(dim=1, dtype=torch.float32)): each the median of 31, L2 flushed,
 #      CUDA events around the reduction only, every result checked;
-#   3. full reductions: kforge export of each dtype's sum, built with nvcc
+#   3. in the same rounds, full reductions: kforge export of each dtype's
+#      sum, built with nvcc
 #      into tools/half_kforge.cu, which times the header by half_cub's own
 #      loop (tools/half_time.h) on the same data: kforge and CUB by one
 #      harness;
-#   4. the table: time and GB/s (input bytes) of each, kforge's GB/s counting
+#   4. the table: each time the median over the rounds (the rounds take
+#      turns, so a slow moment of the GPU does not fall on one tool only; at
+#      a few microseconds one timer tick is 32 ns, about 1%), time and GB/s
+#      (input bytes) of each, kforge's GB/s counting
 #      its outputs too (rows), and its speedup over PyTorch and over CUB; for
 #      full reductions also the header's time in CUB's loop and its speedup
 #      over CUB there.
 #
 #   sh tools/bench_half.sh [--dtypes "bfloat16 float16"] [--budget 120] [--rbudget 80]
-#                          [--small "2^10 2^12 2^14 2^16"] [--dir DIR]
+#                          [--small "2^10 2^12 2^14 2^16"] [--rounds 1] [--dir DIR]
 # environment: KFORGE (build/kforge), NVCC (nvcc), PYTHON (python3); CCCL_DIR (a
 #   CCCL checkout whose CUB headers come before the toolkit's, e.g. CUB 3.6) or
 #   HALF_CUB (a tools/half_cub.cu binary built beforehand)
@@ -31,20 +36,21 @@ set -eu
 KFORGE=${KFORGE:-build/kforge}
 NVCC=${NVCC:-nvcc}
 PYTHON=${PYTHON:-python3}
-DTYPES="bfloat16 float16" BUDGET=120 RBUDGET=80 DIR=build/bench-half SMALL="2^10 2^12 2^14 2^16"
+DTYPES="bfloat16 float16" BUDGET=120 RBUDGET=80 DIR=build/bench-half SMALL="2^10 2^12 2^14 2^16" ROUNDS=1
 while [ $# -gt 0 ]; do
   case $1 in
     --dtypes) DTYPES=$2; shift 2 ;;
     --budget) BUDGET=$2; shift 2 ;;
     --rbudget) RBUDGET=$2; shift 2 ;;
     --small) SMALL=$2; shift 2 ;;
+    --rounds) ROUNDS=$2; shift 2 ;;
     --dir) DIR=$2; shift 2 ;;
-    *) sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+    *) sed -n '2,34p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
   esac
 done
 NS="2^10 2^12 2^14 2^16 2^18 2^20 2^22 2^24 2^26 2^28 2^30"
 SHAPES="2097152,32 65536,1024 8192,8192 64,1048576"
-cmdline="sh tools/bench_half.sh --dtypes \"$DTYPES\" --budget $BUDGET --rbudget $RBUDGET --small \"$SMALL\""
+cmdline="sh tools/bench_half.sh --dtypes \"$DTYPES\" --budget $BUDGET --rbudget $RBUDGET --small \"$SMALL\" --rounds $ROUNDS"
 mkdir -p "$DIR"
 export KFORGE_DB="$DIR/db"
 CUB=${HALF_CUB:-$DIR/half_cub}
@@ -80,29 +86,40 @@ for dt in $DTYPES; do
     "$KFORGE" best --kernel reduce_rows --dtype "$dt" --rows "${s%,*}" --cols "${s#*,}" > "$f" 2> /dev/null &&
       cfgs="$cfgs $f"
   done
-  # shellcheck disable=SC2086
-  "$KFORGE" run $cfgs --set bench.min_reps=31 --no-results --format jsonl --quiet >> "$DIR/kforge.jsonl" || true
-  # shellcheck disable=SC2086
-  "$CUB" --dtype "$dt" $nargs $sargs >> "$DIR/base.txt" || true
-  # shellcheck disable=SC2086
-  "$PYTHON" tools/half_torch.py --dtype "$dt" $nargs $sargs >> "$DIR/base.txt" || true
+  echo "$cfgs" > "$DIR/cfgs-$dt"
   mkdir -p "$DIR/hdr-$dt"
-  if "$KFORGE" export --dtype "$dt" --op sum -o "$DIR/hdr-$dt/kforge_reduce_${dt}_sum.cuh" > /dev/null 2>> "$DIR/export.err" &&
-     "$NVCC" -O3 -std=c++17 -arch=sm_90 -I "$DIR/hdr-$dt" tools/half_kforge.cu -o "$DIR/half_kforge_$dt" 2>> "$DIR/export.err"; then
-    # shellcheck disable=SC2086
-    "$DIR/half_kforge_$dt" --dtype "$dt" $nargs >> "$DIR/base.txt" || true
-  else
+  rm -f "$DIR/half_kforge_$dt"
+  "$KFORGE" export --dtype "$dt" --op sum -o "$DIR/hdr-$dt/kforge_reduce_${dt}_sum.cuh" > /dev/null 2>> "$DIR/export.err" &&
+    "$NVCC" -O3 -std=c++17 -arch=sm_90 -I "$DIR/hdr-$dt" tools/half_kforge.cu -o "$DIR/half_kforge_$dt" 2>> "$DIR/export.err" ||
     echo "bench_half.sh: the $dt header could not be exported or built (see $DIR/export.err): no one-loop column" >&2
-  fi
+done
+r=0
+while [ "$r" -lt "$ROUNDS" ]; do
+  r=$((r + 1))
+  for dt in $DTYPES; do
+    cfgs=$(cat "$DIR/cfgs-$dt")
+    # shellcheck disable=SC2086
+    "$KFORGE" run $cfgs --set bench.min_reps=31 --no-results --format jsonl --quiet >> "$DIR/kforge.jsonl" || true
+    # shellcheck disable=SC2086
+    "$CUB" --dtype "$dt" $nargs $sargs >> "$DIR/base.txt" || true
+    # shellcheck disable=SC2086
+    "$PYTHON" tools/half_torch.py --dtype "$dt" $nargs $sargs >> "$DIR/base.txt" || true
+    # shellcheck disable=SC2086
+    [ ! -x "$DIR/half_kforge_$dt" ] || "$DIR/half_kforge_$dt" --dtype "$dt" $nargs >> "$DIR/base.txt" || true
+  done
 done
 "$PYTHON" - "$DIR/kforge.jsonl" "$DIR/base.txt" "$cmdline" "$((t1 - t0))" <<'PY'
 import json, sys
 kf, base, dev, impls = {}, {}, "?", set()
+# every round's record; the table takes the round of the median time
+def median(recs, t):
+    recs = sorted(recs, key=t)
+    return recs[(len(recs) - 1) // 2]
 for line in open(sys.argv[1]):
     r = json.loads(line)
     dev = r.get("device", dev)
     key = (r["dtype"], "full", str(r["n"])) if "n" in r else (r["dtype"], "rows", "%dx%d" % (r["rows"], r["cols"]))
-    kf[key] = r
+    kf.setdefault(key, []).append(r)
 for line in open(sys.argv[2]):
     if not line.startswith("CASE "):
         continue
@@ -110,7 +127,10 @@ for line in open(sys.argv[2]):
     impl = ("torch" if f["impl"].startswith("torch") else "header" if f["impl"] == "kforge-header"
             else f["impl"] if f["impl"].startswith("kforge") else "cub")
     impls.add(f["impl"])
-    base[(f["dtype"], f["kind"], f["shape"], impl)] = f
+    base.setdefault((f["dtype"], f["kind"], f["shape"], impl), []).append(f)
+inf = float("inf")
+kf = {k: median(v, lambda r: r["median_ms"] if r["status"] == "ok" else inf) for k, v in kf.items()}
+base = {k: median(v, lambda f: float(f["us"]) if f.get("status") == "PASS" else inf) for k, v in base.items()}
 print("# bfloat16/float16 -> float32 reductions on %s; %s; kforge tuning took %s s; baselines: %s"
       % (dev, sys.argv[3], sys.argv[4], ", ".join(sorted(impls))))
 print("| dtype | shape | kforge | kforge GB/s | GB/s in + out | PyTorch | CUB | vs PyTorch | vs CUB | header, CUB's loop | vs CUB, one loop | kforge variant |")

@@ -46,13 +46,16 @@
 //                     KF_RPG rows is loaded before any of it is folded, so
 //                     short rows still have KF_RPG * KF_EPT loads in flight.
 //                     KF_RPG * KF_EPT <= 16.
-//   KF_PIPE           maps 0..2 and 4, optional (default 0): 1 issues the row
+//   KF_PIPE           optional (default 0): 1 issues the row
 //                     information and first-tile loads of the block's next
 //                     tile before folding the current one (software
 //                     pipelining across grid-stride iterations; pays off
 //                     only with a capped grid; doubles the tile registers).
 //                     Map 4: the next tile's loads are issued before the
 //                     rows of this one are folded from shared memory.
+//                     Map 3: inside a part, tile t + 1's KF_EPT loads are
+//                     issued before tile t is folded (the fold order, and
+//                     so the result, is the same as without).
 //   KF_VW             elements per vector load (1, 2, 4; 8 for a 2-byte input).  Each row has its
 //                     own aligned prefix (< KF_VW elements before the first
 //                     aligned vector) and tail, so any row start alignment,
@@ -141,7 +144,7 @@ static_assert(KF_ROWS_MAP != KF_ROWS_MAP_GROUP || (KF_GROUP >= 2 && KF_GROUP <= 
               "map 1: KF_GROUP is 2, 4, 8, 16 or 32");
 static_assert(KF_VW == 1 || KF_VW == 2 || KF_VW == 4 || (KF_VW == 8 && sizeof(E) == 2), "KF_VW is 1, 2, 4 (8: 2-byte input)");
 static_assert(KF_EPT >= 1 && KF_RPG >= 1 && KF_RPG * KF_EPT <= 16, "1 <= KF_RPG * KF_EPT <= 16");
-static_assert(KF_ROWS_MAP != KF_ROWS_MAP_SPLIT || (KF_RPG == 1 && KF_PIPE == KF_PIPE_NONE), "map 3: KF_RPG 1, KF_PIPE 0");
+static_assert(KF_ROWS_MAP != KF_ROWS_MAP_SPLIT || KF_RPG == 1, "map 3: KF_RPG 1");
 static_assert(KF_BLOCK_REDUCE != KF_BLOCK_REDUCE_SHARED || KF_RPG * KF_BS * KF_ELEM_BYTES <= 32768,
               "shared-memory tree: KF_RPG * KF_BS * element bytes <= 32 KiB");
 
@@ -233,6 +236,39 @@ __device__ __forceinline__ T kf_row_body(const kf_vec *v, kf_u64 lo, kf_u64 hi, 
     }
     return acc;
 }
+
+#if KF_ROWS_MAP == KF_ROWS_MAP_SPLIT && KF_PIPE == KF_PIPE_NEXT_TILE
+// kf_row_body, software-pipelined (map 3): the loads of tile t + 1 are issued
+// before tile t is folded, so 2 * KF_EPT loads are in flight across the
+// boundary; the tiles and their vectors are folded in the same order.
+template <int P>
+__device__ __forceinline__ T kf_row_body_pipe(const kf_vec *v, kf_u64 lo, kf_u64 hi, unsigned l, T acc)
+{
+    constexpr kf_u64 tile = (kf_u64)P * KF_EPT;
+    kf_u64 base = lo;
+    if (base + tile <= hi) {
+        kf_vec x[KF_EPT];
+#pragma unroll
+        for (int k = 0; k < KF_EPT; k++)
+            x[k] = kf_load_vec(v + base + (kf_u64)k * P + l);
+        for (base += tile; base + tile <= hi; base += tile) {
+            kf_vec y[KF_EPT];
+#pragma unroll
+            for (int k = 0; k < KF_EPT; k++)
+                y[k] = kf_load_vec(v + base + (kf_u64)k * P + l);
+#pragma unroll
+            for (int k = 0; k < KF_EPT; k++) {
+                acc = kf_op(acc, kf_fold_vec(x[k]));
+                x[k] = y[k];
+            }
+        }
+#pragma unroll
+        for (int k = 0; k < KF_EPT; k++)
+            acc = kf_op(acc, kf_fold_vec(x[k]));
+    }
+    return kf_row_body<P>(v, base, hi, l, acc);
+}
+#endif
 
 // ---------------------------------------------------------------------------
 // Team reductions.
@@ -542,25 +578,35 @@ kf_reduce_rows(const E *in, long long rows, long long cols, long long stride, T 
     // it holds of one row as one contiguous vector range, then reduces and
     // either writes the row (it holds the whole row) or publishes a partial;
     // a per-row ticket counts the row's blocks and the last one combines.
+    // The divisions are the block's first instructions, before any load:
+    // a grid of one block per part (grid auto) needs none for the deal, and
+    // a power-of-two `splits` (the tuning spaces') divides by shifts.
     const kf_u64 ns = splits > 1 ? (kf_u64)splits : 1;
-    const kf_u64 work = nrows * ns, nb = gridDim.x;
-    const kf_u64 q = work / nb, rem = work % nb, b = blockIdx.x;
+    const kf_u64 work = nrows * ns, nb = gridDim.x, b = blockIdx.x;
+    const bool one = nb == work; // block b holds part b
+    const kf_u64 q = one ? 1 : work / nb, rem = one ? 0 : work % nb;
+    const bool pow2 = (ns & (ns - 1)) == 0;
+    const unsigned sh = (unsigned)(__ffsll((long long)ns) - 1);
     kf_u64 i = b * q + (b < rem ? b : rem);
     const kf_u64 iend = i + q + (b < rem ? 1 : 0);
     while (i < iend) {
-        const kf_u64 r = i / ns, p0 = i - r * ns;
+        const kf_u64 r = pow2 ? i >> sh : i / ns, p0 = i - r * ns;
         const kf_u64 p1 = ns - p0 < iend - i ? ns : p0 + (iend - i);
         i += p1 - p0;
         const kf_row R = kf_row_at(in + r * rstride, ncols);
         // Parts of whole 8-vector groups (128 B for float x 4): neighbouring
         // blocks share no DRAM sector.
-        const kf_u64 chunk = ((R.nv + ns - 1) / ns + 7) & ~(kf_u64)7;
+        const kf_u64 chunk = ((pow2 ? (R.nv + ns - 1) >> sh : (R.nv + ns - 1) / ns) + 7) & ~(kf_u64)7;
         kf_u64 lo = p0 * chunk, hi = p1 * chunk;
         if (lo > R.nv) lo = R.nv;
         if (hi > R.nv) hi = R.nv;
         T a = kf_identity();
         a = kf_row_edges<KF_BS>(R, tid, a, p0 == 0, p1 == ns);
+#if KF_PIPE == KF_PIPE_NEXT_TILE
+        a = kf_row_body_pipe<KF_BS>(R.v, lo, hi, tid, a);
+#else
         a = kf_row_body<KF_BS>(R.v, lo, hi, tid, a);
+#endif
         T v[1] = {a};
         kf_rows_block_reduce<1>(v, tid);
         if (p0 == 0 && p1 == ns) { // the whole row is this block's
@@ -568,7 +614,8 @@ kf_reduce_rows(const E *in, long long rows, long long cols, long long stride, T 
             continue;
         }
         // Blocks fb..lb hold parts of row r.
-        const kf_u64 fb = kf_rows_block_of(r * ns, q, rem), lb = kf_rows_block_of(r * ns + ns - 1, q, rem);
+        const kf_u64 fb = one ? r * ns : kf_rows_block_of(r * ns, q, rem);
+        const kf_u64 lb = one ? fb + ns - 1 : kf_rows_block_of(r * ns + ns - 1, q, rem);
         const kf_u64 n = lb - fb + 1;
 #if KF_SPLIT_COMBINE == KF_SPLIT_COMBINE_ATOMIC
         // Combine into partial[r]; the row's last block moves the value to

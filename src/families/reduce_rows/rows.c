@@ -62,7 +62,7 @@ static const kf_param params[] = {
     {.name = "grid", .kind = KF_PK_GRID, .def = 0, .doc = "blocks: auto (every tile), a count, "
      "{\"blocks_per_sm\": k} or {\"waves\": k} (grid-stride over the tiles)"},
     {.name = "pipeline", .kind = KF_PK_ENUM, .names = pipe_names, .count = 2, .def = 0, .macro = "KF_PIPE",
-     .doc = "maps thread, group, block, tile: load the next tile before folding this one"},
+     .doc = "load the next tile before folding this one (map split: the next tile of a part)"},
     {.name = "min_blocks", .kind = KF_PK_INT, .lo = 0, .hi = 32, .def = 0, .allowed = "an integer 0..32",
      .macro = "KF_ROWS_MIN_BLOCKS", .doc = "resident blocks per SM asked of the compiler (0: none)"},
 };
@@ -118,8 +118,8 @@ static int check(const kf_variant *v, const kf_device *dev, char *why, size_t wh
                rpg, ept);
         return -1;
     }
-    if (map == MAP_SPLIT && (rpg != 1 || v->p[WP_PIPE] != 0)) {
-        kf_err(why, whylen, "map split takes rows_per_group 1 and pipeline none");
+    if (map == MAP_SPLIT && rpg != 1) {
+        kf_err(why, whylen, "map split takes rows_per_group 1");
         return -1;
     }
     if (map != MAP_SPLIT && (v->p[WP_SPLITS] != 1 || v->p[WP_COMBINE] != COMBINE_LAST_BLOCK)) {
@@ -195,10 +195,14 @@ static void label(const kf_variant *v, char *buf, size_t len)
         snprintf(how, sizeof how, "split%d/%s", p_int(v, WP_SPLITS), combine_names[v->p[WP_COMBINE]]);
     else
         snprintf(how, sizeof how, "%s", map_names[map]);
-    snprintf(buf, len, "%s/bs%d/ept%d/rpg%d/v%d/%s%s%s%s%s%s", how, p_int(v, WP_BLOCK_SIZE), p_int(v, WP_EPT),
+    /* min_blocks > 0: "/mbK" (variants that differ only there get labels of their own) */
+    char mb[16] = "";
+    if (v->p[WP_MIN_BLOCKS] > 0)
+        snprintf(mb, sizeof mb, "/mb%d", p_int(v, WP_MIN_BLOCKS));
+    snprintf(buf, len, "%s/bs%d/ept%d/rpg%d/v%d/%s%s%s%s%s%s%s", how, p_int(v, WP_BLOCK_SIZE), p_int(v, WP_EPT),
              p_int(v, WP_RPG), p_int(v, WP_VECTOR_WIDTH), g.s ? g.s : "?",
              v->p[WP_LOAD] ? "/" : "", v->p[WP_LOAD] ? load_names[v->p[WP_LOAD]] : "",
-             v->p[WP_BLOCK_REDUCE] ? "/shared_tree" : "", v->p[WP_PIPE] ? "/pipe" : "",
+             v->p[WP_BLOCK_REDUCE] ? "/shared_tree" : "", v->p[WP_PIPE] ? "/pipe" : "", mb,
              kf_acc_label(variant_acc(v)));
     sb_free(&g);
 }
