@@ -60,6 +60,23 @@ __device__ __forceinline__ T kf_warp_shuffle(T v)
     return v;
 }
 
+// The same for values in lanes 0..W-1 only (W a power of two, the rest the
+// identity): lane 0 gets their fold in log2(W) steps, in the order the 32-lane
+// version gives it.
+template <int W> __device__ __forceinline__ T kf_warp_shuffle_first(T v)
+{
+    if constexpr (KF_UNROLL == KF_UNROLL_NONE) {
+#pragma unroll 1
+        for (int offset = W / 2; offset > 0; offset /= 2)
+            v = kf_op(v, __shfl_down_sync(KF_FULL_MASK, v, offset));
+    } else {
+#pragma unroll
+        for (int offset = W / 2; offset > 0; offset /= 2)
+            v = kf_op(v, __shfl_down_sync(KF_FULL_MASK, v, offset));
+    }
+    return v;
+}
+
 // The last warp of the sequential tree: sdata[0..63] (or [0..31] for a
 // 32-thread block) to one value, in thread 0.
 //
@@ -189,7 +206,14 @@ __device__ __forceinline__ T kf_block_reduce(T acc, T *sdata, unsigned tid)
             __syncthreads();
             if (warp == 0) {
                 v = lane < KF_WARPS ? sdata[lane] : kf_identity();
+#if KF_ALG == KF_ALG_WARP_INTRINSIC
                 v = KF_WARP_FOLD(v);
+#else
+                // KF_WARPS values, in lanes 0..KF_WARPS-1: log2(KF_WARPS)
+                // steps (the 32-lane steps before them only added the
+                // identity, which cost a 4-warp block 3 of its 10 steps)
+                v = kf_warp_shuffle_first<KF_WARPS>(v);
+#endif
             }
             return v;
         }

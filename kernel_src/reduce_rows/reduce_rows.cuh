@@ -307,10 +307,12 @@ __device__ __forceinline__ void kf_rows_block_reduce(T (&v)[N], unsigned tid)
                 s[j][warp] = v[j];
         }
         __syncthreads();
+        // (W values, in lanes 0..W-1: log2(W) steps; the 32-lane steps
+        // before them only added the identity)
         if (warp == 0) {
 #pragma unroll
             for (int j = 0; j < N; j++)
-                v[j] = kf_rows_group_reduce<32>(lane < W ? s[j][lane] : kf_identity());
+                v[j] = kf_rows_group_reduce<W>(lane < W ? s[j][lane] : kf_identity());
         }
     }
 #else
