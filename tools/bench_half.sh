@@ -3,9 +3,13 @@
 # (issue 23): kforge, tuned on this GPU, beside PyTorch and CUB in one run,
 # at the issue's sizes and shapes; one table.
 #
-#   1. per dtype: kforge tune configs/tune-reduce-half.json (random search,
-#      every size 2^10..2^30 at once, then an exhaustive search at each of
-#      the latency-bound sizes --small) and configs/tune-rows.json with
+#   1. per dtype: kforge tune configs/tune-reduce-half.json (random search
+#      over the sizes 2^10..2^30 but the latency-bound ones --small, then an
+#      exhaustive search at each of those, measured closer: at least 200
+#      repetitions a candidate that is not abandoned, up to 1000 or 50 ms,
+#      since a few microseconds are within a timer tick or two of each
+#      other and the database keeps the fastest median it is given) and
+#      configs/tune-rows.json with
 #      vector_width 8 per shape (database in $DIR/db); kforge best per size;
 #   2. ROUNDS rounds (--rounds, default 1), each per dtype: kforge run of
 #      the best variants (median of >= 31
@@ -45,7 +49,7 @@ while [ $# -gt 0 ]; do
     --small) SMALL=$2; shift 2 ;;
     --rounds) ROUNDS=$2; shift 2 ;;
     --dir) DIR=$2; shift 2 ;;
-    *) sed -n '2,34p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+    *) sed -n '2,38p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
   esac
 done
 NS="2^10 2^12 2^14 2^16 2^18 2^20 2^22 2^24 2^26 2^28 2^30"
@@ -61,11 +65,18 @@ nargs= sargs=
 for n in $NS; do nargs="$nargs --n $n"; done
 for s in $SHAPES; do sargs="$sargs --shape $s"; done
 t0=$(date +%s)
+# the sizes the random search covers: those not in --small, as a JSON list
+large=
+for n in $NS; do
+  case " $SMALL " in *" $n "*) ;; *) large="$large${large:+,}\"$n\"" ;; esac
+done
 for dt in $DTYPES; do
-  "$KFORGE" tune configs/tune-reduce-half.json --set dtype="$dt" --strategy random --budget "$BUDGET" --seed 1 \
-    --results "$DIR/tune.jsonl" --quiet > "$DIR/tune-$dt.txt"
+  : > "$DIR/tune-$dt.txt"
+  [ -z "$large" ] || "$KFORGE" tune configs/tune-reduce-half.json --set dtype="$dt" --set "n=[$large]" --strategy random \
+    --budget "$BUDGET" --seed 1 --results "$DIR/tune.jsonl" --quiet >> "$DIR/tune-$dt.txt"
   for n in $SMALL; do
     "$KFORGE" tune configs/tune-reduce-half.json --set dtype="$dt" --set n="$n" --strategy exhaustive \
+      --set bench.min_reps=200 --set bench.max_reps=1000 --set bench.max_time_s=0.05 \
       --results "$DIR/tune.jsonl" --quiet >> "$DIR/tune-$dt.txt"
   done
   for s in $SHAPES; do
