@@ -5,10 +5,12 @@
 #
 #   1. per dtype: kforge tune configs/tune-reduce-half.json (random search
 #      over the sizes 2^10..2^30 but the latency-bound ones --small, then an
-#      exhaustive search at each of those, measured closer: at least 200
+#      exhaustive search at each of those (sizes written as in the list
+#      above, 2^K), measured closer: at least 200
 #      repetitions a candidate that is not abandoned, up to 1000 or 50 ms,
 #      since a few microseconds are within a timer tick or two of each
-#      other and the database keeps the fastest median it is given) and
+#      other and the database keeps the fastest median it is given: use a
+#      fresh --dir) and
 #      configs/tune-rows.json with
 #      vector_width 8 per shape (database in $DIR/db); kforge best per size;
 #   2. ROUNDS rounds (--rounds, default 1), each per dtype: kforge run of
@@ -25,7 +27,8 @@
 #      harness;
 #   4. the table: each time the median over the rounds (the rounds take
 #      turns, so a slow moment of the GPU does not fall on one tool only; at
-#      a few microseconds one timer tick is 32 ns, about 1%), time and GB/s
+#      a few microseconds one timer tick is 32 ns, about 1%; an even count
+#      takes the lower of the two middle rounds), time and GB/s
 #      (input bytes) of each, kforge's GB/s counting
 #      its outputs too (rows), and its speedup over PyTorch and over CUB; for
 #      full reductions also the header's time in CUB's loop and its speedup
@@ -47,9 +50,10 @@ while [ $# -gt 0 ]; do
     --budget) BUDGET=$2; shift 2 ;;
     --rbudget) RBUDGET=$2; shift 2 ;;
     --small) SMALL=$2; shift 2 ;;
-    --rounds) ROUNDS=$2; shift 2 ;;
+    --rounds) ROUNDS=$2; shift 2
+      case $ROUNDS in ''|*[!0-9]*|0) echo "bench_half.sh: --rounds takes a count of 1 or more, got '$ROUNDS'" >&2; exit 2 ;; esac ;;
     --dir) DIR=$2; shift 2 ;;
-    *) sed -n '2,38p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+    *) sed -n '2,42p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
   esac
 done
 NS="2^10 2^12 2^14 2^16 2^18 2^20 2^22 2^24 2^26 2^28 2^30"
@@ -68,7 +72,11 @@ t0=$(date +%s)
 # the sizes the random search covers: those not in --small, as a JSON list
 large=
 for n in $NS; do
-  case " $SMALL " in *" $n "*) ;; *) large="$large${large:+,}\"$n\"" ;; esac
+  small=0
+  for s in $SMALL; do
+    if [ "$s" = "$n" ]; then small=1; fi
+  done
+  if [ $small = 0 ]; then large="$large${large:+,}\"$n\""; fi
 done
 for dt in $DTYPES; do
   : > "$DIR/tune-$dt.txt"

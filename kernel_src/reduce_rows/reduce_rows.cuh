@@ -46,7 +46,7 @@
 //                     KF_RPG rows is loaded before any of it is folded, so
 //                     short rows still have KF_RPG * KF_EPT loads in flight.
 //                     KF_RPG * KF_EPT <= 16.
-//   KF_PIPE           optional (default 0): 1 issues the row
+//   KF_PIPE           optional (default 0).  Maps 0..2: 1 issues the row
 //                     information and first-tile loads of the block's next
 //                     tile before folding the current one (software
 //                     pipelining across grid-stride iterations; pays off

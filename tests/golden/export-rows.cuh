@@ -550,7 +550,7 @@ template <typename X> __device__ __forceinline__ T kf_fold_vec(const kf_vec_of<X
 //                     KF_RPG rows is loaded before any of it is folded, so
 //                     short rows still have KF_RPG * KF_EPT loads in flight.
 //                     KF_RPG * KF_EPT <= 16.
-//   KF_PIPE           optional (default 0): 1 issues the row
+//   KF_PIPE           optional (default 0).  Maps 0..2: 1 issues the row
 //                     information and first-tile loads of the block's next
 //                     tile before folding the current one (software
 //                     pipelining across grid-stride iterations; pays off
@@ -1698,7 +1698,7 @@ template <typename X> __device__ __forceinline__ T kf_fold_vec(const kf_vec_of<X
 //                     KF_RPG rows is loaded before any of it is folded, so
 //                     short rows still have KF_RPG * KF_EPT loads in flight.
 //                     KF_RPG * KF_EPT <= 16.
-//   KF_PIPE           optional (default 0): 1 issues the row
+//   KF_PIPE           optional (default 0).  Maps 0..2: 1 issues the row
 //                     information and first-tile loads of the block's next
 //                     tile before folding the current one (software
 //                     pipelining across grid-stride iterations; pays off
