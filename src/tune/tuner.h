@@ -121,6 +121,10 @@ void tune_fmt_objective(const tuner *t, char *buf, size_t len, double x);
  * strategy for t->kind (NULL, err), the cells of results already in a file
  * (how many found, or -1, err), and freeing it all. */
 int tuner_load_space(tuner *t, char *err, size_t errlen);
+/* (candidates.c, as the three around it) A result's figures into a cell. */
+void tuner_fill_cell(cell *x, const kf_result *r);
+/* The distinct "device" names of a results file's lines (at most max), or -1. */
+int tuner_file_devices(const char *path, char names[][128], int max, char *err, size_t errlen);
 int tuner_build_candidates(tuner *t);
 strategy *tuner_make_strategy(tuner *t, char *err, size_t errlen);
 int tuner_load_recorded(tuner *t, const char *path, char *err, size_t errlen);
