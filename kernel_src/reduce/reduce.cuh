@@ -43,26 +43,10 @@ __device__ __forceinline__ T kf_warp_intrinsic(T v)
 }
 #endif
 
-// Reduces v over the warp with __shfl_down_sync; lane 0 holds the result.
-// unroll none keeps the loop a loop, as written in the seeds before their
-// "#pragma unroll".
-__device__ __forceinline__ T kf_warp_shuffle(T v)
-{
-    if constexpr (KF_UNROLL == KF_UNROLL_NONE) {
-#pragma unroll 1
-        for (int offset = 16; offset > 0; offset /= 2)
-            v = kf_op(v, __shfl_down_sync(KF_FULL_MASK, v, offset));
-    } else {
-#pragma unroll
-        for (int offset = 16; offset > 0; offset /= 2)
-            v = kf_op(v, __shfl_down_sync(KF_FULL_MASK, v, offset));
-    }
-    return v;
-}
-
-// The same for values in lanes 0..W-1 only (W a power of two, the rest the
-// identity): lane 0 gets their fold in log2(W) steps, in the order the 32-lane
-// version gives it.
+// Reduces the values in lanes 0..W-1 (W a power of two, the other lanes
+// holding the identity) with __shfl_down_sync in log2(W) steps; lane 0 holds
+// the result.  unroll none keeps the loop a loop, as written in the seeds
+// before their "#pragma unroll".
 template <int W> __device__ __forceinline__ T kf_warp_shuffle_first(T v)
 {
     if constexpr (KF_UNROLL == KF_UNROLL_NONE) {
@@ -76,6 +60,9 @@ template <int W> __device__ __forceinline__ T kf_warp_shuffle_first(T v)
     }
     return v;
 }
+
+// Reduces v over the whole warp; lane 0 holds the result.
+__device__ __forceinline__ T kf_warp_shuffle(T v) { return kf_warp_shuffle_first<32>(v); }
 
 // The last warp of the sequential tree: sdata[0..63] (or [0..31] for a
 // 32-thread block) to one value, in thread 0.

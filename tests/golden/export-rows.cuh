@@ -1093,16 +1093,17 @@ kf_reduce_rows(const E *in, long long rows, long long cols, long long stride, T 
     const kf_u64 q = one ? 1 : work / nb, rem = one ? 0 : work % nb;
     const bool pow2 = (ns & (ns - 1)) == 0;
     const unsigned sh = (unsigned)(__ffsll((long long)ns) - 1);
+    auto div_ns = [&](kf_u64 x) { return pow2 ? x >> sh : x / ns; };
     kf_u64 i = b * q + (b < rem ? b : rem);
     const kf_u64 iend = i + q + (b < rem ? 1 : 0);
     while (i < iend) {
-        const kf_u64 r = pow2 ? i >> sh : i / ns, p0 = i - r * ns;
+        const kf_u64 r = div_ns(i), p0 = i - r * ns;
         const kf_u64 p1 = ns - p0 < iend - i ? ns : p0 + (iend - i);
         i += p1 - p0;
         const kf_row R = kf_row_at(in + r * rstride, ncols);
         // Parts of whole 8-vector groups (128 B for float x 4): neighbouring
         // blocks share no DRAM sector.
-        const kf_u64 chunk = ((pow2 ? (R.nv + ns - 1) >> sh : (R.nv + ns - 1) / ns) + 7) & ~(kf_u64)7;
+        const kf_u64 chunk = (div_ns(R.nv + ns - 1) + 7) & ~(kf_u64)7;
         kf_u64 lo = p0 * chunk, hi = p1 * chunk;
         if (lo > R.nv) lo = R.nv;
         if (hi > R.nv) hi = R.nv;
@@ -2241,16 +2242,17 @@ kf_reduce_rows(const E *in, long long rows, long long cols, long long stride, T 
     const kf_u64 q = one ? 1 : work / nb, rem = one ? 0 : work % nb;
     const bool pow2 = (ns & (ns - 1)) == 0;
     const unsigned sh = (unsigned)(__ffsll((long long)ns) - 1);
+    auto div_ns = [&](kf_u64 x) { return pow2 ? x >> sh : x / ns; };
     kf_u64 i = b * q + (b < rem ? b : rem);
     const kf_u64 iend = i + q + (b < rem ? 1 : 0);
     while (i < iend) {
-        const kf_u64 r = pow2 ? i >> sh : i / ns, p0 = i - r * ns;
+        const kf_u64 r = div_ns(i), p0 = i - r * ns;
         const kf_u64 p1 = ns - p0 < iend - i ? ns : p0 + (iend - i);
         i += p1 - p0;
         const kf_row R = kf_row_at(in + r * rstride, ncols);
         // Parts of whole 8-vector groups (128 B for float x 4): neighbouring
         // blocks share no DRAM sector.
-        const kf_u64 chunk = ((pow2 ? (R.nv + ns - 1) >> sh : (R.nv + ns - 1) / ns) + 7) & ~(kf_u64)7;
+        const kf_u64 chunk = (div_ns(R.nv + ns - 1) + 7) & ~(kf_u64)7;
         kf_u64 lo = p0 * chunk, hi = p1 * chunk;
         if (lo > R.nv) lo = R.nv;
         if (hi > R.nv) hi = R.nv;
