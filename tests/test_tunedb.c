@@ -19,6 +19,7 @@
 #include "family.h"
 #include "reduce.h"
 #include "space.h"
+#include "pick.h"
 #include "tunedb.h"
 #include "util.h"
 
@@ -104,7 +105,8 @@ static int lookup(const char *dir, const char *gpu, kf_dtype t, kf_op op, int64_
     key.p[RP_DTYPE] = t;
     key.p[RP_OP] = op;
     kf_shape s = shape_n(n);
-    return tunedb_lookup(dir, gpu, &key, &s, deterministic, out, exact, err, errlen);
+    pick_policy p = {deterministic ? PICK_DET_ONLY : PICK_FASTEST, 0};
+    return tunedb_lookup(dir, gpu, &key, &s, &p, out, exact, err, errlen);
 }
 
 static char *slurp(const char *path)
@@ -502,6 +504,59 @@ START_TEST(lookup_deterministic_skips_others)
 }
 END_TEST
 
+/* Issue 35: which entry serves a size.  The default prefers the fastest
+ * deterministic entry of the size (nearest size first), --fastest takes the
+ * fastest, and --max-error only entries whose recorded error is within it
+ * (an entry without one never is); acc_rel goes through the file. */
+START_TEST(lookup_policy_and_max_error)
+{
+    char *dir = tmpdir();
+    char err[512];
+    tunedb_entry es[4] = {
+        entry_nondet("P", KF_FLOAT32, KF_OP_SUM, 1 << 20, 0.010, 128),  /* fastest, atomic, error 8e-6 */
+        entry("P", KF_FLOAT32, KF_OP_SUM, 1 << 20, 0.011, 256),         /* deterministic, error 3e-8 */
+        entry_nondet("P", KF_FLOAT32, KF_OP_SUM, 1 << 24, 0.100, 512),  /* only an atomic one, no error */
+        entry("P", KF_FLOAT32, KF_OP_SUM, 1 << 28, 1.000, 1024),        /* deterministic, no error recorded */
+    };
+    es[0].has_acc = true, es[0].acc_rel = 8e-6;
+    es[1].has_acc = true, es[1].acc_rel = 3e-8;
+    ck_assert_int_eq(tunedb_update(dir, es, 4, err, sizeof err), 4);
+    kf_variant key;
+    variant_defaults(&key, family_find("reduce"));
+    key.p[RP_DTYPE] = KF_FLOAT32;
+    key.p[RP_OP] = KF_OP_SUM;
+    tunedb_entry r;
+    bool exact;
+    kf_shape s = shape_n(1 << 20);
+    /* the default (NULL and PREFER_DET alike): the deterministic one, slower as it is */
+    ck_assert_int_eq(tunedb_lookup(dir, "P", &key, &s, NULL, &r, &exact, err, sizeof err), 0);
+    ck_assert(exact && r.deterministic);
+    ck_assert_int_eq(r.v.p[RP_BLOCK_SIZE], 256);
+    ck_assert(r.has_acc && fabs(r.acc_rel - 3e-8) < 1e-20);
+    pick_policy fastest = {PICK_FASTEST, 0};
+    ck_assert_int_eq(tunedb_lookup(dir, "P", &key, &s, &fastest, &r, &exact, err, sizeof err), 0);
+    ck_assert(!r.deterministic && r.has_acc && r.acc_rel == 8e-6);
+    /* a size with no deterministic entry: the default takes its fastest */
+    s = shape_n(1 << 24);
+    ck_assert_int_eq(tunedb_lookup(dir, "P", &key, &s, NULL, &r, &exact, err, sizeof err), 0);
+    ck_assert(exact && !r.deterministic && !r.has_acc);
+    /* --max-error 1e-6 with --fastest: the atomic entry is out, the deterministic one in */
+    pick_policy bound = {PICK_FASTEST, 1e-6};
+    s = shape_n(1 << 20);
+    ck_assert_int_eq(tunedb_lookup(dir, "P", &key, &s, &bound, &r, &exact, err, sizeof err), 0);
+    ck_assert(exact && r.deterministic && r.v.p[RP_BLOCK_SIZE] == 256);
+    /* at 2^28 nothing has a recorded error: the nearest that has one, not exact */
+    s = shape_n(1 << 28);
+    ck_assert_int_eq(tunedb_lookup(dir, "P", &key, &s, &bound, &r, &exact, err, sizeof err), 0);
+    ck_assert(!exact && r.shape.d[0] == 1 << 20);
+    /* a bound nothing meets: nothing */
+    pick_policy tight = {PICK_PREFER_DET, 1e-9};
+    ck_assert_int_eq(tunedb_lookup(dir, "P", &key, &s, &tight, &r, &exact, err, sizeof err), 1);
+    rmrf(dir);
+    free(dir);
+}
+END_TEST
+
 START_TEST(entries_and_delete)
 {
     char *dir = tmpdir();
@@ -707,6 +762,7 @@ static Suite *tunedb_suite(void)
     tcase_add_test(t, entry_round_trip_keeps_deterministic);
     tcase_add_test(t, lookup_deterministic_skips_others);
     tcase_add_test(t, entries_and_delete);
+    tcase_add_test(t, lookup_policy_and_max_error);
     tcase_add_test(t, header_defines_from_table);
     tcase_add_test(t, header_every_grid_kind_compiles);
     tcase_add_test(t, header_grid_blocks_kind_compiles);

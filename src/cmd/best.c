@@ -17,7 +17,7 @@
 
 static const char *const best_help =
     "usage: kforge best [--kernel K] [--dtype T] [--op OP] --SIZE N... [--db DIR] [--gpu NAME]\n"
-    "                   [--deterministic] [--header]\n"
+    "                   [--deterministic | --fastest] [--max-error E] [--header]\n"
     "       kforge best --list [--kernel K] [--dtype T] [--op OP] [--SIZE N...] [--deterministic]\n"
     "                   [--db DIR] [--gpu NAME]\n"
     "       kforge best --delete --dtype T --op OP --SIZE N... [--kernel K] [--deterministic]\n"
@@ -29,6 +29,12 @@ static const char *const best_help =
     "with --header as a C header of #defines (KFORGE_REDUCE_BLOCK_SIZE, ...).  Without an entry for\n"
     "exactly that size, the entry for the nearest tuned size (log scale) is printed and the output\n"
     "says so.  Either way it says whether the variant is run-to-run deterministic.\n"
+    "\n"
+    "Which variant: a size's fastest run-to-run deterministic entry where it has one (float sums\n"
+    "and products whose blocks add in arrival order, with atomics, are a few percent faster at\n"
+    "most, but their bits change run to run and their error grows with the number of blocks),\n"
+    "else its fastest; --fastest takes the fastest whatever its order, --deterministic only\n"
+    "deterministic ones, --max-error only entries whose measured error is within the bound.\n"
     "\n"
     "--list prints the database's entries (every GPU's, or --gpu's), one line each, those that\n"
     "match the options given.  --delete removes the entries for that kernel, dtype, op and size\n"
@@ -42,6 +48,10 @@ static const char *const best_help =
     "                      a family without key axes takes none\n"
     "  --n N, --rows N ... the size, one option per size of the family: an integer or 2^K\n"
     "  --deterministic     only variants whose result is the same bits run to run\n"
+    "  --fastest           the fastest entry, deterministic or not (default: the deterministic one\n"
+    "                      where the size has one)\n"
+    "  --max-error E       only entries whose relative error on the realistic data, measured by\n"
+    "                      kforge tune --accuracy or --max-error (|error| / sum |x_i|), is at most E\n"
     "  --db DIR            tuning database (default $KFORGE_DB, else $XDG_DATA_HOME/kforge/tuning,\n"
     "                      else ~/.local/share/kforge/tuning)\n"
     "  --gpu NAME          the GPU (device name or database file name); default: the only GPU in\n"
@@ -119,7 +129,7 @@ static bool list_match(const kf_variant *v, const kf_variant *key, bool same_fam
 /* --list: the entries of every GPU (or gpu's) that match the filters given
  * (list_match; shape all zero: any size). */
 static int list_entries(const char *dir, const char *gpu, const kf_variant *key, bool same_family,
-                        const bool *given, const kf_shape *shape, bool deterministic)
+                        const bool *given, const kf_shape *shape, const pick_policy *policy)
 {
     char err[1024];
     char **stems = NULL;
@@ -152,7 +162,7 @@ static int list_entries(const char *dir, const char *gpu, const kf_variant *key,
             const tunedb_entry *e = &es[i];
             const kf_family *f = family_of(&e->v);
             pick_cand pc = pick_cand_of_entry(e);
-            if (!list_match(&e->v, key, same_family, given) || !pick_eligible(&pc, deterministic) ||
+            if (!list_match(&e->v, key, same_family, given) || !pick_allowed(&pc, policy) ||
                 (!any_size && !shape_eq(&e->shape, shape)))
                 continue;
             if (shown++ == 0)
@@ -181,8 +191,9 @@ static int list_entries(const char *dir, const char *gpu, const kf_variant *key,
  * the entries deleted.  what names the key ("reduce float32 sum"), sets
  * the tune options that would fill it. */
 static int best_answer(const char *dir, const char *gpu, const kf_variant *key, const kf_shape *shape, bool del,
-                       bool header, bool deterministic, const char *what, const char *sets)
+                       bool header, const pick_policy *policy, const char *what, const char *sets)
 {
+    bool deterministic = policy->order == PICK_DET_ONLY;
     const kf_family *fam = family_of(key);
     char err[1024];
     if (del) {
@@ -204,7 +215,7 @@ static int best_answer(const char *dir, const char *gpu, const kf_variant *key, 
     }
     tunedb_entry e;
     bool exact = false;
-    int lr = tunedb_lookup(dir, gpu, key, shape, deterministic, &e, &exact, err, sizeof err);
+    int lr = tunedb_lookup(dir, gpu, key, shape, policy, &e, &exact, err, sizeof err);
     if (lr < 0) {
         fprintf(stderr, "kforge best: %s\n", err);
         return KF_EXIT_USAGE;
@@ -212,8 +223,11 @@ static int best_answer(const char *dir, const char *gpu, const kf_variant *key, 
     if (lr == 1) {
         char stem[256];
         tunedb_stem(gpu, stem, sizeof stem);
-        fprintf(stderr, "kforge best: nothing%s tuned for %s on %s in %s (%s/%s.json); run kforge tune%s%s\n",
-                deterministic ? " deterministic" : "", what, gpu, dir, dir, stem, sets[0] ? " with" : "", sets);
+        char pt[128];
+        pick_policy_text(policy, pt, sizeof pt);
+        fprintf(stderr, "kforge best: nothing%s%s%s tuned for %s on %s in %s (%s/%s.json); run kforge tune%s%s%s\n",
+                pt[0] ? " that " : "", pt, pt[0] ? " allows" : "", what, gpu, dir, dir, stem, sets[0] ? " with" : "",
+                sets, policy->max_error > 0 ? " --max-error (which measures each candidate's error)" : "");
         return KF_EXIT_USAGE;
     }
     char want[128], got[128];
@@ -221,8 +235,11 @@ static int best_answer(const char *dir, const char *gpu, const kf_variant *key, 
     shape_text(fam, &e.shape, got, sizeof got);
     if (!exact)
         fprintf(stderr, "kforge best: no entry for %s; using the one tuned for the nearest size, %s\n", want, got);
-    fprintf(stderr, "kforge best: %s variant (%s)\n", e.deterministic ? "a deterministic" : "a non-deterministic",
-            e.deterministic ? "the same bits every run" : "float results may differ in the last bits run to run");
+    char acc[96] = "";
+    if (e.has_acc)
+        snprintf(acc, sizeof acc, "; relative error %.2g on the realistic data", e.acc_rel);
+    fprintf(stderr, "kforge best: %s variant (%s%s)\n", e.deterministic ? "a deterministic" : "a non-deterministic",
+            e.deterministic ? "the same bits every run" : "float results may differ in the last bits run to run", acc);
     char *text = header ? tunedb_header(&e, shape, exact) : tunedb_config_json(&e, shape, exact);
     if (!text) {
         fprintf(stderr, "kforge best: out of memory\n");
@@ -240,7 +257,8 @@ int cmd_best(int argc, char **argv)
     bool given_kernel = false, given[KF_MAX_PARAMS] = {false};
     kf_shape shape;
     memset(&shape, 0, sizeof shape);
-    bool header = false, deterministic = false, list = false, del = false;
+    bool header = false, list = false, del = false;
+    pick_policy policy = {PICK_PREFER_DET, 0};
     cli c;
     cli_init(&c, argc, argv);
     /* --kernel first: the size options depend on it */
@@ -269,8 +287,9 @@ int cmd_best(int argc, char **argv)
             return KF_EXIT_OK;
         } else if (cli_value(&c, "--kernel", &val)) {
             given_kernel = true; /* taken above */
-        } else if (cli_flag(&c, "--deterministic")) {
-            deterministic = true;
+        } else if ((k = cli_policy_option(&c, &policy)) != 0) {
+            if (k < 0)
+                return KF_EXIT_USAGE;
         } else if ((k = key_option(&c, fam, &key, given)) != 0) {
             if (k < 0)
                 return KF_EXIT_USAGE;
@@ -331,7 +350,7 @@ int cmd_best(int argc, char **argv)
     if (db_dir("best", db, dir, sizeof dir) != 0)
         return KF_EXIT_USAGE;
     if (list)
-        return list_entries(dir, gpu, &key, given_kernel, given, &shape, deterministic);
+        return list_entries(dir, gpu, &key, given_kernel, given, &shape, &policy);
     char gpu_buf[256];
     if (!gpu) {
         if (db_gpu("best", dir, gpu_buf, sizeof gpu_buf) != 0)
@@ -342,7 +361,7 @@ int cmd_best(int argc, char **argv)
     key_describe(&what, &key);
     strbuf sets = {0}; /* " --set dtype=float32 --set op=sum" */
     key_set_args(&sets, &key);
-    int rc = best_answer(dir, gpu, &key, &shape, del, header, deterministic, what.s ? what.s : fam->name,
+    int rc = best_answer(dir, gpu, &key, &shape, del, header, &policy, what.s ? what.s : fam->name,
                          sets.s ? sets.s : "");
     sb_free(&what);
     sb_free(&sets);

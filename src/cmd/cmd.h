@@ -108,6 +108,14 @@ int parse_opts(int argc, char **argv, const char *help, unsigned allowed, opts *
  * *timeout), 0 if not, -1 after printing an error. */
 int cli_run_option(cli *c, run_opts *ro, double *timeout);
 
+/* --deterministic, --fastest, --max-error E (best, export: which entry
+ * serves a shape, pick.h): 1 taken, 0 not one of them, -1 after a message. */
+struct pick_policy;
+int cli_policy_option(cli *c, struct pick_policy *p);
+
+/* --max-error E's value: a relative error in (0, 1).  false if not. */
+bool parse_max_error(const char *s, double *out);
+
 /* --devices LIST and --shard K/N (run and tune): 1 if the current argument
  * was one of them, 0 if not, -1 after printing an error. */
 int multi_option(cli *c, run_opts *ro, kf_shard *sh);

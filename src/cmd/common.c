@@ -11,6 +11,7 @@
 
 #include "cli.h"
 #include "line.h"
+#include "pick.h"
 #include "tunedb.h"
 #include "util.h"
 #include "worker.h"
@@ -469,6 +470,31 @@ int cli_run_option(cli *c, run_opts *ro, double *timeout)
         ro->no_cache = true;
     } else if (cli_flag(c, "--lineinfo")) {
         ro->lineinfo = true;
+    } else {
+        return 0;
+    }
+    return 1;
+}
+
+bool parse_max_error(const char *s, double *out)
+{
+    return kf_parse_double(s, out) && *out > 0 && *out < 1;
+}
+
+int cli_policy_option(cli *c, pick_policy *p)
+{
+    const char *val;
+    if (cli_flag(c, "--deterministic")) {
+        if (p->order == PICK_FASTEST)
+            return cli_fail(c, "--deterministic and --fastest: choose one");
+        p->order = PICK_DET_ONLY;
+    } else if (cli_flag(c, "--fastest")) {
+        if (p->order == PICK_DET_ONLY)
+            return cli_fail(c, "--deterministic and --fastest: choose one");
+        p->order = PICK_FASTEST;
+    } else if (cli_value(c, "--max-error", &val)) {
+        if (!parse_max_error(val, &p->max_error))
+            return cli_fail(c, "--max-error: expected a relative error between 0 and 1 such as 1e-6, got '%s'", val);
     } else {
         return 0;
     }

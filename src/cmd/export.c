@@ -21,7 +21,7 @@
 
 static const char *const export_help =
     "usage: kforge export --dtype T --op OP [--kernel K] [--db DIR] [--gpu NAME]\n"
-    "                     [--deterministic] [-o FILE]\n"
+    "                     [--deterministic | --fastest] [--max-error E] [-o FILE]\n"
     "\n"
     "Writes one self-contained CUDA C++17 header (no kforge headers, no run-time compilation;\n"
     "compiles with nvcc, and its kernels with NVRTC) holding the variants the tuning database\n"
@@ -46,6 +46,11 @@ static const char *const export_help =
     "out at run time, so the header works, untuned, on other GPUs too.  Says on stderr which\n"
     "variant serves each shape and whether each is run-to-run deterministic.\n"
     "\n"
+    "Which variant serves a shape: its fastest run-to-run deterministic entry where it has one,\n"
+    "as CUB's reductions are (float sums and products whose blocks add in arrival order, with\n"
+    "atomics, are a few percent faster at most, but their bits change run to run and their error\n"
+    "grows with the number of blocks: up to ~100 x CUB's at 2^30), else its fastest.\n"
+    "\n"
     "options:\n"
     "  --dtype T             int32, uint32, int64, float32, float64, bfloat16 or float16\n"
     "  --acc-dtype A         bfloat16 and float16: what they accumulate in, the output's type:\n"
@@ -60,7 +65,11 @@ static const char *const export_help =
     "                        else ~/.local/share/kforge/tuning)\n"
     "  --gpu NAME            the GPU model (device name or database file name); default: the only\n"
     "                        GPU in the database, else this machine's GPU\n"
-    "  --deterministic       only variants that give the same bits run to run\n"
+    "  --deterministic       only variants that give the same bits run to run (shapes without one\n"
+    "                        are left out)\n"
+    "  --fastest             each shape's fastest variant, deterministic or not\n"
+    "  --max-error E         only variants whose relative error on the realistic data, measured by\n"
+    "                        kforge tune --accuracy or --max-error (|error| / sum |x_i|), is at most E\n"
     "  -o FILE               write the header to FILE (default: standard output)\n"
     "\n"
     "exit status: 0 written; 2 usage error, or nothing tuned for that dtype and op; 4 the\n"
@@ -92,7 +101,7 @@ int cmd_export(int argc, char **argv)
 {
     const char *db = NULL, *gpu = NULL, *outpath = NULL, *val;
     int family = family_find("reduce");
-    bool deterministic = false;
+    pick_policy policy = {PICK_PREFER_DET, 0};
     /* --kernel first: the key options (--dtype, --op) are its key axes */
     const char *kname = NULL;
     for (int i = 1; i < argc; i++)
@@ -129,8 +138,9 @@ int cmd_export(int argc, char **argv)
             db = val;
         } else if (cli_value(&c, "--gpu", &val) || cli_value(&c, "--device-model", &val)) {
             gpu = val;
-        } else if (cli_flag(&c, "--deterministic")) {
-            deterministic = true;
+        } else if ((k = cli_policy_option(&c, &policy)) != 0) {
+            if (k < 0)
+                return KF_EXIT_USAGE;
         } else if (cli_value(&c, "-o", &val) || cli_value(&c, "--output", &val)) {
             outpath = val;
         } else {
@@ -190,7 +200,7 @@ int cmd_export(int argc, char **argv)
             continue;
         nmatch++;
         pick_cand pc = pick_cand_of_entry(e);
-        if (!pick_eligible(&pc, deterministic))
+        if (!pick_allowed(&pc, &policy))
             continue;
         all[keep++] = *e;
     }
@@ -202,23 +212,41 @@ int cmd_export(int argc, char **argv)
         rc = KF_EXIT_USAGE;
         goto out;
     }
-    for (int i = 0; i < keep; i++) {
-        bool same = nshapes > 0 && shape_eq(&ex[nshapes - 1].shape, &all[i].shape);
-        if (same && !pick_faster(all[i].median_ms, ex[nshapes - 1].median_ms))
-            continue;
-        kf_export_entry *x = &ex[same ? nshapes - 1 : nshapes++];
-        x->v = all[i].v;
-        x->v.name[0] = '\0';
-        space_resolve(&x->v);
-        x->shape = all[i].shape;
-        x->median_ms = all[i].median_ms;
-        x->gbps = all[i].gbps;
-        x->deterministic = all[i].deterministic;
+    /* each shape's entry that serves it under the policy (pick_serve) */
+    int ndetless = 0; /* shapes served by a non-deterministic entry although a deterministic one was asked for first */
+    for (int i = 0; i < keep;) {
+        int j = i;
+        while (j < keep && shape_eq(&all[j].shape, &all[i].shape))
+            j++;
+        pick_cand pc[j - i];
+        for (int m = i; m < j; m++)
+            pc[m - i] = pick_cand_of_entry(&all[m]);
+        int k = pick_serve(pc, j - i, &policy);
+        if (k >= 0) {
+            const tunedb_entry *e = &all[i + k];
+            kf_export_entry *x = &ex[nshapes++];
+            x->v = e->v;
+            x->v.name[0] = '\0';
+            space_resolve(&x->v);
+            x->shape = e->shape;
+            x->median_ms = e->median_ms;
+            x->gbps = e->gbps;
+            x->deterministic = e->deterministic;
+            x->has_acc = e->has_acc;
+            x->acc_rel = e->acc_rel;
+            ndetless += !e->deterministic && policy.order == PICK_PREFER_DET;
+        }
+        i = j;
     }
     if (nshapes == 0) {
         char stem[256];
         tunedb_stem(gpu, stem, sizeof stem);
-        if (nmatch > 0)
+        if (nmatch > 0 && policy.max_error > 0)
+            fprintf(stderr, "kforge export: none of the %d %s entr%s for %s in %s has a measured relative error "
+                            "within %g; tune with --max-error %g (it measures each candidate's error), or relax "
+                            "the bound\n",
+                    nmatch, what.s, nmatch == 1 ? "y" : "ies", gpu, dir, policy.max_error, policy.max_error);
+        else if (nmatch > 0)
             fprintf(stderr, "kforge export: none of the %d %s entr%s for %s in %s is deterministic; tune a space "
                             "with deterministic variants (%s), or leave out --deterministic\n",
                     nmatch, what.s, nmatch == 1 ? "y" : "ies", gpu, dir,
@@ -244,7 +272,7 @@ int cmd_export(int argc, char **argv)
                            .sms = all[0].dev.sms,
                            .command = command,
                            .date = date,
-                           .deterministic_only = deterministic,
+                           .deterministic_only = policy.order == PICK_DET_ONLY,
                            /* the API as the header spells it: the key's values do not say it
                             * (bfloat16 in float32 is kforge_reduce_bfloat16_sum) */
                            .api = &api,
@@ -280,13 +308,19 @@ int cmd_export(int argc, char **argv)
             outpath ? " -> " : "", outpath ? outpath : "", nshapes,
             fam->nsizes > 1 ? "shape" : "size", nshapes == 1 ? "" : "s", info.device,
             ndet == nshapes ? "; every variant is deterministic (the same bits every run)"
-                            : "; NOT every variant is deterministic (float results may differ in the last bits run "
-                              "to run; --deterministic chooses only those that are)");
+            : ndetless ? "; NOT every variant is deterministic: some sizes have no deterministic entry (tune a space "
+                         "with deterministic variants, or give --deterministic to leave those sizes out)"
+                       : "; NOT every variant is deterministic (--fastest: float results may differ in the last bits "
+                         "run to run; the default and --deterministic choose those that are not)");
     for (int i = 0; i < nshapes; i++) {
         char st[128], label[256];
         shape_text(fam, &ex[i].shape, st, sizeof st);
         fam->label(&ex[i].v, label, sizeof label);
-        fprintf(stderr, "  %-24s %-60s %s\n", st, label, ex[i].deterministic ? "deterministic" : "not deterministic");
+        char acc[48] = "";
+        if (ex[i].has_acc)
+            snprintf(acc, sizeof acc, ", relative error %.2g", ex[i].acc_rel);
+        fprintf(stderr, "  %-24s %-60s %s%s\n", st, label, ex[i].deterministic ? "deterministic" : "not deterministic",
+                acc);
     }
     if (note[0]) /* what the header leaves out (a custom kernel's launcher), and why */
         fprintf(stderr, "kforge export: %s\n", note);

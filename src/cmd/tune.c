@@ -58,6 +58,10 @@ static const char *const tune_help =
     "  --accuracy          also run each candidate on the realistic data for its rounding error\n"
     "                      (acc_err, acc_bound), as kforge run does; without it tune checks every\n"
     "                      candidate's answer on the exact data only, which decides right or wrong\n"
+    "  --max-error E       a candidate whose relative error on the realistic data (|error| /\n"
+    "                      sum |x_i|, measured as with --accuracy, which it sets) is above E at some\n"
+    "                      size is never the best, nor recorded in the database (float sums and\n"
+    "                      products; e.g. 1e-6)\n"
     "  --timeout SEC       watchdog per case (bench.timeout_s; default 30)\n"
     "  --device N          GPU index (default 0)\n"
     "  --devices LIST      evaluate the search on several GPUs of one model at once: 'all' or indices\n"
@@ -125,6 +129,10 @@ static int parse_tune_opts(int argc, char **argv, tune_opts *o)
             o->seed = (uint64_t)s;
         } else if (cli_flag(&c, "--accuracy")) {
             o->accuracy = true;
+        } else if (cli_value(&c, "--max-error", &val)) {
+            if (!parse_max_error(val, &o->max_error))
+                return cli_fail(&c, "--max-error: expected a relative error between 0 and 1 such as 1e-6, got '%s'",
+                                val);
         } else if (cli_value(&c, "--abandon-above", &val)) {
             if (!kf_parse_double(val, &o->abandon_k) || !(o->abandon_k == 0 || o->abandon_k >= 1))
                 return cli_fail(&c, "--abandon-above: expected a factor >= 1, or 0 for never, got '%s'", val);

@@ -115,6 +115,8 @@ typedef struct {
     kf_shape shape;
     double median_ms, gbps;
     bool deterministic;         /* run-to-run deterministic */
+    bool has_acc;               /* acc_rel measured */
+    double acc_rel;             /* relative error on the realistic data (tunedb_entry) */
 } kf_export_entry;
 
 /* Where an export comes from, for the header's opening comment. */

@@ -170,6 +170,12 @@ typedef struct {
     /* the accuracy run on the realistic data (float sum and prod): the worst
      * output's |error| and the rounding bound there (acc_bound 0: no run) */
     double acc_err, acc_bound;
+    /* acc_err relative to the size of what was summed: sum |x_i| for sums,
+     * |reference| for products (the normwise relative error; for data of one
+     * sign, the plain relative error of the result).  Set with acc_bound. */
+    double acc_rel;
+    /* what compare measured abs_err against for acc_rel (0: not known) */
+    double err_scale;
     /* test hook (KFORGE_PLANT): the planted fault and what it does here:
      * "changes the answer", "cannot change the answer" or "no place: why" */
     char planted[16];

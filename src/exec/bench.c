@@ -721,6 +721,7 @@ void bench_accuracy(kf_result *r, const kf_result *acc, int64_t bad)
 {
     r->acc_err = acc->abs_err;
     r->acc_bound = acc->tolerance;
+    r->acc_rel = acc->err_scale > 0 ? acc->abs_err / acc->err_scale : 0;
     if (r->status == KF_ST_WRONG) {
         size_t len = strlen(r->message);
         snprintf(r->message + len, sizeof r->message - len,

@@ -108,6 +108,7 @@ static const field fields[] = {
     {.name = "tolerance", .type = F_DBL, .flags = 0, RES(tolerance)},
     {.name = "acc_err", .type = F_DBL, .flags = 0, RES(acc_err), .have = have_acc},
     {.name = "acc_bound", .type = F_DBL, .flags = 0, RES(acc_bound), .have = have_acc},
+    {.name = "acc_rel", .type = F_DBL, .flags = 0, RES(acc_rel), .have = have_acc},
     {.name = "planted", .type = F_STR, .flags = OMIT, RES(planted), .have = have_planted},
     {.name = "planted_effect", .type = F_STR, .flags = OMIT, RES(planted_effect), .have = have_planted},
     {.name = "deterministic", .type = F_BOOL, .flags = 0, RES(deterministic)},

@@ -10,7 +10,7 @@
 
 bool pick_eligible(const pick_cand *c, bool det_only)
 {
-    return c->status == KF_ST_OK && !c->failed_elsewhere && c->median_ms > 0 && isfinite(c->median_ms) &&
+    return c->status == KF_ST_OK && !c->failed_elsewhere && !c->over_error && c->median_ms > 0 && isfinite(c->median_ms) &&
            (!det_only || c->deterministic);
 }
 
@@ -48,6 +48,8 @@ void pick_entry(tunedb_entry *e, const pick_cand *c, const kf_device *dev, const
     e->v.name[0] = '\0';
     e->shape = c->shape;
     e->deterministic = c->deterministic;
+    e->has_acc = c->has_acc;
+    e->acc_rel = c->acc_rel;
     e->median_ms = c->median_ms;
     e->gbps = c->gbps;
     e->pct_peak = c->pct_peak;
@@ -60,10 +62,44 @@ void pick_entry(tunedb_entry *e, const pick_cand *c, const kf_device *dev, const
     snprintf(e->how, sizeof e->how, "%s", how);
 }
 
+bool pick_within_error(const pick_cand *c, double max_error)
+{
+    return !(max_error > 0) || (c->has_acc && c->acc_rel <= max_error);
+}
+
+bool pick_allowed(const pick_cand *c, const pick_policy *p)
+{
+    return pick_eligible(c, p->order == PICK_DET_ONLY) && pick_within_error(c, p->max_error);
+}
+
+int pick_serve(const pick_cand *c, int n, const pick_policy *p)
+{
+    int fast = -1, det = -1;
+    for (int i = 0; i < n; i++) {
+        if (!pick_allowed(&c[i], p))
+            continue;
+        if (fast < 0 || pick_faster(c[i].median_ms, c[fast].median_ms))
+            fast = i;
+        if (c[i].deterministic && (det < 0 || pick_faster(c[i].median_ms, c[det].median_ms)))
+            det = i;
+    }
+    return p->order == PICK_FASTEST ? fast : det >= 0 ? det : fast;
+}
+
+void pick_policy_text(const pick_policy *p, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s%s", p->order == PICK_DET_ONLY ? "--deterministic" : p->order == PICK_FASTEST ? "--fastest" : "",
+             "");
+    if (p->max_error > 0) {
+        size_t l = strlen(buf);
+        snprintf(buf + l, len - l, "%s--max-error %g", l ? " " : "", p->max_error);
+    }
+}
+
 pick_cand pick_cand_of_entry(const tunedb_entry *e)
 {
     return (pick_cand){.v = &e->v, .shape = e->shape, .status = KF_ST_OK, .median_ms = e->median_ms,
                        .gbps = e->gbps, .pct_peak = e->pct_peak, .gflops = e->gflops, .blocks = e->blocks,
                        .launches = e->launches,
-                       .deterministic = e->deterministic};
+                       .deterministic = e->deterministic, .has_acc = e->has_acc, .acc_rel = e->acc_rel};
 }

@@ -37,7 +37,10 @@ typedef struct {
     int64_t blocks;
     int launches;
     bool deterministic;
+    bool has_acc;               /* acc_rel measured */
+    double acc_rel;             /* relative error on the realistic data (kf_result.acc_rel) */
     bool failed_elsewhere;      /* failed at another size of the search (abandoned there: slower, not failed) */
+    bool over_error;            /* above the search's --max-error (never best) */
 } pick_cand;
 
 /* Whether c can be best (with det_only: among the deterministic ones). */
@@ -55,6 +58,36 @@ int pick_fastest(const pick_cand *c, int n, bool det_only);
  * up to two entries to out (made by pick_entry) and returns how many. */
 int pick_size_entries(const pick_cand *c, int n, const kf_device *dev, const char *date, const char *how,
                       tunedb_entry out[2]);
+
+/* Which of a shape's database entries serves it (kforge best, kforge
+ * export).  Float sums and products in arrival order (top-level atomics)
+ * are faster by a few percent at most but not reproducible, and their error
+ * grows with the number of blocks (up to ~100 x CUB's at 2^30 on the H100,
+ * issue 35); a library that stands in for CUB is expected to give the same
+ * bits every run, so the default prefers the deterministic entry. */
+typedef enum {
+    PICK_PREFER_DET,            /* the fastest deterministic entry of the shape if it has one, else its fastest */
+    PICK_DET_ONLY,              /* --deterministic: deterministic entries only */
+    PICK_FASTEST                /* --fastest: the fastest, deterministic or not */
+} pick_order;
+
+struct pick_policy {
+    pick_order order;
+    double max_error;           /* > 0 (--max-error): only entries whose recorded acc_rel is at most this */
+};
+
+/* Whether c is within the error bound (none; or acc_rel measured and at most it). */
+bool pick_within_error(const pick_cand *c, double max_error);
+
+/* Whether c can serve under p at all (pick_eligible, the order's
+ * determinism, the error bound). */
+bool pick_allowed(const pick_cand *c, const pick_policy *p);
+
+/* The one of c[0..n) (one shape's entries) that serves it under p; -1 if none can. */
+int pick_serve(const pick_cand *c, int n, const pick_policy *p);
+
+/* "--deterministic", "--fastest", "--max-error 1e-06" as given: for messages. */
+void pick_policy_text(const pick_policy *p, char *buf, size_t len);
 
 /* A database entry as a candidate (best --deterministic, export). */
 pick_cand pick_cand_of_entry(const tunedb_entry *e);

@@ -112,6 +112,8 @@ static cJSON *entry_json(const tunedb_entry *e)
     cJSON_AddNumberToObject(o, "blocks", (double)e->blocks);
     cJSON_AddNumberToObject(o, "launches", e->launches);
     cJSON_AddBoolToObject(o, "deterministic", e->deterministic);
+    if (e->has_acc)
+        cJSON_AddNumberToObject(o, "acc_rel", e->acc_rel);
     cJSON *d = cJSON_AddObjectToObject(o, "device");
     cJSON_AddStringToObject(d, "name", e->dev.name);
     snprintf(buf, sizeof buf, "%d.%d", e->dev.cc_major, e->dev.cc_minor);
@@ -258,6 +260,11 @@ static int parse_entry(const pctx *c, const cJSON *o, tunedb_entry *e)
         get_num(c, o, "pct_peak", "pct_peak", 0, 1e6, false, &e->pct_peak) != 0 ||
         get_num(c, o, "gflops", "gflops", 0, 1e15, false, &e->gflops) != 0)
         return -1;
+    if (cJSON_GetObjectItemCaseSensitive(o, "acc_rel")) {
+        if (get_num(c, o, "acc_rel", "acc_rel", 0, 1e300, true, &e->acc_rel) != 0)
+            return -1;
+        e->has_acc = true;
+    }
     double x = 0;
     if (get_num(c, o, "blocks", "blocks", 0, 1e15, false, &x) != 0)
         return -1;
@@ -580,8 +587,10 @@ void tunedb_list_free(char **stems, int count)
 }
 
 int tunedb_lookup(const char *dir, const char *gpu, const kf_variant *key, const kf_shape *shape,
-                  bool deterministic, tunedb_entry *out, bool *exact, char *err, size_t errlen)
+                  const pick_policy *policy, tunedb_entry *out, bool *exact, char *err, size_t errlen)
 {
+    pick_policy def = {PICK_PREFER_DET, 0};
+    const pick_policy *pol = policy ? policy : &def;
     char path[PATH_MAX];
     if (file_path(dir, gpu, path, sizeof path) != 0) {
         kf_err(err, errlen, "%s: path too long", dir);
@@ -594,8 +603,18 @@ int tunedb_lookup(const char *dir, const char *gpu, const kf_variant *key, const
     const kf_family *f = family_of(key);
     const cJSON *list = cJSON_GetObjectItemCaseSensitive(root, "entries");
     bool picked = false;
-    int index = 0;
+    int index = 0, n = 0;
     double pick_size = 0, pick_dist = INFINITY, pick_ms = INFINITY;
+    /* the nearest shape on a log scale among the entries the policy allows
+     * (family.h: shape_nearer, as the exported headers dispatch); then the
+     * entry of that shape that serves it (pick_serve) */
+    tunedb_entry *at = malloc(sizeof *at * 8);
+    int cap = 8;
+    if (!at) {
+        cJSON_Delete(root);
+        kf_err(err, errlen, "out of memory");
+        return -1;
+    }
     for (const cJSON *it = list->child; it; it = it->next, index++) {
         kf_shape s;
         tunedb_entry e;
@@ -603,28 +622,46 @@ int tunedb_lookup(const char *dir, const char *gpu, const kf_variant *key, const
         if (!entry_matches(it, key, NULL) || !entry_shape(it, f, &s))
             continue;
         if (parse_entry(&c, it, &e) != 0) {
+            free(at);
             cJSON_Delete(root);
             return -1;
         }
         pick_cand pc = pick_cand_of_entry(&e);
-        if (!pick_eligible(&pc, deterministic))
+        if (!pick_allowed(&pc, pol))
             continue;
-        /* nearest on a log scale (family.h: shape_nearer, as the exported
-         * headers dispatch) */
         double dist, size;
         if (!shape_log_distance(f, &s, shape, &dist, &size))
             continue;
-        double ms = e.median_ms;
-        if (shape_nearer(dist, size, ms, pick_dist, pick_size, pick_ms)) {
-            pick_ms = ms;
-            *out = e;
+        if (picked && shape_eq(&s, &at[0].shape)) {
+            if (n == cap) {
+                tunedb_entry *m = realloc(at, sizeof *at * (size_t)(cap *= 2));
+                if (!m) {
+                    free(at);
+                    cJSON_Delete(root);
+                    kf_err(err, errlen, "out of memory");
+                    return -1;
+                }
+                at = m;
+            }
+            at[n++] = e;
+        } else if (shape_nearer(dist, size, e.median_ms, pick_dist, pick_size, pick_ms)) {
+            pick_ms = e.median_ms;
+            at[0] = e;
+            n = 1;
             picked = true;
             pick_size = size;
             pick_dist = dist;
         }
     }
-    if (picked)
+    if (picked) {
+        pick_cand pc[n];
+        for (int i = 0; i < n; i++)
+            pc[i] = pick_cand_of_entry(&at[i]);
+        int k = pick_serve(pc, n, pol);
+        *out = at[k < 0 ? 0 : k];
         *exact = shape_eq(&out->shape, shape);
+    }
+    free(at);
     cJSON_Delete(root);
     return picked ? 0 : 1;
 }

@@ -30,10 +30,14 @@
 
 #include "kforge.h"
 
+typedef struct pick_policy pick_policy; /* pick.h */
+
 typedef struct {
     kf_variant v;               /* family and every parameter; the key axes (key.h) are part of the key */
     kf_shape shape;             /* the size it was tuned for */
     bool deterministic;         /* run-to-run deterministic */
+    bool has_acc;               /* acc_rel measured ("acc_rel" in the file) */
+    double acc_rel;             /* relative error on the realistic data, as the results' acc_rel */
     double median_ms, gbps, pct_peak;
     double gflops;              /* a family that counts its flops; 0 (and no "gflops" in the file): none */
     int64_t blocks;             /* blocks of the first launch at n on that GPU */
@@ -76,13 +80,13 @@ int tunedb_list(const char *dir, char ***stems, int *count, char *err, size_t er
 void tunedb_list_free(char **stems, int count);
 
 /* The entry for key's family and key axes at shape in the
- * file of gpu (a device name or a file stem); deterministic: only entries
- * whose variant is run-to-run deterministic.  If there is none for that
- * shape, the one nearest on a log scale (summed over the dimensions; ties:
- * the larger), *exact = false.  Returns 0 found, 1 nothing for that family
- * and key (or no file for gpu), -1 error. */
+ * file of gpu (a device name or a file stem) that serves it under policy
+ * (pick.h; NULL: the default).  If there is none for that shape, one of the
+ * shape nearest on a log scale (summed over the dimensions; ties: the
+ * larger) among the entries the policy allows, *exact = false.  Returns 0
+ * found, 1 nothing for that family and key (or no file for gpu), -1 error. */
 int tunedb_lookup(const char *dir, const char *gpu, const kf_variant *key, const kf_shape *shape,
-                  bool deterministic, tunedb_entry *out, bool *exact, char *err, size_t errlen);
+                  const pick_policy *policy, tunedb_entry *out, bool *exact, char *err, size_t errlen);
 
 /* A variant as a JSON object in config syntax, every parameter, on one line
  * ({"dtype": "float32", ..., "load": "stream"}).  malloc'd. */

@@ -7,6 +7,7 @@
  */
 #include "tuner.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,8 @@ void tuner_fill_cell(cell *x, const kf_result *r)
     x->blocks = r->blocks;
     x->launches = r->launches;
     x->deterministic = r->deterministic;
+    x->has_acc = r->acc_bound > 0 && isfinite(r->acc_rel);
+    x->acc_rel = r->acc_rel;
 }
 
 
@@ -105,7 +108,7 @@ int tuner_load_space(tuner *t, char *err, size_t errlen)
         t->cfg.bench.timeout_s = t->o.timeout;
     if (t->o.objective != TUNE_OBJ_TIME)
         t->cfg.bench.energy = true;
-    t->cfg.bench.no_accuracy = !t->o.accuracy;
+    t->cfg.bench.no_accuracy = !t->o.accuracy && !(t->o.max_error > 0);
     /* "tune": {"n": [...]} replaces the space's sizes (unless --set of a
      * size replaced them on the command line, which wins) */
     const kf_family *fam = kf_families[t->cfg.family];

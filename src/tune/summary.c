@@ -279,6 +279,43 @@ static void print_top(const tuner *t)
     }
 }
 
+/* Where the best is not run-to-run deterministic: what kforge best and
+ * export serve by default at each size instead (the fastest deterministic
+ * candidate there, pick.h), how far behind, and its measured error. */
+static void print_det_alternative(const tuner *t, int best)
+{
+    pick_cand *pc = calloc((size_t)t->ncand + 1, sizeof *pc);
+    if (!pc)
+        return;
+    bool said = false;
+    for (int k = 0; k < t->nsizes; k++) {
+        const cell *x = cell_at(t, best, k);
+        if (x->deterministic)
+            continue;
+        for (int c = 0; c < t->ncand; c++)
+            pc[c] = tuner_pick_cand(t, c, k);
+        int d = pick_fastest(pc, t->ncand, true);
+        char st[128], label[256], err[48] = "";
+        shape_short(kf_families[t->cfg.family], &t->sizes[k], st, sizeof st);
+        if (!said)
+            printf("  not run-to-run deterministic; kforge best and export serve by default (--fastest: the best "
+                   "above):\n");
+        said = true;
+        if (d < 0) {
+            printf("  %16s  the best above: no deterministic candidate was measured there\n", st);
+            continue;
+        }
+        const cell *y = cell_at(t, d, k);
+        family_of(pc[d].v)->label(pc[d].v, label, sizeof label);
+        if (y->has_acc)
+            snprintf(err, sizeof err, ", error %.2g", y->acc_rel);
+        if (x->has_acc)
+            snprintf(err + strlen(err), sizeof err - strlen(err), " (the best's %.2g)", x->acc_rel);
+        printf("  %16s  %s, %+.1f%%%s\n", st, label, 100 * (y->median_ms / x->median_ms - 1), err);
+    }
+    free(pc);
+}
+
 void tune_print_summary(tuner *t, double wall, const char *stopped)
 {
     double best_obj;
@@ -359,6 +396,10 @@ void tune_print_summary(tuner *t, double wall, const char *stopped)
         else
             printf("  measured now: %d candidates (%d cases, %d failed); taken from %s: %d; failed candidates: %d\n",
                    t->told, t->measured_cases, t->failed_cases, t->o.results, from_file, failed_cands);
+        if (t->o.max_error > 0)
+            printf("  above --max-error %g: %d candidates (relative error on the realistic data above the bound "
+                   "at some size: never the best)\n",
+                   t->o.max_error, tuner_over_error_candidates(t));
         if (abandoned_cands && t->o.abandon_k > 0)
             printf("  abandoned: %d candidates slower than %g x the fastest so far at a size, or more than 2%% slower "
                    "with 95%% confidence (%d cases measured now)\n",
@@ -394,6 +435,11 @@ void tune_print_summary(tuner *t, double wall, const char *stopped)
             if (flops)
                 printf("  %9s", "GFLOP/s");
             printf("  %8s  %8s", "blocks", "launches");
+            bool acc = false;
+            for (int k = 0; k < t->nsizes; k++)
+                acc = acc || cell_at(t, best, k)->has_acc;
+            if (acc)
+                printf("  %9s", "error");
             printf(energy ? "  %10s  %8s\n" : "\n", "energy", "GB/J");
             for (int k = 0; k < t->nsizes; k++) {
                 const cell *x = cell_at(t, best, k);
@@ -404,6 +450,10 @@ void tune_print_summary(tuner *t, double wall, const char *stopped)
                 if (flops)
                     printf("  %9.1f", x->gflops);
                 printf("  %8lld  %8d", (long long)x->blocks, x->launches);
+                if (acc && x->has_acc)
+                    printf("  %9.2g", x->acc_rel);
+                else if (acc)
+                    printf("  %9s", "-");
                 tune_fmt_joules(e, sizeof e, x->energy_j, "");
                 if (energy)
                     printf("  %10s  %8.1f\n", e, x->energy_j > 0 ? x->gbps * x->median_ms / 1e3 / x->energy_j : 0);
@@ -411,6 +461,7 @@ void tune_print_summary(tuner *t, double wall, const char *stopped)
                     printf("\n");
             }
             printf("  variant: %s\n", vjson ? vjson : "");
+            print_det_alternative(t, best);
             printf("  new best at evaluation:");
             for (int i = 0; i < nt; i++)
                 printf("%s %d", i ? "," : "", tr[i].evaluation);

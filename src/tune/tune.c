@@ -78,9 +78,15 @@
 // the tuner
 
 /* A cell's share of the objective: ms, J or J x ms; 0 when it has none. */
+/* Whether cell x is outside --max-error (an OK case whose error was not measured is too). */
+bool tuner_over_error(const tuner *t, const cell *x)
+{
+    return t->o.max_error > 0 && x->st == KF_ST_OK && !(x->has_acc && x->acc_rel <= t->o.max_error);
+}
+
 double tuner_cell_cost(const tuner *t, const cell *x)
 {
-    if (x->st != KF_ST_OK)
+    if (x->st != KF_ST_OK || tuner_over_error(t, x))
         return 0;
     switch (t->o.objective) {
     case TUNE_OBJ_ENERGY: return x->energy_j;
@@ -119,6 +125,7 @@ pick_cand tuner_pick_cand(const tuner *t, int c, int k)
                        .median_ms = x->median_ms, .gbps = x->gbps, .pct_peak = x->pct_peak, .gflops = x->gflops,
                        .blocks = x->blocks,
                        .launches = x->launches, .deterministic = x->deterministic,
+                       .has_acc = x->has_acc, .acc_rel = x->acc_rel, .over_error = tuner_over_error(t, x),
                        .failed_elsewhere = tuner_failed(t, c)};
 }
 
@@ -358,8 +365,25 @@ int tuner_failed_candidates(const tuner *t)
 {
     int f = 0;
     for (int c = 0; c < t->ncand; c++)
-        f += isinf(strat_cost(t->st, c)) && !tuner_other_shard(t, c) && !tuner_abandoned(t, c);
+        f += isinf(strat_cost(t->st, c)) && !tuner_other_shard(t, c) && !tuner_abandoned(t, c) &&
+             (!(t->o.max_error > 0) || tuner_failed(t, c));
     return f;
+}
+
+/* Evaluated candidates (not failed) above --max-error at some size. */
+int tuner_over_error_candidates(const tuner *t)
+{
+    int n = 0;
+    for (int c = 0; c < t->ncand; c++) {
+        if (isnan(strat_cost(t->st, c)) || tuner_other_shard(t, c) || tuner_failed(t, c))
+            continue;
+        for (int k = 0; k < t->nsizes; k++)
+            if (tuner_over_error(t, cell_at(t, c, k))) {
+                n++;
+                break;
+            }
+    }
+    return n;
 }
 
 int tuner_abandoned_candidates(const tuner *t)

@@ -27,6 +27,8 @@ typedef struct {
     int64_t blocks;
     int launches;
     bool deterministic;
+    bool has_acc;           /* acc_rel measured (--accuracy, --max-error) */
+    double acc_rel;
 } cell;
 
 typedef struct {
@@ -87,6 +89,10 @@ static inline bool complete(const tuner *t, int c)
 double tuner_objective(const tuner *t, int c);
 /* A cell's share of the objective: ms, J or J x ms; 0 when it has none. */
 double tuner_cell_cost(const tuner *t, const cell *x);
+/* Whether x is an OK case outside --max-error (its error above the bound, or not measured). */
+bool tuner_over_error(const tuner *t, const cell *x);
+/* Evaluated candidates, not failed, above --max-error at some size. */
+int tuner_over_error_candidates(const tuner *t);
 /* As tuner_cell_cost, with an abandoned case's partial median (it stopped
  * once it could not win there): what ranks it and steers a guided search. */
 double tuner_cell_estimate(const tuner *t, const cell *x);

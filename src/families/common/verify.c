@@ -950,6 +950,13 @@ double verify_tolerance(kf_dtype t, kf_op op, int64_t n, int64_t depth, double a
     return r * det + half_ulp(t, ref) + r * (double)(n > 0 ? n : 0) * uref;
 }
 
+double verify_err_scale(kf_dtype t, kf_op op, double abs_sum, kf_value ref)
+{
+    if (!kf_dtype_is_float(t))
+        return 0;
+    return op == KF_OP_SUM ? abs_sum : op == KF_OP_PROD ? fabs(value_as_double(t, ref)) : 0;
+}
+
 double verify_tolerance_out(kf_dtype acc, kf_dtype out, kf_op op, int64_t n, int64_t depth, double abs_sum,
                             kf_value ref)
 {

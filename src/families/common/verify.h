@@ -131,6 +131,10 @@ kf_value verify_reference_acc(kf_dtype tin, kf_dtype tacc, kf_op op, const void 
  * prod: |ref| * gamma_(n-1). */
 double verify_tolerance(kf_dtype t, kf_op op, int64_t n, int64_t depth, double abs_sum, kf_value ref);
 
+/* What a float result's error is relative to (acc_rel): sum |x_i|
+ * (abs_sum) for sums, |ref| for products; 0 for the exact types and ops. */
+double verify_err_scale(kf_dtype t, kf_op op, double abs_sum, kf_value ref);
+
 /* Compares; fills r->gpu_value, r->ref_value, r->abs_err, r->tolerance.
  * NaN never passes.  Returns true when correct. */
 bool verify_compare(kf_dtype t, kf_op op, kf_value gpu, kf_value ref, double tol, kf_result *r);

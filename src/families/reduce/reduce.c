@@ -440,7 +440,9 @@ static int64_t compare(const kf_variant *v, const kf_shape *s, const kf_plan_inf
     memcpy(&g, got, kf_dtype_size(t));
     memcpy(&rf, ref, kf_dtype_size(t));
     double tol = exact ? 0 : verify_tolerance_out(variant_acc_dtype(v), t, op, s->d[0], pi->depth, aux[0], rf);
-    return verify_compare(t, op, g, rf, tol, r) ? 0 : 1;
+    bool ok = verify_compare(t, op, g, rf, tol, r);
+    r->err_scale = verify_err_scale(t, op, aux[0], rf);
+    return ok ? 0 : 1;
 }
 
 // ---------------------------------------------------------------------------

@@ -482,6 +482,7 @@ static int64_t compare(const kf_variant *v, const kf_shape *s, const kf_plan_inf
         kf_value rf = row_value(ref, show, es);
         double tol = exact ? 0 : verify_tolerance_out(j.acc, j.t, j.op, j.cols, j.depth, aux[show], rf);
         verify_compare(j.t, j.op, row_value(got, show, es), rf, tol, r);
+        r->err_scale = verify_err_scale(j.t, j.op, aux[show], rf);
         if (bad)
             snprintf(r->worst_at, sizeof r->worst_at, "out[%lld]", (long long)(show & 0xFFFFFFFFFFFFLL));
     }

@@ -1,0 +1,98 @@
+/*
+ * accuracy_cub.cu -- the error and the time of an exported float32 sum
+ * header next to CUB's DeviceReduce::Sum, on the data of issue 35: n values
+ * uniform in [0, 1), against their exact sum (long double, compensated).
+ *
+ *   kforge export --dtype float32 --op sum -o build/acc/kforge_reduce_float32_sum.cuh   # the default
+ *   nvcc -std=c++17 -O3 -arch=sm_90 -I build/acc tools/accuracy_cub.cu -o build/accuracy_cub
+ *   build/accuracy_cub 2^20 2^24 2^28 2^30
+ *
+ * For each n: one JSON line with both relative errors |got - exact| / exact,
+ * their ratio, and both median times (tools/export_check.h: L2 flushed before
+ * every repetition, the kforge stopping rule), kforge and CUB taking turns
+ * ROUNDS times (default 3; the medians' median).  Exit 0, 2 usage, 3 CUDA.
+ */
+#ifndef KFORGE_FN
+#define KFORGE_FN kforge_reduce_float32_sum
+#endif
+#define KFORGE_T float
+#define KFORGE_OP sum
+#ifndef KFORGE_HEADER
+#define KFORGE_HEADER KF_STR(KFORGE_FN.cuh)
+#endif
+#define KF_STR2(x) #x
+#define KF_STR(x) KF_STR2(x)
+#include KFORGE_HEADER
+#include "export_check.h"
+
+#include <cub/cub.cuh>
+
+#define KF_WS KF_CAT(KFORGE_FN, _workspace)
+#define KF_WS_INIT KF_CAT(KFORGE_FN, _workspace_init)
+
+int main(int argc, char **argv)
+{
+    std::vector<size_t> sizes;
+    for (int i = 1; i < argc; i++) {
+        size_t n;
+        if (!parse_size(argv[i], &n) || n == 0) {
+            fprintf(stderr, "usage: accuracy_cub N... (N: an integer or 2^K)\n");
+            return 2;
+        }
+        sizes.push_back(n);
+    }
+    if (sizes.empty())
+        sizes = {(size_t)1 << 20, (size_t)1 << 24, (size_t)1 << 28, (size_t)1 << 30};
+    int rounds = getenv("ROUNDS") ? atoi(getenv("ROUNDS")) : 3;
+    if (rounds < 1)
+        rounds = 1;
+    cudaStream_t s;
+    CK(cudaStreamCreate(&s));
+    kforge_timer timer(s);
+    for (size_t n : sizes) {
+        std::vector<float> x(n);
+        uint64_t seed = 0x35u + n;
+        long double sum = 0, c = 0;
+        for (size_t i = 0; i < n; i++) {
+            x[i] = (float)((splitmix(&seed) >> 40) * 0x1p-24); /* uniform in [0, 1), 24 bits */
+            long double y = (long double)x[i] - c, t = sum + y;
+            c = (t - sum) - y;
+            sum = t;
+        }
+        float *in, *out;
+        CK(cudaMalloc(&in, n * sizeof(float)));
+        CK(cudaMalloc(&out, 2 * sizeof(float)));
+        CK(cudaMemcpy(in, x.data(), n * sizeof(float), cudaMemcpyHostToDevice));
+        size_t wsb = KF_WS(n), cub_b = 0;
+        void *ws, *cub_ws;
+        CK(cudaMalloc(&ws, wsb ? wsb : 1));
+        CK(KF_WS_INIT(ws, wsb, s));
+        CK(cub::DeviceReduce::Sum(nullptr, cub_b, in, out + 1, (int64_t)n, s));
+        CK(cudaMalloc(&cub_ws, cub_b ? cub_b : 1));
+        auto kf = [&]() { return KFORGE_FN(in, n, out, ws, wsb, s); };
+        auto cb = [&]() { return cub::DeviceReduce::Sum(cub_ws, cub_b, in, out + 1, (int64_t)n, s); };
+        CK(kf());
+        CK(cb());
+        float got[2];
+        CK(cudaMemcpyAsync(got, out, sizeof got, cudaMemcpyDeviceToHost, s));
+        CK(cudaStreamSynchronize(s));
+        double ek = fabsl((long double)got[0] - sum) / sum, ec = fabsl((long double)got[1] - sum) / sum;
+        std::vector<double> tk, tc;
+        for (int r = 0; r < rounds; r++) {
+            tk.push_back(timer.time(kf).median_ms);
+            tc.push_back(timer.time(cb).median_ms);
+        }
+        std::sort(tk.begin(), tk.end());
+        std::sort(tc.begin(), tc.end());
+        printf("{\"n\": %zu, \"kforge_rel_err\": %.3g, \"cub_rel_err\": %.3g, \"err_ratio\": %.3g, "
+               "\"kforge_us\": %.3f, \"cub_us\": %.3f, \"speedup_vs_cub\": %.3f, \"rounds\": %d}\n",
+               n, ek, ec, ec > 0 ? ek / ec : (ek > 0 ? INFINITY : 1.0), 1e3 * tk[rounds / 2], 1e3 * tc[rounds / 2],
+               tc[rounds / 2] / tk[rounds / 2], rounds);
+        fflush(stdout);
+        CK(cudaFree(in));
+        CK(cudaFree(out));
+        CK(cudaFree(ws));
+        CK(cudaFree(cub_ws));
+    }
+    return 0;
+}
