@@ -7,6 +7,9 @@
  *   nvcc -std=c++17 -O3 -arch=sm_90 -I build/acc tools/accuracy_cub.cu -o build/accuracy_cub
  *   build/accuracy_cub 2^20 2^24 2^28 2^30
  *
+ * Built with -DKFORGE_OP=max -DKFORGE_FN=kforge_reduce_float32_max it times a
+ * max header next to cub::DeviceReduce::Max (its error is 0 either way).
+ *
  * For each n: one JSON line with both relative errors |got - exact| / exact,
  * their ratio, and both median times (tools/export_check.h: L2 flushed before
  * every repetition, the kforge stopping rule), kforge and CUB taking turns
@@ -16,7 +19,9 @@
 #define KFORGE_FN kforge_reduce_float32_sum
 #endif
 #define KFORGE_T float
-#define KFORGE_OP sum
+#ifndef KFORGE_OP
+#define KFORGE_OP sum /* or max (-DKFORGE_OP=max -DKFORGE_FN=kforge_reduce_float32_max): times only */
+#endif
 #ifndef KFORGE_HEADER
 #define KFORGE_HEADER KF_STR(KFORGE_FN.cuh)
 #endif
@@ -52,13 +57,16 @@ int main(int argc, char **argv)
     for (size_t n : sizes) {
         std::vector<float> x(n);
         uint64_t seed = 0x35u + n;
-        long double sum = 0, c = 0;
+        long double sum = 0, c = 0, mx = 0;
         for (size_t i = 0; i < n; i++) {
             x[i] = (float)((splitmix(&seed) >> 40) * 0x1p-24); /* uniform in [0, 1), 24 bits */
             long double y = (long double)x[i] - c, t = sum + y;
             c = (t - sum) - y;
             sum = t;
+            mx = x[i] > mx ? x[i] : mx;
         }
+        if (op != SUM)
+            sum = mx; /* exact */
         float *in, *out;
         CK(cudaMalloc(&in, n * sizeof(float)));
         CK(cudaMalloc(&out, 2 * sizeof(float)));
@@ -67,10 +75,14 @@ int main(int argc, char **argv)
         void *ws, *cub_ws;
         CK(cudaMalloc(&ws, wsb ? wsb : 1));
         CK(KF_WS_INIT(ws, wsb, s));
-        CK(cub::DeviceReduce::Sum(nullptr, cub_b, in, out + 1, (int64_t)n, s));
+        auto cub_call = [&](void *w, size_t &b) {
+            return op == SUM ? cub::DeviceReduce::Sum(w, b, in, out + 1, (int64_t)n, s)
+                             : cub::DeviceReduce::Max(w, b, in, out + 1, (int64_t)n, s);
+        };
+        CK(cub_call(nullptr, cub_b));
         CK(cudaMalloc(&cub_ws, cub_b ? cub_b : 1));
         auto kf = [&]() { return KFORGE_FN(in, n, out, ws, wsb, s); };
-        auto cb = [&]() { return cub::DeviceReduce::Sum(cub_ws, cub_b, in, out + 1, (int64_t)n, s); };
+        auto cb = [&]() { return cub_call(cub_ws, cub_b); };
         CK(kf());
         CK(cb());
         float got[2];
@@ -84,9 +96,9 @@ int main(int argc, char **argv)
         }
         std::sort(tk.begin(), tk.end());
         std::sort(tc.begin(), tc.end());
-        printf("{\"n\": %zu, \"kforge_rel_err\": %.3g, \"cub_rel_err\": %.3g, \"err_ratio\": %.3g, "
+        printf("{\"op\": \"%s\", \"n\": %zu, \"kforge_rel_err\": %.3g, \"cub_rel_err\": %.3g, \"err_ratio\": %.3g, "
                "\"kforge_us\": %.3f, \"cub_us\": %.3f, \"speedup_vs_cub\": %.3f, \"rounds\": %d}\n",
-               n, ek, ec, ec > 0 ? ek / ec : (ek > 0 ? INFINITY : 1.0), 1e3 * tk[rounds / 2], 1e3 * tc[rounds / 2],
+               op_name, n, ek, ec, ec > 0 ? ek / ec : (ek > 0 ? INFINITY : 1.0), 1e3 * tk[rounds / 2], 1e3 * tc[rounds / 2],
                tc[rounds / 2] / tk[rounds / 2], rounds);
         fflush(stdout);
         CK(cudaFree(in));

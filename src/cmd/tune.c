@@ -58,6 +58,11 @@ static const char *const tune_help =
     "  --accuracy          also run each candidate on the realistic data for its rounding error\n"
     "                      (acc_err, acc_bound), as kforge run does; without it tune checks every\n"
     "                      candidate's answer on the exact data only, which decides right or wrong\n"
+    "  --between K         after the search, measure the leading candidates of each pair of\n"
+    "                      neighbouring sizes (each size's two fastest and its fastest deterministic\n"
+    "                      one) at K log-spaced sizes between them, and record the fastest at each\n"
+    "                      in the database: best and export then dispatch on measurements there\n"
+    "                      (families with one size; the config goes to RESULTS.between.json)\n"
     "  --max-error E       a candidate whose relative error on the realistic data (|error| /\n"
     "                      sum |x_i|, measured as with --accuracy, which it sets) is above E at some\n"
     "                      size is never the best, nor recorded in the database (float sums and\n"
@@ -129,6 +134,11 @@ static int parse_tune_opts(int argc, char **argv, tune_opts *o)
             o->seed = (uint64_t)s;
         } else if (cli_flag(&c, "--accuracy")) {
             o->accuracy = true;
+        } else if (cli_value(&c, "--between", &val)) {
+            long long k;
+            if (!kf_parse_ll(val, &k) || k < 0 || k > 16)
+                return cli_fail(&c, "--between: expected a number of sizes 0..16, got '%s'", val);
+            o->between = (int)k;
         } else if (cli_value(&c, "--max-error", &val)) {
             if (!parse_max_error(val, &o->max_error))
                 return cli_fail(&c, "--max-error: expected a relative error between 0 and 1 such as 1e-6, got '%s'",

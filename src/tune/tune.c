@@ -942,6 +942,48 @@ static int conclude(tuner *t, search_end end)
     return strat_best(t->st, NULL) >= 0 ? KF_EXIT_OK : KF_EXIT_VARIANT;
 }
 
+/* --between K: a second, exhaustive search of the leaders of the tuned
+ * sizes at the sizes between them (between.c), into the same results file
+ * and database.  Frees t. */
+static int between(tuner *t)
+{
+    char path[1100], err[1024];
+    snprintf(path, sizeof path, "%s.between.json", t->o.results);
+    int np = 0;
+    int br = t->nsizes < 2 ? 1 : tune_between_space(t, t->o.between, path, &np, err, sizeof err);
+    tune_opts o = t->o;
+    if (br != 0) {
+        if (br < 0)
+            fprintf(stderr, "kforge tune: %s\n", err);
+        else if (!o.quiet)
+            fprintf(stderr, "kforge tune: --between: %s\n", t->nsizes < 2 ? "one size tuned: nothing lies between"
+                                                                          : err);
+        tuner_free(t);
+        return br < 0 ? KF_EXIT_USAGE : KF_EXIT_OK;
+    }
+    /* the same options, but: that config, every candidate, no size override */
+    const kf_family *f = kf_families[t->cfg.family];
+    int ns = 0;
+    for (int i = 0; i < o.nsets; i++) {
+        size_t len = strlen(f->sizes[0].name);
+        if (!(strncmp(o.sets[i], f->sizes[0].name, len) == 0 && o.sets[i][len] == '='))
+            o.sets[ns++] = o.sets[i];
+    }
+    o.nsets = ns;
+    o.n_set = false;
+    o.space = path;
+    o.between = 0;
+    o.strategy = STRAT_EXHAUSTIVE;
+    o.budget = 0;
+    o.time_s = 0;
+    o.top = 4;
+    printf("\nkforge tune: --between %d: the leaders of each tuned size at %d size%s between them (%s)\n",
+           t->o.between, np, np == 1 ? "" : "s", path);
+    fflush(stdout);
+    tuner_free(t);
+    return tune_run(&o);
+}
+
 int tune_run(const tune_opts *o)
 {
     tuner t;
@@ -968,6 +1010,8 @@ int tune_run(const tune_opts *o)
         rc = search(&t, &end, err, sizeof err);
     if (rc == KF_EXIT_OK)
         rc = conclude(&t, end);
+    if (rc == KF_EXIT_OK && t.o.between > 0 && !sim)
+        return between(&t);
     tuner_free(&t);
     return rc;
 }

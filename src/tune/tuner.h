@@ -91,6 +91,12 @@ double tuner_objective(const tuner *t, int c);
 double tuner_cell_cost(const tuner *t, const cell *x);
 /* Whether x is an OK case outside --max-error (its error above the bound, or not measured). */
 bool tuner_over_error(const tuner *t, const cell *x);
+/* tune --between K (between.c): writes to path the config that measures the
+ * leaders of each tuned size at K log-spaced sizes between each pair of
+ * neighbouring ones (*npoints of them).  0 written, 1 nothing to measure, -1
+ * error; a message in err either way. */
+int tune_between_space(const tuner *t, int between, const char *path, int *npoints, char *err, size_t errlen);
+
 /* Evaluated candidates, not failed, above --max-error at some size. */
 int tuner_over_error_candidates(const tuner *t);
 /* As tuner_cell_cost, with an abandoned case's partial median (it stopped

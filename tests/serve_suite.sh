@@ -1,5 +1,6 @@
 #!/bin/sh
-# accuracy_suite.sh -- issue 35: accuracy as a choice, on the synthetic GPU
+# serve_suite.sh -- issue 35: which variant serves a size.  Accuracy as a
+# choice, and sizes between the tuned ones, on the synthetic GPU
 # (KFORGE_FAKE_GPU=1).  The fake GPU computes results exactly, so the
 # errors a real GPU gives are written into the results file by hand (an
 # atomic float sum 8e-6, a tree 3e-8, as measured on the H100), and the
@@ -12,14 +13,19 @@
 #      deterministic candidate best and export serve instead;
 #   3. merge records acc_rel in the database; kforge best and export serve the
 #      deterministic entry by default, --fastest the fastest, --max-error only
-#      entries within the bound, and exit 2 with a message when none is.
+#      entries within the bound, and exit 2 with a message when none is;
+#   4. tune --between 1: the leaders of neighbouring tuned sizes measured at the
+#      log-spaced size between each pair, recorded in the database, so best
+#      answers there exactly and export dispatches on them; run again, it
+#      resumes.
 set -u
 KFORGE=${KFORGE:-build/kforge}
 case $KFORGE in /*) ;; *) KFORGE=$(pwd)/$KFORGE ;; esac
+ROOT=$(pwd)
 if [ -n "${KFORGE_TEST_OUT:-}" ]; then
   OUT=$KFORGE_TEST_OUT; own_out=0
 else
-  OUT=$(mktemp -d "${TMPDIR:-/tmp}/kforge-accuracy-suite.XXXXXX") || exit 2; own_out=1
+  OUT=$(mktemp -d "${TMPDIR:-/tmp}/kforge-serve-suite.XXXXXX") || exit 2; own_out=1
 fi
 keep_out=0
 trap 'if [ $own_out = 1 ] && [ $keep_out = 0 ]; then rm -rf "$OUT"; fi' EXIT
@@ -93,5 +99,25 @@ has expf.err "atomic" "export --fastest: the atomic variant"
 [ $rc = 2 ] && [ ! -e hn.cuh ] && ok "export --max-error 1e-9: exit 2, nothing written" || bad "export --max-error 1e-9 (rc $rc)"
 has expn.err "has a measured relative error within 1e-09" "... and says why"
 
-echo "accuracy suite: $pass passed, $fail failed"
+# --- 4. tune --between ------------------------------------------------------------
+export KFORGE_DB="$OUT/db2"
+"$KFORGE" tune "$ROOT/configs/tune-reduce.json" --set 'n=["2^10","2^14","2^18"]' --budget 30 --between 1 \
+  --results b.jsonl -q > between.txt 2>&1; rc=$?
+[ $rc = 0 ] && ok "tune --between 1: exit 0" || { bad "tune --between 1 (rc $rc)"; cat between.txt; }
+has between.txt "--between 1: the leaders of each tuned size at 2 sizes between them" "the summary says what is measured between"
+has b.jsonl.between.json '"n": \[4096, 65536\]' "the sizes between: 2^12 and 2^16 (log-spaced)"
+has b.jsonl.between.json '"name": "lead-' "the candidates are named after the sizes they lead"
+"$KFORGE" best --n 4096 > b4096.json 2> b4096.err; rc=$?
+[ $rc = 0 ] && ok "best --n 4096 after --between: exit 0" || { bad "best --n 4096 (rc $rc)"; cat b4096.err; }
+hasnt b4096.err "no entry for" "best --n 4096: an entry measured there, not the nearest tuned size's"
+"$KFORGE" export --dtype float32 --op sum -o hb.cuh 2> hb.err
+has hb.err "5 sizes tuned" "export: the 3 tuned sizes and the 2 between"
+"$KFORGE" tune "$ROOT/configs/tune-reduce.json" --set 'n=["2^10","2^14","2^18"]' --budget 30 --between 1 \
+  --results b.jsonl -q > between2.txt 2>&1
+n=$(grep -c "measured now: 0 candidates" between2.txt)
+[ "$n" = 2 ] && ok "the same command again: both searches resume, nothing measured" || { bad "resume of --between ($n)"; cat between2.txt; }
+"$KFORGE" tune space.json --between 99 > b99.txt 2>&1; rc=$?
+[ $rc = 2 ] && grep -q "expected a number of sizes 0..16" b99.txt && ok "--between 99: exit 2" || bad "--between 99 (rc $rc)"
+
+echo "serve suite: $pass passed, $fail failed"
 [ $fail = 0 ]
