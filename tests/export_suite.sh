@@ -343,14 +343,14 @@ else
   bad "reduce_rows tunes: $tuned of 3 ran: $(cat et-rows-*.txt rlist.txt)"
 fi
 RH=kforge_reduce_rows_float32_sum.cuh
-"$KFORGE" export --kernel reduce_rows --dtype float32 --op sum -o $RH > rex.out 2> rex.txt
+"$KFORGE" export --kernel reduce_rows --dtype float32 --op sum --fastest -o $RH > rex.out 2> rex.txt
 rc=$?
 if [ $rc -eq 0 ] && [ ! -s rex.out ] && grep -q '^static inline size_t kforge_reduce_rows_float32_sum_workspace(size_t rows)' $RH &&
    grep -q '^kforge_reduce_rows_float32_sum(const float \*in, size_t rows, size_t cols, size_t row_stride, float \*out, void \*workspace, size_t workspace_bytes,' $RH &&
    grep -q 'Tuned on fake-gpu' $RH && grep -q 'works, untuned' $RH && grep -q '3 shapes tuned on fake-gpu' rex.txt &&
    grep -q 'NOT every variant is deterministic' rex.txt && [ "$(grep -c '^  rows=' rex.txt)" -eq 3 ] &&
    grep -q 'combine_atomic, grid' $RH && grep -q 'any_workspace = true, any_atomic = true' $RH; then
-  ok "kforge export --kernel reduce_rows: a header for 3 shapes, the atomic split among them"
+  ok "kforge export --kernel reduce_rows --fastest: a header for 3 shapes, the atomic split among them"
 else
   bad "kforge export --kernel reduce_rows: exit $rc: $(cat rex.txt)"
 fi
@@ -362,6 +362,14 @@ if [ $rc -eq 0 ] && grep -q 'ROWS_FLOAT32_SUM_DETERMINISTIC 1' rdet.cuh && ! gre
   ok "export --kernel reduce_rows --deterministic: the last-block split, no atomic one"
 else
   bad "export --kernel reduce_rows --deterministic: exit $rc: $(cat rexd.txt)"
+fi
+"$KFORGE" export --kernel reduce_rows --dtype float32 --op sum -o rdef.cuh 2> rexdef.txt
+rc=$?
+if [ $rc -eq 0 ] && ! grep -q 'combine_atomic, grid' rdef.cuh && grep -q 'combine_last_block' rdef.cuh &&
+   grep -q 'every variant is deterministic' rexdef.txt; then
+  ok "export --kernel reduce_rows (default): each shape's fastest deterministic variant, the last-block split (issue 35)"
+else
+  bad "export --kernel reduce_rows default: exit $rc: $(cat rexdef.txt)"
 fi
 rnames=$(grep -o '^// kernel k[0-9]*' $RH | sed 's|// kernel |kforge_reduce_rows_float32_sum_|')
 # shellcheck disable=SC2086
@@ -419,7 +427,7 @@ EOF
         r=${sh%%x*}; rest=${sh#*x}; c=${rest%/*}; s=0; opt=
         if [ "$rest" != "$c" ]; then s=${rest#*/}; opt="--row_stride $s"; fi
         # shellcheck disable=SC2086
-        want=$("$KFORGE" best --kernel reduce_rows --rows "$r" --cols "$c" $opt $det 2> /dev/null |
+        want=$("$KFORGE" best --kernel reduce_rows --rows "$r" --cols "$c" $opt ${det:---fastest} 2> /dev/null |
                sed -n 's/.*variant for float32 sum at \(.*\) on fake-gpu.*/\1/p')
         got=$(grep "^call $r $c $s variant" "dispatch$det.txt" | head -1 | sed -n 's/.*tuned at \(.*\) on fake-gpu.*/\1/p')
         n=$((n+1))
