@@ -13,6 +13,7 @@
  * Only this file turns failures into exit codes (kforge.h: KF_EXIT_*).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,8 +59,31 @@ static void on_signal(int sig)
     kf_interrupted = 1;
 }
 
+/* Descriptors 0, 1 and 2 that were closed when kforge started are opened
+ * on /dev/null, so that no pipe, results file or device kforge opens later
+ * takes one of them (a pipe on fd 1 reached the GPU worker as its stdout and
+ * made a false fault).  Opened the wrong way round (stdin write-only, stdout
+ * and stderr read-only), so that they still behave as closed ones did: a
+ * read of stdin or a write to stdout fails with EBADF, and writing to a
+ * stdout that was closed is still the write error it always was. */
+static void reserve_std_fds(void)
+{
+    for (int fd = 0; fd <= 2; fd++) {
+        if (fcntl(fd, F_GETFD) != -1 || errno != EBADF)
+            continue;
+        int nf = open("/dev/null", fd == 0 ? O_WRONLY : O_RDONLY);
+        if (nf < 0)
+            nf = open("/", O_RDONLY | O_DIRECTORY); /* no /dev/null (a bare chroot): any descriptor */
+        if (nf >= 0 && nf != fd) {
+            dup2(nf, fd);
+            close(nf);
+        }
+    }
+}
+
 static void install_signals(void)
 {
+    reserve_std_fds();
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
@@ -68,6 +92,9 @@ static void install_signals(void)
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
+    /* a file-size limit (ulimit -f) makes a write fail with EFBIG, which
+     * kforge reports (exit 4), instead of killing it without a word */
+    signal(SIGXFSZ, SIG_IGN);
 }
 
 /* Installed again before the shared libraries' initialisers run (NVRTC's take

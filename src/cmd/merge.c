@@ -18,6 +18,7 @@
  * times over the sizes of the group.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -433,21 +434,28 @@ out:
 
 // ---------------------------------------------------------------------------
 
-/* Writes the merged lines to a new file (refused if it exists). */
+/* Writes the merged lines to a new file (refused if it exists).  A file
+ * that could not be written whole (a full disk, a file-size limit) is
+ * removed: left behind, it would make the same command refuse it. */
 static int write_merged(const recset *s, const char *path, char *err, size_t errlen)
 {
-    struct stat st;
-    if (stat(path, &st) == 0) {
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0 && errno == EEXIST) {
         kf_err(err, errlen, "%s exists; give a new file for the merged results", path);
         return -1;
     }
-    results_file *rf = results_open(path, err, errlen);
-    if (!rf)
+    if (fd < 0) {
+        kf_err(err, errlen, "%s: cannot create the results file: %s", path, strerror(errno));
         return -1;
-    int rc = 0;
+    }
+    close(fd);
+    results_file *rf = results_open(path, err, errlen);
+    int rc = rf ? 0 : -1;
     for (int i = 0; i < s->n && rc == 0; i++)
         rc = results_append(rf, s->v[i].line, err, errlen);
     results_close(rf);
+    if (rc != 0)
+        unlink(path);
     return rc;
 }
 

@@ -4,7 +4,9 @@
  *
  * The pool speaks a tiny binary protocol over two pipes per worker:
  *   request: req_hdr, name bytes, source bytes
- *   reply:   rep_hdr, cubin path bytes, log bytes
+ *   reply:   rep_hdr, cubin path bytes, log bytes, and when the cache could
+ *            not store the cubin (a full disk, a file-size limit): no path,
+ *            the cubin, its lowered names and why it was not stored
  * Both ends are the same binary, so the headers are sent as raw structs.
  * A worker only ever gets a request while it is idle (blocked in read), so
  * the parent's writes never wait on a compile.
@@ -33,6 +35,7 @@
 #define RTC_KEY_MAGIC "kforge-rtc-v1"
 #define RTC_DEFAULT_NAME "kernel.cu"
 #define RTC_MAX_LOG (64u << 20)      /* a reply log larger than this is a protocol error */
+#define RTC_MAX_CUBIN ((uint64_t)1 << 31) /* and a cubin sent in the reply larger than this */
 
 // ---------------------------------------------------------------------------
 // NVRTC
@@ -633,6 +636,9 @@ typedef struct {
     double ms;
     uint32_t pathlen;
     uint32_t loglen;
+    uint64_t binlen;         /* the cubin in the reply (pathlen 0): not stored */
+    uint32_t nameslen;       /* its lowered names */
+    uint32_t storelen;       /* why the cache could not store it */
 } rep_hdr;
 
 typedef struct rtc_job {
@@ -708,10 +714,19 @@ static _Noreturn void worker_main(int req_fd, int rep_fd, const rtc_cache *cache
         char *names = NULL;
         int rc = rtc_compile_named(src, h.namelen ? name : NULL, opt, &bin, &binlen, &log, &names, err, sizeof err);
         double ms = (kf_now() - t0) * 1e3;
-        if (rc == 0)
-            rc = rtc_cache_store_named(cache, src, opt, bin, binlen, names, path, sizeof path, err, sizeof err);
-        free(bin);
-        free(names);
+        /* A cubin the cache cannot store (a full disk, a quota, a file-size
+         * limit) is still a good cubin: it goes back in the reply, and the
+         * parent keeps it in memory. */
+        char store_err[512] = "";
+        bool in_reply = false;
+        if (rc == 0 &&
+            rtc_cache_store_named(cache, src, opt, bin, binlen, names, path, sizeof path, store_err,
+                                  sizeof store_err) != 0) {
+            in_reply = true;
+            path[0] = '\0';
+            if (!store_err[0])
+                snprintf(store_err, sizeof store_err, "cannot store the cubin");
+        }
 
         strbuf text = {0};
         if (rc != 0) {
@@ -728,12 +743,23 @@ static _Noreturn void worker_main(int req_fd, int rep_fd, const rtc_cache *cache
             .ms = ms,
             .pathlen = rc == 0 ? (uint32_t)strlen(path) : 0,
             .loglen = (uint32_t)text.len,
+            .binlen = in_reply ? binlen : 0,
+            .nameslen = in_reply && names ? (uint32_t)strlen(names) : 0,
+            .storelen = in_reply ? (uint32_t)strlen(store_err) : 0,
         };
         strbuf msg = {0};
         sb_appendn(&msg, (const char *)&r, sizeof r);
         sb_appendn(&msg, path, r.pathlen);
         if (text.len)
             sb_appendn(&msg, text.s, text.len);
+        if (r.binlen)
+            sb_appendn(&msg, bin, r.binlen);
+        if (r.nameslen)
+            sb_appendn(&msg, names, r.nameslen);
+        if (r.storelen)
+            sb_appendn(&msg, store_err, r.storelen);
+        free(bin);
+        free(names);
         if (msg.failed || kf_write_full(rep_fd, msg.s, msg.len) != 0)
             _exit(msg.failed ? 3 : 0);
         sb_free(&msg);
@@ -933,6 +959,20 @@ static void requeue(rtc_pool *p, rtc_job *j)
     p->nqueued++;
 }
 
+/* A failed job's rtc_done, with nothing in it yet. */
+static void done_empty(rtc_done *d, int tag)
+{
+    d->tag = tag;
+    d->ok = false;
+    d->cubin_path[0] = '\0';
+    d->ms = 0;
+    d->log = NULL;
+    d->cubin = NULL;
+    d->cubin_len = 0;
+    d->names = NULL;
+    d->store_err = NULL;
+}
+
 /* The worker's reply pipe hit EOF or garbage: reap it and start a
  * replacement.  The first death on a job retries it (the OOM killer or a
  * stray kill, not the source, is the likely cause); the second fails it into
@@ -959,10 +999,7 @@ static bool worker_died(rtc_pool *p, rtc_worker *w, rtc_done *d)
 
     bool failed = ++j->deaths >= 2;
     if (failed) {
-        d->tag = j->tag;
-        d->ok = false;
-        d->cubin_path[0] = '\0';
-        d->ms = 0;
+        done_empty(d, j->tag);
         d->log = strdup(msg);
         job_free(j);
     } else {
@@ -980,28 +1017,42 @@ static bool read_reply(rtc_pool *p, rtc_worker *w, rtc_done *d)
 {
     rep_hdr h;
     if (kf_read_full(w->rep_fd, &h, sizeof h) != (long)sizeof h || h.tag != w->job->tag ||
-        h.pathlen >= sizeof d->cubin_path || h.loglen > RTC_MAX_LOG)
+        h.pathlen >= sizeof d->cubin_path || h.loglen > RTC_MAX_LOG || h.binlen > RTC_MAX_CUBIN ||
+        h.nameslen > RTC_MAX_LOG || h.storelen > RTC_MAX_LOG || (h.binlen && (h.pathlen || !h.ok)))
         return worker_died(p, w, d);
-    char *log = NULL;
-    if (h.loglen) {
-        log = malloc((size_t)h.loglen + 1);
-        if (!log) {
-            /* Cannot drain the reply; the stream is lost with this worker. */
-            return worker_died(p, w, d);
-        }
-    }
-    if (kf_read_full(w->rep_fd, d->cubin_path, h.pathlen) != (long)h.pathlen ||
-        (log && kf_read_full(w->rep_fd, log, h.loglen) != (long)h.loglen)) {
+    done_empty(d, w->job->tag);
+    char *log = h.loglen ? malloc((size_t)h.loglen + 1) : NULL;
+    void *bin = h.binlen ? malloc((size_t)h.binlen) : NULL;
+    char *names = h.nameslen ? malloc((size_t)h.nameslen + 1) : NULL;
+    char *store_err = h.storelen ? malloc((size_t)h.storelen + 1) : NULL;
+    /* Cannot drain the reply without memory; the stream is lost with this worker. */
+    bool ok = (log || !h.loglen) && (bin || !h.binlen) && (names || !h.nameslen) && (store_err || !h.storelen) &&
+              kf_read_full(w->rep_fd, d->cubin_path, h.pathlen) == (long)h.pathlen &&
+              (!log || kf_read_full(w->rep_fd, log, h.loglen) == (long)h.loglen) &&
+              (!bin || kf_read_full(w->rep_fd, bin, h.binlen) == (long)h.binlen) &&
+              (!names || kf_read_full(w->rep_fd, names, h.nameslen) == (long)h.nameslen) &&
+              (!store_err || kf_read_full(w->rep_fd, store_err, h.storelen) == (long)h.storelen);
+    if (!ok) {
         free(log);
+        free(bin);
+        free(names);
+        free(store_err);
         return worker_died(p, w, d);
     }
     d->cubin_path[h.pathlen] = '\0';
     if (log)
         log[h.loglen] = '\0';
-    d->tag = w->job->tag;
+    if (names)
+        names[h.nameslen] = '\0';
+    if (store_err)
+        store_err[h.storelen] = '\0';
     d->ok = h.ok != 0;
     d->ms = h.ms;
     d->log = log;
+    d->cubin = bin;
+    d->cubin_len = (size_t)h.binlen;
+    d->names = names;
+    d->store_err = store_err;
     job_free(w->job);
     w->job = NULL;
     p->nbusy--;
@@ -1102,10 +1153,7 @@ int rtc_pool_collect(rtc_pool *p, const struct pollfd *fds, int nfds, rtc_done *
             p->failed_tail = NULL;
         p->nfailed--;
         rtc_done *d = &done[got++];
-        d->tag = j->tag;
-        d->ok = false;
-        d->cubin_path[0] = '\0';
-        d->ms = 0;
+        done_empty(d, j->tag);
         d->log = j->msg;
         j->msg = NULL;
         job_free(j);

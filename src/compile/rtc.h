@@ -105,12 +105,20 @@ int rtc_cache_store_named(const rtc_cache *c, const char *src, const rtc_options
 /* ---------------------------------------------------------------------- */
 /* Worker pool. */
 
+/* A compiled job's cubin is in the cache (cubin_path), or, when the cache
+ * could not store it (a full disk, a quota, a file-size limit: store_err
+ * says why), in memory (cubin_path "", cubin and names): never a failure
+ * of the job. */
 typedef struct {
     int tag;                 /* as submitted */
     bool ok;
     char cubin_path[PATH_MAX];
     double ms;               /* compile wall time in the worker */
     char *log;               /* malloc'd NVRTC log or error text, or NULL; caller frees */
+    void *cubin;             /* malloc'd cubin when not stored (cubin_path ""), else NULL; caller frees */
+    size_t cubin_len;
+    char *names;             /* malloc'd lowered names of that cubin, or NULL; caller frees */
+    char *store_err;         /* malloc'd reason the cache did not store it, or NULL; caller frees */
 } rtc_done;
 
 typedef struct rtc_pool rtc_pool;

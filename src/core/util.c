@@ -276,6 +276,14 @@ char *kf_read_file(const char *path, size_t *len, char *err, size_t errlen)
 }
 
 volatile sig_atomic_t kf_output_broken = 0;
+static int output_errno; /* the errno of the first failed write to stdout */
+
+void kf_output_failed(void)
+{
+    if (!kf_output_broken)
+        output_errno = errno;
+    kf_output_broken = 1;
+}
 
 int kf_stdout_close(char *err, size_t errlen)
 {
@@ -290,6 +298,13 @@ int kf_stdout_close(char *err, size_t errlen)
         struct pollfd pf = {.fd = fileno(stdout), .events = POLLOUT};
         if (pf.fd >= 0 && poll(&pf, 1, 0) == 1 && (pf.revents & POLLERR))
             e = EPIPE;
+        /* a stdout closed at the start is /dev/null opened read-only
+         * (dispatch.c): it was as good as closed */
+        int fl = pf.fd >= 0 ? fcntl(pf.fd, F_GETFL) : -1;
+        if (fl != -1 && (fl & O_ACCMODE) == O_RDONLY)
+            e = EBADF;
+        if (!e && output_errno)
+            e = output_errno;
     }
     errno = 0;
     bool close_failed = fclose(stdout) != 0;

@@ -108,6 +108,9 @@ char *kf_read_file(const char *path, size_t *len, char *err, size_t errlen);
 /* Set when a write to standard output failed (a full disk, or EPIPE: the
  * reader is gone).  Loops that produce output stop as if interrupted. */
 extern volatile sig_atomic_t kf_output_broken;
+/* Sets kf_output_broken after a failed write to stdout, keeping errno for
+ * kf_stdout_close's message (EFBIG, ENOSPC, EPIPE ...). */
+void kf_output_failed(void);
 
 /* Flushes and closes stdout.  -1 with a message if anything written to it
  * was lost (ENOSPC, EPIPE, EIO ...); 0 otherwise, also when stdout was

@@ -24,7 +24,10 @@ enum { VS_NEW, VS_COMPILING, VS_READY, VS_FAILED };
  * lands in its own entry. */
 typedef struct {
     int state;
-    char path[PATH_MAX];
+    char path[PATH_MAX];    /* the cubin in the cache, or "" when it is in memory: */
+    void *cubin;            /* the cubin the cache could not store (rtc_done) */
+    size_t cubin_len;
+    char *names;            /* and its lowered names */
     char *log;
     double ms;
     bool cached;
@@ -95,8 +98,11 @@ static int src_add(srctab *t, const char *key, bool *added)
 
 static void src_free(srctab *t)
 {
-    for (int i = 0; i < t->n; i++)
+    for (int i = 0; i < t->n; i++) {
         free(t->v[i].log);
+        free(t->v[i].cubin);
+        free(t->v[i].names);
+    }
     free(t->v);
     kf_strset_free(&t->keys);
     memset(t, 0, sizeof *t);
@@ -447,15 +453,32 @@ static void compile_done(const rtc_done *d, srctab *t, const char *arch, bool na
 {
     if (d->tag < 0 || d->tag >= t->n) {
         free(d->log);
+        free(d->cubin);
+        free(d->names);
+        free(d->store_err);
         return;
     }
     vstate *v = &t->v[d->tag];
     v->ms = d->ms;
+    if (d->store_err) {
+        /* once: every cubin after it is likely not stored either */
+        static bool warned;
+        if (!warned)
+            fprintf(stderr, "kforge: warning: the cubin cache could not store a cubin (%s); cubins it cannot store "
+                            "are used from memory, and compiled again next time\n", d->store_err);
+        warned = true;
+        free(d->store_err);
+    }
     if (d->ok) {
         v->state = VS_READY;
         snprintf(v->path, sizeof v->path, "%s", d->cubin_path);
+        v->cubin = d->cubin;
+        v->cubin_len = d->cubin_len;
+        v->names = d->names;
         free(d->log);
     } else {
+        free(d->cubin);
+        free(d->names);
         v->state = VS_FAILED;
         free(v->log);
         v->log = d->log;
@@ -717,7 +740,8 @@ static int dispatch(measure *m, char *err, size_t errlen)
             cb.abandon_ms = abandon_ms(m, c);
             cb.race = c->abandon_k > 0;
             cb.race_ms = cb.race && cb.abandon_ms > 0 ? cb.abandon_ms / c->abandon_k : 0;
-            if (worker_send(sl->w, &m->variants[c->variant], &c->shape, &cb, ow->path, inject) != 0) {
+            if (worker_send(sl->w, &m->variants[c->variant], &c->shape, &cb, ow->path, ow->cubin, ow->cubin_len,
+                            ow->names, inject) != 0) {
                 /* the worker died between cases: the case never ran; it
                  * goes first again, to a new worker or another device */
                 memmove(m->retry + 1, m->retry, sizeof *m->retry * (size_t)m->nretry++);
@@ -962,7 +986,8 @@ int run_compile_only(const kf_variant *variants, int nvariants, const run_opts *
             r.v = variants[i];
             r.device = -1;
             r.status = KF_ST_OK;
-            snprintf(r.message, sizeof r.message, "%.400s", ow->path);
+            snprintf(r.message, sizeof r.message, "%.400s",
+                     ow->path[0] ? ow->path : "(in memory: the cache could not store it)");
             fill_compile_facts(&r, ow);
         }
         if (fn(&r, ctx))

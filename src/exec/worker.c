@@ -9,6 +9,7 @@
 #include <limits.h>
 #include <math.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,8 +36,13 @@ typedef struct {
     kf_variant v;
     kf_shape shape;
     kf_bench b;
-    char cubin_path[PATH_MAX];
+    char cubin_path[PATH_MAX]; /* the cubin in the cache, or "" when it follows the request: */
+    uint64_t cubin_len;        /* a cubin the cache could not store, this long, then */
+    uint32_t names_len;        /* its lowered names */
 } request;
+
+#define REQ_MAX_CUBIN ((uint64_t)1 << 31)
+#define REQ_MAX_NAMES (64u << 20)
 
 typedef struct {
     int ok;
@@ -323,13 +329,38 @@ static bool fake_launches(const kf_variant *v, const kf_shape *shape, const kf_p
     return f->enqueue(&l, v, shape, p, &none) == 0;
 }
 
-static void fake_case(const request *q, const kf_device *dev, kf_result *r)
+/* The fake GPU loads no module, but it gets the cubin a GPU would: from the
+ * cache (its path) or from memory; one that is not there or is not an ELF
+ * file fails the case as cuModuleLoadData would. */
+static bool fake_cubin(const request *q, const void *mem, kf_result *r)
+{
+    char head[4] = {0};
+    bool elf;
+    if (mem) {
+        elf = q->cubin_len >= 4 && memcmp(mem, "\177ELF", 4) == 0;
+    } else {
+        int fd = open(q->cubin_path, O_RDONLY | O_CLOEXEC);
+        elf = fd >= 0 && kf_read_full(fd, head, 4) == 4 && memcmp(head, "\177ELF", 4) == 0;
+        if (fd >= 0)
+            close(fd);
+    }
+    if (!elf) {
+        r->status = KF_ST_LAUNCH;
+        snprintf(r->message, sizeof r->message, "fake GPU: no cubin to load (%.300s)",
+                 mem ? "the one sent is not an ELF file" : q->cubin_path[0] ? q->cubin_path : "none sent");
+    }
+    return elf;
+}
+
+static void fake_case(const request *q, const void *mem, const kf_device *dev, kf_result *r)
 {
     const kf_variant *v = &q->v;
     const kf_family *f = family_of(v);
     r->v = *v;
     r->shape = q->shape;
     r->status = KF_ST_OK;
+    if (!fake_cubin(q, mem, r))
+        return;
     kf_plan_info p;
     if (f->plan(v, &q->shape, dev->sms, 8, &p) != 0) {
         r->status = KF_ST_LAUNCH;
@@ -504,8 +535,19 @@ static void child_main(int ordinal, bool isolate, int in, int out)
 
     request q;
     for (;;) {
-        if (kf_read_full(in, &q, sizeof q) != (long)sizeof q || q.type != REQ_MEASURE)
+        if (kf_read_full(in, &q, sizeof q) != (long)sizeof q || q.type != REQ_MEASURE ||
+            q.cubin_len > REQ_MAX_CUBIN || q.names_len > REQ_MAX_NAMES || (q.names_len && !q.cubin_len))
             break;
+        /* a cubin the cache could not store comes after the request: read
+         * before anything else, so that the parent's write never waits */
+        void *mem = q.cubin_len ? malloc((size_t)q.cubin_len) : NULL;
+        char *mem_names = q.names_len ? malloc((size_t)q.names_len + 1) : NULL;
+        if ((q.cubin_len && !mem) || (q.names_len && !mem_names) ||
+            (mem && kf_read_full(in, mem, (size_t)q.cubin_len) != (long)q.cubin_len) ||
+            (mem_names && kf_read_full(in, mem_names, q.names_len) != (long)q.names_len))
+            break;
+        if (mem_names)
+            mem_names[q.names_len] = '\0';
         if (q.inject == 1)
             abort();
         if (q.inject == 2)
@@ -514,28 +556,35 @@ static void child_main(int ordinal, bool isolate, int in, int out)
         reply rep;
         memset(&rep, 0, sizeof rep);
         if (fake) {
-            fake_case(&q, &h.dev, &rep.r);
+            fake_case(&q, mem, &h.dev, &rep.r);
             if (getenv(KF_NVML_LIB_ENV))
                 bench_nvml_fake(&fake_nvml, &q.b, &rep.r);
         } else {
             char err[KF_MSG_MAX];
-            size_t len = 0;
-            void *cubin = kf_read_file(q.cubin_path, &len, err, sizeof err);
+            size_t len = (size_t)q.cubin_len;
+            void *cubin = mem ? mem : kf_read_file(q.cubin_path, &len, err, sizeof err);
+            mem = NULL;
             if (!cubin) {
                 rep.r.v = q.v;
                 rep.r.shape = q.shape;
                 rep.r.status = KF_ST_LAUNCH;
                 snprintf(rep.r.message, sizeof rep.r.message, "%s", err);
             } else {
-                char np[PATH_MAX];
-                size_t nlen = 0;
-                rtc_names_path(q.cubin_path, np, sizeof np);
-                char *names = kf_read_file(np, &nlen, NULL, 0); /* the lowered names, if NVRTC gave any */
+                char *names = mem_names;
+                mem_names = NULL;
+                if (!q.cubin_len) {
+                    char np[PATH_MAX];
+                    size_t nlen = 0;
+                    rtc_names_path(q.cubin_path, np, sizeof np);
+                    names = kf_read_file(np, &nlen, NULL, 0); /* the lowered names, if NVRTC gave any */
+                }
                 rep.fatal = bench_case(B, &q.v, &q.shape, &q.b, cubin, len, names, &rep.r) != 0;
                 free(names);
                 free(cubin);
             }
         }
+        free(mem);
+        free(mem_names);
         if (kf_write_full(out, &rep, sizeof rep) != 0 || rep.fatal)
             break;
     }
@@ -661,7 +710,7 @@ int worker_device_count(const gpu_worker *w) { return w->count; }
 pid_t worker_pid(const gpu_worker *w) { return w->pid; }
 
 int worker_send(gpu_worker *w, const kf_variant *v, const kf_shape *shape, const kf_bench *b,
-                const char *cubin_path, int inject)
+                const char *cubin_path, const void *cubin, size_t cubin_len, const char *names, int inject)
 {
     request q;
     memset(&q, 0, sizeof q);
@@ -670,8 +719,17 @@ int worker_send(gpu_worker *w, const kf_variant *v, const kf_shape *shape, const
     q.v = *v;
     q.shape = *shape;
     q.b = *b;
-    snprintf(q.cubin_path, sizeof q.cubin_path, "%s", cubin_path ? cubin_path : "");
-    return kf_write_full(w->to, &q, sizeof q);
+    if (cubin && cubin_len) {
+        q.cubin_len = cubin_len;
+        q.names_len = names ? (uint32_t)strlen(names) : 0;
+    } else {
+        snprintf(q.cubin_path, sizeof q.cubin_path, "%s", cubin_path ? cubin_path : "");
+    }
+    if (kf_write_full(w->to, &q, sizeof q) != 0)
+        return -1;
+    if (q.cubin_len && kf_write_full(w->to, cubin, cubin_len) != 0)
+        return -1;
+    return q.names_len ? kf_write_full(w->to, names, q.names_len) : 0;
 }
 
 static void describe_exit(int status, char *buf, size_t len)

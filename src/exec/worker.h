@@ -66,9 +66,11 @@ int worker_fd(const gpu_worker *w);
 int worker_device_count(const gpu_worker *w);
 pid_t worker_pid(const gpu_worker *w);
 
-/* Sends one case.  inject: 0 none, 1 crash, 2 hang (tests). */
+/* Sends one case: its cubin in the cache (cubin_path), or, when cubin is
+ * not NULL, one the cache could not store, sent with its lowered names
+ * (or NULL).  inject: 0 none, 1 crash, 2 hang (tests). */
 int worker_send(gpu_worker *w, const kf_variant *v, const kf_shape *shape, const kf_bench *b,
-                const char *cubin_path, int inject);
+                const char *cubin_path, const void *cubin, size_t cubin_len, const char *names, int inject);
 
 /* Reads the result of the case in flight.  Returns 0; -1 if the worker ended
  * its process after a fault it reported (r holds the report; status FAULT);

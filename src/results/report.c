@@ -247,7 +247,7 @@ void report_add(report *r, const kf_result *res)
         char *line = csv_line(res, &r->info, false);
         fputs(line, r->out);
         if (fflush(r->out) != 0 || ferror(r->out))
-            kf_output_broken = 1;   /* EPIPE: the reader is gone; the run stops */
+            kf_output_failed();   /* EPIPE: the reader is gone; the run stops */
         free(line);
         return;
     }
@@ -256,7 +256,7 @@ void report_add(report *r, const kf_result *res)
         fputs(line, r->out);
         fputc('\n', r->out);
         if (fflush(r->out) != 0 || ferror(r->out))
-            kf_output_broken = 1;
+            kf_output_failed();
         free(line);
         return;
     }
@@ -1173,7 +1173,7 @@ static void stream_row(report *r, int i)
     fputs(b.s, r->out);
     sb_free(&b);
     if (fflush(r->out) != 0 || ferror(r->out))
-        kf_output_broken = 1;
+        kf_output_failed();
 }
 
 void report_describe(const report *r, const kf_result *res, char *buf, size_t len)

@@ -87,7 +87,8 @@ int results_append(results_file *f, const char *line, char *err, size_t errlen)
     /* a crash may have left a partial line: start ours on a line of its own */
     size_t off = 1;
     struct stat st;
-    if (fstat(f->fd, &st) == 0 && st.st_size > 0) {
+    bool sized = fstat(f->fd, &st) == 0 && S_ISREG(st.st_mode);
+    if (sized && st.st_size > 0) {
         char last;
         if (pread(f->fd, &last, 1, st.st_size - 1) == 1 && last != '\n')
             off = 0;
@@ -96,8 +97,17 @@ int results_append(results_file *f, const char *line, char *err, size_t errlen)
     memcpy(buf + 1, line, len);
     buf[len + 1] = '\n';
     rc = kf_write_full(f->fd, buf + off, len + 2 - off) == 0 ? 0 : -1;
-    if (rc != 0)
-        kf_err(err, errlen, "%s: cannot append a result: %s", f->path, strerror(errno));
+    if (rc != 0) {
+        int e = errno;
+        /* a full disk or a file-size limit (EFBIG) can take part of the
+         * line: cut the file back to where it ended, so that it never
+         * ends in half a line (the lock is held: nobody appended since) */
+        if (sized && ftruncate(f->fd, st.st_size) != 0)
+            kf_err(err, errlen, "%s: cannot append a result: %s (and a partial line is left at its end: %s)",
+                   f->path, strerror(e), strerror(errno));
+        else
+            kf_err(err, errlen, "%s: cannot append a result: %s", f->path, strerror(e));
+    }
     lock(f->fd, LOCK_UN);
 out:
     free(buf);

@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -344,8 +345,50 @@ static int lock_fd(int fd, int op)
     return rc;
 }
 
-/* Takes the writers' lock of gpu's file in dir (creating dir); fills path.
- * The lock's descriptor, or -1 with a message. */
+/* Removes what a writer killed while it wrote path left beside it: the
+ * temporary file PATH.tmp.PID of kf_write_file_atomic (a database of
+ * thousands of entries leaves tens of MB).  Called with the writers' lock
+ * held, so no writer that keeps to the lock is writing one, on this host or
+ * on another sharing the directory over NFS (flock is cluster-wide there);
+ * and, in case a writer did not take it, only where no process of this
+ * host has that PID.  Nothing else is touched: the name is this file's, a
+ * dot, "tmp", a dot and digits alone, and it is a regular file. */
+static void remove_stale_tmp(const char *path)
+{
+    char dir[PATH_MAX];
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
+    if (!dir[0])
+        snprintf(dir, sizeof dir, "/");
+    size_t bl = strlen(base);
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        const char *n = e->d_name;
+        if (strncmp(n, base, bl) != 0 || strncmp(n + bl, ".tmp.", 5) != 0)
+            continue;
+        const char *digits = n + bl + 5;
+        size_t nd = strspn(digits, "0123456789");
+        if (nd == 0 || nd > 9 || digits[nd] != '\0')
+            continue;
+        long pid = strtol(digits, NULL, 10);
+        if (pid <= 0 || pid == (long)getpid() || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+            continue;
+        char p[PATH_MAX + 256];
+        struct stat st;
+        snprintf(p, sizeof p, "%s/%s", dir, n);
+        if (lstat(p, &st) == 0 && S_ISREG(st.st_mode))
+            unlink(p);
+    }
+    closedir(d);
+}
+
+/* Takes the writers' lock of gpu's file in dir (creating dir); fills path,
+ * and removes what a killed writer left beside it.  The lock's descriptor,
+ * or -1 with a message. */
 static int lock_file(const char *dir, const char *gpu, char *path, size_t len, char *err, size_t errlen)
 {
     char lockpath[PATH_MAX + 8];
@@ -366,6 +409,7 @@ static int lock_file(const char *dir, const char *gpu, char *path, size_t len, c
         close(fd);
         return -1;
     }
+    remove_stale_tmp(path);
     return fd;
 }
 

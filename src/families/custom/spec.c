@@ -10,12 +10,16 @@
  */
 #include <cjson/cJSON.h>
 #include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "custom_internal.h"
 #include "expr.h"
@@ -247,87 +251,257 @@ static int parse_sizes(mk *m, cfam *c, const cJSON *j)
     return 0;
 }
 
+/* The header of a .npy file, as NumPy writes it: a Python dict literal
+ * with exactly the keys 'descr' (a quoted string), 'fortran_order' (False:
+ * C order) and 'shape' (a tuple of integers >= 0), in any order, then
+ * spaces and one '\n' that end the header.  *elems: the shape's product
+ * (1 for the shape ()), at most 2^36.  0, or -1 and why. */
+#define NPY_MAX_ELEMS ((int64_t)1 << 36)
+
+static void npy_blank(const char **p, const char *end)
+{
+    while (*p < end && **p == ' ')
+        (*p)++;
+}
+
+static bool npy_lit(const char **p, const char *end, const char *s)
+{
+    npy_blank(p, end);
+    size_t n = strlen(s);
+    if ((size_t)(end - *p) < n || memcmp(*p, s, n) != 0)
+        return false;
+    *p += n;
+    return true;
+}
+
+/* A quoted string (no escapes: none of the keys or descrs has one). */
+static bool npy_str(const char **p, const char *end, char *out, size_t len)
+{
+    npy_blank(p, end);
+    if (*p >= end || (**p != '\'' && **p != '"'))
+        return false;
+    char q = *(*p)++;
+    const char *s = *p;
+    while (*p < end && **p != q && **p != '\\' && **p != '\n')
+        (*p)++;
+    if (*p >= end || **p != q || (size_t)(*p - s) >= len)
+        return false;
+    memcpy(out, s, (size_t)(*p - s));
+    out[*p - s] = '\0';
+    (*p)++;
+    return true;
+}
+
+static int npy_header(const char *h, size_t hl, char *descr, size_t dlen, int64_t *elems, char *why, size_t whylen)
+{
+    const char *p = h, *end = h + hl;
+    bool seen[3] = {false, false, false};
+    static const char *const keys[3] = {"descr", "fortran_order", "shape"};
+    if (hl == 0 || h[hl - 1] != '\n') {
+        kf_err(why, whylen, "its header does not end in a newline (NumPy pads it with spaces and ends it with '\\n')");
+        return -1;
+    }
+    end--; /* the '\n' */
+    if (!npy_lit(&p, end, "{")) {
+        kf_err(why, whylen, "its header is not a Python dict ({'descr': ..., 'fortran_order': False, 'shape': (...)})");
+        return -1;
+    }
+    *elems = 1;
+    for (;;) {
+        if (npy_lit(&p, end, "}"))
+            break;
+        char key[32];
+        if (!npy_str(&p, end, key, sizeof key) || !npy_lit(&p, end, ":")) {
+            kf_err(why, whylen, "its header is not a dict of quoted keys ('descr', 'fortran_order', 'shape')");
+            return -1;
+        }
+        int k = 0;
+        while (k < 3 && strcmp(key, keys[k]) != 0)
+            k++;
+        if (k == 3 || seen[k]) {
+            kf_err(why, whylen, "its header has %s key '%.31s' (expected 'descr', 'fortran_order' and 'shape' once each)",
+                   k == 3 ? "an unknown" : "a second", key);
+            return -1;
+        }
+        seen[k] = true;
+        if (k == 0 && !npy_str(&p, end, descr, dlen)) {
+            kf_err(why, whylen, "its 'descr' is not a quoted type such as '<f4'");
+            return -1;
+        }
+        if (k == 1 && !npy_lit(&p, end, "False")) {
+            kf_err(why, whylen, "its 'fortran_order' is not False (C order is expected: np.ascontiguousarray)");
+            return -1;
+        }
+        if (k == 2) {
+            if (!npy_lit(&p, end, "(")) {
+                kf_err(why, whylen, "its 'shape' is not a tuple of integers");
+                return -1;
+            }
+            for (int dims = 0;; dims++) {
+                if (npy_lit(&p, end, ")"))
+                    break;
+                npy_blank(&p, end);
+                if (p < end && *p == '-') {
+                    kf_err(why, whylen, "its 'shape' has a negative dimension");
+                    return -1;
+                }
+                if (p >= end || *p < '0' || *p > '9') {
+                    kf_err(why, whylen, "its 'shape' is not a tuple of integers");
+                    return -1;
+                }
+                int64_t d = 0;
+                for (; p < end && *p >= '0' && *p <= '9'; p++) {
+                    d = d * 10 + (*p - '0');
+                    if (d > NPY_MAX_ELEMS) {
+                        kf_err(why, whylen, "its 'shape' has a dimension over 2^36");
+                        return -1;
+                    }
+                }
+                /* both at most 2^36: the product fits in 72 bits, checked before it is made */
+                if (d != 0 && *elems > NPY_MAX_ELEMS / d) {
+                    kf_err(why, whylen, "its 'shape' holds more than 2^36 elements");
+                    return -1;
+                }
+                *elems *= d;
+                if (!npy_lit(&p, end, ",") && !(npy_blank(&p, end), p < end && *p == ')')) {
+                    kf_err(why, whylen, "its 'shape' is not a tuple of integers");
+                    return -1;
+                }
+            }
+        }
+        if (!npy_lit(&p, end, ",") && !(npy_blank(&p, end), p < end && *p == '}')) {
+            kf_err(why, whylen, "its header is not a Python dict (a ',' or '}' expected after '%s')", key);
+            return -1;
+        }
+    }
+    for (int k = 0; k < 3; k++)
+        if (!seen[k]) {
+            kf_err(why, whylen, "its header has no '%s'", keys[k]);
+            return -1;
+        }
+    npy_blank(&p, end);
+    if (p != end) {
+        kf_err(why, whylen, "its header has more after the dict than the spaces that pad it");
+        return -1;
+    }
+    return 0;
+}
+
 /* A .npy file (NumPy's format, version 1 to 3): little-endian, C order,
  * of the element type want ('<i4' int32, '<u4' uint32, '<i8' int64, '<f4'
  * float32, '<f8' float64, '<f2' float16; bfloat16, which NumPy lacks, as
  * its bits: '<u2' (x.view(np.uint16)) or 2-byte void '|V2' / '<V2', what
  * np.save writes for ml_dtypes.bfloat16); any shape, read as its elements
- * in order.  path relative to the config's folder.  0 and the data, or -1
- * and why. */
+ * in order.  path relative to the config's folder.  A regular file only
+ * (not /dev/zero, not a pipe), whose header (checked in full: the keys, a
+ * shape of integers >= 0, the padding that aligns the data to 16 bytes)
+ * agrees with its size before any data is read; the read stops at SIGINT
+ * or SIGTERM.  0 and the data, or -1 and why. */
 static int npy_load(const cfam *c, const char *name, kf_dtype want, void **data, int64_t *elems, char *why,
                     size_t whylen)
 {
     static const char *const descr[KF_DTYPE_COUNT][3] = {
-        [KF_INT32] = {"'<i4'"}, [KF_UINT32] = {"'<u4'"}, [KF_INT64] = {"'<i8'"}, [KF_FLOAT32] = {"'<f4'"},
-        [KF_FLOAT64] = {"'<f8'"}, [KF_BFLOAT16] = {"'<u2'", "'|V2'", "'<V2'"}, [KF_FLOAT16] = {"'<f2'"}};
+        [KF_INT32] = {"<i4"}, [KF_UINT32] = {"<u4"}, [KF_INT64] = {"<i8"}, [KF_FLOAT32] = {"<f4"},
+        [KF_FLOAT64] = {"<f8"}, [KF_BFLOAT16] = {"<u2", "|V2", "<V2"}, [KF_FLOAT16] = {"<f2"}};
     char path[PATH_MAX + 256];
     if (name[0] == '/' || !c->config_dir[0])
         snprintf(path, sizeof path, "%s", name);
     else
         snprintf(path, sizeof path, "%s/%s", c->config_dir, name);
-    size_t len;
-    char err[256];
-    unsigned char *f = (unsigned char *)kf_read_file_max(path, (size_t)1 << 34, &len, err, sizeof err);
-    if (!f) {
-        kf_err(why, whylen, "cannot read %s: %s", path, err);
+    /* O_NONBLOCK: opening a FIFO must not wait for a writer */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) {
+        kf_err(why, whylen, "cannot read %s: %s", path, strerror(errno));
         return -1;
     }
-    size_t hl = 0, off = 0;
-    if (len >= 10 && memcmp(f, "\x93NUMPY", 6) == 0 && f[6] == 1)
-        hl = (size_t)f[8] | (size_t)f[9] << 8, off = 10;
-    else if (len >= 12 && memcmp(f, "\x93NUMPY", 6) == 0 && (f[6] == 2 || f[6] == 3))
-        hl = (size_t)f[8] | (size_t)f[9] << 8 | (size_t)f[10] << 16 | (size_t)f[11] << 24, off = 12;
-    if (!off || off + hl > len) {
-        kf_err(why, whylen, "%s is not a .npy file (NumPy's format: \\x93NUMPY, version 1 to 3)", path);
-        free(f);
-        return -1;
+    int rc = -1;
+    unsigned char *x = NULL;
+    char *head = NULL;
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        kf_err(why, whylen, "%s is not a regular file (a .npy file is expected, from np.save)", path);
+        goto out;
     }
-    char head[4096];
-    snprintf(head, sizeof head, "%.*s", (int)(hl < sizeof head - 1 ? hl : sizeof head - 1), (const char *)f + off);
-    const char *d = strstr(head, "'descr':"), *fo = strstr(head, "'fortran_order':"), *sh = strstr(head, "'shape':");
-    if (!d || !fo || !sh || strncmp(fo + 16 + strspn(fo + 16, " "), "False", 5) != 0) {
-        kf_err(why, whylen, "%s: a .npy header with 'descr', 'fortran_order': False (C order) and 'shape' was expected",
-               path);
-        free(f);
-        return -1;
+    unsigned char pre[12];
+    size_t off = 0, hl = 0;
+    ssize_t got = pread(fd, pre, sizeof pre, 0);
+    if (got >= 10 && memcmp(pre, "\x93NUMPY", 6) == 0 && pre[6] == 1)
+        hl = (size_t)pre[8] | (size_t)pre[9] << 8, off = 10;
+    else if (got >= 12 && memcmp(pre, "\x93NUMPY", 6) == 0 && (pre[6] == 2 || pre[6] == 3))
+        hl = (size_t)pre[8] | (size_t)pre[9] << 8 | (size_t)pre[10] << 16 | (size_t)pre[11] << 24, off = 12;
+    if (!off || hl > ((size_t)1 << 20) || (off_t)(off + hl) > st.st_size) {
+        kf_err(why, whylen, "%s is not a .npy file (NumPy's format: \\x93NUMPY, version 1 to 3, a header of at "
+                            "most 1 MiB)", path);
+        goto out;
     }
-    d += 8 + strspn(d + 8, " ");
+    if ((off + hl) % 16 != 0) {
+        kf_err(why, whylen, "%s: its header is not padded: the data must start at a multiple of 16 bytes (np.save "
+                            "pads to 64), it starts at %zu", path, off + hl);
+        goto out;
+    }
+    head = malloc(hl + 1);
+    if (!head || pread(fd, head, hl, (off_t)off) != (ssize_t)hl) {
+        kf_err(why, whylen, "cannot read %s: %s", path, head ? "short read" : "out of memory");
+        goto out;
+    }
+    head[hl] = '\0';
+    char d[32], herr[200];
+    int64_t n = 0;
+    if (npy_header(head, hl, d, sizeof d, &n, herr, sizeof herr) != 0) {
+        kf_err(why, whylen, "%s: not a .npy file NumPy wrote: %s", path, herr);
+        goto out;
+    }
     bool known = false;
     for (int k = 0; k < 3 && descr[want][k] && !known; k++)
-        known = strncmp(d, descr[want][k], strlen(descr[want][k])) == 0;
+        known = strcmp(d, descr[want][k]) == 0;
     if (!known) {
-        kf_err(why, whylen, "%s holds %.5s elements, the buffer is %s (%s%s)", path, d, kf_dtype_names[want],
+        kf_err(why, whylen, "%s holds '%.8s' elements, the buffer is %s ('%s'%s)", path, d, kf_dtype_names[want],
                descr[want][0], want == KF_BFLOAT16 ? ", its bits as uint16, or '|V2'" : "");
-        free(f);
-        return -1;
+        goto out;
     }
-    int64_t n = 1;
-    const char *p = strchr(sh, '(');
-    for (p = p ? p + 1 : sh; *p && *p != ')'; p++)
-        if (*p >= '0' && *p <= '9') {
-            char *end;
-            long long k = strtoll(p, &end, 10);
-            n *= k;
-            p = end - 1;
-        }
     size_t es = kf_dtype_size(want);
-    if (n < 1 || (size_t)n * es != len - off - hl) {
-        kf_err(why, whylen, "%s: its shape gives %lld elements, its data holds %zu bytes", path, (long long)n,
-               len - off - hl);
-        free(f);
-        return -1;
+    uint64_t bytes = (uint64_t)n * es; /* n <= 2^36, es <= 8: no overflow */
+    uint64_t have = (uint64_t)st.st_size - (off + hl);
+    if (n < 1 || bytes != have) {
+        kf_err(why, whylen, "%s: its shape gives %lld elements (%llu bytes), its data holds %llu bytes", path,
+               (long long)n, (unsigned long long)bytes, (unsigned long long)have);
+        goto out;
     }
-    void *x = malloc((size_t)n * es);
+    if (bytes > ((uint64_t)1 << 34) || bytes > SIZE_MAX) {
+        kf_err(why, whylen, "%s: %llu bytes of data, more than the 16 GiB limit", path, (unsigned long long)bytes);
+        goto out;
+    }
+    x = malloc((size_t)bytes);
     if (!x) {
-        kf_err(why, whylen, "%s: out of memory", path);
-        free(f);
-        return -1;
+        kf_err(why, whylen, "%s: out of memory for %llu bytes", path, (unsigned long long)bytes);
+        goto out;
     }
-    memcpy(x, f + off + hl, (size_t)n * es);
-    free(f);
+    /* a regular file's read is never interrupted by a signal: in pieces,
+     * looking between them */
+    for (uint64_t at = 0; at < bytes;) {
+        if (kf_interrupted) {
+            kf_err(why, whylen, "%s: interrupted", path);
+            goto out;
+        }
+        size_t piece = bytes - at < ((uint64_t)16 << 20) ? (size_t)(bytes - at) : (size_t)16 << 20;
+        ssize_t r = pread(fd, x + at, piece, (off_t)(off + hl + at));
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0) {
+            kf_err(why, whylen, "cannot read %s: %s", path, r < 0 ? strerror(errno) : "it became shorter");
+            goto out;
+        }
+        at += (uint64_t)r;
+    }
     *data = x;
     *elems = n;
-    return 0;
+    x = NULL;
+    rc = 0;
+out:
+    free(x);
+    free(head);
+    close(fd);
+    return rc;
 }
 
 /* {"rtol": r, "atol": a} at field: each given one into *rtol, *atol. */
