@@ -97,7 +97,7 @@ $(BUILD)/obj/exec/nvml.o: CFLAGS += $(if $(wildcard $(CUDA)/include/nvml.h),-DKF
 # The tests and suites that do not test the cubin cache itself share one,
 # $(CHECK_CACHE) (KFORGE_TEST_CACHE), empty when the run starts: a source
 # several of them compile is compiled once.  CHECK_ORDER starts the longest
-# first (the rest, new ones too, follow), so that none of them starts last
+# first (slurm_suite, which mostly waits on its cluster, before them) (the rest, new ones too, follow), so that none of them starts last
 # and runs alone; CHECK_LAST start last: test_codegen compiles what the
 # suites have not.  What make check runs is built CHECK_JOBS at a time too.
 # The suites find python3 in $(CHECK_BIN): a script that runs the
@@ -110,7 +110,7 @@ CHECK_BIN   := $(abspath $(BUILD))/check-bin
 ifeq ($(origin CHECK_JOBS),undefined)
 CHECK_JOBS  := $(shell n=$$(nproc 2>/dev/null || echo 1); echo $$((n + 1)))
 endif
-CHECK_ORDER := verify_suite export_suite robust_suite test_export multi_suite stress_suite cli_suite \
+CHECK_ORDER := slurm_suite verify_suite export_suite robust_suite test_export multi_suite stress_suite cli_suite \
                engine_suite test_verify newcomer_suite tune_suite compare_suite regress_suite
 CHECK_LAST  := test_codegen
 CHECK_ALL   := $(notdir $(TESTS)) fuzz_replay $(patsubst tests/%.sh,%,$(wildcard tests/*_suite.sh))

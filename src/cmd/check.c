@@ -11,19 +11,31 @@
 #include "util.h"
 
 static const char *const check_help =
-    "usage: kforge check [--compile] [--arch sm_XY] [--set KEY=VALUE]... CONFIG...\n"
+    "usage: kforge check [--compile [--shard K/N]] [--arch sm_XY] [--set KEY=VALUE]... CONFIG...\n"
     "\n"
     "Validates configs and lists their variants and sizes without touching a GPU; combinations\n"
     "that cannot run are listed with the reason.  --compile also compiles every variant with\n"
     "NVRTC for --arch (default sm_90) and reports failures with the compiler log; a custom\n"
     "kernel's reference kernel is compiled too (\"reference compiled\").\n"
     "\n"
+    "Compiling where the CPUs are: --compile fills the cubin cache (--cache-dir DIR) that a run or\n"
+    "tune on the GPU node then measures from, compiling nothing there, when it uses the same\n"
+    "kforge, CUDA toolkit, config, --set options and --arch as the GPU (sm_90 for an H100).\n"
+    "  --shard K/N         compile only the K-th of N slices of the variants (in a Slurm job array\n"
+    "                      without --shard, the array task's slice); several jobs, on several\n"
+    "                      nodes too, may fill one cache directory at once (tools/slurm-compile.sbatch)\n"
+    "  -j N, --jobs N      compiler processes (default: number of CPUs)\n"
+    "  --cache-dir DIR     cubin cache (default $KFORGE_CACHE_DIR or ~/.cache/kforge)\n"
+    "  --no-cache, --lineinfo  as for run and tune\n"
+    "\n"
     "examples:\n"
     "  kforge check configs/seeds.json\n"
-    "  kforge check --compile --arch sm_90 configs/*.json\n";
+    "  kforge check --compile --arch sm_90 configs/*.json\n"
+    "  kforge check --compile --shard 2/8 --cache-dir /shared/kforge-cache configs/tune-reduce.json\n";
 
 typedef struct {
     int failed;
+    int compiled, cached; /* variants compiled now, and found in the cache */
 } check_ctx;
 
 /* The reference variant (check_reference): one line. */
@@ -64,13 +76,54 @@ static int on_compiled(const kf_result *r, void *vctx)
     check_ctx *c = vctx;
     char label[256];
     family_of(&r->v)->label(&r->v, label, sizeof label);
-    if (r->status == KF_ST_OK)
+    if (r->status == KF_ST_OK) {
         printf("  compiled  %-10s %s%s\n", r->v.name, label, r->cached ? "  (cached)" : "");
-    else {
+        c->compiled += !r->cached;
+        c->cached += r->cached;
+    } else {
         printf("  FAILED    %-10s %s: %s\n", r->v.name, label, r->message);
         c->failed++;
     }
     return 0;
+}
+
+/* --compile: config i's variants of this shard (ord: the variants of the
+ * configs before it), and its reference kernel in the shard that has
+ * config i.  KF_EXIT_* */
+static int compile_space(const opts *o, const kf_space *sp, const kf_family *f, int i, long long ord,
+                         check_ctx *cc)
+{
+    char err[1024];
+    run_opts ro = o->ro;
+    ro.arch = o->arch ? o->arch : "sm_90";
+    const kf_variant *mine = sp->variants;
+    kf_variant *slice = NULL;
+    int nmine = sp->nvariants;
+    if (o->shard.n > 1) {
+        slice = malloc(sizeof *slice * (size_t)(sp->nvariants > 0 ? sp->nvariants : 1));
+        if (!slice) {
+            fprintf(stderr, "kforge: out of memory\n");
+            return KF_EXIT_USAGE;
+        }
+        nmine = 0;
+        for (int v = 0; v < sp->nvariants; v++)
+            if (shard_has(&o->shard, ord + v))
+                slice[nmine++] = sp->variants[v];
+        mine = slice;
+        fprintf(stderr, "kforge check: %s: %d of the %d variants of %s are this shard's\n", o->shard.how, nmine,
+                sp->nvariants, o->configs[i]);
+    }
+    int failed0 = cc->failed;
+    fflush(stdout);
+    int fl = nmine > 0 ? run_compile_only(mine, nmine, &ro, on_compiled, cc, err, sizeof err) : 0;
+    int fr = fl < 0 || !shard_has(&o->shard, i) ? 0 : check_reference(sp, f, &ro, cc, err, sizeof err);
+    free(slice);
+    fl = fr < 0 ? fr : fl + fr;
+    if (fl < 0) {
+        fprintf(stderr, "kforge: %s\n", err);
+        return kf_interrupted ? KF_EXIT_INTERRUPT : fl == -2 ? KF_EXIT_USAGE : KF_EXIT_NODEV;
+    }
+    return cc->failed > failed0 ? KF_EXIT_VARIANT : KF_EXIT_OK;
 }
 
 int cmd_check(int argc, char **argv)
@@ -84,6 +137,12 @@ int cmd_check(int argc, char **argv)
         fprintf(stderr, "kforge check: no config file given\n%s", check_help);
         return KF_EXIT_USAGE;
     }
+    if (o.shard.n > 0 && !o.compile) {
+        fprintf(stderr, "kforge check: --shard goes with --compile (it slices the variants to compile)\n");
+        return KF_EXIT_USAGE;
+    }
+    if (o.compile && o.shard.n == 0 && slurm_shard("check", &o.shard) != 0)
+        return KF_EXIT_USAGE;
     kf_config *cfgs = calloc((size_t)o.nconfigs, sizeof *cfgs);
     if (!cfgs)
         return KF_EXIT_USAGE;
@@ -93,6 +152,8 @@ int cmd_check(int argc, char **argv)
         rc = KF_EXIT_USAGE;
         goto out;
     }
+    long long ord = 0; /* variants of the configs before this one: --shard slices them all as one list */
+    check_ctx cc = {0};
     for (int i = 0; i < o.nconfigs && rc == KF_EXIT_OK; i++) {
         kf_space sp;
         memset(&sp, 0, sizeof sp);
@@ -116,6 +177,8 @@ int cmd_check(int argc, char **argv)
                 first[sp.cases[k].variant] = k;
             }
             for (int v = 0; v < sp.nvariants && !kf_interrupted; v++) {
+                if (!shard_has(&o.shard, ord + v))
+                    continue;
                 char label[256];
                 f->label(&sp.variants[v], label, sizeof label);
                 printf("  %-12s %s  %s =", sp.variants[v].name[0] ? sp.variants[v].name : "-", label,
@@ -136,23 +199,15 @@ int cmd_check(int argc, char **argv)
         print_skipped(&sp, cfgs[i].path, true);
         if (kf_interrupted)
             rc = KF_EXIT_INTERRUPT;
-        if (o.compile && rc == KF_EXIT_OK) {
-            run_opts ro = o.ro;
-            ro.arch = o.arch ? o.arch : "sm_90";
-            check_ctx cc = {0};
-            fflush(stdout);
-            int fl = run_compile_only(sp.variants, sp.nvariants, &ro, on_compiled, &cc, err, sizeof err);
-            int fr = fl < 0 ? 0 : check_reference(&sp, f, &ro, &cc, err, sizeof err);
-            fl = fr < 0 ? fr : fl + fr;
-            if (fl < 0) {
-                fprintf(stderr, "kforge: %s\n", err);
-                rc = kf_interrupted ? KF_EXIT_INTERRUPT : fl == -2 ? KF_EXIT_USAGE : KF_EXIT_NODEV;
-            } else if (fl > 0) {
-                rc = KF_EXIT_VARIANT;
-            }
-        }
+        if (o.compile && rc == KF_EXIT_OK)
+            rc = compile_space(&o, &sp, f, i, ord, &cc);
+        ord += sp.nvariants;
         space_free(&sp);
     }
+    if (o.compile && rc != KF_EXIT_USAGE && rc != KF_EXIT_INTERRUPT && rc != KF_EXIT_NODEV)
+        fprintf(stderr, "kforge check: %s%s%d variant%s compiled now, %d from the cubin cache, %d failed\n",
+                o.shard.n > 1 ? o.shard.how : "", o.shard.n > 1 ? ": " : "", cc.compiled,
+                cc.compiled == 1 ? "" : "s", cc.cached, cc.failed);
 out:
     free_configs(cfgs, o.nconfigs);
     free(cfgs);

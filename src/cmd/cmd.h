@@ -51,7 +51,8 @@ enum {
     OPT_SPEEDUP = 1 << 3,   /* --speedup */
     OPT_MEASURE = 1 << 4,   /* --timeout, --device, --jobs, --cache-dir, --no-cache, --lineinfo */
     OPT_QUIET = 1 << 5,     /* --quiet */
-    OPT_COMPILE = 1 << 6,   /* --compile, --arch, --jobs, --cache-dir, --no-cache, --lineinfo */
+    OPT_COMPILE = 1 << 6,   /* --compile, --arch, --jobs, --cache-dir, --no-cache, --lineinfo; --shard
+                               without OPT_MULTI */
     OPT_DEVICE = 1 << 7,    /* --device */
     OPT_CONFIGS = 1 << 8,   /* positional CONFIG files */
     OPT_MULTI = 1 << 9,     /* --devices, --shard (with OPT_MEASURE) */
@@ -124,6 +125,11 @@ int multi_option(cli *c, run_opts *ro, kf_shard *sh);
  * given; the Slurm job array's task when --shard was not given (announced
  * on stderr).  0, or -1 after printing an error. */
 int multi_finish(const char *cmd, run_opts *ro, kf_shard *sh);
+
+/* The Slurm job array's task as a shard (SLURM_ARRAY_TASK_ID and _COUNT,
+ * or _MIN and _MAX): 0 (sh set and announced on stderr, or untouched when
+ * not in an array of several tasks), or -1 after a message. */
+int slurm_shard(const char *cmd, kf_shard *sh);
 
 /* Loads every config and applies the --set overrides; messages printed. */
 int load_configs(const opts *o, kf_config *cfgs);

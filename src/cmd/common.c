@@ -65,6 +65,12 @@ int parse_opts(int argc, char **argv, const char *help, unsigned allowed, opts *
                 return -1;
             continue;
         }
+        /* --shard alone: check --compile's slice of the variants */
+        if ((allowed & OPT_COMPILE) && !(allowed & OPT_MULTI) && !c.dashdash && is_option(arg, "--shard")) {
+            if (multi_option(&c, &o->ro, &o->shard) < 0)
+                return -1;
+            continue;
+        }
         if ((allowed & OPT_SET) && cli_value(&c, "--set", &val)) {
             if (o->nsets == 64)
                 return cli_fail(&c, "too many --set options (at most 64)");
@@ -190,9 +196,7 @@ static int env_ll(const char *name, long long *v)
     return kf_parse_ll(e, v) ? 1 : -1;
 }
 
-/* The Slurm job array's task as a shard: 0 (sh set, or untouched when not
- * in an array), or -1 after a message. */
-static int slurm_shard(const char *cmd, kf_shard *sh)
+int slurm_shard(const char *cmd, kf_shard *sh)
 {
     long long id, count = 0, min = 0, max = 0;
     int hid = env_ll("SLURM_ARRAY_TASK_ID", &id);

@@ -5,12 +5,14 @@
 
 volatile sig_atomic_t kf_interrupted = 0;
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdarg.h>
 #include <math.h>
@@ -319,20 +321,62 @@ int kf_stdout_close(char *err, size_t errlen)
     return -1;
 }
 
+/* This host's short name, as characters safe in a file name ("host" when
+ * it has none). */
+static void host_tag(char *buf, size_t len)
+{
+    char h[256];
+    if (gethostname(h, sizeof h) != 0)
+        h[0] = '\0';
+    h[sizeof h - 1] = '\0';
+    size_t n = 0;
+    for (const char *p = h; *p && *p != '.' && n + 1 < len && n < 32; p++)
+        buf[n++] = (isalnum((unsigned char)*p) || *p == '-' || *p == '_') ? *p : '_';
+    buf[n] = '\0';
+    if (n == 0)
+        snprintf(buf, len, "host");
+}
+
 int kf_write_file_atomic(const char *path, const void *data, size_t len, char *err, size_t errlen)
 {
-    char tmp[PATH_MAX];
-    if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof tmp) {
-        kf_err(err, errlen, "%s: path too long", path);
-        return -1;
+    /* The temporary file is this call's alone: named after the host, the
+     * process, a counter and a random number, and created with O_EXCL.
+     * Several processes, threads or hosts may write the same path at once
+     * (a cubin cache on a shared file system: processes on two nodes may
+     * have the same pid), and each renames only what it wrote itself.
+     * rename() within a directory is atomic, on NFS too, so a reader sees
+     * the old file or the new one, whole; no lock is taken. */
+    static atomic_uint seq;
+    char host[40], tmp[PATH_MAX];
+    host_tag(host, sizeof host);
+    int fd = -1;
+    for (int tries = 0; fd < 0 && tries < 100; tries++) {
+        unsigned n = atomic_fetch_add(&seq, 1);
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        uint64_t r = kf_hash64(&ts, sizeof ts, ((uint64_t)getpid() << 32) ^ n);
+        if (snprintf(tmp, sizeof tmp, "%s.tmp.%s.%ld.%u.%08x", path, host, (long)getpid(), n, (unsigned)r) >=
+            (int)sizeof tmp) {
+            kf_err(err, errlen, "%s: path too long", path);
+            return -1;
+        }
+        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        if (fd < 0 && errno != EEXIST) {
+            kf_err(err, errlen, "%s: cannot create: %s", tmp, strerror(errno));
+            return -1;
+        }
     }
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (fd < 0) {
-        kf_err(err, errlen, "%s: cannot create: %s", tmp, strerror(errno));
+        kf_err(err, errlen, "%s: cannot create a temporary file beside it: %s", path, strerror(errno));
         return -1;
     }
-    if (kf_write_full(fd, data, len) != 0 || close(fd) != 0) {
-        kf_err(err, errlen, "%s: write failed: %s", tmp, strerror(errno));
+    int wr = kf_write_full(fd, data, len), we = errno;
+    if (close(fd) != 0 && wr == 0) {
+        wr = -1;
+        we = errno;
+    }
+    if (wr != 0) {
+        kf_err(err, errlen, "%s: write failed: %s", tmp, strerror(we));
         unlink(tmp);
         return -1;
     }

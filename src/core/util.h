@@ -117,7 +117,11 @@ void kf_output_failed(void);
  * closed to begin with and nothing was written. */
 int kf_stdout_close(char *err, size_t errlen);
 
-/* Writes len bytes to path atomically (temporary file + rename). */
+/* Writes len bytes to path atomically: a temporary file beside it, unique
+ * to this host, process and call (O_EXCL), then rename(), so that several
+ * writers of one path at once, on several hosts of a shared file system
+ * too, never mix their bytes, and a reader sees the old file or the new
+ * one whole.  No lock is taken. */
 int kf_write_file_atomic(const char *path, const void *data, size_t len, char *err, size_t errlen);
 
 /* mkdir -p; 0 on success. */

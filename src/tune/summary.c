@@ -334,6 +334,9 @@ void tune_print_summary(tuner *t, double wall, const char *stopped)
     int from_file = evals - t->told - others;
     int failed_cands = tuner_failed_candidates(t);
     int abandoned_cands = tuner_abandoned_candidates(t);
+    int ncompiled = 0, ncached = 0; /* cubins: a tune after compile-only shards compiles none */
+    if (t->rs)
+        run_session_counts(t->rs, &ncompiled, &ncached);
     static const char *const obj_what[TUNE_OBJ_COUNT][2] = {
         {"median time", "weighted sum of median times over the sizes"},
         {"energy of one run", "weighted sum of the energy of one run over the sizes"},
@@ -413,6 +416,7 @@ void tune_print_summary(tuner *t, double wall, const char *stopped)
                    "alongside\n",
                    gpu, t->setup_ms / 1e3, t->verify_ms / 1e3, t->bench_ms / 1e3, t->ndev > 1 ? " per GPU" : "",
                    wall > gpu ? wall - gpu : 0, t->compile_ms / 1e3);
+            printf("  cubins: %d compiled now, %d from the cubin cache\n", ncompiled, ncached);
         }
         if (t->mine)
             printf("  %s: %d of them left to the other shards (kforge merge combines the shards' results files)\n",
@@ -494,6 +498,8 @@ void tune_print_summary(tuner *t, double wall, const char *stopped)
                   abandoned_cands, t->abandoned_cases);
         sb_printf(&b, "\"phases_s\": {\"compile\": %.3f, \"setup\": %.3f, \"verify\": %.3f, \"bench\": %.3f}, ",
                   t->compile_ms / 1e3, t->setup_ms / 1e3, t->verify_ms / 1e3, t->bench_ms / 1e3);
+        if (t->rs)
+            sb_printf(&b, "\"cubins\": {\"compiled\": %d, \"cached\": %d}, ", ncompiled, ncached);
         if (t->merged_files)
             sb_printf(&b, "\"merged_files\": %d, \"space_candidates\": %d, ", t->merged_files, t->space_cands);
         if (t->mine)
