@@ -221,6 +221,11 @@ static int best_answer(const char *dir, const char *gpu, const kf_variant *key, 
     shape_text(fam, &e.shape, got, sizeof got);
     if (!exact)
         fprintf(stderr, "kforge best: no entry for %s; using the one tuned for the nearest size, %s\n", want, got);
+    if (tunedb_other_source(&e))
+        fprintf(stderr, "kforge best: warning: this entry of the custom kernel %s was tuned with another source "
+                        "(its source or a header it includes has changed since, or the entry records no source "
+                        "hash): its time is not this source's; kforge tune measures this one\n",
+                fam->name);
     fprintf(stderr, "kforge best: %s variant (%s)\n", e.deterministic ? "a deterministic" : "a non-deterministic",
             e.deterministic ? "the same bits every run" : "float results may differ in the last bits run to run");
     char *text = header ? tunedb_header(&e, shape, exact) : tunedb_config_json(&e, shape, exact);

@@ -202,10 +202,17 @@ int cmd_export(int argc, char **argv)
         rc = KF_EXIT_USAGE;
         goto out;
     }
+    bool *other = calloc((size_t)(keep > 0 ? keep : 1), sizeof *other); /* tuned with another source (pick.h) */
+    if (!other) {
+        fprintf(stderr, "kforge export: out of memory\n");
+        rc = KF_EXIT_USAGE;
+        goto out;
+    }
     for (int i = 0; i < keep; i++) {
         bool same = nshapes > 0 && shape_eq(&ex[nshapes - 1].shape, &all[i].shape);
         if (same && !pick_faster(all[i].median_ms, ex[nshapes - 1].median_ms))
             continue;
+        other[same ? nshapes - 1 : nshapes] = tunedb_other_source(&all[i]);
         kf_export_entry *x = &ex[same ? nshapes - 1 : nshapes++];
         x->v = all[i].v;
         x->v.name[0] = '\0';
@@ -215,6 +222,16 @@ int cmd_export(int argc, char **argv)
         x->gbps = all[i].gbps;
         x->deterministic = all[i].deterministic;
     }
+    int nother = 0;
+    for (int i = 0; i < nshapes; i++)
+        nother += other[i];
+    free(other);
+    if (nother)
+        fprintf(stderr, "kforge export: warning: %d of the %d shapes of the custom kernel %s were tuned with another "
+                        "source (its source or a header it includes has changed since, or the entries record no "
+                        "source hash): their variants were not measured with this source; kforge tune measures "
+                        "this one\n",
+                nother, nshapes, fam->name);
     if (nshapes == 0) {
         char stem[256];
         tunedb_stem(gpu, stem, sizeof stem);

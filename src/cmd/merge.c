@@ -407,7 +407,8 @@ static int rank_alone(const recset *s, const int *idx, int n, const char *files_
                                    .median_ms = r->stats.median_ms, .gbps = r->stats.gbps,
                                    .pct_peak = r->stats.pct_peak, .gflops = r->stats.gflops, .blocks = r->blocks,
                                    .launches = r->launches,
-                                   .deterministic = r->deterministic, .failed_elsewhere = cs[c].failed};
+                                   .deterministic = r->deterministic, .failed_elsewhere = cs[c].failed,
+                                   .source_hash = r->source_hash};
         }
         ne += pick_size_entries(pc, np, &s->v[cs[best].first].dev, date, how, &es[ne]);
     }

@@ -38,6 +38,7 @@ typedef struct {
     int launches;
     bool deterministic;
     bool failed_elsewhere;      /* failed at another size of the search (abandoned there: slower, not failed) */
+    const char *source_hash;    /* the source it ran (family.h); NULL: its family's now */
 } pick_cand;
 
 /* Whether c can be best (with det_only: among the deterministic ones). */

@@ -125,6 +125,8 @@ static cJSON *entry_json(const tunedb_entry *e)
     cJSON_AddStringToObject(o, "kforge", e->kforge[0] ? e->kforge : KF_VERSION);
     cJSON_AddStringToObject(o, "date", e->date);
     cJSON_AddStringToObject(o, "how", e->how);
+    if (e->source_hash[0])
+        cJSON_AddStringToObject(o, "source_hash", e->source_hash);
     return o;
 }
 
@@ -285,7 +287,14 @@ static int parse_entry(const pctx *c, const cJSON *o, tunedb_entry *e)
     get_str(o, "kforge", e->kforge, sizeof e->kforge);
     get_str(o, "date", e->date, sizeof e->date);
     get_str(o, "how", e->how, sizeof e->how);
+    get_str(o, "source_hash", e->source_hash, sizeof e->source_hash);
     return 0;
+}
+
+bool tunedb_other_source(const tunedb_entry *e)
+{
+    const char *now = family_of(&e->v)->source_hash;
+    return now && now[0] && strcmp(now, e->source_hash) != 0;
 }
 
 // ---------------------------------------------------------------------------
@@ -434,7 +443,9 @@ int tunedb_update(const char *dir, const tunedb_entry *entries, int count, char 
             }
         if (old) {
             const cJSON *m = cJSON_GetObjectItemCaseSensitive(old, "median_ms");
-            if (cJSON_IsNumber(m) && m->valuedouble > 0 && !pick_faster(e->median_ms, m->valuedouble)) {
+            const cJSON *h = cJSON_GetObjectItemCaseSensitive(old, "source_hash");
+            bool other = e->source_hash[0] && !(cJSON_IsString(h) && strcmp(h->valuestring, e->source_hash) == 0);
+            if (!other && cJSON_IsNumber(m) && m->valuedouble > 0 && !pick_faster(e->median_ms, m->valuedouble)) {
                 /* the database already has one at least as fast.  The same
                  * measurement again (a resumed search takes it from its
                  * results file): its provenance now counts the whole search */
