@@ -466,6 +466,15 @@ int tunedb_update(const char *dir, const tunedb_entry *entries, int count, char 
             cJSON_AddItemToArray(list, entry_json(e));
         }
         written++;
+        /* the other determinism class's entry of another source goes too:
+         * best would otherwise still take it when it is faster */
+        for (cJSON *it = list->child, *next; e->source_hash[0] && it; it = next) {
+            next = it->next;
+            const cJSON *h = cJSON_GetObjectItemCaseSensitive(it, "source_hash");
+            if (entry_matches_class(it, &e->v, &e->shape, e->deterministic ? 0 : 1) &&
+                !(cJSON_IsString(h) && strcmp(h->valuestring, e->source_hash) == 0))
+                cJSON_Delete(cJSON_DetachItemViaPointer(list, it));
+        }
     }
     if (written > 0 && store(path, root, err, errlen) != 0)
         written = -1;
