@@ -186,7 +186,7 @@ install: $(BUILD)/kforge
 .PHONY: valgrind
 FUZZ_SRC  := tests/fuzz_config.c src/core/config.c src/core/expr.c src/core/space.c src/core/param.c \
              src/core/family.c src/core/kforge.c src/core/util.c src/core/stats.c src/core/key.c src/core/cli.c src/compile/codegen.c \
-             src/compile/rtc.c \
+             src/compile/rtc.c src/compile/deps.c \
              $(wildcard src/families/*/*.c) \
              src/exec/bench.c src/exec/energy.c src/exec/outcheck.c src/exec/data.c src/exec/launch.c src/exec/gpu.c \
              src/exec/nvml.c

@@ -3,6 +3,7 @@
  * Needs the CUDA toolkit's NVRTC, not a GPU.  Run: build/tests/test_rtc
  */
 #include "rtc.h"
+#include "deps.h"
 #include "outcheck.h"
 #include "util.h"
 
@@ -435,6 +436,91 @@ START_TEST(test_key)
     ck_assert_int_eq(strncmp(rest, "\n--\n", 4), 0);
     ck_assert_str_eq(rest + 4, GOOD);
     free(text);
+}
+END_TEST
+
+static void put(const char *dir, const char *name, const char *text)
+{
+    char p[PATH_MAX];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    FILE *f = fopen(p, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    ck_assert_int_eq(fclose(f), 0);
+}
+
+/* A source with an include-dir line (deps.h): compiled from any directory
+ * with its headers, and every header it includes is in the key. */
+START_TEST(test_key_headers)
+{
+    make_tmpdir();
+    char sub[PATH_MAX + 8];
+    snprintf(sub, sizeof sub, "%s/sub", tmpdir);
+    ck_assert_int_eq(mkdir(sub, 0755), 0);
+    put(tmpdir, "helper.h", "#include \"sub/inner.h\"\n#define SCALE (2 * ONE)\n");
+    put(sub, "inner.h", "#include \"near.h\"\n#define ONE 1.0f\n");
+    put(sub, "near.h", "#define NEAR 1\n");
+    put(tmpdir, "angle.h", "#define ANGLE 1\n");
+    strbuf b = {0};
+    sb_printf(&b, RTC_INCLUDE_DIRECTIVE "%s\n#include \"helper.h\"\n#include <angle.h>\n#include <cuda_fp16.h>\n"
+              "#if 0\n#include \"missing.h\"\n#endif\n"
+              "extern \"C\" __global__ void k(float *x) { x[0] = SCALE + NEAR + ANGLE; }\n", tmpdir);
+    char *src = sb_take(&b);
+    char dir[PATH_MAX];
+    ck_assert(rtc_include_dir(src, dir, sizeof dir));
+    ck_assert_str_eq(dir, tmpdir);
+    ck_assert(!rtc_include_dir(GOOD, dir, sizeof dir));
+
+    /* helper.h, inner.h beside it (sub/), near.h beside inner.h, angle.h by
+     * -I; not the toolkit's header, not a file that is not there */
+    char *deps = rtc_deps_text(src);
+    ck_assert_ptr_nonnull(deps);
+    ck_assert_msg(strstr(deps, "/helper.h ") && strstr(deps, "/sub/inner.h ") && strstr(deps, "/sub/near.h ") &&
+                  strstr(deps, "/angle.h ") && !strstr(deps, "cuda_fp16") && !strstr(deps, "missing"),
+                  "deps: %s", deps);
+    free(deps);
+    char *none = rtc_deps_text(GOOD);
+    ck_assert_str_eq(none, "");
+    free(none);
+
+    /* compiled from another directory: the headers are the folder's */
+    char cwd[PATH_MAX];
+    ck_assert_ptr_nonnull(getcwd(cwd, sizeof cwd));
+    ck_assert_int_eq(chdir("/"), 0);
+    rtc_options o = sm90();
+    void *bin = NULL;
+    size_t len = 0;
+    char *log = NULL, err[256];
+    int rc = rtc_compile(src, "kernel.cu", &o, &bin, &len, &log, err, sizeof err);
+    ck_assert_int_eq(chdir(cwd), 0);
+    ck_assert_msg(rc == 0, "%s: %s", err, log ? log : "");
+    free(bin);
+    free(log);
+
+    /* an edit of a header two levels down is another key; back as it
+     * was, the same key */
+    char k0[33], k1[33], k2[33];
+    rtc_cache_key(src, &o, k0);
+    put(sub, "near.h", "#define NEAR 2\n");
+    rtc_cache_key(src, &o, k1);
+    ck_assert_str_ne(k0, k1);
+    put(sub, "near.h", "#define NEAR 1\n");
+    rtc_cache_key(src, &o, k2);
+    ck_assert_str_eq(k0, k2);
+
+    /* an #include of a macro: every file of the folder counts */
+    char *msrc = NULL;
+    strbuf m = {0};
+    sb_printf(&m, RTC_INCLUDE_DIRECTIVE "%s\n#define H \"other.h\"\n#include H\n", tmpdir);
+    msrc = sb_take(&m);
+    put(tmpdir, "other.h", "#define OTHER 1\n");
+    rtc_cache_key(msrc, &o, k0);
+    put(tmpdir, "other.h", "#define OTHER 2\n");
+    rtc_cache_key(msrc, &o, k1);
+    ck_assert_str_ne(k0, k1);
+    free(msrc);
+    free(src);
+    remove_tmpdir();
 }
 END_TEST
 
@@ -901,6 +987,7 @@ static Suite *rtc_suite(void)
     tcase_add_unchecked_fixture(tc, root_setup, root_teardown);
     tcase_set_timeout(tc, 30);
     tcase_add_test(tc, test_key);
+    tcase_add_test(tc, test_key_headers);
     tcase_add_test(tc, test_store_lookup);
     tcase_add_test(tc, test_tampered);
     tcase_add_test(tc, test_disabled);

@@ -450,6 +450,53 @@ START_TEST(entry_round_trip_keeps_deterministic)
 }
 END_TEST
 
+/* An entry of another source (source_hash, a user's kernel's): the new
+ * source's entry replaces it though slower, and the other determinism
+ * class's entry of the old source goes too; the hash reads back. */
+START_TEST(other_source_replaced)
+{
+    char *dir = tmpdir();
+    char err[512];
+    tunedb_entry old[2] = {
+        entry_nondet("SH GPU", KF_FLOAT32, KF_OP_SUM, 1 << 20, 0.10, 256),
+        entry("SH GPU", KF_FLOAT32, KF_OP_SUM, 1 << 20, 0.20, 512),
+    };
+    snprintf(old[0].source_hash, sizeof old[0].source_hash, "%032d", 1);
+    snprintf(old[1].source_hash, sizeof old[1].source_hash, "%032d", 1);
+    ck_assert_int_eq(tunedb_update(dir, old, 2, err, sizeof err), 2);
+    tunedb_entry r;
+    bool exact = false;
+    ck_assert_int_eq(lookup(dir, "SH GPU", KF_FLOAT32, KF_OP_SUM, 1 << 20, false, &r, &exact, err, sizeof err), 0);
+    ck_assert_str_eq(r.source_hash, old[0].source_hash);
+
+    /* the same source, slower: kept as it was */
+    tunedb_entry slow = entry("SH GPU", KF_FLOAT32, KF_OP_SUM, 1 << 20, 0.30, 1024);
+    snprintf(slow.source_hash, sizeof slow.source_hash, "%032d", 1);
+    ck_assert_int_eq(tunedb_update(dir, &slow, 1, err, sizeof err), 0);
+
+    /* another source, slower than both: replaces them */
+    tunedb_entry next = entry("SH GPU", KF_FLOAT32, KF_OP_SUM, 1 << 20, 0.30, 1024);
+    snprintf(next.source_hash, sizeof next.source_hash, "%032d", 2);
+    ck_assert_int_eq(tunedb_update(dir, &next, 1, err, sizeof err), 1);
+    tunedb_entry *all = NULL;
+    int n = 0;
+    ck_assert_int_eq(tunedb_entries(dir, "SH GPU", &all, &n, err, sizeof err), 0);
+    ck_assert_int_eq(n, 1);
+    ck_assert_str_eq(all[0].source_hash, next.source_hash);
+    ck_assert(all[0].median_ms == 0.30 && all[0].deterministic);
+    free(all);
+
+    /* an entry that records none (a built-in family's, an older kforge's)
+     * is kept by the old rule: only a faster one replaces it */
+    tunedb_entry plain = entry("SH GPU", KF_FLOAT32, KF_OP_SUM, 1 << 22, 0.10, 256);
+    ck_assert_int_eq(tunedb_update(dir, &plain, 1, err, sizeof err), 1);
+    tunedb_entry plain_slow = entry("SH GPU", KF_FLOAT32, KF_OP_SUM, 1 << 22, 0.20, 512);
+    ck_assert_int_eq(tunedb_update(dir, &plain_slow, 1, err, sizeof err), 0);
+    rmrf(dir);
+    free(dir);
+}
+END_TEST
+
 START_TEST(lookup_deterministic_skips_others)
 {
     char *dir = tmpdir();
@@ -755,6 +802,7 @@ static Suite *tunedb_suite(void)
     tcase_set_timeout(t, 60);
     tcase_add_test(t, stems_and_default_dir);
     tcase_add_test(t, write_read_replace_only_if_faster);
+    tcase_add_test(t, other_source_replaced);
     tcase_add_test(t, unknown_fields_kept_malformed_refused);
     tcase_add_test(t, nearest_n_on_log_scale);
     tcase_add_test(t, config_output_is_a_kforge_config);

@@ -235,6 +235,11 @@ static int best_answer(const char *dir, const char *gpu, const kf_variant *key, 
     shape_text(fam, &e.shape, got, sizeof got);
     if (!exact)
         fprintf(stderr, "kforge best: no entry for %s; using the one tuned for the nearest size, %s\n", want, got);
+    if (tunedb_other_source(&e))
+        fprintf(stderr, "kforge best: warning: this entry of the custom kernel %s was tuned with another source "
+                        "(its source or a header it includes has changed since, or the entry records no source "
+                        "hash): its time is not this source's; kforge tune measures this one\n",
+                fam->name);
     char acc[96] = "";
     if (e.has_acc)
         snprintf(acc, sizeof acc, "; relative error %.2g on the realistic data", e.acc_rel);

@@ -212,6 +212,12 @@ int cmd_export(int argc, char **argv)
         rc = KF_EXIT_USAGE;
         goto out;
     }
+    bool *other = calloc((size_t)(keep > 0 ? keep : 1), sizeof *other); /* tuned with another source (pick.h) */
+    if (!other) {
+        fprintf(stderr, "kforge export: out of memory\n");
+        rc = KF_EXIT_USAGE;
+        goto out;
+    }
     /* each shape's entry that serves it under the policy (pick_serve) */
     int ndetless = 0; /* shapes served by a non-deterministic entry although a deterministic one was asked for first */
     for (int i = 0; i < keep;) {
@@ -224,6 +230,7 @@ int cmd_export(int argc, char **argv)
         int k = pick_serve(pc, j - i, &policy);
         if (k >= 0) {
             const tunedb_entry *e = &all[i + k];
+            other[nshapes] = tunedb_other_source(e);
             kf_export_entry *x = &ex[nshapes++];
             x->v = e->v;
             x->v.name[0] = '\0';
@@ -238,6 +245,16 @@ int cmd_export(int argc, char **argv)
         }
         i = j;
     }
+    int nother = 0;
+    for (int i = 0; i < nshapes; i++)
+        nother += other[i];
+    free(other);
+    if (nother)
+        fprintf(stderr, "kforge export: warning: %d of the %d shapes of the custom kernel %s were tuned with another "
+                        "source (its source or a header it includes has changed since, or the entries record no "
+                        "source hash): their variants were not measured with this source; kforge tune measures "
+                        "this one\n",
+                nother, nshapes, fam->name);
     if (nshapes == 0) {
         char stem[256];
         tunedb_stem(gpu, stem, sizeof stem);

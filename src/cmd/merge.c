@@ -409,7 +409,8 @@ static int rank_alone(const recset *s, const int *idx, int n, const char *files_
                                    .pct_peak = r->stats.pct_peak, .gflops = r->stats.gflops, .blocks = r->blocks,
                                    .launches = r->launches,
                                    .deterministic = r->deterministic, .failed_elsewhere = cs[c].failed,
-                                   .has_acc = r->acc_bound > 0 && isfinite(r->acc_rel), .acc_rel = r->acc_rel};
+                                   .has_acc = r->acc_bound > 0 && isfinite(r->acc_rel), .acc_rel = r->acc_rel,
+                                   .source_hash = r->source_hash};
         }
         ne += pick_size_entries(pc, np, &s->v[cs[best].first].dev, date, how, &es[ne]);
     }

@@ -292,6 +292,7 @@ static int open_results(run_cmd *c)
         fprintf(stderr, "kforge: %s\n", c->identity ? c->err : "out of memory");
         return KF_EXIT_IO;
     }
+    resume_note_stale(&c->rs, "kforge", c->o.results);
     c->rf = results_open(c->o.results, c->err, sizeof c->err);
     if (!c->rf) {
         fprintf(stderr, "kforge: %s\n", c->err);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "deps.h"
 #include "key.h"
 #include "rtc.h"
 
@@ -228,7 +229,16 @@ int codegen_wrapped(strbuf *b, const kf_variant *v, const char *ns, const char *
     if (prologue)
         sb_append(b, prologue);
     sb_printf(b, "namespace %s {\n", ns);
-    sb_append(b, src);
+    /* not the include-dir line (deps.h): a text for another place, whose
+     * compiler is told where the headers are by its own -I */
+    size_t dl = strlen(RTC_INCLUDE_DIRECTIVE);
+    for (const char *p = src; *p;) {
+        const char *nl = strchr(p, '\n');
+        size_t n = nl ? (size_t)(nl + 1 - p) : strlen(p);
+        if (strncmp(p, RTC_INCLUDE_DIRECTIVE, dl) != 0)
+            sb_appendn(b, p, n);
+        p += n;
+    }
     sb_printf(b, "\n} // namespace %s\n", ns);
     for (int k = 0; entry && k < f->nentries; k++)
         sb_printf(b, "#undef %s\n", f->entries[k]);

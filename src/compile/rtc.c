@@ -13,6 +13,7 @@
  */
 #include "rtc.h"
 
+#include "deps.h"
 #include "util.h"
 
 #include <dirent.h>
@@ -232,12 +233,24 @@ static int compile_once(const char *src, const char *name, const rtc_options *op
 
     char archopt[48];
     snprintf(archopt, sizeof archopt, "--gpu-architecture=%s", opt->arch);
-    const char *opts[5];
+    const char *opts[6];
     opts[0] = archopt;
-    int nopts = 1 + extra_options(opt, opts + 1);
+    int nopts = 1;
+    /* A user's source (deps.h): compiled as a file of its folder, which is
+     * also searched for headers; before the toolkit's, like nvcc -I. */
+    char dir[PATH_MAX], diropt[PATH_MAX + 16], pname[PATH_MAX + 64];
+    const char *pn = name && name[0] ? name : RTC_DEFAULT_NAME;
+    if (rtc_include_dir(src, dir, sizeof dir)) {
+        const char *base = strrchr(pn, '/');
+        snprintf(pname, sizeof pname, "%s/%s", dir, base ? base + 1 : pn);
+        snprintf(diropt, sizeof diropt, "--include-path=%s", dir);
+        pn = pname;
+        opts[nopts++] = diropt;
+    }
+    nopts += extra_options(opt, opts + nopts);
 
     nvrtcProgram prog = NULL;
-    nvrtcResult r = nvrtcCreateProgram(&prog, src, name ? name : RTC_DEFAULT_NAME, 0, NULL, NULL);
+    nvrtcResult r = nvrtcCreateProgram(&prog, src, pn, 0, NULL, NULL);
     if (r != NVRTC_SUCCESS) {
         kf_err(err, errlen, "NVRTC: cannot create program (%s)", nvrtcGetErrorString(r));
         return -1;
@@ -450,6 +463,14 @@ char *rtc_key_text(const char *src, const rtc_options *opt)
         sb_printf(&b, " %s", opts[i]);
     sb_append(&b, "\n--\n");
     sb_append(&b, src);
+    /* the headers it includes from its folder (deps.h): an edited header
+     * is another key, so a cubin of the old one is never taken */
+    char *deps = rtc_deps_text(src);
+    if (!deps)
+        b.failed = true;
+    else if (deps[0])
+        sb_printf(&b, "\n--deps\n%s", deps);
+    free(deps);
     if (b.failed) {
         sb_free(&b);
         return NULL;

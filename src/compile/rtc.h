@@ -7,9 +7,11 @@
  * initialises CUDA (CUDA does not survive fork()).
  *
  * Cache layout: <dir>/<key>.cubin and <dir>/<key>.key, where key is the
- * 128-bit hash (hex) of the key text: NVRTC version, options, architecture
- * and the full source.  The .key file holds a line "cubin LEN HASH" (the
- * cubin's length and kf_hash_hex) and then that text.  A lookup compares the
+ * 128-bit hash (hex) of the key text: NVRTC version, options, architecture,
+ * the full source and, for a source with an include-dir line (deps.h), the
+ * length and hash of every file it includes from its folder.  The .key
+ * file holds a line "cubin LEN HASH" (the cubin's length and kf_hash_hex)
+ * and then that text.  A lookup compares the
  * text byte for byte, so a hash collision is a miss, not a wrong binary, and
  * checks the cubin's length, hash and ELF magic, so a damaged or truncated
  * cubin is a miss too (recompiled and replaced), never a binary the driver

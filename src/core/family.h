@@ -289,6 +289,15 @@ typedef struct kf_family {
     void (*constant_fill)(const kf_variant *v, const kf_shape *s, int which, uint64_t seed, void *host,
                           int64_t elems);
 
+    /* Optional: the hash (32 hex digits) of what its source reads that is
+     * not part of kforge: a user's source file, the headers it includes
+     * and a reference kernel's (compile/deps.h).  Each result records it
+     * ("source_hash"); a recorded result or database entry with another
+     * hash is of an older source: resume, --simulate and merge leave it,
+     * best and export say so.  NULL or "": the source is kforge's own
+     * templates, embedded in the binary (the built-in families). */
+    const char *source_hash;
+
     const void *ext;            /* the family's own (reduction-like families: their reduction_ops) */
 } kf_family;
 

@@ -209,6 +209,9 @@ typedef struct {
     double energy_j;            /* of one run of the reduction (bench.energy); 0 if not measured */
     int energy_runs;            /* back-to-back runs in the energy window */
     double energy_window_s;     /* that window's length */
+    /* the family's source_hash when it was measured (family.h): "" for the
+     * built-in families, and in lines of a kforge before it was recorded */
+    char source_hash[33];
 } kf_result;
 
 /* Facts about the device and software, recorded with every result. */

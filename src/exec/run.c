@@ -491,6 +491,9 @@ static void fill_compile_facts(kf_result *r, const vstate *owner)
 {
     r->cached = owner->cached;
     r->compile_ms = owner->cached ? 0 : owner->ms;
+    /* which source and headers it ran (family.h; r->v is set) */
+    const char *h = family_of(&r->v)->source_hash;
+    snprintf(r->source_hash, sizeof r->source_hash, "%s", h ? h : "");
 }
 
 static void compile_failure_result(kf_result *r, const kf_variant *v, const kf_shape *shape, const vstate *owner)

@@ -69,6 +69,7 @@ static bool have_planted(const kf_result *r) { return r->planted[0] != 0; }
 static bool have_throttle(const kf_result *r) { return r->throttle_reasons[0] != 0; }
 static bool have_energy(const kf_result *r) { return r->energy_j > 0; }
 static bool have_gb_per_j(const kf_result *r) { return r->energy_j > 0 && r->stats.gbps > 0; }
+static bool have_source_hash(const kf_result *r) { return r->source_hash[0] != 0; }
 /* a family that counts its flops (kf_family.flops): its lines carry
  * gflops, pct_peak_flops and the device's peak_gflops (null where a figure
  * is missing); others leave them out */
@@ -118,6 +119,9 @@ static const field fields[] = {
     {.name = "smem_bytes", .type = F_INT, .flags = 0, RES(smem_bytes)},
     {.name = "occupancy", .type = F_INT, .flags = 0, RES(occupancy)},
     {.name = "cached", .type = F_BOOL, .flags = 0, RES(cached)},
+    /* a user's kernel: which source and headers it ran (family.h);
+     * built-in families' lines leave it out */
+    {.name = "source_hash", .type = F_STR, .flags = OMIT | JSON, RES(source_hash), .have = have_source_hash},
     {.name = "compile_ms", .type = F_DBL, .flags = 0, RES(compile_ms)},
     {.name = "setup_ms", .type = F_DBL, .flags = 0, RES(setup_ms)},
     {.name = "verify_ms", .type = F_DBL, .flags = 0, RES(verify_ms)},

@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "family.h"
+
 bool pick_eligible(const pick_cand *c, bool det_only)
 {
     return c->status == KF_ST_OK && !c->failed_elsewhere && !c->over_error && c->median_ms > 0 && isfinite(c->median_ms) &&
@@ -60,6 +62,8 @@ void pick_entry(tunedb_entry *e, const pick_cand *c, const kf_device *dev, const
     snprintf(e->kforge, sizeof e->kforge, "%s", KF_VERSION);
     snprintf(e->date, sizeof e->date, "%s", date);
     snprintf(e->how, sizeof e->how, "%s", how);
+    const char *h = c->source_hash ? c->source_hash : family_of(c->v)->source_hash;
+    snprintf(e->source_hash, sizeof e->source_hash, "%s", h ? h : "");
 }
 
 bool pick_within_error(const pick_cand *c, double max_error)
@@ -101,5 +105,5 @@ pick_cand pick_cand_of_entry(const tunedb_entry *e)
     return (pick_cand){.v = &e->v, .shape = e->shape, .status = KF_ST_OK, .median_ms = e->median_ms,
                        .gbps = e->gbps, .pct_peak = e->pct_peak, .gflops = e->gflops, .blocks = e->blocks,
                        .launches = e->launches,
-                       .deterministic = e->deterministic, .has_acc = e->has_acc, .acc_rel = e->acc_rel};
+                       .deterministic = e->deterministic, .has_acc = e->has_acc, .acc_rel = e->acc_rel, .source_hash = e->source_hash};
 }

@@ -41,6 +41,7 @@ typedef struct {
     double acc_rel;             /* relative error on the realistic data (kf_result.acc_rel) */
     bool failed_elsewhere;      /* failed at another size of the search (abandoned there: slower, not failed) */
     bool over_error;            /* above the search's --max-error (never best) */
+    const char *source_hash;    /* the source it ran (family.h); NULL: its family's now */
 } pick_cand;
 
 /* Whether c can be best (with det_only: among the deterministic ones). */

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "family.h"
 #include "results.h"
 #include "util.h"
 
@@ -22,6 +23,14 @@ void resume_init(resume_state *rs) { memset(rs, 0, sizeof *rs); }
 static int add(const kf_result *r, void *ctx)
 {
     resume_state *rs = ctx;
+    const char *now = family_of(&r->v)->source_hash;
+    if (now && now[0] && strcmp(r->source_hash, now) != 0) {
+        if (r->source_hash[0])
+            rs->stale++;
+        else
+            rs->unhashed++;
+        return 0;
+    }
     char key[KEY_MAX];
     results_key_of(r, key, sizeof key);
     if (rs->ndone == rs->cap) {
@@ -201,4 +210,16 @@ void resume_free(resume_state *rs)
     kf_strset_free(&rs->keys);
     free(rs->done);
     memset(rs, 0, sizeof *rs);
+}
+
+void resume_note_stale(const resume_state *rs, const char *prefix, const char *path)
+{
+    if (rs->stale)
+        fprintf(stderr, "%s: ignored %d result%s of an older source in %s (the kernel's source or a header it "
+                        "includes changed since they were measured)\n",
+                prefix, rs->stale, rs->stale == 1 ? "" : "s", path);
+    if (rs->unhashed)
+        fprintf(stderr, "%s: ignored %d result%s of a user's kernel in %s that record no source hash (an older "
+                        "kforge wrote them: the source they ran is not known)\n",
+                prefix, rs->unhashed, rs->unhashed == 1 ? "" : "s", path);
 }

@@ -8,7 +8,12 @@
  * from the results file, instead of measuring them again.
  *
  * A recorded case is taken only when its whole identity (results.h:
- * family, parameters, shape, GPU model, bench settings) matches.
+ * family, parameters, shape, GPU model, bench settings) matches, and it ran
+ * the current source: a user's kernel's line records the hash of its source
+ * and headers (family.h: source_hash); one with another hash, or none, is
+ * left out and counted (stale, unhashed), so the case is measured again.
+ * The built-in families' source is the binary's own: their lines carry no
+ * hash and are taken as before.
  */
 #ifndef KF_RESUME_H
 #define KF_RESUME_H
@@ -25,6 +30,11 @@ typedef struct {
     kf_result *done;        /* results taken over: done[i] for keys.keys[i] */
     kf_strset keys;         /* results_key_of each */
     int ndone, cap;
+    /* recorded results left out: of another source than the current one
+     * (a user's kernel whose source or headers changed since: family.h's
+     * source_hash), and of a user's kernel with no source hash (a kforge
+     * before it was recorded: the source they ran is not known) */
+    int stale, unhashed;
 } resume_state;
 
 void resume_init(resume_state *rs);
@@ -45,6 +55,11 @@ const kf_result *resume_find(const resume_state *rs, const kf_variant *v, const 
 
 /* The command finished: remove our line (and the file when it is empty). */
 void resume_end(resume_state *rs);
+
+/* A line for stderr (prefix: "kforge tune", ...) that says how many
+ * recorded results of path were left out as of another source, when any
+ * were. */
+void resume_note_stale(const resume_state *rs, const char *prefix, const char *path);
 void resume_free(resume_state *rs);
 
 #endif

@@ -128,6 +128,8 @@ static cJSON *entry_json(const tunedb_entry *e)
     cJSON_AddStringToObject(o, "kforge", e->kforge[0] ? e->kforge : KF_VERSION);
     cJSON_AddStringToObject(o, "date", e->date);
     cJSON_AddStringToObject(o, "how", e->how);
+    if (e->source_hash[0])
+        cJSON_AddStringToObject(o, "source_hash", e->source_hash);
     return o;
 }
 
@@ -293,7 +295,14 @@ static int parse_entry(const pctx *c, const cJSON *o, tunedb_entry *e)
     get_str(o, "kforge", e->kforge, sizeof e->kforge);
     get_str(o, "date", e->date, sizeof e->date);
     get_str(o, "how", e->how, sizeof e->how);
+    get_str(o, "source_hash", e->source_hash, sizeof e->source_hash);
     return 0;
+}
+
+bool tunedb_other_source(const tunedb_entry *e)
+{
+    const char *now = family_of(&e->v)->source_hash;
+    return now && now[0] && strcmp(now, e->source_hash) != 0;
 }
 
 // ---------------------------------------------------------------------------
@@ -485,7 +494,9 @@ int tunedb_update(const char *dir, const tunedb_entry *entries, int count, char 
             }
         if (old) {
             const cJSON *m = cJSON_GetObjectItemCaseSensitive(old, "median_ms");
-            if (cJSON_IsNumber(m) && m->valuedouble > 0 && !pick_faster(e->median_ms, m->valuedouble)) {
+            const cJSON *h = cJSON_GetObjectItemCaseSensitive(old, "source_hash");
+            bool other = e->source_hash[0] && !(cJSON_IsString(h) && strcmp(h->valuestring, e->source_hash) == 0);
+            if (!other && cJSON_IsNumber(m) && m->valuedouble > 0 && !pick_faster(e->median_ms, m->valuedouble)) {
                 /* the database already has one at least as fast.  The same
                  * measurement again (a resumed search takes it from its
                  * results file): its provenance now counts the whole search */
@@ -506,6 +517,15 @@ int tunedb_update(const char *dir, const tunedb_entry *entries, int count, char 
             cJSON_AddItemToArray(list, entry_json(e));
         }
         written++;
+        /* the other determinism class's entry of another source goes too:
+         * best would otherwise still take it when it is faster */
+        for (cJSON *it = list->child, *next; e->source_hash[0] && it; it = next) {
+            next = it->next;
+            const cJSON *h = cJSON_GetObjectItemCaseSensitive(it, "source_hash");
+            if (entry_matches_class(it, &e->v, &e->shape, e->deterministic ? 0 : 1) &&
+                !(cJSON_IsString(h) && strcmp(h->valuestring, e->source_hash) == 0))
+                cJSON_Delete(cJSON_DetachItemViaPointer(list, it));
+        }
     }
     if (written > 0 && store(path, root, err, errlen) != 0)
         written = -1;

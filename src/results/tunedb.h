@@ -14,7 +14,8 @@
  *       "variant": {"dtype": "float32", ..., "load": "stream"},    (config syntax)
  *       "median_ms": 0.035, "gbps": 1917.4, "pct_peak": 57.2, "blocks": 1056, "launches": 1,
  *       "device": {"name": ..., "cc": "9.0", "sms": 132, "driver": "13.0", "nvrtc": "13.0"},
- *       "kforge": "0.1.0", "date": "2026-11-22T15:40:00Z", "how": "kforge tune ... (strategy, evaluations)"},
+ *       "kforge": "0.1.0", "date": "2026-11-22T15:40:00Z", "how": "kforge tune ... (strategy, evaluations)",
+ *       "source_hash": "..." (a user's kernel: its source and headers, family.h)},
  *      ...]}
  *
  * Updates take an exclusive flock() on <file>.lock, read the file, merge,
@@ -46,6 +47,7 @@ typedef struct {
     char kforge[16];            /* kforge version that measured it */
     char date[32];              /* ISO 8601 UTC */
     char how[512];              /* how it was obtained (the tune command, strategy, evaluations) */
+    char source_hash[33];       /* a user's kernel: the source and headers it ran (family.h); "" none recorded */
 } tunedb_entry;
 
 /* The database directory: $KFORGE_DB, else $XDG_DATA_HOME/kforge/tuning,
@@ -58,7 +60,9 @@ void tunedb_stem(const char *device_name, char *buf, size_t len);
 
 /* Records entries (all for the GPU entries[0].dev.name), each unless the
  * database already holds one at least as fast for its (kernel, key axes,
- * shape) and determinism class (pick.h).
+ * shape) and determinism class (pick.h), or one of another source (its
+ * source_hash differs, or is missing where e has one: the kernel changed,
+ * so the old entry's time says nothing about it).
  * Creates the directory.  Returns how many were written, or -1 with a
  * message (a malformed existing file is an error, never overwritten). */
 int tunedb_update(const char *dir, const tunedb_entry *entries, int count, char *err, size_t errlen);
@@ -78,6 +82,11 @@ int tunedb_delete(const char *dir, const char *gpu, const kf_variant *key, const
  * sorted).  A missing directory is 0 files.  -1 with a message on error. */
 int tunedb_list(const char *dir, char ***stems, int *count, char *err, size_t errlen);
 void tunedb_list_free(char **stems, int count);
+
+/* Whether e was tuned with another source than its family's now (a
+ * user's kernel whose source or headers changed since, or an entry that
+ * records none); false for the built-in families. */
+bool tunedb_other_source(const tunedb_entry *e);
 
 /* The entry for key's family and key axes at shape in the
  * file of gpu (a device name or a file stem) that serves it under policy

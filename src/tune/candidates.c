@@ -74,6 +74,9 @@ int tuner_load_recorded(tuner *t, const char *path, char *err, size_t errlen)
         resume_free(&prev);
         return -1;
     }
+    /* results of an older source than the kernel's now are not taken:
+     * their candidates are measured again (or, simulated, missing) */
+    resume_note_stale(&prev, t->merged_files ? "kforge merge" : "kforge tune", path);
     int found = 0;
     for (int c = 0; c < t->ncand && prev.ndone > 0; c++) {
         if ((c & 4095) == 0 && kf_interrupted) {

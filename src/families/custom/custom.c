@@ -39,6 +39,7 @@
 #include <string.h>
 
 #include "codegen.h"
+#include "deps.h"
 #include "custom_internal.h"
 #include "expr.h"
 #include "family.h"
@@ -212,6 +213,8 @@ static char *source(const kf_variant *v, char *err, size_t errlen)
     sb_printf(&b, "//   %-20s %s (%s)\n", "source", c->source_path, c->entry);
     for (int i = 0; i < c->fam.nparams; i++)
         sb_printf(&b, "#define %s %lld\n", c->params[i].name, (long long)v->p[i]);
+    if (c->include_dir[0]) /* quoted includes beside the source, from any directory (deps.h) */
+        sb_printf(&b, RTC_INCLUDE_DIRECTIVE "%s\n", c->include_dir);
     sb_printf(&b, "#line 1 \"%s\"\n", c->source_path); /* no quotes, backslashes or control characters: make() */
     sb_append(&b, c->source_text);
     /* the entry by its name as written: NVRTC instantiates a template entry
@@ -723,6 +726,77 @@ void custom_fam_init(cfam *c)
 // ---------------------------------------------------------------------------
 // registration
 
+/* c's include_dir: its source's folder, absolute, so that its headers are
+ * found from any directory; left "" (the current directory's, as before)
+ * when it cannot be written on the one line of deps.h. */
+static void set_include_dir(cfam *c)
+{
+    char dir[PATH_MAX], real[PATH_MAX];
+    const char *slash = strrchr(c->source_path, '/');
+    if (slash)
+        snprintf(dir, sizeof dir, "%.*s", (int)(slash - c->source_path), c->source_path);
+    else
+        snprintf(dir, sizeof dir, ".");
+    if (!dir[0])
+        snprintf(dir, sizeof dir, "/");
+    if (!realpath(dir, real))
+        return;
+    for (const unsigned char *p = (const unsigned char *)real; *p; p++)
+        if (*p < 0x20 || *p == 0x7f)
+            return;
+    snprintf(c->include_dir, sizeof c->include_dir, "%s", real);
+}
+
+/* Appends c's source and the files it reads (deps.h): 0, or -1 out of memory. */
+static int hash_text(strbuf *b, const cfam *c)
+{
+    strbuf s = {0};
+    if (c->include_dir[0])
+        sb_printf(&s, RTC_INCLUDE_DIRECTIVE "%s\n", c->include_dir);
+    sb_append(&s, c->source_text);
+    char *deps = s.failed ? NULL : rtc_deps_text(s.s);
+    sb_free(&s);
+    if (!deps)
+        return -1;
+    /* the files by their contents, not where they are: the same source
+     * and headers in another folder are the same source */
+    sb_printf(b, "source %zu\n", strlen(c->source_text));
+    sb_append(b, c->source_text);
+    for (const char *p = deps; *p;) {
+        const char *eol = strchr(p, '\n');
+        size_t n = eol ? (size_t)(eol - p) : strlen(p);
+        const char *sp = memrchr(p, ' ', n);
+        const char *name = memrchr(p, '/', sp ? (size_t)(sp - p) : n);
+        sb_printf(b, "\nfile %.*s", (int)(n - (size_t)(name ? name + 1 - p : 0)), name ? name + 1 : p);
+        p = eol ? eol + 1 : p + n;
+    }
+    free(deps);
+    return 0;
+}
+
+/* c->fam.source_hash (family.h), and the include dirs it rests on. */
+static int set_source_hash(cfam *c, char *err, size_t errlen)
+{
+    set_include_dir(c);
+    if (c->ref)
+        set_include_dir(c->ref);
+    strbuf b = {0};
+    if (hash_text(&b, c) != 0 || (c->ref && (sb_append(&b, "\nreference\n"), hash_text(&b, c->ref) != 0)) ||
+        b.failed) {
+        sb_free(&b);
+        kf_err(err, errlen, "out of memory");
+        return -1;
+    }
+    kf_hash_hex(b.s, b.len, c->source_hash);
+    sb_free(&b);
+    c->fam.source_hash = c->source_hash;
+    if (c->ref) {
+        snprintf(c->ref->source_hash, sizeof c->ref->source_hash, "%s", c->source_hash);
+        c->ref->fam.source_hash = c->ref->source_hash;
+    }
+    return 0;
+}
+
 /* The family of the config's "custom" object, registered (with its
  * reference kernel's family first, when it has one): its index, the same
  * index again for the same spec and source, or -1 and why. */
@@ -732,6 +806,8 @@ int custom_family_make(const char *spec_json, const char *config_path, char *err
     cfam *c = custom_spec_make(spec_json, config_path, err, errlen);
     if (!c)
         return -1;
+    if (set_source_hash(c, err, errlen) != 0)
+        goto out;
     for (int i = 0; i < nmade; i++)
         if (strcmp(made[i]->famname, c->famname) == 0) {
             if (strcmp(made[i]->identity, c->identity) == 0) {

@@ -52,6 +52,8 @@ typedef struct cfam {
     char *identity;             /* spec text + source path: the same family if equal */
     char source_path[PATH_MAX];
     char *source_text;
+    char include_dir[PATH_MAX]; /* the source's folder, absolute ("": none): NVRTC's include path (deps.h) */
+    char source_hash[33];       /* the source, its headers and the reference kernel's (fam.source_hash) */
     char entry[256];
     char famname[KF_NAME_MAX];
     const char *entries[1];

@@ -517,15 +517,18 @@ static int cuda_part(xport *x, const kf_export_info *info, strbuf *cuda, char *w
         goto out;
     sb_append(&chk, dev.s);
     check_part(x, &chk);
-    char name[KF_NAME_MAX + 32], err[256];
+    char name[KF_NAME_MAX + 32], prog[PATH_MAX + KF_NAME_MAX + 32], err[256];
     snprintf(name, sizeof name, "kforge_%s_export.cu", c->famname);
+    /* to NVRTC a file of the source's folder: the quoted includes of the
+     * source are found there, from any directory (deps.h) */
+    snprintf(prog, sizeof prog, "%s%s%s", c->include_dir, c->include_dir[0] ? "/" : "", name);
     if (chk.failed || !(numbered = number_lines(chk.s, name))) {
         kf_err(why, whylen, "out of memory");
         goto out;
     }
     void *cubin = NULL;
     size_t cubin_len = 0;
-    if (rtc_compile(numbered, name, &o, &cubin, &cubin_len, &log, err, sizeof err) != 0) {
+    if (rtc_compile(numbered, prog, &o, &cubin, &cubin_len, &log, err, sizeof err) != 0) {
         char first[512];
         first_error(log, err, first, sizeof first);
         if (strncmp(first, "the arguments ", 14) == 0) /* check_part's */
