@@ -97,8 +97,9 @@ $(BUILD)/obj/exec/nvml.o: CFLAGS += $(if $(wildcard $(CUDA)/include/nvml.h),-DKF
 # The tests and suites that do not test the cubin cache itself share one,
 # $(CHECK_CACHE) (KFORGE_TEST_CACHE), empty when the run starts: a source
 # several of them compile is compiled once.  CHECK_ORDER starts the longest
-# first (slurm_suite, which mostly waits on its cluster, before them) (the rest, new ones too, follow), so that none of them starts last
-# and runs alone; CHECK_LAST start last: test_codegen compiles what the
+# first (slurm_suite, which mostly waits on its cluster, before them; the
+# rest, new ones too, follow), so that none of them starts last and runs
+# alone; CHECK_LAST start last: test_codegen compiles what the
 # suites have not.  What make check runs is built CHECK_JOBS at a time too.
 # The suites find python3 in $(CHECK_BIN): a script that runs the
 # interpreter python3 names here, without the version manager's shim in
@@ -179,6 +180,7 @@ install: $(BUILD)/kforge
 	install -m 755 tools/plot.sh $(DESTDIR)$(PREFIX)/share/kforge/tools/plot.sh
 	install -m 644 tools/plot.py $(DESTDIR)$(PREFIX)/share/kforge/tools/plot.py
 	install -m 755 tools/slurm-tune.sbatch $(DESTDIR)$(PREFIX)/share/kforge/tools/slurm-tune.sbatch
+	install -m 755 tools/slurm-compile.sbatch $(DESTDIR)$(PREFIX)/share/kforge/tools/slurm-compile.sbatch
 	install -m 644 tools/export_example.cu $(DESTDIR)$(PREFIX)/share/kforge/tools/export_example.cu
 	install -m 644 tools/export_rows_example.cu $(DESTDIR)$(PREFIX)/share/kforge/tools/export_rows_example.cu
 
