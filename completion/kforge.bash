@@ -23,7 +23,7 @@ _kforge_opts_static() {
     run) echo "--set --only --format --no-header --results --no-results --resume --no-resume --speedup --columns --sort --timeout --device
               --devices --shard --jobs -j --cache-dir --no-cache --lineinfo --quiet -q --help" ;;
     gen) echo "--set --only --reference --help" ;;
-    check) echo "--compile --shard --arch --set --jobs -j --cache-dir --no-cache --lineinfo --help" ;;
+    check) echo "-v --verbose --compile --shard --arch --set --jobs -j --cache-dir --no-cache --lineinfo --help" ;;
     info) echo "--device --format --help" ;;
     tune) echo "--strategy --budget --time --seed --first-improvement --objective --set --results --resume --no-resume
                --db --no-db --simulate --format --top --timeout --device --devices --shard --jobs -j --cache-dir --no-cache

@@ -43,7 +43,7 @@ else bad "check vector_add" "exit $rc: $(head -2 va_check.txt)"; fi
 "$K" check transpose.json >tr_check.txt 2>&1; rc=$?
 if [ $rc = 0 ] && has tr_check.txt 'transpose.json: 390 variants, 390 cases' &&
    has tr_check.txt 'constraint "block_rows <= tile_dim" is false' &&
-   has tr_check.txt 'constraint "tile_dim / vec \* block_rows <= 1024" is false'; then
+   has tr_check.txt '12 x block = 2048 threads (64 x 32 x 1), over the 1024 a block may have'; then
     ok "check: transpose is 432 combinations, 42 left out by the constraints of \"custom\""
 else bad "check transpose" "exit $rc: $(head -3 tr_check.txt)"; fi
 
@@ -466,7 +466,7 @@ PY
 expect2 "a reference source that does not exist" b_ref_source.json \
     "b_ref_source.json: custom.reference.source: cannot read the reference kernel's source: no_such_ref.cu"
 expect2 "a reference entry that is not a name" b_ref_entry.json \
-    'b_ref_entry.json: custom.reference.entry: expected the reference kernel'"'"'s name in its source: a C identifier (extern "C") or one with template arguments, e.g. "naive" or "naive<float>", got "axpy ref"'
+    'b_ref_entry.json: custom.reference.entry: a character that is not part of a name expression: expected a kernel'"'"'s name as NVRTC takes it (a name expression): a C identifier, a qualified name or a template-id, e.g. "vector_add", "ns::kernel" or "scale<float, 4>" (template arguments: names, numbers, ::, *, &, +, -, parentheses, commas and spaces), got "axpy ref"'
 expect2 "a reference kernel without a grid" b_ref_nogrid.json \
     'b_ref_nogrid.json: custom.reference.grid: missing: the reference kernel'"'"'s grid in blocks'
 expect2 "a reference grid over the candidates' params" b_ref_gridparam.json \
@@ -502,7 +502,7 @@ expect2 "bad dtype" b_dtype.json 'b_dtype.json: custom.args[0] (c).dtype: expect
 sed 's/"role": "out"/"role": "output"/' vector_add.json >b_role.json
 expect2 "bad role" b_role.json 'b_role.json: custom.args[0] (c).role: expected a role (in, out or inout), got "output"'
 grep -v '"entry"' vector_add.json >b_entry.json
-expect2 "missing entry" b_entry.json 'b_entry.json: custom.entry: missing: the kernel'"'"'s name in the source'
+expect2 "missing entry" b_entry.json 'b_entry.json: custom.entry: missing: a kernel'"'"'s name as NVRTC takes it (a name expression)'
 python3 - <<'PY'
 import json
 c = json.load(open("vector_add.json"))

@@ -580,8 +580,9 @@ for k in "reduce float32 sum" "reduce int32 max" "reduce bfloat16 sum float32" "
   "$KFORGE" export --kernel "$1" --dtype "$2" --op "$3" ${4:+--acc-dtype "$4"} -o "api-$1-$2-$3${4:+-$4}.cuh" \
     2>> exa.txt || echo "kforge export --kernel $1 --dtype $2 --op $3 ${4:+--acc-dtype $4}: exit $?" >> exa.txt
 done
+cp "$ROOT/configs/custom/vector_add.cu" . # a config's files lie in its folder
 cat > va.json <<EOF
-{"kernel": "custom", "custom": {"source": "$ROOT/configs/custom/vector_add.cu", "entry": "vector_add",
+{"kernel": "custom", "custom": {"source": "vector_add.cu", "entry": "vector_add",
   "params": {"block_size_x": [64, 128], "per_thread": [1, 2]}, "sizes": ["n"],
   "args": [{"name": "c", "dtype": "float32", "length": "n", "role": "out"},
            {"name": "a", "dtype": "float32", "length": "n", "role": "in"},

@@ -180,10 +180,24 @@ static int list_entries(const char *dir, const char *gpu, const kf_variant *key,
         }
         free(es);
     }
+    /* the entries of kernels made from a config (custom), which only
+     * --kernel CONFIG makes known: named, never hidden */
+    kf_strset other = {0};
+    int counts[16] = {0}, nother = 0;
+    for (int g = 0; g < ns && rc == KF_EXIT_OK && !same_family; g++)
+        nother += tunedb_unknown_kernels(dir, stems[g], &other, counts, 16);
     tunedb_list_free(stems, ns);
     if (rc == KF_EXIT_OK)
         fprintf(stderr, "kforge best: %d entr%s in %s%s\n", shown, shown == 1 ? "y" : "ies", dir,
                 shown ? "" : " match");
+    if (nother > 0) {
+        fprintf(stderr, "kforge best: and %d entr%s of kernels made from a config (kernel \"custom\"):", nother,
+                nother == 1 ? "y" : "ies");
+        for (int k = 0; k < other.n && k < 16; k++)
+            fprintf(stderr, "%s %s (%d)", k ? "," : "", other.keys[k], counts[k]);
+        fprintf(stderr, "%s; kforge best --list --kernel CONFIG lists them\n", other.n > 16 ? ", ..." : "");
+    }
+    kf_strset_free(&other);
     return rc;
 }
 
@@ -278,7 +292,32 @@ int cmd_best(int argc, char **argv)
     if (family < 0 && kname && strstr(kname, ".json") && family_from_config("best", kname, &family) != 0)
         return KF_EXIT_USAGE; /* a family a config makes (kernel "custom"): the config names it */
     if (family < 0) {
-        fprintf(stderr, "kforge best: --kernel: unknown kernel family (kforge axes lists them)\n");
+        /* a custom kernel's name, as best --list and the database give it: its config makes the family */
+        const char *db0 = NULL;
+        for (int i = 1; i < argc; i++)
+            if (strcmp(argv[i], "--db") == 0 && i + 1 < argc)
+                db0 = argv[i + 1];
+            else if (strncmp(argv[i], "--db=", 5) == 0)
+                db0 = argv[i] + 5;
+        char dir0[PATH_MAX], e0[256], **stems = NULL;
+        int ns = 0, have = 0;
+        kf_strset other = {0};
+        int counts[64] = {0};
+        if (kname && db_dir("best", db0, dir0, sizeof dir0) == 0 && tunedb_list(dir0, &stems, &ns, e0, sizeof e0) == 0) {
+            for (int g = 0; g < ns; g++)
+                tunedb_unknown_kernels(dir0, stems[g], &other, counts, 64);
+            int k = kf_strset_find(&other, kname);
+            have = k >= 0 && k < 64 ? counts[k] : 0;
+            tunedb_list_free(stems, ns);
+        }
+        kf_strset_free(&other);
+        if (have > 0)
+            fprintf(stderr, "kforge best: --kernel %s: a kernel made from a config (kernel \"custom\"; the database has "
+                            "%d entr%s of it): give its config, --kernel path/to/config.json\n", kname, have,
+                    have == 1 ? "y" : "ies");
+        else
+            fprintf(stderr, "kforge best: --kernel%s%s: unknown kernel family (kforge axes lists them; a custom "
+                            "kernel's: --kernel CONFIG)\n", kname ? " " : "", kname ? kname : "");
         return KF_EXIT_USAGE;
     }
     const kf_family *fam = kf_families[family];

@@ -11,10 +11,10 @@
 #include "util.h"
 
 static const char *const check_help =
-    "usage: kforge check [--compile [--shard K/N]] [--arch sm_XY] [--set KEY=VALUE]... CONFIG...\n"
+    "usage: kforge check [-v] [--compile [--shard K/N]] [--arch sm_XY] [--set KEY=VALUE]... CONFIG...\n"
     "\n"
     "Validates configs and lists their variants and sizes without touching a GPU; combinations\n"
-    "that cannot run are listed with the reason.  --compile also compiles every variant with\n"
+    "that cannot run are counted by reason (with the first of each; -v, --verbose lists each).  --compile also compiles every variant with\n"
     "NVRTC for --arch (default sm_90) and reports failures with the compiler log; a custom\n"
     "kernel's reference kernel is compiled too (\"reference compiled\").\n"
     "\n"
@@ -130,7 +130,21 @@ int cmd_check(int argc, char **argv)
 {
     opts o;
     opts_init(&o);
-    int pr = parse_opts(argc, argv, check_help, OPT_SET | OPT_COMPILE | OPT_CONFIGS, &o);
+    /* -v, --verbose: every combination that cannot run, one line each */
+    bool verbose = false;
+    char **av = malloc(sizeof *av * (size_t)(argc + 1));
+    if (!av)
+        return KF_EXIT_USAGE;
+    int ac = 0;
+    for (int i = 0; i < argc; i++) {
+        if (i > 0 && (strcmp(argv[i], "-v") == 0 || strcmp(argv[i], "--verbose") == 0))
+            verbose = true;
+        else
+            av[ac++] = argv[i];
+    }
+    av[ac] = NULL;
+    int pr = parse_opts(ac, av, check_help, OPT_SET | OPT_COMPILE | OPT_CONFIGS, &o);
+    free(av);
     if (pr != 0)
         return pr > 0 ? KF_EXIT_OK : KF_EXIT_USAGE;
     if (o.nconfigs == 0) {
@@ -196,7 +210,7 @@ int cmd_check(int argc, char **argv)
         }
         free(first);
         free(next);
-        print_skipped(&sp, cfgs[i].path, true);
+        print_skipped(&sp, cfgs[i].path, verbose ? 2 : 1);
         if (kf_interrupted)
             rc = KF_EXIT_INTERRUPT;
         if (o.compile && rc == KF_EXIT_OK)

@@ -140,7 +140,10 @@ void free_configs(kf_config *cfgs, int n);
  * file "n=1") and kforge never saw what was typed. */
 void warn_set_glob(const char *assignment);
 
-void print_skipped(const kf_space *sp, const char *path, bool all);
+/* The combinations of sp that cannot run, on stderr: detail 0 their count
+ * (run, gen); 1 each of up to 10, else one line per reason with its count
+ * and its first combination (check); 2 each (check -v). */
+void print_skipped(const kf_space *sp, const char *path, int detail);
 
 /* --only: keeps in each space only the variants with one of the names (and
  * their cases).  0, or -1 after a message when a name matches no variant of

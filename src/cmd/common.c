@@ -296,15 +296,49 @@ void warn_set_glob(const char *assignment)
             assignment, (int)(eq - assignment), assignment, (int)(eq - assignment), assignment);
 }
 
-void print_skipped(const kf_space *sp, const char *path, bool all)
+/* A skip line's reason: what follows the label's ": ". */
+static const char *skip_reason(const char *line)
+{
+    const char *r = strstr(line, ": ");
+    return r ? r + 2 : line;
+}
+
+void print_skipped(const kf_space *sp, const char *path, int detail)
 {
     if (sp->nskipped == 0)
         return;
+    /* up to 10 lines, or with -v (detail 2), each; else one line per reason
+     * with its count and its first combination */
+    bool each = detail == 2 || (detail == 1 && sp->nskipped <= 10);
     fprintf(stderr, "kforge: %s: skipped %d combination%s that cannot run%s\n", path, sp->nskipped,
-            sp->nskipped == 1 ? "" : "s", all ? ":" : " (kforge check lists them)");
-    if (all)
+            sp->nskipped == 1 ? "" : "s", each ? ":" : detail ? ", by reason (kforge check -v lists each):"
+                                                              : " (kforge check lists them)");
+    if (each) {
         for (int i = 0; i < sp->nskipped && !kf_interrupted; i++)
             fprintf(stderr, "  %s\n", sp->skipped[i]);
+        return;
+    }
+    if (!detail)
+        return;
+    kf_strset seen = {0};
+    int *count = calloc((size_t)sp->nskipped, sizeof *count), *first = calloc((size_t)sp->nskipped, sizeof *first);
+    for (int i = 0; count && first && i < sp->nskipped; i++) {
+        bool added = false;
+        int k = kf_strset_add(&seen, skip_reason(sp->skipped[i]), &added);
+        if (k < 0)
+            break;
+        if (added)
+            first[k] = i;
+        count[k]++;
+    }
+    for (int k = 0; count && first && k < seen.n && !kf_interrupted; k++) {
+        const char *line = sp->skipped[first[k]], *why = skip_reason(line);
+        fprintf(stderr, "  %6d x %s (the first: %.*s)\n", count[k], why, (int)(why > line + 1 ? why - line - 2 : 0),
+                line);
+    }
+    free(count);
+    free(first);
+    kf_strset_free(&seen);
 }
 
 /* Whether name is one of the comma-separated names of list. */

@@ -5,10 +5,14 @@
  *
  *   kforge export --dtype float32 --op sum -o kforge_reduce_float32_sum.cuh
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "cmd.h"
@@ -70,7 +74,10 @@ static const char *const export_help =
     "  --fastest             each shape's fastest variant, deterministic or not\n"
     "  --max-error E         only variants whose relative error on the realistic data, measured by\n"
     "                        kforge tune --accuracy or --max-error (|error| / sum |x_i|), is at most E\n"
-    "  -o FILE               write the header to FILE (default: standard output)\n"
+    "  -o FILE               write the header to FILE (default: standard output): a regular file\n"
+    "                        is replaced whole (a temporary file renamed over it); a device, FIFO\n"
+    "                        or /dev/stdout is written in place; a symbolic link is followed (the\n"
+    "                        file it points to is written, the link kept), one to nothing refused\n"
     "\n"
     "exit status: 0 written; 2 usage error, or nothing tuned for that dtype and op; 4 the\n"
     "header could not be written.  A custom kernel whose source does not compile once per\n"
@@ -85,6 +92,65 @@ static const char *const export_help =
     "  kforge tune configs/tune-rows.json --set rows=16384 --set cols=4096\n"
     "  kforge export --kernel reduce_rows --dtype float32 --op sum -o kforge_reduce_rows_float32_sum.cuh\n"
     "  kforge export --kernel configs/custom/transpose.json -o transpose_tuned.h\n";
+
+/* The header into path (-o): a regular file, or a new one, is written whole
+ * beside it and renamed over it (a reader never sees half a header); a
+ * symbolic link is followed, the file it points to written so and the
+ * link kept, and one that points to nothing is refused; anything else (a
+ * device such as /dev/null, a FIFO, a terminal, /dev/stdout) is written in
+ * place, never replaced by a regular file.  0, or -1 and why. */
+static int write_header(const char *path, const char *text, char *err, size_t errlen)
+{
+    size_t len = strlen(text);
+    struct stat st, lst;
+    /* the descriptor itself, as a shell does (not a reopened file, truncated) */
+    int fdn = strcmp(path, "/dev/stdout") == 0 ? 1 : strcmp(path, "/dev/stderr") == 0 ? 2 : -1;
+    if (fdn >= 0 || stat(path, &st) == 0) {
+        if (fdn < 0 && S_ISDIR(st.st_mode)) {
+            kf_err(err, errlen, "%s: is a directory", path);
+            return -1;
+        }
+        if (fdn >= 0 || !S_ISREG(st.st_mode)) {
+            int fd = fdn >= 0 ? fdn : open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
+            if (fd < 0) {
+                kf_err(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+                return -1;
+            }
+            int rc = kf_write_full(fd, text, len);
+            int e = errno;
+            if (fd != fdn && close(fd) != 0 && rc == 0)
+                rc = -1, e = errno;
+            if (rc != 0)
+                kf_err(err, errlen, "%s: write failed: %s", path, strerror(e));
+            return rc;
+        }
+        if (lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode)) {
+            char real[PATH_MAX];
+            if (!realpath(path, real)) {
+                kf_err(err, errlen, "%s: cannot resolve the symbolic link: %s", path, strerror(errno));
+                return -1;
+            }
+            return kf_write_file_atomic(real, text, len, err, errlen);
+        }
+    } else if (errno == ENOENT && lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode)) {
+        kf_err(err, errlen, "%s: a symbolic link to nothing (kforge export follows a link to write the file it points "
+                            "to; it creates no file at a link's target): remove it or give the file's own name", path);
+        return -1;
+    } else if (errno != ENOENT) {
+        kf_err(err, errlen, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    return kf_write_file_atomic(path, text, len, err, errlen);
+}
+
+/* s for a message on a terminal: control characters made '?'. */
+static void printable(const char *s, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s", s);
+    for (char *p = buf; *p; p++)
+        if ((unsigned char)*p < 32 || *p == 127)
+            *p = '?';
+}
 
 /* Orders entries by shape (the family's input size, then dimension by
  * dimension), then by time. */
@@ -304,7 +370,7 @@ int cmd_export(int argc, char **argv)
         goto out;
     }
     if (outpath) {
-        if (kf_write_file_atomic(outpath, text, strlen(text), err, sizeof err) != 0) {
+        if (write_header(outpath, text, err, sizeof err) != 0) {
             fprintf(stderr, "kforge export: %s\n", err);
             rc = KF_EXIT_IO;
             goto out;
@@ -321,9 +387,12 @@ int cmd_export(int argc, char **argv)
     int ndet = 0;
     for (int i = 0; i < nshapes; i++)
         ndet += ex[i].deterministic;
+    char dev[256], outp[PATH_MAX];
+    printable(info.device, dev, sizeof dev);
+    printable(outpath ? outpath : "", outp, sizeof outp);
     fprintf(stderr, "kforge export: %s%s%s: %d %s%s tuned on %s%s\n", api.s ? api.s : "the header",
-            outpath ? " -> " : "", outpath ? outpath : "", nshapes,
-            fam->nsizes > 1 ? "shape" : "size", nshapes == 1 ? "" : "s", info.device,
+            outpath ? " -> " : "", outp, nshapes,
+            fam->nsizes > 1 ? "shape" : "size", nshapes == 1 ? "" : "s", dev,
             ndet == nshapes ? "; every variant is deterministic (the same bits every run)"
             : ndetless ? "; NOT every variant is deterministic: some sizes have no deterministic entry (tune a space "
                          "with deterministic variants, or give --deterministic to leave those sizes out)"

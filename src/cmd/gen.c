@@ -85,7 +85,7 @@ int cmd_gen(int argc, char **argv)
         rc = KF_EXIT_USAGE;
         goto out;
     }
-    print_skipped(&sp, cfg.path, false);
+    print_skipped(&sp, cfg.path, 0);
     if (select_only(&o, &sp, 1) != 0) {
         rc = KF_EXIT_USAGE;
         goto out;

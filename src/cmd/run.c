@@ -141,8 +141,10 @@ static int on_result(const kf_result *r, int index, void *vctx)
         char label[256], st[128];
         family_of(&r->v)->label(&r->v, label, sizeof label);
         shape_text(family_of(&r->v), &r->shape, st, sizeof st);
-        fprintf(stderr, "kforge: %s%s%s %s: %s: %s\n", r->v.name, r->v.name[0] ? " " : "", label, st,
-                kf_status_names[r->status], r->message);
+        const char *sn = kf_status_names[r->status]; /* "skipped: ..." says it once */
+        bool said = strncmp(r->message, sn, strlen(sn)) == 0 && r->message[strlen(sn)] == ':';
+        fprintf(stderr, "kforge: %s%s%s %s: %s%s%s\n", r->v.name, r->v.name[0] ? " " : "", label, st, said ? "" : sn,
+                said ? "" : ": ", r->message);
     }
     return 0;
 }
@@ -278,7 +280,7 @@ static int expand_for_device(run_cmd *c)
             fprintf(stderr, "kforge: %s\n", c->err);
             return kf_interrupted ? KF_EXIT_INTERRUPT : KF_EXIT_USAGE;
         }
-        print_skipped(&c->spaces[i], c->cfgs[i].path, false);
+        print_skipped(&c->spaces[i], c->cfgs[i].path, 0);
     }
     return select_only(&c->o, c->spaces, c->o.nconfigs) != 0 ? KF_EXIT_USAGE : KF_EXIT_OK;
 }

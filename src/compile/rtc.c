@@ -643,6 +643,58 @@ out:
 }
 
 // ---------------------------------------------------------------------------
+// failed compiles: <key>.fail holds the key's text, then NVRTC's message and
+// log, so that a source that does not compile is not compiled again by
+// every run (keyed as its cubin would be; --no-cache keeps none)
+
+#define FAIL_SEP "\n\001kforge: compile failure\001\n"
+
+/* Whether src with opt failed to compile before: that message in err (and
+ * that it is the cached one) and its log (malloc'd) in *log. */
+static bool fail_lookup(const rtc_cache *c, const char *src, const rtc_options *opt, char **log, char *err,
+                        size_t errlen)
+{
+    if (!c || !c->enabled)
+        return false;
+    char *text = rtc_key_text(src, opt), *stored = NULL, key[33], path[PATH_MAX];
+    bool hit = false;
+    if (!text)
+        return false;
+    size_t tlen = strlen(text), slen = strlen(FAIL_SEP), len = 0;
+    kf_hash_hex(text, tlen, key);
+    if (snprintf(path, sizeof path, "%s/%s.fail", c->dir, key) < (int)sizeof path &&
+        (stored = kf_read_file(path, &len, NULL, 0)) && len > tlen + slen && memcmp(stored, text, tlen) == 0 &&
+        memcmp(stored + tlen, FAIL_SEP, slen) == 0) {
+        const char *msg = stored + tlen + slen, *end = strstr(msg, FAIL_SEP);
+        if (end && (*log = strdup(end + slen))) {
+            kf_err(err, errlen, "%.*s (as before: the cached failure %s)", (int)(end - msg), msg, path);
+            hit = true;
+        }
+    }
+    free(stored);
+    free(text);
+    return hit;
+}
+
+/* Records that src with opt does not compile (NVRTC's message err, its
+ * log): only a compile error, never a failure of NVRTC itself. */
+static void fail_store(const rtc_cache *c, const char *src, const rtc_options *opt, const char *err, const char *log)
+{
+    if (!c || !c->enabled || !strstr(err, "NVRTC_ERROR_COMPILATION"))
+        return;
+    char *text = rtc_key_text(src, opt), key[33], path[PATH_MAX], e[8];
+    if (!text)
+        return;
+    kf_hash_hex(text, strlen(text), key);
+    strbuf b = {0};
+    sb_printf(&b, "%s" FAIL_SEP "%s" FAIL_SEP "%s", text, err, log ? log : "");
+    if (!b.failed && snprintf(path, sizeof path, "%s/%s.fail", c->dir, key) < (int)sizeof path)
+        kf_write_file_atomic(path, b.s, b.len, e, sizeof e); /* a cache that cannot take it compiles again */
+    sb_free(&b);
+    free(text);
+}
+
+// ---------------------------------------------------------------------------
 // worker pool
 
 typedef struct {
@@ -733,7 +785,12 @@ static _Noreturn void worker_main(int req_fd, int rep_fd, const rtc_cache *cache
         size_t binlen = 0;
         double t0 = kf_now();
         char *names = NULL;
-        int rc = rtc_compile_named(src, h.namelen ? name : NULL, opt, &bin, &binlen, &log, &names, err, sizeof err);
+        bool failed_before = fail_lookup(cache, src, opt, &log, err, sizeof err);
+        int rc = failed_before ? -1
+                               : rtc_compile_named(src, h.namelen ? name : NULL, opt, &bin, &binlen, &log, &names, err,
+                                                   sizeof err);
+        if (rc != 0 && !failed_before)
+            fail_store(cache, src, opt, err, log);
         double ms = (kf_now() - t0) * 1e3;
         /* A cubin the cache cannot store (a full disk, a quota, a file-size
          * limit) is still a good cubin: it goes back in the reply, and the

@@ -174,6 +174,38 @@ static int line_of(const ctx *c, const char *field)
     return line;
 }
 
+/* The line of the field a maker's message names ("custom.args[2] (b).dtype:
+ * ...": custom.args[2].dtype, the names in parentheses left out), or of
+ * the nearest enclosing field found; 0 when none is. */
+static int maker_line(const ctx *c, const char *msg)
+{
+    char path[256];
+    size_t k = 0;
+    const char *end = strstr(msg, ": ");
+    for (const char *p = msg; end && p < end && k + 1 < sizeof path; p++) {
+        if (p[0] == ' ' && p[1] == '(') { /* " (name)": a label, not a key */
+            const char *q = strchr(p, ')');
+            if (!q || q > end)
+                break;
+            p = q;
+            continue;
+        }
+        path[k++] = *p;
+    }
+    path[k] = '\0';
+    while (k > 0) {
+        int line = line_of(c, path);
+        if (line > 0)
+            return line;
+        while (k > 0 && path[k - 1] != '.' && path[k - 1] != '[')
+            k--;
+        if (k > 0)
+            k--;
+        path[k] = '\0';
+    }
+    return 0;
+}
+
 /* A short JSON rendering of what was given, for messages. */
 static void given(const cJSON *j, char *buf, size_t len)
 {
@@ -993,8 +1025,14 @@ static int parse_root(const ctx *c, const cJSON *root, kf_config *cfg)
         char merr[768];
         int fi = family_make(maker, text, c->path, merr, sizeof merr);
         free(text);
-        if (fi < 0)
+        if (fi < 0) {
+            int line = maker_line(c, merr);
+            if (line > 0) {
+                kf_err(c->err, c->errlen, "%s: line %d: %s", c->path, line, merr);
+                return -1;
+            }
             return fail(c, NULL, "%s", merr);
+        }
         cfg->family = fi;
     } else if (kernel) {
         const char *fams[16];

@@ -607,6 +607,28 @@ int tunedb_entries(const char *dir, const char *gpu, tunedb_entry **out, int *co
     return rc;
 }
 
+int tunedb_unknown_kernels(const char *dir, const char *gpu, kf_strset *names, int *counts, int maxn)
+{
+    char path[PATH_MAX], err[8];
+    cJSON *root;
+    if (file_path(dir, gpu, path, sizeof path) != 0 || load(path, &root, err, sizeof err) != 0)
+        return 0;
+    const cJSON *list = cJSON_GetObjectItemCaseSensitive(root, "entries");
+    int total = 0;
+    for (const cJSON *it = list ? list->child : NULL; it; it = it->next) {
+        const cJSON *k = cJSON_GetObjectItemCaseSensitive(it, "kernel");
+        if (entry_family(it) >= 0 || !cJSON_IsString(k))
+            continue;
+        total++;
+        int i = names->n < maxn || kf_strset_find(names, k->valuestring) >= 0 ? kf_strset_add(names, k->valuestring, NULL)
+                                                                               : -1;
+        if (i >= 0 && i < maxn)
+            counts[i]++;
+    }
+    cJSON_Delete(root);
+    return total;
+}
+
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
 int tunedb_list(const char *dir, char ***stems, int *count, char *err, size_t errlen)

@@ -30,6 +30,7 @@
 #include <limits.h>
 
 #include "kforge.h"
+#include "util.h"
 
 typedef struct pick_policy pick_policy; /* pick.h */
 
@@ -71,6 +72,13 @@ int tunedb_update(const char *dir, const tunedb_entry *entries, int count, char 
  * order, as a malloc'd array of *count (entries of a family this build does
  * not know are left out).  No file: 0 entries.  0, or -1 with a message. */
 int tunedb_entries(const char *dir, const char *gpu, tunedb_entry **out, int *count, char *err, size_t errlen);
+
+/* The entries of gpu's file whose kernel this process does not know (a
+ * custom kernel's, whose config makes the family): their kernel names added
+ * to names, counts[i] (maxn of them, zeroed by the caller) how many each of
+ * the first maxn has.  Returns how many there are; an unreadable file has
+ * none. */
+int tunedb_unknown_kernels(const char *dir, const char *gpu, kf_strset *names, int *counts, int maxn);
 
 /* Removes from gpu's file the entries for key's family and key axes at shape (NULL: at every size) of determinism class det (-1:
  * both, 0: the not deterministic, 1: the deterministic), under the writers'

@@ -469,7 +469,9 @@ static int on_case(const kf_result *r, int index, void *vctx)
         char label[256], st[128];
         family_of(&r->v)->label(&r->v, label, sizeof label);
         shape_text(family_of(&r->v), &r->shape, st, sizeof st);
-        fprintf(stderr, "kforge tune: %s %s: %s: %s\n", label, st, kf_status_names[r->status], r->message);
+        const char *sn = kf_status_names[r->status]; /* "skipped: ..." says it once */
+        bool said = strncmp(r->message, sn, strlen(sn)) == 0 && r->message[strlen(sn)] == ':';
+        fprintf(stderr, "kforge tune: %s %s: %s%s%s\n", label, st, said ? "" : sn, said ? "" : ": ", r->message);
     }
     show_progress(t, true);
     return out_of_time(t) ? 1 : 0;

@@ -79,8 +79,11 @@ void export_end(export_ctx *x)
 
 void export_comment_text(strbuf *b, const char *s)
 {
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
         sb_printf(b, "%c", *p < 32 || *p == 127 || *p == '\\' ? ' ' : *p);
+        if ((*p == '*' && p[1] == '/') || (*p == '?' && p[1] == '?'))
+            sb_append(b, " "); /* no end of a block comment, no trigraph (C's ??/ is a backslash) */
+    }
 }
 
 void export_c_string(strbuf *b, const char *s)

@@ -47,8 +47,10 @@ typedef struct {
 int export_begin(export_ctx *x, const kf_export_entry *e, int n, char *err, size_t errlen);
 void export_end(export_ctx *x);
 
-/* s with every control character and backslash made a space: safe on a //
- * comment line (a trailing backslash would continue the comment). */
+/* s with every control character and backslash made a space, and a space
+ * between the characters of every "*" "/" and "??": safe on a // comment
+ * line (a trailing backslash, or C's trigraph ??/, would continue the
+ * comment) and inside a block comment. */
 void export_comment_text(strbuf *b, const char *s);
 /* s as a C string literal (quotes, escapes, no trigraphs). */
 void export_c_string(strbuf *b, const char *s);

@@ -34,6 +34,7 @@
  * writes kforge export's header (custom_internal.h).
  */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,25 +90,49 @@ static void label(const kf_variant *v, char *buf, size_t len)
         o += (size_t)snprintf(buf + o, len - o, "%s%s=%lld", i ? "," : "", f->params[i].name, (long long)v->p[i]);
 }
 
-static bool listed(const cfam *c, int i, int64_t x)
+/* The block and the dynamic shared memory (params only) as a GPU can
+ * have them: each dimension 1..1024 (z 1..64), at most the device's
+ * threads a block (1024 on every CUDA GPU when there is no device), shared
+ * memory 0..2^30 bytes (the device's own limit is the launcher's): else
+ * the value itself in why, before anything is compiled. */
+static int check_launch(const cfam *c, const kf_variant *v, const kf_device *dev, char *why, size_t whylen)
 {
-    for (int k = 0; k < c->nvalues[i]; k++)
-        if (c->values[i][k] == x)
-            return true;
-    return false;
-}
-
-/* Every value listed; the constraints without sizes. */
-static int check(const kf_variant *v, const kf_device *dev, char *why, size_t whylen)
-{
-    (void)dev;
-    const cfam *c = cf_of(v);
-    for (int i = 0; i < c->fam.nparams; i++)
-        if (!listed(c, i, v->p[i])) {
-            kf_err(why, whylen, "%s = %lld is not one of the listed values (%s)", c->params[i].name,
-                   (long long)v->p[i], c->params[i].allowed);
+    int64_t b[3] = {1, 1, 1}, threads = 1;
+    static const int64_t most[3] = {1024, 1024, 64};
+    for (int d = 0; d < 3; d++) {
+        char what[16];
+        snprintf(what, sizeof what, "block[%d]", d);
+        if (c->block[d] && custom_eval_int(c->block[d], v, NULL, what, &b[d], why, whylen) != 0)
+            return -1;
+        if (b[d] < 1 || b[d] > most[d]) {
+            kf_err(why, whylen, "%s = %lld is outside 1..%lld", what, (long long)b[d], (long long)most[d]);
             return -1;
         }
+        threads *= b[d];
+    }
+    int64_t limit = dev && dev->max_threads_per_block > 0 ? dev->max_threads_per_block : 1024;
+    if (threads > limit) {
+        kf_err(why, whylen, "block = %lld threads (%lld x %lld x %lld), over the %lld a block may have", (long long)threads,
+               (long long)b[0], (long long)b[1], (long long)b[2], (long long)limit);
+        return -1;
+    }
+    int64_t m = 0;
+    if (c->smem && custom_eval_int(c->smem, v, NULL, "smem", &m, why, whylen) != 0)
+        return -1;
+    if (m < 0 || m > (1LL << 30)) {
+        kf_err(why, whylen, "smem = %lld bytes is %s", (long long)m, m < 0 ? "below 0" : "over 2^30 (1 GiB)");
+        return -1;
+    }
+    return 0;
+}
+
+/* The launch; the constraints without sizes.  A value the params do not
+ * list is taken (--set, "variants"): the list is the space to search. */
+static int check(const kf_variant *v, const kf_device *dev, char *why, size_t whylen)
+{
+    const cfam *c = cf_of(v);
+    if (check_launch(c, v, dev, why, whylen) != 0)
+        return -1;
     for (int i = 0; i < c->ncons; i++) {
         if (expr_uses_n(c->cons[i]))
             continue;
@@ -143,6 +168,14 @@ static int check_shape(const kf_variant *v, kf_shape *s, char *why, size_t whyle
         snprintf(what, sizeof what, "args[%d] (%s).%s", a, g->name, g->scalar ? "value" : "length");
         if (custom_eval_int(g->scalar ? g->value : g->length, v, s, what, &x, why, whylen) != 0)
             return -1;
+        if (g->scalar && (g->dtype == KF_INT32 || g->dtype == KF_UINT32)) {
+            int64_t lo = g->dtype == KF_INT32 ? INT32_MIN : 0, hi = g->dtype == KF_INT32 ? INT32_MAX : UINT32_MAX;
+            if (x < lo || x > hi) {
+                kf_err(why, whylen, "%s = %lld is outside %s's range %lld..%lld", what, (long long)x,
+                       kf_dtype_names[g->dtype], (long long)lo, (long long)hi);
+                return -1;
+            }
+        }
         if (!g->scalar && (x < 1 || x > (1LL << 36))) {
             kf_err(why, whylen, "%s = %lld: a buffer holds 1..2^36 elements", what, (long long)x);
             return -1;
@@ -172,13 +205,26 @@ static int check_shape(const kf_variant *v, kf_shape *s, char *why, size_t whyle
         snprintf(what, sizeof what, "grid[%d]", d);
         if (c->grid[d] && custom_eval_int(c->grid[d], v, s, what, &x, why, whylen) != 0)
             return -1;
+        int64_t most = d ? 65535 : INT32_MAX;
+        if (c->grid[d] && (x < 1 || x > most)) {
+            kf_err(why, whylen, "%s = %lld is outside 1..%lld", what, (long long)x, (long long)most);
+            return -1;
+        }
     }
     if (c->bytes && custom_eval_int(c->bytes, v, s, "bytes", &x, why, whylen) != 0)
         return -1;
+    if (c->bytes && x < 0) {
+        kf_err(why, whylen, "bytes = %lld is below 0", (long long)x);
+        return -1;
+    }
     double fl;
     char ferr[256];
     if (c->flops && expr_eval(c->flops, v, s, &fl, ferr, sizeof ferr) != 0) {
         kf_err(why, whylen, "flops: %s", ferr);
+        return -1;
+    }
+    if (c->flops && !(fl >= 0 && isfinite(fl))) {
+        kf_err(why, whylen, "flops = %g is not a count (0 or more)", fl);
         return -1;
     }
     if (c->ref) { /* the reference kernel's lengths, values and grid at s too */

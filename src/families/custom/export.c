@@ -291,6 +291,21 @@ static bool mentions(const char *text, const char *name)
     return false;
 }
 
+/* "//   <name><d><post> <text><tail>" with name and text made comment
+ * text (export_comment_text); d < 0: none; the name padded to 9. */
+static void comment_line(strbuf *b, const char *name, int d, const char *post, const char *text, const char *tail)
+{
+    strbuf n = {0};
+    export_comment_text(&n, name);
+    if (d >= 0)
+        sb_printf(&n, "%d%s", d, post);
+    sb_printf(b, "//   %-9s ", n.s ? n.s : "");
+    export_comment_text(b, text);
+    sb_append(b, tail);
+    sb_append(b, "\n");
+    sb_free(&n);
+}
+
 /* The launcher (host code): the set tuned for the nearest shape, its
  * launch from the config's expressions.  -1 and why where an expression
  * has no C form. */
@@ -387,8 +402,9 @@ static int launcher(xport *x, strbuf *b, char *why, size_t whylen)
         if (!q->scalar)
             continue;
         /* a value kforge takes (check_shape: finite, at most 9e15), stored as enqueue stores it */
-        sb_printf(&body, "    const double kfl_v%d = %s; /* %s */\n    if (!(fabs(kfl_v%d) <= 9.0e15))\n"
-                         "        return cudaErrorInvalidValue;\n", a, val[a], q->name, a);
+        sb_printf(&body, "    const double kfl_v%d = %s; /* ", a, val[a]);
+        export_comment_text(&body, q->name);
+        sb_printf(&body, " */\n    if (!(fabs(kfl_v%d) <= 9.0e15))\n        return cudaErrorInvalidValue;\n", a);
         const char *T = c_type(q->dtype);
         switch (q->dtype) {
         case KF_UINT32: sb_printf(&body, "    const %s kfl_arg%d = (%s)(long long)kfl_v%d;\n", T, a, T, a); break;
@@ -443,21 +459,29 @@ static int launcher(xport *x, strbuf *b, char *why, size_t whylen)
     sb_printf(b, "// kforge_%s_launch: the kernel tuned for the nearest shape (kforge_%s_lookup), launched\n"
                  "// on stream as the config says, every value worked out in double as kforge does (grid,\n"
                  "// block and shared memory rounded down, scalars converted to their dtype):\n", N, N);
+    /* the expressions as written (newlines are whitespace in them) and the
+     * args' names (any string) through export_comment_text */
     for (int d = 0; d < 3; d++)
         if (c->grid[d])
-            sb_printf(b, "//   grid[%d]   %s\n", d, expr_source_text(c->grid[d]));
+            comment_line(b, "grid[", d, "]", expr_source_text(c->grid[d]), "");
     for (int d = 0; d < 3; d++)
         if (c->block[d])
-            sb_printf(b, "//   block[%d]  %s\n", d, expr_source_text(c->block[d]));
+            comment_line(b, "block[", d, "]", expr_source_text(c->block[d]), "");
     if (c->smem)
-        sb_printf(b, "//   smem      %s bytes (opted in above 48 KiB)\n", expr_source_text(c->smem));
+        comment_line(b, "smem", -1, "", expr_source_text(c->smem), " bytes (opted in above 48 KiB)");
     for (int a = 0; a < c->nargs; a++)
-        if (c->args[a].scalar)
-            sb_printf(b, "//   %-9s %s (%s)\n", c->args[a].name, expr_source_text(c->args[a].value),
-                      kf_dtype_names[c->args[a].dtype]);
-    for (int k = 0; k < c->nconsts; k++)
-        sb_printf(b, "//   %-9s __constant__, %s %s elements copied from the host first\n", c->consts[k].name,
-                  expr_source_text(c->consts[k].length), kf_dtype_names[c->consts[k].dtype]);
+        if (c->args[a].scalar) {
+            char t[40];
+            snprintf(t, sizeof t, " (%s)", kf_dtype_names[c->args[a].dtype]);
+            comment_line(b, c->args[a].name, -1, "", expr_source_text(c->args[a].value), t);
+        }
+    for (int k = 0; k < c->nconsts; k++) {
+        char t[96];
+        snprintf(t, sizeof t, " %s elements copied from the host first", kf_dtype_names[c->consts[k].dtype]);
+        sb_printf(b, "//   %-9s __constant__, ", c->consts[k].name); /* a C identifier (spec.c) */
+        export_comment_text(b, expr_source_text(c->consts[k].length));
+        sb_printf(b, "%s\n", t);
+    }
     sb_append(b, "// cudaErrorInvalidValue for a size below 1, a null pointer or a launch the expressions do\n"
                  "// not give (not finite, out of range); else the first error of the shared memory\n"
                  "// attribute, of the constants' copies, or cudaGetLastError() after the launch.\n");
@@ -609,10 +633,20 @@ char *custom_export_source(const kf_export_entry *e, int n, const kf_export_info
         up[k++] = (char)(*p >= 'a' && *p <= 'z' ? *p - 32 : *p);
     up[k] = '\0';
     sb_printf(&b, "// kforge " KF_VERSION " export: the tuned parameters of the custom kernel \"%s\"\n", c->famname);
-    sb_printf(&b, "//   source %s, entry %s\n", c->source_path, c->entry);
-    sb_printf(&b, "//   tuned on %s (cc %d.%d, %d SMs)%s\n", info->device, info->cc_major, info->cc_minor, info->sms,
+    /* every string from the config, the database (a results file merged
+     * into it) or the command line goes through export_comment_text */
+    sb_append(&b, "//   source ");
+    export_comment_text(&b, c->source_path);
+    sb_append(&b, ", entry ");
+    export_comment_text(&b, c->entry);
+    sb_append(&b, "\n//   tuned on ");
+    export_comment_text(&b, info->device ? info->device : "an unknown GPU");
+    sb_printf(&b, " (cc %d.%d, %d SMs)%s\n//   by: ", info->cc_major, info->cc_minor, info->sms,
               info->deterministic_only ? ", deterministic variants only" : "");
-    sb_printf(&b, "//   by: %s\n//   date: %s\n", info->command ? info->command : "", info->date ? info->date : "");
+    export_comment_text(&b, info->command ? info->command : "");
+    sb_append(&b, "\n//   date: ");
+    export_comment_text(&b, info->date ? info->date : "");
+    sb_append(&b, "\n");
     sb_printf(&b, "//\n// kforge_%s_tuned is the parameter table, one entry per tuned shape.  _lookup gives the\n"
                   "// entry tuned for the nearest shape (the smallest sum of |ln tuned - ln asked| over the\n"
                   "// sizes; ties go to the larger shape, then the faster entry), as `kforge best` answers.\n",

@@ -206,21 +206,21 @@ static int parse_params(mk *m, cfam *c, const cJSON *j)
         if (nv == 0)
             return bad(m, f, "expected at least one value");
         c->nvalues[n] = nv;
-        int64_t lo = vals[0], hi = vals[0];
+        /* the listed values are the space; --set and "variants" may give
+         * any integer of the range a value may have */
         strbuf al = {0};
-        for (int k = 0; k < nv; k++) {
-            lo = vals[k] < lo ? vals[k] : lo;
-            hi = vals[k] > hi ? vals[k] : hi;
-            if (k < 12)
-                sb_printf(&al, "%s%lld", k ? ", " : "", (long long)vals[k]);
-        }
+        sb_append(&al, "an integer -2^40..2^40 (listed: ");
+        for (int k = 0; k < nv && k < 12; k++)
+            sb_printf(&al, "%s%lld", k ? ", " : "", (long long)vals[k]);
         if (nv > 12)
             sb_printf(&al, ", ... (%d values)", nv);
+        sb_append(&al, ")");
         c->pnames[n] = strdup(p->string);
         c->pallowed[n] = sb_take(&al);
         if (!c->pnames[n] || !c->pallowed[n])
             return bad(m, f, "out of memory");
-        c->params[n] = (kf_param){.name = c->pnames[n], .kind = KF_PK_INT, .lo = lo, .hi = hi, .def = vals[0],
+        c->params[n] = (kf_param){.name = c->pnames[n], .kind = KF_PK_INT, .lo = -(1LL << 40), .hi = 1LL << 40,
+                                  .def = vals[0],
                                   .allowed = c->pallowed[n], .macro = c->pnames[n], .doc = "a tunable parameter "
                                   "of the user's kernel (#defined before its source)", .sweep = vals, .nsweep = nv};
     }
@@ -385,6 +385,108 @@ static int npy_header(const char *h, size_t hl, char *descr, size_t dlen, int64_
         return -1;
     }
     return 0;
+}
+
+/* The environment variable that lets a config name files outside its
+ * folder (an absolute path, .., a symbolic link out of it).  Not a key of
+ * the config: a config handed over by someone else must not be able to
+ * allow itself to read anywhere. */
+#define ALLOW_OUTSIDE "KFORGE_ALLOW_OUTSIDE_FILES"
+
+/* Whether s is valid UTF-8 (what NVRTC takes as a file name). */
+static bool utf8(const char *s)
+{
+    for (const unsigned char *p = (const unsigned char *)s; *p;) {
+        int n = *p < 0x80 ? 0 : (*p & 0xE0) == 0xC0 && *p >= 0xC2 ? 1 : (*p & 0xF0) == 0xE0 ? 2
+                : (*p & 0xF8) == 0xF0 && *p <= 0xF4 ? 3 : -1;
+        if (n < 0)
+            return false;
+        p++;
+        for (int k = 0; k < n; k++, p++)
+            if ((*p & 0xC0) != 0x80)
+                return false;
+    }
+    return true;
+}
+
+/* The extensions of a CUDA or C++ source file. */
+static bool source_name(const char *name)
+{
+    static const char *const ext[] = {".cu", ".cuh", ".h", ".hpp", ".hh", ".hxx", ".cpp", ".cc", ".cxx", ".c", ".inl"};
+    const char *dot = strrchr(name, '.');
+    if (!dot || strchr(dot, '/'))
+        return false;
+    return kf_lookup(ext, (int)(sizeof ext / sizeof ext[0]), dot) >= 0;
+}
+
+/* A file the config names at field (its source, a reference source, a
+ * .npy file: source says which), name relative to the config's folder:
+ * refused unless it is a regular file that lies in that folder or below
+ * it (no absolute path, no .. component, no symbolic link that leads out
+ * of it) -- unless KFORGE_ALLOW_OUTSIDE_FILES=1 -- and, for a source, is
+ * named as a CUDA or C++ file (.cu, .cuh, .h, ...): a compile error quotes
+ * the source's lines, so what is not one is never compiled.  0, or -1 and
+ * why. */
+static int check_file(mk *m, const cfam *c, const char *field, const char *name, bool source, const char *what)
+{
+    const char *allow = getenv(ALLOW_OUTSIDE);
+    bool anywhere = allow && strcmp(allow, "1") == 0;
+    const char *dir = c->config_dir[0] ? c->config_dir : ".";
+    if (!utf8(name))
+        return bad(m, field, "the file name is not valid UTF-8 (NVRTC takes UTF-8 names; it goes into a #line "
+                             "directive): rename the file");
+    if (source && !source_name(name))
+        return bad(m, field, "\"%s\" is not named as a CUDA source: expected a .cu, .cuh, .h, .hpp, .hh, .hxx, .cpp, "
+                             ".cc, .cxx, .c or .inl file", name);
+    if (!anywhere) {
+        bool up = false;
+        for (const char *p = name; *p && !up; p += strcspn(p, "/"), p += *p == '/')
+            up = strncmp(p, "..", 2) == 0 && (p[2] == '/' || !p[2]);
+        if (name[0] == '/' || up)
+            return bad(m, field, "\"%s\" is %s: files a config names lie in its folder (%s) or below it; set "
+                                 ALLOW_OUTSIDE "=1 to allow others", name, up ? "a path with a .. component"
+                                                                              : "an absolute path", dir);
+    }
+    char path[PATH_MAX + 256], real[PATH_MAX], base[PATH_MAX];
+    if (name[0] == '/' || !c->config_dir[0])
+        snprintf(path, sizeof path, "%s", name);
+    else
+        snprintf(path, sizeof path, "%s/%s", c->config_dir, name);
+    struct stat st;
+    if (!realpath(path, real) || stat(real, &st) != 0)
+        return bad(m, field, "cannot read %s: %s: %s", what, path, strerror(errno));
+    if (!S_ISREG(st.st_mode))
+        return bad(m, field, "%s is not a regular file", path);
+    if (!anywhere) {
+        if (!realpath(dir, base))
+            return bad(m, field, "cannot resolve the config's folder %s: %s", dir, strerror(errno));
+        size_t bl = strlen(base);
+        bool inside = strncmp(real, base, bl) == 0 && (real[bl] == '/' || (bl == 1 && base[0] == '/'));
+        if (!inside)
+            return bad(m, field, "%s leads (through a symbolic link) to %s, outside the config's folder (%s); set "
+                                 ALLOW_OUTSIDE "=1 to allow it", path, real, base);
+    }
+    return 0;
+}
+
+/* A source's text at field (path checked by check_file): NULL and why
+ * unless it is text (no NUL byte). */
+static char *read_source(mk *m, const char *field, const char *path, const char *what)
+{
+    char rerr[512];
+    size_t len;
+    char *t = kf_read_file_max(path, 16u << 20, &len, rerr, sizeof rerr);
+    if (!t) {
+        bad(m, field, "cannot read %s: %s", what, rerr);
+        return NULL;
+    }
+    if (memchr(t, '\0', len)) {
+        bad(m, field, "%s is not a text file (it holds a NUL byte at offset %zu)", path,
+            (size_t)((char *)memchr(t, '\0', len) - t));
+        free(t);
+        return NULL;
+    }
+    return t;
 }
 
 /* A .npy file (NumPy's format, version 1 to 3): little-endian, C order,
@@ -552,6 +654,8 @@ static int parse_fill(mk *m, cfam *c, const char *fd, const cJSON *fi, carg *x)
     const cJSON *k = fi->child;
     if (strcmp(k->string, "npy") == 0 && cJSON_IsString(k)) {
         char why[PATH_MAX + 512];
+        if (check_file(m, c, fd, k->valuestring, false, "the .npy file") != 0)
+            return -1;
         if (npy_load(c, k->valuestring, x->dtype, &x->npy, &x->npy_elems, why, sizeof why) != 0)
             return bad(m, fd, "%s", why);
         x->fill = FILL_NPY;
@@ -779,16 +883,78 @@ void custom_cfam_free(cfam *c)
     free(c);
 }
 
-/* An entry that names a kernel: a C identifier, or one with template
- * arguments ("naive<float>"), as the engine looks kernels up. */
-static bool entry_name(const char *s)
+#define ENTRY_EXPECTED                                                                                           \
+    "a kernel's name as NVRTC takes it (a name expression): a C identifier, a qualified name or a template-id, "  \
+    "e.g. \"vector_add\", \"ns::kernel\" or \"scale<float, 4>\" (template arguments: names, numbers, ::, *, &, " \
+    "+, -, parentheses, commas and spaces)"
+
+/* The entry: a name expression that names a kernel, name(<args>)?(::name(<args>)?)*,
+ * the template arguments made of names, numbers, ::, *, &, +, -, parentheses,
+ * commas, spaces and nested <...>; nothing else reaches the generated source
+ * (its name-expression line) and an exported header (where it is called).
+ * NULL, or what is wrong with it. */
+static const char *entry_problem(const char *s)
 {
-    size_t base = strcspn(s, "<"), n = strlen(s);
-    char id[80];
-    if (base == 0 || base >= sizeof id)
-        return false;
-    snprintf(id, sizeof id, "%.*s", (int)base, s);
-    return custom_ident(id) && (!s[base] || (n > base + 2 && s[n - 1] == '>'));
+    size_t n = strlen(s);
+    if (n == 0)
+        return "it is empty";
+    if (n >= 256)
+        return "it is 256 characters or more (at most 255)";
+    const char *p = s;
+    for (;;) {
+        if (!(isalpha((unsigned char)*p) || *p == '_'))
+            return *p == ':' && p == s ? "it starts with :: (give the name without it)"
+                                       : "a name (a letter or _ first) is expected after :: and at the start";
+        while (isalnum((unsigned char)*p) || *p == '_')
+            p++;
+        if (*p == '<') { /* template arguments, nested <> and () balanced */
+            int angle = 0, paren = 0;
+            for (; *p; p++) {
+                unsigned char ch = (unsigned char)*p;
+                if (ch == '<')
+                    angle++;
+                else if (ch == '>' && paren == 0 && --angle == 0)
+                    break;
+                else if (ch == '(')
+                    paren++;
+                else if (ch == ')') {
+                    if (--paren < 0)
+                        return "a ) without its (";
+                }
+                else if (!(isalnum(ch) || ch == '_' || ch == ':' || ch == '*' || ch == '&' || ch == '+' ||
+                           ch == '-' || ch == ',' || ch == ' ' || ch == '>'))
+                    return ch < 32 || ch >= 127 ? "a control character or a non-ASCII byte"
+                                                : "a character that is not part of a name expression";
+            }
+            if (*p != '>')
+                return "a < without its >";
+            p++;
+        }
+        if (!*p)
+            return NULL;
+        if (p[0] != ':' || p[1] != ':')
+            return (unsigned char)*p < 32 || (unsigned char)*p >= 127 ? "a control character or a non-ASCII byte"
+                                                                      : "a character that is not part of a name "
+                                                                        "expression";
+        p += 2;
+    }
+}
+
+/* The entry at field (j: its JSON), into out (256 bytes): 0, or -1 and
+ * what was expected. */
+static int get_entry(mk *m, const char *field, const cJSON *j, char *out, size_t outlen)
+{
+    char g[80];
+    given(j, g, sizeof g);
+    if (!j)
+        return bad(m, field, "missing: %s", ENTRY_EXPECTED);
+    if (!cJSON_IsString(j))
+        return bad(m, field, "expected %s, got %s", ENTRY_EXPECTED, g);
+    const char *why = entry_problem(j->valuestring);
+    if (why)
+        return bad(m, field, "%s: expected %s, got %s", why, ENTRY_EXPECTED, g);
+    snprintf(out, outlen, "%s", j->valuestring);
+    return 0;
 }
 
 /* "reference": {"source": ..., "entry": ..., "params": {...}, "grid": [...],
@@ -818,10 +984,9 @@ static int make_reference(mk *m, cfam *c, const cJSON *ref, const char *config_p
         else
             snprintf(r->source_path, sizeof r->source_path, "%.*s/%s", (int)(slash - config_path), config_path,
                      src->valuestring);
-        char rerr[512];
-        size_t len;
-        if (!(r->source_text = kf_read_file_max(r->source_path, 16u << 20, &len, rerr, sizeof rerr)))
-            return bad(m, "reference.source", "cannot read the reference kernel's source: %s", rerr);
+        if (check_file(m, c, "reference.source", src->valuestring, true, "the reference kernel's source") != 0 ||
+            !(r->source_text = read_source(m, "reference.source", r->source_path, "the reference kernel's source")))
+            return -1;
     } else {
         snprintf(r->source_path, sizeof r->source_path, "%s", c->source_path);
         if (!(r->source_text = strdup(c->source_text)))
@@ -829,13 +994,8 @@ static int make_reference(mk *m, cfam *c, const cJSON *ref, const char *config_p
     }
     const cJSON *entry = cJSON_GetObjectItemCaseSensitive(ref, "entry");
     if (entry) {
-        char g[80];
-        given(entry, g, sizeof g);
-        if (!cJSON_IsString(entry) || !entry_name(entry->valuestring))
-            return bad(m, "reference.entry", "expected the reference kernel's name in its source: a C identifier "
-                                             "(extern \"C\") or one with template arguments, e.g. \"naive\" or "
-                                             "\"naive<float>\", got %s", g);
-        snprintf(r->entry, sizeof r->entry, "%s", entry->valuestring);
+        if (get_entry(m, "reference.entry", entry, r->entry, sizeof r->entry) != 0)
+            return -1;
     } else {
         snprintf(r->entry, sizeof r->entry, "%s", c->entry);
     }
@@ -939,15 +1099,11 @@ static int make(mk *m, cfam *c, const cJSON *root, const char *config_path)
     else
         snprintf(c->source_path, sizeof c->source_path, "%.*s/%s", (int)(slash - config_path), config_path,
                  src->valuestring);
-    char rerr[512];
-    size_t len;
-    if (!(c->source_text = kf_read_file_max(c->source_path, 16u << 20, &len, rerr, sizeof rerr)))
-        return bad(m, "source", "cannot read the kernel's source: %s", rerr);
-    const cJSON *entry = cJSON_GetObjectItemCaseSensitive(root, "entry");
-    if (!cJSON_IsString(entry) || !entry->valuestring[0] || strlen(entry->valuestring) >= sizeof c->entry)
-        return bad(m, "entry", "missing: the kernel's name in the source (extern \"C\" or C++, e.g. "
-                               "\"vector_add\" or \"transpose<float>\")");
-    snprintf(c->entry, sizeof c->entry, "%s", entry->valuestring);
+    if (check_file(m, c, "source", src->valuestring, true, "the kernel's source") != 0 ||
+        !(c->source_text = read_source(m, "source", c->source_path, "the kernel's source")))
+        return -1;
+    if (get_entry(m, "entry", cJSON_GetObjectItemCaseSensitive(root, "entry"), c->entry, sizeof c->entry) != 0)
+        return -1;
     const cJSON *name = cJSON_GetObjectItemCaseSensitive(root, "name");
     if (name) {
         if (!cJSON_IsString(name) || !custom_ident(name->valuestring))
@@ -1046,6 +1202,8 @@ static int make(mk *m, cfam *c, const cJSON *root, const char *config_path)
                 return bad(m, f, "not an out or inout buffer of \"args\"");
             if (!cJSON_IsString(x))
                 return bad(m, f, "expected the name of a .npy file");
+            if (check_file(m, c, f, x->valuestring, false, "the .npy file") != 0)
+                return -1;
             if (npy_load(c, x->valuestring, g->dtype, &g->expect, &g->expect_elems, why, sizeof why) != 0)
                 return bad(m, f, "%s", why);
         }
