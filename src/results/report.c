@@ -22,6 +22,7 @@
 #include "family.h"
 #include "param.h"
 #include "util.h"
+#include "worker.h"     /* KF_FAKE_NOT_VERIFIED */
 
 const char *const kf_format_names[KF_FMT_COUNT] = {"table", "csv", "jsonl", "json", "md"};
 
@@ -90,6 +91,14 @@ void report_warn(report_warnings *w, const kf_result *r, FILE *f)
     if (r->status != KF_ST_OK)
         return;
     char why[256], name[400];
+    if (strncmp(r->message, KF_FAKE_NOT_VERIFIED " (", strlen(KF_FAKE_NOT_VERIFIED " (")) == 0) {
+        /* the fake GPU's results of a large case were not checked: say so (the first few) */
+        if (w->unverified++ < 3) {
+            case_name(r, name, sizeof name);
+            fprintf(f, "kforge: note: %s: %s; the fake GPU checks up to %lld outputs and %lld inputs\n", name,
+                    r->message, (long long)KF_FAKE_MAX_OUTPUTS, (long long)KF_FAKE_MAX_INPUTS);
+        }
+    }
     if (r->nvml_note[0] && strcmp(r->nvml_note, w->last_note) != 0) {
         /* "NVML not available" is the same for every case: say it once */
         if (w->noted < 3) {
@@ -123,6 +132,9 @@ void report_warn_end(const report_warnings *w, FILE *f)
     if (w->notes_more)
         fprintf(f, "kforge: note: %d more NVML note%s (the results file's nvml_note)\n", w->notes_more,
                 w->notes_more == 1 ? "" : "s");
+    if (w->unverified > 3)
+        fprintf(f, "kforge: note: %d more case%s not verified on the fake GPU (the results file's message)\n",
+                w->unverified - 3, w->unverified == 4 ? "" : "s");
 }
 
 char *report_json(const kf_result *res, const kf_run_info *info)

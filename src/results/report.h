@@ -88,6 +88,7 @@ bool report_clock_warning(const kf_result *r, char *buf, size_t len);
 typedef struct {
     int warned, more;       /* clock warnings printed, and left out */
     int noted, notes_more;  /* NVML notes printed (one per distinct text, at most 3), and left out */
+    int unverified;         /* fake-GPU results not verified (a note for the first 3) */
     char last_note[160];
 } report_warnings;
 void report_warn(report_warnings *w, const kf_result *r, FILE *f);
