@@ -414,6 +414,23 @@ t_csv_no_header() {
     grep_in err 'no-header goes with --format csv'
     expect_rc 0 "$KFORGE" axes reduce --format csv --no-header
     grep_in out '^reduce,dtype,'
+    # rows of several families in one file: the core columns (all but the
+    # family's parameters and sizes, which come last) line up
+    KFORGE_FAKE_GPU=1 "$KFORGE" run "$ROOT/configs/custom/vector_add.json" --set block_size_x=256 --set per_thread=1 \
+        --set n=4096 --format csv --no-header --no-results -q >>all.csv || die "vector_add csv failed"
+    need_py
+    python3 - all.csv <<'EOF' || exit 1
+import csv, sys
+rows = list(csv.reader(open(sys.argv[1])))
+head = rows[0]
+core = head.index("bench.energy") + 1
+for r in rows[1:]:
+    got = dict(zip(head[:core], r[:core]))
+    if got["status"] != "ok" or got["kernel"] not in ("reduce", "vector_add") or not float(got["median_ms"]) > 0:
+        sys.exit("core columns misaligned: %s" % got)
+if rows[-1][head.index("kernel")] != "vector_add":
+    sys.exit("no vector_add row: %s" % rows[-1])
+EOF
     "$KFORGE" run --help | grep -q -- '--no-header' || die "run --help does not name --no-header"
     grep -q 'no\\-header' "$ROOT/man/kforge.1" || die "the man page does not name --no-header"
     grep -q -- '--no-header' "$ROOT/README.md" || die "the README does not name --no-header"
@@ -467,11 +484,27 @@ table_rows() {
 
 t_table_columns() {
     sweep_config
-    # piped, without an option: the columns scripts read, every row alike
+    # piped (to a file, to less), without an option: what varies shows, as
+    # on a terminal, so no two rows read alike
     expect_rc 0 env KFORGE_FAKE_GPU=1 "$KFORGE" run sweep.json --no-results
-    head -n 1 out | grep -Eq '^name +dtype +op +size +status +time +noise +GB/s +% peak$' ||
-        die "piped table changed: $(head -n 1 out)"
-    grep -q 'block_size' out && die "piped table shows block_size unasked"
+    grep_in out '^same in every row: name=mine kernel=reduce dtype=float32 op=sum '
+    grep_in out '^block_size +status +time +noise +GB/s +% peak$'
+    [ "$(table_rows out | sort | uniq | wc -l)" = 3 ] || die "rows that read alike: $(cat out)"
+    # the issue's named sweep, piped: its two rows differ in block_size
+    echo '{"kernel": "reduce", "variants": [{"name": "mine", "algorithm": "shuffle", "block_size": [128, 512]}],
+           "n": "2^20"}' >named.json
+    expect_rc 0 env KFORGE_FAKE_GPU=1 "$KFORGE" run named.json --no-results
+    [ "$(table_rows out | awk '{print $1}' | tr '\n' ' ')" = "128 512 " ] || die "named sweep, piped: $(cat out)"
+    # a custom kernel's table has no dtype or op column (its family has none)
+    expect_rc 0 env KFORGE_FAKE_GPU=1 "$KFORGE" run "$ROOT/configs/custom/vector_add.json" --set 'per_thread=[1,2]' \
+        --set block_size_x=256 --set n=4096 --no-results
+    grep_in out '^per_thread +status +time'
+    grep -Eq 'dtype|  -  +-  ' out && die "a custom kernel's table shows dtype or op: $(cat out)"
+    # --columns and --sort take a custom kernel's parameters
+    expect_rc 0 env KFORGE_FAKE_GPU=1 "$KFORGE" run "$ROOT/configs/custom/vector_add.json" --set 'per_thread=[1,2]' \
+        --set block_size_x=256 --set n=4096 --no-results --columns per_thread,block_size_x,time --sort=-per_thread
+    grep_in out '^per_thread +block_size_x +time$'
+    [ "$(table_rows out | awk '{printf "%s ", $1}')" = "2 1 " ] || die "--sort -per_thread: $(cat out)"
     # --columns auto: the axis that varies, the rest said once above the table
     expect_rc 0 env KFORGE_FAKE_GPU=1 "$KFORGE" run sweep.json --no-results --columns auto
     grep_in out '^same in every row: name=mine kernel=reduce dtype=float32 op=sum '
@@ -498,7 +531,18 @@ t_table_columns() {
     expect_rc 2 env KFORGE_FAKE_GPU=1 "$KFORGE" run sweep.json --no-results --sort speed
     grep_in err "--sort: unknown column 'speed'"
     expect_rc 2 env KFORGE_FAKE_GPU=1 "$KFORGE" run sweep.json --no-results --columns auto --format csv
-    grep_in err "--columns shapes the table and md formats, not csv"
+    grep_in err "--columns: with --format csv, a list of CSV columns"
+    expect_rc 2 env KFORGE_FAKE_GPU=1 "$KFORGE" run sweep.json --no-results --columns name,speed --format csv
+    grep_in err "'speed' is not a CSV column"
+    expect_rc 2 env KFORGE_FAKE_GPU=1 "$KFORGE" run sweep.json --no-results --columns name --format jsonl
+    grep_in err "--columns shapes the table and md formats and picks csv's columns, not jsonl"
+    expect_rc 2 env KFORGE_FAKE_GPU=1 "$KFORGE" run sweep.json --no-results --sort gbps --format csv
+    grep_in err "--sort shapes the table and md formats, not csv"
+    # --format csv --columns: those CSV columns, in that order
+    expect_rc 0 env KFORGE_FAKE_GPU=1 "$KFORGE" run sweep.json --no-results --format csv \
+        --columns block_size,status,bench.seed,n
+    grep_in out '^block_size,status,bench.seed,n$'
+    [ "$(grep -cE '^(128|256|512),ok,42,1048576$' out)" = 3 ] || die "csv --columns: $(cat out)"
     expect_rc 2 env KFORGE_FAKE_GPU=1 "$KFORGE" gen sweep.json --columns auto
     grep_in err "--columns is not an option of 'kforge gen'"
 }

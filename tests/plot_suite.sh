@@ -234,15 +234,19 @@ t_heat_percent() {
     chart out heat-nvidia-h100-80gb-hbm3.png >heat
     # the title names what, where and when
     has heat "title: kforge: median time in % of the best at n = 2\\^30, float32 sum / $H100, 2026-11-21$"
-    # fast (2900 GB/s) is the best; reduce6 (2000) takes 2900/2000 as long: 69.0%
+    # fast (2900 GB/s) is the best; reduce6 (2000) takes 2900/2000 = 1.45x as
+    # long: 145.0% of the best's time (a slower cell reads more, never less)
     has heat '^  cell block_size=256 elements_per_thread=4: 100\.0% '
-    has heat '^  cell block_size=256 elements_per_thread=2: 69\.0% '
+    has heat '^  cell block_size=256 elements_per_thread=2: 145\.0% '
     has heat 'note: 100% = .* ms \(block_size = 256, elements_per_thread = 4, fast\)'
     chart out heat-nvidia-a100-sxm4-80gb.png >heat
     has heat "$A100, 2026-11-19"
-    # a size only one device has: the other gets no heat map, with a note
+    # at 2^10 the A100 has one variant: a heat map of one cell says nothing,
+    # so it gets none, with a note (the H100 has two variants there)
     print_data two.jsonl --n 1024
-    [ "$(grep -c '^chart heat' out)" = 2 ] || die "both devices have 2^10: $(cat out)"
+    [ "$(grep -c '^chart heat' out)" = 1 ] || die "expected the H100's heat map only: $(cat out)"
+    has out '^chart heat-nvidia-h100-80gb-hbm3.png$'
+    has err "^plot: $A100: no heat map at n = 2\\^10: one variant only, nothing varies there$"
     sh "$PLOT" two.jsonl --print-data --n 2^40 >out 2>err && die "--n 2^40 should fail"
     has err 'no heat map could be drawn'
 }
@@ -259,11 +263,11 @@ t_heat_problems() {
     [ "$(grep -c '^chart heat' out)" = 2 ] || die "expected a heat map per problem: $(grep '^chart' out)"
     chart out heat-reduce-float32-sum.png >heat
     has heat "title: kforge: median time in % of the best at n = 2\\^30, float32 sum / "
-    has heat '^  cell block_size=256 elements_per_thread=2: 69\.0% '
+    has heat '^  cell block_size=256 elements_per_thread=2: 145\.0% '
     chart out heat-reduce-int32-sum.png >heat
     has heat "title: kforge: median time in % of the best at n = 2\\^30, int32 sum / "
     has heat '^  cell block_size=256 elements_per_thread=4: 100\.0% '
-    has heat '^  cell block_size=256 elements_per_thread=2: 69\.0% '
+    has heat '^  cell block_size=256 elements_per_thread=2: 145\.0% '
 }
 
 t_usage() {
@@ -355,7 +359,7 @@ t_compare() {
 }
 
 t_heat_scale() {
-    # a 3% spread: the colours run from 80% (not from the worst cell, 97%),
+    # a 3% spread: the colours run to 125% (not to the worst cell, 103%),
     # and the labels carry tenths
     {
         row "$H100" 2026-11-22T10:00:00Z "" shuffle 128 1 $M ok 1000
@@ -364,12 +368,12 @@ t_heat_scale() {
         row "$H100" 2026-11-22T10:00:00Z "" shuffle 256 2 $M ok 990
     } >flat.jsonl
     print_data flat.jsonl --chart heat
-    has out '^  colour: 80%\.\.100% '
+    has out '^  colour: 100%\.\.125% '
     has out '^  best: block_size=256 elements_per_thread=1 \(marked\)$'
-    has out '^  cell block_size=256 elements_per_thread=2: 97\.1% '
-    # a wide spread: the colours run from the worst cell
+    has out '^  cell block_size=256 elements_per_thread=2: 103\.0% '
+    # a wide spread: the colours run to the worst cell
     print_data two.jsonl --filter "device=$H100" --n 2^30 --chart heat
-    has out '^  colour: 69%\.\.100% '
+    has out '^  colour: 100%\.\.145% '
 }
 
 t_sweep() {
@@ -526,9 +530,9 @@ t_custom_heat() {
     has out "title: kforge: median time in % of the best at width = 2\^11, height = 512, transpose / $H100, 2026-11-22$"
     has out '^  x: tile_dim: 16 32 64$'
     has out '^  y: block_rows: 2 4 8$'
-    # 1225 GB/s is the best; tile_dim 16, block_rows 2, pad 1: 1005 GB/s, 82.0%
+    # 1225 GB/s is the best; tile_dim 16, block_rows 2, pad 1: 1005 GB/s, 121.9%
     has out '^  cell tile_dim=64 block_rows=8: 100\.0% '
-    has out '^  cell tile_dim=16 block_rows=2: 82\.0% '
+    has out '^  cell tile_dim=16 block_rows=2: 121\.9% '
     has out '^  best: tile_dim=64 block_rows=8 \(marked\)$'
     has out 'note: 100% = .* \(tile_dim = 64, block_rows = 8, tile_dim=64,block_rows=8,pad=1\)'
     [ "$(grep -c '^  cell ' out)" = 9 ] || die "expected 9 cells: $(cat out)"
@@ -536,8 +540,8 @@ t_custom_heat() {
     for shape in 1024x512 2^10x512 width=1024,height=512 height=512,width=1024 width=1024; do
         print_data custom.jsonl --chart heat --heat tile_dim,block_rows --n "$shape"
         has out 'at width = 2\^10, height = 512, transpose'
-        # 505 / 725
-        has out '^  cell tile_dim=16 block_rows=2: 69\.7% '
+        # 725 / 505
+        has out '^  cell tile_dim=16 block_rows=2: 143\.6% '
     done
     # without --heat: the two parameters with the most values (pad has two)
     print_data custom.jsonl --chart heat
@@ -585,7 +589,7 @@ t_custom_bandwidth() {
     has out "title: kforge: bandwidth against width, transpose on $H100$"
     has out '^  x: width, linear, 2\^10\.\.2\^11$'
     has out 'note: height = 512 in every case$'
-    has out 'note: 18 variants: the best 8 are shown \(best = highest mean fraction of the top GB/s at each width\)'
+    has out 'note: 18 variants: the best 8 are shown \(best = highest mean fraction of the top GB/s over every width, 0 where it has no ok result\)'
     [ "$(grep -c '^  series ' out)" = 8 ] || die "expected 8 series: $(cat out)"
     has out '^  series tile_dim=64,block_rows=8,pad=1 \| 2\^10=725 2\^11=1225$'
     hasnot out 'note: .*earlier measurement'
@@ -705,6 +709,83 @@ t_abandoned_cells() {
     has h2 '^  cell tile_dim=[0-9]+ block_rows=[0-9]+: 100\.0% '
 }
 
+# one variant: at one size nothing can be charted (exit 2, saying so and
+# what was measured); at two sizes the bandwidth chart, but no heat map of
+# one cell
+t_one_variant() {
+    row "$H100" 2026-11-22T10:00:00Z only shuffle 256 4 $M ok 1000 >one.jsonl
+    sh "$PLOT" one.jsonl --print-data >out 2>err && die "one variant at one size should fail: $(cat out)"
+    has err "one variant at one size \(n = 2\^20, only: .* ms, 1000 GB/s\): nothing to chart"
+    row "$H100" 2026-11-22T10:00:00Z only shuffle 256 4 $G ok 2000 >>one.jsonl
+    print_data one.jsonl
+    has out '^chart bandwidth.png$'
+    hasnot out '^chart heat'
+    has err 'no heat map at n = 2\^30: one variant only'
+    sh "$PLOT" one.jsonl --print-data --chart heat --heat block_size,elements_per_thread >out 2>err &&
+        die "a heat map of one cell should be refused: $(cat out)"
+    has err 'block_size and elements_per_thread have one value each there'
+    # two variants that differ in algorithm only: the heat map's default
+    # (block_size by elements_per_thread) would be one cell: the axes that vary
+    row "$H100" 2026-11-22T10:00:00Z other sequential 256 4 $G ok 1600 >>one.jsonl
+    row "$H100" 2026-11-22T10:00:00Z other2 sequential 256 8 $G ok 1500 >>one.jsonl
+    print_data one.jsonl --chart heat
+    has out '^  x: algorithm: shuffle sequential$'
+    has out '^  y: elements_per_thread: 4 8$'
+}
+
+# the README's "A first session", then its chart example: the file it reads
+# is one the session wrote; reduce and vector_add (a custom kernel) are never
+# in one chart; no title says "None"; the bandwidth chart's line for the
+# tuned algorithm is at the top GB/s at every size, and no heat cell is
+# faster than its best (100%)
+t_first_session() {
+    [ -x "$KFORGE" ] || skip "$KFORGE not built"
+    "$KFORGE" --version 2>/dev/null | grep -q NVRTC || skip "NVRTC is not usable here"
+    export KFORGE_FAKE_GPU=1 KFORGE_CACHE_DIR="${KFORGE_TEST_CACHE:-$PWD/cache}" KFORGE_DB="$PWD/db"
+    unset KFORGE_PLANT KFORGE_DEVICES
+    mkdir -p build && ln -s "$KFORGE" build/kforge && cp -r "$ROOT/configs" configs
+    sed -n '/^## A first session/,/^## /p' "$ROOT/README.md" | sed -n '/^```sh/,/^```$/p' | grep '^build/' >steps.txt
+    [ "$(wc -l <steps.txt)" -ge 5 ] || die "the README's first session: $(cat steps.txt)"
+    while IFS= read -r line; do
+        sh -c "${line%%   #*}" >>session.out 2>&1 || die "[$line]: $(tail -n 20 session.out)"
+    done <steps.txt
+    ex=$(sed -n '/^## Charts/,/^## /p' "$ROOT/README.md" | grep -m 1 '^tools/plot.sh ')
+    [ -n "$ex" ] || die "no tools/plot.sh example in the README's Charts section"
+    ex=${ex%%   #*}
+    # the files it reads: the arguments that are not options nor their values
+    set -- ${ex#tools/plot.sh }
+    while [ $# -gt 0 ]; do
+        case $1 in
+        --out | --chart | --heat | --n | --filter | --sweep) shift 2 ;;
+        -*) shift ;;
+        *) [ -s "$1" ] || die "the README's chart example reads $1, which its first session does not write: $ex"
+           shift ;;
+        esac
+    done
+    sh -c "sh $ROOT/${ex%% --out*} --print-data" >out 2>err || die "[$ex]: exit $?: $(cat err)"
+    hasnot out '^  title: .*None'
+    has out '^chart bandwidth-reduce.png$'
+    chart out bandwidth-reduce.png >bw
+    has bw '^  title: kforge: bandwidth against n, float32 sum on fake-gpu'
+    hasnot bw 'per_thread'
+    # the top GB/s of the reduce results at each n, as the series would print it
+    top=$(python3 -c '
+import json, sys
+top = {}
+for l in open("kforge-tune.jsonl"):
+    d = json.loads(l)
+    if d.get("kernel") == "reduce" and d.get("status") == "ok":
+        top[d["n"]] = max(top.get(d["n"], 0), d["gbps"])
+print(" ".join("2^%d=%.6g" % (n.bit_length() - 1, g) for n, g in sorted(top.items())))')
+    has bw "^  series .* \| $(printf '%s' "$top" | sed 's/[].^$*+?(){}|[\\]/\\&/g')\$"
+    for c in $(sed -n 's/^chart \(heat.*\)/\1/p' out); do
+        chart out "$c" >h
+        has h '^  cell .*: 100\.0% '
+        hasnot h '^  cell .*: [0-9]\.[0-9]% |^  cell .*: [0-9][0-9]\.[0-9]% '
+    done
+    grep -q '^chart .*vector-add' out || die "no chart of vector_add: $(grep '^chart' out)"
+}
+
 check devices-apart t_devices_apart
 check latest-run t_latest_run
 check log-axes t_log_axes
@@ -725,6 +806,8 @@ check builtin-fields t_builtin_fields
 check custom-draw t_custom_draw
 check custom-kforge t_custom_kforge
 check abandoned-cells t_abandoned_cells
+check one-variant t_one_variant
+check first-session t_first_session
 
 if [ "$nfail" -eq 0 ]; then
     rm -rf "$TMP"

@@ -1887,7 +1887,7 @@ START_TEST(report_table_auto_columns)
         ck_assert_msg(!strstr(lines[i], " op=") && !strstr(lines[i], "name="), "%s", lines[i]);
     free(text);
 
-    /* no option: the columns scripts have always read */
+    /* no option: name, dtype, op, size and the figures */
     text = run_report(KF_FMT_TABLE, rows, 3, &info, &(report_opts){0});
     ck_assert_msg(strncmp(text, "name   dtype  op      size  status", 33) == 0, "%s", text);
     free(text);
@@ -2024,17 +2024,109 @@ START_TEST(report_table_stream)
 }
 END_TEST
 
+/* CSV: the same core columns, in the same order, for every family (its
+ * parameters and sizes after them), so rows of reduce and reduce_rows
+ * appended to one file agree on every core column; --columns picks CSV
+ * columns, an empty cell where a row's family lacks one. */
+START_TEST(report_csv_core)
+{
+    kf_result a = make_result(0), b = make_result(1);
+    int rows_fam = family_find("reduce_rows");
+    ck_assert_int_ge(rows_fam, 0);
+    variant_defaults(&b.v, rows_fam);
+    b.shape = shape_n(64);
+    b.shape.d[1] = 1024;
+    b.shape.d[2] = 1024;
+    b.planted[0] = 0;
+    snprintf(a.planted, sizeof a.planted, "drop_last");
+    kf_run_info info = make_info(false);
+    strbuf ha = {0}, hb = {0};
+    line_csv(&ha, &a, &info, true);
+    line_csv(&hb, &b, &info, true);
+    static csv_doc da, db;
+    csv_parse(ha.s, &da);
+    csv_parse(hb.s, &db);
+    /* the core: every column up to the last bench setting */
+    int core = csv_col(&da, "bench.energy") + 1;
+    ck_assert_int_gt(core, 30);
+    ck_assert_int_eq(csv_col(&db, "bench.energy") + 1, core);
+    for (int c = 0; c < core; c++)
+        ck_assert_str_eq(da.fields[0][c], db.fields[0][c]);
+    /* a column only some rows fill (planted, gflops) is in the core of every row */
+    ck_assert_int_lt(csv_col(&da, "planted"), core);
+    ck_assert_int_lt(csv_col(&da, "gflops"), core);
+    /* the family's parameters and sizes after the core */
+    ck_assert_int_ge(csv_col(&da, "dtype"), core);
+    ck_assert_int_ge(csv_col(&db, "rows"), core);
+    ck_assert_int_eq(csv_col(&da, "rows"), -1);
+    csv_free(&da);
+    csv_free(&db);
+    sb_free(&ha);
+    sb_free(&hb);
+    /* rows: as many fields as their header, the status in its core column */
+    strbuf ra = {0}, rb = {0};
+    line_csv(&ra, &a, &info, false);
+    line_csv(&rb, &b, &info, false);
+    csv_parse(ra.s, &da);
+    csv_parse(rb.s, &db);
+    int st = 0;
+    {
+        static csv_doc h;
+        strbuf hh = {0};
+        line_csv(&hh, &a, &info, true);
+        csv_parse(hh.s, &h);
+        st = csv_col(&h, "status");
+        ck_assert_int_eq(da.nfields[0], h.nfields[0]);
+        csv_free(&h);
+        sb_free(&hh);
+    }
+    ck_assert_str_eq(da.fields[0][st], kf_status_names[a.status]);
+    ck_assert_str_eq(db.fields[0][st], kf_status_names[b.status]);
+    csv_free(&da);
+    csv_free(&db);
+    sb_free(&ra);
+    sb_free(&rb);
+
+    /* --columns: those, in that order, for both families */
+    const char *cols = "status,block_size,rows,median_ms,bench.seed";
+    char err[256];
+    ck_assert_int_eq(report_columns_check(cols, KF_FMT_CSV, err, sizeof err), 0);
+    ck_assert_int_eq(report_columns_check("status,nosuch", KF_FMT_CSV, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "'nosuch' is not a CSV column"), "%s", err);
+    ck_assert_int_eq(report_columns_check("auto", KF_FMT_CSV, err, sizeof err), -1);
+    ck_assert_int_eq(report_columns_check("bench.nosuch", KF_FMT_CSV, err, sizeof err), -1);
+    kf_result both[2] = {a, b};
+    both[0].status = KF_ST_OK;
+    both[1].status = KF_ST_WRONG;
+    report_opts o = {.columns = cols};
+    char *text = run_report(KF_FMT_CSV, both, 2, &info, &o);
+    csv_parse(text, &da);
+    ck_assert_int_eq(da.nrec, 3);
+    ck_assert_str_eq(da.fields[0][0], "status");
+    ck_assert_str_eq(da.fields[0][4], "bench.seed");
+    for (int r = 0; r < 3; r++)
+        ck_assert_int_eq(da.nfields[r], 5);
+    ck_assert_str_eq(da.fields[1][0], "ok");
+    ck_assert_str_eq(da.fields[2][0], "wrong");
+    ck_assert_str_eq(da.fields[1][2], "");      /* reduce has no rows */
+    ck_assert_str_eq(da.fields[2][2], "64");
+    ck_assert_int_eq(atoi(da.fields[1][1]), 32); /* make_result(0): block_size 32 */
+    csv_free(&da);
+    free(text);
+}
+END_TEST
+
 START_TEST(report_column_keys)
 {
     char err[1024];
-    ck_assert_int_eq(report_columns_check("auto", err, sizeof err), 0);
-    ck_assert_int_eq(report_columns_check("axes,time,gbps", err, sizeof err), 0);
-    ck_assert_int_eq(report_columns_check("block_size,n,rows,status,note", err, sizeof err), 0);
-    ck_assert_int_eq(report_columns_check("block_sise", err, sizeof err), -1);
+    ck_assert_int_eq(report_columns_check("auto", KF_FMT_TABLE, err, sizeof err), 0);
+    ck_assert_int_eq(report_columns_check("axes,time,gbps", KF_FMT_TABLE, err, sizeof err), 0);
+    ck_assert_int_eq(report_columns_check("block_size,n,rows,status,note", KF_FMT_TABLE, err, sizeof err), 0);
+    ck_assert_int_eq(report_columns_check("block_sise", KF_FMT_TABLE, err, sizeof err), -1);
     ck_assert_msg(strstr(err, "did you mean 'block_size'"), "%s", err);
-    ck_assert_int_eq(report_columns_check("time,,gbps", err, sizeof err), -1);
-    ck_assert_int_eq(report_columns_check("time,auto", err, sizeof err), -1);
-    ck_assert_int_eq(report_columns_check("", err, sizeof err), -1);
+    ck_assert_int_eq(report_columns_check("time,,gbps", KF_FMT_TABLE, err, sizeof err), -1);
+    ck_assert_int_eq(report_columns_check("time,auto", KF_FMT_TABLE, err, sizeof err), -1);
+    ck_assert_int_eq(report_columns_check("", KF_FMT_TABLE, err, sizeof err), -1);
     ck_assert_int_eq(report_sort_check("time", err, sizeof err), 0);
     ck_assert_int_eq(report_sort_check("-gbps", err, sizeof err), 0);
     ck_assert_int_eq(report_sort_check("elements_per_thread", err, sizeof err), 0);
@@ -2612,6 +2704,7 @@ static Suite *report_suite(void)
     tcase_add_test(rep, report_jsonl);
     tcase_add_test(rep, report_json_array);
     tcase_add_test(rep, report_csv);
+    tcase_add_test(rep, report_csv_core);
     tcase_add_test(rep, report_csv_streams_rows);
     tcase_add_test(rep, report_table);
     tcase_add_test(rep, report_table_values);

@@ -26,15 +26,19 @@ merged: each gets its own files, named after it):
                  parts of its label that tell it from the others), status "ok"
                  rows only.  At most 8 lines: with more variants, the best
                  variant of each algorithm (highest mean fraction of the best
-                 GB/s at each n), the best 8 algorithms if there are more (a
-                 family without algorithms: the best 8 variants).  Several
-                 sizes: against the one that varies, else the bytes moved.
+                 GB/s over every n, 0 where it has no ok result), the best 8
+                 algorithms if there are more (a family without algorithms:
+                 the best 8 variants).  Several sizes: against the one that
+                 varies, else the bytes moved.  One chart per family
+                 (kernel): bandwidth-KERNEL.png.
   heat.png       each cell's median time as a percentage of the best cell's
-                 (100% = the fastest), over two parameters (--heat X,Y;
-                 default block_size,elements_per_thread, else the two that
-                 vary with the most values) at one size or shape (--n 2^20,
-                 --n 1024x512, --n width=1024,height=512; default the largest
-                 measured), the minimum over every other parameter.  Rows
+                 (100% = the fastest verified; 128% takes 1.28x as long),
+                 over two parameters (--heat X,Y; default block_size,
+                 elements_per_thread where both vary, else the two that vary
+                 with the most values; none when that is one cell) at one
+                 size or shape (--n 2^20, --n 1024x512, --n
+                 width=1024,height=512; default the largest measured), the
+                 minimum over every other parameter.  Rows
                  a tune abandoned (status "abandoned": the median of their
                  first repetitions) count here and in the sweep, with a note.
   With several devices: bandwidth-DEVICE.png and heat-DEVICE.png.  With
@@ -51,7 +55,8 @@ its status; a footnote says how many repeats were set aside.
 --print-data writes nothing and prints, for each chart, its file, title,
 notes, axes and data (series points, heat cells): what tests check.
 
-Exit status: 0, or 2 with a message on stderr (bad arguments, nothing to plot).
+Exit status: 0, or 2 with a message on stderr (bad arguments, nothing to
+plot: one variant at one size compares nothing).
 """
 import argparse
 import json
@@ -70,8 +75,8 @@ BUILTIN_SIZES = {"reduce": ["n"], "reduce_rows": ["rows", "cols", "row_stride"]}
 HEAT_DEFAULT = ["block_size", "elements_per_thread"]
 MAX_LINES = 8      # legend lines of the bandwidth chart (the peak line not counted)
 LOG_SPAN = 100     # an axis whose max / min reaches this is logarithmic
-HEAT_FLOOR = 80.0  # the heat map's colour scale runs from min(worst cell, this) to 100%: a spread of a
-                   # few percent stays nearly one colour instead of running from red to green
+HEAT_CEIL = 125.0  # the heat map's colour scale runs from 100% (the best) to max(worst cell, this): a
+                   # spread of a few percent stays nearly one colour instead of running from green to red
 
 
 def die(msg):
@@ -279,6 +284,19 @@ def plural(k, word):
 # Repeated cases, devices
 
 
+def kernel_of(r):
+    """r's family; a line written before the field is reduce's."""
+    return text(r.get("kernel", "reduce"))
+
+
+def kernels_of(rows):
+    out = []
+    for r in rows:
+        if kernel_of(r) not in out:
+            out.append(kernel_of(r))
+    return out
+
+
 def device_of(r):
     return str(r.get("device") or "unknown device")
 
@@ -300,7 +318,7 @@ def sizes_of(r):
     """The sizes of r's family (["n"], ["width", "height"]): the line's
     "sizes", else the built-in family's (a line written before it)."""
     return listed(r, "sizes") or \
-        [k for k in BUILTIN_SIZES.get(text(r.get("kernel", "reduce")), ["n"]) if k in r] or ["n"]
+        [k for k in BUILTIN_SIZES.get(kernel_of(r), ["n"]) if k in r] or ["n"]
 
 
 def shape_of(r):
@@ -355,7 +373,7 @@ def pick_shape(rows, want):
 
 def variant_key(r):
     """What makes a variant: its device, family, name and every parameter."""
-    return (device_of(r), text(r.get("kernel", "reduce")), str(r.get("name") or "")) + \
+    return (device_of(r), kernel_of(r), str(r.get("name") or "")) + \
         tuple(sorted((k, text(r.get(k))) for k in axes_of(r)))
 
 
@@ -411,16 +429,23 @@ def values_text(rows, key):
 
 def dtype_op(rows):
     """"float32 sum", or "float32, int32 sum" when the rows mix dtypes; for
-    a family without dtype and op (a custom kernel), its name: "transpose"."""
-    if not any("dtype" in r or "op" in r for r in rows):
-        return ", ".join(values_text(rows, "kernel"))
-    return "%s %s" % (", ".join(values_text(rows, "dtype")), ", ".join(values_text(rows, "op")))
+    a family without dtype and op (a custom kernel), its name: "transpose".
+    Rows of several families (never drawn together; a title of something
+    else) name each: "reduce float32 sum, vector_add"."""
+    kernels = kernels_of(rows)
+    if len(kernels) > 1:
+        parts = [(k, dtype_op([r for r in rows if kernel_of(r) == k])) for k in kernels]
+        return ", ".join(d if d == k else k + " " + d for k, d in parts)
+    typed = [r for r in rows if "dtype" in r or "op" in r]
+    if not typed:
+        return ", ".join(kernels)
+    return "%s %s" % (", ".join(values_text(typed, "dtype")), ", ".join(values_text(typed, "op")))
 
 
 def problem_of(r):
     """What a chart's percentages or bars compare within: kernel, dtype, op
     (a family without dtype and op, a custom kernel, by its name alone)."""
-    return (text(r.get("kernel", "reduce")), text(r["dtype"]) if "dtype" in r else "",
+    return (kernel_of(r), text(r["dtype"]) if "dtype" in r else "",
             text(r["op"]) if "op" in r else "")
 
 
@@ -536,13 +561,19 @@ def bandwidth(ok, path, device, notes):
                 continue
         pts[x] = g
         series[k]["shape"][x] = sh
+    # a variant's score: its mean fraction of its problem's (dtype, op) top
+    # GB/s over every size of the chart, a size it has no ok result at
+    # (abandoned, failed, not run) counting 0, so one that is best at the one
+    # size it reached never outranks one that is best at every size
     best_at = {}
     for k in order:
+        pk = problem_of(series[k]["row"])
         for n, g in series[k]["pts"].items():
-            best_at[n] = max(best_at.get(n, 0.0), g)
+            best_at[(pk, n)] = max(best_at.get((pk, n), 0.0), g)
+    nsizes = len({n for _, n in best_at})
     for k in order:
-        pts = series[k]["pts"]
-        series[k]["score"] = sum(g / best_at[n] if best_at[n] > 0 else 0 for n, g in pts.items()) / len(pts)
+        pts, pk = series[k]["pts"], problem_of(series[k]["row"])
+        series[k]["score"] = sum(g / best_at[(pk, n)] for n, g in pts.items() if best_at[(pk, n)] > 0) / nsizes
 
     multi = len(values_text(ok, "dtype")) > 1 or len(values_text(ok, "op")) > 1
     shown = order
@@ -557,7 +588,7 @@ def bandwidth(ok, path, device, notes):
         picked = sorted(order, key=lambda k: -series[k]["score"])[:MAX_LINES]
         shown = [k for k in order if k in picked]
         chart_notes.append("%d variants: the best %d are shown (best = highest mean fraction of the top GB/s "
-                           "at each %s)" % (len(order), MAX_LINES, xword))
+                           "over every %s, 0 where it has no ok result)" % (len(order), MAX_LINES, xword))
     elif len(order) > MAX_LINES:
         fam = {}
         for k in order:
@@ -568,7 +599,7 @@ def bandwidth(ok, path, device, notes):
         picked = sorted(fam.values(), key=lambda k: -series[k]["score"])[:MAX_LINES]
         shown = [k for k in order if k in picked]
         chart_notes.append("%d variants: the best of each algorithm is shown%s (%d of %d; best = highest mean "
-                           "fraction of the top GB/s at each %s)"
+                           "fraction of the top GB/s over every %s, 0 where it has no ok result)"
                            % (len(order), "" if len(fam) <= MAX_LINES else ", for the best %d algorithms"
                               % MAX_LINES, len(shown), len(order), xword))
     labels = series_labels([series[k] for k in shown], multi)
@@ -644,18 +675,25 @@ def sort_values(vals):
     return vals  # order of first appearance
 
 
-def heat(ok, path, device, notes, x, y, names, shape, n_given):
-    """The heat map of ok (one problem) at shape, over x and y (None: the
-    two parameters that vary with the most values there)."""
+def heat(ok, path, device, notes, x, y, names, shape):
+    """The heat map of ok (one problem) at shape, over x and y (None: block_size
+    by elements_per_thread where both vary there, else the two parameters that
+    vary with the most values).  Each cell's median time in % of the best
+    cell's: 100% the best, 128% a cell that takes 1.28x as long.  The best is
+    a verified (ok) measurement; an abandoned candidate's first repetitions
+    fill a cell that has no ok one.  None, with a note, where no map says
+    anything (fewer than two parameters vary, or one cell)."""
     at = [r for r in ok if shape_of(r) == shape]
+    where_text = shape_label(names, shape)
     if x is None:
         vary = varying_axes([r for r in at if number(r.get("median_ms"))])
         if len(vary) < 2:
-            if n_given:
-                note("%s: fewer than two parameters vary at %s: no heat map" % (device, shape_label(names, shape)))
+            note("%s: no heat map at %s: %s" % (device, where_text,
+                                                 "only %s varies there" % vary[0] if vary else
+                                                 "one variant only, nothing varies there"))
             return None
-        x, y = vary[0], vary[1]
-    cell, where = {}, {}
+        x, y = HEAT_DEFAULT if all(k in vary for k in HEAT_DEFAULT) else vary[:2]
+    cell, where, is_ok = {}, {}, {}
     xs, ys = [], []
     used = []
     for r in at:
@@ -667,33 +705,43 @@ def heat(ok, path, device, notes, x, y, names, shape, n_given):
         if ky not in [text(v) for v in ys]:
             ys.append(r[y])
         used.append(r)
-        if (kx, ky) not in cell or r["median_ms"] < cell[(kx, ky)]:
-            cell[(kx, ky)] = r["median_ms"]
-            where[(kx, ky)] = r
+        k, rok = (kx, ky), r.get("status") == "ok"
+        # an ok measurement takes the cell from an abandoned one; of two alike, the faster (ties: the first)
+        if k not in cell or (rok and not is_ok[k]) or (rok == is_ok[k] and r["median_ms"] < cell[k]):
+            cell[k], where[k], is_ok[k] = r["median_ms"], r, rok
     if not cell or min(cell.values()) <= 0:
-        if n_given:
-            note("%s: nothing measured at %s with %s and %s" % (device, shape_label(names, shape), x, y))
+        note("%s: nothing measured at %s with %s and %s: no heat map" % (device, where_text, x, y))
+        return None
+    if len(cell) == 1:
+        note("%s: no heat map at %s: %s and %s have one value each there (one cell says nothing)"
+             % (device, where_text, x, y))
         return None
     xs = [text(v) for v in sort_values(xs)]
     ys = [text(v) for v in sort_values(ys)]
-    best = min(cell.values())
-    bx, by = min(cell, key=lambda k: cell[k])
+    oks = [k for k in cell if is_ok[k]] or list(cell)
+    bx, by = min(oks, key=lambda k: cell[k])
+    best = cell[(bx, by)]
     br = where[(bx, by)]
-    pct = {k: best / v * 100 for k, v in cell.items()}
+    ties = [r for r in used if r is not br and r.get("status") == "ok" and r["median_ms"] == best]
+    pct = {k: v / best * 100 for k, v in cell.items()}
     us = best < 1
     c = Chart(path, "kforge: median time in %% of the best at %s, %s\n%s, %s"
-              % (shape_label(names, shape), dtype_op(used), device, dates(used)))
-    c.notes = ["100%% = %.4g %s (%s = %s, %s = %s, %s); each cell is the fastest over the other parameters"
+              % (where_text, dtype_op(used), device, dates(used)))
+    c.notes = ["100%% = %.4g %s (%s = %s, %s = %s, %s%s); a cell at 128%% takes 1.28x as long; each cell is the "
+               "fastest over the other parameters"
                % (best * 1e3 if us else best, "µs" if us else "ms", x, bx, y, by,
-                  br.get("name") or br.get("label") or "?")] + list(notes)
+                  br.get("name") or br.get("label") or "?",
+                  ", and %s as fast" % plural(len(ties), "other variant") if ties else "")] + list(notes)
     c.lines.append("x: %s: %s" % (x, " ".join(xs)))
     c.lines.append("y: %s: %s" % (y, " ".join(ys)))
     for kx in xs:
         for ky in ys:
             if (kx, ky) in cell:
                 c.lines.append("cell %s=%s %s=%s: %.1f%% %.6g ms" % (x, kx, y, ky, pct[(kx, ky)], cell[(kx, ky)]))
-    c.cb_lo = min(min(pct.values()), HEAT_FLOOR)
-    c.lines.append("colour: %.0f%%..100%% (from the worst cell or %.0f%%, whichever is lower)" % (c.cb_lo, HEAT_FLOOR))
+    c.cb_lo = min(100.0, min(pct.values()))
+    c.cb_hi = max(max(pct.values()), HEAT_CEIL)
+    c.lines.append("colour: %.0f%%..%.0f%% (to the worst cell or %.0f%%, whichever is higher)"
+                   % (c.cb_lo, c.cb_hi, HEAT_CEIL))
     c.lines.append("best: %s=%s %s=%s (marked)" % (x, bx, y, by))
     c.xs, c.ys, c.pct, c.x, c.y, c.best = xs, ys, pct, x, y, (bx, by)
     return c
@@ -701,9 +749,9 @@ def heat(ok, path, device, notes, x, y, names, shape, n_given):
 
 def heat_script(c, work, idx, script):
     p = os.path.join(work, "heat%d.dat" % idx)
-    lo = min(c.pct.values())
-    # whole percents, or tenths when every cell is within 5% of the best (else they would all read 98-100%)
-    fmt = "%.1f%%" if lo >= 95 else "%.0f%%"
+    hi = max(c.pct.values())
+    # whole percents, or tenths when every cell is within 5% of the best (else they would all read 100-105%)
+    fmt = "%.1f%%" if hi <= 105 else "%.0f%%"
     with open(p, "w") as f:
         for i, kx in enumerate(c.xs):
             for j, ky in enumerate(c.ys):
@@ -732,9 +780,9 @@ set xtics (%s) noenhanced%s
 set ytics (%s) noenhanced
 set xrange [-0.5:%g]
 set yrange [-0.5:%g]
-set cbrange [%g:100]
-set cblabel "%% of the best (median time)"
-set palette defined (0 "#d7191c", 0.5 "#ffffbf", 1 "#1a9641")
+set cbrange [%g:%g]
+set cblabel "median time in %% of the best (lower is better)"
+set palette defined (0 "#1a9641", 0.5 "#ffffbf", 1 "#d7191c")
 set style fill solid 1.0 noborder
 unset key
 plot %s using 1:2:(0.5):(0.5):3 with boxxyerror fc palette, \\
@@ -742,7 +790,7 @@ plot %s using 1:2:(0.5):(0.5):3 with boxxyerror fc palette, \\
      %s using 1:2:4 with labels font ",9" textcolor rgb "black"
 """ % (w, h, gp_str(c.path), gp_str(c.title), gp_str(foot), (nfoot - 3) * 12.0 / h, nfoot, gp_str(c.x), gp_str(c.y), xt,
        " rotate by -35 left" if max(len(v) for v in c.xs) > 10 else "", yt, len(c.xs) - 0.5, len(c.ys) - 0.5,
-       c.cb_lo, gp_str(p), gp_str(pb), gp_str(p)))
+       c.cb_lo, c.cb_hi, gp_str(p), gp_str(pb), gp_str(p)))
 
 
 # ---------------------------------------------------------------------------
@@ -1160,12 +1208,15 @@ def main():
         for k in sweep_axes:
             axis_key("--sweep", k, params)
 
-    nsizes = len({shape_of(r) for r in ok if shape_of(r) is not None})
+    def nshapes(rows):
+        return len({shape_of(r) for r in rows if shape_of(r) is not None})
+
     if want is None:
-        # by default: bandwidth against n (a sweep over one size when there is only
-        # one), the heat map, kforge against the baselines when the files hold some,
-        # and the search's convergence when they hold kforge tune --format jsonl output
-        want = ["bandwidth" if nsizes > 1 else "sweep", "heat", "compare", "convergence"]
+        # by default: bandwidth against n (for a family measured at one size
+        # only, a sweep over it instead), the heat map, kforge against the
+        # baselines when the files hold some, and the search's convergence
+        # when they hold kforge tune --format jsonl output
+        want = ["bandwidth", "sweep", "heat", "compare", "convergence"]
         explicit = False
     else:
         explicit = True
@@ -1210,14 +1261,14 @@ def main():
             return "" if len(problems) == 1 else "-" + slug("-".join(pk))
 
         if "bandwidth" in want:
-            # one chart per kind of size (n; width x height): their x axes differ
-            size_kinds = []
-            for r in dok:
-                if sizes_of(r) not in size_kinds:
-                    size_kinds.append(sizes_of(r))
-            for sk in size_kinds:
-                kok = [r for r in dok if sizes_of(r) == sk]
-                ksuffix = "" if len(size_kinds) == 1 else "-" + slug("-".join(values_text(kok, "kernel")))
+            # one chart per family (reduce, vector_add): their sizes and GB/s
+            # mean different things, and the best of one says nothing of another
+            kernels = kernels_of(dok)
+            for kern in kernels:
+                kok = [r for r in dok if kernel_of(r) == kern]
+                if not explicit and nshapes(kok) < 2:
+                    continue  # the sweep chart instead
+                ksuffix = "" if len(kernels) == 1 else "-" + slug(kern)
                 c = bandwidth(kok, os.path.join(a.out, "bandwidth%s%s.png" % (suffix, ksuffix)), d, notes)
                 if c:
                     charts.append(("bw", c))
@@ -1236,6 +1287,8 @@ def main():
             # best compares variants of one problem, never two problems
             for pk in problems:
                 prow = per_problem(pk)
+                if kind == "sweep" and not explicit and nshapes([r for r in dok if kernel_of(r) == pk[0]]) > 1:
+                    continue  # the bandwidth chart instead
                 size_names, shape, why = pick_shape(prow, n)
                 cnotes = notes
                 if shape is not None:
@@ -1249,9 +1302,8 @@ def main():
                 if kind == "sweep":
                     c = sweep(prow, out, d, cnotes, size_names, shape, sweep_axes)
                 else:
-                    keys = heat_keys or (HEAT_DEFAULT if all(any(k in r for r in prow) for k in HEAT_DEFAULT)
-                                         else [None, None])
-                    c = heat(prow, out, d, cnotes, keys[0], keys[1], size_names, shape, a.n is not None)
+                    keys = heat_keys or [None, None]
+                    c = heat(prow, out, d, cnotes, keys[0], keys[1], size_names, shape)
                 if c:
                     charts.append((kind, c))
     if "convergence" in want:
@@ -1280,6 +1332,13 @@ def main():
                        "convergence": "no tune output (--format jsonl) or tune results"}[w]
                 die("--chart %s: nothing to draw: %s" % (w, why))
     elif not charts:
+        if ok and len({variant_key(r) for r in ok}) == 1 and nshapes(ok) == 1:
+            r = ok[0]
+            die("%s: one variant at one size (%s, %s: %s%s): nothing to chart; a chart needs several sizes or a "
+                "parameter that varies (a list in the config)"
+                % (" ".join(a.results), shape_label(sizes_of(r), shape_of(r)), r.get("name") or r.get("label") or "?",
+                   "%.4g ms" % r["median_ms"] if number(r.get("median_ms")) else "no time",
+                   ", %.4g GB/s" % r["gbps"] if number(r.get("gbps")) else ""))
         die("no ok rows with n, gbps and median_ms to plot")
 
     if a.print_data:

@@ -8,20 +8,27 @@
 #   DIR/bandwidth.png    GB/s against n, one line per variant (its name, else the
 #                        parts of its label that tell it apart), status ok rows
 #                        only; at most 8 lines: with more variants, the best of
-#                        each algorithm (no algorithms: the best 8); the legend
-#                        sits inside, top left.  A family of several sizes
-#                        (width x height): against the one that varies, else
-#                        against the bytes moved
+#                        each algorithm (no algorithms: the best 8; best = the
+#                        highest mean fraction of the top GB/s over every n, 0
+#                        where it has no ok result); the legend sits inside,
+#                        top left.  A family of several sizes (width x height):
+#                        against the one that varies, else against the bytes
+#                        moved.  One chart per kernel family
+#                        (bandwidth-KERNEL.png when a file holds several)
 #   DIR/compare.png      kforge against the baselines: kforge's fastest variant at
 #                        each n and each baseline tool (CUB, PyTorch, ...) as a
 #                        labelled line of GB/s against n
-#   DIR/heat.png         median time in % of the best cell over parameters X and Y
-#                        (default block_size,elements_per_thread, else the two
+#   DIR/heat.png         median time in % of the best cell's (100%: the best; a
+#                        cell that takes 1.28x as long reads 128%) over
+#                        parameters X and Y (default block_size,
+#                        elements_per_thread where both vary, else the two
 #                        that vary most) at size or shape N (default: the
 #                        largest measured), the minimum over all other
-#                        parameters, each cell annotated, the best framed;
-#                        the colours run from the worst cell or 80%, whichever
-#                        is lower, to 100%: a 2% spread stays nearly one colour
+#                        parameters, each cell annotated, the best (a verified
+#                        result) framed; the colours run from 100% to the
+#                        worst cell or 125%, whichever is higher: a 2% spread
+#                        stays nearly one colour.  None where it would be one
+#                        cell or fewer than two parameters vary (a message)
 #   DIR/sweep.png        a one-size sweep: GB/s at size or shape N, a group of
 #                        bars per value of X, a bar per value of Y (default: the axes
 #                        that vary with the most values), each bar the fastest
@@ -30,7 +37,7 @@
 #                        evaluated, one line per run (kforge tune --format jsonl:
 #                        its strategy and seed)
 #
-#   By default: bandwidth (sweep when the results hold one size only) and heat,
+#   By default: bandwidth (for a family measured at one size only, sweep) and heat,
 #   compare when a FILE holds baseline lines, convergence when a FILE holds
 #   tune output.  Titles name the GPU, dtype and op, the heat map also the
 #   date.  Axes are logarithmic where the values span two decades.  A case
@@ -60,6 +67,7 @@
 #                      and data (no gnuplot needed)
 #
 # Examples:
+#   tools/plot.sh kforge-tune.jsonl    # kforge tune's results file (README, "A first session")
 #   kforge run sweep.json --results sweep.jsonl && tools/plot.sh sweep.jsonl
 #   tools/plot.sh sweep.jsonl --heat block_size,vector_width --n 2^24 --filter dtype=float32
 #   tools/plot.sh best.jsonl baselines.csv --chart compare --filter dtype=float32 --filter op=sum
@@ -70,7 +78,7 @@
 #
 # Needs python3 (tools/plot.py extracts the data) and gnuplot with the
 # pngcairo terminal (Debian: gnuplot-nox).  Exit status: 0; 1 gnuplot failed;
-# 2 usage or nothing to plot.
+# 2 usage or nothing to plot (one variant at one size: nothing to compare).
 
 set -u
 

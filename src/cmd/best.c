@@ -61,7 +61,7 @@ static const char *const best_help =
     "  --delete            delete the entries for the key (--dtype, --op: each given) and the size\n"
     "\n"
     "exit status: 0 printed (or deleted); 2 usage error, or nothing known (or to delete) for that\n"
-    "dtype and op.\n"
+    "dtype and op; 4 the output or the database (--delete) could not be written.\n"
     "\n"
     "examples:\n"
     "  kforge best --n 2^24 > best.json && kforge run best.json\n"

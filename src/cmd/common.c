@@ -98,14 +98,8 @@ int parse_opts(int argc, char **argv, const char *help, unsigned allowed, opts *
                 return cli_fail(&c, "--only: expected variant names, NAME[,NAME...]");
             o->only = val;
         } else if ((allowed & OPT_TABLE) && cli_value(&c, "--columns", &val)) {
-            char e2[1024];
-            if (report_columns_check(val, e2, sizeof e2) != 0)
-                return cli_fail(&c, "%s", e2);
-            o->columns = val;
+            o->columns = val;   /* checked once the configs have registered their families (opts_check_table) */
         } else if ((allowed & OPT_TABLE) && cli_value(&c, "--sort", &val)) {
-            char e2[1024];
-            if (report_sort_check(val, e2, sizeof e2) != 0)
-                return cli_fail(&c, "%s", e2);
             o->sort = val;
         } else if ((allowed & OPT_SPEEDUP) && cli_flag(&c, "--speedup")) {
             o->speedup = true;
@@ -146,9 +140,9 @@ int parse_opts(int argc, char **argv, const char *help, unsigned allowed, opts *
                         "leave out)\n", argv[0]);
         return -1;
     }
-    if ((o->columns || o->sort) && o->fmt != KF_FMT_TABLE && o->fmt != KF_FMT_MD) {
-        fprintf(stderr, "kforge %s: %s shapes the table and md formats, not %s\n", argv[0],
-                o->columns ? "--columns" : "--sort", kf_format_names[o->fmt]);
+    if (((o->columns && o->fmt != KF_FMT_CSV) || o->sort) && o->fmt != KF_FMT_TABLE && o->fmt != KF_FMT_MD) {
+        fprintf(stderr, "kforge %s: %s shapes the table and md formats%s, not %s\n", argv[0],
+                o->sort ? "--sort" : "--columns", o->sort ? "" : " and picks csv's columns", kf_format_names[o->fmt]);
         return -1;
     }
     o->ro.device_given = o->ro.device >= 0;

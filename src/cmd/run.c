@@ -36,12 +36,13 @@ static const char *const run_help =
     "                      same configs (the default when the last run was interrupted)\n"
     "  --no-resume         measure everything again\n"
     "  --speedup           table: add step and cumulative speedup columns\n"
-    "  --columns COLS      table and md: auto (a column for each axis that varies, the rest said once\n"
-    "                      above the table; the default on a terminal) or a list of: axes (those that\n"
-    "                      vary), name, kernel, size, status, time, min, noise, gbps, peak, gflops,\n"
+    "  --columns COLS      table and md: auto (the default, on a terminal or not: a column for each axis\n"
+    "                      that varies, the rest said once above the table) or a list of: axes (those\n"
+    "                      that vary), name, kernel, size, status, time, min, noise, gbps, peak, gflops,\n"
     "                      flops_peak, step, cumul, sm, energy, gbpj, note, or an axis or size name:\n"
     "                      --columns block_size,time,gbps (gflops, flops_peak: a custom kernel with\n"
-    "                      \"flops\", shown by default for one)\n"
+    "                      \"flops\", shown by default for one); csv: a list of CSV columns\n"
+    "                      (--columns name,block_size,median_ms,gbps)\n"
     "  --sort KEY          table and md: rows by time, min, noise, gbps, peak, gflops, flops_peak, energy,\n"
     "                      gbpj (the best first), name, kernel, size, status or an axis; -KEY reverses\n"
     "  --timeout SEC       watchdog per case (bench.timeout_s; default 30)\n"
@@ -218,6 +219,13 @@ static int validate(run_cmd *c)
 {
     if (load_configs(&c->o, c->cfgs) != 0)
         return KF_EXIT_USAGE;
+    /* --columns and --sort name columns of the families the configs
+     * registered too (a custom kernel's parameters) */
+    if ((c->o.columns && report_columns_check(c->o.columns, c->o.fmt, c->err, sizeof c->err) != 0) ||
+        (c->o.sort && report_sort_check(c->o.sort, c->err, sizeof c->err) != 0)) {
+        fprintf(stderr, "kforge run: %s\n", c->err);
+        return KF_EXIT_USAGE;
+    }
     for (int i = 0; i < c->o.nconfigs; i++) {
         kf_space *sp = &c->spaces[i];
         if (space_expand(&c->cfgs[i], NULL, sp, c->err, sizeof c->err) != 0) {
@@ -305,13 +313,13 @@ static int open_results(run_cmd *c)
 
 static int open_report(run_cmd *c)
 {
-    /* on a terminal, a table shows what varies and prints each row as its
-     * case finishes; piped, it is what scripts have always read */
+    /* a table shows what varies, on a terminal or not; on a terminal it
+     * prints each row as its case finishes, with colour and a progress line */
     const opts *o = &c->o;
     bool tty = isatty(1);
     report_opts ropt = {.speedup = o->speedup,
                         .color = tty && !getenv("NO_COLOR"),
-                        .columns = o->columns ? o->columns : tty ? "auto" : NULL,
+                        .columns = o->columns ? o->columns : o->fmt == KF_FMT_CSV ? NULL : "auto",
                         .sort = o->sort,
                         .stream = tty && o->fmt == KF_FMT_TABLE && !o->sort,
                         .no_header = o->no_header};

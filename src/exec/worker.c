@@ -23,6 +23,7 @@
 #include "data.h"
 #include "family.h"
 #include "gpu.h"
+#include "cubin.h"
 #include "launch.h"
 #include "rtc.h"
 #include "stats.h"
@@ -352,6 +353,80 @@ static bool fake_cubin(const request *q, const void *mem, kf_result *r)
     return elf;
 }
 
+/* A user's kernels (a family with arg_sizes: a custom kernel) checked in
+ * the cubin NVRTC made, as a GPU's driver checks them when the module is
+ * loaded (bench.c's get_kernels): the entry must be there (NVRTC's lowered
+ * name, the name, or a C++ name's one mangling), with as many parameters as
+ * the config gives arguments, each of the size its dtype takes.  false, with
+ * r saying why, when not; true when it is or the cubin cannot tell. */
+static bool fake_kernels(const request *q, const void *mem, kf_result *r)
+{
+    const kf_family *f = family_of(&q->v);
+    if (!f->arg_sizes || (!mem && !q->cubin_path[0]))
+        return true;
+    size_t len = 0, nlen = 0;
+    /* the cubin sent in memory (one the cache could not store), else the cache's file */
+    void *cubin = mem ? malloc(q->cubin_len ? q->cubin_len : 1) : kf_read_file(q->cubin_path, &len, NULL, 0);
+    if (mem && cubin) {
+        memcpy(cubin, mem, q->cubin_len);
+        len = q->cubin_len;
+    }
+    if (!cubin || !cubin_ok(cubin, len)) {
+        free(cubin);
+        return true;
+    }
+    char np[PATH_MAX];
+    char *names = NULL;
+    if (q->cubin_path[0]) {
+        rtc_names_path(q->cubin_path, np, sizeof np);
+        names = kf_read_file(np, &nlen, NULL, 0);
+    }
+    bool ok = true;
+    for (int k = 0; ok && k < f->nentries && k < KF_MAX_KERNELS; k++) {
+        const char *e = f->entries[k];
+        char name[512], prefix[320];
+        if (!rtc_name_lookup(names, e, name, sizeof name))
+            snprintf(name, sizeof name, "%s", e);
+        if (!cubin_has_kernel(cubin, len, name)) {
+            size_t base = strcspn(e, "<");
+            snprintf(prefix, sizeof prefix, "_Z%zu%.*s", base, (int)base, e);
+            if (e[base] == '<')
+                continue;   /* a template NVRTC could not name: the mangling of its arguments is bench.c's */
+            if (!cubin_find_prefix(cubin, len, prefix, name, sizeof name)) {
+                char list[240];
+                cubin_kernels(cubin, len, list, sizeof list);
+                r->status = KF_ST_LAUNCH;
+                snprintf(r->message, sizeof r->message, "no kernel \"%.120s\" in the module (an extern \"C\" name, "
+                         "a C++ name, or a template instantiated in the source); it defines: %s", e, list);
+                ok = false;
+                break;
+            }
+        }
+        size_t want[32], have[64];
+        int nwant = f->arg_sizes(&q->v, k, want, 32);
+        int nhave = cubin_param_sizes(cubin, len, name, have, 64);
+        if (nwant < 0 || nhave < 0)
+            continue;
+        for (int i = 0; i < nwant && i < nhave && i < 32 && i < 64; i++)
+            if (want[i] != have[i]) {
+                r->status = KF_ST_LAUNCH;
+                snprintf(r->message, sizeof r->message, "the arguments do not match kernel %s: argument %d is %zu "
+                         "bytes in the config, the kernel's parameter %d takes %zu", e, i, want[i], i, have[i]);
+                ok = false;
+                break;
+            }
+        if (ok && nhave != nwant) {
+            r->status = KF_ST_LAUNCH;
+            snprintf(r->message, sizeof r->message, "the arguments do not match kernel %s: the config gives %d, the "
+                     "kernel takes %d", e, nwant, nhave);
+            ok = false;
+        }
+    }
+    free(names);
+    free(cubin);
+    return ok;
+}
+
 static void fake_case(const request *q, const void *mem, const kf_device *dev, kf_result *r)
 {
     const kf_variant *v = &q->v;
@@ -372,7 +447,7 @@ static void fake_case(const request *q, const void *mem, const kf_device *dev, k
     r->deterministic = p.deterministic;
     r->occupancy = 8;
     r->regs = 32;
-    if (!fake_launches(v, &q->shape, &p, dev, r))
+    if (!fake_launches(v, &q->shape, &p, dev, r) || !fake_kernels(q, mem, r))
         return;
     /* the module's constants made as on a GPU; there is no module to write them to */
     kf_constant_set cs;
@@ -399,7 +474,8 @@ static void fake_case(const request *q, const void *mem, const kf_device *dev, k
         else
             snprintf(r->planted_effect, sizeof r->planted_effect, "no place: %s", f->plant ? why : "no model");
     }
-    if (in <= (1 << 25) && outs <= (1 << 22)) {
+    bool checked = in <= KF_FAKE_MAX_INPUTS && outs <= KF_FAKE_MAX_OUTPUTS;
+    if (checked) {
         int64_t nout;
         fake_data *X = fake_data_get(true, v, &q->shape, q->b.seed, sp != NULL);
         if (X) {
@@ -424,6 +500,9 @@ static void fake_case(const request *q, const void *mem, const kf_device *dev, k
     r->verify_ms = 1e3 * (kf_now() - t0);
     if (r->status != KF_ST_OK)
         return;
+    if (!checked) /* the CPU's work stays bounded; the result says it was not checked */
+        snprintf(r->message, sizeof r->message, "%s (fake GPU, %lld %s)", KF_FAKE_NOT_VERIFIED,
+                 (long long)(outs > KF_FAKE_MAX_OUTPUTS ? outs : in), outs > KF_FAKE_MAX_OUTPUTS ? "outputs" : "inputs");
     t0 = kf_now();
     double ms = f->fake_ms(v, &q->shape, dev, &p);
     fake_delay("KFORGE_FAKE_GPU_MS"); /* each case takes this long (tests of parallel devices) */

@@ -13,7 +13,13 @@
  * --device fails as a missing GPU does.  KFORGE_FAKE_GPU_MIXED=1 makes the
  * odd-numbered ones another model ("fake-gpu-b", sm_80);
  * KFORGE_FAKE_GPU_MS=T makes every case take T ms, KFORGE_FAKE_GPU_OPEN_MS=T
- * the opening of each device (as cuInit and the context do).
+ * the opening of each device (as cuInit and the context do).  The fake
+ * checks its CPU outputs only up to KF_FAKE_MAX_OUTPUTS outputs and
+ * KF_FAKE_MAX_INPUTS input elements; a larger case's result is ok with the
+ * message "not verified (fake GPU, N outputs)" (or "N inputs").  A user's
+ * kernel (a family with arg_sizes) is looked for in the cubin NVRTC made,
+ * and its parameters' count and sizes checked against the config's
+ * arguments (cubin.h), as the driver does on a GPU.
  *
  * KFORGE_FAULT_INJECT="crash@K,hang@K,dead@D" makes the worker crash or hang
  * on the K-th case (1-based, counted by the parent across every device), or
@@ -25,6 +31,10 @@
 #include <sys/types.h>
 
 #include "kforge.h"
+
+#define KF_FAKE_MAX_OUTPUTS ((int64_t)1 << 22)
+#define KF_FAKE_MAX_INPUTS ((int64_t)1 << 25)
+#define KF_FAKE_NOT_VERIFIED "not verified"
 
 typedef struct gpu_worker gpu_worker;
 

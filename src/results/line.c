@@ -270,7 +270,23 @@ typedef struct {
     strbuf *b;
     int count;              /* fields written at the current level */
     const char *prefix;     /* CSV: "bench." inside the bench object */
+    const char *only;       /* CSV: write only the column of this name (--columns) */
+    bool wrote;             /* ... and whether it was written */
 } emitter;
+
+/* Whether the field key (inside the prefix) is one to write. */
+static bool em_wanted(emitter *e, const char *key)
+{
+    if (!e->only)
+        return true;
+    size_t n = e->prefix ? strlen(e->prefix) : 0;
+    if (n && strncmp(e->only, e->prefix, n) != 0)
+        return false;
+    if (strcmp(e->only + n, key) != 0)
+        return false;
+    e->wrote = true;
+    return true;
+}
 
 static void em_key(emitter *e, const char *key)
 {
@@ -286,6 +302,8 @@ static void em_key(emitter *e, const char *key)
 
 static void em_str(emitter *e, const char *key, const char *v)
 {
+    if (!em_wanted(e, key))
+        return;
     em_key(e, key);
     if (e->mode == EM_JSON)
         sb_json_clean(e->b, v);
@@ -295,6 +313,8 @@ static void em_str(emitter *e, const char *key, const char *v)
 
 static void em_int(emitter *e, const char *key, long long v)
 {
+    if (!em_wanted(e, key))
+        return;
     em_key(e, key);
     if (e->mode != EM_CSV_HEAD)
         sb_printf(e->b, "%lld", v);
@@ -302,6 +322,8 @@ static void em_int(emitter *e, const char *key, long long v)
 
 static void em_uint(emitter *e, const char *key, unsigned long long v)
 {
+    if (!em_wanted(e, key))
+        return;
     em_key(e, key);
     if (e->mode != EM_CSV_HEAD)
         sb_printf(e->b, "%llu", v);
@@ -309,6 +331,8 @@ static void em_uint(emitter *e, const char *key, unsigned long long v)
 
 static void em_dbl(emitter *e, const char *key, double v)
 {
+    if (!em_wanted(e, key))
+        return;
     em_key(e, key);
     if (e->mode == EM_CSV_HEAD)
         return;
@@ -324,6 +348,8 @@ static void em_dbl(emitter *e, const char *key, double v)
 
 static void em_bool(emitter *e, const char *key, bool v)
 {
+    if (!em_wanted(e, key))
+        return;
     em_key(e, key);
     if (e->mode != EM_CSV_HEAD)
         sb_append(e->b, v ? "true" : "false");
@@ -332,6 +358,8 @@ static void em_bool(emitter *e, const char *key, bool v)
 /* A figure that is missing: null in JSON, an empty CSV cell. */
 static void em_null(emitter *e, const char *key)
 {
+    if (!em_wanted(e, key))
+        return;
     em_key(e, key);
     if (e->mode == EM_JSON)
         sb_append(e->b, "null");
@@ -340,6 +368,8 @@ static void em_null(emitter *e, const char *key)
 /* A parameter's value: JSON in JSON, plain text in CSV. */
 static void em_param(emitter *e, const kf_param *p, int64_t x)
 {
+    if (!em_wanted(e, p->name))
+        return;
     em_key(e, p->name);
     if (e->mode == EM_CSV_HEAD)
         return;
@@ -462,6 +492,17 @@ static void emit_field(emitter *e, const field *f, const kf_result *r, const kf_
     }
 }
 
+/* Whether f is a column of every CSV row, whatever the family: all but the
+ * parameters and sizes (and what only JSON has). */
+static bool csv_core(const field *f)
+{
+    return !(f->flags & (DEV | JSON)) && f->type != F_PARAMS && f->type != F_SIZES;
+}
+
+/* The fields of the line, in the table's order.  CSV: the core first (the
+ * same columns in every family's rows, a field left out of a JSON line an
+ * empty cell), then the family's parameters and sizes, so that rows of
+ * several families appended to one file agree on every core column. */
 static void emit_fields(emitter *e, const kf_result *r, const kf_run_info *info)
 {
     static const kf_run_info no_info;
@@ -469,21 +510,28 @@ static void emit_fields(emitter *e, const kf_result *r, const kf_run_info *info)
         info = &no_info;
     char label[256];
     family_of(&r->v)->label(&r->v, label, sizeof label);
-    for (int i = 0; i < NFIELDS; i++) {
-        const field *f = &fields[i];
-        if ((f->flags & DEV) && !(e->mode == EM_JSON && info->have_dev))
-            continue;
-        if ((f->flags & JSON) && e->mode != EM_JSON)
-            continue;
-        if ((f->flags & OMIT) && !f->have(r))
-            continue;
-        emit_field(e, f, r, info, label);
-    }
+    bool csv = e->mode != EM_JSON;
+    for (int pass = 0; pass < (csv ? 2 : 1); pass++)
+        for (int i = 0; i < NFIELDS; i++) {
+            const field *f = &fields[i];
+            if (csv && csv_core(f) != (pass == 0))
+                continue;
+            if ((f->flags & DEV) && !(e->mode == EM_JSON && info->have_dev))
+                continue;
+            if ((f->flags & JSON) && e->mode != EM_JSON)
+                continue;
+            if ((f->flags & OMIT) && !f->have(r)) {
+                if (csv)
+                    em_null(e, f->name);    /* an empty cell: the core is the same in every row */
+                continue;
+            }
+            emit_field(e, f, r, info, label);
+        }
 }
 
 void line_json(strbuf *b, const kf_result *r, const kf_run_info *info)
 {
-    emitter e = {EM_JSON, b, 0, NULL};
+    emitter e = {EM_JSON, b, 0, NULL, NULL, false};
     sb_append(b, "{");
     emit_fields(&e, r, info);
     sb_append(b, "}");
@@ -491,8 +539,43 @@ void line_json(strbuf *b, const kf_result *r, const kf_run_info *info)
 
 void line_csv(strbuf *b, const kf_result *r, const kf_run_info *info, bool header)
 {
-    emitter e = {header ? EM_CSV_HEAD : EM_CSV_ROW, b, 0, NULL};
+    emitter e = {header ? EM_CSV_HEAD : EM_CSV_ROW, b, 0, NULL, NULL, false};
     emit_fields(&e, r, info);
+}
+
+void line_csv_columns(strbuf *b, const kf_result *r, const kf_run_info *info, bool header, const char *columns)
+{
+    emitter e = {header ? EM_CSV_HEAD : EM_CSV_ROW, b, 0, NULL, NULL, false};
+    for (const char *p = columns; *p;) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        char name[KF_NAME_MAX + 16];
+        snprintf(name, sizeof name, "%.*s", (int)(len < sizeof name ? len : sizeof name - 1), p);
+        e.only = name;
+        e.wrote = false;
+        emit_fields(&e, r, info);
+        if (!e.wrote) {     /* a column r's family lacks: an empty cell */
+            e.only = NULL;
+            em_null(&e, name);
+        }
+        if (!end)
+            break;
+        p = end + 1;
+    }
+}
+
+bool line_csv_column(const char *name)
+{
+    if (strncmp(name, "bench.", 6) == 0) {
+        for (int i = 0; i < bench_nfields; i++)
+            if (strcmp(bench_fields[i].name, name + 6) == 0)
+                return true;
+        return false;
+    }
+    for (int i = 0; i < NFIELDS; i++)
+        if (csv_core(&fields[i]) && fields[i].type != F_BENCH && strcmp(fields[i].name, name) == 0)
+            return true;
+    return false;
 }
 
 // ----------------------------------------------------------------------------

@@ -39,8 +39,18 @@ void line_json(strbuf *b, const kf_result *r, const kf_run_info *info);
 
 /* r as one CSV row, or the header of r's family when header (no newline):
  * the fields of the JSON line but the device's, the bench settings as
- * "bench.NAME" columns. */
+ * "bench.NAME" columns.  The core comes first, the same columns in the same
+ * order for every family (a field a JSON line leaves out, an empty cell):
+ * kforge ... label, kernel, status ... bench.*; after it the family's
+ * parameters and sizes, in its table's order. */
 void line_csv(strbuf *b, const kf_result *r, const kf_run_info *info, bool header);
+
+/* The same, only the columns named in the comma-separated list, in its
+ * order (--format csv --columns); a name r's family lacks, an empty cell. */
+void line_csv_columns(strbuf *b, const kf_result *r, const kf_run_info *info, bool header, const char *columns);
+
+/* Whether name is a core CSV column (status, median_ms, bench.seed, ...). */
+bool line_csv_column(const char *name);
 
 /* Parses one line (NUL-terminated) into r: 0, or -1 with a message.  A line
  * without "kernel" is a reduce line (files of kforge 0.1). */

@@ -22,6 +22,7 @@
 #include "family.h"
 #include "param.h"
 #include "util.h"
+#include "worker.h"     /* KF_FAKE_NOT_VERIFIED */
 
 const char *const kf_format_names[KF_FMT_COUNT] = {"table", "csv", "jsonl", "json", "md"};
 
@@ -90,6 +91,14 @@ void report_warn(report_warnings *w, const kf_result *r, FILE *f)
     if (r->status != KF_ST_OK)
         return;
     char why[256], name[400];
+    if (strncmp(r->message, KF_FAKE_NOT_VERIFIED " (", strlen(KF_FAKE_NOT_VERIFIED " (")) == 0) {
+        /* the fake GPU's results of a large case were not checked: say so (the first few) */
+        if (w->unverified++ < 3) {
+            case_name(r, name, sizeof name);
+            fprintf(f, "kforge: note: %s: %s; the fake GPU checks up to %lld outputs and %lld inputs\n", name,
+                    r->message, (long long)KF_FAKE_MAX_OUTPUTS, (long long)KF_FAKE_MAX_INPUTS);
+        }
+    }
     if (r->nvml_note[0] && strcmp(r->nvml_note, w->last_note) != 0) {
         /* "NVML not available" is the same for every case: say it once */
         if (w->noted < 3) {
@@ -123,6 +132,9 @@ void report_warn_end(const report_warnings *w, FILE *f)
     if (w->notes_more)
         fprintf(f, "kforge: note: %d more NVML note%s (the results file's nvml_note)\n", w->notes_more,
                 w->notes_more == 1 ? "" : "s");
+    if (w->unverified > 3)
+        fprintf(f, "kforge: note: %d more case%s not verified on the fake GPU (the results file's message)\n",
+                w->unverified - 3, w->unverified == 4 ? "" : "s");
 }
 
 char *report_json(const kf_result *res, const kf_run_info *info)
@@ -132,10 +144,13 @@ char *report_json(const kf_result *res, const kf_run_info *info)
     return sb_take(&b);
 }
 
-static char *csv_line(const kf_result *res, const kf_run_info *info, bool header)
+static char *csv_line(const kf_result *res, const kf_run_info *info, bool header, const char *columns)
 {
     strbuf b = {0};
-    line_csv(&b, res, info, header);
+    if (columns)
+        line_csv_columns(&b, res, info, header, columns);
+    else
+        line_csv(&b, res, info, header);
     sb_append(&b, "\n");
     return sb_take(&b);
 }
@@ -239,12 +254,12 @@ void report_add(report *r, const kf_result *res)
         return;
     if (r->fmt == KF_FMT_CSV) {
         if (!r->csv_head) {     /* the columns of the first row's family */
-            char *h = csv_line(res, &r->info, true);
+            char *h = csv_line(res, &r->info, true, r->opts.columns);
             fputs(h, r->out);
             free(h);
             r->csv_head = true;
         }
-        char *line = csv_line(res, &r->info, false);
+        char *line = csv_line(res, &r->info, false, r->opts.columns);
         fputs(line, r->out);
         if (fflush(r->out) != 0 || ferror(r->out))
             kf_output_failed();   /* EPIPE: the reader is gone; the run stops */
@@ -445,8 +460,39 @@ static int key_error(const char *what, const char *key, bool sort, char *err, si
     return -1;
 }
 
-int report_columns_check(const char *spec, char *err, size_t errlen)
+/* --format csv --columns: each a column of the CSV header. */
+static int csv_columns_check(const char *spec, char *err, size_t errlen)
 {
+    if (strcmp(spec, "auto") == 0 || !*spec) {
+        snprintf(err, errlen, "--columns: with --format csv, a list of CSV columns such as name,block_size,"
+                              "median_ms,gbps (auto is for tables)");
+        return -1;
+    }
+    for (const char *p = spec;;) {
+        const char *e = strchr(p, ',');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        char key[KF_NAME_MAX + 16];
+        snprintf(key, sizeof key, "%.*s", (int)(len < sizeof key ? len : sizeof key - 1), p);
+        if (!*key) {
+            snprintf(err, errlen, "--columns: an empty column name in '%s'", spec);
+            return -1;
+        }
+        if (!line_csv_column(key) && !any_param(key, false) && !any_param(key, true)) {
+            snprintf(err, errlen, "--columns: '%s' is not a CSV column (the header of kforge run --format csv "
+                                  "names them: status, median_ms, gbps, bench.seed, a parameter or a size)", key);
+            return -1;
+        }
+        if (!e)
+            break;
+        p = e + 1;
+    }
+    return 0;
+}
+
+int report_columns_check(const char *spec, kf_format fmt, char *err, size_t errlen)
+{
+    if (fmt == KF_FMT_CSV)
+        return csv_columns_check(spec, err, errlen);
     if (strcmp(spec, "auto") == 0)
         return 0;
     if (!*spec) {
@@ -615,8 +661,17 @@ static void lay_out(report *r, bool sm, bool energy, bool fail, bool flops)
     if (!spec || strcmp(spec, "auto") == 0) {
         if (!spec) {
             add_col(r, fixed_column(K_NAME));
-            add_col(r, named_column("dtype", false));
-            add_col(r, named_column("op", false));
+            /* dtype and op where some row's family has them (a custom kernel's has not) */
+            for (int k = 0; k < 2; k++) {
+                const char *key = k ? "op" : "dtype";
+                bool has = false;
+                for (int i = 0; i < r->nrows && !has; i++)
+                    has = param_find(family_of(&r->rows[i].v)->params, family_of(&r->rows[i].v)->nparams, key) >= 0;
+                for (int t = 0; t < r->ntrk && !has; t++)
+                    has = r->trk[t].kind == K_AXIS && strcmp(r->trk[t].key, key) == 0;
+                if (has || (r->nrows == 0 && r->ntrk == 0))   /* no rows: the usual header */
+                    add_col(r, named_column(key, false));
+            }
             add_col(r, fixed_column(K_SIZE));
         } else {
             add_varying(r);

@@ -24,15 +24,17 @@ typedef struct {
     bool speedup;           /* table: step and cumulative speedup columns (vs the previous row with the same n) */
     bool color;             /* table: colour the status column */
     bool no_header;         /* csv: no header line (--no-header: appending in a loop) */
-    /* table and md: the columns.  NULL: name, dtype, op, size, then the
-     * figures (what scripts have always read).  "auto": a column for each
-     * identity item (name, kernel, every parameter of the families' tables,
-     * size) that varies across the rows, the ones the same in every row said
-     * once in a line above the table.  Else a comma-separated list of keys
-     * (report_columns_check): name, kernel, size, status, time, min, noise,
-     * gbps, peak, gflops, flops_peak, step, cumul, sm, energy, gbpj, note,
-     * any parameter or size name, and "axes" (the identity items that
-     * vary). */
+    /* table and md: the columns.  NULL: name, dtype and op (where a row's
+     * family has them), size, then the figures.  "auto" (kforge run's
+     * default, on a terminal or not): a column for each identity item (name,
+     * kernel, every parameter of the families' tables, size) that varies
+     * across the rows, the ones the same in every row said once in a line
+     * above the table.  Else a comma-separated list of keys
+     * (report_columns_check): name, kernel,
+     * size, status, time, min, noise, gbps, peak, gflops, flops_peak, step,
+     * cumul, sm, energy, gbpj, note, any parameter or size name, and "axes"
+     * (the identity items that vary).  csv: NULL, every column (line_csv);
+     * else a list of CSV columns (line_csv_columns). */
     const char *columns;
     /* table and md: the rows ordered by a key (report_sort_check): time,
      * gbps, a parameter, ...; "-KEY" reverses.  NULL: in the order added. */
@@ -58,9 +60,9 @@ void report_expect(report *r, const kf_variant *v, const kf_shape *s, const kf_b
 /* What tells res apart from the other cases expected (the identity items
  * that vary: "block_size=256 n=1048576"), else its label; for progress lines. */
 void report_describe(const report *r, const kf_result *res, char *buf, size_t len);
-/* Whether a --columns list or a --sort key is valid: 0, or -1 with a
- * message in err. */
-int report_columns_check(const char *spec, char *err, size_t errlen);
+/* Whether a --columns list (of fmt: table and md, or csv) or a --sort key
+ * is valid for the families registered: 0, or -1 with a message in err. */
+int report_columns_check(const char *spec, kf_format fmt, char *err, size_t errlen);
 int report_sort_check(const char *key, char *err, size_t errlen);
 void report_finish(report *r);
 void report_free(report *r);
@@ -86,6 +88,7 @@ bool report_clock_warning(const kf_result *r, char *buf, size_t len);
 typedef struct {
     int warned, more;       /* clock warnings printed, and left out */
     int noted, notes_more;  /* NVML notes printed (one per distinct text, at most 3), and left out */
+    int unverified;         /* fake-GPU results not verified (a note for the first 3) */
     char last_note[160];
 } report_warnings;
 void report_warn(report_warnings *w, const kf_result *r, FILE *f);
