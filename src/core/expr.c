@@ -36,9 +36,9 @@ static const char *const binop_text[] = {"||", "&&", "==", "!=", "<",  "<=", ">"
  * dimensions (V_SIZE + d) and its derived names (V_DERIVED + k). */
 enum { V_SIZE = 64, V_DERIVED = 128, V_END = 192 };
 
-typedef enum { F_LOG2, F_POW2, F_MIN, F_MAX, F_COUNT } efunc;
-static const char *const func_names[F_COUNT] = {"log2", "pow2", "min", "max"};
-static const int func_arity[F_COUNT] = {1, 1, 2, 2};
+typedef enum { F_LOG2, F_POW2, F_MIN, F_MAX, F_CEIL, F_FLOOR, F_COUNT } efunc;
+static const char *const func_names[F_COUNT] = {"log2", "pow2", "min", "max", "ceil", "floor"};
+static const int func_arity[F_COUNT] = {1, 1, 2, 2, 1, 1};
 
 typedef struct enode {
     ekind kind;
@@ -371,7 +371,7 @@ static enode *parse_identifier(parser *p)
         if (s)
             perr(p, start, "unknown function '%s' (did you mean '%s'?)", name, s);
         else
-            perr(p, start, "unknown function '%s' (known: log2, pow2, min, max)", name);
+            perr(p, start, "unknown function '%s' (known: log2, pow2, min, max, ceil, floor)", name);
         return NULL;
     }
     if (fn >= 0) {
@@ -743,6 +743,8 @@ static int eval_node(const evalctx *c, const enode *nd, value *out)
             out->num = log2(a);
             break;
         case F_POW2: out->num = pow(2.0, a); break;
+        case F_CEIL: out->num = ceil(a); break;
+        case F_FLOOR: out->num = floor(a); break;
         case F_MIN: out->num = a < b ? a : b; break;
         default: out->num = a > b ? a : b; break;
         }
@@ -828,8 +830,8 @@ static int c_node(const kf_expr *e, const enode *nd, const char *prefix, strbuf 
         return 0;
     }
     case E_CALL:
-        if (nd->op == F_LOG2 || nd->op == F_POW2) {
-            sb_append(b, nd->op == F_LOG2 ? "log2(" : "pow(2.0, ");
+        if (nd->op == F_LOG2 || nd->op == F_POW2 || nd->op == F_CEIL || nd->op == F_FLOOR) {
+            sb_append(b, nd->op == F_LOG2 ? "log2(" : nd->op == F_POW2 ? "pow(2.0, " : nd->op == F_CEIL ? "ceil(" : "floor(");
             if (c_node(e, nd->a, prefix, b, err, errlen) != 0)
                 return -1;
             sb_append(b, ")");
