@@ -229,9 +229,22 @@ static int compile_once(const char *src, const char *name, const rtc_options *op
 
     char archopt[48];
     snprintf(archopt, sizeof archopt, "--gpu-architecture=%s", opt->arch);
-    const char *opts[5];
+    const char *opts[5 + RTC_MAX_SRC_OPTIONS];
     opts[0] = archopt;
     int nopts = 1 + extra_options(opt, opts + 1);
+    /* the source's own options (RTC_OPTION_DIRECTIVE lines) */
+    char srcopt[RTC_MAX_SRC_OPTIONS][128];
+    const size_t dl = strlen(RTC_OPTION_DIRECTIVE);
+    int nsrc = 0;
+    for (const char *p = src; p && *p && nsrc < RTC_MAX_SRC_OPTIONS;) {
+        const char *eol = strchr(p, '\n');
+        size_t len = eol ? (size_t)(eol - p) : strlen(p);
+        if (len > dl && len - dl < sizeof srcopt[0] && strncmp(p, RTC_OPTION_DIRECTIVE, dl) == 0) {
+            snprintf(srcopt[nsrc], sizeof srcopt[nsrc], "%.*s", (int)(len - dl), p + dl);
+            opts[nopts++] = srcopt[nsrc++];
+        }
+        p = eol ? eol + 1 : NULL;
+    }
 
     nvrtcProgram prog = NULL;
     nvrtcResult r = nvrtcCreateProgram(&prog, src, name ? name : RTC_DEFAULT_NAME, 0, NULL, NULL);
