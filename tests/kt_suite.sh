@@ -5,7 +5,8 @@
 # Kernel Tuner defines (kernel_tuner, block_size_z 1, grid_size_* where the
 # grid is over params), "compiler_options" fixed and tunable (the kernel
 # #errors when one does not arrive), ceil() in the grid; bad options
-# refused with exit 2; an output with "check": false.  The leave-alone
+# refused with exit 2; an output with "check": false; --format t4 of run
+# and tune, valid against the T4 schema (tests/data/t4).  The leave-alone
 # check itself needs a GPU run (tests/kt_gpu.sh); its logic is test_leave.
 #
 #   KFORGE=build/kforge sh tests/kt_suite.sh
@@ -82,6 +83,36 @@ done
 n=$(grep -c '"status":"ok"' run.json)
 if [ $rc = 0 ] && [ "$n" = 18 ]; then ok "run: 18 stencil variants verified"
 else bad "run stencil" "exit $rc, $n ok: $(tail -3 run.err)"; fi
+
+# --- --format t4: the T4 results format, valid against its schema ---------
+t4check() { # FILE N: N results, valid against tests/data/t4/results-schema.json; prints the invalidities
+    PYTHONPATH="$ROOT/python/tests" python3 - "$1" "$2" "$ROOT/tests/data/t4/results-schema.json" <<'PY'
+import collections, json, sys, schema_check
+d = json.load(open(sys.argv[1])); s = json.load(open(sys.argv[3]))
+e = schema_check.validate(d, s)
+n = len(d["results"])
+if e or n != int(sys.argv[2]):
+    print("invalid: %d results, %s" % (n, e[:3])); sys.exit(1)
+for r in d["results"]:
+    if [m["name"] for m in r["measurements"]].count("time") != 1: print("no time:", r); sys.exit(1)
+print(" ".join("%s=%d" % kv for kv in sorted(collections.Counter(r["invalidity"] for r in d["results"]).items())))
+PY
+}
+KFORGE_PLANT=drop_last@block_size_x=64 "$K" run stencil.json --results t4run.jsonl --format t4 >run.t4 2>t4.err; rc=$?
+if [ $rc = 1 ] && t4check run.t4 18 >t4c.txt && has t4c.txt '^correct=12 correctness=6$'; then
+    ok "run --format t4: 18 results valid against the T4 schema, the 6 planted ones invalidity correctness"
+else bad "run --format t4" "exit $rc: $(cat t4c.txt; tail -2 t4.err)"; fi
+"$K" tune stencil.json --results t4tune.jsonl --no-db --format t4 -q >tune.t4 2>t4.err; rc=$?
+"$K" tune stencil.json --results t4tune.jsonl --no-db --format t4 -q >tune2.t4 2>t4.err; rc2=$?
+if [ $rc = 0 ] && [ $rc2 = 0 ] && t4check tune.t4 18 >t4c.txt && t4check tune2.t4 18 >>t4c.txt &&
+   [ "$(grep -c '"schema_version"' tune.t4)" = 1 ] && ! grep -q 'best' tune.t4; then
+    ok "tune --format t4: only the T4 document on stdout, 18 results, and again when every candidate is resumed"
+else bad "tune --format t4" "exit $rc/$rc2: $(cat t4c.txt; tail -2 t4.err)"; fi
+"$K" run stencil.json --no-results --format t4 >nr.txt 2>&1; rc=$?
+"$K" compare --format t4 t4run.jsonl >cmp.txt 2>&1; rc2=$?
+if [ $rc = 2 ] && has nr.txt 'not with --no-results' && [ $rc2 = 2 ] && has cmp.txt "unknown format 't4'"; then
+    ok "--format t4 is refused with --no-results and by commands other than run and tune (exit 2)"
+else bad "t4 refusals" "exit $rc/$rc2: $(head -2 nr.txt cmp.txt)"; fi
 
 # --- "check": false: Kernel Tuner's None in answer ------------------------
 edit unchecked.json 'u["args"].insert(0, {"name": "scratch", "dtype": "float32", "length": "width", "role": "out", "check": False}); u["params"]["planted_bug"] = [0]'
