@@ -104,13 +104,10 @@ def _int_values(name, values):
 
 
 def _expr(text, what):
-    """A Kernel Tuner (Python) expression as kforge writes it: and, or, not."""
+    """A Kernel Tuner (Python) expression: kforge's expressions take and, or, not and // as Python does."""
     if not isinstance(text, str):
         raise KforgeError("%s: %r is not a string expression (kforge takes no Python callables here)" % (what, text))
-    t = re.sub(r"\band\b", "&&", text)
-    t = re.sub(r"\bor\b", "||", t)
-    t = re.sub(r"\bnot\b", "!", t)
-    t = t.replace("//", "/")  # integer division: kforge's grid and lengths round down
+    t = text
     if "**" in t:
         raise KforgeError("%s: %r: '**' has no kforge form (use pow2(k) for 2**k)" % (what, text))
     return t
