@@ -6,7 +6,9 @@
 # grid is over params), "compiler_options" fixed and tunable (the kernel
 # #errors when one does not arrive), ceil() in the grid; bad options
 # refused with exit 2; an output with "check": false; --format t4 of run
-# and tune, valid against the T4 schema (tests/data/t4).  The leave-alone
+# and tune, valid against the T4 schema (tests/data/t4); T1 in: a T1 file
+# (tests/custom/t1_saxpy.json) checked, compiled and run, and bad T1 fields
+# refused naming the file, the field and what was expected.  The leave-alone
 # check itself needs a GPU run (tests/kt_gpu.sh); its logic is test_leave.
 #
 #   KFORGE=build/kforge sh tests/kt_suite.sh
@@ -21,7 +23,8 @@ trap 'if [ $keep = 0 ]; then rm -rf "$TMP"; else echo "kt_suite: files kept in $
 export KFORGE_CACHE_DIR="$TMP/cache" KFORGE_DB="$TMP/db" KFORGE_FAKE_GPU=1 LC_ALL=C
 unset KFORGE_PLANT KFORGE_DEVICES KFORGE_FAKE_GPU_MS SLURM_ARRAY_TASK_ID SLURM_ARRAY_TASK_COUNT
 cd "$TMP" || exit 2
-cp "$ROOT"/tests/custom/stencil.cu "$ROOT"/tests/custom/stencil.json . || exit 2
+cp "$ROOT"/tests/custom/stencil.cu "$ROOT"/tests/custom/stencil.json "$ROOT"/tests/custom/t1_saxpy.cu \
+   "$ROOT"/tests/custom/t1_saxpy.json . || exit 2
 npass=0
 nfail=0
 ok() { echo "PASS $1"; npass=$((npass + 1)); }
@@ -133,6 +136,45 @@ for e in 'u["args"][1]["check"] = "no"' 'u["args"][2]["check"] = False' \
     "$K" check unc$j.json >unc$j.txt 2>&1; rc=$?
     if [ $rc = 2 ] && has unc$j.txt 'custom.args\[' ; then ok "refused: $e: $(head -c 160 unc$j.txt)"
     else bad "check false refusal $e" "exit $rc: $(head -3 unc$j.txt)"; fi
+done
+
+# --- T1 in: a T1 file is a config --------------------------------------------
+"$K" check t1_saxpy.json --compile >t1c.txt 2>&1; rc=$?
+if [ $rc = 0 ] && has t1c.txt 't1_saxpy.json: 11 variants' && [ "$(grep -c '^  compiled ' t1c.txt)" = 11 ] &&
+   has t1c.txt 'reference compiled  saxpy BLOCK_SIZE=64,WORK=1'; then
+    ok "T1: Values as Python (+, range, a comprehension), Conditions (and, not, //): 11 variants compiled with its CompilerOptions; the reference is the Default"
+else bad "T1 check" "exit $rc: $(head -3 t1c.txt)"; fi
+"$K" gen t1_saxpy.json --set BLOCK_SIZE=32 --set WORK=2 >t1g.txt 2>&1
+if has t1g.txt '^#define grid_size_x 157$' && has t1g.txt '^#define block_size_x 32$'; then
+    ok "T1: GlobalSizeType OpenCL: the grid is ceil((10000 // 2) / 32) = 157 blocks of LocalSize"
+else bad "T1 grid" "$(grep define t1g.txt)"; fi
+"$K" run t1_saxpy.json --results t1.jsonl --format t4 >t1.t4 2>t1.err; rc=$?
+if [ $rc = 0 ] && t4check t1.t4 11 >t1t.txt && has t1t.txt '^correct=11$'; then
+    ok "T1 in, T4 out: run verifies the 11 and writes valid T4"
+else bad "T1 run" "exit $rc: $(cat t1t.txt; tail -3 t1.err)"; fi
+i=0
+for e in 'd["KernelSpecification"]["Language"] = "OpenCL"|KernelSpecification.Language: kforge runs CUDA kernels' \
+         'd["Foo"] = 1|T1 Foo: not supported by kforge (the supported fields here: KernelSpecification, ConfigurationSpace, General' \
+         'd["KernelSpecification"]["Arguments"][0]["Type"] = "int8"|Arguments\[0\] (y): Type: expected float, double' \
+         'd["KernelSpecification"]["Arguments"][1]["FillType"] = "File"|Arguments\[1\] (x): FillType: expected Constant, Random or Generator' \
+         'd["KernelSpecification"]["Arguments"][0]["DataSource"] = "2*i"|Arguments\[0\] (y): DataSource: the only Generator' \
+         'd["KernelSpecification"]["Arguments"][1]["AccessType"] = "Write"|Arguments\[1\] (x): AccessType: expected ReadOnly' \
+         'd["KernelSpecification"]["Arguments"][1]["Texture"] = 1|Arguments\[1\] (x).Texture: not supported' \
+         'd["KernelSpecification"]["GlobalSizeType"] = "SYCL"|KernelSpecification.GlobalSizeType: expected "CUDA"' \
+         'd["ConfigurationSpace"]["TuningParameters"][0]["Values"] = "range(4"|TuningParameters\[0\] (BLOCK_SIZE): Values: expected a list' \
+         'd["ConfigurationSpace"]["TuningParameters"][1]["Type"] = "float"|TuningParameters\[1\] (WORK): Type: kforge.s parameters are integers' \
+         'del d["KernelSpecification"]["KernelName"]|KernelSpecification.KernelName: expected'; do
+    i=$((i + 1))
+    python3 - "$i" "${e%%|*}" <<'PY'
+import json, sys
+d = json.load(open("t1_saxpy.json"))
+exec(sys.argv[2])
+json.dump(d, open("t1bad%s.json" % sys.argv[1], "w"))
+PY
+    "$K" check t1bad$i.json >t1bad$i.txt 2>&1; rc=$?
+    if [ $rc = 2 ] && has t1bad$i.txt "^kforge: t1bad$i.json: T1 " && grep -q -- "${e#*|}" t1bad$i.txt; then
+        ok "T1 refused (exit 2, the file, the field, what was expected): $(head -c 170 t1bad$i.txt)"
+    else bad "T1 refusal ${e%%|*}" "exit $rc: $(head -2 t1bad$i.txt)"; fi
 done
 
 echo "kt_suite: $npass passed, $nfail failed"
