@@ -296,7 +296,7 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
     env: the device, kforge's version and the settings of the run.
     """
     for what, v in (("verify", verify), ("smem_args", smem_args), ("texmem_args", texmem_args),
-                    ("metrics", metrics), ("observers", observers), ("cache", cache)):
+                    ("observers", observers), ("cache", cache)):
         if v:
             raise KforgeError("%s: not supported by kforge's front end" % what)
     if lang not in (None, "CUDA", "cuda", "cupy", "CuPy", "nvcuda", "NVCUDA"):
@@ -307,6 +307,9 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
         raise KforgeError("strategy: %r is not one kforge maps (%s)" %
                           (strategy, ", ".join(sorted(k for k in _STRATEGIES if k))))
     opts = dict(strategy_options or {})
+    for name, f in (metrics or {}).items():
+        if not callable(f):
+            raise KforgeError("metrics[%r]: expected a function of a result (lambda p: ...)" % (name,))
     if simulation_mode:
         raise KforgeError("simulation_mode: use kforge tune --simulate FILE")
     folder = tempfile.mkdtemp(prefix="kforge-py.")
@@ -358,6 +361,9 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
             raise KforgeError("kforge tune failed (exit %d): %s" % (rc, msg[-2000:] or "see its messages above"))
         results = [_result(line, tune_params) for line in lines]
         ok = [r for r in results if "__error__" not in r]
+        for r in ok:  # Kernel Tuner's metrics: functions of a result, in order (one may use the one before)
+            for name, f in (metrics or {}).items():
+                r[name] = f(r)
         if not quiet and ok:
             best = min(ok, key=lambda r: r["time"])
             print("best performing configuration:",

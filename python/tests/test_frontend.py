@@ -50,6 +50,20 @@ def test_vector_add_as_kernel_tuner_calls_it():
     assert env["tune_params"] is tune_params and env["problem_size"] == 10000
 
 
+def test_metrics_are_functions_of_a_result():
+    a, b, c, n = vector_add_args()
+    metrics = {"GB/s per block": lambda p: 12 * 10000 / 1e9 / (p["time"] / 1e3) / p["block_size_x"],
+               "double": lambda p: 2 * p["GB/s per block"]}
+    results, _ = tune_kernel("vector_add", VECTOR_ADD, 10000, [c, a, b, n], {"block_size_x": [64, 128]},
+                             metrics=metrics, quiet=True)
+    for r in results:
+        want = 12 * 10000 / 1e9 / (r["time"] / 1e3) / r["block_size_x"]
+        assert abs(r["GB/s per block"] - want) <= 1e-9 * want and r["double"] == 2 * r["GB/s per block"]
+    with pytest.raises(kforge.KforgeError, match="metrics"):
+        tune_kernel("vector_add", VECTOR_ADD, 10000, [c, a, b, n], {"block_size_x": [64]}, metrics={"x": "time"},
+                    quiet=True)
+
+
 def test_answer_checked_and_none_not_compared():
     a, b, c, n = vector_add_args()
     results, _ = tune_kernel("vector_add", VECTOR_ADD, 10000, [c, a, b, n], {"block_size_x": [64, 128]},
