@@ -334,10 +334,11 @@ else bad "flops in the database" "$(grep -c gflops db/*.json)"; fi
 "$K" gen vector_add.json --reference >gref_va.txt 2>&1; rc2=$?
 "$K" gen va_npy.json --reference >gref_npy.txt 2>&1; rc3=$?
 if [ $rc = 0 ] && has gref.txt '^#define ref_block 128$' && has gref.txt '^#line 1 "axpy_ref.cu"$' &&
-   has gref.txt 'void axpy_ref_f16(' && ! has gref.txt 'block_size_x' && [ $rc2 = 0 ] &&
+   has gref.txt 'void axpy_ref_f16(' && ! has gref.txt '^//   block_size_x' && has gref.txt '^#define block_size_x 128$' &&
+   [ $rc2 = 0 ] &&
    has gref_va.txt '^#define block_size_x 256$' && has gref_va.txt '^#define per_thread 1$' && [ $rc3 = 2 ] &&
    has gref_npy.txt 'va_npy.json: the vector_add family has no reference kernel'; then
-    ok "gen --reference: axpy_ref.cu with its #define ref_block 128; vector_add's parameter set; none for .npy answers (exit 2)"
+    ok "gen --reference: axpy_ref.cu with its #define ref_block 128 (and Kernel Tuner's block_size_x, its own block); vector_add's parameter set; none for .npy answers (exit 2)"
 else bad "gen --reference" "exit $rc/$rc2/$rc3: $(head -8 gref.txt; head -3 gref_va.txt gref_npy.txt)"; fi
 "$K" run axpy_f16.json --set n=4096 --no-results --format jsonl >refrun.txt 2>&1; rc=$?
 if [ $rc = 0 ] && [ "$(grep -c '"status":"ok"' refrun.txt)" = 4 ] && has refrun.txt '"kernel":"axpy_f16"'; then
@@ -816,7 +817,8 @@ for k, (name, _) in kernels.items():
             cur = None
         elif cur is not None and line.startswith("#define "):
             _, p, v = line.split()
-            sets[k][cur][p] = int(v)
+            if p in json.load(open(kernels[k][1]))["custom"]["params"]:  # not Kernel Tuner's macros
+                sets[k][cur][p] = int(v)
 bad = []
 for c, lines in zip(calls, groups):
     k, sizes = c[0], c[1:]

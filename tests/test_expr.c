@@ -251,6 +251,20 @@ START_TEST(functions)
     EV_EQ("pow2(0)", 1);
     EV_EQ("pow2(-1)", 0.5);
     EV_EQ("pow2(log2(256))", 256);
+    EV_EQ("ceil(7 / 2)", 4);          /* Kernel Tuner's grid arithmetic */
+    EV_EQ("7 // 2", 3);               /* Python's floor division (T1 files, Kernel Tuner) */
+    EV_EQ("-7 // 2", -4);
+    EV_EQ("100 // 3 * 3", 99);        /* // binds as * and /: (100 // 3) * 3 */
+    EV_EQ("2 * 7 // 4", 3);           /* (2 * 7) // 4 */
+    EV_EQ("1 < 2 and 3 < 4", 1);
+    EV_EQ("1 < 2 and 3 > 4 or 5 == 5", 1);
+    EV_EQ("not 1 == 2", 1);           /* Python: not (1 == 2) */
+    EV_EQ("not 0 and 1", 1);
+    EV_EQ("ceil(8 / 2)", 4);
+    EV_EQ("ceil(-0.5)", 0);
+    EV_EQ("floor(7 / 2)", 3);
+    EV_EQ("floor(-0.5)", -1);
+    EV_EQ("max(ceil(1000 / 256), floor(2.9))", 4);
     EV_EQ("min(3, 5)", 3);
     EV_EQ("min(5, 3)", 3);
     EV_EQ("max(3, 5)", 5);
@@ -959,6 +973,9 @@ START_TEST(c_text_written)
         {"min(1, n)", "(1.0 < v_n ? 1.0 : v_n)"},
         {"max(n, 1)", "(v_n > 1.0 ? v_n : 1.0)"},
         {"log2(n) + pow2(3)", "(log2(v_n) + pow(2.0, 3.0))"},
+        {"ceil(n / 3) + floor(n)", "(ceil((v_n / 3.0)) + floor(v_n))"},
+        {"n // 3", "floor(v_n / 3.0)"},
+        {"n and not n", "(v_n && (v_n == 0 ? 1.0 : 0.0) ? 1.0 : 0.0)"},
         {"n && block_size || 0", "((v_n && v_block_size ? 1.0 : 0.0) || 0.0 ? 1.0 : 0.0)"},
     };
     for (int i = 0; i < N_OF(cases); i++) {
@@ -1005,6 +1022,8 @@ START_TEST(c_text_compiled)
         "(n + block_size - 1) % block_size", "n / 3 * 3 - n", "(1 < 2) / (3 < 4)", "(n < 2) + (n >= 2) * 5",
         "n == 1000 && block_size != 64", "0 && 1 || n", "!0 + !n + !!block_size", "-(-n)", "- - -3",
         "log2(n)", "log2(block_size) * 3", "pow2(elements_per_thread)", "pow2(log2(n) / 2)", "pow2(0.5)",
+        "ceil(n / block_size)", "floor(n / 3) * 3 - n", "ceil(-n / 7)", "n // block_size * 3", "-n // 7",
+        "n > 5 and block_size < 512 or not n",
         "min(n, block_size * 4)", "max(min(n, 100), min(block_size, 7)) * 2", "min(-n, max(n, 5))",
         "4 * block_size * (block_size + vector_width)", "2.5e-1 * 4", "1e300 * 1e10", "n / (block_size - block_size)",
         "(n - n) % 3", "1e20 / 3 + n", "vector_width * elements_per_thread / 3",

@@ -60,7 +60,8 @@ enum {
     OPT_ONLY = 1 << 11,     /* --only NAME[,NAME...] */
     OPT_CSV = 1 << 12,      /* --format csv is one of the formats: --no-header too */
     OPT_TABLE = 1 << 13,    /* --columns, --sort (table and md) */
-    OPT_REFERENCE = 1 << 14 /* --reference (gen: the reference kernel's source) */
+    OPT_REFERENCE = 1 << 14, /* --reference (gen: the reference kernel's source) */
+    OPT_T4 = 1 << 15        /* --format t4 (run: the results as one T4 document, results/t4.h) */
 };
 
 /* The help lines of the compiler and progress options run and tune share
@@ -94,6 +95,7 @@ typedef struct {
     const char *columns;   /* --columns: auto or a list of keys (report_opts), or NULL */
     const char *sort;      /* --sort KEY, or NULL */
     bool reference;        /* --reference (gen) */
+    bool t4;               /* --format t4: the table left out, the run's results as T4 on stdout */
 } opts;
 
 void opts_init(opts *o);

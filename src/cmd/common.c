@@ -78,10 +78,12 @@ int parse_opts(int argc, char **argv, const char *help, unsigned allowed, opts *
             o->sets[o->nsets++] = val;
         } else if ((allowed & OPT_FORMAT) && cli_value(&c, "--format", &val)) {
             int f = kf_lookup(kf_format_names, KF_FMT_COUNT, val);
-            if (f < 0 || (f == KF_FMT_MD && !(allowed & OPT_MD)))
-                return cli_fail(&c, "--format: unknown format '%s' (allowed: table, csv, jsonl, json%s)", val,
-                                allowed & OPT_MD ? ", md" : "");
-            o->fmt = (kf_format)f;
+            bool t4 = (allowed & OPT_T4) && strcmp(val, "t4") == 0;
+            if (!t4 && (f < 0 || (f == KF_FMT_MD && !(allowed & OPT_MD))))
+                return cli_fail(&c, "--format: unknown format '%s' (allowed: table, csv, jsonl, json%s%s)", val,
+                                allowed & OPT_MD ? ", md" : "", allowed & OPT_T4 ? ", t4" : "");
+            o->t4 = t4;
+            o->fmt = t4 ? KF_FMT_TABLE : (kf_format)f;
             o->json_info = f == KF_FMT_JSON || f == KF_FMT_JSONL;
         } else if ((allowed & OPT_FORMAT) && (allowed & OPT_CSV) && cli_flag(&c, "--no-header")) {
             o->no_header = true;

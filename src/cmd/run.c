@@ -14,6 +14,7 @@
 #include "report.h"
 #include "results.h"
 #include "resume.h"
+#include "t4.h"
 #include "util.h"
 
 static const char *const run_help =
@@ -27,7 +28,9 @@ static const char *const run_help =
     "                      a bare word: --set block_size=128  --set 'n=[1024,\"2^20\"]'  --set bench.seed=7\n"
     "                      (quote a list: to the shell, n=[1024,2^20] is a file name pattern)\n"
     "  --only NAME[,NAME]  only the variants with these names\n"
-    "  --format FMT        table (default), csv, jsonl, json or md (a Markdown table)\n"
+    "  --format FMT        table (default), csv, jsonl, json, md (a Markdown table) or t4 (the run's\n"
+    "                      cases, resumed ones too, as one T4 document: the Auto-Tuning Association's\n"
+    "                      results format, made from the results file)\n"
     "  --no-header         with --format csv: no header line (to append to one file in a loop)\n"
     "  --results FILE      JSON Lines results file, one line per case, flushed as each finishes\n"
     "                      (default: kforge-results.jsonl)\n"
@@ -206,6 +209,7 @@ typedef struct {
     long long ord;              /* cases of the whole command, for --shard */
     bool interrupted;
     char err[1024];
+    FILE *sink;                 /* --format t4: where the table goes (/dev/null) */
 } run_cmd;
 
 static int oom(void)
@@ -323,7 +327,11 @@ static int open_report(run_cmd *c)
                         .sort = o->sort,
                         .stream = tty && o->fmt == KF_FMT_TABLE && !o->sort,
                         .no_header = o->no_header};
-    c->rep = report_new(stdout, o->fmt, &c->info, &ropt);
+    if (o->t4 && !(c->sink = fopen("/dev/null", "w"))) {
+        fprintf(stderr, "kforge run: --format t4: cannot open /dev/null\n");
+        return KF_EXIT_IO;
+    }
+    c->rep = report_new(o->t4 ? c->sink : stdout, o->fmt, &c->info, &ropt);
     if (!c->rep)
         return oom();
     /* the columns of a streamed table and the progress line's words come
@@ -501,12 +509,17 @@ int cmd_run(int argc, char **argv)
     *c = zero;
     opts_init(&c->o);
     int rc = parse_opts(argc, argv, run_help,
-                        OPT_SET | OPT_ONLY | OPT_FORMAT | OPT_CSV | OPT_MD | OPT_RESULTS | OPT_SPEEDUP | OPT_TABLE |
+                        OPT_SET | OPT_ONLY | OPT_FORMAT | OPT_CSV | OPT_MD | OPT_T4 | OPT_RESULTS | OPT_SPEEDUP | OPT_TABLE |
                             OPT_MEASURE | OPT_MULTI | OPT_QUIET | OPT_CONFIGS,
                         &c->o);
     if (rc != 0) {
         free(c);
         return rc > 0 ? KF_EXIT_OK : KF_EXIT_USAGE;
+    }
+    if (c->o.t4 && c->o.no_results) {
+        fprintf(stderr, "kforge run: --format t4 is made from the results file: not with --no-results\n");
+        free(c);
+        return KF_EXIT_USAGE;
     }
     if (c->o.nconfigs == 0) {
         fprintf(stderr, "kforge run: no config file given\n%s", run_help);
@@ -529,6 +542,15 @@ int cmd_run(int argc, char **argv)
         rc = open_report(c);
     if (rc == KF_EXIT_OK)
         rc = conclude(c, measure_all(c));
+    if (c->o.t4 && (rc == KF_EXIT_OK || rc == KF_EXIT_VARIANT)) { /* the run's cases, resumed ones too */
+        char err[512];
+        if (t4_write(stdout, c->o.results, c->info.config, err, sizeof err) != 0) {
+            fprintf(stderr, "kforge run: --format t4: %s\n", err);
+            rc = KF_EXIT_IO;
+        }
+    }
+    if (c->sink)
+        fclose(c->sink);
     run_cmd_free(c);
     free(c);
     return rc;

@@ -5,11 +5,15 @@
 #include "cmd.h"
 #include "tune.h"
 
+#include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "strategy.h"
+#include "t4.h"
 #include "util.h"
 
 static const char *const tune_help =
@@ -48,7 +52,10 @@ static const char *const tune_help =
     "                      earlier sweep of the same space (to compare strategies, like Kernel\n"
     "                      Tuner's simulation mode); writes no results file and no database\n"
     "  --format FMT        the summary on stdout: table (default), jsonl (one line per new best,\n"
-    "                      then a summary line), json (one object) or md (Markdown)\n"    "  --top N             the summary ranks the best N candidates at each size (default 5; 0: none):\n"
+    "                      then a summary line), json (one object), md (Markdown) or t4 (no summary:\n"
+    "                      the candidates of this search in the results file, resumed ones too, as\n"
+    "                      one T4 document, the Auto-Tuning Association's results format)\n"
+    "  --top N             the summary ranks the best N candidates at each size (default 5; 0: none):\n"
     "                      time, how far behind the best, the axes that differ from it, and how many\n"
     "                      lie within 2% and 10% of the best (a sharp peak or a plateau)\n"
     "  --abandon-above K   stop timing a candidate whose first repetitions at a size are slower than\n"
@@ -178,9 +185,10 @@ static int parse_tune_opts(int argc, char **argv, tune_opts *o)
             o->simulate = val;
         } else if (cli_value(&c, "--format", &val)) {
             int f = kf_lookup(kf_format_names, KF_FMT_COUNT, val);
-            if (f < 0 || f == KF_FMT_CSV)
-                return cli_fail(&c, "--format: unknown format '%s' (allowed: table, jsonl, json, md)", val);
-            o->fmt = (kf_format)f;
+            o->t4 = strcmp(val, "t4") == 0;
+            if (!o->t4 && (f < 0 || f == KF_FMT_CSV))
+                return cli_fail(&c, "--format: unknown format '%s' (allowed: table, jsonl, json, md, t4)", val);
+            o->fmt = o->t4 ? KF_FMT_TABLE : (kf_format)f;
         } else if ((shared = cli_run_option(&c, &o->ro, &o->timeout)) != 0) {
             if (shared < 0)
                 return -1;
@@ -222,5 +230,36 @@ int tune_main(int argc, char **argv)
     int pr = parse_tune_opts(argc, argv, &o);
     if (pr != 0)
         return pr > 0 ? KF_EXIT_OK : KF_EXIT_USAGE;
-    return tune_run(&o);
+    if (!o.t4)
+        return tune_run(&o);
+    if (o.simulate) {
+        fprintf(stderr, "kforge tune: --format t4 is made from the results file, which --simulate does not write\n");
+        return KF_EXIT_USAGE;
+    }
+    /* --format t4: the summary goes nowhere, then the candidates of this
+     * space and --sets in the results file (resumed ones too) as T4 */
+    fflush(stdout);
+    int saved = dup(1), null = open("/dev/null", O_WRONLY);
+    if (saved < 0 || null < 0 || dup2(null, 1) < 0) {
+        fprintf(stderr, "kforge tune: --format t4: cannot set standard output aside\n");
+        return KF_EXIT_IO;
+    }
+    close(null);
+    int rc = tune_run(&o);
+    fflush(stdout);
+    dup2(saved, 1);
+    close(saved);
+    if (rc != KF_EXIT_OK && rc != KF_EXIT_VARIANT)
+        return rc;
+    strbuf b = {0};
+    sb_printf(&b, "%s", o.space);
+    for (int i = 0; i < o.nsets; i++)
+        sb_printf(&b, " --set %s", o.sets[i]);
+    char *config = sb_take(&b), err[512];
+    if (!config || t4_write(stdout, o.results, config, err, sizeof err) != 0) {
+        fprintf(stderr, "kforge tune: --format t4: %s\n", config ? err : "out of memory");
+        rc = KF_EXIT_IO;
+    }
+    free(config);
+    return rc;
 }

@@ -19,7 +19,8 @@
 bool rtc_include_dir(const char *src, char *dir, size_t len)
 {
     size_t dl = strlen(RTC_INCLUDE_DIRECTIVE);
-    for (const char *p = src; p && *p;) {
+    /* only in the lines kforge writes before the user's text (its "#line 1") */
+    for (const char *p = src; p && *p && strncmp(p, "#line ", 6) != 0;) {
         const char *eol = strchr(p, '\n');
         size_t n = eol ? (size_t)(eol - p) : strlen(p);
         if (n > dl && strncmp(p, RTC_INCLUDE_DIRECTIVE, dl) == 0) {

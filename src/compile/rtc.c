@@ -233,7 +233,7 @@ static int compile_once(const char *src, const char *name, const rtc_options *op
 
     char archopt[48];
     snprintf(archopt, sizeof archopt, "--gpu-architecture=%s", opt->arch);
-    const char *opts[6];
+    const char *opts[6 + RTC_MAX_SRC_OPTIONS];
     opts[0] = archopt;
     int nopts = 1;
     /* A user's source (deps.h): compiled as a file of its folder, which is
@@ -248,6 +248,21 @@ static int compile_once(const char *src, const char *name, const rtc_options *op
         opts[nopts++] = diropt;
     }
     nopts += extra_options(opt, opts + nopts);
+    /* the source's own options (RTC_OPTION_DIRECTIVE lines), in the lines
+     * kforge writes before the user's text (its "#line 1"): a user's file
+     * cannot add options of its own */
+    char srcopt[RTC_MAX_SRC_OPTIONS][128];
+    const size_t dl = strlen(RTC_OPTION_DIRECTIVE);
+    int nsrc = 0;
+    for (const char *p = src; p && *p && nsrc < RTC_MAX_SRC_OPTIONS && strncmp(p, "#line ", 6) != 0;) {
+        const char *eol = strchr(p, '\n');
+        size_t len = eol ? (size_t)(eol - p) : strlen(p);
+        if (len > dl && len - dl < sizeof srcopt[0] && strncmp(p, RTC_OPTION_DIRECTIVE, dl) == 0) {
+            snprintf(srcopt[nsrc], sizeof srcopt[nsrc], "%.*s", (int)(len - dl), p + dl);
+            opts[nopts++] = srcopt[nsrc++];
+        }
+        p = eol ? eol + 1 : NULL;
+    }
 
     nvrtcProgram prog = NULL;
     nvrtcResult r = nvrtcCreateProgram(&prog, src, pn, 0, NULL, NULL);

@@ -52,6 +52,14 @@ int rtc_compile(const char *src, const char *name, const rtc_options *opt,
  * and *names stays NULL: the module's kernels then say what there is. */
 #define RTC_NAME_DIRECTIVE "//!kforge name-expression "
 
+/* A source line that starts with this passes the rest of the line to NVRTC
+ * as one option (a custom kernel's "compiler_options", checked by the
+ * family before it writes them): being in the source, it keys the cubin
+ * cache like the rest of the text.  At most RTC_MAX_SRC_OPTIONS are taken,
+ * each under 128 characters. */
+#define RTC_OPTION_DIRECTIVE "//!kforge nvrtc-option "
+#define RTC_MAX_SRC_OPTIONS 16
+
 int rtc_compile_named(const char *src, const char *name, const rtc_options *opt, void **cubin, size_t *cubin_len,
                       char **log, char **names, char *err, size_t errlen);
 

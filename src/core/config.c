@@ -8,6 +8,7 @@
  * is allowed.
  */
 #include "config.h"
+#include "t1.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -1234,6 +1235,16 @@ int config_parse(const char *text, size_t len, const char *path, kf_config *out,
     }
     c.text = text;  /* from here on, messages about a field give its line */
     c.len = len;
+    if (t1_is(root)) { /* a T1 file: read as the custom config it describes (t1.h) */
+        char terr[768];
+        cJSON *cfg = t1_translate(root, terr, sizeof terr);
+        cJSON_Delete(root);
+        if (!cfg)
+            return fail(&c, NULL, "%s", terr);
+        root = cfg;
+        c.text = NULL; /* its fields are not the file's lines */
+        c.len = 0;
+    }
     int rc = parse_root(&c, root, out);
     out->content_hash = kf_hash64(text, len, 0x6b666367);
     cJSON_Delete(root);

@@ -12,6 +12,7 @@
 #include "family.h"
 #include "util.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,19 +27,19 @@
 typedef enum { E_NUM, E_STR, E_VAR, E_NEG, E_NOT, E_BIN, E_CALL } ekind;
 
 typedef enum {
-    B_OR, B_AND, B_EQ, B_NE, B_LT, B_LE, B_GT, B_GE, B_ADD, B_SUB, B_MUL, B_DIV, B_MOD
+    B_OR, B_AND, B_EQ, B_NE, B_LT, B_LE, B_GT, B_GE, B_ADD, B_SUB, B_MUL, B_DIV, B_MOD, B_IDIV
 } binop;
 
 static const char *const binop_text[] = {"||", "&&", "==", "!=", "<",  "<=", ">",
-                                         ">=", "+",  "-",  "*",  "/",  "%"};
+                                         ">=", "+",  "-",  "*",  "/",  "%", "//"};
 
 /* Identifiers of a family: its parameters (indices 0..), its size
  * dimensions (V_SIZE + d) and its derived names (V_DERIVED + k). */
 enum { V_SIZE = 64, V_DERIVED = 128, V_END = 192 };
 
-typedef enum { F_LOG2, F_POW2, F_MIN, F_MAX, F_COUNT } efunc;
-static const char *const func_names[F_COUNT] = {"log2", "pow2", "min", "max"};
-static const int func_arity[F_COUNT] = {1, 1, 2, 2};
+typedef enum { F_LOG2, F_POW2, F_MIN, F_MAX, F_CEIL, F_FLOOR, F_COUNT } efunc;
+static const char *const func_names[F_COUNT] = {"log2", "pow2", "min", "max", "ceil", "floor"};
+static const int func_arity[F_COUNT] = {1, 1, 2, 2, 1, 1};
 
 typedef struct enode {
     ekind kind;
@@ -138,6 +139,10 @@ static bool accept(parser *p, const char *op, char not_before)
     skip_ws(p);
     size_t n = strlen(op);
     if (p->len - p->pos < n || memcmp(p->s + p->pos, op, n) != 0)
+        return false;
+    /* a word (and, or, not) ends where a name would */
+    if (isalpha((unsigned char)op[0]) && p->pos + n < p->len &&
+        (isalnum((unsigned char)p->s[p->pos + n]) || p->s[p->pos + n] == '_'))
         return false;
     if (not_before && p->pos + n < p->len && p->s[p->pos + n] == not_before)
         return false;
@@ -371,7 +376,7 @@ static enode *parse_identifier(parser *p)
         if (s)
             perr(p, start, "unknown function '%s' (did you mean '%s'?)", name, s);
         else
-            perr(p, start, "unknown function '%s' (known: log2, pow2, min, max)", name);
+            perr(p, start, "unknown function '%s' (known: log2, pow2, min, max, ceil, floor)", name);
         return NULL;
     }
     if (fn >= 0) {
@@ -443,6 +448,8 @@ static enode *parse_primary(parser *p)
     return NULL;
 }
 
+static enode *parse_level(parser *p, int level);
+
 static enode *parse_unary(parser *p)
 {
     if (++p->depth > EXPR_MAX_DEPTH) {
@@ -454,6 +461,8 @@ static enode *parse_unary(parser *p)
     size_t pos = p->pos;
     if (accept(p, "!", '='))
         r = join(p, E_NOT, 0, pos, parse_unary(p), NULL);
+    else if (accept(p, "not", 0)) /* Python's: over a comparison, `not a == b` is !(a == b) */
+        r = join(p, E_NOT, 0, pos, parse_level(p, 2), NULL);
     else if (accept(p, "-", 0))
         r = join(p, E_NEG, 0, pos, parse_unary(p), NULL);
     else
@@ -472,12 +481,12 @@ typedef struct {
 static enode *parse_level(parser *p, int level);
 
 static const opdef level_ops[][4] = {
-    {{"||", 0, B_OR}},
-    {{"&&", 0, B_AND}},
+    {{"||", 0, B_OR}, {"or", 0, B_OR}},
+    {{"&&", 0, B_AND}, {"and", 0, B_AND}},
     {{"==", 0, B_EQ}, {"!=", 0, B_NE}},
     {{"<=", 0, B_LE}, {">=", 0, B_GE}, {"<", 0, B_LT}, {">", 0, B_GT}},
     {{"+", 0, B_ADD}, {"-", 0, B_SUB}},
-    {{"*", 0, B_MUL}, {"/", 0, B_DIV}, {"%", 0, B_MOD}},
+    {{"*", 0, B_MUL}, {"//", 0, B_IDIV}, {"/", 0, B_DIV}, {"%", 0, B_MOD}},
 };
 #define NLEVELS ((int)(sizeof level_ops / sizeof level_ops[0]))
 
@@ -698,6 +707,11 @@ static int eval_bin(const evalctx *c, const enode *nd, value *out)
             return everr(c, nd->pos, "division by zero");
         out->num = l / r;
         break;
+    case B_IDIV: /* Python's floor division */
+        if (r == 0)
+            return everr(c, nd->pos, "division by zero");
+        out->num = floor(l / r);
+        break;
     default:
         if (r == 0)
             return everr(c, nd->pos, "modulo by zero");
@@ -743,6 +757,8 @@ static int eval_node(const evalctx *c, const enode *nd, value *out)
             out->num = log2(a);
             break;
         case F_POW2: out->num = pow(2.0, a); break;
+        case F_CEIL: out->num = ceil(a); break;
+        case F_FLOOR: out->num = floor(a); break;
         case F_MIN: out->num = a < b ? a : b; break;
         default: out->num = a > b ? a : b; break;
         }
@@ -817,10 +833,10 @@ static int c_node(const kf_expr *e, const enode *nd, const char *prefix, strbuf 
         return 0;
     case E_BIN: {
         int op = nd->op;
-        sb_append(b, op == B_MOD ? "fmod(" : "(");
+        sb_append(b, op == B_MOD ? "fmod(" : op == B_IDIV ? "floor(" : "(");
         if (c_node(e, nd->a, prefix, b, err, errlen) != 0)
             return -1;
-        sb_printf(b, op == B_MOD ? ", " : " %s ", binop_text[op]);
+        sb_printf(b, op == B_MOD ? ", " : " %s ", op == B_IDIV ? "/" : binop_text[op]);
         if (c_node(e, nd->b, prefix, b, err, errlen) != 0)
             return -1;
         /* comparisons and logic give ints in C: made doubles, so that (a < b) / (c < d) divides reals */
@@ -828,8 +844,8 @@ static int c_node(const kf_expr *e, const enode *nd, const char *prefix, strbuf 
         return 0;
     }
     case E_CALL:
-        if (nd->op == F_LOG2 || nd->op == F_POW2) {
-            sb_append(b, nd->op == F_LOG2 ? "log2(" : "pow(2.0, ");
+        if (nd->op == F_LOG2 || nd->op == F_POW2 || nd->op == F_CEIL || nd->op == F_FLOOR) {
+            sb_append(b, nd->op == F_LOG2 ? "log2(" : nd->op == F_POW2 ? "pow(2.0, " : nd->op == F_CEIL ? "ceil(" : "floor(");
             if (c_node(e, nd->a, prefix, b, err, errlen) != 0)
                 return -1;
             sb_append(b, ")");

@@ -39,7 +39,7 @@ int expr_eval(const kf_expr *e, const kf_variant *v, const kf_shape *s, double *
  * arithmetic over double variables named prefix + identifier (every
  * parameter and size it mentions), for code written from an expression
  * (kforge export's launcher): literals are doubles, '/' is real division,
- * '%' fmod, log2(x) log2, pow2(k) pow(2.0, k), min and max a comparison,
+ * '%' fmod, log2(x) log2, pow2(k) pow(2.0, k), ceil and floor, min and max a comparison,
  * and comparisons, &&, || and ! give 1.0 or 0.0.  The text needs <math.h>.
  * Where expr_eval fails (division by zero, log2 of 0), the C text gives an
  * infinity or a NaN instead.  NULL with a message for what C cannot say

@@ -64,7 +64,7 @@ typedef enum {
 } kf_role;
 extern const char *const kf_role_names[KF_ROLE_COUNT];
 
-#define KF_MAX_BUFFERS 8
+#define KF_MAX_BUFFERS 16
 
 typedef struct {
     const char *name;           /* "in", "out", "ws", "x", ...: messages name it */

@@ -15,6 +15,7 @@
 #include "family.h"
 #include "gpu.h"
 #include "launch.h"
+#include "leave.h"
 #include "outcheck.h"
 #include "rtc.h"
 #include "stats.h"
@@ -45,6 +46,12 @@ typedef struct {
     size_t refcap[KF_MAX_BUFFERS];
     bool have_fig;          /* fig: compare's figures of the reference against itself */
     kf_result fig;
+    /* the elements of each out buffer that the reference variant leaves
+     * (leave.h), and, where it leaves any, the outputs' first contents
+     * before a run poisoned 0xFF ([0]) and 0x00 ([1]) on the device */
+    leave_map leave[KF_MAX_BUFFERS];
+    CUdeviceptr dinit[KF_MAX_BUFFERS][2];
+    size_t initcap[KF_MAX_BUFFERS][2];
 } input_slot;
 
 struct bench {
@@ -185,6 +192,9 @@ void bench_free(bench *B)
                     cu->cuMemFree(B->in[i].d[k]);
                 if (B->in[i].dref[k])
                     cu->cuMemFree(B->in[i].dref[k]);
+                for (int j = 0; j < 2; j++)
+                    if (B->in[i].dinit[k][j])
+                        cu->cuMemFree(B->in[i].dinit[k][j]);
             }
         }
         if (B->oc_state == 1)
@@ -205,8 +215,11 @@ void bench_free(bench *B)
     kf_nvml_sampler_stop(B->smp);
     bench_nvml_close(&B->nv);
     free(B->times);
-    for (int i = 0; i < KF_INPUTS; i++)
+    for (int i = 0; i < KF_INPUTS; i++) {
         data_free(&B->in[i].data);
+        for (int k = 0; k < KF_MAX_BUFFERS; k++)
+            leave_free(&B->in[i].leave[k]);
+    }
     for (int k = 0; k < KF_MAX_BUFFERS; k++) {
         free(B->got[k]);
         free(B->got2[k]);
@@ -248,7 +261,7 @@ static bool evict_input(bench *B, const input_slot *keep)
         input_slot *S = &B->in[i];
         bool holds = false;
         for (int k = 0; k < KF_MAX_BUFFERS; k++)
-            holds = holds || S->d[k] || S->dref[k];
+            holds = holds || S->d[k] || S->dref[k] || S->dinit[k][0] || S->dinit[k][1];
         if (S != keep && holds && (!lru || S->used < lru->used))
             lru = S;
     }
@@ -259,8 +272,12 @@ static bool evict_input(bench *B, const input_slot *keep)
             B->g.cu.cuMemFree(lru->d[k]);
         if (lru->dref[k])
             B->g.cu.cuMemFree(lru->dref[k]);
-        lru->d[k] = lru->dref[k] = 0;
-        lru->cap[k] = lru->refcap[k] = 0;
+        for (int j = 0; j < 2; j++)
+            if (lru->dinit[k][j])
+                B->g.cu.cuMemFree(lru->dinit[k][j]);
+        lru->d[k] = lru->dref[k] = lru->dinit[k][0] = lru->dinit[k][1] = 0;
+        lru->cap[k] = lru->refcap[k] = lru->initcap[k][0] = lru->initcap[k][1] = 0;
+        leave_free(&lru->leave[k]);
     }
     lru->have = false;
     kf_trace("input of %s given up for device memory", lru->key.exact ? "exact data" : "realistic data");
@@ -467,6 +484,8 @@ static input_slot *prepare_input(cctx *c, bool exact, const kf_variant *v, const
     S->have = false;
     S->used = ++B->tick;
     data_free(&S->data);
+    for (int i = 0; i < KF_MAX_BUFFERS; i++)
+        leave_free(&S->leave[i]);
     if (!(exact && ahead_take(&k, &S->data)) && data_make(&S->data, v, shape, b->seed, exact) != 0) {
         c->r->status = KF_ST_OOM;
         snprintf(c->r->message, sizeof c->r->message, "out of host memory for the inputs and their reference");
@@ -581,7 +600,13 @@ static bool run_poisoned_timed(runner *R, unsigned char poison, double *ms)
     for (int i = 0; i < R->set.n; i++) {
         const kf_buffer *x = &R->set.b[i];
         size_t bytes = data_bytes(x);
-        if (x->role == KF_ROLE_OUT &&
+        /* an output the reference leaves in part starts from its image
+         * (leave.h): the fill where the reference leaves it, the poison
+         * elsewhere */
+        CUdeviceptr img = x->role == KF_ROLE_OUT && R->X && R->X->leave[i].mask ? R->X->dinit[i][poison ? 0 : 1] : 0;
+        if (img && !cu_ok(c, cu->cuMemcpyDtoDAsync(R->buf.at[i], img, bytes, B->stream), "cuMemcpyDtoDAsync(out)"))
+            return false;
+        if (!img && x->role == KF_ROLE_OUT &&
             !cu_ok(c, cu->cuMemsetD8Async(R->buf.at[i], poison, bytes, B->stream), "cuMemsetD8Async(out)"))
             return false;
         if (x->role == KF_ROLE_INOUT &&
@@ -1406,6 +1431,71 @@ static bool outcheck_ready(cctx *c)
     return true;
 }
 
+/* The reference variant's two runs (slot S's data.ref poisoned 0xFF,
+ * B->got2 0x00) differ: the elements of its out buffers that hold the
+ * poison in both are those it leaves (leave.h), whose answer is the
+ * buffer's fill, and every candidate starts from the fill there (S's
+ * dinit images); any other difference is a race.  false with c->r saying
+ * why. */
+static bool reference_leaves(cctx *c, input_slot *S, const kf_variant *v, const kf_shape *shape, const kf_bench *b)
+{
+    bench *B = c->B;
+    kf_result *r = c->r;
+    const kf_buffer_set *set = &S->data.set;
+    for (int i = 0; i < set->n; i++) {
+        const kf_buffer *x = &set->b[i];
+        if (!role_is_output(x->role))
+            continue;
+        leave_map *m = &S->leave[i];
+        if (leave_find(S->data.ref[i], B->got2[i], x->elems, x->elem_bytes, m) != 0) {
+            r->status = KF_ST_OOM;
+            snprintf(r->message, sizeof r->message, "out of host memory for %s's elements it leaves", x->name);
+            return false;
+        }
+        if (x->role == KF_ROLE_INOUT && m->left) { /* an inout starts from its input, never the poison */
+            m->racy += m->left;
+            m->first_racy = m->first_racy < 0 ? 0 : m->first_racy;
+            leave_free(m);
+        }
+        if (m->racy) {
+            r->status = KF_ST_WRONG;
+            snprintf(r->message, sizeof r->message, "%lld of the %lld elements of %s differ between two runs with "
+                     "different poison although it writes them (first at %s[%lld]), and it leaves %lld at their "
+                     "first contents: a race; nothing can be checked against it", (long long)m->racy,
+                     (long long)x->elems, x->name, x->name, (long long)m->first_racy, (long long)m->left);
+            return false;
+        }
+        if (!m->mask)
+            continue;
+        size_t bytes = data_bytes(x);
+        void *fill = malloc(bytes + 1), *img = malloc(bytes + 1);
+        bool ok = fill && img;
+        if (!ok) {
+            r->status = KF_ST_OOM;
+            snprintf(r->message, sizeof r->message, "out of host memory for %s's first contents", x->name);
+        }
+        if (ok) {
+            family_of(v)->fill(v, shape, i, b->seed, true, fill, x->elems);
+            leave_apply(S->data.ref[i], fill, x->elems, x->elem_bytes, m);
+        }
+        for (int k = 0; ok && k < 2; k++) {
+            char what[80];
+            snprintf(what, sizeof what, "%s (its first contents)", x->name);
+            leave_image(img, k ? 0x00 : 0xFF, fill, x->elems, x->elem_bytes, m);
+            ok = ensure_evicting(c, &S->dinit[i][k], &S->initcap[i][k], bytes + 16, what, S) &&
+                 copy_in(c, S->dinit[i][k], img, bytes);
+        }
+        free(fill);
+        free(img);
+        if (!ok)
+            return false;
+        fprintf(stderr, "kforge: %s: the reference variant leaves %lld of the %lld elements of %s at their "
+                    "first contents (the buffer's fill): every candidate must leave them too\n",
+                    family_of(v)->name, (long long)m->left, (long long)x->elems, x->name);
+    }
+    return true;
+}
+
 /* The reference outputs of slot S's inputs from the family's reference
  * variant (reference_variant), compiled here (the cubin cache first) and
  * run twice with different poison: both runs must agree, so an output the
@@ -1474,12 +1564,8 @@ static bool gpu_reference(cctx *c, input_slot *S, const kf_variant *v, const kf_
         runner_use(&R, B, S, b->offset);
         ok = run_checked(&R, 0xFF, S->data.ref) && run_checked(&R, 0x00, B->got2);
     }
-    if (ok && !same_outputs(&R.set, S->data.ref, B->got2)) {
-        r->status = KF_ST_WRONG;
-        snprintf(r->message, sizeof r->message, "its outputs differ between two runs with different poison (an "
-                 "element it never writes, or a race): nothing can be checked against it");
-        ok = false;
-    }
+    if (ok && !same_outputs(&R.set, S->data.ref, B->got2))
+        ok = reference_leaves(c, S, v, shape, b);
     if (!ok) {
         char msg[KF_MSG_MAX];
         snprintf(msg, sizeof msg, "%s", r->message);
@@ -1489,6 +1575,28 @@ static bool gpu_reference(cctx *c, input_slot *S, const kf_variant *v, const kf_
         cu->cuModuleUnload(mod);
     kf_trace("reference run");
     return ok;
+}
+
+/* A wrong run whose outputs (host copies in got) change elements the
+ * reference leaves (leave.h): r's message says so first. */
+static void say_changed(gcase *q, void *const *got, kf_result *r)
+{
+    const kf_buffer_set *set = &q->R.set;
+    for (int i = 0; i < set->n; i++) {
+        const kf_buffer *x = &set->b[i];
+        int64_t first;
+        int64_t n = role_is_output(x->role) ? leave_changed(got[i], q->X->data.ref[i], x->elems, x->elem_bytes,
+                                                            &q->X->leave[i], &first)
+                                            : 0;
+        if (n) {
+            char msg[KF_MSG_MAX];
+            snprintf(msg, sizeof msg, "%s", r->message);
+            snprintf(r->message, sizeof r->message, "it changes %lld of the %lld elements of %s that the reference "
+                     "leaves at their first contents (first at %s[%lld]); %.300s", (long long)n,
+                     (long long)q->X->leave[i].left, x->name, x->name, (long long)first, msg);
+            return;
+        }
+    }
 }
 
 /* Twice on the exact data, with different poison in the outputs: every
@@ -1505,6 +1613,8 @@ static bool verify_exact(gcase *q)
     if (a->bad) {
         *r = a->fig;
         bench_wrong(r, a->bad, a->nout, "wrong result on the exact data");
+        if (a->host)
+            say_changed(q, B->got, r);
         return true;
     }
     if (!keep_outputs(q, a) || !run_poisoned_timed(R, 0x00, &q->checked_ms) || !check_outputs(q, B->got2, &k))
@@ -1513,6 +1623,8 @@ static bool verify_exact(gcase *q)
     if (k.bad) {
         *r = k.fig;
         bench_wrong(r, k.bad, k.nout, "result changed between runs (a race or state not reset)");
+        if (k.host)
+            say_changed(q, B->got2, r);
     } else if (q->p.deterministic) {
         if (!same_as_first(q, a, &k, B->got2, &same))
             return false;

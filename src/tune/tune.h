@@ -40,6 +40,7 @@ typedef struct {
     double timeout;         /* < 0: from the config */
     bool quiet;
     kf_format fmt;
+    bool t4;                /* --format t4 (src/cmd/tune.c: the summary left out, the results as T4) */
     int objective;          /* TUNE_OBJ_* */
     int top;                /* the summary ranks the best this many at each size (0: none) */
     double abandon_k;       /* --abandon-above K (0: never abandon) */

@@ -50,6 +50,7 @@ static cfam *made[KF_MAX_FAMILIES];
 static int nmade;
 
 static void buffers(const kf_variant *v, const kf_shape *s, const kf_plan_info *p, kf_buffer_set *set);
+static void block_shape(const kf_variant *v, kf_dim3 *block, unsigned *smem);
 
 // ---------------------------------------------------------------------------
 // evaluation
@@ -251,6 +252,45 @@ static int check_shape(const kf_variant *v, kf_shape *s, char *why, size_t whyle
     return 0;
 }
 
+static bool is_param(const cfam *c, const char *name)
+{
+    for (int i = 0; i < c->fam.nparams; i++)
+        if (strcmp(c->params[i].name, name) == 0)
+            return true;
+    return false;
+}
+
+/* The macros Kernel Tuner defines for every kernel, where no param takes
+ * the name: kernel_tuner 1; block_size_x/y/z, the block's dimensions (1
+ * where the block has none); grid_size_x/y/z, the grid's, where the grid
+ * expression uses params only (the source is one per variant, compiled
+ * once for every size: a grid over the sizes has no one value to give,
+ * and a kernel that needs it keeps its own #ifndef fallback, as Kernel
+ * Tuner's examples do). */
+static void kt_macros(const cfam *c, const kf_variant *v, strbuf *b)
+{
+    static const char *const xyz = "xyz";
+    if (!is_param(c, "kernel_tuner"))
+        sb_append(b, "#define kernel_tuner 1\n");
+    kf_dim3 block;
+    unsigned smem;
+    block_shape(v, &block, &smem);
+    const unsigned bd[3] = {block.x, block.y, block.z};
+    char name[16];
+    for (int d = 0; d < 3; d++) {
+        snprintf(name, sizeof name, "block_size_%c", xyz[d]);
+        if (!is_param(c, name))
+            sb_printf(b, "#define %s %u\n", name, bd[d]);
+    }
+    for (int d = 0; d < 3; d++) {
+        snprintf(name, sizeof name, "grid_size_%c", xyz[d]);
+        int64_t g = 1;
+        if (is_param(c, name) || (c->grid[d] && (expr_uses_n(c->grid[d]) || !(g = evi(c->grid[d], v, NULL, 0)))))
+            continue;
+        sb_printf(b, "#define %s %lld\n", name, (long long)g);
+    }
+}
+
 static char *source(const kf_variant *v, char *err, size_t errlen)
 {
     const cfam *c = cf_of(v);
@@ -261,6 +301,8 @@ static char *source(const kf_variant *v, char *err, size_t errlen)
         sb_printf(&b, "#define %s %lld\n", c->params[i].name, (long long)v->p[i]);
     if (c->include_dir[0]) /* quoted includes beside the source, from any directory (deps.h) */
         sb_printf(&b, RTC_INCLUDE_DIRECTIVE "%s\n", c->include_dir);
+    kt_macros(c, v, &b);
+    custom_write_options(c, v, &b);
     sb_printf(&b, "#line 1 \"%s\"\n", c->source_path); /* no quotes, backslashes or control characters: make() */
     sb_append(&b, c->source_text);
     /* the entry by its name as written: NVRTC instantiates a template entry
@@ -291,6 +333,7 @@ static void block_shape(const kf_variant *v, kf_dim3 *block, unsigned *smem)
 
 typedef struct {
     kf_dim3 grid;
+    int64_t elems[KF_MAX_BUFFERS]; /* each buffer's length at the plan's shape (scratch_init) */
 } cplan;
 
 static int plan(const kf_variant *v, const kf_shape *s, int sms, int occupancy, kf_plan_info *pi)
@@ -309,6 +352,9 @@ static int plan(const kf_variant *v, const kf_shape *s, int sms, int occupancy, 
     pi->launches = 1;
     pi->blocks = g[0] * g[1] * g[2];
     pi->deterministic = c->deterministic;
+    for (int a = 0; a < c->nargs; a++)
+        if (!c->args[a].scalar)
+            t->elems[c->args[a].buf] = evi(c->args[a].length, v, s, 1);
     return 0;
 }
 
@@ -400,6 +446,15 @@ static void fill(const kf_variant *v, const kf_shape *s, int buf, uint64_t seed,
     kf_parallel_for(elems, 1 << 20, fill_piece, &f);
 }
 
+/* An output with "check": false (the engine's scratch) starts from its
+ * fill, as every out buffer does (a random fill from a fixed seed: none
+ * reaches here). */
+static void scratch_init(const kf_variant *v, const kf_plan_info *p, int buf, void *host)
+{
+    const cplan *t = (const cplan *)p->priv;
+    fill(v, NULL, buf, 0, true, host, t->elems[buf] < 1 ? 1 : t->elems[buf]);
+}
+
 /* "constants": the module variables and their contents, as fill() makes
  * a buffer's (the seed mixed apart from the buffers'). */
 static void constants(const kf_variant *v, const kf_shape *s, kf_constant_set *set)
@@ -426,7 +481,7 @@ static void constant_fill(const kf_variant *v, const kf_shape *s, int which, uin
     kf_parallel_for(elems, 1 << 20, fill_piece, &f);
 }
 
-static bool role_expected(const carg *g) { return g && g->expect && g->role != KF_ROLE_IN; }
+static bool role_expected(const carg *g) { return g && g->expect && role_is_output(g->role); }
 
 /* The answer given as .npy files ({"expected": ...}), else: no CPU
  * reference exists for a user's kernel.  The fake GPU, which runs
@@ -567,7 +622,7 @@ static int64_t compare(const kf_variant *v, const kf_shape *s, const kf_plan_inf
 static bool tolerance(const kf_variant *v, int buf, double *rtol, double *atol)
 {
     const carg *g = arg_of_buf(cf_of(v), buf);
-    if (!g || g->scalar || g->role == KF_ROLE_IN || !kf_dtype_is_float((kf_dtype)g->dtype))
+    if (!g || g->scalar || !role_is_output(g->role) || !kf_dtype_is_float((kf_dtype)g->dtype))
         return false;
     *rtol = g->rtol;
     *atol = g->atol;
@@ -577,7 +632,7 @@ static bool tolerance(const kf_variant *v, int buf, double *rtol, double *atol)
 int custom_first_output(const cfam *c)
 {
     for (int a = 0; a < c->nargs; a++)
-        if (!c->args[a].scalar && c->args[a].role != KF_ROLE_IN)
+        if (!c->args[a].scalar && role_is_output(c->args[a].role))
             return c->args[a].buf;
     return -1;
 }
@@ -762,7 +817,7 @@ void custom_fam_init(cfam *c)
     c->fam = (kf_family){
         .name = c->famname, .doc = "a user's kernel (kernel \"custom\")", .params = c->params, .sizes = c->sizes,
         .p_block = -1, .entries = c->entries, .nentries = 1, .check = check, .check_shape = check_shape,
-        .label = label, .source = source, .block_shape = block_shape, .plan = plan, .buffers = buffers, .fill = fill,
+        .label = label, .source = source, .block_shape = block_shape, .plan = plan, .buffers = buffers, .fill = fill, .scratch_init = scratch_init,
         .bytes = bytes, .enqueue = enqueue, .reference = reference, .compare = compare, .tolerance = tolerance, .plant = plant,
         .plant_check = plant_check, .fake_ms = fake_ms, .reference_variant = reference_variant,
         .export_source = custom_export_source, .flops = flops,

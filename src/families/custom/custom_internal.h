@@ -20,11 +20,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <cjson/cJSON.h>
+
 #include "expr.h"
 #include "family.h"
+#include "util.h"
 
 #define MAX_ARGS 16
 #define MAX_CONSTRAINTS 64
+#define CUSTOM_MAX_OPTIONS 16
+#define CUSTOM_OPTION_MAX 128
 
 typedef enum { FILL_RANDOM, FILL_ZEROS, FILL_ONES, FILL_IOTA, FILL_CONSTANT, FILL_NPY } fill_kind;
 
@@ -79,6 +84,11 @@ typedef struct cfam {
     double rtol, atol;
     bool deterministic;
     int index;
+    /* "compiler_options" (kt.c): each an NVRTC option, with {param}s, on
+     * where its expression holds (NULL: always) */
+    char *copt[CUSTOM_MAX_OPTIONS];
+    kf_expr *copt_when[CUSTOM_MAX_OPTIONS];
+    int ncopt;
 } cfam;
 
 static inline const cfam *cf_of(const kf_variant *v) { return (const cfam *)family_of(v)->ext; }
@@ -116,6 +126,18 @@ int custom_eval_int(const kf_expr *e, const kf_variant *v, const kf_shape *s, co
 
 /* The buffer index of the first out or inout argument, -1 if none. */
 int custom_first_output(const cfam *c);
+
+// ---------------------------------------------------------------------------
+// kt.c: Kernel Tuner's conventions
+
+/* "compiler_options" (j NULL: none) into c, once c's params are known: 0,
+ * or -1 and why (the field named). */
+int custom_parse_options(cfam *c, const cJSON *j, char *err, size_t errlen);
+
+/* The options that hold for v, as RTC_OPTION_DIRECTIVE lines into b. */
+void custom_write_options(const cfam *c, const kf_variant *v, strbuf *b);
+
+void custom_free_options(cfam *c);
 
 // ---------------------------------------------------------------------------
 // export.c

@@ -707,8 +707,8 @@ static int parse_arg(mk *m, cfam *c, int a, const cJSON *j)
             return bad(m, fd, "missing: a scalar needs a value (an expression, e.g. \"n\")");
         return get_expr_keep(m, c, fd, val, &x->value, &x->value_text);
     }
-    static const char *const keys[] = {"name", "dtype", "length", "role", "fill", "tolerance"};
-    if (check_keys(m, f, j, keys, 6) != 0)
+    static const char *const keys[] = {"name", "dtype", "length", "role", "fill", "tolerance", "check"};
+    if (check_keys(m, f, j, keys, 7) != 0)
         return -1;
     if (c->nbufs == KF_MAX_BUFFERS)
         return bad(m, f, "at most %d buffers", KF_MAX_BUFFERS);
@@ -745,7 +745,25 @@ static int parse_arg(mk *m, cfam *c, int a, const cJSON *j)
     x->fill = x->role == KF_ROLE_OUT ? FILL_ZEROS : FILL_RANDOM;
     x->lo = kf_dtype_is_float(x->dtype) ? -1 : -100;
     x->hi = kf_dtype_is_float(x->dtype) ? 1 : 100;
-    return parse_fill(m, c, fd, fi, x);
+    if (parse_fill(m, c, fd, fi, x) != 0)
+        return -1;
+    /* "check": false, Kernel Tuner's None in answer: an output that is
+     * written but never compared (the engine's scratch: its fill laid down,
+     * nothing checked) */
+    const cJSON *ck = cJSON_GetObjectItemCaseSensitive(j, "check");
+    snprintf(fd, sizeof fd, "%s.check", f);
+    if (ck && !cJSON_IsBool(ck)) {
+        given(ck, g, sizeof g);
+        return bad(m, fd, "expected true or false, got %s", g);
+    }
+    if (cJSON_IsFalse(ck)) {
+        if (x->role == KF_ROLE_IN)
+            return bad(m, fd, "only an out or inout buffer is compared: \"check\": false is for outputs");
+        if (tol)
+            return bad(m, fd, "an output that is not compared takes no tolerance");
+        x->role = KF_ROLE_SCRATCH;
+    }
+    return 0;
 }
 
 /* One of "constants": {"name", "dtype", "length", "fill"}, a variable of
@@ -878,6 +896,7 @@ void custom_cfam_free(cfam *c)
     expr_free(c->flops);
     for (int i = 0; i < c->ncons; i++)
         expr_free(c->cons[i]), free(c->cons_text[i]);
+    custom_free_options(c);
     free(c->identity);
     free(c->source_text);
     free(c);
@@ -1080,7 +1099,7 @@ static int make(mk *m, cfam *c, const cJSON *root, const char *config_path)
 {
     static const char *const keys[] = {"source", "entry", "name", "params", "sizes", "args", "grid", "block",
                                        "smem", "reference", "tolerance", "bytes", "flops", "constraints",
-                                       "deterministic", "constants"};
+                                       "deterministic", "constants", "compiler_options"};
     if (check_keys(m, "", root, keys, (int)(sizeof keys / sizeof keys[0])) != 0)
         return -1;
     /* source: relative to the config's folder */
@@ -1177,6 +1196,8 @@ static int make(mk *m, cfam *c, const cJSON *root, const char *config_path)
             c->ncons = i + 1;
         }
     }
+    if (custom_parse_options(c, cJSON_GetObjectItemCaseSensitive(root, "compiler_options"), m->err, m->errlen) != 0)
+        return -1;
     /* every expression once at the first value of every param: division by
      * zero and the like are config errors here (those with sizes are
      * checked per case) */
@@ -1198,8 +1219,8 @@ static int make(mk *m, cfam *c, const cJSON *root, const char *config_path)
             for (int q = 0; q < c->nargs && !g; q++)
                 if (!c->args[q].scalar && strcmp(c->args[q].name, x->string) == 0)
                     g = &c->args[q];
-            if (!g || g->role == KF_ROLE_IN)
-                return bad(m, f, "not an out or inout buffer of \"args\"");
+            if (!g || !role_is_output(g->role))
+                return bad(m, f, "not an out or inout buffer of \"args\" (one with \"check\": false is not compared)");
             if (!cJSON_IsString(x))
                 return bad(m, f, "expected the name of a .npy file");
             if (check_file(m, c, f, x->valuestring, false, "the .npy file") != 0)
@@ -1208,7 +1229,7 @@ static int make(mk *m, cfam *c, const cJSON *root, const char *config_path)
                 return bad(m, f, "%s", why);
         }
         for (int q = 0; q < c->nargs; q++)
-            if (!c->args[q].scalar && c->args[q].role != KF_ROLE_IN && !c->args[q].expect)
+            if (!c->args[q].scalar && role_is_output(c->args[q].role) && !c->args[q].expect)
                 return bad(m, "reference.expected", "no file for output \"%s\": give every out and inout buffer's answer",
                            c->args[q].name);
         c->fam.reference_variant = NULL; /* the host reference: the files */

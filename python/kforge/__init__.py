@@ -1,0 +1,388 @@
+"""kforge's Python front end: Kernel Tuner's tune_kernel, driving the kforge binary.
+
+A Kernel Tuner script runs by changing its import::
+
+    from kforge import tune_kernel          # was: from kernel_tuner import tune_kernel
+    results, env = tune_kernel("vector_add", kernel_string, size, args, tune_params)
+
+tune_kernel writes the kernel, its arguments (.npy files) and a kforge config
+(a "custom" kernel) into a temporary folder, runs ``kforge tune`` on it and
+reads the results file as it grows (streaming each result when verbose), then
+returns Kernel Tuner's ``(results, env)``.  Standard library and NumPy only.
+
+The kforge binary: $KFORGE, else ``kforge`` on the PATH, else the build/kforge
+of the source tree this package sits in.
+"""
+
+import json
+import math
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy
+
+__all__ = ["tune_kernel", "run_kernel", "KforgeError", "ErrorConfig", "InvalidConfig",
+           "CompilationFailedConfig", "RuntimeFailedConfig", "WrongResultConfig"]
+
+
+class KforgeError(Exception):
+    """An argument kforge cannot take, or kforge failing (its message)."""
+
+
+class ErrorConfig(str):
+    """A failed configuration's "time", as in Kernel Tuner."""
+
+    def __str__(self):
+        return self.__class__.__name__
+
+
+class InvalidConfig(ErrorConfig):
+    pass
+
+
+class CompilationFailedConfig(ErrorConfig):
+    pass
+
+
+class RuntimeFailedConfig(ErrorConfig):
+    pass
+
+
+class WrongResultConfig(ErrorConfig):
+    """A configuration whose outputs are wrong (Kernel Tuner raises instead)."""
+
+
+_DTYPES = {numpy.dtype(numpy.float32): "float32", numpy.dtype(numpy.float64): "float64",
+           numpy.dtype(numpy.int32): "int32", numpy.dtype(numpy.uint32): "uint32",
+           numpy.dtype(numpy.int64): "int64", numpy.dtype(numpy.float16): "float16"}
+
+_STRATEGIES = {None: None, "brute_force": "exhaustive", "random_sample": "random",
+               "genetic_algorithm": "genetic", "simulated_annealing": "anneal", "greedy_ils": "local",
+               "greedy_mls": "local", "mls": "local", "ordered_greedy_mls": "local", "firefly_algorithm": "genetic",
+               "pso": "genetic", "diff_evo": "genetic", "basinhopping": "local", "dual_annealing": "anneal",
+               "minimize": "local", "bayes_opt": "genetic"}
+
+# kforge's "status" of a result line -> the ErrorConfig of Kernel Tuner's results
+_ERRORS = {"compile_error": CompilationFailedConfig, "skipped": InvalidConfig, "wrong": WrongResultConfig}
+
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def _binary():
+    k = os.environ.get("KFORGE")
+    if k:
+        return k
+    k = shutil.which("kforge")
+    if k:
+        return k
+    here = os.path.dirname(os.path.abspath(__file__))
+    k = os.path.join(here, "..", "..", "build", "kforge")
+    if os.path.exists(k):
+        return os.path.normpath(k)
+    raise KforgeError("the kforge binary is not found: set $KFORGE, put kforge on the PATH or build it (make)")
+
+
+def _int_values(name, values):
+    out = []
+    for v in values:
+        if isinstance(v, (bool, numpy.bool_)):
+            v = int(v)
+        if isinstance(v, (float, numpy.floating)) and float(v).is_integer():
+            v = int(v)
+        if not isinstance(v, (int, numpy.integer)):
+            raise KforgeError("tune_params[%r]: %r is not an integer: kforge's params are integers "
+                              "(give a list of ints, e.g. %s: [0, 1] for a choice)" % (name, v, name))
+        out.append(int(v))
+    if not out:
+        raise KforgeError("tune_params[%r]: an empty list" % name)
+    return out
+
+
+def _expr(text, what):
+    """A Kernel Tuner (Python) expression: kforge's expressions take and, or, not and // as Python does."""
+    if not isinstance(text, str):
+        raise KforgeError("%s: %r is not a string expression (kforge takes no Python callables here)" % (what, text))
+    t = text
+    if "**" in t:
+        raise KforgeError("%s: %r: '**' has no kforge form (use pow2(k) for 2**k)" % (what, text))
+    return t
+
+
+def _problem(problem_size):
+    if isinstance(problem_size, (int, numpy.integer)):
+        problem_size = (int(problem_size),)
+    if not isinstance(problem_size, (tuple, list)) or not 1 <= len(problem_size) <= 3:
+        raise KforgeError("problem_size: expected an int or a tuple of 1 to 3 ints, got %r" % (problem_size,))
+    out = []
+    for p in problem_size:
+        if not isinstance(p, (int, numpy.integer)) or int(p) < 1:
+            raise KforgeError("problem_size: %r is not a positive integer (kforge takes numbers here)" % (p,))
+        out.append(int(p))
+    return out
+
+
+def _divisor(div, default, d, tune_params):
+    if div is None:
+        div = [default] if default in tune_params else []
+    if isinstance(div, str):
+        div = [div]
+    if callable(div):
+        raise KforgeError("grid_div_%s: a callable has no kforge form: give a list of expressions" % "xyz"[d])
+    return ["(%s)" % _expr(x, "grid_div_%s" % "xyz"[d]) for x in div]
+
+
+def _spec(folder, kernel_name, kernel_source, problem_size, arguments, tune_params, grid_div, restrictions,
+          answer, atol, cmem_args, compiler_options, block_size_names, iterations, defines):
+    src = "kernel.cu"
+    if isinstance(kernel_source, (list, tuple)):
+        kernel_source = kernel_source[0]
+    if isinstance(kernel_source, str) and "\n" not in kernel_source and os.path.isfile(kernel_source):
+        src = os.path.abspath(kernel_source)  # beside its own headers
+    elif isinstance(kernel_source, str):
+        with open(os.path.join(folder, src), "w") as f:
+            f.write(kernel_source)
+    else:
+        raise KforgeError("kernel_source: expected the kernel's code or a file name, got %r" % type(kernel_source))
+    if defines:
+        raise KforgeError("defines: not supported: give the values as tune_params of one value each")
+    ps = _problem(problem_size)
+    names = list(block_size_names or ["block_size_x", "block_size_y", "block_size_z"])
+    params = {}
+    for k, v in tune_params.items():
+        if not _IDENT.match(str(k)):
+            raise KforgeError("tune_params: %r is not a C identifier" % (k,))
+        params[k] = _int_values(k, v if isinstance(v, (list, tuple, range, numpy.ndarray)) else [v])
+    block = []
+    for d, bn in enumerate(names[:3]):
+        block.append(bn if bn in params else ("256" if d == 0 else "1"))
+    grid = []
+    for d in range(len(ps)):
+        div = _divisor(grid_div[d], names[d] if d < len(names) else None, d, params)
+        grid.append("ceil(%d / (%s))" % (ps[d], " * ".join(div)) if div else str(ps[d]))
+    sizes = ["problem_size_%s" % "xyz"[d] for d in range(len(ps))]
+    if answer is not None and len(answer) != len(arguments):
+        raise KforgeError("answer: %d entries for %d arguments" % (len(answer), len(arguments)))
+    args, expected = [], {}
+    for i, a in enumerate(arguments):
+        name = "arg%d" % i
+        if isinstance(a, numpy.ndarray):
+            if a.dtype not in _DTYPES:
+                raise KforgeError("arguments[%d]: dtype %s is not one kforge takes (%s)" %
+                                  (i, a.dtype, ", ".join(sorted(_DTYPES.values()))))
+            path = os.path.join(folder, name + ".npy")
+            numpy.save(path, numpy.ascontiguousarray(a).reshape(-1))
+            g = {"name": name, "dtype": _DTYPES[a.dtype], "length": str(a.size), "fill": {"npy": name + ".npy"}}
+            if answer is None:
+                g["role"] = "inout"  # Kernel Tuner copies every argument in: each starts from its array
+            elif answer[i] is None:
+                g["role"] = "in"
+            else:
+                e = numpy.asarray(answer[i])
+                if e.size != a.size:
+                    raise KforgeError("answer[%d]: %d elements, the argument has %d" % (i, e.size, a.size))
+                epath = os.path.join(folder, name + ".answer.npy")
+                numpy.save(epath, numpy.ascontiguousarray(e.astype(a.dtype)).reshape(-1))
+                g["role"] = "inout"
+                expected[name] = name + ".answer.npy"
+            args.append(g)
+        elif isinstance(a, (numpy.generic, int, float)):
+            if isinstance(a, numpy.generic):
+                dt = numpy.dtype(type(a))
+                if dt not in _DTYPES:
+                    raise KforgeError("arguments[%d]: a scalar of dtype %s is not one kforge takes" % (i, dt))
+                t = _DTYPES[dt]
+            else:
+                t = "int32" if isinstance(a, int) else "float32"
+            v = repr(float(a)) if t.startswith("float") else str(int(a))
+            args.append({"name": name, "scalar": t, "value": v})
+            if answer is not None and answer[i] is not None:
+                raise KforgeError("answer[%d]: a scalar argument is not an output (give None)" % i)
+        else:
+            raise KforgeError("arguments[%d]: expected a numpy array or a numpy scalar, got %r" % (i, type(a)))
+    if answer is not None and not expected:
+        raise KforgeError("answer: every entry is None: nothing to check (give answer=None to check against the "
+                          "first configuration)")
+    custom = {"source": src, "entry": kernel_name, "params": params, "sizes": sizes, "args": args,
+              "grid": grid, "block": block,
+              "tolerance": {"rtol": 1e-5, "atol": float(atol)}}
+    if expected:
+        custom["reference"] = {"expected": expected}
+    else:
+        custom["reference"] = {"params": {k: v[0] for k, v in params.items()}}
+    if restrictions:
+        if isinstance(restrictions, str) or callable(restrictions):
+            restrictions = [restrictions]
+        custom["constraints"] = [_expr(r, "restrictions") for r in restrictions]
+    if compiler_options:
+        custom["compiler_options"] = list(compiler_options)
+    if cmem_args:
+        consts = []
+        for k, v in cmem_args.items():
+            v = numpy.asarray(v)
+            if v.dtype not in _DTYPES:
+                raise KforgeError("cmem_args[%r]: dtype %s is not one kforge takes" % (k, v.dtype))
+            path = os.path.join(folder, "cmem_%s.npy" % k)
+            numpy.save(path, numpy.ascontiguousarray(v).reshape(-1))
+            consts.append({"name": k, "dtype": _DTYPES[v.dtype], "length": str(v.size), "fill": {"npy": "cmem_%s.npy" % k}})
+        custom["constants"] = consts
+    spec = {"kernel": "custom", "custom": custom, "defaults": {s: str(p) for s, p in zip(sizes, ps)}}
+    if iterations is not None:
+        spec["bench"] = {"min_reps": int(iterations)}
+    return spec
+
+
+def _result(line, tune_params):
+    r = {k: line[k] for k in tune_params if k in line}
+    st = line.get("status")
+    if st in ("ok", "abandoned") and line.get("median_ms") is not None:
+        r["time"] = line["median_ms"]  # abandoned: verified, and its median so far already behind the best
+    else:
+        err = _ERRORS.get(st, RuntimeFailedConfig)(line.get("message", ""))
+        r["time"] = err
+        r["__error__"] = err
+    r["times"] = []
+    r["compile_time"] = line.get("compile_ms") or 0.0
+    r["verification_time"] = line.get("verify_ms") or 0.0
+    r["benchmark_time"] = line.get("bench_ms") or 0.0
+    r["framework_time"] = 0.0
+    r["strategy_time"] = 0.0
+    r["timestamp"] = line.get("time", "")
+    if line.get("gbps") is not None:
+        r["GB/s"] = line["gbps"]
+    r["kforge_status"] = st
+    if line.get("message"):
+        r["kforge_message"] = line["message"]
+    return r
+
+
+def _read_lines(path, pos):
+    """New complete lines of the results file from byte pos: (lines, new pos)."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(pos)
+            data = f.read()
+    except FileNotFoundError:
+        return [], pos
+    end = data.rfind(b"\n")
+    if end < 0:
+        return [], pos
+    out = []
+    for raw in data[:end].split(b"\n"):
+        try:
+            out.append(json.loads(raw))
+        except ValueError:
+            pass
+    return out, pos + end + 1
+
+
+def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params, grid_div_x=None,
+                grid_div_y=None, grid_div_z=None, restrictions=None, answer=None, atol=1e-6, verify=None,
+                verbose=False, lang=None, device=0, platform=0, smem_args=None, cmem_args=None, texmem_args=None,
+                compiler=None, compiler_options=None, defines=None, log=None, iterations=None,
+                block_size_names=None, quiet=False, strategy=None, strategy_options=None, cache=None,
+                metrics=None, simulation_mode=False, observers=None, objective=None,
+                objective_higher_is_better=None):
+    """Kernel Tuner's tune_kernel on kforge: returns (results, env).
+
+    results: one dict per configuration kforge measured: the tunable
+    parameters, "time" (the median in ms; a failed configuration has an
+    ErrorConfig there and under "__error__"), "compile_time",
+    "verification_time", "benchmark_time" (ms) and kforge's "GB/s".
+    env: the device, kforge's version and the settings of the run.
+    """
+    for what, v in (("verify", verify), ("smem_args", smem_args), ("texmem_args", texmem_args),
+                    ("observers", observers), ("cache", cache)):
+        if v:
+            raise KforgeError("%s: not supported by kforge's front end" % what)
+    if lang not in (None, "CUDA", "cuda", "cupy", "CuPy", "nvcuda", "NVCUDA"):
+        raise KforgeError("lang: %r: kforge runs CUDA kernels only" % (lang,))
+    if objective not in (None, "time"):
+        raise KforgeError("objective: %r: kforge's front end tunes for time" % (objective,))
+    if strategy not in _STRATEGIES:
+        raise KforgeError("strategy: %r is not one kforge maps (%s)" %
+                          (strategy, ", ".join(sorted(k for k in _STRATEGIES if k))))
+    opts = dict(strategy_options or {})
+    for name, f in (metrics or {}).items():
+        if not callable(f):
+            raise KforgeError("metrics[%r]: expected a function of a result (lambda p: ...)" % (name,))
+    if simulation_mode:
+        raise KforgeError("simulation_mode: use kforge tune --simulate FILE")
+    folder = tempfile.mkdtemp(prefix="kforge-py.")
+    keep = os.environ.get("KFORGE_PY_KEEP")
+    try:
+        spec = _spec(folder, kernel_name, kernel_source, problem_size, arguments, tune_params,
+                     (grid_div_x, grid_div_y, grid_div_z), restrictions, answer, atol, cmem_args,
+                     compiler_options, block_size_names, iterations, defines)
+        cfg = os.path.join(folder, "tune.json")
+        with open(cfg, "w") as f:
+            json.dump(spec, f, indent=1)
+        res = os.path.join(folder, "results.jsonl")
+        cmd = [_binary(), "tune", cfg, "--results", res, "--no-db", "--format", "json", "--device", str(device)]
+        if _STRATEGIES[strategy]:
+            cmd += ["--strategy", _STRATEGIES[strategy]]
+        if "max_fevals" in opts:
+            cmd += ["--budget", str(int(opts["max_fevals"]))]
+        if "time_limit" in opts:
+            cmd += ["--time", str(float(opts["time_limit"]))]
+        if "fraction" in opts:
+            space = 1
+            for v in spec["custom"]["params"].values():
+                space *= len(v)
+            cmd += ["--budget", str(max(1, int(math.ceil(space * float(opts["fraction"])))))]
+        if quiet or not verbose:
+            cmd.append("-q")
+        t0 = time.time()
+        err_path = os.path.join(folder, "stderr.txt")
+        with open(os.path.join(folder, "summary.json"), "w") as out, open(err_path, "w") as errf:
+            p = subprocess.Popen(cmd, stdout=out, stderr=errf if not verbose else None)
+            lines, pos = [], 0
+            while True:
+                rc = p.poll()
+                new, pos = _read_lines(res, pos)
+                for line in new:
+                    lines.append(line)
+                    if verbose and not quiet:
+                        r = _result(line, tune_params)
+                        print(", ".join("%s=%s" % (k, r[k]) for k in tune_params if k in r) +
+                              ", time=%s" % (("%.3f ms" % r["time"]) if not isinstance(r["time"], str)
+                                             else str(r["time"])))
+                if rc is not None:
+                    new, pos = _read_lines(res, pos)
+                    lines.extend(new)
+                    break
+                time.sleep(0.05)
+        if rc not in (0, 1):
+            msg = open(err_path).read().strip() if os.path.exists(err_path) else ""
+            raise KforgeError("kforge tune failed (exit %d): %s" % (rc, msg[-2000:] or "see its messages above"))
+        results = [_result(line, tune_params) for line in lines]
+        ok = [r for r in results if "__error__" not in r]
+        for r in ok:  # Kernel Tuner's metrics: functions of a result, in order (one may use the one before)
+            for name, f in (metrics or {}).items():
+                r[name] = f(r)
+        if not quiet and ok:
+            best = min(ok, key=lambda r: r["time"])
+            print("best performing configuration:",
+                  ", ".join("%s=%s" % (k, best[k]) for k in tune_params), "time=%.3f ms" % best["time"])
+        first = lines[0] if lines else {}
+        env = {"device_name": first.get("device", ""), "kforge_version": first.get("kforge", ""),
+               "cc": first.get("cc", ""), "driver": first.get("driver", ""), "nvrtc": first.get("nvrtc", ""),
+               "problem_size": problem_size, "tune_params": tune_params, "compiler_options": compiler_options,
+               "iterations": iterations, "strategy": strategy or "brute_force",
+               "kforge_strategy": _STRATEGIES[strategy] or "default", "total_time": time.time() - t0,
+               "kforge_results": [dict(x) for x in lines]}
+        return results, env
+    finally:
+        if not keep:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def run_kernel(*args, **kwargs):
+    """Kernel Tuner's run_kernel needs the kernel's outputs back, which kforge's
+    worker does not return: not supported yet."""
+    raise KforgeError("run_kernel is not supported by kforge's front end yet (kforge does not hand a kernel's "
+                      "outputs back); use kernel_tuner.run_kernel, or tune_kernel with answer=")

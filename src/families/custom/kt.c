@@ -1,0 +1,222 @@
+/*
+ * kt.c -- Kernel Tuner's conventions for a custom kernel (issue 37):
+ * "compiler_options", NVRTC options for every variant or only where an
+ * expression over the params holds, with a param's value substituted:
+ *
+ *   "compiler_options": ["-use_fast_math",
+ *                        {"option": "-maxrregcount={maxreg}", "when": "maxreg > 0"},
+ *                        {"option": "-ftz=true", "when": "ftz == 1"}]
+ *
+ * Each option reaches NVRTC through a directive line of the variant's
+ * source (RTC_OPTION_DIRECTIVE, rtc.h), so the cubin cache, the compile
+ * pool and `kforge gen` see them with no change of their own.  An option
+ * is checked against the NVRTC options a user's kernel may take, with
+ * every {param} substituted by a number (nothing else of the config
+ * reaches the source): others are refused with the list.
+ */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "custom_internal.h"
+#include "rtc.h"
+#include "util.h"
+
+/* The NVRTC options a user's kernel may give: a name alone, or a name and
+ * "=" and a value of the class shown (N digits, B true/false, S a C++
+ * standard). */
+static const struct {
+    const char *name;
+    char value; /* 0: none; 'N' digits; 'B' true/false; 'S' c++11..c++20; 'D' a macro definition */
+} allowed[] = {
+    {"-use_fast_math", 0}, {"--use_fast_math", 0}, {"-lineinfo", 0}, {"--generate-line-info", 0},
+    {"-extra-device-vectorization", 0}, {"--extra-device-vectorization", 0}, {"-restrict", 0}, {"--restrict", 0},
+    {"-default-device", 0}, {"--device-as-default-execution-space", 0},
+    {"-maxrregcount", 'N'}, {"--maxrregcount", 'N'}, {"-ftz", 'B'}, {"--ftz", 'B'}, {"-prec-div", 'B'},
+    {"--prec-div", 'B'}, {"-prec-sqrt", 'B'}, {"--prec-sqrt", 'B'}, {"-fmad", 'B'}, {"--fmad", 'B'},
+    {"-std", 'S'}, {"--std", 'S'}, {"-D", 'D'}, {"--define-macro", 'D'},
+};
+
+static const char *const allowed_text =
+    "-use_fast_math, -lineinfo, -extra-device-vectorization, -restrict, -default-device, -maxrregcount=N, "
+    "-ftz=B, -prec-div=B, -prec-sqrt=B, -fmad=B (B: true or false), -std=c++11..c++20, -DNAME or -DNAME=VALUE "
+    "(VALUE: letters, digits, _ . + -), each also with --";
+
+static bool value_ok(char kind, const char *v)
+{
+    if (kind == 'N') {
+        if (!*v)
+            return false;
+        for (; *v; v++)
+            if (!isdigit((unsigned char)*v))
+                return false;
+        return true;
+    }
+    if (kind == 'B')
+        return strcmp(v, "true") == 0 || strcmp(v, "false") == 0;
+    if (kind == 'S')
+        return strcmp(v, "c++11") == 0 || strcmp(v, "c++14") == 0 || strcmp(v, "c++17") == 0 ||
+               strcmp(v, "c++20") == 0;
+    /* 'D': NAME or NAME=VALUE */
+    if (!isalpha((unsigned char)*v) && *v != '_')
+        return false;
+    while (isalnum((unsigned char)*v) || *v == '_')
+        v++;
+    if (!*v)
+        return true;
+    if (*v++ != '=')
+        return false;
+    for (; *v; v++)
+        if (!isalnum((unsigned char)*v) && !strchr("_.+-", *v))
+            return false;
+    return true;
+}
+
+/* Whether opt (substituted) is an option a user's kernel may give. */
+static bool option_ok(const char *opt)
+{
+    for (size_t i = 0; i < sizeof allowed / sizeof allowed[0]; i++) {
+        size_t n = strlen(allowed[i].name);
+        if (strncmp(opt, allowed[i].name, n) != 0)
+            continue;
+        const char *rest = opt + n;
+        if (!allowed[i].value && !*rest)
+            return true;
+        if (allowed[i].value == 'D' && strcmp(allowed[i].name, "-D") == 0)
+            return value_ok('D', rest);
+        if (allowed[i].value && *rest == '=' && value_ok(allowed[i].value, rest + 1))
+            return true;
+    }
+    return false;
+}
+
+/* opt with every {param} replaced by its value in v (v NULL: by 0), into
+ * out: 0, or -1 and why (an unknown name, a brace not closed, too long). */
+static int substitute(const cfam *c, const char *opt, const kf_variant *v, char *out, size_t len, char *why,
+                      size_t whylen)
+{
+    size_t o = 0;
+    for (const char *p = opt; *p;) {
+        if (*p != '{') {
+            if (o + 1 >= len)
+                goto long_;
+            out[o++] = *p++;
+            continue;
+        }
+        const char *e = strchr(p, '}');
+        if (!e) {
+            kf_err(why, whylen, "a '{' without its '}'");
+            return -1;
+        }
+        int k = -1;
+        for (int i = 0; i < c->fam.nparams && k < 0; i++)
+            if (strlen(c->params[i].name) == (size_t)(e - p - 1) && strncmp(c->params[i].name, p + 1, (size_t)(e - p - 1)) == 0)
+                k = i;
+        if (k < 0) {
+            kf_err(why, whylen, "{%.*s} is not a param", (int)(e - p - 1), p + 1);
+            return -1;
+        }
+        int w = snprintf(out + o, len - o, "%lld", v ? (long long)v->p[k] : 0LL);
+        if (w < 0 || (size_t)w >= len - o)
+            goto long_;
+        o += (size_t)w;
+        p = e + 1;
+    }
+    out[o] = '\0';
+    return 0;
+long_:
+    kf_err(why, whylen, "longer than %zu characters", len - 1);
+    return -1;
+}
+
+int custom_parse_options(cfam *c, const cJSON *j, char *err, size_t errlen)
+{
+    if (!j)
+        return 0;
+    if (!cJSON_IsArray(j) || cJSON_GetArraySize(j) > CUSTOM_MAX_OPTIONS) {
+        kf_err(err, errlen, "custom.compiler_options: expected a list of up to %d NVRTC options (strings, or "
+                            "{\"option\", \"when\"})", CUSTOM_MAX_OPTIONS);
+        return -1;
+    }
+    int i = 0;
+    for (const cJSON *x = j->child; x; x = x->next, i++) {
+        const cJSON *opt = x, *when = NULL;
+        if (cJSON_IsObject(x)) {
+            opt = cJSON_GetObjectItemCaseSensitive(x, "option");
+            when = cJSON_GetObjectItemCaseSensitive(x, "when");
+            for (const cJSON *k = x->child; k; k = k->next)
+                if (strcmp(k->string, "option") != 0 && strcmp(k->string, "when") != 0) {
+                    kf_err(err, errlen, "custom.compiler_options[%d].%s: unknown key (expected \"option\" and "
+                                        "\"when\")", i, k->string);
+                    return -1;
+                }
+            if (when && !cJSON_IsString(when)) {
+                kf_err(err, errlen, "custom.compiler_options[%d].when: expected an expression over the params "
+                                    "(a string)", i);
+                return -1;
+            }
+        }
+        if (!cJSON_IsString(opt) || !opt->valuestring[0]) {
+            kf_err(err, errlen, "custom.compiler_options[%d]: expected an NVRTC option (a string such as "
+                                "\"-use_fast_math\") or {\"option\": ..., \"when\": EXPR}", i);
+            return -1;
+        }
+        char sub[CUSTOM_OPTION_MAX], why[160];
+        if (substitute(c, opt->valuestring, NULL, sub, sizeof sub, why, sizeof why) != 0) {
+            kf_err(err, errlen, "custom.compiler_options[%d]: %s", i, why);
+            return -1;
+        }
+        if (!option_ok(sub)) {
+            char shown[84];
+            snprintf(shown, sizeof shown, "%.80s", opt->valuestring);
+            for (char *q = shown; *q; q++)
+                if ((unsigned char)*q < 32 || *q == 127)
+                    *q = '?';
+            kf_err(err, errlen, "custom.compiler_options[%d]: \"%s\" is not an option kforge passes to NVRTC "
+                                "(expected one of %s; include paths: the source's folder is searched)",
+                   i, shown, allowed_text);
+            return -1;
+        }
+        if (!(c->copt[i] = strdup(opt->valuestring))) {
+            kf_err(err, errlen, "out of memory");
+            return -1;
+        }
+        c->ncopt = i + 1;
+        if (when) {
+            char perr[256];
+            if (!(c->copt_when[i] = expr_parse_for(when->valuestring, &c->fam, perr, sizeof perr))) {
+                kf_err(err, errlen, "custom.compiler_options[%d].when: %s", i, perr);
+                return -1;
+            }
+            if (expr_uses_n(c->copt_when[i])) {
+                kf_err(err, errlen, "custom.compiler_options[%d].when: \"%s\" uses a size: an option may depend on "
+                                    "the params only (one compile serves every size)", i, when->valuestring);
+                return -1;
+            }
+        }
+    }
+    return 0;
+}
+
+void custom_write_options(const cfam *c, const kf_variant *v, strbuf *b)
+{
+    for (int i = 0; i < c->ncopt; i++) {
+        int64_t on = 1;
+        char why[160], sub[CUSTOM_OPTION_MAX];
+        if (c->copt_when[i] && custom_eval_int(c->copt_when[i], v, NULL, "when", &on, why, sizeof why) != 0)
+            on = 0;
+        /* checked at parse time with 0 in every {param}; again with the values */
+        if (on && substitute(c, c->copt[i], v, sub, sizeof sub, why, sizeof why) == 0 && option_ok(sub))
+            sb_printf(b, "%s%s\n", RTC_OPTION_DIRECTIVE, sub);
+    }
+}
+
+void custom_free_options(cfam *c)
+{
+    for (int i = 0; i < c->ncopt; i++) {
+        free(c->copt[i]);
+        expr_free(c->copt_when[i]);
+    }
+    c->ncopt = 0;
+}
