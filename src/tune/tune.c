@@ -291,7 +291,9 @@ static void clear_progress(const tuner *t)
 
 static bool out_of_time(tuner *t)
 {
-    if (t->o.time_s > 0 && kf_now() - t->t0 >= t->o.time_s)
+    /* --simulate: the simulated clock (what the evaluations took where they were recorded) */
+    double el = t->o.simulate ? t->sim_clock_ms / 1e3 : kf_now() - t->t0;
+    if (t->o.time_s > 0 && el >= t->o.time_s)
         t->out_of_time = true;
     return t->out_of_time;
 }
@@ -673,9 +675,19 @@ static int load_space(tuner *t, char *err, size_t errlen)
     return tuner_build_candidates(t);
 }
 
-/* --simulate: the one GPU of the recorded sweep. */
+/* --simulate: the recorded sweep (a Kernel Tuner cache or T4 file is read
+ * here, once) and its one GPU. */
 static int simulated_device(tuner *t, char *err, size_t errlen)
 {
+    int lr = rec_load(t->o.simulate, &t->rec, err, errlen);
+    if (lr < 0) {
+        fprintf(stderr, "kforge tune: --simulate %s\n", err);
+        return KF_EXIT_USAGE;
+    }
+    if (lr == 1) {
+        snprintf(t->device, sizeof t->device, "%s", t->rec.device[0] ? t->rec.device : "the recorded GPU");
+        return KF_EXIT_OK;
+    }
     char names[4][128];
     int nd = tuner_file_devices(t->o.simulate, names, 4, err, errlen);
     if (nd < 0) {
@@ -750,7 +762,13 @@ static int make_strategy(tuner *t, char *err, size_t errlen)
 /* --simulate: every candidate's results from the recorded sweep. */
 static int load_simulated(tuner *t, char *err, size_t errlen)
 {
-    int found = tuner_load_recorded(t, t->o.simulate, err, errlen);
+    t->sim_ms = calloc((size_t)t->ncand, sizeof *t->sim_ms);
+    if (!t->sim_ms) {
+        fprintf(stderr, "kforge tune: out of memory\n");
+        return KF_EXIT_USAGE;
+    }
+    int found = t->rec.nconf > 0 ? tuner_load_rec(t, t->o.simulate, err, errlen)
+                                 : tuner_load_recorded(t, t->o.simulate, err, errlen);
     if (found < 0) {
         fprintf(stderr, "kforge tune: %s\n", err);
         return KF_EXIT_USAGE;
@@ -847,8 +865,16 @@ static int search(tuner *t, search_end *end, char *err, size_t errlen)
         if (k <= 0)
             break;
         if (t->o.simulate) {
-            for (int i = 0; i < k; i++)
+            /* one at a time on the simulated clock: --time stops where the recorded tuner would have */
+            for (int i = 0; i < k; i++) {
+                if (out_of_time(t))
+                    break; /* the rest of the batch is not evaluated: the search ends here */
+                int before = strat_best(t->st, NULL);
+                t->sim_clock_ms += t->sim_ms[batch[i]];
                 tell(t, batch[i]);
+                if (strat_best(t->st, NULL) != before)
+                    t->sim_best_ms = t->sim_clock_ms;
+            }
             show_progress(t, false);
             continue;
         }
