@@ -15,7 +15,11 @@
 #   4. kforge best: a config kforge accepts, the nearest size when there is no
 #      exact one, a C header that compiles, exit 2 when nothing is known;
 #   5. an exhaustive sweep of a small space, every strategy simulated on it;
-#      the summary's ranking at each size (--top); usage errors.
+#      the summary's ranking at each size (--top); usage errors;
+#   6. --simulate on Kernel Tuner cache files and T4 files (tests/recorded),
+#      plain and gzipped: matched by parameter name, failures as recorded, a
+#      missing configuration failed, the simulated clock, --time on it, and
+#      the errors: a varying parameter either side lacks, a bad file.
 set -u
 KFORGE=${KFORGE:-build/kforge}
 case $KFORGE in /*) ;; *) KFORGE=$(pwd)/$KFORGE ;; esac
@@ -391,7 +395,7 @@ if [ $rc -eq 0 ] && [ "$(lines sweep.jsonl)" -eq 24 ] && grep -q '"strategy": "e
 else
   bad "sweep: exit $rc: $(cat ew.txt)"
 fi
-for s in exhaustive random local anneal genetic; do
+for s in exhaustive random local anneal genetic model; do
   small_tune --simulate sweep.jsonl --strategy $s --seed 2 --budget 24 --format jsonl > sim.jsonl 2> es.txt
   rc=$?
   got=$(sed -n 's/.*"best": {"objective_ms": \([0-9.e-]*\).*/\1/p' sim.jsonl)
@@ -474,6 +478,60 @@ if [ $rc -eq 2 ] && grep -q 'mixes dtypes' eu3.txt; then
   ok "a space of several dtypes is refused"
 else
   bad "several dtypes: exit $rc: $(cat eu3.txt)"
+fi
+
+# 6. --simulate on recorded spaces of other tuners (tests/recorded: 9
+# candidates; the files hold 8 of them: the fastest (32, 2) 1 ms, (32, 4)
+# failed at run time, (64, 2) at compile time, (64, 4) missing; each
+# evaluation cost 1000 ms of compiling + 110 ms (Kernel Tuner file) or
+# 1000 + 10 + 100 ms of runs, failed ones 1010 ms (T4 file)
+REC=$ROOT/tests/recorded
+gzip -c "$REC/small_t4.json" > small_t4.json.gz
+for f in "$REC/small_kt.json" "$REC/small_t4.json" small_t4.json.gz; do
+  "$KFORGE" tune "$REC/small.json" --simulate "$f" --strategy exhaustive --format jsonl > rs.jsonl 2> ers.txt
+  rc=$?
+  case $f in *kt*) clock=8.880 ;; *) clock=8.680 ;; esac
+  if [ $rc -eq 0 ] && grep -q '"label": "block_size_x=32,tile_size_x=2", "variant"' rs.jsonl &&
+     grep -q '"objective_ms": 1,' rs.jsonl && [ "$(field rs.jsonl failed_candidates)" = 3 ] &&
+     [ "$(field rs.jsonl simulated_s)" = $clock ] && [ "$(field rs.jsonl simulated_best_s)" = 5.550 ] &&
+     grep -q '1 of 9 candidates have no result there; they count as failed' ers.txt; then
+    ok "--simulate $(basename "$f"): the recorded optimum, 3 failed (compile, run time, missing), simulated clock $clock s"
+  else
+    bad "--simulate $(basename "$f"): exit $rc: $(cat rs.jsonl ers.txt)"
+  fi
+done
+# --time on the simulated clock: 3 evaluations of 1.11 s pass 3 s, none more
+"$KFORGE" tune "$REC/small.json" --simulate "$REC/small_kt.json" --strategy exhaustive --time 3 --format jsonl \
+  > rt.jsonl 2> ert.txt
+rc=$?
+if [ $rc -eq 0 ] && [ "$(field rt.jsonl evaluations)" = 3 ] && grep -q '"stopped": "time limit"' rt.jsonl; then
+  ok "--simulate --time 3: stops after 3 recorded evaluations of 1.11 s"
+else
+  bad "--simulate --time 3: exit $rc: $(cat rt.jsonl ert.txt)"
+fi
+# a space with a varying parameter the file lacks, and the other way round
+"$KFORGE" tune "$REC/small.json" --simulate "$REC/small_kt.json" --set 'block_size_x=[16,32]' --quiet \
+  > /dev/null 2> erv.txt
+rc=$?
+sed 's/"block_size_x"/"bsx"/' "$REC/small_kt.json" > renamed.json
+"$KFORGE" tune "$REC/small.json" --simulate renamed.json --quiet > /dev/null 2> ern.txt
+rc2=$?
+if [ $rc -eq 0 ] && [ $rc2 -eq 2 ] && grep -q 'the recorded parameter bsx takes several values there' ern.txt; then
+  ok "--simulate: a recorded parameter the space lacks is refused (exit 2), naming it"
+else
+  bad "--simulate, renamed parameter: exit $rc/$rc2: $(cat erv.txt ern.txt)"
+fi
+printf '{"cache": {"1": {"block_size_x": 16}}, "tune_params_keys": ["block_size_x"]}' > notime.json
+"$KFORGE" tune "$REC/small.json" --simulate notime.json --quiet > /dev/null 2> ent.txt
+rc=$?
+printf 'not gzip' | gzip -c | head -c 10 > trunc.gz
+"$KFORGE" tune "$REC/small.json" --simulate trunc.gz --quiet > /dev/null 2> egz.txt
+rc2=$?
+if [ $rc -eq 2 ] && grep -q 'notime.json: cache\["1"\].time: missing' ent.txt && [ $rc2 -eq 2 ] &&
+   grep -q 'trunc.gz: gzip -dc failed' egz.txt; then
+  ok "--simulate: a configuration without its time, a broken gzip file: exit 2, naming the file and the field"
+else
+  bad "--simulate, bad files: exit $rc/$rc2: $(cat ent.txt egz.txt)"
 fi
 
 if [ $fail -gt 0 ] || [ $own_out = 0 ]; then
