@@ -117,10 +117,10 @@ CHECK_LAST  := test_codegen
 CHECK_ALL   := $(notdir $(TESTS)) fuzz_replay $(patsubst tests/%.sh,%,$(wildcard tests/*_suite.sh))
 CHECK_RUN   := $(addprefix check-run-,$(filter $(CHECK_ALL),$(CHECK_ORDER)) \
                $(filter-out $(CHECK_ORDER) $(CHECK_LAST),$(CHECK_ALL)) $(filter $(CHECK_ALL),$(CHECK_LAST)))
-CHECK_DEPS  := $(TESTS) $(BUILD)/kforge $(BUILD)/fuzz_replay $(BUILD)/tests/kforge-tile
+CHECK_DEPS  := $(TESTS) $(BUILD)/kforge $(BUILD)/fuzz_replay $(BUILD)/tests/kforge-tile $(BUILD)/strat_bench
 # make -jN check: the N jobs of the make that runs it, else CHECK_JOBS
 CHECK_J      = $(if $(findstring jobserver,$(MAKEFLAGS)),,-j$(CHECK_JOBS))
-CHECK_ONE   := PATH=$(CHECK_BIN):$$PATH TMPDIR=$(CHECK_TMP) KFORGE_TEST_CACHE=$(CHECK_CACHE) KFORGE=$(BUILD)/kforge KFORGE_TILE=$(BUILD)/tests/kforge-tile CUDA=$(CUDA) \
+CHECK_ONE   := PATH=$(CHECK_BIN):$$PATH TMPDIR=$(CHECK_TMP) KFORGE_TEST_CACHE=$(CHECK_CACHE) KFORGE=$(BUILD)/kforge KFORGE_TILE=$(BUILD)/tests/kforge-tile STRAT_BENCH=$(abspath $(BUILD))/strat_bench CUDA=$(CUDA) \
                sh tests/check_one.sh
 .PHONY: check-build check-run $(CHECK_RUN)
 check-build: $(CHECK_DEPS)

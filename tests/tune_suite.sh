@@ -19,7 +19,8 @@
 #   6. --simulate on Kernel Tuner cache files and T4 files (tests/recorded),
 #      plain and gzipped: matched by parameter name, failures as recorded, a
 #      missing configuration failed, the simulated clock, --time on it, and
-#      the errors: a varying parameter either side lacks, a bad file.
+#      the errors: a varying parameter either side lacks, a bad file;
+#   7. tools/strat_bench on those files.
 set -u
 KFORGE=${KFORGE:-build/kforge}
 case $KFORGE in /*) ;; *) KFORGE=$(pwd)/$KFORGE ;; esac
@@ -204,7 +205,7 @@ fi
 # candidates it abandoned at some size (treating them as failed lost a local
 # search 4% at this seed), so it ends where it ends without abandoning
 gd=
-for st in local anneal genetic; do
+for st in local anneal genetic model; do
   for a in 2 0; do
     "$KFORGE" tune "$SPACE" --set 'n=[1024,4096,1048576,16777216]' --strategy $st --budget 100 --seed 3 \
       --abandon-above $a --no-db --results gd-$st-$a.jsonl --format jsonl > gs-$st-$a.jsonl 2> /dev/null
@@ -216,7 +217,7 @@ assert o[0] <= 1.01 * o[1], o
 PYEOF
 done
 if [ -z "$gd" ] && [ "$(grep -c '"status":"abandoned"' gd-local-2.jsonl)" -gt 10 ]; then
-  ok "guided multi-size searches that abandon (local, anneal, genetic) reach the objective of those that abandon none"
+  ok "guided multi-size searches that abandon (local, anneal, genetic, model) reach the objective of those that abandon none"
 else
   bad "guided multi-size searches with abandoning fall behind:$gd"
 fi
@@ -532,6 +533,30 @@ if [ $rc -eq 2 ] && grep -q 'notime.json: cache\["1"\].time: missing' ent.txt &&
   ok "--simulate: a configuration without its time, a broken gzip file: exit 2, naming the file and the field"
 else
   bad "--simulate, bad files: exit $rc/$rc2: $(cat ent.txt egz.txt)"
+fi
+
+# 7. tools/strat_bench (make bench-strategies) on the same recorded space: the
+# Kernel Tuner and the gzipped T4 file give one table; one run per seed read
+# at every budget gives the table of a run per budget (--exact); at the whole
+# space every strategy finds the optimum (1.000); random's exact expectation
+# at 1 evaluation of the file's 8 configurations, 6 of them ran, is the mean
+# of opt/time (failed: 0) = 1/8 (1 + 1/1.5 + 1/2 + 1/3.5 + 1/4 + 1/5)
+SB=${STRAT_BENCH:-$ROOT/build/strat_bench}
+if [ -x "$SB" ]; then
+  "$SB" --seeds 7 --budgets 12,34,67,100 "$REC/small_kt.json" 2> esb.txt | sed 's/; [0-9.]* s$//; s/^[^:]*: //' > sb1.txt
+  rc1=$?
+  "$SB" --seeds 7 --budgets 12,34,67,100 --exact small_t4.json.gz 2>> esb.txt | sed 's/; [0-9.]* s$//; s/^[^:]*: //' \
+    | sed 's/^t4, ?/kernel_tuner, Test GPU/' > sb2.txt
+  rc2=$?
+  full=$(awk '$1 != "random" && $1 != "budget" && NF == 6 && $5 != "1.000" {print $1}' sb1.txt)
+  if [ $rc1 -eq 0 ] && [ $rc2 -eq 0 ] && cmp -s sb1.txt sb2.txt && [ -z "$full" ] &&
+     grep -q '^  random (exp)         0.363' sb1.txt && grep -q '^  model ' sb1.txt; then
+    ok "strat_bench: one table from the Kernel Tuner and the T4 file, per-budget runs or not; the optimum at 100%"
+  else
+    bad "strat_bench: exit $rc1/$rc2, not at 1.000: $full: $(diff sb1.txt sb2.txt; cat sb1.txt esb.txt)"
+  fi
+else
+  echo "SKIP: strat_bench: $SB not built"
 fi
 
 if [ $fail -gt 0 ] || [ $own_out = 0 ]; then

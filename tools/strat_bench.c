@@ -2,7 +2,7 @@
  * strat_bench.c -- kforge's search strategies replayed on recorded spaces
  * (Kernel Tuner cache files, T4 files: src/tune/recorded.h), no GPU.
  *
- *   strat_bench [--seeds N] [--budgets 1,2,5,10,20] [--strategies LIST] [--csv FILE] FILE...
+ *   strat_bench [--seeds N] [--budgets 1,2,5,10,20] [--strategies LIST] [--exact] [--csv FILE] FILE...
  *
  * The space of a file is every configuration it holds (those a restriction
  * refused left out), each axis one parameter that varies (ordered when its
@@ -15,7 +15,10 @@
  * (random - strategy) / (random - optimum) of the mean best time, random's
  * expectation computed exactly (sampling without replacement), averaged
  * over the budgets.  1 is the optimum at every budget, 0 is random, below
- * 0 worse than random.  --csv writes one line per file, strategy and
+ * 0 worse than random.  A strategy whose search does not depend on its
+ * budget (all but anneal) runs once per seed at the largest budget, and its
+ * best within the first b evaluations is its best at budget b; --exact runs
+ * every budget apart (the same figures, slower).  --csv writes one line per file, strategy and
  * budget for the curves (tools/bench_strategies.sh draws them).
  */
 #include <math.h>
@@ -51,7 +54,15 @@ typedef struct {
     const int *budget;      /* evaluations */
     double *best;           /* [strat][budget][seed] best time found (+inf: none) */
     int *fail;              /* strat_new failed */
+    bool exact;             /* a run per budget for every strategy */
 } job_ctx;
+
+/* A strategy whose first b evaluations are the same whatever its budget
+ * beyond b: one run at the largest budget gives every smaller one (its
+ * best within the first b evaluations).  Annealing's temperature follows
+ * its budget: a run per budget.  (tests/tune_suite.sh checks that both
+ * ways give the same table.) */
+static bool budget_free(strat_kind k) { return k != STRAT_ANNEAL; }
 
 static int cmp_d(const void *a, const void *b)
 {
@@ -162,6 +173,13 @@ static void run_job(void *vctx, int64_t piece, int64_t lo, int64_t hi)
     space *s = j->sp;
     for (int64_t q = lo; q < hi; q++) {
         int seed = (int)(q % j->seeds), bi = (int)(q / j->seeds % j->nbudget), si = (int)(q / j->seeds / j->nbudget);
+        bool prefix = !j->exact && budget_free(j->strat[si]);
+        int top = 0; /* the largest budget: its run gives the others */
+        for (int b = 1; b < j->nbudget; b++)
+            if (j->budget[b] > j->budget[top])
+                top = b;
+        if (prefix && bi != top)
+            continue;
         strat_space ss = {s->n, s->dims, s->coords, s->levels, s->ordered};
         strat_opts o;
         strat_opts_defaults(&o);
@@ -177,9 +195,16 @@ static void run_job(void *vctx, int64_t piece, int64_t lo, int64_t hi)
         while ((k = strat_ask(st, batch, 32)) > 0)
             for (int i = 0; i < k; i++)
                 strat_tell(st, batch[i], s->cost[batch[i]]);
-        double c;
-        strat_best(st, &c);
-        j->best[q] = c;
+        int nt;
+        const strat_improvement *tr = strat_trace(st, &nt);
+        for (int b = 0; b < j->nbudget; b++) {
+            if (!prefix && b != bi)
+                continue;
+            double c = INFINITY;
+            for (int i = 0; i < nt && tr[i].evaluation <= j->budget[b]; i++)
+                c = tr[i].cost;
+            j->best[((size_t)si * (size_t)j->nbudget + (size_t)b) * (size_t)j->seeds + (size_t)seed] = c;
+        }
         strat_free(st);
     }
 }
@@ -197,7 +222,7 @@ static int parse_list(const char *arg, int *out, int max)
 static void usage(void)
 {
     fprintf(stderr, "usage: strat_bench [--seeds N] [--budgets 1,2,5,10,20] [--strategies random,local,...] "
-                    "[--csv FILE] FILE...\n");
+                    "[--exact] [--csv FILE] FILE...\n");
 }
 
 int main(int argc, char **argv)
@@ -207,8 +232,13 @@ int main(int argc, char **argv)
     int nstrat = 0;
     const char *csv = NULL;
     int first = 1;
+    bool exact = false;
     for (; first < argc && strncmp(argv[first], "--", 2) == 0; first++) {
         const char *a = argv[first];
+        if (strcmp(a, "--exact") == 0) {
+            exact = true;
+            continue;
+        }
         if (first + 1 >= argc) {
             usage();
             return 2;
@@ -279,7 +309,7 @@ int main(int argc, char **argv)
         }
         size_t njobs = (size_t)nstrat * (size_t)npct * (size_t)seeds;
         job_ctx j = {&s, nstrat, npct, seeds, strat, budget, malloc(sizeof(double) * njobs),
-                     calloc((size_t)nstrat, sizeof(int))};
+                     calloc((size_t)nstrat, sizeof(int)), exact};
         double t0 = kf_now();
         kf_parallel_for((int64_t)njobs, 1, run_job, &j);
         const char *base = strrchr(s.path, '/') ? strrchr(s.path, '/') + 1 : s.path;
@@ -322,6 +352,7 @@ int main(int argc, char **argv)
             tot_score[strat[si]] += score;
             printf("   %6.3f\n", score);
         }
+        fflush(stdout);
         nspaces++;
         free(j.best);
         free(j.fail);
