@@ -101,7 +101,7 @@ for f in $files; do
     gnuplot <<EOF
 set terminal pngcairo size 800,500
 set output '$OUT/$name.png'
-set title '$name: mean optimum/best ($SEEDS seeds)'
+set title '$name: mean optimum/best ($SEEDS seeds)' noenhanced
 set xlabel 'budget, % of the space'
 set ylabel 'optimum / best found'
 set logscale x

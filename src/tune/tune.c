@@ -64,13 +64,13 @@
 /* The guided default: the model strategy.  make bench-strategies
  * (tools/bench_strategies.sh: benchmark_hub's recorded convolution and
  * dedispersion spaces on six GPUs, budgets of 1 to 20% of the space, 20
- * seeds) puts it ahead of random, local, anneal and genetic in score
- * against random sampling on every NVIDIA space it was designed on and on
- * the AMD spaces kept for evaluation but the W6600 convolution, where it
- * leads on score yet trails random between 2 and 10% (README, "Which
- * strategy when").  Earlier, on an exhaustive H100 sweep of
- * configs/tune-reduce.json at n = 2^24, genetic had the smallest worst
- * case of the others (tools/tune_bench.sh). */
+ * seeds; README, "Which strategy when") puts it first in score against
+ * random sampling on the six NVIDIA spaces it was designed on and on five
+ * of the six AMD spaces kept for evaluation (on the W7800 convolution
+ * genetic leads, and on the W6600 convolution it trails random between 2
+ * and 10% of the space).  Earlier, on an
+ * exhaustive H100 sweep of configs/tune-reduce.json at n = 2^24, genetic
+ * had the smallest worst case of the others (tools/tune_bench.sh). */
 #define DEFAULT_GUIDED STRAT_MODEL
 
 // ---------------------------------------------------------------------------
