@@ -200,8 +200,12 @@ static int read_kt(const cJSON *root, rec_space *r, strtab *st, const char *path
 {
     snprintf(r->format, sizeof r->format, "kernel_tuner");
     const cJSON *dev = cJSON_GetObjectItemCaseSensitive(root, "device_name");
-    if (cJSON_IsString(dev))
+    if (cJSON_IsString(dev)) {
         snprintf(r->device, sizeof r->device, "%s", dev->valuestring);
+        for (char *p = r->device; *p; p++) /* printed on the terminal */
+            if ((unsigned char)*p < 0x20 || *p == 0x7f)
+                *p = '?';
+    }
     const cJSON *keys = cJSON_GetObjectItemCaseSensitive(root, "tune_params_keys");
     const cJSON *cache = cJSON_GetObjectItemCaseSensitive(root, "cache");
     if (!cJSON_IsArray(keys) || cJSON_GetArraySize(keys) == 0)
@@ -348,9 +352,33 @@ int rec_load(const char *path, rec_space *r, char *err, size_t errlen)
         kf_err(err, errlen, "%s: %s", path, strerror(errno));
         return -1;
     }
-    unsigned char magic[2] = {0, 0};
-    size_t got = fread(magic, 1, 2, f);
+    /* the opening of the file: a Kernel Tuner cache names its parameters
+     * ("tune_params_keys") and a T4 file its "results" and "metadata" or
+     * "schema_version" near the start; anything else (a kforge results
+     * file, /dev/zero) is not read any further here */
+    enum { HEAD = 1 << 16 };
+    char *head = malloc(HEAD);
+    if (!head) {
+        fclose(f);
+        kf_err(err, errlen, "out of memory");
+        return -1;
+    }
+    size_t got = fread(head, 1, HEAD - 1, f);
     fclose(f);
+    head[got] = '\0';
+    unsigned char magic[2] = {(unsigned char)head[0], (unsigned char)head[1]};
+    if (!(got >= 2 && magic[0] == 0x1f && magic[1] == 0x8b)) {
+        for (size_t i = 0; i < got; i++)
+            if (head[i] == '\0')
+                head[i] = ' ';
+        bool ours = strstr(head, "\"tune_params_keys\"") ||
+                    (strstr(head, "\"results\"") && (strstr(head, "\"metadata\"") || strstr(head, "\"schema_version\"")));
+        if (!ours) {
+            free(head);
+            return 0;
+        }
+    }
+    free(head);
     size_t len = 0;
     char *text = got == 2 && magic[0] == 0x1f && magic[1] == 0x8b ? gunzip(path, &len, err, errlen)
                                                                    : kf_read_file_max(path, REC_MAX_BYTES, &len,
