@@ -7,6 +7,7 @@
 #   make fuzz             libFuzzer on the config/space parser (FUZZ_TIME=600 s)
 #   make bench            seeds table on the GPU (configs/seeds.json)
 #   make bench-tune       tuning time and where it goes, on the GPU (tools/tune_bench.sh)
+#   make bench-strategies search strategies on recorded spaces, CPU only (tools/bench_strategies.sh)
 #   make install PREFIX=/usr/local
 
 CUDA      ?= /usr/local/cuda
@@ -38,7 +39,7 @@ TPL       := $(sort $(wildcard kernel_src/*.cuh kernel_src/*/*.cuh))
 TESTS_SRC := $(wildcard tests/test_*.c)
 TESTS     := $(TESTS_SRC:tests/%.c=$(BUILD)/tests/%)
 
-.PHONY: all check test clean install bench bench-cub bench-rows bench-tune fuzz
+.PHONY: all check test clean install bench bench-cub bench-rows bench-tune bench-strategies fuzz
 .SECONDARY:
 all: $(BUILD)/kforge
 
@@ -117,10 +118,10 @@ CHECK_LAST  := test_codegen
 CHECK_ALL   := $(notdir $(TESTS)) fuzz_replay $(patsubst tests/%.sh,%,$(wildcard tests/*_suite.sh))
 CHECK_RUN   := $(addprefix check-run-,$(filter $(CHECK_ALL),$(CHECK_ORDER)) \
                $(filter-out $(CHECK_ORDER) $(CHECK_LAST),$(CHECK_ALL)) $(filter $(CHECK_ALL),$(CHECK_LAST)))
-CHECK_DEPS  := $(TESTS) $(BUILD)/kforge $(BUILD)/fuzz_replay $(BUILD)/tests/kforge-tile
+CHECK_DEPS  := $(TESTS) $(BUILD)/kforge $(BUILD)/fuzz_replay $(BUILD)/tests/kforge-tile $(BUILD)/strat_bench
 # make -jN check: the N jobs of the make that runs it, else CHECK_JOBS
 CHECK_J      = $(if $(findstring jobserver,$(MAKEFLAGS)),,-j$(CHECK_JOBS))
-CHECK_ONE   := PATH=$(CHECK_BIN):$$PATH TMPDIR=$(CHECK_TMP) KFORGE_TEST_CACHE=$(CHECK_CACHE) KFORGE=$(BUILD)/kforge KFORGE_TILE=$(BUILD)/tests/kforge-tile CUDA=$(CUDA) \
+CHECK_ONE   := PATH=$(CHECK_BIN):$$PATH TMPDIR=$(CHECK_TMP) KFORGE_TEST_CACHE=$(CHECK_CACHE) KFORGE=$(BUILD)/kforge KFORGE_TILE=$(BUILD)/tests/kforge-tile STRAT_BENCH=$(abspath $(BUILD))/strat_bench CUDA=$(CUDA) \
                sh tests/check_one.sh
 .PHONY: check-build check-run $(CHECK_RUN)
 check-build: $(CHECK_DEPS)
@@ -165,6 +166,14 @@ bench-rows: $(BUILD)/kforge
 
 bench-tune: $(BUILD)/kforge
 	KFORGE=$(BUILD)/kforge sh tools/tune_bench.sh
+
+# kforge's search strategies replayed on recorded spaces (CPU only): see
+# tools/bench_strategies.sh (SEEDS=, BUDGETS=, HUB=, OUT=).
+$(BUILD)/strat_bench: tools/strat_bench.c $(BUILD)/libkforge.a
+	$(CC) $(CFLAGS) $< $(BUILD)/libkforge.a $(LDFLAGS) $(LDLIBS) -o $@
+
+bench-strategies: $(BUILD)/strat_bench
+	STRAT_BENCH=$(BUILD)/strat_bench sh tools/bench_strategies.sh
 
 # The binary, its man page and completion, and what the man page's EXAMPLES
 # use: the configs, tools/plot.sh (which finds plot.py next to itself), the

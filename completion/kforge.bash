@@ -168,7 +168,7 @@ _kforge() {
         return
         ;;
     --strategy)
-        COMPREPLY=($(compgen -W "exhaustive random local anneal genetic" -- "$cur"))
+        COMPREPLY=($(compgen -W "exhaustive random local anneal genetic model" -- "$cur"))
         return
         ;;
     --objective)

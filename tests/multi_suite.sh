@@ -243,7 +243,7 @@ fi
 # (a guided search abandons nothing here: which candidates a race abandons
 # depends on the best measured so far, so on how the devices interleave,
 # and an abandoned candidate steers the search by its partial figures)
-for st in genetic local anneal; do
+for st in genetic local anneal model; do
   KFORGE_FAKE_GPU_MS=2 "$KFORGE" tune sp.json --strategy $st --budget 25 --seed 9 --device 0 --no-resume \
     --abandon-above 0 --results g1.jsonl --no-db > g1.txt 2>&1
   KFORGE_FAKE_GPU_MS=2 "$KFORGE" tune sp.json --strategy $st --budget 25 --seed 9 --devices all --no-resume \

@@ -15,7 +15,12 @@
 #   4. kforge best: a config kforge accepts, the nearest size when there is no
 #      exact one, a C header that compiles, exit 2 when nothing is known;
 #   5. an exhaustive sweep of a small space, every strategy simulated on it;
-#      the summary's ranking at each size (--top); usage errors.
+#      the summary's ranking at each size (--top); usage errors;
+#   6. --simulate on Kernel Tuner cache files and T4 files (tests/recorded),
+#      plain and gzipped: matched by parameter name, failures as recorded, a
+#      missing configuration failed, the simulated clock, --time on it, and
+#      the errors: a varying parameter either side lacks, a bad file;
+#   7. tools/strat_bench on those files.
 set -u
 KFORGE=${KFORGE:-build/kforge}
 case $KFORGE in /*) ;; *) KFORGE=$(pwd)/$KFORGE ;; esac
@@ -200,7 +205,7 @@ fi
 # candidates it abandoned at some size (treating them as failed lost a local
 # search 4% at this seed), so it ends where it ends without abandoning
 gd=
-for st in local anneal genetic; do
+for st in local anneal genetic model; do
   for a in 2 0; do
     "$KFORGE" tune "$SPACE" --set 'n=[1024,4096,1048576,16777216]' --strategy $st --budget 100 --seed 3 \
       --abandon-above $a --no-db --results gd-$st-$a.jsonl --format jsonl > gs-$st-$a.jsonl 2> /dev/null
@@ -212,7 +217,7 @@ assert o[0] <= 1.01 * o[1], o
 PYEOF
 done
 if [ -z "$gd" ] && [ "$(grep -c '"status":"abandoned"' gd-local-2.jsonl)" -gt 10 ]; then
-  ok "guided multi-size searches that abandon (local, anneal, genetic) reach the objective of those that abandon none"
+  ok "guided multi-size searches that abandon (local, anneal, genetic, model) reach the objective of those that abandon none"
 else
   bad "guided multi-size searches with abandoning fall behind:$gd"
 fi
@@ -391,7 +396,7 @@ if [ $rc -eq 0 ] && [ "$(lines sweep.jsonl)" -eq 24 ] && grep -q '"strategy": "e
 else
   bad "sweep: exit $rc: $(cat ew.txt)"
 fi
-for s in exhaustive random local anneal genetic; do
+for s in exhaustive random local anneal genetic model; do
   small_tune --simulate sweep.jsonl --strategy $s --seed 2 --budget 24 --format jsonl > sim.jsonl 2> es.txt
   rc=$?
   got=$(sed -n 's/.*"best": {"objective_ms": \([0-9.e-]*\).*/\1/p' sim.jsonl)
@@ -474,6 +479,84 @@ if [ $rc -eq 2 ] && grep -q 'mixes dtypes' eu3.txt; then
   ok "a space of several dtypes is refused"
 else
   bad "several dtypes: exit $rc: $(cat eu3.txt)"
+fi
+
+# 6. --simulate on recorded spaces of other tuners (tests/recorded: 9
+# candidates; the files hold 8 of them: the fastest (32, 2) 1 ms, (32, 4)
+# failed at run time, (64, 2) at compile time, (64, 4) missing; each
+# evaluation cost 1000 ms of compiling + 110 ms (Kernel Tuner file) or
+# 1000 + 10 + 100 ms of runs, failed ones 1010 ms (T4 file)
+REC=$ROOT/tests/recorded
+gzip -c "$REC/small_t4.json" > small_t4.json.gz
+for f in "$REC/small_kt.json" "$REC/small_t4.json" small_t4.json.gz; do
+  "$KFORGE" tune "$REC/small.json" --simulate "$f" --strategy exhaustive --format jsonl > rs.jsonl 2> ers.txt
+  rc=$?
+  case $f in *kt*) clock=8.880 ;; *) clock=8.680 ;; esac
+  if [ $rc -eq 0 ] && grep -q '"label": "block_size_x=32,tile_size_x=2", "variant"' rs.jsonl &&
+     grep -q '"objective_ms": 1,' rs.jsonl && [ "$(field rs.jsonl failed_candidates)" = 3 ] &&
+     [ "$(field rs.jsonl simulated_s)" = $clock ] && [ "$(field rs.jsonl simulated_best_s)" = 5.550 ] &&
+     grep -q '1 of 9 candidates have no result there; they count as failed' ers.txt; then
+    ok "--simulate $(basename "$f"): the recorded optimum, 3 failed (compile, run time, missing), simulated clock $clock s"
+  else
+    bad "--simulate $(basename "$f"): exit $rc: $(cat rs.jsonl ers.txt)"
+  fi
+done
+# --time on the simulated clock: 3 evaluations of 1.11 s pass 3 s, none more
+"$KFORGE" tune "$REC/small.json" --simulate "$REC/small_kt.json" --strategy exhaustive --time 3 --format jsonl \
+  > rt.jsonl 2> ert.txt
+rc=$?
+if [ $rc -eq 0 ] && [ "$(field rt.jsonl evaluations)" = 3 ] && grep -q '"stopped": "time limit"' rt.jsonl; then
+  ok "--simulate --time 3: stops after 3 recorded evaluations of 1.11 s"
+else
+  bad "--simulate --time 3: exit $rc: $(cat rt.jsonl ert.txt)"
+fi
+# a space with a varying parameter the file lacks, and the other way round
+"$KFORGE" tune "$REC/small.json" --simulate "$REC/small_kt.json" --set 'block_size_x=[16,32]' --quiet \
+  > /dev/null 2> erv.txt
+rc=$?
+sed 's/"block_size_x"/"bsx"/' "$REC/small_kt.json" > renamed.json
+"$KFORGE" tune "$REC/small.json" --simulate renamed.json --quiet > /dev/null 2> ern.txt
+rc2=$?
+if [ $rc -eq 0 ] && [ $rc2 -eq 2 ] && grep -q 'the recorded parameter bsx takes several values there' ern.txt; then
+  ok "--simulate: a recorded parameter the space lacks is refused (exit 2), naming it"
+else
+  bad "--simulate, renamed parameter: exit $rc/$rc2: $(cat erv.txt ern.txt)"
+fi
+printf '{"cache": {"1": {"block_size_x": 16}}, "tune_params_keys": ["block_size_x"]}' > notime.json
+"$KFORGE" tune "$REC/small.json" --simulate notime.json --quiet > /dev/null 2> ent.txt
+rc=$?
+printf 'not gzip' | gzip -c | head -c 10 > trunc.gz
+"$KFORGE" tune "$REC/small.json" --simulate trunc.gz --quiet > /dev/null 2> egz.txt
+rc2=$?
+if [ $rc -eq 2 ] && grep -q 'notime.json: cache\["1"\].time: missing' ent.txt && [ $rc2 -eq 2 ] &&
+   grep -q 'trunc.gz: gzip -dc failed' egz.txt; then
+  ok "--simulate: a configuration without its time, a broken gzip file: exit 2, naming the file and the field"
+else
+  bad "--simulate, bad files: exit $rc/$rc2: $(cat ent.txt egz.txt)"
+fi
+
+# 7. tools/strat_bench (make bench-strategies) on the same recorded space: the
+# Kernel Tuner and the gzipped T4 file give one table; one run per seed read
+# at every budget gives the table of a run per budget (--exact); at the whole
+# space every strategy finds the optimum (1.000); random's exact expectation
+# at 1 evaluation of the file's 8 configurations, 6 of them ran, is the mean
+# of opt/time (failed: 0) = 1/8 (1 + 1/1.5 + 1/2 + 1/3.5 + 1/4 + 1/5)
+SB=${STRAT_BENCH:-$ROOT/build/strat_bench}
+if [ -x "$SB" ]; then
+  "$SB" --seeds 7 --budgets 12,34,67,100 "$REC/small_kt.json" 2> esb.txt | sed 's/; [0-9.]* s$//; s/^[^:]*: //' > sb1.txt
+  rc1=$?
+  "$SB" --seeds 7 --budgets 12,34,67,100 --exact small_t4.json.gz 2>> esb.txt | sed 's/; [0-9.]* s$//; s/^[^:]*: //' \
+    | sed 's/^t4, ?/kernel_tuner, Test GPU/' > sb2.txt
+  rc2=$?
+  full=$(awk '$1 != "random" && $1 != "budget" && NF == 6 && $5 != "1.000" {print $1}' sb1.txt)
+  if [ $rc1 -eq 0 ] && [ $rc2 -eq 0 ] && cmp -s sb1.txt sb2.txt && [ -z "$full" ] &&
+     grep -q '^  random (exp)         0.363' sb1.txt && grep -q '^  model ' sb1.txt; then
+    ok "strat_bench: one table from the Kernel Tuner and the T4 file, per-budget runs or not; the optimum at 100%"
+  else
+    bad "strat_bench: exit $rc1/$rc2, not at 1.000: $full: $(diff sb1.txt sb2.txt; cat sb1.txt esb.txt)"
+  fi
+else
+  echo "SKIP: strat_bench: $SB not built"
 fi
 
 if [ $fail -gt 0 ] || [ $own_out = 0 ]; then

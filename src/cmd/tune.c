@@ -28,9 +28,10 @@ static const char *const tune_help =
     "for each size goes to the tuning database (see kforge best --help).\n"
     "\n"
     "options:\n"
-    "  --strategy S        exhaustive, random, local, anneal or genetic.  Default: exhaustive when\n"
-    "                      the space has at most 2000 candidates and neither --budget nor --time\n"
-    "                      limits the search, else genetic\n"
+    "  --strategy S        exhaustive, random, local, anneal, genetic or model (a random forest\n"
+    "                      fitted to what was measured picks the next batch).  Default: exhaustive\n"
+    "                      when the space has at most 2000 candidates and neither --budget nor\n"
+    "                      --time limits the search, else model\n"
     "  --budget N          evaluate at most N candidates (default: all of them for exhaustive and\n"
     "                      random or with --time; 20% of the space, at least 100, for the others)\n"
     "  --time SEC          start no new measurement after SEC seconds\n"
@@ -49,8 +50,11 @@ static const char *const tune_help =
     "                      else ~/.local/share/kforge/tuning)\n"
     "  --no-db             leave the tuning database alone\n"
     "  --simulate FILE     no GPU: every candidate's times come from FILE, the results file of an\n"
-    "                      earlier sweep of the same space (to compare strategies, like Kernel\n"
-    "                      Tuner's simulation mode); writes no results file and no database\n"
+    "                      earlier sweep of the same space, a Kernel Tuner cache file or a T4 file\n"
+    "                      (.json or .json.gz; matched to the candidates by parameter name) (to\n"
+    "                      compare strategies, like Kernel Tuner's simulation mode); the recorded\n"
+    "                      compile and run times make a simulated clock (time to the best; --time\n"
+    "                      runs on it); writes no results file and no database\n"
     "  --format FMT        the summary on stdout: table (default), jsonl (one line per new best,\n"
     "                      then a summary line), json (one object), md (Markdown) or t4 (no summary:\n"
     "                      the candidates of this search in the results file, resumed ones too, as\n"
@@ -101,6 +105,7 @@ static const char *const tune_help =
     "  kforge tune configs/tune-reduce.json --devices all --strategy genetic --budget 200\n"
     "  kforge tune configs/tune-reduce.json --shard 2/4 --results shard2.jsonl   (then kforge merge)\n"
     "  kforge tune configs/tune-reduce.json --simulate sweep.jsonl --strategy local --format jsonl\n"
+    "  kforge tune tools/hub/convolution_milo.json --simulate A100.json.gz --budget 87 --strategy model\n"
     "  kforge best --dtype float32 --op sum --n 2^24 --header > reduce_tuned.h\n";
 
 /* 0, 1 for --help (printed), -1 after a usage error. */
@@ -128,7 +133,7 @@ static int parse_tune_opts(int argc, char **argv, tune_opts *o)
             o->strategy = kf_lookup(strat_names, STRAT_COUNT, val);
             if (o->strategy < 0)
                 return cli_fail(&c, "--strategy: unknown strategy '%s' (allowed: exhaustive, random, local, anneal, "
-                                    "genetic)",
+                                    "genetic, model)",
                                 val);
         } else if (cli_value(&c, "--budget", &val)) {
             if (!kf_parse_ll(val, &o->budget) || o->budget < 1 || o->budget > 100000000)

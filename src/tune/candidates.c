@@ -89,6 +89,8 @@ int tuner_load_recorded(tuner *t, const char *path, char *err, size_t errlen)
                                              t->device);
             if (r) {
                 tuner_fill_cell(cell_at(t, c, k), r);
+                if (t->sim_ms)
+                    t->sim_ms[c] += r->compile_ms + r->setup_ms + r->verify_ms + r->bench_ms;
                 found++;
             }
         }
@@ -251,4 +253,146 @@ void tuner_free(tuner *t)
     free(t->mine);
     free(t->dev_info);
     free(t->per_device);
+    free(t->sim_ms);
+    rec_free(&t->rec);
+}
+
+// ---------------------------------------------------------------------------
+// a recorded space (Kernel Tuner cache, T4 file) as the cells of --simulate
+
+typedef struct {
+    const rec_space *r;
+    const int *map;         /* recorded parameter -> its column in key, or -1 */
+    int nkey;
+    const double *key;
+} rec_key_ctx;
+
+static uint64_t hash_key(const double *k, int n)
+{
+    uint64_t h = 0x84222325cbf29ce4ULL;
+    for (int i = 0; i < n; i++) {
+        int64_t v = (int64_t)k[i];
+        h ^= (uint64_t)v;
+        h *= 0x100000001b3ULL;
+        h ^= h >> 29;
+    }
+    return h;
+}
+
+static void conf_key(const rec_space *r, const int *map, int i, double *key)
+{
+    for (int p = 0; p < r->nparams; p++)
+        if (map[p] >= 0)
+            key[map[p]] = r->values[(size_t)i * (size_t)r->nparams + (size_t)p];
+}
+
+static bool conf_is(const void *vctx, size_t i, const void *vkey)
+{
+    const rec_key_ctx *c = vctx;
+    double k[KF_MAX_PARAMS];
+    conf_key(c->r, c->map, (int)i, k);
+    return memcmp(k, vkey, sizeof *k * (size_t)c->nkey) == 0;
+}
+
+/* Whether recorded parameter p takes more than one value. */
+static bool rec_varies(const rec_space *r, int p)
+{
+    for (int i = 1; i < r->nconf; i++)
+        if (r->values[(size_t)i * (size_t)r->nparams + (size_t)p] != r->values[(size_t)p])
+            return true;
+    return false;
+}
+
+int tuner_load_rec(tuner *t, const char *path, char *err, size_t errlen)
+{
+    const rec_space *r = &t->rec;
+    const kf_family *fam = kf_families[t->cfg.family];
+    if (t->nsizes != 1) {
+        kf_err(err, errlen, "--simulate %s: a %s file records one problem size, and %s tunes for %d; give one "
+                            "(--set of the size)",
+               path, r->format, t->o.space, t->nsizes);
+        return -1;
+    }
+    int map[256], fpar[KF_MAX_PARAMS], nkey = 0;
+    if (r->nparams > 256) {
+        kf_err(err, errlen, "--simulate %s: more than 256 parameters", path);
+        return -1;
+    }
+    for (int p = 0; p < r->nparams; p++) {
+        map[p] = -1;
+        int a = -1;
+        for (int i = 0; i < fam->nparams; i++)
+            if (strcmp(fam->params[i].name, r->names[p]) == 0)
+                a = i;
+        if (a < 0) {
+            if (rec_varies(r, p)) {
+                kf_err(err, errlen, "--simulate %s: the recorded parameter %s takes several values there, and %s has "
+                                    "no parameter of that name: the recorded configurations are matched to the "
+                                    "candidates by parameter name",
+                       path, r->names[p], t->o.space);
+                return -1;
+            }
+            continue; /* one value: nothing to match */
+        }
+        if (r->is_string[p]) {
+            kf_err(err, errlen, "--simulate %s: the recorded parameter %s has string values; %s's parameter of that "
+                                "name is a number",
+                   path, r->names[p], t->o.space);
+            return -1;
+        }
+        map[p] = nkey;
+        fpar[nkey++] = a;
+    }
+    /* a parameter of the space that varies must be in the file */
+    for (int a = 0; a < fam->nparams; a++) {
+        bool mapped = false;
+        for (int k = 0; k < nkey; k++)
+            mapped = mapped || fpar[k] == a;
+        if (mapped)
+            continue;
+        for (int c = 1; c < t->ncand; c++)
+            if (t->sp.variants[t->var[c]].p[a] != t->sp.variants[t->var[0]].p[a]) {
+                strbuf names = {0};
+                for (int p = 0; p < r->nparams; p++)
+                    sb_printf(&names, "%s%s", p ? ", " : "", r->names[p]);
+                kf_err(err, errlen, "--simulate %s: %s's parameter %s varies, and the file has no parameter of that "
+                                    "name (it has %s)",
+                       path, t->o.space, fam->params[a].name, names.s ? names.s : "none");
+                sb_free(&names);
+                return -1;
+            }
+    }
+    kf_index idx = {0};
+    rec_key_ctx ctx = {r, map, nkey, NULL};
+    double key[KF_MAX_PARAMS];
+    for (int i = 0; i < r->nconf; i++) {
+        conf_key(r, map, i, key);
+        uint64_t h = hash_key(key, nkey);
+        if (kf_index_find(&idx, h, conf_is, &ctx, key) >= 0)
+            continue; /* the first of duplicates */
+        if (kf_index_add(&idx, h, (size_t)i) != 0) {
+            kf_index_free(&idx);
+            kf_err(err, errlen, "out of memory");
+            return -1;
+        }
+    }
+    int found = 0;
+    for (int c = 0; c < t->ncand; c++) {
+        const kf_variant *v = &t->sp.variants[t->var[c]];
+        for (int k = 0; k < nkey; k++)
+            key[k] = (double)v->p[fpar[k]];
+        long i = kf_index_find(&idx, hash_key(key, nkey), conf_is, &ctx, key);
+        if (i < 0 || r->status[i] == REC_INVALID)
+            continue;
+        cell *x = cell_at(t, c, 0);
+        memset(x, 0, sizeof *x);
+        x->st = r->status[i] == REC_OK ? KF_ST_OK : r->status[i] == REC_COMPILE ? KF_ST_COMPILE : KF_ST_LAUNCH;
+        x->median_ms = r->status[i] == REC_OK ? r->time_ms[i] : 0;
+        x->deterministic = true;
+        if (t->sim_ms)
+            t->sim_ms[c] = r->eval_ms[i];
+        found++;
+    }
+    kf_index_free(&idx);
+    return found;
 }

@@ -50,10 +50,11 @@ typedef enum {
     STRAT_LOCAL,        /* hill climbing (best or first improvement) with random restarts */
     STRAT_ANNEAL,       /* simulated annealing on the neighbour graph, restarts when frozen */
     STRAT_GENETIC,      /* (mu + lambda) genetic search: tournaments, uniform crossover, mutation */
+    STRAT_MODEL,        /* model-guided: a random forest fitted to the costs so far, expected improvement */
     STRAT_COUNT
 } strat_kind;
 
-/* "exhaustive", "random", "local", "anneal", "genetic" */
+/* "exhaustive", "random", "local", "anneal", "genetic", "model" */
 extern const char *const strat_names[STRAT_COUNT];
 
 typedef struct {

@@ -394,8 +394,13 @@ void tune_print_summary(tuner *t, double wall, const char *stopped)
                    wall, stopped);
         if (t->merged_files)
             ;
-        else if (t->o.simulate)
+        else if (t->o.simulate) {
             printf("  simulated from %s; %d of them failed\n", t->o.simulate, failed_cands);
+            if (t->sim_clock_ms > 0)
+                printf("  simulated clock (each evaluation's recorded compile, verify, benchmark and tuner time, one "
+                       "after another): %.1f s in all; the best found after %.1f s\n",
+                       t->sim_clock_ms / 1e3, t->sim_best_ms / 1e3);
+        }
         else
             printf("  measured now: %d candidates (%d cases, %d failed); taken from %s: %d; failed candidates: %d\n",
                    t->told, t->measured_cases, t->failed_cases, t->o.results, from_file, failed_cands);
@@ -494,6 +499,9 @@ void tune_print_summary(tuner *t, double wall, const char *stopped)
                   strat_names[t->kind], (unsigned long long)t->o.seed, t->ncand, t->budget, evals, t->told,
                   t->measured_cases, t->failed_cases, from_file, failed_cands, wall, stopped,
                   t->o.simulate ? "true" : "false");
+        if (t->o.simulate)
+            sb_printf(&b, "\"simulated_s\": %.3f, \"simulated_best_s\": %.3f, ", t->sim_clock_ms / 1e3,
+                      t->sim_best_ms / 1e3);
         sb_printf(&b, "\"gpus\": %d, \"abandoned_candidates\": %d, \"abandoned_cases\": %d, ", t->ndev > 0 ? t->ndev : 1,
                   abandoned_cands, t->abandoned_cases);
         sb_printf(&b, "\"phases_s\": {\"compile\": %.3f, \"setup\": %.3f, \"verify\": %.3f, \"bench\": %.3f}, ",

@@ -12,6 +12,7 @@
 
 #include "kforge.h"
 #include "pick.h"
+#include "recorded.h"
 #include "report.h"
 #include "results.h"
 #include "run.h"
@@ -69,6 +70,13 @@ typedef struct {
     int failures_said;        /* failed cases named on stderr (the first TUNE_FAILS_SAID) */
     double t0, last_progress;
     bool progress, out_of_time;
+    /* --simulate: the recorded space when the file is a Kernel Tuner cache
+     * or T4 file (rec.nconf 0: a kforge results file), and the simulated
+     * clock: what evaluating each candidate cost where it was recorded
+     * (compile, verify, benchmark and the tuner's own time), ms */
+    rec_space rec;
+    double *sim_ms;
+    double sim_clock_ms, sim_best_ms;
     char energy_note[160];    /* why a case had no energy figure (--objective energy, edp) */
     char write_error[1024];   /* a result could not be written: the search stopped */
 } tuner;
@@ -140,6 +148,9 @@ int tuner_file_devices(const char *path, char names[][128], int max, char *err, 
 int tuner_build_candidates(tuner *t);
 strategy *tuner_make_strategy(tuner *t, char *err, size_t errlen);
 int tuner_load_recorded(tuner *t, const char *path, char *err, size_t errlen);
+/* The cells of t->rec (a Kernel Tuner cache or T4 file read for --simulate),
+ * matched to the candidates by parameter name: how many found, or -1 (err). */
+int tuner_load_rec(tuner *t, const char *path, char *err, size_t errlen);
 void tuner_free(tuner *t);
 
 /* The fastest variant at each size to the database (record.c): 0, or -1
