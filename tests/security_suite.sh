@@ -214,7 +214,7 @@ src_case() { # NAME SOURCE EXPECT [ENV]
         --no-results -q >src.out 2>&1; rc=$?
     if [ -z "$3" ]; then
         if [ $rc = 0 ]; then ok "$1: taken"; else bad "$1" "exit $rc: $(head -c 300 src.out)"; fi
-    elif [ $rc = 2 ] && has src.out "src.json: custom.source: .*$3" && ! grep -q SECRET src.out; then
+    elif [ $rc = 2 ] && has src.out "src.json: line [0-9]*: custom.source: .*$3" && ! grep -q SECRET src.out; then
         ok "$1: exit 2, $3"
     else bad "$1" "exit $rc: $(head -c 400 src.out)"; fi
 }
