@@ -314,8 +314,10 @@ fi
 "$KFORGE" tune "$ROOT/configs/tune-reduce.json" --set n=2^20 --budget 5 --strategy random --no-db --results t_md.jsonl \
   --format md -q > tmd.txt 2>/dev/null; r2=$?
 "$KFORGE" axes --format md > /dev/null 2> ax.txt; r3=$?
-if [ $r1 -eq 0 ] && head -1 md.txt | grep -q '^| name | dtype | op | size | status | time | noise | GB/s | % peak | step | cumul. |$' &&
-   sed -n 2p md.txt | grep -q '^|---|---|---|---:|---|---:|' && [ "$(grep -c '^| a[123] |' md.txt)" -eq 6 ] &&
+# (what every row shares said once above the table; a column for each axis that varies)
+if [ $r1 -eq 0 ] && head -1 md.txt | grep -q '^Same in every row: kernel=reduce dtype=float32 op=sum ' &&
+   sed -n 3p md.txt | grep -q '^| name | block_size | vector_width | size | status | time | noise | GB/s | % peak | step | cumul. |$' &&
+   sed -n 4p md.txt | grep -q '^|---|---:|---:|---:|---|---:|' && [ "$(grep -c '^| a[123] |' md.txt)" -eq 6 ] &&
    [ $r2 -eq 0 ] && grep -q '^| size | median | GB/s | % peak | blocks | launches |$' tmd.txt &&
    grep -q '^Best: `' tmd.txt && [ $r3 -eq 2 ] && has ax.txt "allowed: table, csv, jsonl, json)"; then
   ok "--format md: Markdown tables from run and tune (axes refuses it)"
@@ -370,7 +372,7 @@ for l in open("n4.jsonl"):
 ' || e_ok=0
   fi
   if [ $r1 -eq 0 ] && [ $e_ok = 1 ] && [ "$(count n4.jsonl '"energy_j":[0-9]')" -eq 6 ] &&
-     head -1 n4.txt | grep -q '| SM MHz | energy | GB/J |$'; then
+     grep -q '^| name .*| SM MHz | energy | GB/J |$' n4.txt; then
     ok "NVML: bench.energy gives energy per run over a >= 1 s window (energy / runs), GB/J and power"
   else
     bad "NVML energy" "$r1 $(cat n4.err n4.txt; head -c 800 n4.jsonl)"
