@@ -380,7 +380,7 @@ int rec_load(const char *path, rec_space *r, char *err, size_t errlen)
     }
     free(head);
     size_t len = 0;
-    char *text = got == 2 && magic[0] == 0x1f && magic[1] == 0x8b ? gunzip(path, &len, err, errlen)
+    char *text = got >= 2 && magic[0] == 0x1f && magic[1] == 0x8b ? gunzip(path, &len, err, errlen)
                                                                    : kf_read_file_max(path, REC_MAX_BYTES, &len,
                                                                                       err, errlen);
     if (!text)
