@@ -907,7 +907,7 @@ want "block_size" kforge run --columns block_s
 want "time,block_size" kforge run --columns time,block_s
 has gbps kforge run --sort ''
 want "json table" kforge info --format ''
-want "anneal exhaustive genetic local random" kforge tune s.json --strategy ''
+want "anneal exhaustive genetic local model random" kforge tune s.json --strategy ''
 has block_size= kforge run --set ''
 has n= kforge run --set ''
 has bench.seed= kforge run --set bench.

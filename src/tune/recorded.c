@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -347,6 +348,11 @@ static int read_t4(const cJSON *root, rec_space *r, strtab *st, const char *path
 int rec_load(const char *path, rec_space *r, char *err, size_t errlen)
 {
     memset(r, 0, sizeof *r);
+    /* a pipe, a device: read once, by the results reader (a recorded space
+     * is a regular file) */
+    struct stat sb;
+    if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode))
+        return 0;
     FILE *f = fopen(path, "rb");
     if (!f) {
         kf_err(err, errlen, "%s: %s", path, strerror(errno));
@@ -380,7 +386,7 @@ int rec_load(const char *path, rec_space *r, char *err, size_t errlen)
     }
     free(head);
     size_t len = 0;
-    char *text = got == 2 && magic[0] == 0x1f && magic[1] == 0x8b ? gunzip(path, &len, err, errlen)
+    char *text = got >= 2 && magic[0] == 0x1f && magic[1] == 0x8b ? gunzip(path, &len, err, errlen)
                                                                    : kf_read_file_max(path, REC_MAX_BYTES, &len,
                                                                                       err, errlen);
     if (!text)
