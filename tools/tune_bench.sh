@@ -39,7 +39,9 @@ tune() {
   rm -f "$res"
   s=$(now)
   # shellcheck disable=SC2086 # SETS is a list of options
-  KFORGE_CACHE_DIR="$cache" "$KFORGE" tune "$cfg" "$@" $SETS --no-db --no-resume -q --results "$res" \
+  # NVRTC 13 also fills the CUDA compute cache (~/.nv/ComputeCache): a cold
+  # tune gets a fresh one beside its fresh cubin cache, a warm one reuses both
+  KFORGE_CACHE_DIR="$cache" CUDA_CACHE_PATH="$cache.nv" "$KFORGE" tune "$cfg" "$@" $SETS --no-db --no-resume -q --results "$res" \
     > "$DIR/$name.txt" 2>&1 || { echo "$name: kforge tune failed:"; tail -5 "$DIR/$name.txt"; return 1; }
   e=$(now)
   wall=$(awk "BEGIN{printf \"%.2f\", $e - $s}")
@@ -49,7 +51,7 @@ tune() {
   grep "where the time went" "$DIR/$name.txt" | sed 's/^ */   /'
   "$PYTHON" tools/tune_phases.py "$res" --wall "$wall" | sed 's/^/   /'
 }
-fresh() { d="$DIR/cache-$1"; rm -rf "$d"; mkdir -p "$d"; echo "$d"; }
+fresh() { d="$DIR/cache-$1"; rm -rf "$d" "$d.nv"; mkdir -p "$d" "$d.nv"; echo "$d"; }
 case $PART in reduce|all)
   tune reduce-11 "$(fresh reduce)" configs/tune-reduce.json \
     --set 'n=["2^10","2^12","2^14","2^16","2^18","2^20","2^22","2^24","2^26","2^28","2^30"]' ;;
