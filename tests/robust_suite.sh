@@ -377,8 +377,15 @@ EOF
             pid=$!
             # the delay counts from kforge's start: before its exec the
             # background job is still a forked shell, which SIGTERM kills
-            # (143, with err not yet truncated: the last command's text)
-            while [ "$(readlink "/proc/$pid/exe" 2>/dev/null)" != "$kforge_exe" ] && kill -0 "$pid" 2>/dev/null; do
+            # (143, with err not yet truncated: the last command's text),
+            # and until ld.so has loaded its libraries (NVRTC's is large:
+            # tens of ms when make check's jobs share 2 cores) kforge has
+            # no handler yet; so it starts once SigCgt shows SIGTERM (bit 15)
+            while kill -0 "$pid" 2>/dev/null; do
+                if [ "$(readlink "/proc/$pid/exe" 2>/dev/null)" = "$kforge_exe" ]; then
+                    cgt=$(sed -n 's/^SigCgt:[[:space:]]*//p' "/proc/$pid/status" 2>/dev/null)
+                    [ -n "$cgt" ] && [ $(( 0x$cgt & 0x4000 )) -ne 0 ] && break
+                fi
                 sleep 0.01
             done
             sleep "$delay"
