@@ -320,6 +320,34 @@ t_results_unwritable() {
     return 0
 }
 
+t_resume_whole_file() {
+    export KFORGE_CACHE_DIR="$PWD/cache"
+    # --resume takes the whole file's cases when no interrupted run of the
+    # same command left its place: an interruption of that run must not
+    # forget them (the state kept its offset at the file's end, and the
+    # next --resume measured them again: stress_suite's "80 lines, 40
+    # distinct" under make check's load)
+    cat >a.json <<'J'
+{"kernel": "reduce", "dtype": "float32", "op": "sum", "algorithm": "shuffle", "block_size": [128, 256], "n": 1024}
+J
+    cat >b.json <<'J'
+{"kernel": "reduce", "dtype": "float32", "op": "sum", "algorithm": "shuffle", "block_size": [128, 256, 512, 1024], "n": 1024}
+J
+    expect_rc 0 env KFORGE_FAKE_GPU=1 "$KFORGE" run a.json --results r.jsonl -q
+    [ "$(grep -c . r.jsonl)" = 2 ] || die "a.json: $(grep -c . r.jsonl) lines, expected 2"
+    KFORGE_FAKE_GPU=1 KFORGE_FAKE_GPU_MS=3000 "$KFORGE" run b.json --results r.jsonl --resume -q >out 2>err &
+    pid=$!
+    sleep 1.5
+    kill -INT "$pid"
+    wait "$pid"
+    rc=$?
+    [ "$rc" = 130 ] || die "b.json interrupted: exit status $rc, expected 130: $(cat err)"
+    expect_rc 0 env KFORGE_FAKE_GPU=1 "$KFORGE" run b.json --results r.jsonl --resume -q
+    n=$(grep -c . r.jsonl)
+    u=$(grep -o '"block_size":[0-9]*' r.jsonl | sort -u | wc -l)
+    [ "$n" = 4 ] && [ "$u" = 4 ] || die "after the interrupted --resume and the same command again: $n lines, $u block sizes, expected 4 and 4 (each case once)"
+}
+
 t_results_read_interrupted() {
     # a results file that is a pipe with nothing to say yet: SIGTERM ends
     # the wait at once (exit 130), in each command that reads results
@@ -669,6 +697,7 @@ check results-endless t_results_endless
 check results-nul t_results_nul
 check results-unwritable t_results_unwritable
 check results-read-interrupted t_results_read_interrupted
+check resume-whole-file t_resume_whole_file
 check signal-stages t_signal_stages
 check cache-corrupt t_cache_corrupt
 check cache-dir-file t_cache_dir_file

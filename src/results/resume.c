@@ -177,7 +177,10 @@ int resume_begin(resume_state *rs, const char *results_path, const char *identit
             n--;
         }
         snprintf(e[n].id, sizeof e[n].id, "%s", rs->id);
-        e[n].off = size;
+        /* where this command's cases begin: with mode 1 it took the whole
+         * file's, so an interruption must leave 0 there, or the next
+         * --resume would forget them and measure them again */
+        e[n].off = mode == 1 ? 0 : size;
         n++;
     } else if (rc == 0 && mode == 0) {
         e[mine].off = size;
