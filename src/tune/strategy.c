@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "forest.h"
+#include "rng.h"
 #include "util.h"
 
 const char *const strat_names[STRAT_COUNT] = {"exhaustive", "random", "local", "anneal", "genetic", "model"};
@@ -35,31 +36,7 @@ void strat_opts_defaults(strat_opts *o)
 }
 
 // ---------------------------------------------------------------------------
-// PRNG: xoshiro256** seeded by splitmix64 (never rand(): results must not
-// depend on the C library or on other code drawing from a shared state).
-
-static uint64_t splitmix64(uint64_t *x)
-{
-    uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
-static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
-
-static uint64_t rng_next(uint64_t s[4])
-{
-    uint64_t r = rotl(s[1] * 5, 7) * 9;
-    uint64_t t = s[1] << 17;
-    s[2] ^= s[0];
-    s[3] ^= s[1];
-    s[1] ^= s[2];
-    s[0] ^= s[3];
-    s[2] ^= t;
-    s[3] = rotl(s[3], 45);
-    return r;
-}
+// PRNG: rng.h
 
 /* Uniform in [0, n), n >= 1, without modulo bias. */
 static int rng_below(uint64_t s[4], int n)
