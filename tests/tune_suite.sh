@@ -535,6 +535,16 @@ else
   bad "--simulate, bad files: exit $rc/$rc2: $(cat ent.txt egz.txt)"
 fi
 
+# a gzipped kforge results file: said so, not "no result for any candidate"
+printf '{"kforge": "1", "status": "ok", "block_size_x": 32}\n' | gzip -c > res.jsonl.gz
+"$KFORGE" tune "$REC/small.json" --simulate res.jsonl.gz --quiet > /dev/null 2> erz.txt
+rc=$?
+if [ $rc -eq 2 ] && grep -q 'res.jsonl.gz: a gzip file that is neither .*gunzip it first' erz.txt; then
+  ok "--simulate: a gzipped kforge results file is refused (exit 2): read uncompressed"
+else
+  bad "--simulate, gzipped results file: exit $rc: $(cat erz.txt)"
+fi
+
 # 7. tools/strat_bench (make bench-strategies) on the same recorded space: the
 # Kernel Tuner and the gzipped T4 file give one table; one run per seed read
 # at every budget gives the table of a run per budget (--exact); at the whole

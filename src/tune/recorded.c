@@ -414,6 +414,13 @@ int rec_load(const char *path, rec_space *r, char *err, size_t errlen)
         kt = root && cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(root, "cache"));
     }
     strtab st = {0};
+    if (!kt && !t4 && got >= 2 && magic[0] == 0x1f && magic[1] == 0x8b)
+        /* the results reader reads plain text only: said here, not "no
+         * result for any candidate" later */
+        rc = bad(err, errlen, path,
+                 "a gzip file that is neither a Kernel Tuner cache nor a T4 file%s%s: a kforge results file is read "
+                 "uncompressed (gunzip it first)",
+                 "", "");
     if (kt || t4) {
         rc = kt ? read_kt(root, r, &st, path, err, errlen) : read_t4(root, r, &st, path, err, errlen);
         if (rc == 1 && r->nconf == 0)
