@@ -833,6 +833,57 @@ START_TEST(test_pool_mixed)
 }
 END_TEST
 
+/* Compiles ahead of need go to workers only when nothing needed waits; a
+ * promoted one joins the queue of needed ones. */
+START_TEST(test_pool_ahead)
+{
+    make_tmpdir();
+    rtc_cache c;
+    char err[256] = "";
+    ck_assert_int_eq(rtc_cache_init(&c, tmpdir, true, err, sizeof err), 0);
+    rtc_options o = sm90();
+    rtc_pool *p = rtc_pool_new(1, &c, &o, err, sizeof err);
+    ck_assert_msg(p != NULL, "%s", err);
+    char *srcs[5];
+    for (int i = 0; i < 5; i++)
+        srcs[i] = good_variant(40 + i);
+    /* tags 1-3 ahead (1 starts at once: the worker is idle), then 4 and 5 needed, then 3 needed too */
+    rtc_pool_submit_ahead(p, 1, srcs[0], "a.cu");
+    rtc_pool_submit_ahead(p, 2, srcs[1], "a.cu");
+    rtc_pool_submit_ahead(p, 3, srcs[2], "a.cu");
+    rtc_pool_submit(p, 4, srcs[3], "n.cu");
+    rtc_pool_submit(p, 5, srcs[4], "n.cu");
+    ck_assert_int_eq(rtc_pool_pending(p), 5);
+    ck_assert(rtc_pool_promote(p, 3));
+    ck_assert(!rtc_pool_promote(p, 1)); /* running already */
+    ck_assert(!rtc_pool_promote(p, 4)); /* not ahead */
+    int order[5], n = 0;
+    double deadline = kf_now() + 45;
+    while (n < 5) {
+        ck_assert_msg(kf_now() < deadline, "pool did not finish");
+        rtc_done d;
+        int w = rtc_pool_wait(p, 1000, &d);
+        ck_assert_int_ge(w, 0);
+        if (w == 1) {
+            ck_assert_msg(d.ok, "tag %d: %s", d.tag, d.log ? d.log : "");
+            free(d.log);
+            order[n++] = d.tag;
+        }
+    }
+    int want[5] = {1, 4, 5, 3, 2};
+    for (int i = 0; i < 5; i++)
+        ck_assert_msg(order[i] == want[i], "completion %d: tag %d, want %d (order %d %d %d %d %d)", i, order[i],
+                      want[i], order[0], order[1], order[2], order[3], order[4]);
+    rtc_done d;
+    ck_assert_int_eq(rtc_pool_wait(p, 0, &d), -1);
+    rtc_pool_free(p);
+    assert_no_children();
+    for (int i = 0; i < 5; i++)
+        free(srcs[i]);
+    remove_tmpdir();
+}
+END_TEST
+
 START_TEST(test_pool_worker_killed)
 {
     rtc_cache c;
@@ -998,6 +1049,7 @@ static Suite *rtc_suite(void)
     tcase_add_unchecked_fixture(tc, root_setup, root_teardown);
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_pool_mixed);
+    tcase_add_test(tc, test_pool_ahead);
     tcase_add_test(tc, test_pool_worker_killed);
     tcase_add_test(tc, test_pool_free_busy);
     tcase_add_test(tc, test_pool_fds);

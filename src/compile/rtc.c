@@ -748,7 +748,8 @@ struct rtc_pool {
     rtc_worker *w;
     int n;
     rtc_job *head, *tail;    /* queued, FIFO */
-    int nqueued, nbusy;
+    rtc_job *ahead, *ahead_tail; /* compiles ahead of need: to idle workers only, FIFO */
+    int nqueued, nahead, nbusy;
     rtc_job *failed, *failed_tail;   /* failed without a worker, not yet reported */
     int nfailed;
     int note[2];             /* readable while failed != NULL, so poll() wakes */
@@ -998,6 +999,21 @@ static rtc_job *pop_queued(rtc_pool *p)
     return j;
 }
 
+/* The next job: one needed now before one compiled ahead. */
+static rtc_job *pop_next(rtc_pool *p)
+{
+    rtc_job *j = pop_queued(p);
+    if (j || !p->ahead)
+        return j;
+    j = p->ahead;
+    p->ahead = j->next;
+    if (!p->ahead)
+        p->ahead_tail = NULL;
+    j->next = NULL;
+    p->nahead--;
+    return j;
+}
+
 /* Gives queued jobs to idle workers, restarting empty slots when there is
  * work.  With no worker left at all, the queue fails rather than hangs. */
 static void dispatch(rtc_pool *p)
@@ -1005,19 +1021,19 @@ static void dispatch(rtc_pool *p)
     bool live = false;
     for (int i = 0; i < p->n; i++) {
         rtc_worker *w = &p->w[i];
-        if (w->pid <= 0 && p->head)
+        if (w->pid <= 0 && (p->head || p->ahead))
             spawn_worker(p, i, p->spawn_err, sizeof p->spawn_err);
         if (w->pid <= 0)
             continue;
         live = true;
-        if (!w->job && p->head)
-            send_job(p, w, pop_queued(p));
+        if (!w->job && (p->head || p->ahead))
+            send_job(p, w, pop_next(p));
     }
-    if (!live && p->head) {
+    if (!live && (p->head || p->ahead)) {
         char msg[300];
         snprintf(msg, sizeof msg, "cannot start a compiler worker: %s", p->spawn_err);
         rtc_job *j;
-        while ((j = pop_queued(p)) != NULL)
+        while ((j = pop_next(p)) != NULL)
             push_failed(p, j, msg);
     }
 }
@@ -1195,7 +1211,7 @@ rtc_pool *rtc_pool_new(int jobs, const rtc_cache *cache, const rtc_options *opt,
     return p;
 }
 
-void rtc_pool_submit(rtc_pool *p, int tag, const char *src, const char *name)
+static void submit(rtc_pool *p, int tag, const char *src, const char *name, bool ahead)
 {
     rtc_job *j = calloc(1, sizeof *j);
     if (!j) {
@@ -1210,18 +1226,60 @@ void rtc_pool_submit(rtc_pool *p, int tag, const char *src, const char *name)
         push_failed(p, j, "out of memory");
         return;
     }
-    if (p->tail)
-        p->tail->next = j;
-    else
-        p->head = j;
-    p->tail = j;
-    p->nqueued++;
+    if (ahead) {
+        if (p->ahead_tail)
+            p->ahead_tail->next = j;
+        else
+            p->ahead = j;
+        p->ahead_tail = j;
+        p->nahead++;
+    } else {
+        if (p->tail)
+            p->tail->next = j;
+        else
+            p->head = j;
+        p->tail = j;
+        p->nqueued++;
+    }
     dispatch(p);
+}
+
+void rtc_pool_submit(rtc_pool *p, int tag, const char *src, const char *name)
+{
+    submit(p, tag, src, name, false);
+}
+
+void rtc_pool_submit_ahead(rtc_pool *p, int tag, const char *src, const char *name)
+{
+    submit(p, tag, src, name, true);
+}
+
+bool rtc_pool_promote(rtc_pool *p, int tag)
+{
+    for (rtc_job **pj = &p->ahead, *prev = NULL; *pj; prev = *pj, pj = &(*pj)->next) {
+        rtc_job *j = *pj;
+        if (j->tag != tag)
+            continue;
+        *pj = j->next;
+        if (p->ahead_tail == j)
+            p->ahead_tail = prev;
+        p->nahead--;
+        j->next = NULL;
+        if (p->tail)
+            p->tail->next = j;
+        else
+            p->head = j;
+        p->tail = j;
+        p->nqueued++;
+        dispatch(p);
+        return true;
+    }
+    return false;
 }
 
 int rtc_pool_pending(const rtc_pool *p)
 {
-    return p->nqueued + p->nbusy + p->nfailed;
+    return p->nqueued + p->nahead + p->nbusy + p->nfailed;
 }
 
 int rtc_pool_pollfds(rtc_pool *p, struct pollfd *fds, int max)
@@ -1356,7 +1414,7 @@ void rtc_pool_free(rtc_pool *p)
         w->job = NULL;
     }
     rtc_job *j;
-    while ((j = pop_queued(p)) != NULL)
+    while ((j = pop_next(p)) != NULL)
         job_free(j);
     while ((j = p->failed) != NULL) {
         p->failed = j->next;

@@ -140,7 +140,17 @@ rtc_pool *rtc_pool_new(int jobs, const rtc_cache *cache, const rtc_options *opt,
 /* Queues a compile (src and name are copied).  Never blocks on workers. */
 void rtc_pool_submit(rtc_pool *p, int tag, const char *src, const char *name);
 
-/* Jobs queued or running. */
+/* Queues a compile that is not needed yet (the next candidates a search
+ * will likely ask for): it goes to a worker only when no job submitted with
+ * rtc_pool_submit waits, so it never delays one.  Reported like any job. */
+void rtc_pool_submit_ahead(rtc_pool *p, int tag, const char *src, const char *name);
+
+/* The job of tag submitted ahead and not started yet is needed now: it
+ * joins the end of the queue.  false when there is none (started already,
+ * or never submitted ahead). */
+bool rtc_pool_promote(rtc_pool *p, int tag);
+
+/* Jobs queued (ahead ones too) or running. */
 int rtc_pool_pending(const rtc_pool *p);
 
 /* For an event loop: gives queued jobs to idle workers, then adds one

@@ -31,6 +31,7 @@ typedef struct {
     char *log;
     double ms;
     bool cached;
+    bool ahead;             /* compiled ahead of need (run_session_ahead), not asked for yet */
     char label[160];        /* a variant that uses it, for messages */
 } vstate;
 
@@ -396,6 +397,14 @@ void run_session_note(run_session *s, const char *note)
     snprintf(s->note, sizeof s->note, "%s", note ? note : "");
 }
 
+int run_session_jobs(const run_session *s)
+{
+    int n = 0;
+    for (int c = 0; c < s->ncomps; c++)
+        n += s->comps[c].jobs;
+    return n;
+}
+
 void run_session_counts(const run_session *s, int *compiled, int *cached)
 {
     *compiled = s->ncompiled;
@@ -404,6 +413,12 @@ void run_session_counts(const run_session *s, int *compiled, int *cached)
 
 // ---------------------------------------------------------------------------
 // Sources
+
+static void say_compile_failure(const vstate *v, const char *arch, bool name_arch)
+{
+    fprintf(stderr, "kforge: %s failed to compile%s%s:\n%s\n", v->label, name_arch ? " for " : "",
+            name_arch ? arch : "", v->log ? v->log : "(no log)");
+}
 
 /* Source, cache lookup or submission for every variant and every compiler;
  * src_of[c * nvariants + i] is variant i's entry in compiler c's table. */
@@ -430,8 +445,8 @@ static int prepare_variants(compiler *comps, int ncomps, const rtc_cache *cache,
                 kf_err(err, errlen, "out of memory");
                 return -1;
             }
+            vstate *v = &t->v[e];
             if (added) {
-                vstate *v = &t->v[e];
                 variant_label(&variants[i], v->label, sizeof v->label);
                 if (rtc_cache_lookup(cache, src, &cp->ropt, v->path, sizeof v->path)) {
                     v->state = VS_READY;
@@ -441,6 +456,15 @@ static int prepare_variants(compiler *comps, int ncomps, const rtc_cache *cache,
                     v->state = VS_COMPILING;
                     rtc_pool_submit(cp->pool, e, src, "kforge_kernel.cu");
                 }
+            } else if (v->ahead) {
+                /* compiled ahead: needed now */
+                v->ahead = false;
+                if (v->state == VS_COMPILING)
+                    rtc_pool_promote(cp->pool, e);
+                else if (v->state == VS_FAILED)
+                    say_compile_failure(v, cp->ropt.arch, ncomps > 1);
+                if (v->cached)
+                    (*ncached)++;
             }
             src_of[(size_t)c * (size_t)nvariants + (size_t)i] = e;
         }
@@ -448,6 +472,44 @@ static int prepare_variants(compiler *comps, int ncomps, const rtc_cache *cache,
     }
     return 0;
 }
+
+int run_session_ahead(run_session *s, const kf_variant *variants, int nvariants, char *err, size_t errlen)
+{
+    int n = 0;
+    for (int i = 0; i < nvariants; i++) {
+        char *src = codegen_source(&variants[i], err, errlen);
+        if (!src)
+            return -1;
+        for (int c = 0; c < s->ncomps; c++) {
+            compiler *cp = &s->comps[c];
+            char key[33];
+            rtc_cache_key(src, &cp->ropt, key);
+            bool added = false;
+            int e = src_add(&cp->src, key, &added);
+            if (e < 0) {
+                free(src);
+                kf_err(err, errlen, "out of memory");
+                return -1;
+            }
+            if (!added)
+                continue; /* asked for, or ahead, already */
+            vstate *v = &cp->src.v[e];
+            variant_label(&variants[i], v->label, sizeof v->label);
+            v->ahead = true;
+            if (rtc_cache_lookup(&s->cache, src, &cp->ropt, v->path, sizeof v->path)) {
+                v->state = VS_READY;
+                v->cached = true;
+            } else {
+                v->state = VS_COMPILING;
+                rtc_pool_submit_ahead(cp->pool, e, src, "kforge_kernel.cu");
+                n++;
+            }
+        }
+        free(src);
+    }
+    return n;
+}
+
 
 static void compile_done(const rtc_done *d, srctab *t, const char *arch, bool name_arch)
 {
@@ -482,8 +544,8 @@ static void compile_done(const rtc_done *d, srctab *t, const char *arch, bool na
         v->state = VS_FAILED;
         free(v->log);
         v->log = d->log;
-        fprintf(stderr, "kforge: %s failed to compile%s%s:\n%s\n", v->label, name_arch ? " for " : "",
-                name_arch ? arch : "", d->log ? d->log : "(no log)");
+        if (!v->ahead) /* else said when a measure asks for it, if one does */
+            say_compile_failure(v, arch, name_arch);
     }
 }
 

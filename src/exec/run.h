@@ -73,6 +73,18 @@ typedef int (*run_case_fn)(const kf_result *r, int index, void *ctx);
 int run_session_measure(run_session *s, const kf_variant *variants, int nvariants, const kf_case *cases,
                         int ncases, const kf_bench *b, run_case_fn fn, void *ctx, char *err, size_t errlen);
 
+/* The compiler processes of the session, over its pools. */
+int run_session_jobs(const run_session *s);
+
+/* Compiles variants ahead of need: the candidates a search will likely ask
+ * for next, compiled by compiler processes that would otherwise be idle
+ * (never before a compile a measurement waits for), into the cache and the
+ * session's table, so that a later run_session_measure of them finds them
+ * compiled.  Nothing is measured, and a failure to compile is said only
+ * when a measurement asks for the variant.  Returns how many compiles were
+ * queued (the rest were cached, or known already), or -1 (err). */
+int run_session_ahead(run_session *s, const kf_variant *variants, int nvariants, char *err, size_t errlen);
+
 /* Called for every compiled variant (run_compile_only). */
 typedef int (*run_result_fn)(const kf_result *r, void *ctx);
 

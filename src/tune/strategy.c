@@ -1000,6 +1000,21 @@ static void known(strategy *s, int idx, double cost, bool estimate)
 void strat_known(strategy *s, int idx, double cost) { known(s, idx, cost, false); }
 void strat_known_estimate(strategy *s, int idx, double cost) { known(s, idx, cost, true); }
 
+int strat_peek(const strategy *s, int *out, int max)
+{
+    int left = s->budget - s->evaluated - s->noutstanding, k = 0;
+    if (s->kind != STRAT_MODEL || s->over || !s->rank)
+        return 0;
+    if (max > left)
+        max = left;
+    for (int r = s->prank; r < s->nrank && k < max; r++) {
+        int i = s->rank[r];
+        if (!evaluated(s, i) && !s->pending[i] && isnan(s->known[i]))
+            out[k++] = i;
+    }
+    return k;
+}
+
 int strat_evaluations(const strategy *s) { return s->evaluated; }
 
 int strat_best(const strategy *s, double *cost)

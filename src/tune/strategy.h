@@ -108,6 +108,12 @@ int strat_tell(strategy *s, int idx, double cost);
  * the search as a cost does, but the candidate is never the best. */
 int strat_tell_estimate(strategy *s, int idx, double cost);
 
+/* Up to max candidates the search will likely ask for after the current
+ * batch (the model strategy's ranking beyond it; none for the others),
+ * within the budget, written to out; how many.  Only a hint, for compiling
+ * ahead: it changes nothing in the search. */
+int strat_peek(const strategy *s, int *out, int max);
+
 /* Candidates evaluated so far (told, or taken from strat_known). */
 int strat_evaluations(const strategy *s);
 

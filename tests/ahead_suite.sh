@@ -1,0 +1,94 @@
+#!/bin/sh
+# tests/ahead_suite.sh -- compiling ahead (tune.c compile_ahead, run.c
+# run_session_ahead, rtc.c's ahead queue), on the fake GPU with real NVRTC:
+# the model strategy's next candidates are compiled by compiler processes a
+# batch leaves idle.  The search is the same with and without it (the same
+# candidates evaluated, the same best), candidates are compiled ahead, and
+# a candidate compiled ahead that fails to compile is said once if the
+# search measures it and never if it does not.
+#
+#   KFORGE=build/kforge sh tests/ahead_suite.sh
+set -u
+K=${KFORGE:-build/kforge}
+case $K in /*) ;; *) K=$(pwd)/$K ;; esac
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/kforge-ahead.XXXXXX") || exit 2
+keep=0
+trap 'if [ $keep = 0 ]; then rm -rf "$TMP"; else echo "ahead_suite: files kept in $TMP"; fi' EXIT
+export KFORGE_FAKE_GPU=1 LC_ALL=C HOME="$TMP"
+unset KFORGE_PLANT KFORGE_DEVICES KFORGE_FAKE_GPU_MS KFORGE_NO_AHEAD KFORGE_TRACE SLURM_ARRAY_TASK_ID SLURM_ARRAY_TASK_COUNT
+npass=0
+nfail=0
+ok() { echo "PASS $1"; npass=$((npass + 1)); }
+bad() { echo "FAIL $1: $2"; nfail=$((nfail + 1)); keep=1; }
+
+# 96 candidates; those with per_thread 3 and broken 1 do not compile
+cd "$TMP" || exit 2
+cat > k.cu <<'EOF'
+#if broken && per_thread == 3
+#error broken compile failure
+#endif
+extern "C" __global__ void scale(float *c, const float *a, int n)
+{
+    int i = blockIdx.x * (block_size_x * per_thread) + threadIdx.x;
+#pragma unroll
+    for (int k = 0; k < per_thread; k++, i += block_size_x)
+        if (i < n)
+            c[i] = a[i] * 2.0f + (shift ? 0.0f : 0.0f);
+}
+EOF
+cat > k.json <<'EOF'
+{
+  "kernel": "custom",
+  "custom": {
+    "source": "k.cu",
+    "entry": "scale",
+    "params": {"block_size_x": [32, 64, 128, 256, 512, 1024], "per_thread": [1, 2, 3, 4],
+               "broken": [0, 1], "shift": [0, 1]},
+    "sizes": ["n"],
+    "args": [
+      {"name": "c", "dtype": "float32", "length": "n", "role": "out"},
+      {"name": "a", "dtype": "float32", "length": "n", "role": "in", "fill": {"random": [-1, 1]}},
+      {"name": "n", "scalar": "int32", "value": "n"}
+    ],
+    "grid": ["(n + block_size_x * per_thread - 1) / (block_size_x * per_thread)"],
+    "reference": {"params": {"block_size_x": 256, "per_thread": 1, "broken": 0, "shift": 0}},
+    "tolerance": {"rtol": 1e-6, "atol": 0}
+  },
+  "defaults": {"n": 4096}
+}
+EOF
+
+# the same search with and without compiling ahead (two compiler processes,
+# the model strategy's batches of 4 leave them idle)
+for mode in ahead none; do
+  rm -rf cache.$mode
+  if [ $mode = none ]; then na=KFORGE_NO_AHEAD=1; else na=KFORGE_TRACE=1; fi
+  env $na KFORGE_TRACE=1 KFORGE_CACHE_DIR=$TMP/cache.$mode "$K" tune k.json --strategy model --budget 30 \
+    -j 2 --no-db --no-resume -q --results r.$mode.jsonl --format json > s.$mode.json 2> e.$mode.txt
+  echo $? > rc.$mode
+done
+labels() { sed -n 's/.*"label": *"\([^"]*\)".*/\1/p' "$1" | sort; }
+best() { sed -n 's/.*"best": {[^}]*"label": "\([^"]*\)".*/\1/p' "$1"; }
+if [ "$(cat rc.ahead)" = 0 ] && [ "$(cat rc.none)" = 0 ] && [ "$(labels r.ahead.jsonl)" = "$(labels r.none.jsonl)" ] &&
+   [ "$(labels r.ahead.jsonl | wc -l)" -ge 30 ] && [ -n "$(best s.ahead.json)" ] &&
+   [ "$(best s.ahead.json)" = "$(best s.none.json)" ]; then
+  ok "the same 30 candidates evaluated and the same best with compiling ahead and without"
+else
+  bad "same search" "rc $(cat rc.ahead)/$(cat rc.none); $(labels r.ahead.jsonl | wc -l) lines; best '$(best s.ahead.json)' / '$(best s.none.json)'; $(tail -3 e.ahead.txt)"
+fi
+if grep -q 'candidates\{0,1\} compiled ahead' e.ahead.txt && ! grep -q 'compiled ahead' e.none.txt; then
+  ok "candidates are compiled ahead (KFORGE_TRACE), none with KFORGE_NO_AHEAD=1"
+else
+  bad "compiled ahead" "$(grep -c 'compiled ahead' e.ahead.txt) / $(grep -c 'compiled ahead' e.none.txt)"
+fi
+# a failure to compile is said once per failed candidate measured, never for one only compiled ahead
+said=$(grep -c 'failed to compile' e.ahead.txt)
+failed=$(grep -c '"status": *"compile_error"' r.ahead.jsonl)
+if [ "$failed" -ge 1 ] && [ "$said" = "$failed" ] && [ "$said" = "$(grep -c 'failed to compile' e.none.txt)" ]; then
+  ok "compile failures: said $said times, once per failed candidate measured ($failed), as without compiling ahead"
+else
+  bad "compile failures said" "said $said, failed measured $failed, without ahead said $(grep -c 'failed to compile' e.none.txt)"
+fi
+
+echo "ahead_suite: $npass passed, $nfail failed"
+[ $nfail = 0 ]
