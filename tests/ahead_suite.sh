@@ -5,7 +5,8 @@
 # batch leaves idle.  The search is the same with and without it (the same
 # candidates evaluated, the same best), candidates are compiled ahead, and
 # a candidate compiled ahead that fails to compile is said once if the
-# search measures it and never if it does not.
+# search measures it and never if it does not.  And --time ends a search
+# whose compiles outlast it.
 #
 #   KFORGE=build/kforge sh tests/ahead_suite.sh
 set -u
@@ -88,6 +89,23 @@ if [ "$failed" -ge 1 ] && [ "$said" = "$failed" ] && [ "$said" = "$(grep -c 'fai
   ok "compile failures: said $said times, once per failed candidate measured ($failed), as without compiling ahead"
 else
   bad "compile failures said" "said $said, failed measured $failed, without ahead said $(grep -c 'failed to compile' e.none.txt)"
+fi
+
+# --time while compiles outlast it (KFORGE_COMPILE_DELAY_MS, a test hook:
+# every compile takes 4 s): the search ends at the time limit, not when the
+# first compile is done (before: 8 s, the reference's compile and then the
+# first candidate's), and says why nothing was measured
+rm -rf cache.t
+t0=$(date +%s.%N)
+env KFORGE_COMPILE_DELAY_MS=4000 KFORGE_CACHE_DIR=$TMP/cache.t "$K" tune k.json --strategy exhaustive --time 1 -j 1 \
+  --no-db --no-resume --results r.t.jsonl > s.t.txt 2> e.t.txt
+rc=$?
+el=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+if [ $rc = 1 ] && awk -v e="$el" 'BEGIN { exit !(e < 3.5) }' && grep -q 'stopped: time limit' s.t.txt &&
+   grep -q 'no candidate was measured within --time 1 s' s.t.txt && [ ! -s r.t.jsonl ]; then
+  ok "--time 1 with compiles of 4 s: stopped after $el s (exit 1, 'no candidate was measured within --time'), nothing recorded"
+else
+  bad "--time during compiles" "exit $rc after $el s: $(cat s.t.txt e.t.txt | tail -5)"
 fi
 
 echo "ahead_suite: $npass passed, $nfail failed"

@@ -75,6 +75,7 @@ struct run_session {
     rtc_cache cache;
     int sent;               /* cases sent in this process (for fault injection) */
     int ncompiled, ncached;
+    double deadline;        /* kf_now() after which no case starts (0: none) */
     char note[96];          /* the caller's words at the end of the progress line ("best ...") */
 };
 
@@ -396,6 +397,8 @@ void run_session_note(run_session *s, const char *note)
 {
     snprintf(s->note, sizeof s->note, "%s", note ? note : "");
 }
+
+void run_session_set_deadline(run_session *s, double t) { s->deadline = t; }
 
 int run_session_jobs(const run_session *s)
 {
@@ -875,6 +878,8 @@ int run_session_measure(run_session *s, const kf_variant *variants, int nvariant
             kf_err(err, errlen, "interrupted");
             break;
         }
+        if (s->deadline > 0 && !m.stopping && kf_now() >= s->deadline)
+            m.stopping = true; /* out of time: what is in flight finishes, compiles are left */
         if (dispatch(&m, err, errlen) != 0) {
             rc = -1;
             break;
@@ -927,6 +932,12 @@ int run_session_measure(run_session *s, const kf_variant *variants, int nvariant
         }
         if (s->o.progress && (timeout < 0 || timeout > 250))
             timeout = 250;
+        if (s->deadline > 0 && !m.stopping) {
+            double left = s->deadline - kf_now();
+            int ms = left <= 0 ? 0 : (int)(left * 1000) + 1;
+            if (timeout < 0 || ms < timeout)
+                timeout = ms;
+        }
         if (preparing && m.prepared < nvariants)
             timeout = 0; /* more to prepare: look at results, then go on */
         int pr = poll(fds, (nfds_t)nf, timeout);

@@ -73,6 +73,11 @@ typedef int (*run_case_fn)(const kf_result *r, int index, void *ctx);
 int run_session_measure(run_session *s, const kf_variant *variants, int nvariants, const kf_case *cases,
                         int ncases, const kf_bench *b, run_case_fn fn, void *ctx, char *err, size_t errlen);
 
+/* No case starts after kf_now() passes t (0: no deadline): a
+ * run_session_measure call then returns 1, as when stopped by its fn, once
+ * the cases in flight have finished, without waiting for compiles. */
+void run_session_set_deadline(run_session *s, double t);
+
 /* The compiler processes of the session, over its pools. */
 int run_session_jobs(const run_session *s);
 

@@ -432,7 +432,11 @@ void tune_print_summary(tuner *t, double wall, const char *stopped)
                 printf("%s %d: %d", i ? "," : "", t->dev_info[i].dev.index, t->per_device[i]);
             printf("\n");
         }
-        if (!bv) {
+        if (!bv && strat_evaluations(t->st) == 0 && t->out_of_time) {
+            printf("no candidate was measured within --time %g s: their compiles took longer (a cold cubin cache?); "
+                   "a longer --time, or check --compile first\n",
+                   t->o.time_s);
+        } else if (!bv) {
             printf("no candidate succeeded\n");
         } else {
             char ob[32];

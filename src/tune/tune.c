@@ -896,6 +896,9 @@ static int search(tuner *t, search_end *end, char *err, size_t errlen)
     t->progress = !t->o.quiet && isatty(2) && !getenv("NO_COLOR") && getenv("TERM") &&
                   strcmp(getenv("TERM"), "dumb") != 0;
     t->t0 = kf_now();
+    if (t->o.time_s > 0 && !t->o.simulate)
+        /* --time: a batch whose compiles outlast it ends there too */
+        run_session_set_deadline(t->rs, t->t0 + t->o.time_s);
     kf_trace("search starts");
     int bmax = t->kind == STRAT_EXHAUSTIVE || t->kind == STRAT_RANDOM ? ORDER_BATCH_MAX : BATCH_MAX;
     int *batch = malloc(sizeof *batch * (size_t)bmax);
@@ -940,10 +943,14 @@ static int search(tuner *t, search_end *end, char *err, size_t errlen)
             }
             break;
         }
-        if (mr == 1)
-            break; /* out of time */
+        if (mr == 1) {
+            t->out_of_time = true; /* out of time (on_case, or the session's deadline during compiles) */
+            break;
+        }
     }
     free(batch);
+    if (t->rs)
+        run_session_set_deadline(t->rs, 0); /* what follows the search (--between) is not cut short */
     return KF_EXIT_OK;
 }
 
