@@ -21,102 +21,15 @@
 #include "stats.h"
 #include "util.h"
 
-#define KF_BATCH 32
-/* --abandon-above decides after this many timed repetitions */
-#define KF_ABANDON_REPS 3
-#define KF_MAX_REPS_CAP 100000
-
-/* Data kept on the device: the exact and realistic inputs of up to this
- * many keys (data.h: family, key axes, shape, seed, lengths; and the
- * offset), the least recently used given up first when device memory runs
- * short or every slot is taken.  A tune over several sizes makes each
- * size's input once. */
-#define KF_INPUTS 32
-
-typedef struct {
-    bool have;
-    uint64_t used;          /* bench.tick when last used (LRU) */
-    data_key key;
-    int64_t offset;
-    data_set data;          /* the references; the inputs' host copies only when kept (planted faults) */
-    CUdeviceptr d[KF_MAX_BUFFERS];  /* inputs on the device, poison around them */
-    size_t cap[KF_MAX_BUFFERS];
-    /* the exact data's reference outputs on the device (the GPU's check) */
-    CUdeviceptr dref[KF_MAX_BUFFERS];
-    size_t refcap[KF_MAX_BUFFERS];
-    bool have_fig;          /* fig: compare's figures of the reference against itself */
-    kf_result fig;
-    /* the elements of each out buffer that the reference variant leaves
-     * (leave.h), and, where it leaves any, the outputs' first contents
-     * before a run poisoned 0xFF ([0]) and 0x00 ([1]) on the device */
-    leave_map leave[KF_MAX_BUFFERS];
-    CUdeviceptr dinit[KF_MAX_BUFFERS][2];
-    size_t initcap[KF_MAX_BUFFERS][2];
-} input_slot;
-
-struct bench {
-    kf_gpu g;
-    CUstream stream;
-    CUevent ev[2 * KF_BATCH];
-    CUdeviceptr flush;
-    size_t flush_words;
-    /* inputs and their reference outputs (KF_INPUTS): the exact data
-     * (verification and timing) and the realistic data (the accuracy of
-     * float sums and products) */
-    input_slot in[KF_INPUTS];
-    uint64_t tick;
-    /* host copies of the outputs of two runs, per buffer */
-    void *got[KF_MAX_BUFFERS], *got2[KF_MAX_BUFFERS];
-    /* outputs, inouts and scratch on the device, grown on demand */
-    CUdeviceptr d_work[KF_MAX_BUFFERS];
-    size_t work_cap[KF_MAX_BUFFERS];
-    /* the outputs checked on the GPU (outcheck.h): oc_state 0 not tried
-     * yet, 1 open, -1 on the host (KFORGE_CHECK_ON_HOST, or it failed to
-     * compile or load); d_keep the first checked run's outputs where they
-     * are not the reference's bits (determinism is checked against them) */
-    kf_outcheck oc;
-    int oc_state;
-    CUdeviceptr d_keep[KF_MAX_BUFFERS];
-    size_t keep_cap[KF_MAX_BUFFERS];
-    void *scratch_host;     /* a scratch buffer's first contents */
-    double *times;
-    /* pinned staging for copies of inputs (copy_in), made on first use */
-    void *stage[2];
-    CUevent stage_ev[2];
-    bench_nvml nv;          /* opened once per worker */
-    kf_nvml_sampler *smp;   /* NVML readings on their own thread (NULL: in this one) */
-    /* optional Driver API calls (CUDA 12.4+), looked up in bench_new: the
-     * kernels a module defines (C++ entries, and the list an unknown entry
-     * shows) and a kernel's parameters (the check of a family's arg_sizes) */
-    CUresult (*fn_count)(unsigned *count, CUmodule mod);
-    CUresult (*fn_enum)(CUfunction *fns, unsigned n, CUmodule mod);
-    CUresult (*fn_name)(const char **name, CUfunction fn);
-    CUresult (*fn_param)(CUfunction fn, size_t i, size_t *offset, size_t *size);
-};
-
-/* Result of a CUDA call inside a case: sticky errors end the worker. */
-typedef struct {
-    kf_result *r;
-    bench *B;
-    CUresult last;
-} cctx;
-
-static bool cu_ok(cctx *c, CUresult res, const char *what)
-{
-    if (res == CUDA_SUCCESS)
-        return true;
-    c->last = res;
-    char text[200];
-    gpu_error_text(&c->B->g.cu, res, text, sizeof text);
-    if (res == CUDA_ERROR_OUT_OF_MEMORY)
-        c->r->status = KF_ST_OOM;
-    else if (gpu_error_is_sticky(res))
-        c->r->status = KF_ST_FAULT;
-    else
-        c->r->status = KF_ST_LAUNCH;
-    snprintf(c->r->message, sizeof c->r->message, "%s: %s", what, text);
-    return false;
-}
+#include "bench_impl.h"
+#include "buffers.h"
+#include "checks.h"
+#include "energy_gpu.h"
+#include "inputs.h"
+#include "module.h"
+#include "reference.h"
+#include "runner.h"
+#include "timing.h"
 
 bench *bench_new(int ordinal, int index, kf_device *dev, bool *missing, char *err, size_t errlen)
 {
@@ -285,8 +198,8 @@ static bool evict_input(bench *B, const input_slot *keep)
 }
 
 /* ensure(), giving up kept inputs (but keep) while device memory is short. */
-static bool ensure_evicting(cctx *c, CUdeviceptr *p, size_t *cap, size_t bytes, const char *what,
-                            const input_slot *keep)
+bool ensure_evicting(cctx *c, CUdeviceptr *p, size_t *cap, size_t bytes, const char *what,
+                     const input_slot *keep)
 {
     for (;;) {
         if (ensure(c, p, cap, bytes, what))
@@ -298,7 +211,7 @@ static bool ensure_evicting(cctx *c, CUdeviceptr *p, size_t *cap, size_t bytes, 
     }
 }
 
-static bool host_grow(cctx *c, void **p, size_t bytes)
+bool host_grow(cctx *c, void **p, size_t bytes)
 {
     void *n = realloc(*p, bytes ? bytes : 1);
     if (!n) {
@@ -380,7 +293,7 @@ static void copy_piece(void *ctx, int64_t piece, int64_t lo, int64_t hi)
     memcpy(j->dst + lo, j->src + lo, (size_t)(hi - lo));
 }
 
-static bool copy_in(cctx *c, CUdeviceptr dst, const void *src, size_t bytes)
+bool copy_in(cctx *c, CUdeviceptr dst, const void *src, size_t bytes)
 {
     bench *B = c->B;
     kf_cu *cu = &B->g.cu;
@@ -427,13 +340,10 @@ static bool has_host(const input_slot *S)
 }
 
 /* Where buffer i's data starts in its allocation, in bytes. */
-static size_t lead_bytes(const kf_buffer *b, int64_t offset)
+size_t lead_bytes(const kf_buffer *b, int64_t offset)
 {
     return b->offset ? (size_t)offset * b->elem_bytes : 0;
 }
-
-static bool gpu_reference(cctx *c, input_slot *S, const kf_variant *v, const kf_shape *shape, const kf_bench *b);
-static bool outcheck_ready(cctx *c);
 
 /* Slot S's reference outputs copied to the device (the GPU's check). */
 static bool upload_refs(cctx *c, input_slot *S)
@@ -458,8 +368,8 @@ static bool upload_refs(cctx *c, input_slot *S)
  * least recently used) slot; NULL on failure (c->r says why).  keep_host:
  * the inputs' host copies stay (the planted faults' model).  keep: a slot
  * the caller still uses, never given up. */
-static input_slot *prepare_input(cctx *c, bool exact, const kf_variant *v, const kf_shape *shape, const kf_bench *b,
-                                 bool keep_host, const input_slot *keep)
+input_slot *prepare_input(cctx *c, bool exact, const kf_variant *v, const kf_shape *shape, const kf_bench *b,
+                          bool keep_host, const input_slot *keep)
 {
     bench *B = c->B;
     data_key k;
@@ -530,16 +440,7 @@ static input_slot *prepare_input(cctx *c, bool exact, const kf_variant *v, const
     return S;
 }
 
-/* The engine's side of a family's enqueue (launch.h): cuLaunchKernel on
- * the worker's stream, opting in to more than 48 KiB of dynamic shared
- * memory where a launch asks for it. */
-typedef struct {
-    cctx *c;
-    CUfunction fn[KF_MAX_KERNELS];
-    unsigned smem_set[KF_MAX_KERNELS];  /* dynamic shared memory opted in to so far */
-} gpu_kernels;
-
-static int gpu_go(kf_launcher *l, int k, kf_dim3 grid, kf_dim3 block, unsigned smem, void **args)
+int gpu_go(kf_launcher *l, int k, kf_dim3 grid, kf_dim3 block, unsigned smem, void **args)
 {
     gpu_kernels *K = l->ctx;
     kf_cu *cu = &K->c->B->g.cu;
@@ -556,26 +457,9 @@ static int gpu_go(kf_launcher *l, int k, kf_dim3 grid, kf_dim3 block, unsigned s
                : -1;
 }
 
-typedef struct {
-    kf_launcher l;
-    cctx *c;
-    const kf_variant *v;
-    const kf_shape *shape;
-    const kf_plan_info *p;
-    kf_buffer_set set;      /* the buffers, scratch lengths from the plan */
-    kf_buffers buf;
-    const input_slot *X;    /* whose inouts are restored before a checked run */
-} runner;
-
-/* Enqueues one whole run (every launch). */
-static bool enqueue(runner *R)
-{
-    return family_of(R->v)->enqueue(&R->l, R->v, R->shape, R->p, &R->buf) == 0;
-}
-
 /* Points R's inputs at slot X's (offset applied) and its other buffers at
  * the worker's own. */
-static void runner_use(runner *R, bench *B, const input_slot *X, int64_t offset)
+void runner_use(runner *R, bench *B, const input_slot *X, int64_t offset)
 {
     R->X = X;
     for (int i = 0; i < R->set.n; i++)
@@ -583,16 +467,14 @@ static void runner_use(runner *R, bench *B, const input_slot *X, int64_t offset)
 }
 
 /* Runs once with the outputs poisoned (inouts restored) and waits. */
-static bool run_poisoned_timed(runner *R, unsigned char poison, double *ms);
-
-static bool run_poisoned(runner *R, unsigned char poison)
+bool run_poisoned(runner *R, unsigned char poison)
 {
     return run_poisoned_timed(R, poison, NULL);
 }
 
 /* run_poisoned, with a pair of events around the run's launches when ms is
  * given: *ms is its time (0 if the events could not say). */
-static bool run_poisoned_timed(runner *R, unsigned char poison, double *ms)
+bool run_poisoned_timed(runner *R, unsigned char poison, double *ms)
 {
     cctx *c = R->c;
     bench *B = c->B;
@@ -629,7 +511,7 @@ static bool run_poisoned_timed(runner *R, unsigned char poison, double *ms)
 
 /* Copies every output to host got[]: R's, or (kept) the first checked
  * run's from d_keep. */
-static bool copy_outputs(runner *R, bool kept, void **got)
+bool copy_outputs(runner *R, bool kept, void **got)
 {
     bench *B = R->c->B;
     kf_cu *cu = &B->g.cu;
@@ -643,7 +525,7 @@ static bool copy_outputs(runner *R, bool kept, void **got)
 }
 
 /* run_poisoned, then every output copied to host got[]. */
-static bool run_checked(runner *R, unsigned char poison, void **got)
+bool run_checked(runner *R, unsigned char poison, void **got)
 {
     return run_poisoned(R, poison) && copy_outputs(R, false, got);
 }
@@ -674,7 +556,7 @@ static bool plant_aim(cctx *c, CUmodule mod, int kind, const kf_plant *spec, CUd
 }
 
 /* plant_aim at R's first input. */
-static bool plant_aim_at(runner *R, CUmodule mod, int kind, const kf_plant *spec)
+bool plant_aim_at(runner *R, CUmodule mod, int kind, const kf_plant *spec)
 {
     int i = buffer_first(&R->set, KF_ROLE_IN);
     return i < 0 || plant_aim(R->c, mod, kind, spec, R->buf.at[i], R->set.b[i].elem_bytes);
@@ -682,8 +564,8 @@ static bool plant_aim_at(runner *R, CUmodule mod, int kind, const kf_plant *spec
 
 /* Whether the planted fault changes the answer on the exact data (the
  * family's model of it, as the fake GPU computes it). */
-static void plant_effect(const kf_variant *v, const kf_shape *shape, const kf_plan_info *p, int64_t offset,
-                         const kf_plant *spec, input_slot *X, kf_result *r)
+void plant_effect(const kf_variant *v, const kf_shape *shape, const kf_plan_info *p, int64_t offset,
+                  const kf_plant *spec, input_slot *X, kf_result *r)
 {
     kf_result tmp = *r;
     const data_set *d = &X->data;
@@ -792,8 +674,8 @@ static double gpu_now(void *ctx)
 /* The whole reduction back to back, without L2 flushes (their memsets would
  * be charged to the kernel), until the window lasts KF_NVML_MIN_WINDOW_S.
  * false when a launch failed (r says why). */
-static bool energy_window(cctx *c, runner *R, double run_s, kf_nvml_window_result *ew, long *runs, char *nerr,
-                          size_t nerrlen)
+bool energy_window(cctx *c, runner *R, double run_s, kf_nvml_window_result *ew, long *runs, char *nerr,
+                   size_t nerrlen)
 {
     kf_nvml_window w;
     gpu_energy g = {c, R, &w, nerr, nerrlen};
@@ -806,34 +688,6 @@ static bool energy_window(cctx *c, runner *R, double run_s, kf_nvml_window_resul
     kf_nvml_window_end(&w, t_end, ew, nerr[0] ? NULL : nerr, nerrlen);
     return true;
 }
-
-/* What the check of one run's outputs found. */
-typedef struct {
-    bool host;      /* compared on the host: the outputs are in the got[] given */
-    bool same;      /* the reference's bits (the GPU said so) */
-    int64_t bad, nout;
-    kf_result fig;  /* compare's figures; with bad, its status and message too */
-} run_check;
-
-/* One case on the GPU, as bench_case's steps see it. */
-typedef struct {
-    bench *B;
-    cctx c;
-    const kf_variant *v;
-    const kf_shape *shape;
-    const kf_bench *b;
-    CUmodule mod;
-    gpu_kernels K;
-    kf_plan_info p;
-    runner R;
-    input_slot *X;          /* the exact data */
-    int plant_kind;         /* KFORGE_PLANT */
-    bool planted;
-    kf_plant spec;
-    const char *names;      /* the module's lowered names (rtc.h), or NULL */
-    run_check first;        /* the first checked run (verify_exact) */
-    double checked_ms;      /* the second checked run's time (events; L2 not flushed), 0 if unknown */
-} gcase;
 
 /* The block of kernel 0 and its dynamic shared memory (family.h). */
 static void block_of(const kf_variant *v, kf_dim3 *block, unsigned *smem)
@@ -956,8 +810,8 @@ static bool find_cxx(bench *B, CUmodule mod, const char *entry, CUfunction *fn)
 /* The family's kernels in mod, for launcher l; each checked against the
  * family's arg_sizes where the driver can tell a kernel's parameters.  An
  * unknown entry lists the kernels the module defines. */
-static bool get_kernels(cctx *c, CUmodule mod, const kf_variant *v, const char *names, gpu_kernels *K,
-                        kf_launcher *l)
+bool get_kernels(cctx *c, CUmodule mod, const kf_variant *v, const char *names, gpu_kernels *K,
+                 kf_launcher *l)
 {
     const kf_family *fam = family_of(v);
     bench *B = c->B;
@@ -1019,7 +873,7 @@ static bool get_kernels(cctx *c, CUmodule mod, const kf_variant *v, const char *
  * what the family describes, its contents made from the seed and copied
  * in.  false with c->r saying why: a missing variable or one too small is
  * a launch error naming it and both sizes. */
-static bool set_constants(cctx *c, CUmodule mod, const kf_variant *v, const kf_shape *shape, uint64_t seed)
+bool set_constants(cctx *c, CUmodule mod, const kf_variant *v, const kf_shape *shape, uint64_t seed)
 {
     if (!family_of(v)->constants)
         return true;
@@ -1074,7 +928,7 @@ static bool set_constants(cctx *c, CUmodule mod, const kf_variant *v, const kf_s
 
 /* Loads the module and its kernels, works out the occupancy and plans the
  * launches. */
-static bool load_and_plan(gcase *q, const void *cubin)
+bool load_and_plan(gcase *q, const void *cubin)
 {
     const kf_family *fam = family_of(q->v);
     kf_cu *cu = &q->B->g.cu;
@@ -1128,7 +982,7 @@ static bool load_and_plan(gcase *q, const void *cubin)
 
 /* The exact data, the worker's own buffers (outputs, scratch with its
  * first contents, host copies) and the planted fault's aim. */
-static bool prepare_buffers(gcase *q)
+bool prepare_buffers(gcase *q)
 {
     const kf_family *fam = family_of(q->v);
     bench *B = q->B;
@@ -1182,7 +1036,7 @@ static bool prepare_buffers(gcase *q)
 }
 
 /* Whether two runs' outputs are the same bits. */
-static bool same_outputs(const kf_buffer_set *set, void *const *a, void *const *b)
+bool same_outputs(const kf_buffer_set *set, void *const *a, void *const *b)
 {
     for (int i = 0; i < set->n; i++)
         if (role_is_output(set->b[i].role) && memcmp(a[i], b[i], data_bytes(&set->b[i])) != 0)
@@ -1252,7 +1106,7 @@ static bool within_figures(gcase *q, int i, int64_t w, double rtol, double atol,
  * family's tolerance" (outcheck.h), else copied to got[] and compared on
  * the host, where the family counts and names what is wrong.  false when
  * a CUDA call failed. */
-static bool check_outputs(gcase *q, void **got, run_check *k)
+bool check_outputs(gcase *q, void **got, run_check *k)
 {
     bench *B = q->B;
     runner *R = &q->R;
@@ -1337,7 +1191,7 @@ static bool keep_outputs(gcase *q, const run_check *a)
 
 /* *same: whether the outputs now in R's buffers (checked as k, host
  * copies in got[] when k->host) are the first checked run a's bits. */
-static bool same_as_first(gcase *q, const run_check *a, const run_check *k, void **got, bool *same)
+bool same_as_first(gcase *q, const run_check *a, const run_check *k, void **got, bool *same)
 {
     bench *B = q->B;
     runner *R = &q->R;
@@ -1365,7 +1219,7 @@ static bool same_as_first(gcase *q, const run_check *a, const run_check *k, void
 
 /* src compiled for this device in the worker (the cubin cache first):
  * the cubin, or NULL with NVRTC's log or the error in err. */
-static void *compile_here(bench *B, const char *src, const char *name, char **names, char *err, size_t errlen)
+void *compile_here(bench *B, const char *src, const char *name, char **names, char *err, size_t errlen)
 {
     *names = NULL;
     rtc_options opt;
@@ -1401,7 +1255,7 @@ static void *compile_here(bench *B, const char *src, const char *name, char **na
 /* Whether outputs are checked on the GPU (outcheck.h): its module made on
  * first use; false (on the host) with KFORGE_CHECK_ON_HOST=1, or when it
  * cannot be compiled or loaded (said once on stderr). */
-static bool outcheck_ready(cctx *c)
+bool outcheck_ready(cctx *c)
 {
     bench *B = c->B;
     if (B->oc_state)
@@ -1501,7 +1355,7 @@ static bool reference_leaves(cctx *c, input_slot *S, const kf_variant *v, const 
  * run twice with different poison: both runs must agree, so an output the
  * reference never writes is caught here, not blamed on every candidate.
  * false with c->r saying why. */
-static bool gpu_reference(cctx *c, input_slot *S, const kf_variant *v, const kf_shape *shape, const kf_bench *b)
+bool gpu_reference(cctx *c, input_slot *S, const kf_variant *v, const kf_shape *shape, const kf_bench *b)
 {
     bench *B = c->B;
     kf_cu *cu = &B->g.cu;
@@ -1602,7 +1456,7 @@ static void say_changed(gcase *q, void *const *got, kf_result *r)
 /* Twice on the exact data, with different poison in the outputs: every
  * output must be bit for bit right, and a deterministic plan must give
  * the same bits twice.  false when a CUDA call failed. */
-static bool verify_exact(gcase *q)
+bool verify_exact(gcase *q)
 {
     bench *B = q->B;
     kf_result *r = q->c.r;
@@ -1641,7 +1495,7 @@ static bool verify_exact(gcase *q)
 
 /* One run on the realistic data, for information (acc_err, acc_bound); a
  * wrong case says what the rounding bound alone would have said. */
-static bool verify_accuracy(gcase *q)
+bool verify_accuracy(gcase *q)
 {
     const kf_family *fam = family_of(q->v);
     if (q->b->no_accuracy || !fam->accuracy || !fam->accuracy(q->v))
@@ -1666,7 +1520,7 @@ static bool verify_accuracy(gcase *q)
  * not flushed, so if anything faster than a timed repetition) took longer
  * than k x the best so far cannot win: it is abandoned before any timed
  * repetition, with that run's time as its figures. */
-static bool abandon_checked(gcase *q)
+bool abandon_checked(gcase *q)
 {
     const kf_bench *b = q->b;
     kf_result *r = q->c.r;
@@ -1688,7 +1542,7 @@ static bool abandon_checked(gcase *q)
 /* Warm-up, then timed repetitions (L2 flushed before each, events around
  * each) until the stopping rule (stats_should_stop) or abandon_ms says;
  * the last run's outputs must still be right; NVML around it all. */
-static bool time_case(gcase *q)
+bool time_case(gcase *q)
 {
     const kf_family *fam = family_of(q->v);
     bench *B = q->B;
