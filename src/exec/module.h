@@ -1,9 +1,9 @@
 /*
- * module.h -- a case's module: compiled in the worker (compile_here), loaded, its
- * kernels looked up (NVRTC's lowered names, C++ manglings) and checked
- * against the family's arg_sizes, its constants written, the occupancy
- * worked out and the launches planned (load_and_plan); gpu_go is the
- * launcher's side of a family's enqueue.
+ * module.h -- a case's module: compiled in the worker (compile_here),
+ * loaded, its kernels looked up (NVRTC's lowered names, C++ manglings) and
+ * checked against the family's arg_sizes, its constants written, the
+ * occupancy worked out and the launches planned (load_and_plan); gpu_go is
+ * the launcher's side of a family's enqueue.
  *
  * Split from bench.c (measuring one case in the GPU worker, bench.h); the
  * shared state is bench_impl.h's.
