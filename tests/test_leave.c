@@ -3,7 +3,7 @@
  * stencil pattern of issue 37 played on the host.  A "kernel" here is a C
  * function that writes the interior of a W x H float grid into an output
  * that starts from whatever the engine laid down (the poison, or an image
- * of leave_image), exactly as bench.c runs the reference variant and the
+ * of leave_image), exactly as exec/reference.c runs the reference variant and the
  * candidates on a GPU.
  */
 #include <check.h>

@@ -481,7 +481,7 @@ START_TEST(fake_window_no_counter)
 END_TEST
 
 // ----------------------------------------------------------------------------
-// What a case records (exec/bench.c, issue 14)
+// What a case records (exec/timing.c, issue 14)
 
 START_TEST(energy_runs_rule)
 {

@@ -174,7 +174,7 @@ static inline bool parse_list(const char *s, std::vector<V> *out, F item)
 }
 
 // ----------------------------------------------------------------------------
-// timing the kforge way (src/exec/bench.c, src/core/stats.c): 3 warm-up
+// timing the kforge way (src/exec/timing.c, src/core/stats.c): 3 warm-up
 // calls; then repetitions in batches of up to 32 on one stream, each preceded
 // by an untimed cuMemsetD32Async over 2 x L2 with the value rep (kforge's
 // flush, reached through cudaGetDriverEntryPointByVersion, so no -lcuda) and

@@ -5,7 +5,9 @@
  * launch) with CUDA events, flushing L2 before each repetition.
  *
  * This runs inside the GPU worker process (worker.c); the orchestrating
- * process never initialises CUDA.
+ * process never initialises CUDA.  bench_case's steps live in files of their
+ * own (bench_impl.h names them): module.c, buffers.c, inputs.c,
+ * reference.c, runner.c, checks.c, timing.c and energy_gpu.c.
  */
 #ifndef KF_BENCH_H
 #define KF_BENCH_H

@@ -24,7 +24,7 @@ void cubin_kernels(const void *cubin, size_t len, char *buf, size_t buflen);
 bool cubin_has_kernel(const void *cubin, size_t len, const char *name);
 
 /* The one kernel whose mangled name begins with prefix (a C++ name, as
- * bench.c's find_cxx looks for one): its name into out, true; false when
+ * module.c's find_cxx looks for one): its name into out, true; false when
  * none or several do. */
 bool cubin_find_prefix(const void *cubin, size_t len, const char *prefix, char *out, size_t outlen);
 

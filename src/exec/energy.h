@@ -1,9 +1,9 @@
 /*
  * energy.h -- NVML around each case (issue 14): the clocks, temperature,
  * power and clock-limit reasons over the timed repetitions, and the energy
- * of one run.  Used by the GPU worker's measuring of a case (bench.c) and
- * by the fake GPU (worker.c); the energy window's schedule is apart from
- * CUDA so that tests drive it (test_nvml.c).
+ * of one run.  Used by the GPU worker's measuring of a case (timing.c,
+ * energy_gpu.c) and by the fake GPU (worker.c); the energy window's
+ * schedule is apart from CUDA so that tests drive it (test_nvml.c).
  */
 #ifndef KF_ENERGY_H
 #define KF_ENERGY_H

@@ -14,7 +14,7 @@
  *   - an element the reference leaves must still hold the fill: one the
  *     candidate changes is wrong, and leave_changed counts them for the
  *     message.
- * Pure host code on byte buffers: bench.c moves the images to the GPU.
+ * Pure host code on byte buffers: reference.c moves the images to the GPU.
  */
 #ifndef KF_LEAVE_H
 #define KF_LEAVE_H

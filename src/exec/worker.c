@@ -355,7 +355,7 @@ static bool fake_cubin(const request *q, const void *mem, kf_result *r)
 
 /* A user's kernels (a family with arg_sizes: a custom kernel) checked in
  * the cubin NVRTC made, as a GPU's driver checks them when the module is
- * loaded (bench.c's get_kernels): the entry must be there (NVRTC's lowered
+ * loaded (module.c's get_kernels): the entry must be there (NVRTC's lowered
  * name, the name, or a C++ name's one mangling), with as many parameters as
  * the config gives arguments, each of the size its dtype takes.  false, with
  * r saying why, when not; true when it is or the cubin cannot tell. */
@@ -391,7 +391,7 @@ static bool fake_kernels(const request *q, const void *mem, kf_result *r)
             size_t base = strcspn(e, "<");
             snprintf(prefix, sizeof prefix, "_Z%zu%.*s", base, (int)base, e);
             if (e[base] == '<')
-                continue;   /* a template NVRTC could not name: the mangling of its arguments is bench.c's */
+                continue;   /* a template NVRTC could not name: the mangling of its arguments is module.c's */
             if (!cubin_find_prefix(cubin, len, prefix, name, sizeof name)) {
                 char list[240];
                 cubin_kernels(cubin, len, list, sizeof list);
@@ -519,7 +519,7 @@ static void fake_case(const request *q, const void *mem, const kf_device *dev, k
                  "abandoned after 5 repetitions: median %.4g ms, above %.4g ms (k x the best so far)",
                  r->stats.median_ms, q->b.abandon_ms);
     } else if (q->b.race_ms > 0 && t5[0] > KF_RACE_MARGIN * q->b.race_ms) {
-        /* as bench.c's time_case decides it; five repetitions give no 95%
+        /* as timing.c's time_case decides it; five repetitions give no 95%
          * interval, and these are not noisy: their range stands in for it */
         r->status = KF_ST_ABANDONED;
         snprintf(r->message, sizeof r->message,
