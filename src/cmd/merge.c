@@ -31,6 +31,7 @@
 #include "family.h"
 #include "pick.h"
 #include "results.h"
+#include "resume.h"
 #include "tune.h"
 #include "tunedb.h"
 #include "util.h"
@@ -43,7 +44,8 @@ static const char *const merge_help =
     "records the fastest variant per size and GPU model in the tuning database.  Cases recorded\n"
     "more than once are kept once (by case identity); the same case with different outcomes is\n"
     "reported as a conflict and the failure is kept.  Run it in the directory the shards ran in:\n"
-    "the space config named in the results gives the sizes, weights and candidate order.\n"
+    "the space config named in the results gives the sizes, weights and candidate order.  A custom\n"
+    "kernel's lines of an older source (its .cu or a header changed since) are left out and counted.\n"
     "\n"
     "options:\n"
     "  --kernel CONFIG     the config of a custom kernel whose results these are (its family is\n"
@@ -81,6 +83,7 @@ typedef struct {
     int n, cap;
     kf_strset keys;         /* v[i]'s case key is keys.keys[i] */
     int dups, conflicts, unreadable;
+    int stale;              /* lines of an older source or none, left out (resume.h) */
 } recset;
 
 static int grow(recset *s)
@@ -164,11 +167,24 @@ typedef struct {
     const char *const *files;
     int file;
     bool oom;
+    resume_state src;       /* its stale and unhashed counts: this file's lines of another source */
 } read_ctx;
 
 static int read_line(const char *text, long lineno, const kf_result *r, void *ctx)
 {
     read_ctx *c = ctx;
+    /* a line of another source than the current one is left out before
+     * anything else: as a duplicate it would hide the current line, as a
+     * conflict replace it, and ranked it would choose from what no longer
+     * runs (resume, --simulate and the replay leave it out the same way) */
+    int src = resume_source_check(r);
+    if (src) {
+        if (src == 1)
+            c->src.stale++;
+        else
+            c->src.unhashed++;
+        return 0;
+    }
     char *line = strdup(text);
     if (!line || add_line(c->s, line, r, c->file, lineno, c->files) != 0) {
         free(line);
@@ -189,7 +205,7 @@ static int read_file(recset *s, const char *const *files, int file)
         fprintf(stderr, "kforge merge: %s: %s\n", path, strerror(errno));
         return -1;
     }
-    read_ctx c = {s, files, file, false};
+    read_ctx c = {.s = s, .files = files, .file = file};
     char err[1024];
     int skipped = 0;
     if (results_read_lines(path, 0, read_line, &c, &skipped, err, sizeof err) != 0) {
@@ -197,6 +213,8 @@ static int read_file(recset *s, const char *const *files, int file)
         return -1;
     }
     s->unreadable += skipped;
+    s->stale += c.src.stale + c.src.unhashed;
+    resume_note_stale(&c.src, "kforge merge", path);
     note_unknown_kernel("merge", path, skipped, "");
     if (c.oom) {
         fprintf(stderr, "kforge merge: out of memory\n");
@@ -545,7 +563,8 @@ int cmd_merge(int argc, char **argv)
                 nfiles, nfiles == 1 ? "" : "s", s.n, s.dups, s.conflicts, s.conflicts == 1 ? "" : "s", s.unreadable,
                 s.unreadable == 1 ? "" : "s");
     if (s.n == 0) {
-        fprintf(stderr, "kforge merge: no results in the files given\n");
+        fprintf(stderr, "kforge merge: no results %sin the files given\n",
+                s.stale ? "of the current source " : "");
         rc = KF_EXIT_USAGE;
         goto out;
     }
