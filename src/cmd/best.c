@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "cmd.h"
@@ -28,7 +30,9 @@ static const char *const best_help =
     "tuning database that kforge tune fills: as a kforge config (JSON) that kforge run accepts, or\n"
     "with --header as a C header of #defines (KFORGE_REDUCE_BLOCK_SIZE, ...).  Without an entry for\n"
     "exactly that size, the entry for the nearest tuned size (log scale) is printed and the output\n"
-    "says so.  Either way it says whether the variant is run-to-run deterministic.\n"
+    "says so.  Either way it says whether the variant is run-to-run deterministic.  A custom\n"
+    "kernel's config describes the kernel again, its files named relative to the folder of the file\n"
+    "stdout goes to (> dir/best.json), else to the current folder.\n"
     "\n"
     "Which variant: a size's fastest run-to-run deterministic entry where it has one (float sums\n"
     "and products whose blocks add in arrival order, with atomics, are a few percent faster at\n"
@@ -201,6 +205,28 @@ static int list_entries(const char *dir, const char *gpu, const kf_variant *key,
     return rc;
 }
 
+/* The folder the config printed is read from: that of standard output when
+ * it is a file (kforge best ... > dir/best.json), else the current one.  A
+ * custom kernel's config names its files relative to it. */
+static void stdout_folder(char *dir, size_t len)
+{
+    struct stat st;
+    char path[PATH_MAX];
+    ssize_t n;
+    snprintf(dir, len, ".");
+    if (fstat(STDOUT_FILENO, &st) != 0 || !S_ISREG(st.st_mode) ||
+        (n = readlink("/proc/self/fd/1", path, sizeof path - 1)) <= 0)
+        return;
+    path[n] = '\0';
+    char *slash = strrchr(path, '/');
+    if (path[0] != '/' || !slash)
+        return; /* not a path ("pipe:[...]", a deleted file's " (deleted)" still is one) */
+    if (slash == path)
+        snprintf(dir, len, "/");
+    else
+        snprintf(dir, len, "%.*s", (int)(slash - path), path);
+}
+
 /* The answer for key at shape: the entry (as a config, or a header), or
  * the entries deleted.  what names the key ("reduce float32 sum"), sets
  * the tune options that would fill it. */
@@ -259,11 +285,19 @@ static int best_answer(const char *dir, const char *gpu, const kf_variant *key, 
         snprintf(acc, sizeof acc, "; relative error %.2g on the realistic data", e.acc_rel);
     fprintf(stderr, "kforge best: %s variant (%s%s)\n", e.deterministic ? "a deterministic" : "a non-deterministic",
             e.deterministic ? "the same bits every run" : "float results may differ in the last bits run to run", acc);
-    char *text = header ? tunedb_header(&e, shape, exact) : tunedb_config_json(&e, shape, exact);
+    char here[PATH_MAX];
+    bool outside = false;
+    stdout_folder(here, sizeof here);
+    char *text = header ? tunedb_header(&e, shape, exact)
+                        : tunedb_config_json(&e, shape, exact, here, &outside, err, sizeof err);
     if (!text) {
-        fprintf(stderr, "kforge best: out of memory\n");
+        fprintf(stderr, "kforge best: %s\n", header ? "out of memory" : err);
         return KF_EXIT_USAGE;
     }
+    if (outside)
+        fprintf(stderr, "kforge best: the config names files outside %s%s (the folder it is written to), with a .. "
+                        "component: kforge run takes it with KFORGE_ALLOW_OUTSIDE_FILES=1, or write it in the "
+                        "custom config's folder or above\n", strcmp(here, ".") ? "" : "the current folder ", here);
     fputs(text, stdout);
     free(text);
     return fflush(stdout) == 0 ? KF_EXIT_OK : KF_EXIT_USAGE;

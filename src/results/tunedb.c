@@ -791,15 +791,28 @@ char *tunedb_variant_json(const kf_variant *v)
 
 /* Written by hand rather than with cJSON_Print: one key per line, in the
  * order of a config file, indented like the configs in configs/. */
-char *tunedb_config_json(const tunedb_entry *e, const kf_shape *requested, bool exact)
+char *tunedb_config_json(const tunedb_entry *e, const kf_shape *requested, bool exact, const char *dir, bool *outside,
+                         char *err, size_t errlen)
 {
     const kf_variant *v = &e->v;
     const kf_family *f = family_of(v);
     strbuf b = {0};
     strbuf prov = {0};
+    bool out_ = false;
+    if (f->config_members) {
+        char *m = f->config_members(f, dir, &out_, err, errlen);
+        if (!m)
+            return NULL;
+        sb_append(&b, "{\n  ");
+        sb_append(&b, m);
+        free(m);
+    } else {
+        sb_append(&b, "{\n  \"kernel\": ");
+        sb_json_string(&b, f->name);
+    }
+    if (outside)
+        *outside = out_;
     provenance(&prov, e);
-    sb_append(&b, "{\n  \"kernel\": ");
-    sb_json_string(&b, f->name);
     sb_append(&b, ",\n  \"description\": ");
     sb_json_string(&b, prov.s ? prov.s : "");
     sb_free(&prov);
@@ -822,7 +835,10 @@ char *tunedb_config_json(const tunedb_entry *e, const kf_shape *requested, bool 
         if (requested->d[d] > 0 || !f->sizes[d].optional)
             sb_printf(&b, ",\n  \"%s\": [%lld]", f->sizes[d].name, (long long)requested->d[d]);
     sb_append(&b, "\n}\n");
-    return sb_take(&b);
+    char *text = b.failed ? (sb_free(&b), NULL) : sb_take(&b);
+    if (!text)
+        kf_err(err, errlen, "out of memory");
+    return text;
 }
 
 /* Text safe inside a C comment: no comment terminator, one line. */
