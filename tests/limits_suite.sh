@@ -333,11 +333,13 @@ t_fsize_merge() {
 # item 8: .npy fills
 
 # npy FILE HEADER N [nopad]: a float32 .npy file of N values with the header
-# dict HEADER (padded to 64 bytes as np.save does, unless nopad).
+# dict HEADER (padded to 64 bytes as np.save does, unless nopad; Python's
+# backslash escapes in it are decoded).
 npy() {
     python3 - "$@" <<'PY'
 import struct, sys
 path, head, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+head = head.encode("latin1").decode("unicode_escape")  # \033, \000: control characters
 if len(sys.argv) < 5:
     head += " " * ((64 - (10 + len(head) + 1) % 64) % 64) + "\n"
 with open(path, "wb") as f:
@@ -396,7 +398,12 @@ t_npy_header() {
     npy nopad.npy "{'descr': '<f4', 'fortran_order': False, 'shape': (1000,), }" 1000 nopad
     npy fortran.npy "{'descr': '<f4', 'fortran_order': True, 'shape': (1000,), }" 1000
     npy noshape.npy "{'descr': '<f4', 'fortran_order': False, }" 1000
-    for f in lie lie2 lie3 neg neg2 extra twice nopad fortran noshape; do
+    # control characters in its strings (a terminal's escape, a NUL): refused,
+    # and never echoed to the terminal
+    npy esc.npy "{'descr': '\033[31m<f4', 'fortran_order': False, 'shape': (1000,), }" 1000
+    npy esckey.npy "{'\033]0;owned\007': '<f4', 'fortran_order': False, 'shape': (1000,), }" 1000
+    npy nul.npy "{'descr': '<f4\000', 'fortran_order': False, 'shape': (1000,), }" 1000
+    for f in lie lie2 lie3 neg neg2 extra twice nopad fortran noshape esc esckey nul; do
         npy_config "$f.json" "$f.npy"
         expect_rc 2 "$KFORGE" check "$f.json"
         grep_in err "$f\\.json: (line [0-9]+: )?custom\\.args\\[1\\] \\(x\\)\\.fill: $f\\.npy" "$f"
@@ -408,6 +415,11 @@ t_npy_header() {
     "$KFORGE" check neg.json 2>&1 | grep -q 'negative' || die "neg.npy: no word of the negative shape"
     "$KFORGE" check extra.json 2>&1 | grep -q "unknown key 'evil'" || die "extra.npy: no word of the key"
     "$KFORGE" check nopad.json 2>&1 | grep -q 'not padded' || die "nopad.npy: no word of the padding"
+    for f in esc esckey; do
+        if "$KFORGE" check $f.json 2>&1 | tr -d '\n' | LC_ALL=C grep -q '[[:cntrl:]]'; then
+            die "$f.npy: a control character echoed"
+        fi
+    done
 }
 
 t_npy_special() {

@@ -282,7 +282,9 @@ static bool npy_str(const char **p, const char *end, char *out, size_t len)
         return false;
     char q = *(*p)++;
     const char *s = *p;
-    while (*p < end && **p != q && **p != '\\' && **p != '\n')
+    /* printable ASCII only: every string NumPy writes there is, and no
+     * control character (a terminal's escape, a NUL) reaches a message */
+    while (*p < end && **p != q && **p != '\\' && (unsigned char)**p >= 32 && (unsigned char)**p < 127)
         (*p)++;
     if (*p >= end || **p != q || (size_t)(*p - s) >= len)
         return false;
