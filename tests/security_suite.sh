@@ -95,6 +95,14 @@ if [ $rc = 0 ] && has h1.h '//   tuned on x #include "evil.h" //' && why=$(clean
     ok "a device name of x\\n#include \"evil.h\"\\n// in the database stays on its comment line (cc -E, nvcc -E)"
 else bad "device name from the database" "exit $rc: ${why:-$(head -4 h1.h)}"; fi
 
+# best --list: one line per entry, whatever the database's device name holds
+# (a newline, a terminal's escape sequence)
+"$K" best --list --kernel va.json >list1.txt 2>list1.err; rc=$?
+if [ $rc = 0 ] && [ "$(wc -l <list1.txt)" = 2 ] && has list1.txt '^x?#include "evil.h"?// ' &&
+   ! grep -q '^#include' list1.txt; then
+    ok "best --list: the hostile device name on its entry's one line, its newlines made '?'"
+else bad "best --list of a hostile device name" "exit $rc: $(head -c 400 list1.txt)"; fi
+
 # --- 1b. the same name in a results file, through kforge merge --------------
 python3 - "$EVIL" <<'PY' || exit 2
 import json, sys
