@@ -329,6 +329,41 @@ t_fsize_merge() {
     fi
 }
 
+# merge --results F killed (kill -9, or SIGHUP's default action) while it
+# writes F: no partial F is left, which the same command would refuse as
+# existing; F appears whole or not at all
+t_kill_merge() {
+    command -v python3 >/dev/null 2>&1 || skip "python3 not found"
+    expect_rc 0 "$KFORGE" run three.json --results a.jsonl --format jsonl -q
+    python3 - <<'PY' || die "cannot make big.jsonl"
+import json
+lines = [json.loads(l) for l in open("a.jsonl")]
+with open("big.jsonl", "w") as o:
+    for i in range(1000):
+        for l in lines:  # 1000 copies of the run's cases, each copy named apart
+            d = dict(l)
+            d["name"] = "copy%d" % i
+            o.write(json.dumps(d, separators=(",", ":")) + "\n")
+PY
+    "$KFORGE" merge big.jsonl --results m.jsonl --no-db -q >out 2>err &
+    pid=$!
+    i=0
+    while [ $i -lt 3000 ] && [ ! -s m.jsonl ] && [ -z "$(find . -maxdepth 1 -name 'm.jsonl.tmp.*' -size +0 2>/dev/null)" ]; do
+        sleep 0.01
+        i=$((i + 1))
+    done
+    kill -9 $pid 2>/dev/null
+    wait $pid
+    if [ -e m.jsonl ] && [ "$(lines m.jsonl)" != 6000 ]; then
+        die "merge killed while writing left a partial m.jsonl ($(lines m.jsonl) of 6000 lines)"
+    fi
+    rm -f m.jsonl m.jsonl.tmp.*
+    expect_rc 0 "$KFORGE" merge big.jsonl --results m.jsonl --no-db -q
+    [ "$(lines m.jsonl)" = 6000 ] || die "m.jsonl has $(lines m.jsonl) lines, expected 6000"
+    whole_lines m.jsonl
+    [ -z "$(find . -maxdepth 1 -name 'm.jsonl.tmp.*')" ] || die "merge left its temporary file"
+}
+
 # ---------------------------------------------------------------------------
 # item 8: .npy fills
 
@@ -522,6 +557,7 @@ check std-closed t_std_closed
 check fsize-results t_fsize_results
 check full-disk t_full_disk
 check fsize-merge t_fsize_merge
+check kill-merge t_kill_merge
 check npy-header t_npy_header
 check npy-special t_npy_special
 check npy-interrupt t_npy_interrupt

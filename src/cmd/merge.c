@@ -49,7 +49,8 @@ static const char *const merge_help =
     "\n"
     "options:\n"
     "  --kernel CONFIG     the config of a custom kernel whose results these are (its family is\n"
-    "                      made from the config; repeat for several)\n"    "  --results FILE      also write the merged cases to FILE (a new file), one line each\n"
+    "                      made from the config; repeat for several)\n"    "  --results FILE      also write the merged cases to FILE (a new file), one line each; it\n"
+    "                      appears whole or not at all (written as FILE.tmp.PID first)\n"
     "  --db DIR            tuning database (default $KFORGE_DB, else $XDG_DATA_HOME/kforge/tuning,\n"
     "                      else ~/.local/share/kforge/tuning)\n"
     "  --no-db             leave the tuning database alone\n"
@@ -453,28 +454,63 @@ out:
 
 // ---------------------------------------------------------------------------
 
-/* Writes the merged lines to a new file (refused if it exists).  A file
- * that could not be written whole (a full disk, a file-size limit) is
- * removed: left behind, it would make the same command refuse it. */
+/* Writes the merged lines to a new file (refused if it exists): to a
+ * temporary name beside it first, linked to path only once whole (link()
+ * never replaces a file), so that a full disk, a file-size limit, a signal
+ * or kill -9 never leaves a partial path, which the same command would then
+ * refuse as existing.  A temporary file that could not be finished is
+ * removed (kill -9 leaves path.tmp.PID, never path). */
 static int write_merged(const recset *s, const char *path, char *err, size_t errlen)
 {
-    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    if (fd < 0 && errno == EEXIST) {
+    struct stat st;
+    if (lstat(path, &st) == 0) {
         kf_err(err, errlen, "%s exists; give a new file for the merged results", path);
         return -1;
     }
-    if (fd < 0) {
+    if (errno != ENOENT) {
         kf_err(err, errlen, "%s: cannot create the results file: %s", path, strerror(errno));
         return -1;
     }
+    char tmp[PATH_MAX + 64];
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        kf_err(err, errlen, "%s: cannot create the results file (%s): %s", path, tmp, strerror(errno));
+        return -1;
+    }
     close(fd);
-    results_file *rf = results_open(path, err, errlen);
+    results_file *rf = results_open(tmp, err, errlen);
     int rc = rf ? 0 : -1;
-    for (int i = 0; i < s->n && rc == 0; i++)
+    for (int i = 0; i < s->n && rc == 0; i++) {
+        if (kf_interrupted) {
+            kf_err(err, errlen, "%s: interrupted; not written", path);
+            rc = -1;
+            break;
+        }
         rc = results_append(rf, s->v[i].line, err, errlen);
+    }
     results_close(rf);
-    if (rc != 0)
-        unlink(path);
+    if (rc == 0 && link(tmp, path) != 0) {
+        int e = errno;
+        if (e == EEXIST) {
+            kf_err(err, errlen, "%s exists; give a new file for the merged results", path);
+            rc = -1;
+        } else if (renameat2(AT_FDCWD, tmp, AT_FDCWD, path, RENAME_NOREPLACE) != 0) {
+            /* a file system without hard links, nor rename without replacing */
+            kf_err(err, errlen, "%s: cannot create the results file: %s", path,
+                   strerror(errno == EEXIST ? EEXIST : e));
+            rc = -1;
+        }
+    }
+    if (rc != 0) { /* the message names path, not the temporary name */
+        size_t tl = strlen(tmp);
+        if (strncmp(err, tmp, tl) == 0) {
+            char rest[1024];
+            snprintf(rest, sizeof rest, "%s", err + tl);
+            kf_err(err, errlen, "%s%s", path, rest);
+        }
+    }
+    unlink(tmp);
     return rc;
 }
 
