@@ -258,6 +258,34 @@ static int parse_entry(const pctx *c, const cJSON *o, tunedb_entry *e)
         return -1;
     if (!entry_shape(o, kf_families[fam], &e->shape))
         return bad(c, kf_families[fam]->sizes[0].name, "missing or not a size");
+    /* the variant is what the entry's key says it is (an entry found as
+     * float32 sum must not serve an int32 max variant), and one that can run */
+    const kf_family *f = kf_families[fam];
+    for (int i = 0; i < f->nparams; i++) {
+        if (!f->params[i].key)
+            continue;
+        const cJSON *j = cJSON_GetObjectItemCaseSensitive(o, f->params[i].name);
+        int64_t x = f->params[i].def;
+        if (j && config_param_value(&f->params[i], j, "entry", &x, NULL, 0) != 0)
+            return bad(c, f->params[i].name, "not a value of the family's parameter");
+        if (x != e->v.p[i]) {
+            strbuf want = {0}, got = {0};
+            param_text(&want, &f->params[i], x);
+            param_text(&got, &f->params[i], e->v.p[i]);
+            char what[256];
+            snprintf(what, sizeof what, "its %s is %s, the entry's key %s: a damaged entry", f->params[i].name,
+                     got.s ? got.s : "?", want.s ? want.s : "?");
+            sb_free(&want);
+            sb_free(&got);
+            return bad(c, "variant", what);
+        }
+    }
+    char why[256];
+    if (f->check && f->check(&e->v, NULL, why, sizeof why) != 0) {
+        char what[320];
+        snprintf(what, sizeof what, "a variant that cannot run: %s", why);
+        return bad(c, "variant", what);
+    }
     if (get_num(c, o, "median_ms", "median_ms", 0, 1e12, true, &e->median_ms) != 0 ||
         get_num(c, o, "gbps", "gbps", 0, 1e12, false, &e->gbps) != 0 ||
         get_num(c, o, "pct_peak", "pct_peak", 0, 1e6, false, &e->pct_peak) != 0 ||
