@@ -140,5 +140,48 @@ if [ $rc = 0 ] && has bl.err 'and 1 entry of kernels made from a config (kernel 
     ok "best --list names vector_add's entry; best --kernel vector_add asks for its config"
 else bad "best --list / --kernel NAME" "exit $rc/$rc2: $(cat bl.err bk.err | head -c 400)"; fi
 
+# --- item 14: kforge run takes best --kernel's output, and runs that variant ---
+# A project of its own: the source and an input's .npy in folders of it.
+# best's config describes the kernel again, its files named relative to the
+# folder the config is written to (that of standard output's file).
+mkdir -p bp/src bp/data bp/out deep elsewhere || exit 2
+cp vector_add.cu bp/src/va.cu || exit 2
+python3 - <<'PY' || exit 2
+import json, struct
+h = "{'descr': '<f4', 'fortran_order': False, 'shape': (1000,), }"
+h += " " * (63 - (10 + len(h)) % 64) + "\n"
+open("bp/data/a.npy", "wb").write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(h)) + h.encode()
+                                  + struct.pack("<1000f", *[i % 7 for i in range(1000)]))
+d = json.load(open("vector_add.json"))
+d["custom"]["source"] = "src/va.cu"
+d["custom"]["args"][1]["fill"] = {"npy": "data/a.npy"}
+d["custom"]["params"] = {"block_size_x": [64, 128, 256], "per_thread": [1, 2]}
+json.dump(d, open("bp/va.json", "w"), indent=2)
+PY
+"$K" tune bp/va.json --set n=1000 --results bp.jsonl -q >/dev/null 2>&1
+"$K" best --kernel bp/va.json --n 1000 >best.json 2>best.err; rc=$?
+"$K" run best.json --format jsonl --no-results >br.txt 2>&1; rc2=$?
+want=$(python3 -c 'import json; d = json.load(open("best.json")); print("\"block_size_x\":%d,\"per_thread\":%d," % (d["block_size_x"], d["per_thread"]))' 2>/dev/null)
+if [ $rc = 0 ] && [ $rc2 = 0 ] && [ -n "$want" ] && [ "$(grep -c '"status"' br.txt)" = 1 ] &&
+   has br.txt "\"kernel\":\"vector_add\",$want\"n\":1000,.*\"status\":\"ok\"" && has best.json '"source": "bp/src/va.cu"' &&
+   has best.json '"npy": "bp/data/a.npy"' && ! has best.err 'outside'; then
+    ok "best --kernel CONFIG > best.json; kforge run best.json runs the best variant ($want n=1000), ok"
+else bad "run best.json of a custom kernel" "exit $rc/$rc2: $(head -c 400 best.err) $(head -c 400 br.txt)"; fi
+cd elsewhere || exit 2
+"$K" best --kernel ../bp/va.json --n 1000 >../bp/out/b.json 2>b.err; rc=$?
+"$K" run ../bp/out/b.json --format jsonl --no-results >b.txt 2>&1; rc2=$?
+if [ $rc = 0 ] && [ $rc2 = 2 ] && has ../bp/out/b.json '"source": "../src/va.cu"' &&
+   has b.err 'the config names files outside .*/bp/out (the folder it is written to)' &&
+   has b.txt 'custom.source: "../src/va.cu" is a path with a .. component' &&
+   KFORGE_ALLOW_OUTSIDE_FILES=1 "$K" run ../bp/out/b.json --format jsonl --no-results 2>&1 | grep -q "$want\"n\":1000,.*\"status\":\"ok\""; then
+    ok "best written from another folder into one beside the source: names resolve from where it is written; outside it is said, and runs with KFORGE_ALLOW_OUTSIDE_FILES=1"
+else bad "best.json in another folder" "exit $rc/$rc2: $(head -c 300 b.err) $(head -c 300 b.txt)"; fi
+"$K" best --kernel ../bp/va.json --n 1000 >../bp/b2.json 2>/dev/null; rc=$?
+"$K" run ../bp/b2.json --format jsonl --no-results >b2.txt 2>&1; rc2=$?
+if [ $rc = 0 ] && [ $rc2 = 0 ] && has ../bp/b2.json '"source": "src/va.cu"' && has b2.txt "$want\"n\":1000,.*\"status\":\"ok\""; then
+    ok "best written into the config's folder from elsewhere: run from elsewhere too"
+else bad "best.json beside the config" "exit $rc/$rc2: $(head -c 300 b2.txt)"; fi
+cd "$TMP" || exit 2
+
 echo "custom_space_suite: $npass passed, $nfail failed"
 [ $nfail = 0 ]

@@ -329,15 +329,52 @@ t_fsize_merge() {
     fi
 }
 
+# merge --results F killed (kill -9, or SIGHUP's default action) while it
+# writes F: no partial F is left, which the same command would refuse as
+# existing; F appears whole or not at all
+t_kill_merge() {
+    command -v python3 >/dev/null 2>&1 || skip "python3 not found"
+    expect_rc 0 "$KFORGE" run three.json --results a.jsonl --format jsonl -q
+    python3 - <<'PY' || die "cannot make big.jsonl"
+import json
+lines = [json.loads(l) for l in open("a.jsonl")]
+with open("big.jsonl", "w") as o:
+    for i in range(500):
+        for l in lines:  # 500 copies of the run's cases, each copy named apart
+            d = dict(l)
+            d["name"] = "copy%d" % i
+            o.write(json.dumps(d, separators=(",", ":")) + "\n")
+PY
+    "$KFORGE" merge big.jsonl --results m.jsonl --no-db -q >out 2>err &
+    pid=$!
+    i=0
+    while [ $i -lt 3000 ] && [ ! -s m.jsonl ] && [ -z "$(find . -maxdepth 1 -name 'm.jsonl.tmp.*' -size +0 2>/dev/null)" ]; do
+        sleep 0.01
+        i=$((i + 1))
+    done
+    kill -9 $pid 2>/dev/null
+    wait $pid
+    if [ -e m.jsonl ] && [ "$(lines m.jsonl)" != 3000 ]; then
+        die "merge killed while writing left a partial m.jsonl ($(lines m.jsonl) of 3000 lines)"
+    fi
+    rm -f m.jsonl m.jsonl.tmp.*
+    expect_rc 0 "$KFORGE" merge big.jsonl --results m.jsonl --no-db -q
+    [ "$(lines m.jsonl)" = 3000 ] || die "m.jsonl has $(lines m.jsonl) lines, expected 3000"
+    whole_lines m.jsonl
+    [ -z "$(find . -maxdepth 1 -name 'm.jsonl.tmp.*')" ] || die "merge left its temporary file"
+}
+
 # ---------------------------------------------------------------------------
 # item 8: .npy fills
 
 # npy FILE HEADER N [nopad]: a float32 .npy file of N values with the header
-# dict HEADER (padded to 64 bytes as np.save does, unless nopad).
+# dict HEADER (padded to 64 bytes as np.save does, unless nopad; Python's
+# backslash escapes in it are decoded).
 npy() {
     python3 - "$@" <<'PY'
 import struct, sys
 path, head, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+head = head.encode("latin1").decode("unicode_escape")  # \033, \000: control characters
 if len(sys.argv) < 5:
     head += " " * ((64 - (10 + len(head) + 1) % 64) % 64) + "\n"
 with open(path, "wb") as f:
@@ -396,7 +433,12 @@ t_npy_header() {
     npy nopad.npy "{'descr': '<f4', 'fortran_order': False, 'shape': (1000,), }" 1000 nopad
     npy fortran.npy "{'descr': '<f4', 'fortran_order': True, 'shape': (1000,), }" 1000
     npy noshape.npy "{'descr': '<f4', 'fortran_order': False, }" 1000
-    for f in lie lie2 lie3 neg neg2 extra twice nopad fortran noshape; do
+    # control characters in its strings (a terminal's escape, a NUL): refused,
+    # and never echoed to the terminal
+    npy esc.npy "{'descr': '\033[31m<f4', 'fortran_order': False, 'shape': (1000,), }" 1000
+    npy esckey.npy "{'\033]0;owned\007': '<f4', 'fortran_order': False, 'shape': (1000,), }" 1000
+    npy nul.npy "{'descr': '<f4\000', 'fortran_order': False, 'shape': (1000,), }" 1000
+    for f in lie lie2 lie3 neg neg2 extra twice nopad fortran noshape esc esckey nul; do
         npy_config "$f.json" "$f.npy"
         expect_rc 2 "$KFORGE" check "$f.json"
         grep_in err "$f\\.json: (line [0-9]+: )?custom\\.args\\[1\\] \\(x\\)\\.fill: $f\\.npy" "$f"
@@ -408,6 +450,11 @@ t_npy_header() {
     "$KFORGE" check neg.json 2>&1 | grep -q 'negative' || die "neg.npy: no word of the negative shape"
     "$KFORGE" check extra.json 2>&1 | grep -q "unknown key 'evil'" || die "extra.npy: no word of the key"
     "$KFORGE" check nopad.json 2>&1 | grep -q 'not padded' || die "nopad.npy: no word of the padding"
+    for f in esc esckey; do
+        if "$KFORGE" check $f.json 2>&1 | tr -d '\n' | LC_ALL=C grep -q '[[:cntrl:]]'; then
+            die "$f.npy: a control character echoed"
+        fi
+    done
 }
 
 t_npy_special() {
@@ -510,6 +557,7 @@ check std-closed t_std_closed
 check fsize-results t_fsize_results
 check full-disk t_full_disk
 check fsize-merge t_fsize_merge
+check kill-merge t_kill_merge
 check npy-header t_npy_header
 check npy-special t_npy_special
 check npy-interrupt t_npy_interrupt

@@ -95,6 +95,14 @@ if [ $rc = 0 ] && has h1.h '//   tuned on x #include "evil.h" //' && why=$(clean
     ok "a device name of x\\n#include \"evil.h\"\\n// in the database stays on its comment line (cc -E, nvcc -E)"
 else bad "device name from the database" "exit $rc: ${why:-$(head -4 h1.h)}"; fi
 
+# best --list: one line per entry, whatever the database's device name holds
+# (a newline, a terminal's escape sequence)
+"$K" best --list --kernel va.json >list1.txt 2>list1.err; rc=$?
+if [ $rc = 0 ] && [ "$(wc -l <list1.txt)" = 2 ] && has list1.txt '^x?#include "evil.h"?// ' &&
+   ! grep -q '^#include' list1.txt; then
+    ok "best --list: the hostile device name on its entry's one line, its newlines made '?'"
+else bad "best --list of a hostile device name" "exit $rc: $(head -c 400 list1.txt)"; fi
+
 # --- 1b. the same name in a results file, through kforge merge --------------
 python3 - "$EVIL" <<'PY' || exit 2
 import json, sys
@@ -136,6 +144,35 @@ if [ $rc = 0 ] && has h4.h 'gpu \* / int injected; /\* ? ?/' && why=$(clean_head
    cc -std=c11 -trigraphs -Werror=trigraphs -fsyntax-only -I. use_h.c 2>tri.err; then
     ok "*/ and ??/ (a trigraph backslash in C) in a name are broken up in the header's comments"
 else bad "*/ and ??/" "exit $rc: ${why:-$(grep -n injected h4.h | head -2; head -2 tri.err)}"; fi
+
+# --- 1e. a damaged database entry: its variant is what its key says, and runs
+# An entry keyed float32 sum whose variant is int32 max, or whose block
+# cannot run, must not reach best's config or header, nor export's header.
+"$K" tune "$ROOT/configs/tune-reduce.json" --set n=4096 --budget 2 --db dbr --results r1e.jsonl -q >/dev/null 2>&1
+for dmg in key block; do
+    rm -rf "dbr_$dmg" && cp -r dbr "dbr_$dmg" || exit 2
+    python3 - "$dmg" "dbr_$dmg" <<'PY' || exit 2
+import glob, json, sys
+for p in glob.glob(sys.argv[2] + "/*.json"):
+    d = json.load(open(p))
+    for e in d["entries"]:
+        if sys.argv[1] == "key":
+            e["variant"]["dtype"], e["variant"]["op"] = "int32", "max"
+        else:
+            e["variant"]["block_size"] = 7
+    json.dump(d, open(p, "w"), indent=1)
+PY
+    "$K" best --n 4096 --db "dbr_$dmg" >b1e.json 2>b1e.err; rc=$?
+    "$K" best --n 4096 --db "dbr_$dmg" --header >b1e.h 2>/dev/null; rc2=$?
+    "$K" export --dtype float32 --op sum --db "dbr_$dmg" -o x1e.h >x1e.txt 2>&1; rc3=$?
+    case $dmg in key) want='its dtype is int32, the entry.s key float32: a damaged entry' ;;
+                 block) want='a variant that cannot run: block_size 7' ;; esac
+    if [ $rc = 2 ] && [ $rc2 = 2 ] && [ $rc3 = 2 ] && has b1e.err "entries\[0\].variant: $want" && ! [ -s b1e.json ] &&
+       ! [ -s b1e.h ] && ! [ -e x1e.h ]; then
+        ok "a database entry damaged ($dmg): best, best --header and export refuse it, naming the entry"
+    else bad "damaged entry ($dmg)" "exit $rc/$rc2/$rc3: $(head -c 300 b1e.err) $(grep -m2 'dtype\|op\|BLOCK' b1e.json b1e.h)"; fi
+    rm -f x1e.h
+done
 
 # --- 2. custom.entry and reference.entry: a name expression only -------------
 entry_case() { # NAME FIELD VALUE(python literal) EXPECT

@@ -147,6 +147,33 @@ else bad "resume after a source edit" "exit $rc: $(grep -m3 'measured now\|ignor
 if [ "$(tail -n 4 t.jsonl | grep -c '"cached":true')" = 0 ]; then ok "... and compiled again"
 else bad "source edit compiled again" "$(tail -n 4 t.jsonl | grep -c '"cached":true') cached"; fi
 
+# merge (issue 35): lines of an older source are left out before the cases
+# are de-duplicated and ranked, and counted, in a replay and when merge ranks
+# from the results alone (its config not found from where merge runs).  An
+# older line made the fastest must not be chosen; an older line first in the
+# file must not hide the current one as its duplicate.
+h_now=$(tail -n 1 t.jsonl | sed -n 's/.*"source_hash":"\([0-9a-f]*\)".*/\1/p')
+{ grep '"block_size_x":128,"per_thread":1,' sim.jsonl | sed 's/"median_ms":[0-9.e-]*/"median_ms":1e-06/'; cat t.jsonl; } >mixed.jsonl
+cd "$TMP" || exit 2
+"$K" merge elsewhere/mixed.jsonl --kernel proj/add.json --db "$TMP/mdb" >mg1.txt 2>&1; rc=$?
+if [ $rc = 0 ] && has mg1.txt 'ranked by the results alone' &&
+   has mg1.txt 'ignored 9 results of an older source in elsewhere/mixed.jsonl' &&
+   has mg1.txt '4 cases; 0 recorded more than once' && has mg1.txt 'best: block_size_x=256,per_thread=2' &&
+   grep -q "\"source_hash\": \"$h_now\"" "$TMP"/mdb/*.json && ! grep -q "\"source_hash\": \"$h_t1\"" "$TMP"/mdb/*.json; then
+    ok "merge ranking from the results alone: 9 lines of older sources ignored and counted, the older 'fastest' not chosen"
+else bad "merge of older lines, ranked alone" "exit $rc: $(grep -m4 'ignored\|cases\|best' mg1.txt)"; fi
+cd "$TMP/elsewhere" || exit 2
+"$K" merge mixed.jsonl --kernel "$CFG" --no-db >mg2.txt 2>&1; rc=$?
+if [ $rc = 0 ] && has mg2.txt 'ignored 9 results of an older source in mixed.jsonl' && ! has mg2.txt 'ranking from the results alone' &&
+   has mg2.txt '4 of the space.s 4 candidates' && ! has mg2.txt 'kforge-merge-'; then
+    ok "merge replaying the space: the same 9 ignored, said once and of the file given, and the current 4 replayed"
+else bad "merge replay of older lines" "exit $rc: $(grep -m4 'ignored\|cases\|ranking' mg2.txt)"; fi
+"$K" merge sim.jsonl --kernel "$CFG" --no-db >mg3.txt 2>&1; rc=$?
+if [ $rc = 2 ] && has mg3.txt 'ignored 4 results of an older source in sim.jsonl' &&
+   has mg3.txt 'no results of the current source in the files given'; then
+    ok "merge of older lines only: exit 2, nothing of the current source, and said"
+else bad "merge of older lines only" "exit $rc: $(head -3 mg3.txt)"; fi
+
 # a results file of a kforge before the hash: a user's kernel's lines with
 # none are not taken (the source they ran is not known)
 tail -n 4 t.jsonl | sed 's/"source_hash":"[0-9a-f]*",//' >old.jsonl

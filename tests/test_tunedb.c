@@ -311,7 +311,8 @@ START_TEST(config_output_is_a_kforge_config)
     tunedb_entry e = entry("NVIDIA H100 80GB HBM3", KF_FLOAT32, KF_OP_SUM, 1 << 20, 0.01, 256);
     for (int exact = 0; exact < 2; exact++) {
         kf_shape want = shape_n(exact ? 1 << 20 : 1000000);
-        char *text = tunedb_config_json(&e, &want, exact);
+        char cerr[256];
+        char *text = tunedb_config_json(&e, &want, exact, ".", NULL, cerr, sizeof cerr);
         ck_assert_ptr_nonnull(text);
         /* the comment names the sizes as "n=..." (shape_text) */
         ck_assert_msg(exact || strstr(text, "nearest size, n=1048576"), "%s", text);

@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "cmd.h"
@@ -28,7 +30,9 @@ static const char *const best_help =
     "tuning database that kforge tune fills: as a kforge config (JSON) that kforge run accepts, or\n"
     "with --header as a C header of #defines (KFORGE_REDUCE_BLOCK_SIZE, ...).  Without an entry for\n"
     "exactly that size, the entry for the nearest tuned size (log scale) is printed and the output\n"
-    "says so.  Either way it says whether the variant is run-to-run deterministic.\n"
+    "says so.  Either way it says whether the variant is run-to-run deterministic.  A custom\n"
+    "kernel's config describes the kernel again, its files named relative to the folder of the file\n"
+    "stdout goes to (> dir/best.json), else to the current folder.\n"
     "\n"
     "Which variant: a size's fastest run-to-run deterministic entry where it has one (float sums\n"
     "and products whose blocks add in arrival order, with atomics, are a few percent faster at\n"
@@ -105,6 +109,17 @@ static int size_option(cli *c, const kf_family *f, const char **val)
     return -1;
 }
 
+/* s for a line of output: control characters (a newline, a terminal's
+ * escape) made '?', so that a database's text neither breaks --list's one
+ * line per entry nor reaches the terminal as a command. */
+static void printable(const char *s, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s", s);
+    for (char *p = buf; *p; p++)
+        if ((unsigned char)*p < 32 || *p == 127)
+            *p = '?';
+}
+
 /* Whether entry variant v matches the filters of --list: key's family when
  * same_family, and for each key axis i of key's family given, the value of
  * key's (compared by name and text, so that --dtype float32 without --kernel
@@ -174,7 +189,9 @@ static int list_entries(const char *dir, const char *gpu, const kf_variant *key,
             char dt[KF_NAME_MAX], op[KF_NAME_MAX];
             key_param_text(&e->v, "dtype", dt, sizeof dt);
             key_param_text(&e->v, "op", op, sizeof op);
-            printf("%-26s %-11s %-7s %-4s %-22s %10.5f %8.1f %-3s %s\n", e->dev.name[0] ? e->dev.name : stems[g],
+            char gname[sizeof e->dev.name];
+            printable(e->dev.name[0] ? e->dev.name : stems[g], gname, sizeof gname);
+            printf("%-26s %-11s %-7s %-4s %-22s %10.5f %8.1f %-3s %s\n", gname,
                    f->name, dt[0] ? dt : "-", op[0] ? op : "-", st, e->median_ms, e->gbps,
                    e->deterministic ? "yes" : "no", label);
         }
@@ -194,11 +211,37 @@ static int list_entries(const char *dir, const char *gpu, const kf_variant *key,
         fprintf(stderr, "kforge best: and %d entr%s of kernels made from a config (kernel \"custom\"):", nother,
                 nother == 1 ? "y" : "ies");
         for (int k = 0; k < other.n && k < 16; k++)
-            fprintf(stderr, "%s %s (%d)", k ? "," : "", other.keys[k], counts[k]);
+        {
+            char kn[KF_NAME_MAX + 64];
+            printable(other.keys[k], kn, sizeof kn);
+            fprintf(stderr, "%s %s (%d)", k ? "," : "", kn, counts[k]);
+        }
         fprintf(stderr, "%s; kforge best --list --kernel CONFIG lists them\n", other.n > 16 ? ", ..." : "");
     }
     kf_strset_free(&other);
     return rc;
+}
+
+/* The folder the config printed is read from: that of standard output when
+ * it is a file (kforge best ... > dir/best.json), else the current one.  A
+ * custom kernel's config names its files relative to it. */
+static void stdout_folder(char *dir, size_t len)
+{
+    struct stat st;
+    char path[PATH_MAX];
+    ssize_t n;
+    snprintf(dir, len, ".");
+    if (fstat(STDOUT_FILENO, &st) != 0 || !S_ISREG(st.st_mode) ||
+        (n = readlink("/proc/self/fd/1", path, sizeof path - 1)) <= 0)
+        return;
+    path[n] = '\0';
+    char *slash = strrchr(path, '/');
+    if (path[0] != '/' || !slash)
+        return; /* not a path ("pipe:[...]", a deleted file's " (deleted)" still is one) */
+    if (slash == path)
+        snprintf(dir, len, "/");
+    else
+        snprintf(dir, len, "%.*s", (int)(slash - path), path);
 }
 
 /* The answer for key at shape: the entry (as a config, or a header), or
@@ -259,11 +302,19 @@ static int best_answer(const char *dir, const char *gpu, const kf_variant *key, 
         snprintf(acc, sizeof acc, "; relative error %.2g on the realistic data", e.acc_rel);
     fprintf(stderr, "kforge best: %s variant (%s%s)\n", e.deterministic ? "a deterministic" : "a non-deterministic",
             e.deterministic ? "the same bits every run" : "float results may differ in the last bits run to run", acc);
-    char *text = header ? tunedb_header(&e, shape, exact) : tunedb_config_json(&e, shape, exact);
+    char here[PATH_MAX];
+    bool outside = false;
+    stdout_folder(here, sizeof here);
+    char *text = header ? tunedb_header(&e, shape, exact)
+                        : tunedb_config_json(&e, shape, exact, here, &outside, err, sizeof err);
     if (!text) {
-        fprintf(stderr, "kforge best: out of memory\n");
+        fprintf(stderr, "kforge best: %s\n", header ? "out of memory" : err);
         return KF_EXIT_USAGE;
     }
+    if (outside)
+        fprintf(stderr, "kforge best: the config names files outside %s%s (the folder it is written to), with a .. "
+                        "component: kforge run takes it with KFORGE_ALLOW_OUTSIDE_FILES=1, or write it in the "
+                        "custom config's folder or above\n", strcmp(here, ".") ? "" : "the current folder ", here);
     fputs(text, stdout);
     free(text);
     return fflush(stdout) == 0 ? KF_EXIT_OK : KF_EXIT_USAGE;

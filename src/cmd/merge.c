@@ -31,6 +31,7 @@
 #include "family.h"
 #include "pick.h"
 #include "results.h"
+#include "resume.h"
 #include "tune.h"
 #include "tunedb.h"
 #include "util.h"
@@ -43,11 +44,13 @@ static const char *const merge_help =
     "records the fastest variant per size and GPU model in the tuning database.  Cases recorded\n"
     "more than once are kept once (by case identity); the same case with different outcomes is\n"
     "reported as a conflict and the failure is kept.  Run it in the directory the shards ran in:\n"
-    "the space config named in the results gives the sizes, weights and candidate order.\n"
+    "the space config named in the results gives the sizes, weights and candidate order.  A custom\n"
+    "kernel's lines of an older source (its .cu or a header changed since) are left out and counted.\n"
     "\n"
     "options:\n"
     "  --kernel CONFIG     the config of a custom kernel whose results these are (its family is\n"
-    "                      made from the config; repeat for several)\n"    "  --results FILE      also write the merged cases to FILE (a new file), one line each\n"
+    "                      made from the config; repeat for several)\n"    "  --results FILE      also write the merged cases to FILE (a new file), one line each; it\n"
+    "                      appears whole or not at all (written as FILE.tmp.PID first)\n"
     "  --db DIR            tuning database (default $KFORGE_DB, else $XDG_DATA_HOME/kforge/tuning,\n"
     "                      else ~/.local/share/kforge/tuning)\n"
     "  --no-db             leave the tuning database alone\n"
@@ -81,6 +84,7 @@ typedef struct {
     int n, cap;
     kf_strset keys;         /* v[i]'s case key is keys.keys[i] */
     int dups, conflicts, unreadable;
+    int stale;              /* lines of an older source or none, left out (resume.h) */
 } recset;
 
 static int grow(recset *s)
@@ -164,11 +168,24 @@ typedef struct {
     const char *const *files;
     int file;
     bool oom;
+    resume_state src;       /* its stale and unhashed counts: this file's lines of another source */
 } read_ctx;
 
 static int read_line(const char *text, long lineno, const kf_result *r, void *ctx)
 {
     read_ctx *c = ctx;
+    /* a line of another source than the current one is left out before
+     * anything else: as a duplicate it would hide the current line, as a
+     * conflict replace it, and ranked it would choose from what no longer
+     * runs (resume, --simulate and the replay leave it out the same way) */
+    int src = resume_source_check(r);
+    if (src) {
+        if (src == 1)
+            c->src.stale++;
+        else
+            c->src.unhashed++;
+        return 0;
+    }
     char *line = strdup(text);
     if (!line || add_line(c->s, line, r, c->file, lineno, c->files) != 0) {
         free(line);
@@ -189,7 +206,7 @@ static int read_file(recset *s, const char *const *files, int file)
         fprintf(stderr, "kforge merge: %s: %s\n", path, strerror(errno));
         return -1;
     }
-    read_ctx c = {s, files, file, false};
+    read_ctx c = {.s = s, .files = files, .file = file};
     char err[1024];
     int skipped = 0;
     if (results_read_lines(path, 0, read_line, &c, &skipped, err, sizeof err) != 0) {
@@ -197,6 +214,8 @@ static int read_file(recset *s, const char *const *files, int file)
         return -1;
     }
     s->unreadable += skipped;
+    s->stale += c.src.stale + c.src.unhashed;
+    resume_note_stale(&c.src, "kforge merge", path);
     note_unknown_kernel("merge", path, skipped, "");
     if (c.oom) {
         fprintf(stderr, "kforge merge: out of memory\n");
@@ -435,28 +454,63 @@ out:
 
 // ---------------------------------------------------------------------------
 
-/* Writes the merged lines to a new file (refused if it exists).  A file
- * that could not be written whole (a full disk, a file-size limit) is
- * removed: left behind, it would make the same command refuse it. */
+/* Writes the merged lines to a new file (refused if it exists): to a
+ * temporary name beside it first, linked to path only once whole (link()
+ * never replaces a file), so that a full disk, a file-size limit, a signal
+ * or kill -9 never leaves a partial path, which the same command would then
+ * refuse as existing.  A temporary file that could not be finished is
+ * removed (kill -9 leaves path.tmp.PID, never path). */
 static int write_merged(const recset *s, const char *path, char *err, size_t errlen)
 {
-    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    if (fd < 0 && errno == EEXIST) {
+    struct stat st;
+    if (lstat(path, &st) == 0) {
         kf_err(err, errlen, "%s exists; give a new file for the merged results", path);
         return -1;
     }
-    if (fd < 0) {
+    if (errno != ENOENT) {
         kf_err(err, errlen, "%s: cannot create the results file: %s", path, strerror(errno));
         return -1;
     }
+    char tmp[PATH_MAX + 64];
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        kf_err(err, errlen, "%s: cannot create the results file (%s): %s", path, tmp, strerror(errno));
+        return -1;
+    }
     close(fd);
-    results_file *rf = results_open(path, err, errlen);
+    results_file *rf = results_open(tmp, err, errlen);
     int rc = rf ? 0 : -1;
-    for (int i = 0; i < s->n && rc == 0; i++)
+    for (int i = 0; i < s->n && rc == 0; i++) {
+        if (kf_interrupted) {
+            kf_err(err, errlen, "%s: interrupted; not written", path);
+            rc = -1;
+            break;
+        }
         rc = results_append(rf, s->v[i].line, err, errlen);
+    }
     results_close(rf);
-    if (rc != 0)
-        unlink(path);
+    if (rc == 0 && link(tmp, path) != 0) {
+        int e = errno;
+        if (e == EEXIST) {
+            kf_err(err, errlen, "%s exists; give a new file for the merged results", path);
+            rc = -1;
+        } else if (renameat2(AT_FDCWD, tmp, AT_FDCWD, path, RENAME_NOREPLACE) != 0) {
+            /* a file system without hard links, nor rename without replacing */
+            kf_err(err, errlen, "%s: cannot create the results file: %s", path,
+                   strerror(errno == EEXIST ? EEXIST : e));
+            rc = -1;
+        }
+    }
+    if (rc != 0) { /* the message names path, not the temporary name */
+        size_t tl = strlen(tmp);
+        if (strncmp(err, tmp, tl) == 0) {
+            char rest[1024];
+            snprintf(rest, sizeof rest, "%s", err + tl);
+            kf_err(err, errlen, "%s%s", path, rest);
+        }
+    }
+    unlink(tmp);
     return rc;
 }
 
@@ -545,7 +599,8 @@ int cmd_merge(int argc, char **argv)
                 nfiles, nfiles == 1 ? "" : "s", s.n, s.dups, s.conflicts, s.conflicts == 1 ? "" : "s", s.unreadable,
                 s.unreadable == 1 ? "" : "s");
     if (s.n == 0) {
-        fprintf(stderr, "kforge merge: no results in the files given\n");
+        fprintf(stderr, "kforge merge: no results %sin the files given\n",
+                s.stale ? "of the current source " : "");
         rc = KF_EXIT_USAGE;
         goto out;
     }

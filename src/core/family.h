@@ -298,6 +298,15 @@ typedef struct kf_family {
      * templates, embedded in the binary (the built-in families). */
     const char *source_hash;
 
+    /* Optional (a family made from a config: custom): the members of a
+     * config that make the family again, as JSON text ("\"kernel\":
+     * \"custom\", \"custom\": {...}"), every file it names relative to
+     * the folder dir, where that config is to be read (kforge best writes
+     * one that kforge run takes).  *outside: a file lies outside dir (its
+     * name has a .. component: kforge run needs KFORGE_ALLOW_OUTSIDE_FILES=1
+     * for it).  NULL and why. */
+    char *(*config_members)(const struct kf_family *f, const char *dir, bool *outside, char *err, size_t errlen);
+
     const void *ext;            /* the family's own (reduction-like families: their reduction_ops) */
 } kf_family;
 

@@ -20,12 +20,20 @@
 
 void resume_init(resume_state *rs) { memset(rs, 0, sizeof *rs); }
 
+int resume_source_check(const kf_result *r)
+{
+    const char *now = family_of(&r->v)->source_hash;
+    if (!now || !now[0] || strcmp(r->source_hash, now) == 0)
+        return 0;
+    return r->source_hash[0] ? 1 : 2;
+}
+
 static int add(const kf_result *r, void *ctx)
 {
     resume_state *rs = ctx;
-    const char *now = family_of(&r->v)->source_hash;
-    if (now && now[0] && strcmp(r->source_hash, now) != 0) {
-        if (r->source_hash[0])
+    int src = resume_source_check(r);
+    if (src) {
+        if (src == 1)
             rs->stale++;
         else
             rs->unhashed++;

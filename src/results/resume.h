@@ -39,6 +39,12 @@ typedef struct {
 
 void resume_init(resume_state *rs);
 
+/* Whether a recorded result ran the current source: 0 yes (or a built-in
+ * family, whose lines carry no hash), 1 another source (stale), 2 a user's
+ * kernel's line with no hash (unhashed).  Resume, --simulate and merge
+ * leave out every line that is not 0. */
+int resume_source_check(const kf_result *r);
+
 /* mode: -1 resume only if an interrupted run of the same identity left its
  * line; 1 resume from any recorded case (whole file) if none did; 0 never.
  * Then records this command as in progress.  -1 with a message if the

@@ -258,6 +258,34 @@ static int parse_entry(const pctx *c, const cJSON *o, tunedb_entry *e)
         return -1;
     if (!entry_shape(o, kf_families[fam], &e->shape))
         return bad(c, kf_families[fam]->sizes[0].name, "missing or not a size");
+    /* the variant is what the entry's key says it is (an entry found as
+     * float32 sum must not serve an int32 max variant), and one that can run */
+    const kf_family *f = kf_families[fam];
+    for (int i = 0; i < f->nparams; i++) {
+        if (!f->params[i].key)
+            continue;
+        const cJSON *j = cJSON_GetObjectItemCaseSensitive(o, f->params[i].name);
+        int64_t x = f->params[i].def;
+        if (j && config_param_value(&f->params[i], j, "entry", &x, NULL, 0) != 0)
+            return bad(c, f->params[i].name, "not a value of the family's parameter");
+        if (x != e->v.p[i]) {
+            strbuf want = {0}, got = {0};
+            param_text(&want, &f->params[i], x);
+            param_text(&got, &f->params[i], e->v.p[i]);
+            char what[256];
+            snprintf(what, sizeof what, "its %s is %s, the entry's key %s: a damaged entry", f->params[i].name,
+                     got.s ? got.s : "?", want.s ? want.s : "?");
+            sb_free(&want);
+            sb_free(&got);
+            return bad(c, "variant", what);
+        }
+    }
+    char why[256];
+    if (f->check && f->check(&e->v, NULL, why, sizeof why) != 0) {
+        char what[320];
+        snprintf(what, sizeof what, "a variant that cannot run: %s", why);
+        return bad(c, "variant", what);
+    }
     if (get_num(c, o, "median_ms", "median_ms", 0, 1e12, true, &e->median_ms) != 0 ||
         get_num(c, o, "gbps", "gbps", 0, 1e12, false, &e->gbps) != 0 ||
         get_num(c, o, "pct_peak", "pct_peak", 0, 1e6, false, &e->pct_peak) != 0 ||
@@ -791,15 +819,28 @@ char *tunedb_variant_json(const kf_variant *v)
 
 /* Written by hand rather than with cJSON_Print: one key per line, in the
  * order of a config file, indented like the configs in configs/. */
-char *tunedb_config_json(const tunedb_entry *e, const kf_shape *requested, bool exact)
+char *tunedb_config_json(const tunedb_entry *e, const kf_shape *requested, bool exact, const char *dir, bool *outside,
+                         char *err, size_t errlen)
 {
     const kf_variant *v = &e->v;
     const kf_family *f = family_of(v);
     strbuf b = {0};
     strbuf prov = {0};
+    bool out_ = false;
+    if (f->config_members) {
+        char *m = f->config_members(f, dir, &out_, err, errlen);
+        if (!m)
+            return NULL;
+        sb_append(&b, "{\n  ");
+        sb_append(&b, m);
+        free(m);
+    } else {
+        sb_append(&b, "{\n  \"kernel\": ");
+        sb_json_string(&b, f->name);
+    }
+    if (outside)
+        *outside = out_;
     provenance(&prov, e);
-    sb_append(&b, "{\n  \"kernel\": ");
-    sb_json_string(&b, f->name);
     sb_append(&b, ",\n  \"description\": ");
     sb_json_string(&b, prov.s ? prov.s : "");
     sb_free(&prov);
@@ -822,7 +863,10 @@ char *tunedb_config_json(const tunedb_entry *e, const kf_shape *requested, bool 
         if (requested->d[d] > 0 || !f->sizes[d].optional)
             sb_printf(&b, ",\n  \"%s\": [%lld]", f->sizes[d].name, (long long)requested->d[d]);
     sb_append(&b, "\n}\n");
-    return sb_take(&b);
+    char *text = b.failed ? (sb_free(&b), NULL) : sb_take(&b);
+    if (!text)
+        kf_err(err, errlen, "out of memory");
+    return text;
 }
 
 /* Text safe inside a C comment: no comment terminator, one line. */

@@ -111,8 +111,13 @@ char *tunedb_variant_json(const kf_variant *v);
 
 /* The entry as a kforge config (flat form) that `kforge run` accepts:
  * every parameter, "n": [requested_n], and a "description" saying where it
- * came from (plus a "comment" when it was tuned for another n).  malloc'd. */
-char *tunedb_config_json(const tunedb_entry *e, const kf_shape *requested, bool exact);
+ * came from (plus a "comment" when it was tuned for another n).  A family
+ * made from a config (custom) is described again in it, the files it names
+ * relative to the folder dir, where the config is to be read (*outside: one
+ * of them lies outside it; family.h: config_members).  malloc'd, or NULL
+ * and why. */
+char *tunedb_config_json(const tunedb_entry *e, const kf_shape *requested, bool exact, const char *dir, bool *outside,
+                         char *err, size_t errlen);
 
 /* The entry as a C header of #defines (KFORGE_REDUCE_BLOCK_SIZE, ...), with a
  * comment saying how it was obtained.  malloc'd. */

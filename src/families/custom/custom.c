@@ -909,6 +909,7 @@ int custom_family_make(const char *spec_json, const char *config_path, char *err
         return -1;
     if (set_source_hash(c, err, errlen) != 0)
         goto out;
+    c->fam.config_members = custom_config_members; /* not its reference kernel's: never tuned */
     for (int i = 0; i < nmade; i++)
         if (strcmp(made[i]->famname, c->famname) == 0) {
             if (strcmp(made[i]->identity, c->identity) == 0) {

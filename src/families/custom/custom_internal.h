@@ -55,6 +55,7 @@ typedef struct cfam {
     kf_family fam;
     char config_dir[PATH_MAX];  /* where the config is: files it names are relative to it */
     char *identity;             /* spec text + source path: the same family if equal */
+    char *spec_json;            /* the "custom" object's text as given (custom_config_members) */
     char source_path[PATH_MAX];
     char *source_text;
     char include_dir[PATH_MAX]; /* the source's folder, absolute ("": none): NVRTC's include path (deps.h) */
@@ -104,6 +105,11 @@ cfam *custom_spec_make(const char *spec_json, const char *config_path, char *err
 /* Parameter-only expressions at the first listed values, once c is
  * registered: 0, or -1 and why. */
 int custom_spec_probe(const cfam *c, char *err, size_t errlen);
+
+/* kf_family.config_members of a custom kernel: "kernel": "custom" and its
+ * "custom" object, every file it names (source, reference.source, each
+ * fill's and reference.expected's .npy) relative to dir. */
+char *custom_config_members(const kf_family *f, const char *dir, bool *outside, char *err, size_t errlen);
 
 /* Frees c, its reference kernel's family and everything they own; NULL is
  * a no-op. */

@@ -282,7 +282,9 @@ static bool npy_str(const char **p, const char *end, char *out, size_t len)
         return false;
     char q = *(*p)++;
     const char *s = *p;
-    while (*p < end && **p != q && **p != '\\' && **p != '\n')
+    /* printable ASCII only: every string NumPy writes there is, and no
+     * control character (a terminal's escape, a NUL) reaches a message */
+    while (*p < end && **p != q && **p != '\\' && (unsigned char)**p >= 32 && (unsigned char)**p < 127)
         (*p)++;
     if (*p >= end || **p != q || (size_t)(*p - s) >= len)
         return false;
@@ -898,6 +900,7 @@ void custom_cfam_free(cfam *c)
         expr_free(c->cons[i]), free(c->cons_text[i]);
     custom_free_options(c);
     free(c->identity);
+    free(c->spec_json);
     free(c->source_text);
     free(c);
 }
@@ -1357,7 +1360,8 @@ cfam *custom_spec_make(const char *spec_json, const char *config_path, char *err
         sb_append(&id, c->ref->source_text);
     }
     c->identity = sb_take(&id);
-    if (!c->identity) {
+    c->spec_json = strdup(spec_json);
+    if (!c->identity || !c->spec_json) {
         kf_err(err, errlen, "custom: out of memory");
         goto out;
     }
@@ -1367,4 +1371,134 @@ out:
     custom_cfam_free(c);
     cJSON_Delete(root);
     return NULL;
+}
+
+// ---------------------------------------------------------------------------
+// The config that makes the family again (kforge best)
+
+/* name, a file the config names (relative to config_dir, or absolute),
+ * relative to the folder whose real path is dir_real: into *out (malloc'd).
+ * 0, or -1 and why. */
+static int file_relative(const cfam *c, const char *field, const char *name, const char *dir_real, char **out,
+                         bool *outside, char *err, size_t errlen)
+{
+    char path[PATH_MAX + 256], real[PATH_MAX];
+    if (name[0] == '/' || !c->config_dir[0])
+        snprintf(path, sizeof path, "%s", name);
+    else
+        snprintf(path, sizeof path, "%s/%s", c->config_dir, name);
+    if (!realpath(path, real)) {
+        kf_err(err, errlen, "custom.%s: cannot resolve %s: %s", field, path, strerror(errno));
+        return -1;
+    }
+    /* the longest common folder of real and dir_real, component-wise */
+    size_t common = 0;
+    for (size_t i = 0; real[i] && real[i] == dir_real[i]; i++)
+        if (real[i] == '/')
+            common = i;
+    size_t dl = strlen(dir_real);
+    if (strncmp(real, dir_real, dl) == 0 && (real[dl] == '/' || dl == 1))
+        common = dl == 1 ? 0 : dl;
+    strbuf b = {0};
+    for (const char *p = dir_real + common; *p; p++)
+        if (*p == '/' && p[1]) {
+            sb_append(&b, "../");
+            *outside = true;
+        }
+    sb_append(&b, real + common + 1);
+    if (b.failed || !b.s) {
+        sb_free(&b);
+        kf_err(err, errlen, "out of memory");
+        return -1;
+    }
+    *out = sb_take(&b);
+    return 0;
+}
+
+/* Replaces the string item it (a file name) by its name relative to dir. */
+static int rebase(const cfam *c, const char *field, cJSON *parent, cJSON *it, const char *dir_real, bool *outside,
+                  char *err, size_t errlen)
+{
+    if (!cJSON_IsString(it))
+        return 0;
+    char *rel = NULL;
+    if (file_relative(c, field, it->valuestring, dir_real, &rel, outside, err, errlen) != 0)
+        return -1;
+    cJSON *n = cJSON_CreateString(rel);
+    free(rel);
+    if (!n || !cJSON_ReplaceItemInObjectCaseSensitive(parent, it->string, n)) {
+        cJSON_Delete(n);
+        kf_err(err, errlen, "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+/* Each arg's (or constant's) {"fill": {"npy": FILE}} in list. */
+static int rebase_fills(const cfam *c, const char *field, cJSON *list, const char *dir_real, bool *outside, char *err,
+                        size_t errlen)
+{
+    cJSON *x;
+    cJSON_ArrayForEach(x, list)
+    {
+        cJSON *fill = cJSON_GetObjectItemCaseSensitive(x, "fill");
+        cJSON *npy = cJSON_IsObject(fill) ? cJSON_GetObjectItemCaseSensitive(fill, "npy") : NULL;
+        if (npy && rebase(c, field, fill, npy, dir_real, outside, err, errlen) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+char *custom_config_members(const kf_family *f, const char *dir, bool *outside, char *err, size_t errlen)
+{
+    const cfam *c = (const cfam *)f->ext;
+    char dir_real[PATH_MAX];
+    *outside = false;
+    if (!realpath(dir && dir[0] ? dir : ".", dir_real)) {
+        kf_err(err, errlen, "cannot resolve the folder %s: %s", dir && dir[0] ? dir : ".", strerror(errno));
+        return NULL;
+    }
+    cJSON *root = cJSON_Parse(c->spec_json);
+    if (!root) {
+        kf_err(err, errlen, "out of memory");
+        return NULL;
+    }
+    char *text = NULL;
+    cJSON *ref = cJSON_GetObjectItemCaseSensitive(root, "reference");
+    cJSON *expected = cJSON_IsObject(ref) ? cJSON_GetObjectItemCaseSensitive(ref, "expected") : NULL;
+    if (rebase(c, "source", root, cJSON_GetObjectItemCaseSensitive(root, "source"), dir_real, outside, err,
+               errlen) != 0 ||
+        (cJSON_IsObject(ref) && rebase(c, "reference.source", ref, cJSON_GetObjectItemCaseSensitive(ref, "source"),
+                                       dir_real, outside, err, errlen) != 0) ||
+        rebase_fills(c, "args", cJSON_GetObjectItemCaseSensitive(root, "args"), dir_real, outside, err, errlen) != 0 ||
+        rebase_fills(c, "constants", cJSON_GetObjectItemCaseSensitive(root, "constants"), dir_real, outside, err,
+                     errlen) != 0)
+        goto out;
+    if (cJSON_IsObject(expected))
+        for (cJSON *x = expected->child, *next; x; x = next) {
+            next = x->next;
+            if (rebase(c, "reference.expected", expected, x, dir_real, outside, err, errlen) != 0)
+                goto out;
+        }
+    char *obj = cJSON_Print(root);
+    if (!obj) {
+        kf_err(err, errlen, "out of memory");
+        goto out;
+    }
+    strbuf b = {0};
+    sb_append(&b, "\"kernel\": \"custom\",\n  \"custom\": ");
+    for (const char *p = obj; *p; p++) /* indented one level more, as the config's other members */
+        if (*p == '\n')
+            sb_append(&b, "\n  ");
+        else if (*p == '\t') /* cJSON's indent and its tab after a key: no tab in a string is printed raw */
+            sb_append(&b, p[-1] == ':' ? " " : "  ");
+        else
+            sb_appendn(&b, p, 1);
+    free(obj);
+    text = b.failed ? (sb_free(&b), NULL) : sb_take(&b);
+    if (!text)
+        kf_err(err, errlen, "out of memory");
+out:
+    cJSON_Delete(root);
+    return text;
 }
