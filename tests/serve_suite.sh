@@ -115,7 +115,7 @@ export KFORGE_DB="$OUT/db2"
 [ $rc = 0 ] && ok "tune --between 1: exit 0" || { bad "tune --between 1 (rc $rc)"; cat between.txt; }
 has between.txt "--between 1: the leaders of each tuned size at 2 sizes between them" "the summary says what is measured between"
 has b.jsonl.between.json '"n": \[4096, 65536\]' "the sizes between: 2^12 and 2^16 (log-spaced)"
-has b.jsonl.between.json '"name": "lead-' "the candidates are named after the sizes they lead"
+hasnt b.jsonl.between.json '"name"' "the candidates are the search's variants (unnamed as there): the same variants at more sizes"
 "$KFORGE" best --n 4096 > b4096.json 2> b4096.err; rc=$?
 [ $rc = 0 ] && ok "best --n 4096 after --between: exit 0" || { bad "best --n 4096 (rc $rc)"; cat b4096.err; }
 hasnt b4096.err "no entry for" "best --n 4096: an entry measured there, not the nearest tuned size's"
@@ -201,6 +201,12 @@ has hz.err "4 sizes tuned" "--between 0: export of the 4 tuned sizes"
 has hz.cuh "nearest tuned size, not measured in between (.*2^10 .. 2^14" "--between 0: the header says 2^10 .. 2^14 was not measured"
 has hz.cuh "2^15 .. 2^19" "... nor 2^15 .. 2^19"
 hasnt hz.cuh "2^14 .. 2^15" "... but 2^14 .. 2^15 (2x apart) is not a gap"
+# results through a pipe: the config between cannot be written beside them; the search stands (exit 0)
+{ "$KFORGE" tune "$ROOT/configs/tune-reduce.json" --set dtype=float32 --set op=max --set "$N4" --budget 10 \
+  --no-db --results /dev/fd/3 3>&1 >/dev/null 2>pipe.err; echo $? > pipe.rc; } | cat > p.jsonl
+[ "$(cat pipe.rc)" = 0 ] && [ "$(grep -c . p.jsonl)" -ge 40 ] && ok "results into a pipe: exit 0, the search's lines" ||
+  { bad "results into a pipe (rc $(cat pipe.rc))"; cat pipe.err; }
+has pipe.err "the sizes between the tuned ones are not measured: .*between.json" "... and it says the sizes between were not measured, and why"
 # --simulate and a shard measure nothing between
 "$KFORGE" tune "$ROOT/configs/tune-reduce.json" --set dtype=float32 --set op=max --set "$N4" --budget 10 \
   --simulate z.jsonl > sim.txt 2>&1

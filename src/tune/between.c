@@ -10,7 +10,8 @@
  * pick.h).  The union of the leaders of every size is measured at every size
  * in between, an exhaustive search of a config of its own, written next to
  * the results file (RESULTS.between.json), so the second search resumes and
- * merges like any other.
+ * merges like any other.  Its variants are the search's (its names too), so
+ * their results lines are the same variants at more sizes.
  */
 #include "tuner.h"
 
@@ -120,14 +121,15 @@ int tune_between_space(const tuner *t, int between, const char *path, int *npoin
         if (!lead[c])
             continue;
         const kf_variant *v = &t->sp.variants[t->var[c]];
-        /* named after the sizes it leads: "lead-1024-16384.2" (unique) */
-        sb_append(&b, nl++ ? ",\n    {\"name\": \"lead" : "\n    {\"name\": \"lead");
-        for (int k = 0; k < t->nsizes; k++)
-            if (lead[c] >> k & 1)
-                sb_printf(&b, "-%lld", (long long)t->sizes[k].d[0]);
-        sb_printf(&b, ".%d\"", nl);
+        /* the variant as the search has it, its name (if any) too: the
+         * same variant at other sizes, for plot, compare and best alike */
+        sb_append(&b, nl++ ? ",\n    {" : "\n    {");
+        if (v->name[0]) {
+            sb_append(&b, "\"name\": ");
+            sb_json_string(&b, v->name);
+        }
         for (int p = 0; p < f->nparams; p++) {
-            sb_printf(&b, ", \"%s\": ", f->params[p].name);
+            sb_printf(&b, "%s\"%s\": ", p || v->name[0] ? ", " : "", f->params[p].name);
             param_json(&b, &f->params[p], v->p[p]);
         }
         sb_append(&b, "}");

@@ -1086,6 +1086,13 @@ static int between(tuner *t, double search_s)
         snprintf(err, sizeof err, "--time %g s was spent on the search: the sizes between the tuned ones are not "
                                   "measured", t->o.time_s);
     }
+    if (br < 0 && dflt) {
+        /* the default pass is an extra: the search stands without it */
+        fprintf(stderr, "kforge tune: the sizes between the tuned ones are not measured: %s\n", err);
+        tune_print_ranges(t, NULL);
+        tuner_free(t);
+        return KF_EXIT_OK;
+    }
     if (br != 0) {
         if (br < 0)
             fprintf(stderr, "kforge tune: %s\n", err);
