@@ -196,7 +196,8 @@ install: $(BUILD)/kforge
 # Fuzzing (clang libFuzzer) and valgrind runs of the CPU side (issue 5).
 .PHONY: valgrind
 FUZZ_SRC  := tests/fuzz_config.c src/core/config.c src/core/t1.c src/core/expr.c src/core/space.c src/core/param.c \
-             src/core/family.c src/core/kforge.c src/core/util.c src/core/stats.c src/core/key.c src/core/cli.c src/compile/codegen.c \
+             src/core/family.c src/core/kforge.c src/core/util.c src/core/stats.c src/core/key.c src/core/cli.c src/core/ranges.c \
+             src/compile/codegen.c \
              src/compile/rtc.c src/compile/deps.c \
              $(wildcard src/families/*/*.c) \
              src/exec/bench.c src/exec/buffers.c src/exec/checks.c src/exec/energy_gpu.c src/exec/inputs.c \

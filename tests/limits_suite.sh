@@ -136,6 +136,8 @@ write_configs() {
   ]
 }
 EOF
+    # (tunes of sweep.json pass --between 0: these tests count its lines and fill its files; the
+    # sizes between the tuned ones are serve_suite's)
     cat >sweep.json <<'EOF'
 {
   "kernel": "reduce",
@@ -198,7 +200,7 @@ t_cache_full() {
     # fake GPU fails a case whose cubin it does not get).
     # The results go through a pipe (no file-size limit there) to a file
     # written by cat, outside the limit.
-    { (ulimit -f 24 && exec "$KFORGE" tune sweep.json --no-db --results /dev/fd/3 -q 3>&1 >/dev/null 2>err)
+    { (ulimit -f 24 && exec "$KFORGE" tune sweep.json --between 0 --no-db --results /dev/fd/3 -q 3>&1 >/dev/null 2>err)
         echo $? >rc; } | cat >t.jsonl
     rc=$(cat rc)
     [ "$rc" = 0 ] || die "tune with a cache that cannot store: exit status $rc: $(head -c 1500 err)"
@@ -209,7 +211,7 @@ t_cache_full() {
     grep_in err 'File too large'
     # nothing half-written is taken for a cubin later, and no false failure
     # is left to reuse: the same tune without the limit is all ok again
-    expect_rc 0 "$KFORGE" tune sweep.json --no-db --results t2.jsonl -q
+    expect_rc 0 "$KFORGE" tune sweep.json --between 0 --no-db --results t2.jsonl -q
     no_failure t2.jsonl 36
     grep -q 'could not store' err && die "the cache still could not store: $(head -c 800 err)"
     # a run measures from memory too, and check --compile says where the cubin is
@@ -253,7 +255,7 @@ t_std_closed() {
     rc=$?
     [ "$rc" = 0 ] || die "run 2>&-: exit status $rc"
     all_ok e.jsonl 6
-    "$KFORGE" tune sweep.json --no-db --results a.jsonl -q <&- >&- 2>&-
+    "$KFORGE" tune sweep.json --between 0 --no-db --results a.jsonl -q <&- >&- 2>&-
     rc=$?
     [ "$rc" = 4 ] || [ "$rc" = 0 ] || die "tune <&- >&- 2>&-: exit status $rc"
     [ "$(lines a.jsonl)" -ge 1 ] || die "tune recorded nothing"
@@ -270,7 +272,7 @@ t_fsize_results() {
     # ulimit -f 64: 32 KiB (dash) or 64 KiB (bash), both less than the 36
     # lines of the sweep.  kforge must not die of SIGXFSZ (exit 153, no
     # word): exit 4 naming the file and the reason, and no partial line.
-    (ulimit -f 64 && exec "$KFORGE" tune sweep.json --no-db --results t.jsonl -q) >out 2>err
+    (ulimit -f 64 && exec "$KFORGE" tune sweep.json --between 0 --no-db --results t.jsonl -q) >out 2>err
     rc=$?
     [ "$rc" = 4 ] || die "tune under ulimit -f: exit status $rc, expected 4: $(head -c 1000 err)"
     grep_in err 't\.jsonl: cannot append a result: File too large'
@@ -279,7 +281,7 @@ t_fsize_results() {
     if [ "$n" -lt 1 ] || [ "$n" -ge 36 ]; then die "t.jsonl has $n lines"; fi
     no_failure t.jsonl "$n"
     # the same command without the limit resumes from there
-    expect_rc 0 "$KFORGE" tune sweep.json --no-db --results t.jsonl -q
+    expect_rc 0 "$KFORGE" tune sweep.json --between 0 --no-db --results t.jsonl -q
     grep_in out 'taken from t\.jsonl: [1-9]'
     no_failure t.jsonl 36
     # run likewise
@@ -297,7 +299,7 @@ t_fsize_results() {
 
 t_full_disk() {
     [ -w /dev/full ] || skip "no /dev/full"
-    expect_rc 4 "$KFORGE" tune sweep.json --no-db --results /dev/full -q
+    expect_rc 4 "$KFORGE" tune sweep.json --between 0 --no-db --results /dev/full -q
     grep_in err '/dev/full: cannot append a result: No space left on device'
     # the line written before stdout failed is whole (the results file is fine)
     "$KFORGE" run three.json --format jsonl --results r2.jsonl >/dev/full 2>err
@@ -519,7 +521,7 @@ PY
 
 t_db_stale_tmp() {
     db=$PWD/db
-    expect_rc 0 "$KFORGE" tune sweep.json --db "$db" --results t.jsonl -q
+    expect_rc 0 "$KFORGE" tune sweep.json --between 0 --db "$db" --results t.jsonl -q
     set -- "$db"/*.json
     if [ $# != 1 ] || [ ! -f "$1" ]; then die "no database file in $db"; fi
     f=$1
@@ -538,7 +540,7 @@ t_db_stale_tmp() {
     head -c 10 /dev/zero >"$db/notes.txt"
     mkdir "$f.tmp.1$dead"                      # a directory (and a PID likely free)
     # the next write of the database removes it
-    expect_rc 0 "$KFORGE" tune sweep.json --db "$db" --results t2.jsonl -q
+    expect_rc 0 "$KFORGE" tune sweep.json --between 0 --db "$db" --results t2.jsonl -q
     [ -e "$f.tmp.$dead" ] && die "the temporary file of a dead writer is still there"
     for k in "$f.tmp.$$" "$f.tmp.${dead}x" "$db/other.json.tmp.$dead" "$db/notes.txt" "$f.tmp.1$dead"; do
         [ -e "$k" ] || die "$k was removed"

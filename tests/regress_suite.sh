@@ -31,7 +31,7 @@ must() { # what command...: runs it, fails the suite unless it exits 0
     "$@" >out.txt 2>&1 || { echo "FAIL $what: exit $?"; tail -3 out.txt; fail=1; nfail=$((nfail + 1)); }
 }
 must "tune reduce" "$KFORGE" tune "$HERE/../configs/tune-reduce.json" --strategy random --budget 40 \
-    --seed 3 --set 'n=["2^12","2^20"]' --results reduce.jsonl --db db -q
+    --seed 3 --set 'n=["2^12","2^20"]' --between 0 --results reduce.jsonl --db db -q
 must "tune rows 4096x32" "$KFORGE" tune "$HERE/../configs/tune-rows.json" --strategy random \
     --budget 30 --seed 5 --set rows=4096 --set cols=32 --results rows.jsonl --db db -q
 must "tune rows 64x16384" "$KFORGE" tune "$HERE/../configs/tune-rows.json" --strategy random \

@@ -216,7 +216,7 @@ else
     bad "tune array" "state=$(state "$tj") cases=$n0+$n1 $(grep -h -e shard -e cubins -e kforge "$t0" "$t1" 2> /dev/null | head -6)"
   fi
   # the unsharded tune, outside Slurm, from the same cache
-  "$KFORGE" tune sp.json --strategy exhaustive $TUNE_ARGS --results u.jsonl --db udb > u.txt 2> u.err ||
+  "$KFORGE" tune sp.json --strategy exhaustive $TUNE_ARGS --between 0 --results u.jsonl --db udb > u.txt 2> u.err ||
     bad "the unsharded tune" "$(tail -3 u.err)"
   ml=merge-$mj.log
   if [ "$(state "$mj")" = COMPLETED ] && [ "$(lines merged.jsonl)" -eq $((NCAND * 2)) ] &&

@@ -25,6 +25,7 @@
 #include "config.h"
 #include "family.h"
 #include "plan.h"
+#include "ranges.h"
 #include "reduce.h"
 #include "rows.h"
 #include "rtc.h"
@@ -856,6 +857,37 @@ START_TEST(rows_host_api_refusals)
 }
 END_TEST
 
+/* What was measured per dispatch range (ranges.h): neighbours served by
+ * one variant share a range, the boundaries are the header's, and a range
+ * reaching between two tuned sizes more than 2x apart with nothing
+ * measured between says so; one measured between closes the gap. */
+START_TEST(range_lines)
+{
+    kf_range_point p[] = {{1024, false, "A"}, {4096, true, "A"}, {16384, false, "B"},
+                          {32768, false, "B"}, {1 << 20, false, "C"}};
+    strbuf b = {0};
+    kf_range_lines(&b, "  ", "n", p, 5);
+    ck_assert_str_eq(b.s, "  n < 2^13: measured at 2^10 (tuned), 2^12 (between) -> A\n"
+                          "  n in [2^13, 185364): measured at 2^14 (tuned), 2^15 (tuned) -> B; nearest tuned size, "
+                          "not measured in between (2^15 .. 2^20)\n"
+                          "  n >= 185364: measured at 2^20 (tuned) -> C; nearest tuned size, not measured in "
+                          "between (2^15 .. 2^20)\n");
+    ck_assert_int_eq(kf_range_unmeasured(p, 5), 1);
+    sb_free(&b);
+    p[3].between = true; /* 2^15 measured between 2^14 and 2^20: no gap left */
+    ck_assert_int_eq(kf_range_unmeasured(p, 5), 0);
+    kf_range_lines(&b, "", "n", p, 5);
+    ck_assert_ptr_null(strstr(b.s, "not measured"));
+    sb_free(&b);
+    kf_range_lines(&b, "", "width", p, 1);
+    ck_assert_str_eq(b.s, "every width: measured at 2^10 (tuned) -> A\n");
+    sb_free(&b);
+    /* the header's boundary: the smallest m with m * m >= a * b */
+    ck_assert_uint_eq(kf_size_boundary(1024, 8192), 2897);
+    ck_assert_uint_eq(kf_size_boundary(1024, 4096), 2048);
+}
+END_TEST
+
 static Suite *export_suite(void)
 {
     Suite *s = suite_create("export");
@@ -868,6 +900,7 @@ static Suite *export_suite(void)
     tc = tcase_create("export");
     tcase_set_timeout(tc, 240);
     tcase_add_test(tc, header_text_and_refusals);
+    tcase_add_test(tc, range_lines);
     tcase_add_test(tc, header_compiles_with_nvrtc);
     tcase_add_test(tc, header_oldest_arch);
     tcase_add_test(tc, host_api_follows_the_plan);

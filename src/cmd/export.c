@@ -48,7 +48,10 @@ static const char *const export_help =
     "A call runs the variant tuned for the nearest shape, on a log scale, as kforge best answers\n"
     "(n; rows, cols and row_stride); the launch geometry that depends on the device is worked\n"
     "out at run time, so the header works, untuned, on other GPUs too.  Says on stderr which\n"
-    "variant serves each shape and whether each is run-to-run deterministic.\n"
+    "variant serves each shape and whether each is run-to-run deterministic.  The header's opening\n"
+    "comment says, per range of n, which sizes were measured there (tuned, or between tuned sizes\n"
+    "by kforge tune's pass between them) and which variant serves it, and which ranges were not\n"
+    "measured between two tuned sizes.\n"
     "\n"
     "Which variant serves a shape: its fastest run-to-run deterministic entry where it has one,\n"
     "as CUB's reductions are (float sums and products whose blocks add in arrival order, with\n"
@@ -307,6 +310,7 @@ int cmd_export(int argc, char **argv)
             x->deterministic = e->deterministic;
             x->has_acc = e->has_acc;
             x->acc_rel = e->acc_rel;
+            x->between = e->between;
             ndetless += !e->deterministic && policy.order == PICK_PREFER_DET;
         }
         i = j;
@@ -405,8 +409,8 @@ int cmd_export(int argc, char **argv)
         char acc[48] = "";
         if (ex[i].has_acc)
             snprintf(acc, sizeof acc, ", relative error %.2g", ex[i].acc_rel);
-        fprintf(stderr, "  %-24s %-60s %s%s\n", st, label, ex[i].deterministic ? "deterministic" : "not deterministic",
-                acc);
+        fprintf(stderr, "  %-24s %-60s %s%s%s\n", st, label, ex[i].deterministic ? "deterministic" : "not deterministic",
+                acc, ex[i].between ? " (measured between tuned sizes)" : "");
     }
     if (note[0]) /* what the header leaves out (a custom kernel's launcher), and why */
         fprintf(stderr, "kforge export: %s\n", note);

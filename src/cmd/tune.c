@@ -74,7 +74,12 @@ static const char *const tune_help =
     "                      neighbouring sizes (each size's two fastest and its fastest deterministic\n"
     "                      one) at K log-spaced sizes between them, and record the fastest at each\n"
     "                      in the database: best and export then dispatch on measurements there\n"
-    "                      (families with one size; the config goes to RESULTS.between.json)\n"
+    "                      (families with one size, not custom kernels; the config goes to\n"
+    "                      RESULTS.between.json).  Default: 1 size between each pair more than 2x\n"
+    "                      apart, for a search of several sizes (not --simulate, a shard, or\n"
+    "                      --objective energy or edp); 0: none.  Not counted in --budget; --time\n"
+    "                      bounds both.  The summary says what it cost and, per dispatch range,\n"
+    "                      which sizes were measured and which variant serves it\n"
     "  --max-error E       a candidate whose relative error on the realistic data (|error| /\n"
     "                      sum |x_i|, measured as with --accuracy, which it sets) is above E at some\n"
     "                      size is never the best, nor recorded in the database (float sums and\n"
@@ -120,6 +125,7 @@ static int parse_tune_opts(int argc, char **argv, tune_opts *o)
     o->timeout = -1;
     o->fmt = KF_FMT_TABLE;
     o->top = 5;
+    o->between = -1; /* automatic: 1 between each pair of sizes more than 2x apart */
     o->abandon_k = 2;
     o->ro.device = -1;
     cli c;

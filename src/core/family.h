@@ -117,6 +117,7 @@ typedef struct {
     bool deterministic;         /* run-to-run deterministic */
     bool has_acc;               /* acc_rel measured */
     double acc_rel;             /* relative error on the realistic data (tunedb_entry) */
+    bool between;               /* measured by tune --between between tuned sizes, not tuned there */
 } kf_export_entry;
 
 /* Where an export comes from, for the header's opening comment. */

@@ -130,6 +130,8 @@ static cJSON *entry_json(const tunedb_entry *e)
     cJSON_AddStringToObject(o, "how", e->how);
     if (e->source_hash[0])
         cJSON_AddStringToObject(o, "source_hash", e->source_hash);
+    if (e->between)
+        cJSON_AddBoolToObject(o, "between", true);
     return o;
 }
 
@@ -324,6 +326,7 @@ static int parse_entry(const pctx *c, const cJSON *o, tunedb_entry *e)
     get_str(o, "date", e->date, sizeof e->date);
     get_str(o, "how", e->how, sizeof e->how);
     get_str(o, "source_hash", e->source_hash, sizeof e->source_hash);
+    e->between = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "between"));
     return 0;
 }
 
@@ -534,6 +537,15 @@ int tunedb_update(const char *dir, const tunedb_entry *entries, int count, char 
                             strcmp(how->valuestring, e->how) != 0 &&
                             cJSON_Compare(cJSON_GetObjectItemCaseSensitive(old, "variant"), v, true);
                 cJSON_Delete(v);
+                /* a search at this size found nothing faster than what
+                 * tune --between measured here: it is tuned now */
+                if (!e->between && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(old, "between"))) {
+                    cJSON_DeleteItemFromObjectCaseSensitive(old, "between");
+                    if (!same) {
+                        written++;
+                        continue;
+                    }
+                }
                 if (!same)
                     continue;
                 cJSON_ReplaceItemInObjectCaseSensitive(old, "how", cJSON_CreateString(e->how));
@@ -807,6 +819,9 @@ static void provenance(strbuf *b, const tunedb_entry *e)
     if (e->how[0])
         sb_printf(b, "; obtained by: %s", e->how);
     sb_append(b, ".");
+    if (e->between)
+        sb_printf(b, " Measured at %s between the tuned sizes (tune --between): only the leaders of its "
+                     "neighbouring tuned sizes ran there.", st);
     sb_free(&key);
 }
 
@@ -960,7 +975,9 @@ char *tunedb_header(const tunedb_entry *e, const kf_shape *requested, bool exact
         shape_text(f, requested, want, sizeof want);
         shape_text(f, &e->shape, got, sizeof got);
         sb_printf(&b, " *\n * Requested %s: the database has no entry for that size; these are the parameters\n"
-                      " * tuned for the nearest size (log scale), %s.\n", want, got);
+                      " * %s for the nearest size (log scale), %s%s.\n", want,
+                  e->between ? "measured" : "tuned", got,
+                  e->between ? ", a size between tuned ones where tune --between measured their leaders" : "");
     }
     sb_append(&b, " *\n * Variant: ");
     char label[256];

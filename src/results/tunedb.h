@@ -15,7 +15,8 @@
  *       "median_ms": 0.035, "gbps": 1917.4, "pct_peak": 57.2, "blocks": 1056, "launches": 1,
  *       "device": {"name": ..., "cc": "9.0", "sms": 132, "driver": "13.0", "nvrtc": "13.0"},
  *       "kforge": "0.1.0", "date": "2026-11-22T15:40:00Z", "how": "kforge tune ... (strategy, evaluations)",
- *       "source_hash": "..." (a user's kernel: its source and headers, family.h)},
+ *       "source_hash": "..." (a user's kernel: its source and headers, family.h),
+ *       "between": true (measured by tune --between between tuned sizes; absent: tuned there)},
  *      ...]}
  *
  * Updates take an exclusive flock() on <file>.lock, read the file, merge,
@@ -49,6 +50,8 @@ typedef struct {
     char date[32];              /* ISO 8601 UTC */
     char how[512];              /* how it was obtained (the tune command, strategy, evaluations) */
     char source_hash[33];       /* a user's kernel: the source and headers it ran (family.h); "" none recorded */
+    bool between;               /* measured by tune --between at a size between tuned ones: only the leaders of
+                                 * its neighbouring tuned sizes ran there ("between": true; absent: tuned) */
 } tunedb_entry;
 
 /* The database directory: $KFORGE_DB, else $XDG_DATA_HOME/kforge/tuning,

@@ -10,7 +10,8 @@
  * pick.h).  The union of the leaders of every size is measured at every size
  * in between, an exhaustive search of a config of its own, written next to
  * the results file (RESULTS.between.json), so the second search resumes and
- * merges like any other.
+ * merges like any other.  Its variants are the search's (its names too), so
+ * their results lines are the same variants at more sizes.
  */
 #include "tuner.h"
 
@@ -24,6 +25,7 @@
 #include "family.h"
 #include "param.h"
 #include "pick.h"
+#include "ranges.h"
 #include "util.h"
 
 /* Marks the leaders of size k in lead[] (lead[c] |= 1 << k). */
@@ -82,17 +84,26 @@ int tune_between_space(const tuner *t, int between, const char *path, int *npoin
     sb_json_string(&b, f->name);
     sb_printf(&b, ",\n  \"description\": ");
     strbuf d = {0};
-    sb_printf(&d, "kforge tune --between %d of %s: the leaders of each tuned size (its two fastest candidates "
-                  "and its fastest deterministic one) at %d size%s between each pair of neighbouring ones",
-              between, t->o.space, between, between == 1 ? "" : "s");
+    if (between >= 0)
+        sb_printf(&d, "kforge tune --between %d of %s: the leaders of each tuned size (its two fastest candidates "
+                      "and its fastest deterministic one) at %d size%s between each pair of neighbouring ones",
+                  between, t->o.space, between, between == 1 ? "" : "s");
+    else
+        sb_printf(&d, "kforge tune of %s, sizes between the tuned ones (the default; --between 0: none): the "
+                      "leaders of each tuned size (its two fastest candidates and its fastest deterministic one) "
+                      "at the log-spaced size between each pair of neighbouring ones more than %dx apart",
+                  t->o.space, KF_BETWEEN_RATIO);
     sb_json_string(&b, d.s);
     sb_free(&d);
     sb_printf(&b, ",\n  \"%s\": [", f->sizes[0].name);
     for (int i = 0; i + 1 < ns; i++) {
         double la = log((double)n[i]), lb = log((double)n[i + 1]);
         int64_t last = n[i];
-        for (int j = 1; j <= between; j++) {
-            int64_t p = llround(exp(la + (lb - la) * j / (between + 1)));
+        /* the default (< 0): one size between neighbours more than
+         * KF_BETWEEN_RATIO apart, none between nearer ones */
+        int k = between >= 0 ? between : n[i + 1] > n[i] * KF_BETWEEN_RATIO ? 1 : 0;
+        for (int j = 1; j <= k; j++) {
+            int64_t p = llround(exp(la + (lb - la) * j / (k + 1)));
             if (p <= last || p >= n[i + 1])
                 continue;
             sb_printf(&b, "%s%lld", *npoints ? ", " : "", (long long)p);
@@ -110,14 +121,15 @@ int tune_between_space(const tuner *t, int between, const char *path, int *npoin
         if (!lead[c])
             continue;
         const kf_variant *v = &t->sp.variants[t->var[c]];
-        /* named after the sizes it leads: "lead-1024-16384.2" (unique) */
-        sb_append(&b, nl++ ? ",\n    {\"name\": \"lead" : "\n    {\"name\": \"lead");
-        for (int k = 0; k < t->nsizes; k++)
-            if (lead[c] >> k & 1)
-                sb_printf(&b, "-%lld", (long long)t->sizes[k].d[0]);
-        sb_printf(&b, ".%d\"", nl);
+        /* the variant as the search has it, its name (if any) too: the
+         * same variant at other sizes, for plot, compare and best alike */
+        sb_append(&b, nl++ ? ",\n    {" : "\n    {");
+        if (v->name[0]) {
+            sb_append(&b, "\"name\": ");
+            sb_json_string(&b, v->name);
+        }
         for (int p = 0; p < f->nparams; p++) {
-            sb_printf(&b, ", \"%s\": ", f->params[p].name);
+            sb_printf(&b, "%s\"%s\": ", p || v->name[0] ? ", " : "", f->params[p].name);
             param_json(&b, &f->params[p], v->p[p]);
         }
         sb_append(&b, "}");

@@ -51,6 +51,8 @@ int tuner_record_db(tuner *t, const kf_device *dev)
             pc[c] = tuner_pick_cand(t, c, k);
         ne += pick_size_entries(pc, t->ncand, dev, date, how, &es[ne]);
     }
+    for (int i = 0; i < ne; i++) /* the sizes between the tuned ones (tune.c: between) */
+        es[i].between = t->o.between_pass;
     free(pc);
     int rc = 0;
     if (ne > 0) {

@@ -90,6 +90,7 @@ int tune_replay(const tune_replay_args *a, int *rc, char *err, size_t errlen)
     ret = 0;
     tune_print_summary(&t, 0, "merged");
     bool db_failed = !a->no_db && tuner_record_db(&t, &a->dev) != 0;
+    tune_print_ranges(&t, NULL); /* as tune prints it: what was measured per range */
     *rc = db_failed ? KF_EXIT_IO : strat_best(t.st, NULL) >= 0 ? KF_EXIT_OK : KF_EXIT_VARIANT;
 out:
     free(order);

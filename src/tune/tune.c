@@ -36,6 +36,7 @@
 #include "cli.h"
 #include "config.h"
 #include "line.h"
+#include "ranges.h"
 #include "report.h"
 #include "resume.h"
 #include "results.h"
@@ -966,7 +967,10 @@ static int conclude(tuner *t, search_end end)
     double wall = kf_now() - t->t0;
     kf_trace("search ends");
     const char *stopped = failed ? "error" : stop_reason(t, interrupted);
-    tune_print_summary(t, wall, stopped);
+    /* the pass between the tuned sizes prints its summary only as text: a
+     * JSON summary stays one document, the search's */
+    if (!(t->o.between_pass && t->o.fmt != KF_FMT_TABLE && t->o.fmt != KF_FMT_MD))
+        tune_print_summary(t, wall, stopped);
     /* the database holds the fastest variants: an energy search leaves it alone */
     const tune_opts *o = &t->o;
     bool db_failed =
@@ -1001,22 +1005,134 @@ static int conclude(tuner *t, search_end end)
     return strat_best(t->st, NULL) >= 0 ? KF_EXIT_OK : KF_EXIT_VARIANT;
 }
 
-/* --between K: a second, exhaustive search of the leaders of the tuned
- * sizes at the sizes between them (between.c), into the same results file
- * and database.  Frees t. */
-static int between(tuner *t)
+/* The per-range table (ranges.h) of a search of several sizes, with the
+ * sizes a --between pass measured (b; NULL: none): at each size the
+ * variant best and export serve by default (pick.h: the fastest
+ * deterministic, else the fastest).  On stdout with the summary's table or
+ * Markdown, else on stderr (the summary is JSON there). */
+void tune_print_ranges(const tuner *t, const tuner *b)
+{
+    const kf_family *f = kf_families[t->cfg.family];
+    int ns = t->nsizes + (b ? b->nsizes : 0);
+    if (f->nsizes != 1 || t->nsizes < 2 || t->o.objective != TUNE_OBJ_TIME || (t->o.quiet && !b))
+        return;
+    kf_range_point *p = calloc((size_t)ns, sizeof *p);
+    char(*labels)[256] = calloc((size_t)ns, sizeof *labels);
+    int nc = t->ncand > (b ? b->ncand : 0) ? t->ncand : b->ncand;
+    pick_cand *pc = calloc((size_t)nc + 1, sizeof *pc);
+    int np = 0;
+    pick_policy pol = {PICK_PREFER_DET, 0};
+    for (int pass = 0; p && labels && pc && pass < (b ? 2 : 1); pass++) {
+        const tuner *u = pass ? b : t;
+        for (int k = 0; k < u->nsizes; k++) {
+            for (int c = 0; c < u->ncand; c++)
+                pc[c] = tuner_pick_cand(u, c, k);
+            int w = pick_serve(pc, u->ncand, &pol);
+            if (w < 0)
+                continue;
+            const kf_variant *v = &u->sp.variants[u->var[w]];
+            f->label(v, labels[np], sizeof labels[np]);
+            p[np] = (kf_range_point){.n = u->sizes[k].d[0], .between = pass == 1, .label = labels[np]};
+            np++;
+        }
+    }
+    for (int i = 1; i < np; i++) /* by size (insertion: a few dozen) */
+        for (int j = i; j > 0 && p[j - 1].n > p[j].n; j--) {
+            kf_range_point x = p[j];
+            p[j] = p[j - 1];
+            p[j - 1] = x;
+        }
+    int m = 0; /* a size tuned and measured between (an explicit --set): the tuned one */
+    for (int i = 0; i < np; i++)
+        if (m == 0 || p[i].n != p[m - 1].n)
+            p[m++] = p[i];
+        else if (p[m - 1].between && !p[i].between)
+            p[m - 1] = p[i];
+    np = m;
+    if (np > 0) {
+        strbuf o = {0};
+        int gaps = kf_range_unmeasured(p, np);
+        sb_printf(&o, "\nper range of %s, what was measured and the variant best and export serve there (the fastest "
+                      "deterministic one)%s:\n",
+                  f->sizes[0].name, gaps ? "" : "; every range measured");
+        kf_range_lines(&o, "  ", f->sizes[0].name, p, np);
+        if (gaps)
+            sb_printf(&o, "  %d pair%s of neighbouring tuned sizes more than %dx apart, nothing measured between: "
+                          "there the nearest tuned size's variant is a guess (tune --between 1 measures them)\n",
+                      gaps, gaps == 1 ? "" : "s", KF_BETWEEN_RATIO);
+        bool out = t->o.fmt == KF_FMT_TABLE || t->o.fmt == KF_FMT_MD;
+        fputs(o.s ? o.s : "", out ? stdout : stderr);
+        fflush(out ? stdout : stderr);
+        sb_free(&o);
+    }
+    free(p);
+    free(labels);
+    free(pc);
+}
+
+/* Whether the search t measures sizes between its tuned ones after it, and
+ * if not by default, why (NULL: nothing to say). */
+static bool want_between(const tuner *t, const char **why)
+{
+    const kf_family *f = kf_families[t->cfg.family];
+    *why = NULL;
+    if (t->o.between == 0 || t->o.simulate || t->nsizes < 2)
+        return t->o.between > 0 && !t->o.simulate; /* --between K of one size: between() says so */
+    if (t->o.between > 0)
+        return true;
+    /* the default */
+    if (t->o.objective != TUNE_OBJ_TIME)
+        return false;
+    if (f->nsizes != 1) {
+        if (f->source_hash) /* a custom kernel's family: its sizes are its own */
+            *why = "sizes between the tuned ones are not measured for a custom kernel with several size axes "
+                   "(tune --between: families with one size)";
+        return false;
+    }
+    if (t->o.shard.n > 1) {
+        *why = "sizes between the tuned ones are not measured in a shard (its leaders are not the search's): "
+               "after kforge merge, run the whole tune again with --results set to the merged file (it measures "
+               "nothing already there) to measure them";
+        return false;
+    }
+    return true;
+}
+
+static int tune_steps(tuner *t);
+
+/* --between K (and the default): a second, exhaustive search of the
+ * leaders of the tuned sizes at the sizes between them (between.c), into
+ * the same results file and database; then its cost and the per-range
+ * table.  search_s: how long the first search took.  Frees t. */
+static int between(tuner *t, double search_s)
 {
     char path[1100], err[1024];
     snprintf(path, sizeof path, "%s.between.json", t->o.results);
     int np = 0;
+    bool dflt = t->o.between < 0;
+    double left = t->o.time_s > 0 ? t->o.time_s - search_s : 0;
     int br = t->nsizes < 2 ? 1 : tune_between_space(t, t->o.between, path, &np, err, sizeof err);
     tune_opts o = t->o;
+    if (br == 0 && t->o.time_s > 0 && left < 1) {
+        br = 1;
+        snprintf(err, sizeof err, "--time %g s was spent on the search: the sizes between the tuned ones are not "
+                                  "measured", t->o.time_s);
+    }
+    if (br < 0 && dflt) {
+        /* the default pass is an extra: the search stands without it */
+        fprintf(stderr, "kforge tune: the sizes between the tuned ones are not measured: %s\n", err);
+        tune_print_ranges(t, NULL);
+        tuner_free(t);
+        return KF_EXIT_OK;
+    }
     if (br != 0) {
         if (br < 0)
             fprintf(stderr, "kforge tune: %s\n", err);
-        else if (!o.quiet)
-            fprintf(stderr, "kforge tune: --between: %s\n", t->nsizes < 2 ? "one size tuned: nothing lies between"
-                                                                          : err);
+        else if (!o.quiet && !(dflt && np == 0))
+            fprintf(stderr, "kforge tune: %s%s\n", dflt ? "" : "--between: ",
+                    t->nsizes < 2 ? "one size tuned: nothing lies between" : err);
+        if (br > 0)
+            tune_print_ranges(t, NULL);
         tuner_free(t);
         return br < 0 ? KF_EXIT_USAGE : KF_EXIT_OK;
     }
@@ -1032,15 +1148,66 @@ static int between(tuner *t)
     o.n_set = false;
     o.space = path;
     o.between = 0;
+    o.between_pass = true;
     o.strategy = STRAT_EXHAUSTIVE;
     o.budget = 0;
-    o.time_s = 0;
+    o.time_s = left > 0 ? left : 0;
     o.top = 4;
-    printf("\nkforge tune: --between %d: the leaders of each tuned size at %d size%s between them (%s)\n",
-           t->o.between, np, np == 1 ? "" : "s", path);
-    fflush(stdout);
+    FILE *say = o.fmt == KF_FMT_TABLE || o.fmt == KF_FMT_MD ? stdout : stderr; /* beside a JSON summary: stderr */
+    if (dflt)
+        fprintf(say, "\nkforge tune: sizes between the tuned ones (the default; --between 0: none): the leaders of each "
+               "tuned size at %d size%s between neighbours more than %dx apart (%s)\n",
+               np, np == 1 ? "" : "s", KF_BETWEEN_RATIO, path);
+    else
+        fprintf(say, "\nkforge tune: --between %d: the leaders of each tuned size at %d size%s between them (%s)\n",
+               t->o.between, np, np == 1 ? "" : "s", path);
+    fflush(say);
+    tuner b;
+    memset(&b, 0, sizeof b);
+    b.o = o;
+    double t0 = kf_now();
+    int rc = tune_steps(&b);
+    double cost = kf_now() - t0;
+    if (rc == KF_EXIT_OK) {
+        int cases = b.ncand * b.nsizes;
+        fprintf(say, "\nsizes between the tuned ones: %d candidate%s (the leaders) at %d size%s, %d case%s (%d measured "
+               "now) in %.1f s: %.0f%% of the search's %.1f s\n",
+               b.ncand, b.ncand == 1 ? "" : "s", b.nsizes, b.nsizes == 1 ? "" : "s", cases, cases == 1 ? "" : "s",
+               b.measured_cases, cost, search_s > 0 ? 100 * cost / search_s : 0, search_s);
+        fflush(say);
+        tune_print_ranges(t, &b);
+    }
+    tuner_free(&b);
     tuner_free(t);
-    return tune_run(&o);
+    return rc;
+}
+
+/* The steps of one search (t->o given): the exit status; t is left for
+ * tuner_free. */
+static int tune_steps(tuner *t)
+{
+    char err[1024];
+    bool sim = t->o.simulate != NULL;
+    int rc = load_space(t, err, sizeof err);
+    if (rc == KF_EXIT_OK)
+        rc = sim ? simulated_device(t, err, sizeof err) : open_devices(t, err, sizeof err);
+    if (rc == KF_EXIT_OK && t->sp.nskipped && !t->o.quiet)
+        fprintf(stderr, "kforge tune: %s: skipped %d combination%s that cannot run (kforge check lists them)\n",
+                t->cfg.path, t->sp.nskipped, t->sp.nskipped == 1 ? "" : "s");
+    if (rc == KF_EXIT_OK)
+        rc = make_strategy(t, err, sizeof err);
+    if (rc == KF_EXIT_OK)
+        rc = sim ? load_simulated(t, err, sizeof err) : resume_recorded(t, err, sizeof err);
+    if (rc == KF_EXIT_OK && !sim)
+        rc = open_results(t, err, sizeof err);
+    if (rc == KF_EXIT_OK && t->o.shard.n > 1)
+        rc = setup_shard(t, err, sizeof err);
+    search_end end;
+    if (rc == KF_EXIT_OK)
+        rc = search(t, &end, err, sizeof err);
+    if (rc == KF_EXIT_OK)
+        rc = conclude(t, end);
+    return rc;
 }
 
 int tune_run(const tune_opts *o)
@@ -1048,29 +1215,15 @@ int tune_run(const tune_opts *o)
     tuner t;
     memset(&t, 0, sizeof t);
     t.o = *o;
-    char err[1024];
-    bool sim = t.o.simulate != NULL;
-    int rc = load_space(&t, err, sizeof err);
-    if (rc == KF_EXIT_OK)
-        rc = sim ? simulated_device(&t, err, sizeof err) : open_devices(&t, err, sizeof err);
-    if (rc == KF_EXIT_OK && t.sp.nskipped && !t.o.quiet)
-        fprintf(stderr, "kforge tune: %s: skipped %d combination%s that cannot run (kforge check lists them)\n",
-                t.cfg.path, t.sp.nskipped, t.sp.nskipped == 1 ? "" : "s");
-    if (rc == KF_EXIT_OK)
-        rc = make_strategy(&t, err, sizeof err);
-    if (rc == KF_EXIT_OK)
-        rc = sim ? load_simulated(&t, err, sizeof err) : resume_recorded(&t, err, sizeof err);
-    if (rc == KF_EXIT_OK && !sim)
-        rc = open_results(&t, err, sizeof err);
-    if (rc == KF_EXIT_OK && t.o.shard.n > 1)
-        rc = setup_shard(&t, err, sizeof err);
-    search_end end;
-    if (rc == KF_EXIT_OK)
-        rc = search(&t, &end, err, sizeof err);
-    if (rc == KF_EXIT_OK)
-        rc = conclude(&t, end);
-    if (rc == KF_EXIT_OK && t.o.between > 0 && !sim)
-        return between(&t);
+    double t0 = kf_now();
+    int rc = tune_steps(&t);
+    const char *why = NULL;
+    if (rc == KF_EXIT_OK && !t.o.between_pass && want_between(&t, &why))
+        return between(&t, kf_now() - t0);
+    if (why && !t.o.quiet)
+        fprintf(stderr, "kforge tune: %s\n", why);
+    if (rc == KF_EXIT_OK && !t.o.between_pass && !t.o.simulate)
+        tune_print_ranges(&t, NULL);
     tuner_free(&t);
     return rc;
 }

@@ -45,7 +45,9 @@ typedef struct {
     int top;                /* the summary ranks the best this many at each size (0: none) */
     double abandon_k;       /* --abandon-above K (0: never abandon) */
     bool accuracy;          /* --accuracy: each candidate also runs on the realistic data */
-    int between;            /* --between K: the leaders of neighbouring sizes measured at K sizes between them */
+    int between;            /* --between K: the leaders of neighbouring sizes measured at K sizes between them;
+                             * -1 (the command's default): 1 between neighbours more than 2x apart */
+    bool between_pass;      /* this search is the pass between the tuned sizes (its entries say so) */
     double max_error;       /* --max-error E (> 0; sets accuracy): a candidate whose relative error on the
                              * realistic data is above E at some size is never the best */
 } tune_opts;

@@ -159,5 +159,9 @@ int tuner_record_db(tuner *t, const kf_device *dev);
 
 /* The summary on stdout in t->o.fmt (summary.c). */
 void tune_print_summary(tuner *t, double wall, const char *stopped);
+/* After the summary of a search of several sizes of a family of one size
+ * axis (tune.c): its cost aside, the per-range table (ranges.h) of what was
+ * measured, with the sizes a pass between them measured (b; NULL: none). */
+void tune_print_ranges(const tuner *t, const tuner *b);
 
 #endif

@@ -47,6 +47,11 @@
 //   n        65536 .. ...          k0  sequential/bs256/ept4/full/v4/auto/last_block/warp=shuffle
 //                                  tuned at n = 2^20: 0.0042159 ms, 994.9 GB/s, deterministic
 //
+// What was measured, per range of n (neighbours served by the same variant share one):
+//   every n: measured at 2^12 (tuned), 2^20 (tuned) -> sequential/bs256/ept4/full/v4/auto/last_block/warp=shuffle; nearest tuned size, not measured in between (2^12 .. 2^20)
+// Where nothing was measured between two tuned sizes more than 2x apart, the nearest
+// tuned size's variant is a guess: kforge tune --between 1 measures there.
+//
 #ifndef KFORGE_REDUCE_FLOAT32_SUM_CUH
 #define KFORGE_REDUCE_FLOAT32_SUM_CUH
 

@@ -58,6 +58,10 @@
 //   rows=64 cols=16384           k1  split2/last_block/bs1024/ept2/rpg1/v4/2waves/ldg_prefetch
 //                                    0.004946 ms, 848.0 GB/s, deterministic
 //
+// What was measured: each shape listed was tuned there (a search); a shape between them runs
+// the nearest tuned shape's variant, not measured there (kforge tune --between measures the
+// sizes between tuned ones for families with one size axis only).
+//
 #ifndef KFORGE_REDUCE_ROWS_FLOAT32_SUM_CUH
 #define KFORGE_REDUCE_ROWS_FLOAT32_SUM_CUH
 

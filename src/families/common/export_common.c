@@ -10,6 +10,7 @@
 
 #include "codegen.h"
 #include "export_common.h"
+#include "ranges.h"
 #include "verify.h"
 
 int export_begin(export_ctx *x, const kf_export_entry *e, int n, char *err, size_t errlen)
@@ -104,14 +105,57 @@ void export_c_string(strbuf *b, const char *s)
 
 void export_size_text(char *buf, size_t len, uint64_t n)
 {
-    if (n > 0 && (n & (n - 1)) == 0) {
-        int k = 0;
-        while ((1ULL << k) < n)
-            k++;
-        snprintf(buf, len, "2^%d", k);
-    } else {
-        snprintf(buf, len, "%" PRIu64, n);
+    kf_size_text(buf, len, n);
+}
+int export_range_comment(strbuf *b, const kf_export_entry *e, int n, const char *axis)
+{
+    kf_range_point *p = calloc((size_t)(n > 0 ? n : 1), sizeof *p);
+    char(*labels)[256] = calloc((size_t)(n > 0 ? n : 1), sizeof *labels);
+    strbuf l = {0};
+    int rc = -1;
+    if (!p || !labels)
+        goto out;
+    if (n > 0 && family_of(&e[0].v)->nsizes != 1) {
+        sb_append(b, "// What was measured: each shape listed was tuned there (a search); a shape between them runs\n"
+                     "// the nearest tuned shape's variant, not measured there (kforge tune --between measures the\n"
+                     "// sizes between tuned ones for families with one size axis only).\n//\n");
+        rc = b->failed ? -1 : 0;
+        goto out;
     }
+    for (int i = 0; i < n; i++) {
+        family_of(&e[i].v)->label(&e[i].v, labels[i], sizeof labels[i]);
+        p[i] = (kf_range_point){.n = e[i].shape.d[0], .between = e[i].between, .label = labels[i]};
+    }
+    kf_range_lines(&l, "", axis, p, n);
+    int gaps = kf_range_unmeasured(p, n);
+    sb_append(b, "// What was measured, per range of ");
+    export_comment_text(b, axis);
+    sb_printf(b, " (neighbours served by the same variant share one)%s:\n", gaps ? "" : "; every range measured");
+    for (const char *s = l.s ? l.s : "", *nl; *s; s = nl + 1) {
+        nl = strchr(s, '\n');
+        if (!nl)
+            break;
+        strbuf line = {0};
+        sb_appendn(&line, s, (size_t)(nl - s));
+        sb_append(b, "//   ");
+        export_comment_text(b, line.s ? line.s : "");
+        sb_append(b, "\n");
+        bool failed = line.failed;
+        sb_free(&line);
+        if (failed)
+            goto out;
+    }
+    if (gaps)
+        sb_printf(b, "// Where nothing was measured between two tuned sizes more than %dx apart, the nearest\n"
+                     "// tuned size's variant is a guess: kforge tune --between 1 measures there.\n",
+                  KF_BETWEEN_RATIO);
+    sb_append(b, "//\n");
+    rc = l.failed || b->failed ? -1 : 0;
+out:
+    sb_free(&l);
+    free(p);
+    free(labels);
+    return rc;
 }
 
 void export_substitute(strbuf *b, const char *text, const char *const *keys, const char *const *vals, int nkeys)

@@ -56,6 +56,14 @@ void export_comment_text(strbuf *b, const char *s);
 void export_c_string(strbuf *b, const char *s);
 /* "2^20" for a power of two, else the number. */
 void export_size_text(char *buf, size_t len, uint64_t n);
+/* The opening comment's lines that say, per dispatch range of the one size
+ * axis `axis`, which sizes were measured there (tuned, or between them by
+ * tune --between) and which variant serves it, and where nothing was
+ * measured between two tuned sizes (ranges.h), each line through
+ * export_comment_text.  e[0..n): one entry per size, in increasing size.
+ * A family of several size axes: that each shape was tuned, and that the
+ * shapes between them were not measured.  0, or -1 out of memory. */
+int export_range_comment(strbuf *b, const kf_export_entry *e, int n, const char *axis);
 /* text with every @KEY@ replaced by its value (keys[i], vals[i]); other @s
  * are kept. */
 void export_substitute(strbuf *b, const char *text, const char *const *keys, const char *const *vals, int nkeys);

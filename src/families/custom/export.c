@@ -651,6 +651,7 @@ char *custom_export_source(const kf_export_entry *e, int n, const kf_export_info
                   "// entry tuned for the nearest shape (the smallest sum of |ln tuned - ln asked| over the\n"
                   "// sizes; ties go to the larger shape, then the faster entry), as `kforge best` answers.\n",
               c->famname);
+
     if (launch) {
         sb_printf(&b, "//\n// Compiled as CUDA (nvcc), the header also holds the kernel, compiled once per distinct\n"
                       "// parameter set (%d, namespaces kforge_%s_v0 ...), and a launcher that runs the set tuned\n"
@@ -664,6 +665,16 @@ char *custom_export_source(const kf_export_entry *e, int n, const kf_export_info
         export_comment_text(&b, why);
         sb_append(&b, "\n// Compile the source with each entry's values as #defines, as kforge did, and launch it\n"
                       "// with the config's grid, block and shared memory.\n");
+    }
+    sb_append(&b, "//\n");
+    if (export_range_comment(&b, e, n, f->nsizes == 1 ? f->sizes[0].name : NULL) != 0) {
+        sb_free(&b);
+        sb_free(&cuda);
+        sb_free(&x->sig);
+        free(sets);
+        free(x);
+        kf_err(err, errlen, "out of memory");
+        return NULL;
     }
     sb_printf(&b, "#ifndef KFORGE_CUSTOM_%s_H\n#define KFORGE_CUSTOM_%s_H\n\n#include <math.h>\n\n", up, up);
     sb_printf(&b, "typedef struct {\n");

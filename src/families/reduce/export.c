@@ -22,24 +22,9 @@
 #include "codegen.h"
 #include "export_common.h"
 #include "plan.h"
+#include "ranges.h"
 #include "reduce.h"
 #include "util.h"
-
-/* The smallest m with m * m >= a * b: from there n is nearer b than a on a
- * log scale (n * n == a * b is a tie, which goes to the larger, b). */
-static uint64_t boundary(uint64_t a, uint64_t b)
-{
-    unsigned __int128 ab = (unsigned __int128)a * b;
-    uint64_t lo = a, hi = b; /* a * a <= ab <= b * b */
-    while (lo < hi) {
-        uint64_t mid = lo + (hi - lo) / 2;
-        if ((unsigned __int128)mid * mid >= ab)
-            hi = mid;
-        else
-            lo = mid + 1;
-    }
-    return lo;
-}
 
 char *reduce_export_source(const kf_export_entry *e, int n, const kf_export_info *info, char *err, size_t errlen)
 {
@@ -80,7 +65,7 @@ char *reduce_export_source(const kf_export_entry *e, int n, const kf_export_info
         all_det = all_det && e[i].deterministic;
     }
     for (int i = 1; i < n; i++)
-        from[i] = boundary((uint64_t)e[i - 1].shape.d[0], (uint64_t)e[i].shape.d[0]);
+        from[i] = kf_size_boundary((uint64_t)e[i - 1].shape.d[0], (uint64_t)e[i].shape.d[0]);
 
     // -----------------------------------------------------------------------
     // 1. the opening comment
@@ -128,11 +113,15 @@ char *reduce_export_source(const kf_export_entry *e, int n, const kf_export_info
             snprintf(hi, sizeof hi, "%" PRIu64, from[i + 1] - 1);
         else
             snprintf(hi, sizeof hi, "...");
-        sb_printf(&b, "//   n %12s .. %-12s k%-2d %s\n//   %30s tuned at n = %s: %.5g ms, %.1f GB/s%s\n", lo, hi,
-                  x.kernel[i], label, "", tn, e[i].median_ms, e[i].gbps,
-                  e[i].deterministic ? ", deterministic" : ", not deterministic");
+        sb_printf(&b, "//   n %12s .. %-12s k%-2d %s\n//   %30s %s at n = %s: %.5g ms, %.1f GB/s%s\n", lo, hi,
+                  x.kernel[i], label, "", e[i].between ? "measured between the tuned sizes" : "tuned", tn,
+                  e[i].median_ms, e[i].gbps, e[i].deterministic ? ", deterministic" : ", not deterministic");
     }
     sb_append(&b, "//\n");
+    if (export_range_comment(&b, e, n, "n") != 0) {
+        kf_err(err, errlen, "out of memory");
+        goto done;
+    }
 
     // -----------------------------------------------------------------------
     // 2. the kernels
@@ -168,7 +157,8 @@ char *reduce_export_source(const kf_export_entry *e, int n, const kf_export_info
         family_of(&e[i].v)->label(&e[i].v, label, sizeof label);
         export_size_text(tn, sizeof tn, (uint64_t)e[i].shape.d[0]);
         strbuf l = {0};
-        sb_printf(&l, "k%d %s, tuned at n = %s on ", x.kernel[i], label, tn);
+        sb_printf(&l, "k%d %s, %s at n = %s on ", x.kernel[i], label,
+                  e[i].between ? "measured between the tuned sizes" : "tuned", tn);
         sb_append(&l, info && info->device ? info->device : "?");
         sb_printf(&l, ": %.5g ms%s", e[i].median_ms, e[i].deterministic ? ", deterministic" : "");
         sb_printf(&tables, "    {%d, %lluull, %s, %lluull, %s, ", x.kernel[i], (unsigned long long)plan_tile(&r),

@@ -119,6 +119,10 @@ char *rows_export_source(const kf_export_entry *e, int n, const kf_export_info *
                   e[i].median_ms, e[i].gbps, e[i].deterministic ? ", deterministic" : ", not deterministic");
     }
     sb_append(&b, "//\n");
+    if (export_range_comment(&b, e, n, NULL) != 0) {
+        kf_err(err, errlen, "out of memory");
+        goto done;
+    }
 
     // -----------------------------------------------------------------------
     // 2. the kernels
