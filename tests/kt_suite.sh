@@ -8,7 +8,8 @@
 # refused with exit 2; an output with "check": false; --format t4 of run
 # and tune, valid against the T4 schema (tests/data/t4); T1 in: a T1 file
 # (tests/custom/t1_saxpy.json) checked, compiled and run, and bad T1 fields
-# refused naming the file, the field and what was expected.  The leave-alone
+# refused naming the file, the field and what was expected; "size_macros"
+# (the sizes as macros, a case at another size skipped).  The leave-alone
 # check itself needs a GPU run (tests/kt_gpu.sh); its logic is test_leave.
 #
 #   KFORGE=build/kforge sh tests/kt_suite.sh
@@ -67,6 +68,34 @@ edit noopt.json 'del u["compiler_options"]'
 if [ $rc = 1 ] && has noopt.txt 'did not reach NVRTC'; then
     ok "without its compiler options the kernel does not compile (the options really reach NVRTC)"
 else bad "no options" "exit $rc: $(tail -5 noopt.txt)"; fi
+
+# --- "size_macros": the sizes as macros, at the one value compiled for ------
+printf '#if !defined(width) || width != 1000 || height != 37\n#error "size_macros did not reach the kernel"\n#endif\n' >sm.cu
+sed 's/int width, int height)/int w_arg, int h_arg)/' stencil.cu >>sm.cu   # the body's width and height: the macros
+edit sm.json 'u["source"] = "sm.cu"; u["size_macros"] = {"width": 1000, "height": 37}; u["params"]["scale_div"] = [0]'
+"$K" gen sm.json --set block_size_x=32 --set block_size_y=1 >smg.txt 2>&1
+"$K" run sm.json --set block_size_x=32 --set block_size_y='[1,2]' --no-results >smr.txt 2>&1; rc=$?
+"$K" run sm.json --set block_size_x=32 --set block_size_y=1 --set width=512 --no-results >sms.txt 2>&1; rc2=$?
+if has smg.txt '^#define width 1000$' && has smg.txt '^#define height 37$' && [ $rc = 0 ] &&
+   [ "$(grep -c ' ok ' smr.txt)" = 2 ] && [ $rc2 != 0 ] && has sms.txt 'width = 512 here, the kernel is compiled for width = 1000 (custom.size_macros)'; then
+    ok "size_macros: width and height #defined, the kernel compiles and verifies; a case at another width is skipped, naming the key"
+else bad "size_macros" "exit $rc/$rc2: $(grep define smg.txt | head -5; tail -3 smr.txt sms.txt)"; fi
+"$K" run stencil.json --set block_size_x=32 --set block_size_y=1 --set scale_div=0 --no-results >smn.txt 2>&1
+"$K" gen stencil.json --set block_size_x=32 --set block_size_y=1 --set scale_div=0 >smn.txt 2>&1
+if ! grep -q '^#define width' smn.txt; then ok "without size_macros no size is #defined"
+else bad "no size_macros" "$(grep define smn.txt)"; fi
+j=0
+for e in 'u["size_macros"] = {"depth": 3}|custom.size_macros.depth: not one of the "sizes" (width, height)' \
+         'u["size_macros"] = {"width": 0}|custom.size_macros.width: expected the integer' \
+         'u["size_macros"] = {"width": "1000"}|custom.size_macros.width: expected the integer' \
+         'u["size_macros"] = ["width"]|custom.size_macros: expected an object'; do
+    j=$((j + 1))
+    edit smbad$j.json "${e%%|*}"
+    "$K" check smbad$j.json >smbad$j.txt 2>&1; rc=$?
+    if [ $rc = 2 ] && grep -qF -- "${e#*|}" smbad$j.txt && has smbad$j.txt "smbad$j.json"; then
+        ok "size_macros refused (exit 2): $(head -c 160 smbad$j.txt)"
+    else bad "size_macros refusal ${e%%|*}" "exit $rc: $(head -3 smbad$j.txt)"; fi
+done
 
 # --- bad compiler options: exit 2, the field and what was expected ---------
 i=0

@@ -153,6 +153,8 @@ static int check_shape(const kf_variant *v, kf_shape *s, char *why, size_t whyle
 {
     const cfam *c = cf_of(v);
     int64_t x;
+    if (custom_check_size_macros(c, s, why, whylen) != 0)
+        return -1;
     for (int i = 0; i < c->ncons; i++) {
         if (!expr_uses_n(c->cons[i]))
             continue;
@@ -302,6 +304,7 @@ static char *source(const kf_variant *v, char *err, size_t errlen)
     if (c->include_dir[0]) /* quoted includes beside the source, from any directory (deps.h) */
         sb_printf(&b, RTC_INCLUDE_DIRECTIVE "%s\n", c->include_dir);
     kt_macros(c, v, &b);
+    custom_write_size_macros(c, &b);
     custom_write_options(c, v, &b);
     sb_printf(&b, "#line 1 \"%s\"\n", c->source_path); /* no quotes, backslashes or control characters: make() */
     sb_append(&b, c->source_text);
