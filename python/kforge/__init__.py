@@ -236,7 +236,7 @@ def _spec(folder, kernel_name, kernel_source, problem_size, arguments, tune_para
     if isinstance(kernel_source, (list, tuple)):
         kernel_source = kernel_source[0]
     if isinstance(kernel_source, str) and "\n" not in kernel_source and os.path.isfile(kernel_source):
-        src = os.path.abspath(kernel_source)  # beside its own headers
+        src = os.path.abspath(kernel_source)  # beside its own headers: the run allows outside files (_env)
     elif isinstance(kernel_source, str):
         with open(os.path.join(folder, src), "w") as f:
             f.write(kernel_source)
@@ -357,6 +357,15 @@ def _result(line, tune_params):
     return r
 
 
+def _env(spec):
+    """kforge's environment: a kernel file the caller named (outside the temporary folder of the
+    generated config) is allowed, as the caller chose it."""
+    env = dict(os.environ)
+    if os.path.isabs(spec["custom"]["source"]):
+        env["KFORGE_ALLOW_OUTSIDE_FILES"] = "1"
+    return env
+
+
 def _read_lines(path, pos):
     """New complete lines of the results file from byte pos: (lines, new pos)."""
     try:
@@ -436,7 +445,7 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
         t0 = time.time()
         err_path = os.path.join(folder, "stderr.txt")
         with open(os.path.join(folder, "summary.json"), "w") as out, open(err_path, "w") as errf:
-            p = subprocess.Popen(cmd, stdout=out, stderr=errf if not verbose else None)
+            p = subprocess.Popen(cmd, stdout=out, stderr=errf if not verbose else None, env=_env(spec))
             lines, pos = [], 0
             while True:
                 rc = p.poll()
@@ -528,7 +537,7 @@ def run_kernel(kernel_name, kernel_source, problem_size, arguments, params, grid
         res = os.path.join(folder, "results.jsonl")
         cmd = [_binary(), "run", cfg, "--results", res, "--no-resume", "--format", "json", "-q", "--device",
                str(device)]
-        env = dict(os.environ, KFORGE_SAVE_OUTPUTS=outdir)
+        env = dict(_env(spec), KFORGE_SAVE_OUTPUTS=outdir)
         p = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         lines, _ = _read_lines(res, 0)
         st = lines[-1].get("status") if lines else None

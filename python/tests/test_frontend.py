@@ -311,3 +311,19 @@ def test_run_kernel_integers_and_refusals(monkeypatch):
         kforge.run_kernel("k", src, 100, [x, numpy.int32(100)], {"block_size_x": [64, 128]})
     with pytest.raises(kforge.KforgeError, match="compile"):
         kforge.run_kernel("k", src.replace("x[i] = i;", "x[i] = i"), 100, [x, numpy.int32(100)], {"block_size_x": 64})
+
+
+def test_kernel_source_a_file_name_beside_its_header(tmp_path):
+    """Kernel Tuner's tune_kernel("matmul_kernel", "matmul.cu", ...): the file, with a quoted include
+    beside it, from another directory (the generated config lies in a temporary folder)."""
+    d = tmp_path / "src"
+    d.mkdir()
+    (d / "helper.h").write_text("#define ADD(x, y) ((x) + (y))\n")
+    (d / "va.cu").write_text('#include "helper.h"\n' + VECTOR_ADD.replace("a[i] + b[i]", "ADD(a[i], b[i])"))
+    a, b, c, n = vector_add_args(1000)
+    results, _ = tune_kernel("vector_add", str(d / "va.cu"), 1000, [c, a, b, n], {"block_size_x": [64, 128]},
+                             quiet=True)
+    assert [r["kforge_status"] for r in results] == ["ok", "ok"], results
+    os.chdir(str(d))
+    results, _ = tune_kernel("vector_add", "va.cu", 1000, [c, a, b, n], {"block_size_x": [64]}, quiet=True)
+    assert [r["kforge_status"] for r in results] == ["ok"]
