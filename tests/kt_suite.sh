@@ -181,6 +181,23 @@ else bad "T1 grid" "$(grep define t1g.txt)"; fi
 if [ $rc = 0 ] && t4check t1.t4 11 >t1t.txt && has t1t.txt '^correct=11$'; then
     ok "T1 in, T4 out: run verifies the 11 and writes valid T4"
 else bad "T1 run" "exit $rc: $(cat t1t.txt; tail -3 t1.err)"; fi
+# BAT's MemType Constant: the argument is passed at its place and also copied into the __constant__
+# variable of its name (batbench's Arguments list every argument, constants too)
+sed -e 's/float a, int n)/float a, const float *coef_arg, int n)/' -e 's/a \* x\[i + k\]/a * coef[0] * x[i + k]/' \
+    -e 's/^extern "C"/__constant__ float coef[4];\nextern "C"/' t1_saxpy.cu >t1_cmem.cu
+python3 - <<'PY'
+import json
+d = json.load(open("t1_saxpy.json"))
+k = d["KernelSpecification"]; k["KernelFile"] = "t1_cmem.cu"
+k["Arguments"].insert(3, {"Name": "coef", "Type": "float", "Size": 4, "MemoryType": "Vector", "AccessType": "ReadOnly",
+                          "MemType": "Constant", "FillType": "Constant", "FillValue": 1.0})
+json.dump(d, open("t1_cmem.json", "w"))
+PY
+"$K" run t1_cmem.json --set BLOCK_SIZE=32 --set WORK=1 --results t1cm.jsonl >t1cm.txt 2>&1; rc=$?
+if [ $rc = 0 ] && grep -q '"status":"ok"' t1cm.jsonl; then
+    ok "T1 MemType Constant: the argument at its place (4 kernel parameters) and the __constant__ variable, as BAT passes it"
+else bad "T1 MemType Constant" "exit $rc: $(tail -3 t1cm.txt)"; fi
+
 i=0
 for e in 'd["KernelSpecification"]["Language"] = "OpenCL"|KernelSpecification.Language: kforge runs CUDA kernels' \
          'd["Foo"] = 1|T1 Foo: not supported by kforge (the supported fields here: KernelSpecification, ConfigurationSpace, General' \
