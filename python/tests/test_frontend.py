@@ -327,3 +327,35 @@ def test_kernel_source_a_file_name_beside_its_header(tmp_path):
     os.chdir(str(d))
     results, _ = tune_kernel("vector_add", "va.cu", 1000, [c, a, b, n], {"block_size_x": [64]}, quiet=True)
     assert [r["kforge_status"] for r in results] == ["ok"]
+
+
+def test_t4_loads_in_the_methodology_reader(tmp_path):
+    """kforge's T4 (run --format t4, with wrong and failed results, and the front end's
+    store_output_file) loaded by the Auto-Tuning Association's reader, its source read from
+    $METHODOLOGY_REPO at test time (methodology_reader.py)."""
+    import methodology_reader
+    runner, why = methodology_reader.load_reader()
+    if runner is None:
+        pytest.skip(why)
+    cfg = os.path.join(ROOT, "configs", "custom", "vector_add.json")
+    out = str(tmp_path / "run.t4.json")
+    env = dict(os.environ, KFORGE_PLANT="drop_last@block_size_x=64")
+    with open(out, "w") as f:
+        p = subprocess.run([os.environ["KFORGE"], "run", cfg, "--set", "n=1000", "--set", "per_thread=[1,2]",
+                            "--set", "block_size_x=[64,128]", "--results", str(tmp_path / "r.jsonl"), "--format",
+                            "t4", "-q"], env=env, stdout=f, stderr=subprocess.PIPE, text=True)
+    assert p.returncode == 1, p.stderr
+    n, valid, best = methodology_reader.read(out)
+    assert (n, valid) == (4, 2) and best > 0
+    doc = json.load(open(out))
+    wrong = [r for r in doc["results"] if r["invalidity"] == "correctness"]
+    assert [m["value"] for m in wrong[0]["measurements"] if m["name"] in ("time", "status")] == \
+        ["RuntimeFailedConfig", "wrong"]
+    a, b, c, n_ = vector_add_args()
+    tp = {"block_size_x": [64, 128]}
+    results, _ = tune_kernel("vector_add", VECTOR_ADD, 10000, [c, a, b, n_], tp, quiet=True)
+    for e in (kforge.CompilationFailedConfig("nvrtc: error"), kforge.WrongResultConfig("arg0[3]")):
+        results.append(dict(results[0], block_size_x=512, time=e, __error__=e))
+    store_output_file(str(tmp_path / "py"), results, tp)
+    store_metadata_file(str(tmp_path / "py-meta"))
+    assert methodology_reader.read(str(tmp_path / "py.json"), str(tmp_path / "py-meta.json"))[:2] == (4, 2)
