@@ -49,7 +49,10 @@ def load_reader():
     for name in ("progressbar", "yappi"):
         sys.modules.setdefault(name, types.ModuleType(name))
     sys.path.insert(0, tmp)
-    import autotuning_methodology.runner as runner
+    try:
+        import autotuning_methodology.runner as runner
+    except ImportError as e:  # numpy missing: this python cannot run the reader
+        return None, "the reader needs %s (%s)" % (e.name, sys.executable)
     return runner, None
 
 
