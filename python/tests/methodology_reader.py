@@ -12,6 +12,7 @@ draw a progress bar and profile; they are not Debian packages, so empty modules 
 """
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -53,6 +54,9 @@ def load_reader():
         import autotuning_methodology.runner as runner
     except ImportError as e:  # numpy missing: this python cannot run the reader
         return None, "the reader needs %s (%s)" % (e.name, sys.executable)
+    finally:  # the modules are loaded: their files go
+        sys.path.remove(tmp)
+        shutil.rmtree(tmp, ignore_errors=True)
     return runner, None
 
 
@@ -78,12 +82,17 @@ def read(t4_path, metadata_path=None):
     runner, why = load_reader()
     if runner is None:
         raise LookupError(why)
-    if metadata_path is None:
-        metadata_path = tempfile.mktemp(suffix=".json")
-        with open(metadata_path, "w") as f:
-            json.dump({"metadata": {}, "schema_version": "1.0.0"}, f)
     from pathlib import Path
-    _, results = runner.get_results_and_metadata(Path(t4_path), Path(metadata_path))
+    if metadata_path is None:
+        fd, meta = tempfile.mkstemp(suffix=".json")
+        with os.fdopen(fd, "w") as f:
+            json.dump({"metadata": {}, "schema_version": "1.0.0"}, f)
+        try:
+            _, results = runner.get_results_and_metadata(Path(t4_path), Path(meta))
+        finally:
+            os.unlink(meta)
+    else:
+        _, results = runner.get_results_and_metadata(Path(t4_path), Path(metadata_path))
     valid = [r for r in results if runner.is_valid_config_result(r)]
     d = Description()
     runner.write_results([results], d)
