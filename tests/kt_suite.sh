@@ -97,6 +97,38 @@ for e in 'u["size_macros"] = {"depth": 3}|custom.size_macros.depth: not one of t
     else bad "size_macros refusal ${e%%|*}" "exit $rc: $(head -3 smbad$j.txt)"; fi
 done
 
+# --- loop_unroll_factor: 0 leaves its "#pragma unroll NAME" out, as in Kernel Tuner ---
+cat >unr.cu <<'CU'
+__global__ void k(float *x, int n) {
+    float s = 0;
+    #pragma unroll loop_unroll_factor_0
+    for (int i = threadIdx.x; i < n; i += 32) s += x[i];
+      # pragma  unroll  loop_unroll_factor_1
+    for (int i = threadIdx.x; i < n; i += 32) s += 2 * x[i];
+    #pragma unroll loop_unroll_factor_00
+    for (int i = 0; i < 4; i++) s += i;
+#if __LINE__ != 9
+#error "the source's lines moved"
+#endif
+    x[threadIdx.x] = s;
+}
+CU
+cat >unr.json <<'JS'
+{"kernel": "custom", "custom": {"source": "unr.cu", "entry": "k",
+ "params": {"loop_unroll_factor_0": [0, 8], "loop_unroll_factor_1": [0, 2], "loop_unroll_factor_00": [4], "block_size_x": [32]},
+ "sizes": ["n"], "args": [{"name": "x", "dtype": "float32", "length": "n", "role": "inout"},
+ {"name": "n", "scalar": "int32", "value": "n"}], "grid": ["1"], "block": ["block_size_x"]}, "defaults": {"n": "1000"}}
+JS
+"$K" gen unr.json --set loop_unroll_factor_0=0 --set loop_unroll_factor_1=2 >unr0.txt 2>&1
+"$K" gen unr.json --set loop_unroll_factor_0=8 --set loop_unroll_factor_1=0 >unr8.txt 2>&1
+"$K" check unr.json --compile >unrc.txt 2>&1; rc=$?
+if has unr0.txt '^// (kforge: #pragma unroll loop_unroll_factor_0 left out' && ! has unr0.txt '#pragma unroll loop_unroll_factor_0$' &&
+   has unr0.txt 'pragma  unroll  loop_unroll_factor_1' && has unr0.txt '#pragma unroll loop_unroll_factor_00' &&
+   has unr8.txt '    #pragma unroll loop_unroll_factor_0$' && has unr8.txt '^// (kforge: #pragma unroll loop_unroll_factor_1 left out' &&
+   [ $rc = 0 ] && [ "$(grep -c '^  compiled ' unrc.txt)" = 4 ]; then
+    ok "loop_unroll_factor params at 0 leave their #pragma unroll line out (blank: the lines keep their numbers); other values stay"
+else bad "loop_unroll_factor" "exit $rc: $(grep -n 'unroll' unr0.txt unr8.txt | head; tail -3 unrc.txt)"; fi
+
 # --- bad compiler options: exit 2, the field and what was expected ---------
 i=0
 for o in '"-I/etc"' '"-Xptxas=-v"' '"-DX=a b"' '"-DX=$(id)"' '"-maxrregcount={nope}"' '"-maxrregcount=abc"' \

@@ -307,7 +307,7 @@ static char *source(const kf_variant *v, char *err, size_t errlen)
     custom_write_size_macros(c, &b);
     custom_write_options(c, v, &b);
     sb_printf(&b, "#line 1 \"%s\"\n", c->source_path); /* no quotes, backslashes or control characters: make() */
-    sb_append(&b, c->source_text);
+    custom_write_source_text(c, v, &b);
     /* the entry by its name as written: NVRTC instantiates a template entry
      * and gives its lowered name, which the worker looks up (rtc.h) */
     codegen_name_expression(&b, c->entry);

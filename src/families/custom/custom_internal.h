@@ -151,6 +151,10 @@ int custom_parse_size_macros(cfam *c, const cJSON *j, char *err, size_t errlen);
 /* "#define SIZE VALUE" for each, into b. */
 void custom_write_size_macros(const cfam *c, strbuf *b);
 
+/* c's source text for v: Kernel Tuner's "#pragma unroll NAME" line left
+ * out (blank) where a param NAME containing "loop_unroll_factor" is 0. */
+void custom_write_source_text(const cfam *c, const kf_variant *v, strbuf *b);
+
 /* A case at another value of a size macro's size: -1 and why; else 0. */
 int custom_check_size_macros(const cfam *c, const kf_shape *s, char *why, size_t whylen);
 

@@ -295,3 +295,73 @@ int custom_check_size_macros(const cfam *c, const kf_shape *s, char *why, size_t
     }
     return 0;
 }
+
+// ---------------------------------------------------------------------------
+// Kernel Tuner's loop_unroll_factor convention: a param whose name contains
+// "loop_unroll_factor" at 0 means "no factor given": the line
+// "#pragma unroll NAME" is left out (blank, so the lines keep their numbers)
+// and the compiler unrolls as it likes; any other value is the factor.
+
+static bool unroll_param(const char *name) { return strstr(name, "loop_unroll_factor") != NULL; }
+
+/* The line [p, eol) is "#pragma unroll NAME" (spaces allowed) for name. */
+static bool pragma_unroll_of(const char *p, const char *eol, const char *name)
+{
+    while (p < eol && (*p == ' ' || *p == '\t'))
+        p++;
+    if (p == eol || *p++ != '#')
+        return false;
+    while (p < eol && (*p == ' ' || *p == '\t'))
+        p++;
+    if ((size_t)(eol - p) < 6 || strncmp(p, "pragma", 6) != 0)
+        return false;
+    p += 6;
+    if (p == eol || (*p != ' ' && *p != '\t'))
+        return false;
+    while (p < eol && (*p == ' ' || *p == '\t'))
+        p++;
+    if ((size_t)(eol - p) < 6 || strncmp(p, "unroll", 6) != 0)
+        return false;
+    p += 6;
+    if (p == eol || (*p != ' ' && *p != '\t'))
+        return false;
+    while (p < eol && (*p == ' ' || *p == '\t'))
+        p++;
+    size_t n = strlen(name);
+    if ((size_t)(eol - p) < n || strncmp(p, name, n) != 0)
+        return false;
+    p += n;
+    while (p < eol && (*p == ' ' || *p == '\t' || *p == '\r'))
+        p++;
+    return p == eol;
+}
+
+void custom_write_source_text(const cfam *c, const kf_variant *v, strbuf *b)
+{
+    int zero[KF_MAX_PARAMS], nz = 0;
+    for (int i = 0; i < c->fam.nparams; i++)
+        if (unroll_param(c->params[i].name) && v->p[i] == 0)
+            zero[nz++] = i;
+    if (!nz) {
+        sb_append(b, c->source_text);
+        return;
+    }
+    for (const char *p = c->source_text; *p;) {
+        const char *eol = strchr(p, '\n');
+        if (!eol)
+            eol = p + strlen(p);
+        int drop = -1;
+        for (int k = 0; k < nz && drop < 0; k++)
+            if (pragma_unroll_of(p, eol, c->params[zero[k]].name))
+                drop = zero[k];
+        if (drop >= 0)
+            sb_printf(b, "// (kforge: #pragma unroll %s left out: 0 gives no factor, as in Kernel Tuner)",
+                      c->params[drop].name);
+        else
+            sb_printf(b, "%.*s", (int)(eol - p), p);
+        if (!*eol)
+            break;
+        sb_append(b, "\n");
+        p = eol + 1;
+    }
+}
