@@ -8,7 +8,8 @@
 # refused with exit 2; an output with "check": false; --format t4 of run
 # and tune, valid against the T4 schema (tests/data/t4); T1 in: a T1 file
 # (tests/custom/t1_saxpy.json) checked, compiled and run, and bad T1 fields
-# refused naming the file, the field and what was expected.  The leave-alone
+# refused naming the file, the field and what was expected; "size_macros"
+# (the sizes as macros, a case at another size skipped).  The leave-alone
 # check itself needs a GPU run (tests/kt_gpu.sh); its logic is test_leave.
 #
 #   KFORGE=build/kforge sh tests/kt_suite.sh
@@ -67,6 +68,66 @@ edit noopt.json 'del u["compiler_options"]'
 if [ $rc = 1 ] && has noopt.txt 'did not reach NVRTC'; then
     ok "without its compiler options the kernel does not compile (the options really reach NVRTC)"
 else bad "no options" "exit $rc: $(tail -5 noopt.txt)"; fi
+
+# --- "size_macros": the sizes as macros, at the one value compiled for ------
+printf '#if !defined(width) || width != 1000 || height != 37\n#error "size_macros did not reach the kernel"\n#endif\n' >sm.cu
+sed 's/int width, int height)/int w_arg, int h_arg)/' stencil.cu >>sm.cu   # the body's width and height: the macros
+edit sm.json 'u["source"] = "sm.cu"; u["size_macros"] = {"width": 1000, "height": 37}; u["params"]["scale_div"] = [0]'
+"$K" gen sm.json --set block_size_x=32 --set block_size_y=1 >smg.txt 2>&1
+"$K" run sm.json --set block_size_x=32 --set block_size_y='[1,2]' --no-results >smr.txt 2>&1; rc=$?
+"$K" run sm.json --set block_size_x=32 --set block_size_y=1 --set width=512 --no-results >sms.txt 2>&1; rc2=$?
+if has smg.txt '^#define width 1000$' && has smg.txt '^#define height 37$' && [ $rc = 0 ] &&
+   [ "$(grep -c ' ok ' smr.txt)" = 2 ] && [ $rc2 != 0 ] && has sms.txt 'width = 512 here, the kernel is compiled for width = 1000 (custom.size_macros)'; then
+    ok "size_macros: width and height #defined, the kernel compiles and verifies; a case at another width is skipped, naming the key"
+else bad "size_macros" "exit $rc/$rc2: $(grep define smg.txt | head -5; tail -3 smr.txt sms.txt)"; fi
+"$K" run stencil.json --set block_size_x=32 --set block_size_y=1 --set scale_div=0 --no-results >smn.txt 2>&1
+"$K" gen stencil.json --set block_size_x=32 --set block_size_y=1 --set scale_div=0 >smn.txt 2>&1
+if ! grep -q '^#define width' smn.txt; then ok "without size_macros no size is #defined"
+else bad "no size_macros" "$(grep define smn.txt)"; fi
+j=0
+for e in 'u["size_macros"] = {"depth": 3}|custom.size_macros.depth: not one of the "sizes" (width, height)' \
+         'u["size_macros"] = {"width": 0}|custom.size_macros.width: expected the integer' \
+         'u["size_macros"] = {"width": "1000"}|custom.size_macros.width: expected the integer' \
+         'u["size_macros"] = ["width"]|custom.size_macros: expected an object'; do
+    j=$((j + 1))
+    edit smbad$j.json "${e%%|*}"
+    "$K" check smbad$j.json >smbad$j.txt 2>&1; rc=$?
+    if [ $rc = 2 ] && grep -qF -- "${e#*|}" smbad$j.txt && has smbad$j.txt "smbad$j.json"; then
+        ok "size_macros refused (exit 2): $(head -c 160 smbad$j.txt)"
+    else bad "size_macros refusal ${e%%|*}" "exit $rc: $(head -3 smbad$j.txt)"; fi
+done
+
+# --- loop_unroll_factor: 0 leaves its "#pragma unroll NAME" out, as in Kernel Tuner ---
+cat >unr.cu <<'CU'
+__global__ void k(float *x, int n) {
+    float s = 0;
+    #pragma unroll loop_unroll_factor_0
+    for (int i = threadIdx.x; i < n; i += 32) s += x[i];
+      # pragma  unroll  loop_unroll_factor_1
+    for (int i = threadIdx.x; i < n; i += 32) s += 2 * x[i];
+    #pragma unroll loop_unroll_factor_00
+    for (int i = 0; i < 4; i++) s += i;
+#if __LINE__ != 9
+#error "the source's lines moved"
+#endif
+    x[threadIdx.x] = s;
+}
+CU
+cat >unr.json <<'JS'
+{"kernel": "custom", "custom": {"source": "unr.cu", "entry": "k",
+ "params": {"loop_unroll_factor_0": [0, 8], "loop_unroll_factor_1": [0, 2], "loop_unroll_factor_00": [4], "block_size_x": [32]},
+ "sizes": ["n"], "args": [{"name": "x", "dtype": "float32", "length": "n", "role": "inout"},
+ {"name": "n", "scalar": "int32", "value": "n"}], "grid": ["1"], "block": ["block_size_x"]}, "defaults": {"n": "1000"}}
+JS
+"$K" gen unr.json --set loop_unroll_factor_0=0 --set loop_unroll_factor_1=2 >unr0.txt 2>&1
+"$K" gen unr.json --set loop_unroll_factor_0=8 --set loop_unroll_factor_1=0 >unr8.txt 2>&1
+"$K" check unr.json --compile >unrc.txt 2>&1; rc=$?
+if has unr0.txt '^// (kforge: #pragma unroll loop_unroll_factor_0 left out' && ! has unr0.txt '#pragma unroll loop_unroll_factor_0$' &&
+   has unr0.txt 'pragma  unroll  loop_unroll_factor_1' && has unr0.txt '#pragma unroll loop_unroll_factor_00' &&
+   has unr8.txt '    #pragma unroll loop_unroll_factor_0$' && has unr8.txt '^// (kforge: #pragma unroll loop_unroll_factor_1 left out' &&
+   [ $rc = 0 ] && [ "$(grep -c '^  compiled ' unrc.txt)" = 4 ]; then
+    ok "loop_unroll_factor params at 0 leave their #pragma unroll line out (blank: the lines keep their numbers); other values stay"
+else bad "loop_unroll_factor" "exit $rc: $(grep -n 'unroll' unr0.txt unr8.txt | head; tail -3 unrc.txt)"; fi
 
 # --- bad compiler options: exit 2, the field and what was expected ---------
 i=0
@@ -152,6 +213,23 @@ else bad "T1 grid" "$(grep define t1g.txt)"; fi
 if [ $rc = 0 ] && t4check t1.t4 11 >t1t.txt && has t1t.txt '^correct=11$'; then
     ok "T1 in, T4 out: run verifies the 11 and writes valid T4"
 else bad "T1 run" "exit $rc: $(cat t1t.txt; tail -3 t1.err)"; fi
+# BAT's MemType Constant: the argument is passed at its place and also copied into the __constant__
+# variable of its name (batbench's Arguments list every argument, constants too)
+sed -e 's/float a, int n)/float a, const float *coef_arg, int n)/' -e 's/a \* x\[i + k\]/a * coef[0] * x[i + k]/' \
+    -e 's/^extern "C"/__constant__ float coef[4];\nextern "C"/' t1_saxpy.cu >t1_cmem.cu
+python3 - <<'PY'
+import json
+d = json.load(open("t1_saxpy.json"))
+k = d["KernelSpecification"]; k["KernelFile"] = "t1_cmem.cu"
+k["Arguments"].insert(3, {"Name": "coef", "Type": "float", "Size": 4, "MemoryType": "Vector", "AccessType": "ReadOnly",
+                          "MemType": "Constant", "FillType": "Constant", "FillValue": 1.0})
+json.dump(d, open("t1_cmem.json", "w"))
+PY
+"$K" run t1_cmem.json --set BLOCK_SIZE=32 --set WORK=1 --results t1cm.jsonl >t1cm.txt 2>&1; rc=$?
+if [ $rc = 0 ] && grep -q '"status":"ok"' t1cm.jsonl; then
+    ok "T1 MemType Constant: the argument at its place (4 kernel parameters) and the __constant__ variable, as BAT passes it"
+else bad "T1 MemType Constant" "exit $rc: $(tail -3 t1cm.txt)"; fi
+
 i=0
 for e in 'd["KernelSpecification"]["Language"] = "OpenCL"|KernelSpecification.Language: kforge runs CUDA kernels' \
          'd["Foo"] = 1|T1 Foo: not supported by kforge (the supported fields here: KernelSpecification, ConfigurationSpace, General' \

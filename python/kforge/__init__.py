@@ -104,25 +104,119 @@ def _int_values(name, values):
 
 
 def _expr(text, what):
-    """A Kernel Tuner (Python) expression: kforge's expressions take and, or, not and // as Python does."""
+    """A Kernel Tuner (Python) expression: kforge's expressions take and, or, not and // as Python does.
+    A lambda or a one-line function of the params is read from its source (as Kernel Tuner does)."""
+    if callable(text):
+        text = _callable_expr(text, what)
     if not isinstance(text, str):
-        raise KforgeError("%s: %r is not a string expression (kforge takes no Python callables here)" % (what, text))
+        raise KforgeError("%s: %r is not a string expression or a function of the params" % (what, text))
     t = text
     if "**" in t:
         raise KforgeError("%s: %r: '**' has no kforge form (use pow2(k) for 2**k)" % (what, text))
     return t
 
 
+def _callable_expr(f, what):
+    """The expression a restriction function returns, with p["name"] as name: Kernel Tuner's
+    ``lambda p: p["block_size_x"] * p["tile"] <= 1024`` (or ``def f(p): return ...``, or a function of
+    the params by name).  Names of the function's globals or closure that hold integers become numbers."""
+    import ast
+    import inspect
+    import textwrap
+    why = ("%s: %r: kforge reads a restriction function from its source: a lambda or a def whose body is one "
+           "'return EXPR' over p[\"name\"] (give a string expression instead)" % (what, f))
+    try:
+        src = textwrap.dedent(inspect.getsource(f))
+    except (OSError, TypeError):
+        raise KforgeError(why + ": its source is not available")
+    nodes = []
+    tree = None
+    try:
+        tree = ast.parse(src)
+    except SyntaxError:
+        # a lambda inside a longer statement: from "lambda" to the longest end that parses
+        i = src.find("lambda")
+        while i >= 0 and tree is None:
+            for j in range(len(src), i, -1):
+                try:
+                    tree = ast.parse(src[i:j].strip(), mode="eval")
+                    break
+                except SyntaxError:
+                    continue
+            if tree is None:
+                i = src.find("lambda", i + 1)
+    if tree is None:
+        raise KforgeError(why)
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Lambda):
+            nodes.append((n, n.body))
+        elif isinstance(n, (ast.FunctionDef,)) and n.name == f.__name__:
+            body = [b for b in n.body if not (isinstance(b, ast.Expr) and isinstance(b.value, ast.Constant))]
+            if len(body) == 1 and isinstance(body[0], ast.Return) and body[0].value is not None:
+                nodes.append((n, body[0].value))
+    code = getattr(f, "__code__", None)
+    want = code.co_varnames[:code.co_argcount] if code else None
+    nodes = [(n, b) for n, b in nodes if tuple(a.arg for a in n.args.args) == want]
+    if len(nodes) > 1:  # several lambdas on the line: the one whose bytecode is f's
+        same = []
+        for n, b in nodes:
+            try:
+                g = eval(compile(ast.Expression(ast.Lambda(args=n.args, body=b)), "<kforge>", "eval"),
+                         getattr(f, "__globals__", {}))
+                if g.__code__.co_code == code.co_code and g.__code__.co_consts == code.co_consts:
+                    same.append((n, b))
+            except Exception:
+                pass
+        nodes = same
+    if len(nodes) != 1:
+        raise KforgeError(why)
+    args = list(want)
+    consts = dict((k, v) for k, v in getattr(f, "__globals__", {}).items())
+    if code and f.__closure__:
+        consts.update(zip(code.co_freevars, (c.cell_contents for c in f.__closure__)))
+    dictarg = args[0] if len(args) == 1 else None
+
+    class Rewrite(ast.NodeTransformer):
+        def visit_Subscript(self, node):
+            if isinstance(node.value, ast.Name) and node.value.id == dictarg:
+                k = node.slice
+                if isinstance(k, ast.Index):  # Python < 3.9
+                    k = k.value
+                if isinstance(k, ast.Constant) and isinstance(k.value, str):
+                    return ast.copy_location(ast.Name(id=k.value, ctx=ast.Load()), node)
+                raise KforgeError(why + ": %s[...] with a key that is not a string" % dictarg)
+            return self.generic_visit(node)
+
+        def visit_Name(self, node):
+            if node.id == dictarg:
+                raise KforgeError(why + ": %s used other than as %s[\"name\"]" % (dictarg, dictarg))
+            if node.id not in args and isinstance(consts.get(node.id), (int, numpy.integer)) and \
+                    not isinstance(consts.get(node.id), bool):
+                return ast.copy_location(ast.Constant(value=int(consts[node.id])), node)
+            return node
+
+    body = Rewrite().visit(nodes[0][1])
+    return ast.unparse(body)
+
+
 def _problem(problem_size):
-    if isinstance(problem_size, (int, numpy.integer)):
-        problem_size = (int(problem_size),)
+    """Kernel Tuner's problem_size: an int, a string (an expression over the params, e.g. "num_blocks"),
+    or a tuple of 1 to 3 of them.  Returns a list of ints and expression strings."""
+    if isinstance(problem_size, (int, numpy.integer, str)):
+        problem_size = (problem_size,)
+    if callable(problem_size):
+        raise KforgeError("problem_size: a function has no kforge form: give ints, or strings over the params")
     if not isinstance(problem_size, (tuple, list)) or not 1 <= len(problem_size) <= 3:
-        raise KforgeError("problem_size: expected an int or a tuple of 1 to 3 ints, got %r" % (problem_size,))
+        raise KforgeError("problem_size: expected an int, a string or a tuple of 1 to 3 of them, got %r" %
+                          (problem_size,))
     out = []
     for p in problem_size:
-        if not isinstance(p, (int, numpy.integer)) or int(p) < 1:
-            raise KforgeError("problem_size: %r is not a positive integer (kforge takes numbers here)" % (p,))
-        out.append(int(p))
+        if isinstance(p, str):
+            out.append(_expr(p, "problem_size"))
+        elif isinstance(p, (int, numpy.integer)) and not isinstance(p, bool) and int(p) >= 1:
+            out.append(int(p))
+        else:
+            raise KforgeError("problem_size: %r is not a positive integer nor an expression over the params" % (p,))
     return out
 
 
@@ -132,17 +226,17 @@ def _divisor(div, default, d, tune_params):
     if isinstance(div, str):
         div = [div]
     if callable(div):
-        raise KforgeError("grid_div_%s: a callable has no kforge form: give a list of expressions" % "xyz"[d])
+        div = [div]
     return ["(%s)" % _expr(x, "grid_div_%s" % "xyz"[d]) for x in div]
 
 
 def _spec(folder, kernel_name, kernel_source, problem_size, arguments, tune_params, grid_div, restrictions,
-          answer, atol, cmem_args, compiler_options, block_size_names, iterations, defines):
+          answer, atol, cmem_args, compiler_options, block_size_names, iterations, defines, rtol=1e-5):
     src = "kernel.cu"
     if isinstance(kernel_source, (list, tuple)):
         kernel_source = kernel_source[0]
     if isinstance(kernel_source, str) and "\n" not in kernel_source and os.path.isfile(kernel_source):
-        src = os.path.abspath(kernel_source)  # beside its own headers
+        src = os.path.abspath(kernel_source)  # beside its own headers: the run allows outside files (_env)
     elif isinstance(kernel_source, str):
         with open(os.path.join(folder, src), "w") as f:
             f.write(kernel_source)
@@ -163,8 +257,11 @@ def _spec(folder, kernel_name, kernel_source, problem_size, arguments, tune_para
     grid = []
     for d in range(len(ps)):
         div = _divisor(grid_div[d], names[d] if d < len(names) else None, d, params)
-        grid.append("ceil(%d / (%s))" % (ps[d], " * ".join(div)) if div else str(ps[d]))
-    sizes = ["problem_size_%s" % "xyz"[d] for d in range(len(ps))]
+        grid.append("ceil((%s) / (%s))" % (ps[d], " * ".join(div)) if div else "(%s)" % (ps[d],))
+    sizes = ["problem_size_%s" % "xyz"[d] for d in range(len(ps)) if isinstance(ps[d], int)]
+    size_values = [p for p in ps if isinstance(p, int)]
+    if not sizes:  # every dimension an expression over the params: one size of one value keys the results
+        sizes, size_values = ["kt_problem"], [1]
     if answer is not None and len(answer) != len(arguments):
         raise KforgeError("answer: %d entries for %d arguments" % (len(answer), len(arguments)))
     args, expected = [], {}
@@ -209,7 +306,7 @@ def _spec(folder, kernel_name, kernel_source, problem_size, arguments, tune_para
                           "first configuration)")
     custom = {"source": src, "entry": kernel_name, "params": params, "sizes": sizes, "args": args,
               "grid": grid, "block": block,
-              "tolerance": {"rtol": 1e-5, "atol": float(atol)}}
+              "tolerance": {"rtol": float(rtol), "atol": float(atol)}}
     if expected:
         custom["reference"] = {"expected": expected}
     else:
@@ -230,7 +327,7 @@ def _spec(folder, kernel_name, kernel_source, problem_size, arguments, tune_para
             numpy.save(path, numpy.ascontiguousarray(v).reshape(-1))
             consts.append({"name": k, "dtype": _DTYPES[v.dtype], "length": str(v.size), "fill": {"npy": "cmem_%s.npy" % k}})
         custom["constants"] = consts
-    spec = {"kernel": "custom", "custom": custom, "defaults": {s: str(p) for s, p in zip(sizes, ps)}}
+    spec = {"kernel": "custom", "custom": custom, "defaults": {s: str(p) for s, p in zip(sizes, size_values)}}
     if iterations is not None:
         spec["bench"] = {"min_reps": int(iterations)}
     return spec
@@ -258,6 +355,15 @@ def _result(line, tune_params):
     if line.get("message"):
         r["kforge_message"] = line["message"]
     return r
+
+
+def _env(spec):
+    """kforge's environment: a kernel file the caller named (outside the temporary folder of the
+    generated config) is allowed, as the caller chose it."""
+    env = dict(os.environ)
+    if os.path.isabs(spec["custom"]["source"]):
+        env["KFORGE_ALLOW_OUTSIDE_FILES"] = "1"
+    return env
 
 
 def _read_lines(path, pos):
@@ -339,7 +445,7 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
         t0 = time.time()
         err_path = os.path.join(folder, "stderr.txt")
         with open(os.path.join(folder, "summary.json"), "w") as out, open(err_path, "w") as errf:
-            p = subprocess.Popen(cmd, stdout=out, stderr=errf if not verbose else None)
+            p = subprocess.Popen(cmd, stdout=out, stderr=errf if not verbose else None, env=_env(spec))
             lines, pos = [], 0
             while True:
                 rc = p.poll()
@@ -381,8 +487,74 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
             shutil.rmtree(folder, ignore_errors=True)
 
 
-def run_kernel(*args, **kwargs):
-    """Kernel Tuner's run_kernel needs the kernel's outputs back, which kforge's
-    worker does not return: not supported yet."""
-    raise KforgeError("run_kernel is not supported by kforge's front end yet (kforge does not hand a kernel's "
-                      "outputs back); use kernel_tuner.run_kernel, or tune_kernel with answer=")
+def _impossible(a):
+    """An answer no output of a kernel equals unless it is this: NaN for floats, every integer plus one
+    (so that the reference leaves no element at its first value).  The host then compares (and, with
+    $KFORGE_SAVE_OUTPUTS, writes) every output that is not exactly it."""
+    if a.dtype.kind == "f":
+        return numpy.full(a.shape, numpy.nan, dtype=a.dtype)
+    return (a + 1).astype(a.dtype)
+
+
+def run_kernel(kernel_name, kernel_source, problem_size, arguments, params, grid_div_x=None, grid_div_y=None,
+               grid_div_z=None, lang=None, device=0, platform=0, smem_args=None, cmem_args=None, texmem_args=None,
+               compiler=None, compiler_options=None, defines=None, block_size_names=None, quiet=False, log=None):
+    """Kernel Tuner's run_kernel on kforge: compiles the kernel with params (each one value), runs it
+    once on the arguments and returns a list with one entry per argument, in order: an array argument
+    as the GPU left it (a new array of its shape and dtype), a scalar as given.
+
+    kforge compares every output with an answer it cannot have (NaN, or each integer plus one); the
+    worker writes the outputs it compares as .npy files ($KFORGE_SAVE_OUTPUTS), and one it does not
+    write equalled that answer bit for bit.  A kernel that does not compile or launch raises
+    KforgeError with kforge's message (Kernel Tuner raises too)."""
+    for what, v in (("smem_args", smem_args), ("texmem_args", texmem_args)):
+        if v:
+            raise KforgeError("%s: not supported by kforge's front end" % what)
+    if lang not in (None, "CUDA", "cuda", "cupy", "CuPy", "nvcuda", "NVCUDA"):
+        raise KforgeError("lang: %r: kforge runs CUDA kernels only" % (lang,))
+    if not isinstance(params, dict):
+        raise KforgeError("params: expected a dict of parameter values, got %r" % (type(params),))
+    tune_params = {}
+    for k, v in params.items():
+        if isinstance(v, (list, tuple, numpy.ndarray)):
+            raise KforgeError("params[%r]: run_kernel takes one value per parameter, got %r" % (k, v))
+        tune_params[k] = [v]
+    answer = [_impossible(a) if isinstance(a, numpy.ndarray) else None for a in arguments]
+    if not any(x is not None for x in answer):
+        raise KforgeError("arguments: no array: run_kernel returns what the kernel writes into arrays")
+    folder = tempfile.mkdtemp(prefix="kforge-py.")
+    keep = os.environ.get("KFORGE_PY_KEEP")
+    try:
+        spec = _spec(folder, kernel_name, kernel_source, problem_size, arguments, tune_params,
+                     (grid_div_x, grid_div_y, grid_div_z), None, answer, 0.0, cmem_args, compiler_options,
+                     block_size_names, None, defines, rtol=0.0)
+        spec["bench"] = {"warmup": 0, "min_reps": 1, "max_reps": 1}
+        cfg = os.path.join(folder, "run.json")
+        with open(cfg, "w") as f:
+            json.dump(spec, f, indent=1)
+        outdir = os.path.join(folder, "outputs")
+        os.mkdir(outdir)
+        res = os.path.join(folder, "results.jsonl")
+        cmd = [_binary(), "run", cfg, "--results", res, "--no-resume", "--format", "json", "-q", "--device",
+               str(device)]
+        env = dict(_env(spec), KFORGE_SAVE_OUTPUTS=outdir)
+        p = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        lines, _ = _read_lines(res, 0)
+        st = lines[-1].get("status") if lines else None
+        if p.returncode not in (0, 1) or st not in ("ok", "wrong"):
+            why = (lines[-1].get("message") if lines else "") or p.stderr.strip()[-2000:]
+            raise KforgeError("run_kernel: kforge run %s (exit %d): %s" % (st or "failed", p.returncode, why))
+        out = []
+        for i, a in enumerate(arguments):
+            if not isinstance(a, numpy.ndarray):
+                out.append(a)
+                continue
+            path = os.path.join(outdir, "arg%d.npy" % i)
+            got = numpy.load(path) if os.path.exists(path) else answer[i]
+            if got.size != a.size:
+                raise KforgeError("run_kernel: arguments[%d]: %d elements came back for %d" % (i, got.size, a.size))
+            out.append(numpy.asarray(got, dtype=a.dtype).reshape(a.shape).copy())
+        return out
+    finally:
+        if not keep:
+            shutil.rmtree(folder, ignore_errors=True)

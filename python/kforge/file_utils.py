@@ -17,6 +17,11 @@ _VALIDITY = {"CompilationFailedConfig": "compile", "RuntimeFailedConfig": "runti
              "WrongResultConfig": "correctness"}
 
 
+# the error names the methodology's reader takes as a failed result's objective value
+_READER_ERRORS = {"CompilationFailedConfig": "CompilationFailedConfig", "InvalidConfig": "InvalidConfig",
+                  "RuntimeFailedConfig": "RuntimeFailedConfig"}
+
+
 def _json_name(name):
     return name if name.endswith(".json") else name + ".json"
 
@@ -43,7 +48,9 @@ def get_t4_results(results, tune_params, objective="time"):
         for k, v in r.items():
             if k in skip:
                 continue
-            if not isinstance(v, (int, float, str, list)):
+            if err is not None and k == "time":  # Kernel Tuner's error name (the methodology reader's)
+                v = _READER_ERRORS.get(type(err).__name__, "RuntimeFailedConfig")
+            elif not isinstance(v, (int, float, str, list)):
                 v = str(v)
             meas.append({"name": k, "value": v, "unit": "ms" if k.startswith("time") else ""})
         x["measurements"] = meas

@@ -20,6 +20,8 @@ SCHEMA_VERSION = "1.0.0"
 INVALIDITY = {"ok": "correct", "abandoned": "correct", "wrong": "correctness", "compile_error": "compile",
               "launch_error": "runtime", "skipped": "constraints", "timeout": "timeout", "fault": "runtime",
               "oom": "runtime"}
+# kforge's status -> Kernel Tuner's error name, a failed result's objective value
+ERROR = {"compile_error": "CompilationFailedConfig", "skipped": "InvalidConfig"}
 
 
 def from_lines(lines, kernel=None):
@@ -33,8 +35,12 @@ def from_lines(lines, kernel=None):
         st = line["status"]
         conf = {k: line[k] for k in line["axes"] if k in line}
         ok = st in ("ok", "abandoned") and line.get("median_ms") is not None
-        # every evaluation names the objective: a failed one's value is its status (a string)
-        meas = [{"name": "time", "value": line["median_ms"] if ok else st, "unit": "ms"}]
+        # every evaluation names the objective: a failed one's value is Kernel Tuner's error name (the
+        # methodology's reader takes no other string), kforge's status beside it
+        meas = [{"name": "time", "value": line["median_ms"] if ok else ERROR.get(st, "RuntimeFailedConfig"),
+                 "unit": "ms"}]
+        if not ok:
+            meas.append({"name": "status", "value": st, "unit": ""})
         if ok:
             for k, unit in (("min_ms", "ms"), ("max_ms", "ms"), ("mean_ms", "ms"), ("stddev_ms", "ms"),
                             ("gbps", "GB/s"), ("gflops", "GFLOP/s"), ("energy_j", "J")):

@@ -125,10 +125,11 @@ def test_compile_error_is_a_failed_configuration():
 
 @pytest.mark.parametrize("kw, what", [
     ({"tune_params": {"block_size_x": [1.5]}}, "not an integer"),
-    ({"restrictions": [lambda p: True]}, "callables"),
+    ({"restrictions": [lambda p: True, 3]}, "not a string expression"),
     ({"arguments": [numpy.zeros(4, dtype=numpy.int8)]}, "dtype int8"),
     ({"strategy": "no_such"}, "not one kforge maps"),
-    ({"problem_size": "n"}, "problem_size"),
+    ({"problem_size": 1.5}, "problem_size"),
+    ({"problem_size": "nb"}, r"custom.grid\[0\].*unknown name .nb."),
     ({"answer": [None]}, "1 entries for 4 arguments"),
 ])
 def test_refused_with_a_reason(kw, what):
@@ -230,3 +231,131 @@ def test_kernel_tuners_vector_add_example_with_its_import_changed(tmp_path):
     assert schema_check.validate(doc, SCHEMA) == []
     assert len(doc["results"]) == 15
     assert all(r["invalidity"] == "correct" for r in doc["results"])
+
+
+LIMIT = 64
+
+
+def test_restrictions_as_lambdas_and_functions():
+    src = """
+    __global__ void scale2d(float *out, const float *in) {
+        for (int t = 0; t < tile; t++) {
+            int x = (blockIdx.x * block_size_x + threadIdx.x) * tile + t, y = blockIdx.y * block_size_y + threadIdx.y;
+            if (x < 64 && y < 16) out[y * 64 + x] = in[y * 64 + x];
+        }
+    }
+    """
+    inp = numpy.random.randn(16 * 64).astype(numpy.float32)
+    out = numpy.zeros_like(inp)
+    tp = {"block_size_x": [16, 32, 64], "block_size_y": [1, 2], "tile": [1, 2]}
+    want = [(16, 2, 1), (16, 2, 2), (32, 2, 1), (32, 2, 2), (64, 2, 1)]
+
+    def two_rows(p):
+        """a def of one return, as Kernel Tuner takes it"""
+        return p["block_size_y"] == 2
+
+    limit = 64  # a closure's integer becomes a number
+    for restrictions in ([lambda p: p["block_size_x"] * p["tile"] <= 64, two_rows],
+                         lambda p: p["block_size_x"] * p["tile"] <= limit and p['block_size_y'] == 2,
+                         [lambda p: p["block_size_x"] * p["tile"] <= LIMIT, "block_size_y == 2"]):
+        results, _ = tune_kernel("scale2d", src, (64, 16), [out, inp], tp, grid_div_x=["block_size_x", "tile"],
+                                 restrictions=restrictions, quiet=True)
+        assert sorted((r["block_size_x"], r["block_size_y"], r["tile"]) for r in results) == want
+    assert kforge._callable_expr(lambda p: p["a"] // 2 > LIMIT or not p["b"], "r") == "a // 2 > 64 or not b"
+    for bad in (lambda p: len(p) > 2, lambda p: p[0] > 1, print):
+        with pytest.raises(kforge.KforgeError, match="restriction function from its source"):
+            tune_kernel("scale2d", src, (64, 16), [out, inp], tp, restrictions=[bad], quiet=True)
+
+
+def test_problem_size_named_by_a_param():
+    """Kernel Tuner's problem_size="num_blocks" with grid_div_x=[]: the grid is num_blocks blocks."""
+    src = """
+    #if grid_size_x != num_blocks
+    #error "the grid is not num_blocks"
+    #endif
+    __global__ void fill(float *out) {
+        if (threadIdx.x == 0) out[blockIdx.x] = blockIdx.x;
+    }
+    """
+    out = numpy.zeros(8, dtype=numpy.float32)
+    results, _ = tune_kernel("fill", src, "num_blocks", [out], {"num_blocks": [2, 4, 8], "block_size_x": [32]},
+                             grid_div_x=[], quiet=True)
+    assert sorted(r["num_blocks"] for r in results) == [2, 4, 8]
+    assert all(r["kforge_status"] != "compile_error" for r in results), results
+
+
+def test_run_kernel_returns_every_argument(monkeypatch):
+    """run_kernel: one entry per argument, arrays in their shape and dtype, scalars as given.  The fake
+    GPU runs nothing (it hands back kforge's answer, NaN); the planted fault puts its poison in the last
+    element of the first output, and that element comes back from the worker's .npy file."""
+    monkeypatch.setenv("KFORGE_PLANT", "drop_last@block_size_x=128")
+    a, b, c, n = vector_add_args(1000)
+    c2 = numpy.full((10, 100), 7.0, dtype=numpy.float32)
+    r = kforge.run_kernel("vector_add", VECTOR_ADD, 1000, [c2, a, b, n], {"block_size_x": 128})
+    assert len(r) == 4 and r[3] is n
+    assert r[0].shape == (10, 100) and r[0].dtype == numpy.float32 and r[0] is not c2
+    assert not numpy.isnan(r[0][-1, -1]) and numpy.isnan(r[0].ravel()[:-1]).all()
+    assert numpy.array_equal(c2, numpy.full((10, 100), 7.0, dtype=numpy.float32))  # the caller's array untouched
+
+
+def test_run_kernel_integers_and_refusals(monkeypatch):
+    src = "__global__ void k(int *x, int n) { int i = blockIdx.x * block_size_x + threadIdx.x; if (i < n) x[i] = i; }"
+    x = numpy.arange(100, dtype=numpy.int32)
+    r = kforge.run_kernel("k", src, 100, [x, numpy.int32(100)], {"block_size_x": 64})
+    # the fake GPU hands back kforge's impossible answer: every integer plus one
+    assert r[0].dtype == numpy.int32 and numpy.array_equal(r[0], x + 1)
+    monkeypatch.setenv("KFORGE_PLANT", "drop_last@block_size_x=64")
+    r = kforge.run_kernel("k", src, 100, [x, numpy.int32(100)], {"block_size_x": 64})
+    assert r[0][-1] != 100 and numpy.array_equal(r[0][:-1], x[:-1] + 1)
+    with pytest.raises(kforge.KforgeError, match="one value per parameter"):
+        kforge.run_kernel("k", src, 100, [x, numpy.int32(100)], {"block_size_x": [64, 128]})
+    with pytest.raises(kforge.KforgeError, match="compile"):
+        kforge.run_kernel("k", src.replace("x[i] = i;", "x[i] = i"), 100, [x, numpy.int32(100)], {"block_size_x": 64})
+
+
+def test_kernel_source_a_file_name_beside_its_header(tmp_path):
+    """Kernel Tuner's tune_kernel("matmul_kernel", "matmul.cu", ...): the file, with a quoted include
+    beside it, from another directory (the generated config lies in a temporary folder)."""
+    d = tmp_path / "src"
+    d.mkdir()
+    (d / "helper.h").write_text("#define ADD(x, y) ((x) + (y))\n")
+    (d / "va.cu").write_text('#include "helper.h"\n' + VECTOR_ADD.replace("a[i] + b[i]", "ADD(a[i], b[i])"))
+    a, b, c, n = vector_add_args(1000)
+    results, _ = tune_kernel("vector_add", str(d / "va.cu"), 1000, [c, a, b, n], {"block_size_x": [64, 128]},
+                             quiet=True)
+    assert [r["kforge_status"] for r in results] == ["ok", "ok"], results
+    os.chdir(str(d))
+    results, _ = tune_kernel("vector_add", "va.cu", 1000, [c, a, b, n], {"block_size_x": [64]}, quiet=True)
+    assert [r["kforge_status"] for r in results] == ["ok"]
+
+
+def test_t4_loads_in_the_methodology_reader(tmp_path):
+    """kforge's T4 (run --format t4, with wrong and failed results, and the front end's
+    store_output_file) loaded by the Auto-Tuning Association's reader, its source read from
+    $METHODOLOGY_REPO at test time (methodology_reader.py)."""
+    import methodology_reader
+    runner, why = methodology_reader.load_reader()
+    if runner is None:
+        pytest.skip(why)
+    cfg = os.path.join(ROOT, "configs", "custom", "vector_add.json")
+    out = str(tmp_path / "run.t4.json")
+    env = dict(os.environ, KFORGE_PLANT="drop_last@block_size_x=64")
+    with open(out, "w") as f:
+        p = subprocess.run([os.environ["KFORGE"], "run", cfg, "--set", "n=1000", "--set", "per_thread=[1,2]",
+                            "--set", "block_size_x=[64,128]", "--results", str(tmp_path / "r.jsonl"), "--format",
+                            "t4", "-q"], env=env, stdout=f, stderr=subprocess.PIPE, text=True)
+    assert p.returncode == 1, p.stderr
+    n, valid, best = methodology_reader.read(out)
+    assert (n, valid) == (4, 2) and best > 0
+    doc = json.load(open(out))
+    wrong = [r for r in doc["results"] if r["invalidity"] == "correctness"]
+    assert [m["value"] for m in wrong[0]["measurements"] if m["name"] in ("time", "status")] == \
+        ["RuntimeFailedConfig", "wrong"]
+    a, b, c, n_ = vector_add_args()
+    tp = {"block_size_x": [64, 128]}
+    results, _ = tune_kernel("vector_add", VECTOR_ADD, 10000, [c, a, b, n_], tp, quiet=True)
+    for e in (kforge.CompilationFailedConfig("nvrtc: error"), kforge.WrongResultConfig("arg0[3]")):
+        results.append(dict(results[0], block_size_x=512, time=e, __error__=e))
+    store_output_file(str(tmp_path / "py"), results, tp)
+    store_metadata_file(str(tmp_path / "py-meta"))
+    assert methodology_reader.read(str(tmp_path / "py.json"), str(tmp_path / "py-meta.json"))[:2] == (4, 2)

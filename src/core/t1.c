@@ -514,13 +514,15 @@ static int argument(t1ctx *c, int i, const cJSON *a, cJSON *args, cJSON *consts)
         shown(acc, g, sizeof g);
         return bad(c, f, "AccessType: expected ReadOnly, WriteOnly or ReadWrite, got %s", g);
     }
-    if (mem && strcmp(mem->valuestring, "Constant") == 0) { /* a __constant__ variable of the module */
+    if (mem && strcmp(mem->valuestring, "Constant") == 0) {
+        /* BAT passes it twice: into the __constant__ variable of its name
+         * and as the kernel's argument at its place (batbench's Arguments:
+         * every argument is in the list, constants too) */
         if (strcmp(role, "in") != 0) {
             cJSON_Delete(b);
             return bad(c, f, "MemType Constant: a __constant__ variable is ReadOnly");
         }
-        cJSON_AddItemToArray(consts, b);
-        return 0;
+        cJSON_AddItemToArray(consts, cJSON_Duplicate(b, 1));
     }
     cJSON_AddStringToObject(b, "role", role);
     const cJSON *out = cJSON_GetObjectItemCaseSensitive(a, "Output");

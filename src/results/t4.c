@@ -23,6 +23,18 @@ static const char *invalid_of(const char *st)
     return "runtime"; /* launch_error, fault, oom, ... */
 }
 
+/* A failed result's objective value: Kernel Tuner's error names, the only
+ * strings the methodology's reader takes there (its validators); kforge's
+ * status goes beside it as the measurement "status". */
+static const char *error_of(const char *st)
+{
+    if (strcmp(st, "compile_error") == 0)
+        return "CompilationFailedConfig";
+    if (strcmp(st, "skipped") == 0)
+        return "InvalidConfig";
+    return "RuntimeFailedConfig";
+}
+
 static double num(const cJSON *o, const char *k)
 {
     const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, k);
@@ -74,8 +86,10 @@ static cJSON *t4_result(const cJSON *line)
     cJSON *m = cJSON_AddArrayToObject(r, "measurements");
     const cJSON *med = cJSON_GetObjectItemCaseSensitive(line, "median_ms");
     bool ok = (strcmp(st, "ok") == 0 || strcmp(st, "abandoned") == 0) && cJSON_IsNumber(med);
-    /* every result names the objective: a failed one's value is its status */
-    measure(m, "time", ok ? cJSON_CreateNumber(med->valuedouble) : cJSON_CreateString(st), "ms");
+    /* every result names the objective: a failed one's value is Kernel Tuner's error name */
+    measure(m, "time", ok ? cJSON_CreateNumber(med->valuedouble) : cJSON_CreateString(error_of(st)), "ms");
+    if (!ok)
+        measure(m, "status", cJSON_CreateString(st), "");
     static const char *const more[][2] = {{"min_ms", "ms"}, {"max_ms", "ms"}, {"mean_ms", "ms"},
                                           {"stddev_ms", "ms"}, {"gbps", "GB/s"}, {"gflops", "GFLOP/s"},
                                           {"energy_j", "J"}};

@@ -153,6 +153,8 @@ static int check_shape(const kf_variant *v, kf_shape *s, char *why, size_t whyle
 {
     const cfam *c = cf_of(v);
     int64_t x;
+    if (custom_check_size_macros(c, s, why, whylen) != 0)
+        return -1;
     for (int i = 0; i < c->ncons; i++) {
         if (!expr_uses_n(c->cons[i]))
             continue;
@@ -302,9 +304,10 @@ static char *source(const kf_variant *v, char *err, size_t errlen)
     if (c->include_dir[0]) /* quoted includes beside the source, from any directory (deps.h) */
         sb_printf(&b, RTC_INCLUDE_DIRECTIVE "%s\n", c->include_dir);
     kt_macros(c, v, &b);
+    custom_write_size_macros(c, &b);
     custom_write_options(c, v, &b);
     sb_printf(&b, "#line 1 \"%s\"\n", c->source_path); /* no quotes, backslashes or control characters: make() */
-    sb_append(&b, c->source_text);
+    custom_write_source_text(c, v, &b);
     /* the entry by its name as written: NVRTC instantiates a template entry
      * and gives its lowered name, which the worker looks up (rtc.h) */
     codegen_name_expression(&b, c->entry);
@@ -568,6 +571,41 @@ static void compare_piece(void *ctx, int64_t piece, int64_t lo, int64_t hi)
     j->parts[piece] = q;
 }
 
+/* $KFORGE_SAVE_OUTPUTS=DIR (the Python front end's run_kernel): each
+ * output the host compares is written as DIR/NAME.npy, the kernel's values
+ * as they came back from the GPU (a 1-D array of the buffer's dtype).  The
+ * front end makes every output differ from an impossible answer (NaN,
+ * tolerance 0) so that the host sees it; an output never written here
+ * equalled that answer bit for bit.  Best effort: a file that cannot be
+ * written is left out (the front end says so). */
+static void save_output(const kf_buffer *b, const void *got)
+{
+    const char *dir = getenv("KFORGE_SAVE_OUTPUTS");
+    if (!dir || !dir[0] || !b->name[0] || strchr(b->name, '/') || b->name[0] == '.')
+        return;
+    static const char *const descr[KF_DTYPE_COUNT] = {
+        [KF_INT32] = "<i4", [KF_UINT32] = "<u4", [KF_INT64] = "<i8", [KF_FLOAT32] = "<f4",
+        [KF_FLOAT64] = "<f8", [KF_FLOAT16] = "<f2"};
+    if (b->dtype < 0 || b->dtype >= KF_DTYPE_COUNT || !descr[b->dtype])
+        return;
+    char head[128];
+    int n = snprintf(head, sizeof head, "{'descr': '%s', 'fortran_order': False, 'shape': (%lld,), }",
+                     descr[b->dtype], (long long)b->elems);
+    int pad = 64 - (10 + n + 1) % 64; /* NPY 1.0: magic, version, length, the dict, spaces, a newline */
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s.npy", dir, b->name);
+    FILE *f = fopen(path, "wb");
+    if (!f)
+        return;
+    unsigned short hl = (unsigned short)(n + pad % 64 + 1);
+    fwrite("\x93NUMPY\x01\x00", 1, 8, f);
+    unsigned char le[2] = {(unsigned char)(hl & 0xff), (unsigned char)(hl >> 8)};
+    fwrite(le, 1, 2, f);
+    fprintf(f, "%s%*s\n", head, pad % 64, "");
+    fwrite(got, (size_t)b->elem_bytes, (size_t)b->elems, f);
+    fclose(f);
+}
+
 /* Integers exactly; floats within atol + rtol |ref| (a NaN only where the
  * reference has one), the buffer's own tolerance or the config's.  The
  * first wrong element is named; with none, the one of the largest error
@@ -586,6 +624,7 @@ static int64_t compare(const kf_variant *v, const kf_shape *s, const kf_plan_inf
     bool fl = kf_dtype_is_float(t);
     if (b->elems <= 0)
         return 0;
+    save_output(b, got);
     const int64_t grain = 1 << 20;
     cmp_part one, *parts = &one;
     if (b->elems > grain && !(parts = malloc((size_t)((b->elems - 1) / grain + 1) * sizeof *parts))) {

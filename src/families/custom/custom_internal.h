@@ -90,6 +90,11 @@ typedef struct cfam {
     char *copt[CUSTOM_MAX_OPTIONS];
     kf_expr *copt_when[CUSTOM_MAX_OPTIONS];
     int ncopt;
+    /* "size_macros" (kt.c): sizes the kernel sees as macros, each at the
+     * one value it is compiled for (smac_size: the size's index) */
+    int smac_size[KF_MAX_DIMS];
+    int64_t smac_value[KF_MAX_DIMS];
+    int nsmac;
 } cfam;
 
 static inline const cfam *cf_of(const kf_variant *v) { return (const cfam *)family_of(v)->ext; }
@@ -144,6 +149,20 @@ int custom_parse_options(cfam *c, const cJSON *j, char *err, size_t errlen);
 void custom_write_options(const cfam *c, const kf_variant *v, strbuf *b);
 
 void custom_free_options(cfam *c);
+
+/* "size_macros" (j NULL: none) into c, once c's sizes are known: 0, or -1
+ * and why (the field named). */
+int custom_parse_size_macros(cfam *c, const cJSON *j, char *err, size_t errlen);
+
+/* "#define SIZE VALUE" for each, into b. */
+void custom_write_size_macros(const cfam *c, strbuf *b);
+
+/* c's source text for v: Kernel Tuner's "#pragma unroll NAME" line left
+ * out (blank) where a param NAME containing "loop_unroll_factor" is 0. */
+void custom_write_source_text(const cfam *c, const kf_variant *v, strbuf *b);
+
+/* A case at another value of a size macro's size: -1 and why; else 0. */
+int custom_check_size_macros(const cfam *c, const kf_shape *s, char *why, size_t whylen);
 
 // ---------------------------------------------------------------------------
 // export.c

@@ -220,3 +220,148 @@ void custom_free_options(cfam *c)
     }
     c->ncopt = 0;
 }
+
+// ---------------------------------------------------------------------------
+// "size_macros": the problem sizes visible to the kernel as macros.  A
+// variant's source is one for every size (compiled once), so each size
+// named here has the one value the kernel is compiled for, and a case at
+// another value of it is skipped, naming the key:
+//
+//   "sizes": ["width", "height"],
+//   "size_macros": {"width": 4096, "height": 2048}      -> #define width 4096 ...
+
+int custom_parse_size_macros(cfam *c, const cJSON *j, char *err, size_t errlen)
+{
+    c->nsmac = 0;
+    if (!j)
+        return 0;
+    if (!cJSON_IsObject(j) || !j->child) {
+        kf_err(err, errlen, "custom.size_macros: expected an object of sizes and the one value each is compiled "
+                            "for, e.g. {\"width\": 4096}");
+        return -1;
+    }
+    for (const cJSON *k = j->child; k; k = k->next) {
+        int si = -1;
+        for (int d = 0; d < c->fam.nsizes; d++)
+            if (strcmp(c->sizes[d].name, k->string) == 0)
+                si = d;
+        if (si < 0) {
+            strbuf b = {0};
+            for (int d = 0; d < c->fam.nsizes; d++)
+                sb_printf(&b, "%s%s", d ? ", " : "", c->sizes[d].name);
+            char *t = sb_take(&b);
+            kf_err(err, errlen, "custom.size_macros.%.64s: not one of the \"sizes\" (%s)", k->string, t ? t : "");
+            free(t);
+            return -1;
+        }
+        for (int i = 0; i < c->nsmac; i++)
+            if (c->smac_size[i] == si) {
+                kf_err(err, errlen, "custom.size_macros.%s: given twice", k->string);
+                return -1;
+            }
+        for (int i = 0; i < c->fam.nparams; i++)
+            if (strcmp(c->params[i].name, k->string) == 0) {
+                kf_err(err, errlen, "custom.size_macros.%s: a param of that name is defined already", k->string);
+                return -1;
+            }
+        if (!cJSON_IsNumber(k) || k->valuedouble < 1 || k->valuedouble > (double)(1LL << 34) ||
+            k->valuedouble != (double)(int64_t)k->valuedouble) {
+            kf_err(err, errlen, "custom.size_macros.%s: expected the integer 1..2^34 the kernel is compiled for",
+                   k->string);
+            return -1;
+        }
+        c->smac_size[c->nsmac] = si;
+        c->smac_value[c->nsmac++] = (int64_t)k->valuedouble;
+    }
+    return 0;
+}
+
+void custom_write_size_macros(const cfam *c, strbuf *b)
+{
+    for (int i = 0; i < c->nsmac; i++)
+        sb_printf(b, "#define %s %lld\n", c->sizes[c->smac_size[i]].name, (long long)c->smac_value[i]);
+}
+
+int custom_check_size_macros(const cfam *c, const kf_shape *s, char *why, size_t whylen)
+{
+    for (int i = 0; s && i < c->nsmac; i++) {
+        int64_t got = s->d[c->smac_size[i]];
+        if (got != c->smac_value[i]) {
+            kf_err(why, whylen, "%s = %lld here, the kernel is compiled for %s = %lld (custom.size_macros)",
+                   c->sizes[c->smac_size[i]].name, (long long)got, c->sizes[c->smac_size[i]].name,
+                   (long long)c->smac_value[i]);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+// ---------------------------------------------------------------------------
+// Kernel Tuner's loop_unroll_factor convention: a param whose name contains
+// "loop_unroll_factor" at 0 means "no factor given": the line
+// "#pragma unroll NAME" is left out (blank, so the lines keep their numbers)
+// and the compiler unrolls as it likes; any other value is the factor.
+
+static bool unroll_param(const char *name) { return strstr(name, "loop_unroll_factor") != NULL; }
+
+/* The line [p, eol) is "#pragma unroll NAME" (spaces allowed) for name. */
+static bool pragma_unroll_of(const char *p, const char *eol, const char *name)
+{
+    while (p < eol && (*p == ' ' || *p == '\t'))
+        p++;
+    if (p == eol || *p++ != '#')
+        return false;
+    while (p < eol && (*p == ' ' || *p == '\t'))
+        p++;
+    if ((size_t)(eol - p) < 6 || strncmp(p, "pragma", 6) != 0)
+        return false;
+    p += 6;
+    if (p == eol || (*p != ' ' && *p != '\t'))
+        return false;
+    while (p < eol && (*p == ' ' || *p == '\t'))
+        p++;
+    if ((size_t)(eol - p) < 6 || strncmp(p, "unroll", 6) != 0)
+        return false;
+    p += 6;
+    if (p == eol || (*p != ' ' && *p != '\t'))
+        return false;
+    while (p < eol && (*p == ' ' || *p == '\t'))
+        p++;
+    size_t n = strlen(name);
+    if ((size_t)(eol - p) < n || strncmp(p, name, n) != 0)
+        return false;
+    p += n;
+    while (p < eol && (*p == ' ' || *p == '\t' || *p == '\r'))
+        p++;
+    return p == eol;
+}
+
+void custom_write_source_text(const cfam *c, const kf_variant *v, strbuf *b)
+{
+    int zero[KF_MAX_PARAMS], nz = 0;
+    for (int i = 0; i < c->fam.nparams; i++)
+        if (unroll_param(c->params[i].name) && v->p[i] == 0)
+            zero[nz++] = i;
+    if (!nz) {
+        sb_append(b, c->source_text);
+        return;
+    }
+    for (const char *p = c->source_text; *p;) {
+        const char *eol = strchr(p, '\n');
+        if (!eol)
+            eol = p + strlen(p);
+        int drop = -1;
+        for (int k = 0; k < nz && drop < 0; k++)
+            if (pragma_unroll_of(p, eol, c->params[zero[k]].name))
+                drop = zero[k];
+        if (drop >= 0)
+            sb_printf(b, "// (kforge: #pragma unroll %s left out: 0 gives no factor, as in Kernel Tuner)",
+                      c->params[drop].name);
+        else
+            sb_printf(b, "%.*s", (int)(eol - p), p);
+        if (!*eol)
+            break;
+        sb_append(b, "\n");
+        p = eol + 1;
+    }
+}

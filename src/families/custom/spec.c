@@ -1102,7 +1102,7 @@ static int make(mk *m, cfam *c, const cJSON *root, const char *config_path)
 {
     static const char *const keys[] = {"source", "entry", "name", "params", "sizes", "args", "grid", "block",
                                        "smem", "reference", "tolerance", "bytes", "flops", "constraints",
-                                       "deterministic", "constants", "compiler_options"};
+                                       "deterministic", "constants", "compiler_options", "size_macros"};
     if (check_keys(m, "", root, keys, (int)(sizeof keys / sizeof keys[0])) != 0)
         return -1;
     /* source: relative to the config's folder */
@@ -1200,6 +1200,8 @@ static int make(mk *m, cfam *c, const cJSON *root, const char *config_path)
         }
     }
     if (custom_parse_options(c, cJSON_GetObjectItemCaseSensitive(root, "compiler_options"), m->err, m->errlen) != 0)
+        return -1;
+    if (custom_parse_size_macros(c, cJSON_GetObjectItemCaseSensitive(root, "size_macros"), m->err, m->errlen) != 0)
         return -1;
     /* every expression once at the first value of every param: division by
      * zero and the like are config errors here (those with sizes are

@@ -1,0 +1,112 @@
+#!/bin/sh
+# tools/kt_side_by_side.sh -- Kernel Tuner and kforge side by side on Kernel
+# Tuner's CUDA examples (issue 37), on one GPU, each run truly cold: Kernel
+# Tuner (its cupy backend, fresh CUPY_CACHE_DIR and CUDA_CACHE_PATH), then
+# kforge's CLI (tools/kt_examples/NAME.json: the example's space and kernel
+# file, unchanged) and kforge's Python front end (the example's .py run as
+# it is, its "kernel_tuner" being kforge), each with a fresh kforge cache and
+# CUDA_CACHE_PATH.  Kernel Tuner's search is stopped CAP seconds after its
+# start-up (its own budget: TuningBudget); where it stopped, kforge gets its
+# number of candidates as a budget in the same (brute-force) order, so both
+# measure the same candidates.  Prints a table (candidates, wall time,
+# candidates/s, best time, kforge's best / Kernel Tuner's, kforge's cand/s /
+# Kernel Tuner's, verified) and the README's rows, and keeps every raw output
+# in OUTDIR: NAME/{kt,cli,py}.json (the summaries), kt.out, cli.out, py.out
+# (their output), cli-results.jsonl and py-results.jsonl (kforge's results
+# lines), env.txt, report.txt.
+#
+#   sh tools/kt_side_by_side.sh OUTDIR [CAP_SECONDS]     (default 20)
+#   sh tools/kt_side_by_side.sh --prepare KT_REPO DEST   the examples' files from a Kernel Tuner
+#                                                        checkout or bare git mirror into DEST
+#
+# Environment: KT_SITE (default .carry/ktsite: kernel_tuner and what it
+# imports), KT_EXAMPLES (default $KT_SITE/kt_examples, made by --prepare),
+# PYTHON (default python3: NumPy, CuPy), KFORGE (default build/kforge, made
+# if missing), KT_SIDE_EXAMPLES (default: vector_add convolution matmul
+# stencil pnpoly reduction), KFORGE_SIDE_TIME (kforge's --time, default 150).
+# With KFORGE_FAKE_GPU=1 (no GPU) Kernel Tuner is left out and kforge's
+# budget is KT_SIDE_BUDGET (default 12): a dry run of kforge's parts.
+set -u
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/.." && pwd)
+PY=${PYTHON:-python3}
+if [ "${1:-}" = --prepare ]; then
+    exec "$PY" "$HERE/kt_side_by_side.py" prepare "${2:?KT_REPO}" "${3:?DEST}"
+fi
+OUT=${1:?usage: tools/kt_side_by_side.sh OUTDIR [CAP_SECONDS]}
+CAP=${2:-20}
+mkdir -p "$OUT" || exit 4
+OUT=$(cd "$OUT" && pwd)
+KTSITE=${KT_SITE:-$ROOT/.carry/ktsite}
+EX=${KT_EXAMPLES:-$KTSITE/kt_examples}
+K=${KFORGE:-$ROOT/build/kforge}
+export KFORGE="$K"
+T0=$(date +%s)
+if [ ! -x "$K" ]; then
+    echo "kt_side_by_side: building kforge (make -j)"
+    make -C "$ROOT" -j"$(nproc)" >"$OUT/make.log" 2>&1 || { tail -20 "$OUT/make.log"; exit 2; }
+fi
+[ -f "$EX/convolution.cu" ] || { echo "kt_side_by_side: no examples in $EX (run --prepare)"; exit 2; }
+fake=${KFORGE_FAKE_GPU:-}
+{
+    date -u; nvidia-smi 2>&1 | head -15; "$K" info 2>&1 | head -12
+    "$PY" -c 'import numpy; print("numpy", numpy.__version__)'
+    "$PY" -c 'import cupy; print("cupy", cupy.__version__)'
+    PYTHONPATH=$KTSITE "$PY" -c 'import kernel_tuner; print("kernel_tuner", kernel_tuner.__file__)'
+} >"$OUT/env.txt" 2>&1
+TMPB=$(mktemp -d "${TMPDIR:-/tmp}/kt-side.XXXXXX") || exit 4
+trap 'rm -rf "$TMPB"' EXIT
+for name in ${KT_SIDE_EXAMPLES:-vector_add convolution matmul stencil pnpoly reduction}; do
+    d=$OUT/$name
+    mkdir -p "$d"
+    W=$TMPB/$name
+    mkdir -p "$W/kt" "$W/cli" "$W/py"
+    for w in kt cli py; do cp "$EX"/* "$W/$w/"; done
+    N=0
+    if [ -z "$fake" ]; then
+        C=$TMPB/cache-kt-$name
+        mkdir -p "$C"
+        echo "== $name: Kernel Tuner ($(($(date +%s) - T0)) s in)"
+        CUDA_CACHE_PATH=$C/cuda CUPY_CACHE_DIR=$C/cupy PYTHONPATH=$KTSITE timeout $((CAP * 3 + 150)) \
+            "$PY" "$HERE/kt_side_by_side.py" kt "$name" "$W/kt" "$CAP" "$d/kt.json" >"$d/kt.out" 2>&1
+        echo "   exit $?: $(tail -1 "$d/kt.out" | head -c 300)"
+        N=$("$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["candidates"] if d["capped"] else 0)' \
+            "$d/kt.json" 2>/dev/null || echo 0)
+    else
+        N=${KT_SIDE_BUDGET:-12}
+    fi
+    C=$TMPB/cache-cli-$name
+    mkdir -p "$C"
+    echo "== $name: kforge CLI, budget ${N} (0: all) ($(($(date +%s) - T0)) s in)"
+    CUDA_CACHE_PATH=$C/cuda KFORGE_CACHE_DIR=$C/kforge KFORGE_DB=$C/db \
+        "$PY" "$HERE/kt_side_by_side.py" cli "$name" "$W/cli" "$N" "$d/cli.json" "$HERE/kt_examples/$name.json" \
+        >"$d/cli.out" 2>&1
+    echo "   exit $?: $(tail -1 "$d/cli.out" | head -c 300)"
+    cp "$W/cli/cli-results.jsonl" "$d/" 2>/dev/null
+    C=$TMPB/cache-py-$name
+    mkdir -p "$C"
+    echo "== $name: kforge Python, budget ${N} ($(($(date +%s) - T0)) s in)"
+    CUDA_CACHE_PATH=$C/cuda KFORGE_CACHE_DIR=$C/kforge KFORGE_DB=$C/db \
+        "$PY" "$HERE/kt_side_by_side.py" kforge-py "$name" "$W/py" "$N" "$d/py.json" >"$d/py.out" 2>&1
+    echo "   exit $?: $(tail -1 "$d/py.out" | head -c 300)"
+    rm -rf "$W" "$TMPB"/cache-*
+done
+echo "== run_kernel on the GPU: vector_add's outputs come back ($(($(date +%s) - T0)) s in)"
+C=$TMPB/cache-rk
+mkdir -p "$C"
+CUDA_CACHE_PATH=$C/cuda KFORGE_CACHE_DIR=$C/kforge PYTHONPATH=$ROOT/python "$PY" - >"$OUT/run_kernel.txt" 2>&1 <<'PYEOF'
+import numpy, kforge
+src = """__global__ void vector_add(float *c, float *a, float *b, int n) {
+    int i = blockIdx.x * block_size_x + threadIdx.x;
+    if (i < n) { c[i] = a[i] + b[i]; } }"""
+n = 100000
+a = numpy.random.randn(n).astype(numpy.float32); b = numpy.random.randn(n).astype(numpy.float32)
+c = numpy.zeros_like(a)
+r = kforge.run_kernel("vector_add", src, n, [c, a, b, numpy.int32(n)], {"block_size_x": 128})
+print("run_kernel:", "PASS" if numpy.allclose(r[0], a + b) and numpy.array_equal(r[1], a) and r[3] == n
+      else "FAIL %s %s" % (r[0][:4], (a + b)[:4]))
+PYEOF
+if [ -n "$fake" ]; then echo "run_kernel: not checked on the fake GPU (it runs nothing): $(tail -1 "$OUT/run_kernel.txt")"
+else tail -1 "$OUT/run_kernel.txt"; fi
+"$PY" "$HERE/kt_side_by_side.py" report "$OUT" | tee "$OUT/report.txt"
+echo "kt_side_by_side: $(($(date +%s) - T0)) s; raw output in $OUT"
