@@ -12,6 +12,7 @@
 
 #include "codegen.h"
 #include "data.h"
+#include "datashare.h"
 #include "family.h"
 #include "gpu.h"
 #include "launch.h"
@@ -486,7 +487,7 @@ static input_slot *prepare_input(cctx *c, bool exact, const kf_variant *v, const
     data_free(&S->data);
     for (int i = 0; i < KF_MAX_BUFFERS; i++)
         leave_free(&S->leave[i]);
-    if (!(exact && ahead_take(&k, &S->data)) && data_make(&S->data, v, shape, b->seed, exact) != 0) {
+    if (!(exact && ahead_take(&k, &S->data)) && data_make_shared(&S->data, v, shape, b->seed, exact) != 0) {
         c->r->status = KF_ST_OOM;
         snprintf(c->r->message, sizeof c->r->message, "out of host memory for the inputs and their reference");
         return NULL;
