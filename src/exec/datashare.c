@@ -99,6 +99,9 @@ void datashare_open(void)
         return;
     }
     ds_head *h = p;
+    /* huge pages where the kernel gives them to shared memory: a 4 GiB input
+     * in 2 MiB pages faults 512 times less (best effort) */
+    (void)madvise((char *)p + head, cap, MADV_HUGEPAGE);
     pthread_mutexattr_t a;
     if (pthread_mutexattr_init(&a) != 0 || pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED) != 0 ||
         pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST) != 0 || pthread_mutex_init(&h->mu, &a) != 0) {
