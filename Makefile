@@ -199,7 +199,8 @@ FUZZ_SRC  := tests/fuzz_config.c src/core/config.c src/core/t1.c src/core/expr.c
              src/core/family.c src/core/kforge.c src/core/util.c src/core/stats.c src/core/key.c src/core/cli.c src/compile/codegen.c \
              src/compile/rtc.c src/compile/deps.c \
              $(wildcard src/families/*/*.c) \
-             src/exec/bench.c src/exec/energy.c src/exec/outcheck.c src/exec/data.c src/exec/launch.c src/exec/gpu.c \
+             src/exec/bench.c src/exec/energy.c src/exec/outcheck.c src/exec/data.c src/exec/datashare.c src/exec/launch.c \
+             src/exec/gpu.c \
              src/exec/nvml.c src/exec/leave.c
 FUZZ_TIME ?= 600
 VALGRIND  := valgrind -q --error-exitcode=99 --leak-check=full --show-leak-kinds=definite,indirect \

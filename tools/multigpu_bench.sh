@@ -160,7 +160,12 @@ if [ $DO_REDUCE = 1 ]; then
   # shellcheck disable=SC2086 # one argument per run
   "$PYTHON" "$DIR/analyze.py" $args
   for g in $GPUS; do
+    e="$DIR/reduce-${g}gpu.err"
     echo "   $g GPU(s): $(grep -h 'where the time went' "$DIR/reduce-${g}gpu.txt" | sed 's/^ *//')"
+    echo "     start-up (KFORGE_TRACE, s): devices open $(at "$e" 'every GPU worker has opened'), output check" \
+         "ready $(at "$e" 'output check on the GPU ready'), first case sent $(at "$e" 'first case sent'), every" \
+         "input made ahead $(sed -n 's/^kforge: trace \([0-9.]*\) s .*this worker.s part made ahead.*/\1/p' "$e" | tail -1);" \
+         "search ends $(at "$e" 'search ends'), workers gone $(at "$e" 'GPU workers gone'), exit $(at "$e" 'exit')"
   done
   if [ "$last" = 4 ]; then
     w1=$(cat "$DIR/reduce-1gpu.wall" 2> /dev/null || echo 0) w4=$(cat "$DIR/reduce-4gpu.wall")
