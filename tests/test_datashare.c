@@ -90,7 +90,7 @@ END_TEST
 
 START_TEST(test_room)
 {
-    setenv("KFORGE_SHARED_INPUTS", "1", 1); /* 1 MiB */
+    setenv("KFORGE_SHARED_INPUTS", "1M", 1); /* 1 MiB */
     datashare_open();
     ck_assert(datashare_on());
     kf_variant v = reduce_sum();
@@ -136,6 +136,14 @@ START_TEST(test_room)
     ck_assert_int_eq(data_make_shared(&d, &v, &mid, 1, true), 0);
     ck_assert_int_eq(d.pin, 0);
     ck_assert(same_as_private(&d, &v, &mid, 1, true));
+    data_free(&d);
+    datashare_close();
+    /* 1 (or any value but 0 and NM or NG): on, with the default room */
+    setenv("KFORGE_SHARED_INPUTS", "1", 1);
+    datashare_open();
+    ck_assert(datashare_on());
+    ck_assert_int_eq(data_make_shared(&d, &v, &big, 1, true), 0);
+    ck_assert_int_ne(d.pin, 0);
     data_free(&d);
     datashare_close();
     unsetenv("KFORGE_SHARED_INPUTS");

@@ -71,12 +71,13 @@ static size_t ds_budget(void)
 {
     const char *e = getenv("KFORGE_SHARED_INPUTS");
     if (e && *e) {
+        /* 0: off; NM or NG: N MiB or GiB; anything else (1): the default */
         char *end;
         long long n = strtoll(e, &end, 10);
         if (*end == '\0' && n <= 0)
             return 0;
-        if (*end == '\0' && n < ((long long)1 << 30))
-            return (size_t)n << 20;
+        if (end != e && n > 0 && n < ((long long)1 << 30) && (strcmp(end, "M") == 0 || strcmp(end, "G") == 0))
+            return (size_t)n << (*end == 'G' ? 30 : 20);
     }
     long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
     size_t mem = pages > 0 && page > 0 ? (size_t)pages * (size_t)page : 0, cg = cgroup_limit();

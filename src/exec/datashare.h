@@ -10,13 +10,17 @@
  * same fill and reference as data_make, and the others wait for it and
  * read the same bytes.  A worker copies the reference outputs into its own
  * memory and reads the inputs from the region while it copies them to its
- * device; what it keeps (a planted fault's model) pins the key.
+ * device.  The region's inputs are only read: a planted fault's model,
+ * which writes into the inputs it keeps (verify_plant_model changes one
+ * element and puts it back), gets private ones (data_make), or another
+ * worker would read the changed element meanwhile.
  *
  * The region holds at most a quarter of the host's memory (or of the
  * cgroup's memory.max) at once; a key that does not fit after the least
  * recently used unpinned keys are given up is made privately, as before.
  * KFORGE_SHARED_INPUTS=0 turns sharing off (every worker makes its own, as
- * before); KFORGE_SHARED_INPUTS=N (N >= 1) sets the budget to N MiB.  No
+ * before); KFORGE_SHARED_INPUTS=NM or NG sets the budget to N MiB or GiB
+ * (any other value: the default).  No
  * lock that a dead process keeps: the table's mutex is robust, and a key
  * whose maker died is made by the next worker that wants it.
  */
@@ -34,8 +38,8 @@ void datashare_close(void);
 bool datashare_on(void);
 
 /* data_make through the region: d's inputs point into it (pinned until
- * data_drop_inputs), its references are its own.  0, or -1 when host
- * memory ran out (d left empty). */
+ * data_drop_inputs; read them only), its references are its own.  0, or
+ * -1 when host memory ran out (d left empty). */
 int data_make_shared(data_set *d, const kf_variant *v, const kf_shape *s, uint64_t seed, bool exact);
 
 /* Makes a key's data in the region, unless it is there or being made, and
