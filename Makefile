@@ -202,7 +202,7 @@ FUZZ_SRC  := tests/fuzz_config.c src/core/config.c src/core/t1.c src/core/expr.c
              $(wildcard src/families/*/*.c) \
              src/exec/bench.c src/exec/buffers.c src/exec/checks.c src/exec/energy_gpu.c src/exec/inputs.c \
              src/exec/module.c src/exec/reference.c src/exec/runner.c src/exec/timing.c \
-             src/exec/energy.c src/exec/outcheck.c src/exec/data.c src/exec/launch.c src/exec/gpu.c \
+             src/exec/energy.c src/exec/outcheck.c src/exec/data.c src/exec/datashare.c src/exec/launch.c src/exec/gpu.c \
              src/exec/nvml.c src/exec/leave.c
 FUZZ_TIME ?= 600
 VALGRIND  := valgrind -q --error-exitcode=99 --leak-check=full --show-leak-kinds=definite,indirect \

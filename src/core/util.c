@@ -492,17 +492,24 @@ double kf_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+static int trace_on = -1;
+static double trace_t0;
+
+bool kf_trace_on(void)
+{
+    if (trace_on < 0) {
+        const char *e = getenv("KFORGE_TRACE");
+        trace_on = e && *e && strcmp(e, "0") != 0;
+        trace_t0 = kf_now();
+    }
+    return trace_on > 0;
+}
+
 void kf_trace(const char *fmt, ...)
 {
-    static int on = -1;
-    static double t0;
-    if (on < 0) {
-        const char *e = getenv("KFORGE_TRACE");
-        on = e && *e && strcmp(e, "0") != 0;
-        t0 = kf_now();
-    }
-    if (!on)
+    if (!kf_trace_on())
         return;
+    double t0 = trace_t0;
     char line[256];
     int n = snprintf(line, sizeof line, "kforge: trace %.3f s [%ld]: ", kf_now() - t0, (long)getpid());
     va_list ap;

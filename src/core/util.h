@@ -142,6 +142,8 @@ double kf_now(void);
  * 1.234 s [pid]: <what>", seconds since the first trace (main's start),
  * from the parent and its GPU workers.  Nothing otherwise. */
 void kf_trace(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Whether KFORGE_TRACE is on (a trace that costs work to word asks first). */
+bool kf_trace_on(void);
 
 /* Wall clock as ISO 8601 UTC ("2026-11-22T15:40:00Z"). */
 void kf_iso_time(char *buf, size_t len);

@@ -2,9 +2,12 @@
  * data.c -- see data.h.
  */
 #include "data.h"
+#include "datashare.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+#include "util.h"
 
 void data_key_of(data_key *k, const kf_variant *v, const kf_shape *s, uint64_t seed, bool exact)
 {
@@ -32,6 +35,16 @@ bool data_key_eq(const data_key *a, const data_key *b)
            memcmp(a->elems, b->elems, sizeof a->elems) == 0;
 }
 
+uint64_t data_key_hash(const data_key *k)
+{
+    /* FNV-1a over the key's bytes (data_key_of zeroes it first, padding too) */
+    uint64_t h = 0xcbf29ce484222325ull;
+    const unsigned char *p = (const unsigned char *)k;
+    for (size_t i = 0; i < sizeof *k; i++)
+        h = (h ^ p[i]) * 0x100000001b3ull;
+    return h;
+}
+
 int data_make_inputs(data_set *d, const kf_variant *v, const kf_shape *s, uint64_t seed, bool exact)
 {
     const kf_family *f = family_of(v);
@@ -46,6 +59,12 @@ int data_make_inputs(data_set *d, const kf_variant *v, const kf_shape *s, uint64
             return -1;
         }
         f->fill(v, s, i, seed, exact, d->host[i], b->elems);
+    }
+    if (kf_trace_on()) {
+        data_key k;
+        data_key_of(&k, v, s, seed, exact);
+        kf_trace("data made: key %016llx (%s data, private)", (unsigned long long)data_key_hash(&k),
+                 exact ? "exact" : "realistic");
     }
     return 0;
 }
@@ -68,6 +87,10 @@ int data_make(data_set *d, const kf_variant *v, const kf_shape *s, uint64_t seed
 
 void data_drop_inputs(data_set *d)
 {
+    if (d->pin) {
+        datashare_release(d);
+        return;
+    }
     for (int i = 0; i < KF_MAX_BUFFERS; i++) {
         free(d->host[i]);
         d->host[i] = NULL;

@@ -26,10 +26,13 @@ typedef struct {
     void *host[KF_MAX_BUFFERS];     /* in and inout: the contents */
     void *ref[KF_MAX_BUFFERS];      /* out and inout: the reference */
     double *aux[KF_MAX_BUFFERS];    /* out and inout: one per element, for compare */
+    int pin;                        /* 0, or host[] points into the shared region (datashare.h) */
 } data_set;
 
 void data_key_of(data_key *k, const kf_variant *v, const kf_shape *s, uint64_t seed, bool exact);
 bool data_key_eq(const data_key *a, const data_key *b);
+/* A hash of the key (for messages and traces). */
+uint64_t data_key_hash(const data_key *k);
 
 /* Fills every input and computes the reference: 0, or -1 when host memory
  * ran out (d left empty). */
@@ -37,7 +40,8 @@ int data_make(data_set *d, const kf_variant *v, const kf_shape *s, uint64_t seed
 /* Fills every input, without the reference (ref and aux stay NULL): 0, or
  * -1 when host memory ran out (d left empty). */
 int data_make_inputs(data_set *d, const kf_variant *v, const kf_shape *s, uint64_t seed, bool exact);
-/* Frees the inputs' host copies (the references stay). */
+/* Frees the inputs' host copies (the references stay); shared ones
+ * (datashare.h) are unpinned. */
 void data_drop_inputs(data_set *d);
 void data_free(data_set *d);
 /* The module constants of v at s (family.h: kf_family.constants), each

@@ -123,7 +123,9 @@ input_slot *prepare_input(cctx *c, bool exact, const kf_variant *v, const kf_sha
     data_free(&S->data);
     for (int i = 0; i < KF_MAX_BUFFERS; i++)
         leave_free(&S->leave[i]);
-    if (!(exact && ahead_take(&k, &S->data)) && data_make(&S->data, v, shape, b->seed, exact) != 0) {
+    /* inputs kept on the host are a planted fault's, whose model writes into them: those are private */
+    if (!(exact && ahead_take(&k, &S->data)) &&
+        (keep_host ? data_make : data_make_shared)(&S->data, v, shape, b->seed, exact) != 0) {
         c->r->status = KF_ST_OOM;
         snprintf(c->r->message, sizeof c->r->message, "out of host memory for the inputs and their reference");
         return NULL;

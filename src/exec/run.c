@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "codegen.h"
+#include "datashare.h"
 #include "family.h"
 #include "util.h"
 #include "worker.h"
@@ -77,6 +78,7 @@ struct run_session {
     int ncompiled, ncached;
     double deadline;        /* kf_now() after which no case starts (0: none) */
     char note[96];          /* the caller's words at the end of the progress line ("best ...") */
+    bool shared;            /* datashare_open was called for it */
 };
 
 /* The entry for key, made if new (*added says which): its index, or -1. */
@@ -199,6 +201,17 @@ static bool ahead_fits(const kf_variant *v, const kf_shape *shape, int n)
     return pages > 0 && page > 0 && bytes * (n > 0 ? n : 1) <= (double)pages * (double)page / 4;
 }
 
+/* Whether the data of every shape (exact and realistic) fits in an eighth
+ * of the host's memory, made once each in the shared region. */
+static bool ahead_all_fit(const kf_variant *v, const kf_shape *shapes, int n)
+{
+    double bytes = 0;
+    for (int i = 0; i < n; i++)
+        bytes += 2 * variant_input_bytes(v, &shapes[i]);
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    return pages > 0 && page > 0 && bytes <= (double)pages * (double)page / 8;
+}
+
 /* Starts the GPU workers, every device opening at the same time (cuInit
  * and the context take most of a second per process on a machine of
  * several GPUs), each worker shown only its own GPU (worker.h: isolate):
@@ -232,9 +245,15 @@ static int start_workers(run_session *s, const run_opts *o, int *ords, char *err
     for (int i = 0; i < KF_MAX_DEVICES; i++)
         s->slots[i].inflight = -1;
     bool counting = o->all_devices && guess <= 0; /* the first worker counts the devices */
-    if (o->ahead_v && ahead_fits(o->ahead_v, &o->ahead_shape, n))
+    /* with shared data every shape's data is made ahead, once, each worker
+     * making its share; else each worker makes the first case's */
+    bool share = datashare_on() && o->ahead_v && o->ahead_shapes && o->nahead_shapes > 0 &&
+                 ahead_all_fit(o->ahead_v, o->ahead_shapes, o->nahead_shapes);
+    if (o->ahead_v && (share || ahead_fits(o->ahead_v, &o->ahead_shape, n)))
         worker_input_ahead(o->ahead_v, &o->ahead_shape, o->ahead_b);
     for (int i = 0; i < n; i++) {
+        if (share)
+            worker_input_ahead_shapes(o->ahead_shapes, o->nahead_shapes, i, n);
         if (!(s->slots[i].w = worker_spawn(ords[i], !(counting && i == 0), err, errlen))) {
             s->nslots = i;
             worker_input_ahead(NULL, NULL, NULL);
@@ -301,12 +320,16 @@ run_session *run_session_new(const run_opts *o, kf_device *dev, bool *nodev, cha
         return NULL;
     }
     s->o = *o;
+    /* the region the workers share their data in: before they are forked */
+    datashare_open();
+    s->shared = true;
     /* The GPU workers first: the parent must not have touched CUDA when it
      * forks, and it never does. */
     int ords[KF_MAX_DEVICES];
     int sw = start_workers(s, o, ords, err, errlen);
     s->o.ahead_v = NULL; /* the caller's, only for the start */
     s->o.ahead_b = NULL;
+    s->o.ahead_shapes = NULL;
     if (sw != 0) {
         *nodev = true;
         goto fail;
@@ -382,6 +405,8 @@ void run_session_free(run_session *s)
     kf_trace("GPU workers gone");
     for (int c = 0; c < s->ncomps; c++)
         compiler_free(&s->comps[c]);
+    if (s->shared)
+        datashare_close();
     free(s->slots);
     free(s->devs);
     free(s);

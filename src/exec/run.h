@@ -41,6 +41,11 @@ typedef struct run_opts_s {
     const kf_variant *ahead_v;
     kf_shape ahead_shape;
     const kf_bench *ahead_b;
+    /* every shape the session will measure ahead_v's key at (ahead_shape
+     * first), or NULL: with shared data (datashare.h) the workers make
+     * them all ahead, each worker its share */
+    const kf_shape *ahead_shapes;
+    int nahead_shapes;
 } run_opts;
 
 /* Parses a device list: "all", or ordinals and ranges ("0,2,3", "0-3"),

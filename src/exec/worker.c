@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -21,6 +22,7 @@
 #include "bench.h"
 #include "codegen.h"
 #include "data.h"
+#include "datashare.h"
 #include "family.h"
 #include "gpu.h"
 #include "cubin.h"
@@ -270,7 +272,8 @@ static fake_data *fake_data_get(bool exact, const kf_variant *v, const kf_shape 
         if (!a || !(D = calloc(1, sizeof *D)))
             return NULL;
         fake_keys = a;
-        if (data_make(&D->d, v, shape, seed, exact) != 0) {
+        /* inputs kept are a planted fault's, whose model writes into them: private */
+        if ((inputs ? data_make : data_make_shared)(&D->d, v, shape, seed, exact) != 0) {
             free(D);
             return NULL;
         }
@@ -534,15 +537,75 @@ static struct {
     kf_variant v;
     kf_shape shape;
     kf_bench b;
+    /* with shared data (datashare.h): every shape's data, worker part of
+     * nparts making shapes part, part + nparts, ... */
+    const kf_shape *shapes;
+    int nshapes, part, nparts;
 } input_ahead;
 
 void worker_input_ahead(const kf_variant *v, const kf_shape *shape, const kf_bench *b)
 {
     input_ahead.on = v != NULL;
+    input_ahead.shapes = NULL;
+    input_ahead.nshapes = 0;
     if (v) {
         input_ahead.v = *v;
         input_ahead.shape = *shape;
         input_ahead.b = *b;
+    }
+}
+
+void worker_input_ahead_shapes(const kf_shape *shapes, int nshapes, int part, int nparts)
+{
+    input_ahead.shapes = shapes;
+    input_ahead.nshapes = shapes ? nshapes : 0;
+    input_ahead.part = part;
+    input_ahead.nparts = nparts > 0 ? nparts : 1;
+}
+
+/* Whether the fake GPU checks v at shape (and so needs its data). */
+static bool fake_checks(const kf_variant *v, const kf_shape *shape)
+{
+    kf_buffer_set set;
+    variant_buffers(v, shape, NULL, &set);
+    return buffer_elems(&set, false) <= KF_FAKE_MAX_INPUTS && buffer_elems(&set, true) <= KF_FAKE_MAX_OUTPUTS;
+}
+
+/* The worker's share of the session's data, made in the shared region on
+ * a thread while the device opens and the first cases run: its own first
+ * shape's first, so that on N GPUs the N first cases' data is made at once,
+ * each key once. */
+static void *prefetch_main(void *arg)
+{
+    bool fake = arg != NULL;
+    const kf_variant *v = &input_ahead.v;
+    const kf_bench *b = &input_ahead.b;
+    const kf_family *f = family_of(v);
+    bool acc = !b->no_accuracy && f->accuracy && f->accuracy(v);
+    for (int j = input_ahead.part; j < input_ahead.nshapes; j += input_ahead.nparts) {
+        const kf_shape *sh = &input_ahead.shapes[j];
+        if (fake && !fake_checks(v, sh))
+            continue;
+        datashare_prefetch(v, sh, b->seed, true);
+        if (acc)
+            datashare_prefetch(v, sh, b->seed, false);
+    }
+    kf_trace("shared data: this worker's part made ahead");
+    return NULL;
+}
+
+/* Starts the data made ahead: the shared prefetch, or (without sharing, on
+ * a GPU) the first case's input on bench.c's thread. */
+static void start_ahead(bool fake)
+{
+    if (!input_ahead.on)
+        return;
+    if (datashare_on() && input_ahead.nshapes > 0) {
+        pthread_t th;
+        if (pthread_create(&th, NULL, prefetch_main, fake ? (void *)1 : NULL) == 0)
+            pthread_detach(th);
+    } else if (!fake) {
+        bench_make_input_ahead(&input_ahead.v, &input_ahead.shape, &input_ahead.b);
     }
 }
 
@@ -575,6 +638,7 @@ static void child_main(int ordinal, bool isolate, int in, int out)
         snprintf(h.err, sizeof h.err, "no GPU with index %d (KFORGE_FAKE_GPU provides %d device%s)", ordinal,
                  nfake, nfake == 1 ? "" : "s");
     } else if (fake) {
+        start_ahead(true);
         /* opening the device takes this long, as cuInit and the context do
          * (tests of the workers' start) */
         fake_delay("KFORGE_FAKE_GPU_OPEN_MS");
@@ -591,8 +655,7 @@ static void child_main(int ordinal, bool isolate, int in, int out)
             setenv("CUDA_VISIBLE_DEVICES", vis, 1) == 0)
             open = 0;
         bool missing = false;
-        if (input_ahead.on)
-            bench_make_input_ahead(&input_ahead.v, &input_ahead.shape, &input_ahead.b);
+        start_ahead(false);
         B = bench_new(open, ordinal, &h.dev, &missing, h.err, sizeof h.err);
         h.ok = B != NULL;
         h.missing = missing;

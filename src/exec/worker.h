@@ -55,6 +55,12 @@ gpu_worker *worker_hello(gpu_worker *w, kf_device *dev, bool *missing, char *err
 /* The input the workers spawned from now on make while they open their
  * device (bench_make_input_ahead); v NULL: none. */
 void worker_input_ahead(const kf_variant *v, const kf_shape *shape, const kf_bench *b);
+/* With shared data (datashare.h): the workers spawned from now on make, on
+ * a thread, the data of shapes[part], shapes[part + nparts], ... of
+ * worker_input_ahead's variant (exact, and realistic where it has an
+ * accuracy run) in the shared region instead; shapes stays the caller's
+ * until they are spawned.  NULL: none. */
+void worker_input_ahead_shapes(const kf_shape *shapes, int nshapes, int part, int nparts);
 
 /* The CUDA_VISIBLE_DEVICES value that shows a process only device `ordinal`
  * of those the parent sees: the ordinal's entry of cvd (the parent's

@@ -740,11 +740,14 @@ static int open_devices(tuner *t, char *err, size_t errlen)
         t->o.ro.ahead_v = &t->sp.variants[t->var[0]];
         t->o.ro.ahead_shape = t->sizes[0];
         t->o.ro.ahead_b = &t->cfg.bench;
+        t->o.ro.ahead_shapes = t->sizes;
+        t->o.ro.nahead_shapes = t->nsizes;
     }
     kf_device dev;
     memset(&dev, 0, sizeof dev);
     t->rs = run_session_new(&t->o.ro, &dev, &nodev, err, errlen);
     t->o.ro.ahead_v = NULL;
+    t->o.ro.ahead_shapes = NULL;
     if (!t->rs) {
         fprintf(stderr, "kforge: %s\n", err);
         if (nodev)

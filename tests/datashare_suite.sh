@@ -1,0 +1,136 @@
+#!/bin/sh
+# tests/datashare_suite.sh -- several GPUs make each input once (issue 38,
+# src/exec/datashare.h), on fake devices (KFORGE_FAKE_GPU=N):
+#
+#   KFORGE=build/kforge sh tests/datashare_suite.sh
+#
+#   1. a tune over 5 sizes on 4 devices makes each key's data (exact and
+#      realistic) once in all, where every device made its own before;
+#   2. its results are those of one device and of 4 devices without sharing
+#      (KFORGE_SHARED_INPUTS=0), field for field but for the device, the
+#      times spent and the run's stamp;
+#   3. a region too small for the largest input (KFORGE_SHARED_INPUTS=1M:
+#      1 MiB) makes it privately, with the same results;
+#   4. planted faults give the same results with and without sharing (their
+#      model writes into the inputs it keeps: had those been the region's,
+#      another worker would read the changed element, and a fault at 2^22
+#      "cannot change the answer"); so does run (data made as the cases
+#      come, no tune's list ahead).
+# Prints PASS/FAIL lines and "datashare_suite: N passed, N failed"; exits 1 if
+# a check failed.
+set -u
+KFORGE=${KFORGE:-build/kforge}
+case $KFORGE in /*) ;; *) KFORGE=$(pwd)/$KFORGE ;; esac
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/kforge-datashare.XXXXXX") || exit 2
+keep=0
+trap 'if [ $keep = 0 ]; then rm -rf "$TMP"; else echo "datashare_suite: files kept in $TMP"; fi' EXIT
+trap 'exit 130' INT TERM HUP
+export KFORGE_CACHE_DIR="${KFORGE_TEST_CACHE:-$TMP/cache}" KFORGE_DB="$TMP/db" LC_ALL=C
+unset KFORGE_FAULT_INJECT KFORGE_PLANT KFORGE_DEVICES KFORGE_FAKE_GPU_MIXED KFORGE_FAKE_GPU_MS KFORGE_SHARED_INPUTS
+unset SLURM_ARRAY_TASK_ID SLURM_ARRAY_TASK_COUNT SLURM_ARRAY_TASK_MIN SLURM_ARRAY_TASK_MAX CUDA_VISIBLE_DEVICES
+cd "$TMP" || exit 2
+npass=0
+nfail=0
+ok() { echo "PASS $1"; npass=$((npass + 1)); }
+bad() { echo "FAIL $1: $2"; nfail=$((nfail + 1)); keep=1; }
+
+if [ ! -x "$KFORGE" ]; then
+  echo "FAIL: $KFORGE not built"; exit 1
+fi
+if ! "$KFORGE" --version | grep -q NVRTC; then
+  echo "SKIP: datashare suite: NVRTC is not usable here"
+  echo "datashare_suite: 0 passed, 0 failed"
+  exit 0
+fi
+if ! command -v python3 > /dev/null; then
+  echo "SKIP: datashare suite: no python3 to compare results files"
+  echo "datashare_suite: 0 passed, 0 failed"
+  exit 0
+fi
+
+# a results file's lines, each without the fields that name the device or
+# time the work, sorted: what must not depend on the devices or on sharing
+cat > norm.py <<'P'
+import json, sys
+DROP = {"run", "time", "host", "device_index", "uuid", "device", "cached", "compile_ms", "setup_ms", "verify_ms",
+        "bench_ms", "resumed"}
+out = []
+for line in open(sys.argv[1]):
+    if line.strip():
+        d = json.loads(line)
+        out.append(json.dumps({k: v for k, v in d.items() if k not in DROP}, sort_keys=True))
+print("\n".join(sorted(out)))
+P
+norm() { python3 norm.py "$1"; }
+# "data made" trace lines: how many, and how many distinct keys
+made() { grep -c 'data made' "$1"; }
+keys() { grep 'data made' "$1" | sed 's/.*key \([0-9a-f]*\).*/\1/' | sort -u | grep -c .; }
+
+# float32 sum: exact and realistic data (tune --accuracy) at each size
+cat > sp.json <<'J'
+{"kernel": "reduce", "defaults": {"dtype": "float32", "op": "sum", "n": [1000]},
+ "bench": {"warmup": 1, "min_reps": 10, "max_time_s": 0.005},
+ "variants": [{"algorithm": "shuffle", "unroll": "full", "block_size": [128, 256, 512],
+               "elements_per_thread": [1, 4], "vector_width": [1, 4], "passes": ["multi_kernel", "atomic"]}]}
+J
+SIZES='n=[1000,65536,1000003,4194304,8388608]'
+tune() { # tune NAME GPUS [env...]
+  name=$1 g=$2; shift 2
+  env KFORGE_FAKE_GPU="$g" KFORGE_TRACE=1 "$@" "$KFORGE" tune sp.json --set "$SIZES" --strategy exhaustive \
+    --abandon-above 0 --accuracy --devices all --no-db --no-resume -q --results "$name.jsonl" > "$name.out" 2> "$name.err"
+}
+
+# 1. each key made once on 4 devices
+tune t4 4; rc=$?
+m=$(made t4.err) k=$(keys t4.err)
+if [ $rc = 0 ] && [ "$k" -ge 5 ] && [ "$m" = "$k" ] && ! grep -q 'data made.*private' t4.err; then
+  ok "tune on 4 devices: each of the $k keys' data made once (in the shared region)"
+else
+  bad "tune on 4 devices, data made once" "rc=$rc made=$m keys=$k $(grep -v trace t4.err | head -3)"
+fi
+# realistic data too (the accuracy run of a float sum)
+if grep -q 'data made.*realistic' t4.err && grep -q '"acc_err":[0-9]' t4.jsonl; then
+  ok "the realistic data (accuracy) is shared too"
+else
+  bad "realistic data shared" "$(grep -c 'data made.*realistic' t4.err) realistic makes"
+fi
+
+# 2. the same results as one device, and as 4 devices making their own
+tune t1 1; rc1=$?
+tune t4p 4 KFORGE_SHARED_INPUTS=0; rc4=$?
+norm t4.jsonl > n4; norm t1.jsonl > n1; norm t4p.jsonl > n4p
+if [ $rc1 = 0 ] && [ $rc4 = 0 ] && [ -s n4 ] && cmp -s n4 n1 && cmp -s n4 n4p; then
+  ok "the results of 4 devices sharing = 1 device = 4 devices each making its own ($(grep -c . n4) lines)"
+else
+  bad "results equal" "rc=$rc1/$rc4 $(diff n4 n1 | head -2 | cut -c1-300) $(diff n4 n4p | head -2 | cut -c1-300)"
+fi
+if [ "$(made t4p.err)" -gt "$(keys t4p.err)" ] && ! grep -q 'shared data: a region' t4p.err; then
+  ok "KFORGE_SHARED_INPUTS=0: no region, each device makes its own ($(made t4p.err) makes of $(keys t4p.err) keys)"
+else
+  bad "KFORGE_SHARED_INPUTS=0" "made=$(made t4p.err) keys=$(keys t4p.err)"
+fi
+
+# 3. a region too small for the larger inputs: those are made privately
+tune t4s 4 KFORGE_SHARED_INPUTS=1M; rc=$?
+norm t4s.jsonl > n4s
+if [ $rc = 0 ] && cmp -s n4s n4 && grep -q 'data made.*private' t4s.err && grep -q 'data made.*shared' t4s.err; then
+  ok "a 1 MiB region: small keys shared, large ones made privately, the same results"
+else
+  bad "small region" "rc=$rc $(diff n4s n4 | head -2 | cut -c1-300)"
+fi
+
+# 4. planted faults: the model of a fault reads the inputs a worker keeps
+for sh in 1 0; do
+  KFORGE_SHARED_INPUTS=$sh KFORGE_PLANT='drop_first@*' KFORGE_FAKE_GPU=2 "$KFORGE" run sp.json --set "$SIZES" \
+    --devices all --results p$sh.jsonl --quiet > /dev/null 2> p$sh.err
+  echo $? > p$sh.rc
+done
+norm p1.jsonl > np1; norm p0.jsonl > np0
+if [ "$(cat p1.rc)" = "$(cat p0.rc)" ] && [ -s np1 ] && cmp -s np1 np0 && grep -q '"planted":"drop_first"' p1.jsonl; then
+  ok "run with a planted fault on 2 devices: the same results with and without sharing"
+else
+  bad "planted faults" "rc=$(cat p1.rc)/$(cat p0.rc) $(diff np1 np0 | head -2 | cut -c1-300) $(head -2 p1.err)"
+fi
+
+echo "datashare_suite: $npass passed, $nfail failed"
+[ $nfail = 0 ]
