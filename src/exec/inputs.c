@@ -8,6 +8,7 @@
 
 #include "buffers.h"
 #include "checks.h"
+#include "datashare.h"
 #include "reference.h"
 #include "util.h"
 
