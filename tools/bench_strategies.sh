@@ -24,6 +24,19 @@
 #   OUT=DIR        where the table (table.txt), the CSV and the curves go
 #                  (default build/bench-strategies)
 #   STRAT_BENCH=   the strat_bench binary (make builds build/strat_bench)
+#   KT=DIR         Kernel Tuner's source (a folder holding the kernel_tuner
+#                  package and python-constraint; default $KERNEL_TUNER_PATH):
+#                  tools/kt_strategies.py runs its strategies on the same files
+#                  in its simulation mode and the table ends with kforge's
+#                  default beside Kernel Tuner's best per budget; KT=none, or
+#                  no Kernel Tuner importable, skips it (said so)
+#   KT_SEEDS=5     seeds per cell for Kernel Tuner (its simulation is Python)
+#   KT_STRATEGIES= a comma list (default: tools/kt_strategies.py's ten)
+#   KT_JOBS=2      processes for Kernel Tuner's runs
+#   KT_REUSE=1     keep OUT/kt.txt and OUT/kt.csv of an earlier run (same
+#                  files, seeds and budgets) instead of running Kernel Tuner again
+#   PYTHON=        the Python with numpy, scipy (and scikit-learn for
+#                  bayes_opt): default /usr/bin/python3 if it is there
 #
 # Needs: gzip; gnuplot for the curves (skipped, said so, without it).
 set -eu
@@ -79,6 +92,58 @@ strat=""
     # shellcheck disable=SC2086
     "$STRAT_BENCH" --seeds "$SEEDS" --budgets "$BUDGETS" $strat --csv "$OUT/strategies.csv" $files
 } | tee "$OUT/table.txt"
+
+# Kernel Tuner's strategies on the same files, and the two side by side
+KT=${KT:-${KERNEL_TUNER_PATH:-}}
+PYTHON=${PYTHON:-$( [ -x /usr/bin/python3 ] && echo /usr/bin/python3 || echo python3)}
+if [ "${KT_REUSE:-0}" = 1 ] && [ -s "$OUT/kt.csv" ] && [ -s "$OUT/kt.txt" ]; then
+    echo "bench_strategies: Kernel Tuner's rows reused from $OUT/kt.txt (KT_REUSE=1)" >&2
+    cat "$OUT/kt.txt" >> "$OUT/table.txt"
+elif [ "$KT" != none ]; then
+    rm -f "$OUT/kt.csv"
+    pairs=""
+    for f in $files; do
+        b=$(basename "$f")
+        pairs="$pairs $f=$HERE/hub/${b%%_*}_milo.json"
+    done
+    ktstrat=""
+    [ -n "${KT_STRATEGIES:-}" ] && ktstrat="--strategies $KT_STRATEGIES"
+    # shellcheck disable=SC2086
+    ${KT:+env KERNEL_TUNER_PATH="$KT"} "$PYTHON" "$HERE/kt_strategies.py" --seeds "${KT_SEEDS:-5}" \
+        --budgets "$BUDGETS" --jobs "${KT_JOBS:-2}" $ktstrat --csv "$OUT/kt.csv" $pairs > "$OUT/kt.txt.tmp"
+    mv "$OUT/kt.txt.tmp" "$OUT/kt.txt"
+    cat "$OUT/kt.txt"
+    cat "$OUT/kt.txt" >> "$OUT/table.txt"
+else
+    rm -f "$OUT/kt.csv"
+fi
+if [ -s "$OUT/kt.csv" ]; then
+    {
+        echo
+        echo "kforge's default (model) beside Kernel Tuner's best strategy per budget: mean optimum/best, score against random"
+        echo "(kforge: $SEEDS seeds; Kernel Tuner: ${KT_SEEDS:-5} seeds; random: expected)"
+        awk -F, '
+            FNR == 1 { next }
+            FILENAME ~ /kt.csv$/ { k = $1 SUBSEP $3
+                if (!(k in kr) || $5 > kr[k]) { kr[k] = $5; kn[k] = $2 }
+                if (!(k in ks) || $8 > ks[k]) { ks[k] = $8; ksn[k] = $2 }
+                next }
+            $2 == "model" { k = $1 SUBSEP $3; mr[k] = $5; ms[k] = $8; rr[k] = $7
+                if (!seen[$1]++) order[++n] = $1; if (!bs[$3]++) pct[++np] = $3 }
+            END {
+                for (i = 1; i <= n; i++) {
+                    printf "\n%s\n  %-6s %8s %8s  %-28s %-28s %8s\n", order[i], "budget", "model", "score",
+                        "KT best optimum/best", "KT best score", "random"
+                    for (j = 1; j <= np; j++) {
+                        k = order[i] SUBSEP pct[j]
+                        printf "  %5s%% %8.3f %8.3f  %-28s %-28s %8.3f\n", pct[j], mr[k], ms[k],
+                            (k in kr) ? sprintf("%.3f %s", kr[k], kn[k]) : "-",
+                            (k in ks) ? sprintf("%.3f %s", ks[k], ksn[k]) : "-", rr[k]
+                    }
+                }
+            }' "$OUT/strategies.csv" "$OUT/kt.csv"
+    } | tee -a "$OUT/table.txt"
+fi
 
 # the curves: mean optimum/best against the budget, one chart per space
 if ! command -v gnuplot >/dev/null 2>&1; then

@@ -284,7 +284,7 @@ int main(int argc, char **argv)
             perror(csv);
             return 4;
         }
-        fprintf(cf, "space,strategy,budget_pct,evaluations,mean_opt_over_best,mean_best_ms,random_opt_over_best\n");
+        fprintf(cf, "space,strategy,budget_pct,evaluations,mean_opt_over_best,mean_best_ms,random_opt_over_best,score\n");
     }
     int rc = 0;
     double tot_score[STRAT_COUNT + 1] = {0};
@@ -342,11 +342,12 @@ int main(int argc, char **argv)
                 }
                 mr /= seeds;
                 mt /= seeds;
-                score += rt[b] > s.opt ? (rt[b] - mt) / (rt[b] - s.opt) : 0;
+                double sb = rt[b] > s.opt ? (rt[b] - mt) / (rt[b] - s.opt) : 0;
+                score += sb;
                 printf("  %12.3f", mr);
                 if (cf)
-                    fprintf(cf, "%s,%s,%d,%d,%.5f,%.6g,%.5f\n", base, strat_names[strat[si]], pct[b], budget[b], mr,
-                            mt, rr[b]);
+                    fprintf(cf, "%s,%s,%d,%d,%.5f,%.6g,%.5f,%.4f\n", base, strat_names[strat[si]], pct[b], budget[b],
+                            mr, mt, rr[b], sb);
             }
             score /= npct;
             tot_score[strat[si]] += score;
