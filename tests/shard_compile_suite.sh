@@ -152,9 +152,10 @@ else
 fi
 
 # --- 3. the tune measures from the cache ----------------------------------
-"$KFORGE" tune sp.json --strategy exhaustive --cache-dir cw --results t1.jsonl --db db1 > t1.txt 2> t1.err
+# (--between 0: the databases of the two tunes are compared, and a pass between names its results file)
+"$KFORGE" tune sp.json --strategy exhaustive --between 0 --cache-dir cw --results t1.jsonl --db db1 > t1.txt 2> t1.err
 r1=$?
-"$KFORGE" tune sp.json --strategy exhaustive --cache-dir own --results t2.jsonl --db db2 > t2.txt 2> t2.err
+"$KFORGE" tune sp.json --strategy exhaustive --between 0 --cache-dir own --results t2.jsonl --db db2 > t2.txt 2> t2.err
 r2=$?
 b1=$(grep '^best:' t1.txt) b2=$(grep '^best:' t2.txt)
 if [ $r1 -eq 0 ] && grep -q "cubins: 0 compiled now, $NVAR from the cubin cache" t1.txt &&
