@@ -49,10 +49,10 @@ if ! command -v python3 > /dev/null; then
 fi
 
 # a results file's lines, each without the fields that name the device or
-# time the work, sorted: what must not depend on the devices or on sharing
+# time the work, sorted: what must not depend on the devices or on sharing (config: each tune's own between-sizes file)
 cat > norm.py <<'P'
 import json, sys
-DROP = {"run", "time", "host", "device_index", "uuid", "device", "cached", "compile_ms", "setup_ms", "verify_ms",
+DROP = {"run", "config", "time", "host", "device_index", "uuid", "device", "cached", "compile_ms", "setup_ms", "verify_ms",
         "bench_ms", "resumed"}
 out = []
 for line in open(sys.argv[1]):
