@@ -24,6 +24,11 @@
 #   OUT=DIR        where the table (table.txt), the CSV and the curves go
 #                  (default build/bench-strategies)
 #   STRAT_BENCH=   the strat_bench binary (make builds build/strat_bench)
+#   H100=          kforge's own sweeps recorded on the H100 (tools/hub/h100,
+#                  every candidate to the end): "ktconv transpose conv3312" by
+#                  default, converted to T4 (python -m kforge.t4) for strat_bench;
+#                  H100=none leaves them out.  The 11-size reduction and
+#                  tune-rows files replay with kforge tune --simulate only.
 #   KT=DIR         Kernel Tuner's source (a folder holding the kernel_tuner
 #                  package and python-constraint; default $KERNEL_TUNER_PATH):
 #                  tools/kt_strategies.py runs its strategies on the same files
@@ -84,13 +89,31 @@ for k in $SPACES; do
     done
 done
 
+# kforge's own spaces recorded on the H100, as T4 (strat_bench reads Kernel Tuner and T4 files)
+h100=""
+PY_T4=${PYTHON:-$( [ -x /usr/bin/python3 ] && echo /usr/bin/python3 || echo python3)}
+if [ "${H100:-}" != none ]; then
+    mkdir -p "$OUT/h100"
+    for n in ${H100:-ktconv transpose conv3312}; do
+        src=$HERE/hub/h100/$n.jsonl.gz
+        [ -f "$src" ] || { echo "bench_strategies: no $src" >&2; exit 2; }
+        if [ ! -s "$OUT/h100/h100_$n.t4.json" ] || [ "$src" -nt "$OUT/h100/h100_$n.t4.json" ]; then
+            gzip -dc "$src" > "$OUT/h100/$n.jsonl"
+            PYTHONPATH=$ROOT/python "$PY_T4" -m kforge.t4 "$OUT/h100/$n.jsonl" -o "$OUT/h100/h100_$n.t4.json"
+            rm -f "$OUT/h100/$n.jsonl"
+        fi
+        h100="$h100 $OUT/h100/h100_$n.t4.json"
+    done
+fi
+
 strat=""
 [ -n "${STRATEGIES:-}" ] && strat="--strategies $STRATEGIES"
 {
     echo "# make bench-strategies, $(date -u +%Y-%m-%d), SEEDS=$SEEDS BUDGETS=$BUDGETS, kforge $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo '?')"
-    echo "# data: benchmark_hub cachefiles (Kernel Tuner cache files); MI250X, W6600, W7800: evaluation only"
+    echo "# data: benchmark_hub cachefiles (Kernel Tuner cache files); MI250X, W6600, W7800: evaluation only;"
+    echo "# h100_*: kforge's own sweeps recorded on the H100 (tools/hub/h100/README.md)"
     # shellcheck disable=SC2086
-    "$STRAT_BENCH" --seeds "$SEEDS" --budgets "$BUDGETS" $strat --csv "$OUT/strategies.csv" $files
+    "$STRAT_BENCH" --seeds "$SEEDS" --budgets "$BUDGETS" $strat --csv "$OUT/strategies.csv" $files $h100
 } | tee "$OUT/table.txt"
 
 # Kernel Tuner's strategies on the same files, and the two side by side
@@ -150,9 +173,10 @@ if ! command -v gnuplot >/dev/null 2>&1; then
     echo "bench_strategies: gnuplot not found: no curves (the data is in $OUT/strategies.csv)" >&2
     exit 0
 fi
-for f in $files; do
+for f in $files $h100; do
     b=$(basename "$f")
     name=${b%.json.gz}
+    name=${name%.t4.json}
     names=$(awk -F, -v s="$b" 'NR > 1 && $1 == s && !seen[$2]++ {print $2}' "$OUT/strategies.csv")
     plot=""
     for s in $names; do
