@@ -11,7 +11,8 @@
 # measure the same candidates.  Prints a table (candidates, wall time,
 # candidates/s, best time, kforge's best / Kernel Tuner's, kforge's cand/s /
 # Kernel Tuner's, verified) and the README's rows, and keeps every raw output
-# in OUTDIR: NAME/{kt,cli,py}.json (the summaries), kt.out, cli.out, py.out
+# in OUTDIR: NAME/{kt,cli,py}.json (the summaries), kt-cache.json (Kernel Tuner's
+# cache file, fresh each run: its results even when it raises), kt.out, cli.out, py.out
 # (their output), cli-results.jsonl and py-results.jsonl (kforge's results
 # lines), env.txt, report.txt.
 #
