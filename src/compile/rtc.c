@@ -744,14 +744,69 @@ typedef struct {
     bool ready;              /* scratch for rtc_pool_collect */
 } rtc_worker;
 
+/* A FIFO of jobs. */
+typedef struct {
+    rtc_job *head, *tail;
+    int n;
+} jobq;
+
+static void q_push(jobq *q, rtc_job *j)
+{
+    j->next = NULL;
+    if (q->tail)
+        q->tail->next = j;
+    else
+        q->head = j;
+    q->tail = j;
+    q->n++;
+}
+
+static void q_push_front(jobq *q, rtc_job *j)
+{
+    j->next = q->head;
+    q->head = j;
+    if (!q->tail)
+        q->tail = j;
+    q->n++;
+}
+
+static rtc_job *q_pop(jobq *q)
+{
+    rtc_job *j = q->head;
+    if (!j)
+        return NULL;
+    q->head = j->next;
+    if (!q->head)
+        q->tail = NULL;
+    j->next = NULL;
+    q->n--;
+    return j;
+}
+
+/* Takes the job of tag out of q (NULL: none). */
+static rtc_job *q_take(jobq *q, int tag)
+{
+    for (rtc_job **pj = &q->head, *prev = NULL; *pj; prev = *pj, pj = &(*pj)->next) {
+        rtc_job *j = *pj;
+        if (j->tag != tag)
+            continue;
+        *pj = j->next;
+        if (q->tail == j)
+            q->tail = prev;
+        j->next = NULL;
+        q->n--;
+        return j;
+    }
+    return NULL;
+}
+
 struct rtc_pool {
     rtc_worker *w;
     int n;
-    rtc_job *head, *tail;    /* queued, FIFO */
-    rtc_job *ahead, *ahead_tail; /* compiles ahead of need: to idle workers only, FIFO */
-    int nqueued, nahead, nbusy;
-    rtc_job *failed, *failed_tail;   /* failed without a worker, not yet reported */
-    int nfailed;
+    jobq queue;              /* queued, needed now */
+    jobq ahead;              /* compiles ahead of need: to idle workers only */
+    int nbusy;
+    jobq failed;             /* failed without a worker, not yet reported */
     int note[2];             /* readable while failed != NULL, so poll() wakes */
     rtc_cache cache;
     rtc_options opt;
@@ -981,45 +1036,19 @@ static void push_failed(rtc_pool *p, rtc_job *j, const char *msg)
 {
     if (!j->msg)
         j->msg = strdup(msg);
-    j->next = NULL;
-    if (p->failed_tail)
-        p->failed_tail->next = j;
-    else
-        p->failed = j;
-    p->failed_tail = j;
-    if (p->nfailed++ == 0) {
+    q_push(&p->failed, j);
+    if (p->failed.n == 1) {
         char c = 1;
         while (write(p->note[1], &c, 1) < 0 && errno == EINTR)
             ;
     }
 }
 
-static rtc_job *pop_queued(rtc_pool *p)
-{
-    rtc_job *j = p->head;
-    if (!j)
-        return NULL;
-    p->head = j->next;
-    if (!p->head)
-        p->tail = NULL;
-    j->next = NULL;
-    p->nqueued--;
-    return j;
-}
-
 /* The next job: one needed now before one compiled ahead. */
 static rtc_job *pop_next(rtc_pool *p)
 {
-    rtc_job *j = pop_queued(p);
-    if (j || !p->ahead)
-        return j;
-    j = p->ahead;
-    p->ahead = j->next;
-    if (!p->ahead)
-        p->ahead_tail = NULL;
-    j->next = NULL;
-    p->nahead--;
-    return j;
+    rtc_job *j = q_pop(&p->queue);
+    return j ? j : q_pop(&p->ahead);
 }
 
 /* Gives queued jobs to idle workers, restarting empty slots when there is
@@ -1029,15 +1058,15 @@ static void dispatch(rtc_pool *p)
     bool live = false;
     for (int i = 0; i < p->n; i++) {
         rtc_worker *w = &p->w[i];
-        if (w->pid <= 0 && (p->head || p->ahead))
+        if (w->pid <= 0 && (p->queue.head || p->ahead.head))
             spawn_worker(p, i, p->spawn_err, sizeof p->spawn_err);
         if (w->pid <= 0)
             continue;
         live = true;
-        if (!w->job && (p->head || p->ahead))
+        if (!w->job && (p->queue.head || p->ahead.head))
             send_job(p, w, pop_next(p));
     }
-    if (!live && (p->head || p->ahead)) {
+    if (!live && (p->queue.head || p->ahead.head)) {
         char msg[300];
         snprintf(msg, sizeof msg, "cannot start a compiler worker: %s", p->spawn_err);
         rtc_job *j;
@@ -1069,11 +1098,7 @@ static void close_worker_fds(rtc_worker *w)
 /* Puts a job back at the head of the queue. */
 static void requeue(rtc_pool *p, rtc_job *j)
 {
-    j->next = p->head;
-    p->head = j;
-    if (!p->tail)
-        p->tail = j;
-    p->nqueued++;
+    q_push_front(&p->queue, j);
 }
 
 /* A failed job's rtc_done, with nothing in it yet. */
@@ -1234,21 +1259,7 @@ static void submit(rtc_pool *p, int tag, const char *src, const char *name, bool
         push_failed(p, j, "out of memory");
         return;
     }
-    if (ahead) {
-        if (p->ahead_tail)
-            p->ahead_tail->next = j;
-        else
-            p->ahead = j;
-        p->ahead_tail = j;
-        p->nahead++;
-    } else {
-        if (p->tail)
-            p->tail->next = j;
-        else
-            p->head = j;
-        p->tail = j;
-        p->nqueued++;
-    }
+    q_push(ahead ? &p->ahead : &p->queue, j);
     dispatch(p);
 }
 
@@ -1264,37 +1275,24 @@ void rtc_pool_submit_ahead(rtc_pool *p, int tag, const char *src, const char *na
 
 bool rtc_pool_promote(rtc_pool *p, int tag)
 {
-    for (rtc_job **pj = &p->ahead, *prev = NULL; *pj; prev = *pj, pj = &(*pj)->next) {
-        rtc_job *j = *pj;
-        if (j->tag != tag)
-            continue;
-        *pj = j->next;
-        if (p->ahead_tail == j)
-            p->ahead_tail = prev;
-        p->nahead--;
-        j->next = NULL;
-        if (p->tail)
-            p->tail->next = j;
-        else
-            p->head = j;
-        p->tail = j;
-        p->nqueued++;
-        dispatch(p);
-        return true;
-    }
-    return false;
+    rtc_job *j = q_take(&p->ahead, tag);
+    if (!j)
+        return false;
+    q_push(&p->queue, j);
+    dispatch(p);
+    return true;
 }
 
 int rtc_pool_pending(const rtc_pool *p)
 {
-    return p->nqueued + p->nahead + p->nbusy + p->nfailed;
+    return p->queue.n + p->ahead.n + p->nbusy + p->failed.n;
 }
 
 int rtc_pool_pollfds(rtc_pool *p, struct pollfd *fds, int max)
 {
     dispatch(p);
     int n = 0;
-    if (p->nfailed && n < max)
+    if (p->failed.n && n < max)
         fds[n++] = (struct pollfd){.fd = p->note[0], .events = POLLIN};
     for (int i = 0; i < p->n && n < max; i++)
         if (p->w[i].job)
@@ -1305,19 +1303,15 @@ int rtc_pool_pollfds(rtc_pool *p, struct pollfd *fds, int max)
 int rtc_pool_collect(rtc_pool *p, const struct pollfd *fds, int nfds, rtc_done *done, int maxdone)
 {
     int got = 0;
-    while (p->failed && got < maxdone) {
-        rtc_job *j = p->failed;
-        p->failed = j->next;
-        if (!p->failed)
-            p->failed_tail = NULL;
-        p->nfailed--;
+    while (p->failed.head && got < maxdone) {
+        rtc_job *j = q_pop(&p->failed);
         rtc_done *d = &done[got++];
         done_empty(d, j->tag);
         d->log = j->msg;
         j->msg = NULL;
         job_free(j);
     }
-    if (!p->failed) {
+    if (!p->failed.head) {
         char buf[64];
         while (read(p->note[0], buf, sizeof buf) > 0)
             ;
@@ -1424,10 +1418,8 @@ void rtc_pool_free(rtc_pool *p)
     rtc_job *j;
     while ((j = pop_next(p)) != NULL)
         job_free(j);
-    while ((j = p->failed) != NULL) {
-        p->failed = j->next;
+    while ((j = q_pop(&p->failed)) != NULL)
         job_free(j);
-    }
     if (p->note[0] >= 0)
         close(p->note[0]);
     if (p->note[1] >= 0)

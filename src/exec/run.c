@@ -448,6 +448,30 @@ static void say_compile_failure(const vstate *v, const char *arch, bool name_arc
             name_arch ? arch : "", v->log ? v->log : "(no log)");
 }
 
+/* The entry of src (a source of variant var) in cp's table, made if new
+ * (*added): its label set, and found in the cache or submitted to the pool
+ * (ahead: to idle workers only, and marked so).  -1 when out of memory. */
+static int src_entry(compiler *cp, const rtc_cache *cache, const kf_variant *var, const char *src, bool ahead,
+                     bool *added)
+{
+    char key[33];
+    rtc_cache_key(src, &cp->ropt, key);
+    int e = src_add(&cp->src, key, added);
+    if (e < 0 || !*added)
+        return e;
+    vstate *v = &cp->src.v[e];
+    variant_label(var, v->label, sizeof v->label);
+    v->ahead = ahead;
+    if (rtc_cache_lookup(cache, src, &cp->ropt, v->path, sizeof v->path)) {
+        v->state = VS_READY;
+        v->cached = true;
+    } else {
+        v->state = VS_COMPILING;
+        (ahead ? rtc_pool_submit_ahead : rtc_pool_submit)(cp->pool, e, src, "kforge_kernel.cu");
+    }
+    return e;
+}
+
 /* Source, cache lookup or submission for every variant and every compiler;
  * src_of[c * nvariants + i] is variant i's entry in compiler c's table. */
 static int prepare_variants(compiler *comps, int ncomps, const rtc_cache *cache, const kf_variant *variants,
@@ -463,27 +487,17 @@ static int prepare_variants(compiler *comps, int ncomps, const rtc_cache *cache,
             return -1;
         for (int c = 0; c < ncomps; c++) {
             compiler *cp = &comps[c];
-            srctab *t = &cp->src;
-            char key[33];
-            rtc_cache_key(src, &cp->ropt, key);
             bool added = false;
-            int e = src_add(t, key, &added);
+            int e = src_entry(cp, cache, &variants[i], src, false, &added);
             if (e < 0) {
                 free(src);
                 kf_err(err, errlen, "out of memory");
                 return -1;
             }
-            vstate *v = &t->v[e];
+            vstate *v = &cp->src.v[e];
             if (added) {
-                variant_label(&variants[i], v->label, sizeof v->label);
-                if (rtc_cache_lookup(cache, src, &cp->ropt, v->path, sizeof v->path)) {
-                    v->state = VS_READY;
-                    v->cached = true;
+                if (v->cached)
                     (*ncached)++;
-                } else {
-                    v->state = VS_COMPILING;
-                    rtc_pool_submit(cp->pool, e, src, "kforge_kernel.cu");
-                }
             } else if (v->ahead) {
                 /* compiled ahead: needed now */
                 v->ahead = false;
@@ -510,34 +524,20 @@ int run_session_ahead(run_session *s, const kf_variant *variants, int nvariants,
             return -1;
         for (int c = 0; c < s->ncomps; c++) {
             compiler *cp = &s->comps[c];
-            char key[33];
-            rtc_cache_key(src, &cp->ropt, key);
             bool added = false;
-            int e = src_add(&cp->src, key, &added);
+            int e = src_entry(cp, &s->cache, &variants[i], src, true, &added);
             if (e < 0) {
                 free(src);
                 kf_err(err, errlen, "out of memory");
                 return -1;
             }
-            if (!added)
-                continue; /* asked for, or ahead, already */
-            vstate *v = &cp->src.v[e];
-            variant_label(&variants[i], v->label, sizeof v->label);
-            v->ahead = true;
-            if (rtc_cache_lookup(&s->cache, src, &cp->ropt, v->path, sizeof v->path)) {
-                v->state = VS_READY;
-                v->cached = true;
-            } else {
-                v->state = VS_COMPILING;
-                rtc_pool_submit_ahead(cp->pool, e, src, "kforge_kernel.cu");
-                n++;
-            }
+            if (added && !cp->src.v[e].cached)
+                n++; /* else asked for, or ahead, already; or in the cache */
         }
         free(src);
     }
     return n;
 }
-
 
 static void compile_done(const rtc_done *d, srctab *t, const char *arch, bool name_arch)
 {

@@ -304,33 +304,31 @@ int custom_check_size_macros(const cfam *c, const kf_shape *s, char *why, size_t
 
 static bool unroll_param(const char *name) { return strstr(name, "loop_unroll_factor") != NULL; }
 
-/* The line [p, eol) is "#pragma unroll NAME" (spaces allowed) for name. */
-static bool pragma_unroll_of(const char *p, const char *eol, const char *name)
+static const char *skip_blanks(const char *p, const char *eol)
 {
     while (p < eol && (*p == ' ' || *p == '\t'))
         p++;
-    if (p == eol || *p++ != '#')
-        return false;
-    while (p < eol && (*p == ' ' || *p == '\t'))
-        p++;
-    if ((size_t)(eol - p) < 6 || strncmp(p, "pragma", 6) != 0)
-        return false;
-    p += 6;
-    if (p == eol || (*p != ' ' && *p != '\t'))
-        return false;
-    while (p < eol && (*p == ' ' || *p == '\t'))
-        p++;
-    if ((size_t)(eol - p) < 6 || strncmp(p, "unroll", 6) != 0)
-        return false;
-    p += 6;
-    if (p == eol || (*p != ' ' && *p != '\t'))
-        return false;
-    while (p < eol && (*p == ' ' || *p == '\t'))
-        p++;
-    size_t n = strlen(name);
-    if ((size_t)(eol - p) < n || strncmp(p, name, n) != 0)
-        return false;
+    return p;
+}
+
+/* p past word at [p, eol) (after blanks), or NULL; with sep, a blank or the
+ * line's end must follow it. */
+static const char *word_at(const char *p, const char *eol, const char *word, bool sep)
+{
+    p = skip_blanks(p, eol);
+    size_t n = strlen(word);
+    if ((size_t)(eol - p) < n || strncmp(p, word, n) != 0)
+        return NULL;
     p += n;
+    return !sep || p == eol || *p == ' ' || *p == '\t' ? p : NULL;
+}
+
+/* The line [p, eol) is "#pragma unroll NAME" (spaces allowed) for name. */
+static bool pragma_unroll_of(const char *p, const char *eol, const char *name)
+{
+    if (!(p = word_at(p, eol, "#", false)) || !(p = word_at(p, eol, "pragma", true)) || p == eol ||
+        !(p = word_at(p, eol, "unroll", true)) || p == eol || !(p = word_at(p, eol, name, false)))
+        return false;
     while (p < eol && (*p == ' ' || *p == '\t' || *p == '\r'))
         p++;
     return p == eol;
