@@ -79,6 +79,7 @@ struct run_session {
     double deadline;        /* kf_now() after which no case starts (0: none) */
     char note[96];          /* the caller's words at the end of the progress line ("best ...") */
     bool shared;            /* datashare_open was called for it */
+    bool cache_ready;       /* s->cache set up (early_compilers) */
 };
 
 /* The entry for key, made if new (*added says which): its index, or -1. */
@@ -212,6 +213,59 @@ static bool ahead_all_fit(const kf_variant *v, const kf_shape *shapes, int n)
     return pages > 0 && page > 0 && bytes <= (double)pages * (double)page / 8;
 }
 
+static int src_entry(compiler *cp, const rtc_cache *cache, const kf_variant *var, const char *src, bool ahead,
+                     bool *added);
+
+/* The compiler processes a session of ncomps pools gets in all: -j, or the CPUs. */
+static int session_jobs(const run_opts *o)
+{
+    int jobs = o->jobs;
+    if (jobs <= 0) {
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        jobs = cpus > 0 ? (int)cpus : 1;
+    }
+    return jobs;
+}
+
+/* While the workers open their devices (most of a second each, two on 4
+ * GPUs), the compiler pool starts on the first variants when the GPUs'
+ * architecture is known without them (--arch, or worker_arch_guess): as
+ * compiles ahead of need (run_session_ahead), which the measure promotes.
+ * Nothing is said on failure: the usual start after the hellos follows and
+ * says it in its order. */
+static void early_compilers(run_session *s, const run_opts *o, const int *ords, int n)
+{
+    if (!o->early_v || o->nearly_v <= 0)
+        return;
+    char arch[16], err[KF_MSG_MAX];
+    if (o->arch)
+        snprintf(arch, sizeof arch, "%s", o->arch);
+    else if (worker_arch_guess(ords, n, arch, sizeof arch) != 0)
+        return;
+    if (setup_cache(o, &s->cache, err, sizeof err) != 0)
+        return;
+    s->cache_ready = true;
+    if (compiler_start(&s->comps[0], o, arch, session_jobs(o), &s->cache, err, sizeof err) != 0) {
+        compiler_free(&s->comps[0]);
+        return;
+    }
+    s->ncomps = 1;
+    int k = 0;
+    for (int i = 0; i < o->nearly_v; i++) {
+        char *src = codegen_source(&o->early_v[i], err, sizeof err);
+        if (!src)
+            break;
+        bool added = false;
+        int e = src_entry(&s->comps[0], &s->cache, &o->early_v[i], src, true, &added);
+        free(src);
+        if (e < 0)
+            break;
+        k += added && !s->comps[0].src.v[e].cached;
+    }
+    kf_trace("compiler pool for %s started before the devices opened: %d compile%s queued", arch, k,
+             k == 1 ? "" : "s");
+}
+
 /* Starts the GPU workers, every device opening at the same time (cuInit
  * and the context take most of a second per process on a machine of
  * several GPUs), each worker shown only its own GPU (worker.h: isolate):
@@ -263,6 +317,7 @@ static int start_workers(run_session *s, const run_opts *o, int *ords, char *err
     }
     kf_trace("%d GPU worker%s started", n, n == 1 ? "" : "s");
     worker_input_ahead(NULL, NULL, NULL); /* not for workers started later */
+    early_compilers(s, o, ords, n);
     bool missing[KF_MAX_DEVICES] = {false};
     char e0[KF_MSG_MAX] = "";
     if (!(s->slots[0].w = worker_hello(s->slots[0].w, &s->slots[0].dev, &missing[0], err, errlen)))
@@ -352,7 +407,7 @@ run_session *run_session_new(const run_opts *o, kf_device *dev, bool *nodev, cha
         sl->dev.index = ords[i];
         s->devs[i] = sl->dev;
     }
-    int sc = setup_cache(o, &s->cache, err, errlen);
+    int sc = s->cache_ready ? 0 : setup_cache(o, &s->cache, err, errlen);
     if (sc != 0) {
         *nodev = sc != -2;
         goto fail;
@@ -360,6 +415,7 @@ run_session *run_session_new(const run_opts *o, kf_device *dev, bool *nodev, cha
     /* one compiler pool per architecture, the compiler processes shared out
      * between them */
     char archs[KF_MAX_DEVICES][16];
+    int ncomps = 0;
     for (int i = 0; i < n; i++) {
         char arch[16];
         if (o->arch)
@@ -367,23 +423,29 @@ run_session *run_session_new(const run_opts *o, kf_device *dev, bool *nodev, cha
         else
             snprintf(arch, sizeof arch, "sm_%d%d", s->slots[i].dev.cc_major, s->slots[i].dev.cc_minor);
         int c = 0;
-        while (c < s->ncomps && strcmp(archs[c], arch) != 0)
+        while (c < ncomps && strcmp(archs[c], arch) != 0)
             c++;
-        if (c == s->ncomps)
-            snprintf(archs[s->ncomps++], sizeof archs[0], "%s", arch);
+        if (c == ncomps)
+            snprintf(archs[ncomps++], sizeof archs[0], "%s", arch);
         s->slots[i].comp = c;
     }
-    int jobs = o->jobs;
-    if (jobs <= 0) {
-        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-        jobs = cpus > 0 ? (int)cpus : 1;
+    if (s->ncomps == 1 && (ncomps != 1 || strcmp(archs[0], s->comps[0].ropt.arch) != 0)) {
+        /* the early pool guessed another architecture: its cubins stay in
+         * the cache, unused */
+        kf_trace("the compiler pool started early is for %s, the GPUs are not: started again", s->comps[0].ropt.arch);
+        compiler_free(&s->comps[0]);
+        s->ncomps = 0;
     }
-    int per = (jobs + s->ncomps - 1) / s->ncomps;
-    for (int c = 0; c < s->ncomps; c++)
-        if (compiler_start(&s->comps[c], o, archs[c], per, &s->cache, err, errlen) != 0) {
-            *nodev = true;
-            goto fail;
+    if (s->ncomps == 0) {
+        int per = (session_jobs(o) + ncomps - 1) / ncomps;
+        for (int c = 0; c < ncomps; c++) {
+            if (compiler_start(&s->comps[c], o, archs[c], per, &s->cache, err, errlen) != 0) {
+                *nodev = true;
+                goto fail;
+            }
+            s->ncomps = c + 1;
         }
+    }
     *dev = s->slots[0].dev;
     kf_trace("compiler pools started");
     return s;
@@ -397,12 +459,14 @@ void run_session_free(run_session *s)
     if (!s)
         return;
     kf_trace("session ends");
+    /* told to go and not waited for: their context's teardown goes on
+     * while kforge finishes (worker_release) */
+    int exiting = 0;
     for (int i = 0; i < s->nslots; i++)
         worker_quit(s->slots[i].w);
     for (int i = 0; i < s->nslots; i++)
-        if (s->slots[i].w)
-            worker_free(s->slots[i].w);
-    kf_trace("GPU workers gone");
+        exiting += worker_release(s->slots[i].w);
+    kf_trace("GPU workers gone (%d still exiting, not waited for)", exiting);
     for (int c = 0; c < s->ncomps; c++)
         compiler_free(&s->comps[c]);
     if (s->shared)
@@ -550,6 +614,10 @@ static void compile_done(const rtc_done *d, srctab *t, const char *arch, bool na
     }
     vstate *v = &t->v[d->tag];
     v->ms = d->ms;
+    static bool said; /* the start's critical path: the first cubin */
+    if (!said && d->ok)
+        kf_trace("first cubin compiled (%.0f ms in its compiler process)", d->ms);
+    said = said || d->ok;
     if (d->store_err) {
         /* once: every cubin after it is likely not stored either */
         static bool warned;

@@ -46,6 +46,11 @@ typedef struct run_opts_s {
      * them all ahead, each worker its share */
     const kf_shape *ahead_shapes;
     int nahead_shapes;
+    /* the variants measured first, in order (NULL: none known): compiled
+     * from the start, while the devices open, when the GPUs' architecture
+     * can be told before (--arch, or worker_arch_guess) */
+    const kf_variant *early_v;
+    int nearly_v;
 } run_opts;
 
 /* Parses a device list: "all", or ordinals and ranges ("0,2,3", "0-3"),

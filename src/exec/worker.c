@@ -4,10 +4,12 @@
 #include "worker.h"
 
 #include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
@@ -27,6 +29,7 @@
 #include "gpu.h"
 #include "cubin.h"
 #include "launch.h"
+#include "nvml.h"
 #include "rtc.h"
 #include "stats.h"
 #include "util.h"
@@ -163,6 +166,89 @@ static void fake_device(kf_device *d, int ordinal)
     d->max_smem_per_block = other ? 166912 : 232448;
     d->max_smem_per_sm = other ? 167936 : 233472;
     d->driver_version = 13000;
+}
+
+/* The compute capability every GPU of the host has, read by NVML in the
+ * child process of worker_arch_guess: writes major, minor to fd. */
+static _Noreturn void arch_probe_main(int fd)
+{
+    kf_nvml m;
+    char err[256];
+    int cc[2] = {-1, -1};
+    if (kf_nvml_open(&m, err, sizeof err) == 0) {
+        int (*count)(unsigned *) = (int (*)(unsigned *))dlsym(m.lib, "nvmlDeviceGetCount_v2");
+        int (*capability)(kf_nvml_handle, int *, int *) =
+            (int (*)(kf_nvml_handle, int *, int *))dlsym(m.lib, "nvmlDeviceGetCudaComputeCapability");
+        unsigned n = 0;
+        if (count && capability && count(&n) == 0 && n > 0) {
+            for (unsigned i = 0; i < n; i++) {
+                kf_nvml_handle h;
+                int a = -1, b = -1;
+                if (m.by_index(i, &h) != 0 || capability(h, &a, &b) != 0 || a < 1 ||
+                    (i > 0 && (a != cc[0] || b != cc[1]))) {
+                    cc[0] = -1;
+                    break;
+                }
+                cc[0] = a;
+                cc[1] = b;
+            }
+        }
+    }
+    ssize_t w = write(fd, cc, sizeof cc);
+    (void)w;
+    _exit(0);
+}
+
+int worker_arch_guess(const int *ords, int n, char *arch, size_t len)
+{
+    int nfake = fake_gpu_count();
+    if (nfake > 0) {
+        int major = -1, minor = -1;
+        for (int i = 0; i < n; i++) {
+            if (ords[i] < 0 || ords[i] >= nfake)
+                continue; /* missing: the workers' hellos say so */
+            kf_device d;
+            fake_device(&d, ords[i]);
+            if (major >= 0 && (d.cc_major != major || d.cc_minor != minor))
+                return -1;
+            major = d.cc_major;
+            minor = d.cc_minor;
+        }
+        if (major < 0)
+            return -1;
+        snprintf(arch, len, "sm_%d%d", major, minor);
+        return 0;
+    }
+    int p[2];
+    if (pipe2(p, O_CLOEXEC) != 0)
+        return -1;
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(p[0]);
+        close(p[1]);
+        return -1;
+    }
+    if (pid == 0) {
+        close(p[0]);
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        arch_probe_main(p[1]);
+    }
+    close(p[1]);
+    int cc[2] = {-1, -1};
+    struct pollfd f = {.fd = p[0], .events = POLLIN};
+    /* NVML answers in a fraction of a second; the workers open their
+     * devices meanwhile, so waiting longer would gain nothing */
+    bool got = poll(&f, 1, 1500) == 1 && kf_read_full(p[0], cc, sizeof cc) == (long)sizeof cc;
+    close(p[0]);
+    if (!got)
+        kill(pid, SIGKILL);
+    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+        ;
+    if (!got || cc[0] < 1 || cc[1] < 0)
+        return -1;
+    snprintf(arch, len, "sm_%d%d", cc[0], cc[1]);
+    return 0;
 }
 
 /* Sleeps the milliseconds the environment variable env gives, if any. */
@@ -676,6 +762,7 @@ static void child_main(int ordinal, bool isolate, int in, int out)
         _exit(h.ok ? 1 : 3);
 
     request q;
+    int ncases = 0;
     for (;;) {
         if (kf_read_full(in, &q, sizeof q) != (long)sizeof q || q.type != REQ_MEASURE ||
             q.cubin_len > REQ_MAX_CUBIN || q.names_len > REQ_MAX_NAMES || (q.names_len && !q.cubin_len))
@@ -690,6 +777,8 @@ static void child_main(int ordinal, bool isolate, int in, int out)
             break;
         if (mem_names)
             mem_names[q.names_len] = '\0';
+        if (!ncases++)
+            kf_trace("worker %d: first case received", ordinal);
         if (q.inject == 1)
             abort();
         if (q.inject == 2)
@@ -727,10 +816,26 @@ static void child_main(int ordinal, bool isolate, int in, int out)
         }
         free(mem);
         free(mem_names);
+        if (ncases == 1)
+            kf_trace("worker %d: first case done", ordinal);
         if (kf_write_full(out, &rep, sizeof rep) != 0 || rep.fatal)
             break;
     }
-    /* After a fault the context is unusable: do not tear it down, just go. */
+    /* After a fault the context is unusable: do not tear it down, just go.
+     * Nor otherwise: the process's end frees the context and device memory
+     * (cuCtxDestroy would do the same work, waited for), and the parent does
+     * not wait for it (worker_release).  The standard streams first, so a
+     * pipe the worker shares with kforge (a shell's $(...), | head) is not
+     * held open while the driver tears down. */
+    int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+    if (null >= 0) {
+        dup2(null, 0);
+        dup2(null, 1);
+        dup2(null, 2);
+        close(null);
+    }
+    if (fake)
+        fake_delay("KFORGE_FAKE_GPU_EXIT_MS"); /* the driver's teardown (tests of the workers' end) */
     _exit(0);
 }
 
@@ -764,8 +869,29 @@ int worker_visible_entry(const char *cvd, int ordinal, char *out, size_t len)
     return 0;
 }
 
+/* Released workers' processes not reaped yet (worker_release). */
+#define LEFT_MAX 64
+static pid_t left_pid[LEFT_MAX];
+static int left_n;
+
+/* Reaps the released processes that have ended; with wait, the oldest one
+ * too, ended or not (to make room). */
+static void reap_left(bool wait)
+{
+    for (int i = 0; i < left_n;) {
+        pid_t r = waitpid(left_pid[i], NULL, wait && i == 0 ? 0 : WNOHANG);
+        if (r == left_pid[i] || (r < 0 && errno == ECHILD)) {
+            left_pid[i] = left_pid[--left_n];
+            wait = false;
+        } else {
+            i++;
+        }
+    }
+}
+
 gpu_worker *worker_spawn(int ordinal, bool isolate, char *err, size_t errlen)
 {
+    reap_left(false);
     int req[2], rep[2];
     if (pipe2(req, O_CLOEXEC) != 0) {
         kf_err(err, errlen, "pipe: %s", strerror(errno));
@@ -919,6 +1045,28 @@ void worker_quit(gpu_worker *w)
     w->quit_sent = kf_write_full(w->to, &q, sizeof q) == 0;
     if (!w->quit_sent)
         worker_kill(w);
+}
+
+bool worker_release(gpu_worker *w)
+{
+    bool left = false;
+    if (!w)
+        return false;
+    reap_left(false);
+    if (w->pid > 0) {
+        worker_quit(w);
+        if (w->pid > 0 && waitpid(w->pid, NULL, WNOHANG) == 0) {
+            if (left_n == LEFT_MAX)
+                reap_left(true);
+            left_pid[left_n++] = w->pid;
+            left = true;
+        }
+        w->pid = -1;
+    }
+    close(w->to);
+    close(w->from);
+    free(w);
+    return left;
 }
 
 void worker_free(gpu_worker *w)

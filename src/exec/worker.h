@@ -76,6 +76,15 @@ int worker_visible_entry(const char *cvd, int ordinal, char *out, size_t len);
  * drops those that find no device). */
 int worker_device_guess(void);
 
+/* The architecture ("sm_90") of the GPUs with these ordinals (n of them),
+ * told without opening a device, so that compiling can start while the
+ * workers open theirs: on the fake GPU from its devices; on a GPU from NVML,
+ * in a short-lived child process (the caller never touches NVML nor CUDA),
+ * and only when every GPU of the host has the same one (NVML's and CUDA's
+ * orders differ).  0, or -1 when it cannot be told (then the workers'
+ * hellos tell it). */
+int worker_arch_guess(const int *ords, int n, char *arch, size_t len);
+
 /* The fd that becomes readable when a result (or the worker's death) is there. */
 int worker_fd(const gpu_worker *w);
 /* How many devices the worker's process sees (for --devices all). */
@@ -98,12 +107,20 @@ int worker_recv(gpu_worker *w, kf_result *r);
 /* Kills (SIGKILL) and reaps. */
 void worker_kill(gpu_worker *w);
 
-/* Asks the worker to finish, reaps it, frees. */
 /* Tells the worker to exit and returns at once: a process that held a CUDA
  * context takes a while to exit (the driver tears the context down), so a
  * session with several workers tells them all before it waits for each. */
 void worker_quit(gpu_worker *w);
+/* Asks the worker to finish, reaps it, frees. */
 void worker_free(gpu_worker *w);
+/* Asks the worker to finish and frees it without waiting for its process
+ * to end: the driver's teardown of its context and device memory (seconds
+ * on a GPU that held gigabytes) goes on while the caller finishes, and a
+ * process of kforge that exits does not wait for it (the worker closed its
+ * standard streams first, so a pipe it shared sees its end at once).  The
+ * process is reaped by a later worker_spawn or worker_release, or by init
+ * once kforge has exited.  Returns whether it was still exiting. */
+bool worker_release(gpu_worker *w);
 
 /* Parses KFORGE_FAULT_INJECT for case number k (1-based): 0, 1 crash, 2 hang. */
 int worker_injection(int k);

@@ -243,7 +243,8 @@ void tuner_free(tuner *t)
 {
     strat_free(t->st);
     results_close(t->rf);
-    run_session_free(t->rs);
+    if (!t->rs_borrowed)
+        run_session_free(t->rs);
     space_free(&t->sp);
     config_free(&t->cfg);
     free(t->sizes);

@@ -335,8 +335,11 @@ void tune_print_summary(tuner *t, double wall, const char *stopped)
     int failed_cands = tuner_failed_candidates(t);
     int abandoned_cands = tuner_abandoned_candidates(t);
     int ncompiled = 0, ncached = 0; /* cubins: a tune after compile-only shards compiles none */
-    if (t->rs)
+    if (t->rs) {
         run_session_counts(t->rs, &ncompiled, &ncached);
+        ncompiled -= t->rs_compiled0; /* a borrowed session's: this search's share */
+        ncached -= t->rs_cached0;
+    }
     static const char *const obj_what[TUNE_OBJ_COUNT][2] = {
         {"median time", "weighted sum of median times over the sizes"},
         {"energy of one run", "weighted sum of the energy of one run over the sizes"},

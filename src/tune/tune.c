@@ -430,7 +430,8 @@ static int on_case(const kf_result *r, int index, void *vctx)
     if (t->write_error[0])
         return 1;   /* stopped: a case that was in flight on another GPU */
     t->measured_cases++;
-    t->compile_ms += r->compile_ms;
+    if (!t->rs_borrowed) /* else the search's compiles, counted there */
+        t->compile_ms += r->compile_ms;
     t->setup_ms += r->setup_ms;
     t->verify_ms += r->verify_ms;
     t->bench_ms += r->bench_ms;
@@ -730,12 +731,44 @@ static int simulated_device(tuner *t, char *err, size_t errlen)
     return KF_EXIT_OK;
 }
 
-/* The session's devices (t->info.dev), and the space again with their limits. */
+/* The session open (t->rs), its first device dev: the run info, and the
+ * space again with the devices' limits. */
+static int devices_opened(tuner *t, const kf_device *dev, char *err, size_t errlen)
+{
+    t->info.dev = *dev;
+    t->info.have_dev = true;
+    snprintf(t->device, sizeof t->device, "%s", dev->name);
+    int rc = setup_devices(t);
+    if (rc != KF_EXIT_OK)
+        return rc;
+    space_free(&t->sp);
+    if (space_expand(&t->cfg, dev, &t->sp, err, errlen) != 0) {
+        fprintf(stderr, "kforge: %s\n", err);
+        return KF_EXIT_USAGE;
+    }
+    return tuner_build_candidates(t);
+}
+
+/* The session's devices (t->info.dev), and the space again with their limits.
+ * A session given already (t->rs, borrowed: the pass between sizes measures
+ * on the search's workers, whose devices are open, cubins known and output
+ * checks loaded) is used as it is. */
 static int open_devices(tuner *t, char *err, size_t errlen)
 {
     make_info(t);
     bool nodev = false;
     t->o.ro.progress = false; /* ours replaces the session's */
+    if (t->rs) {
+        int n;
+        const kf_device *d = run_session_devices(t->rs, &n);
+        if (n < 1) {
+            fprintf(stderr, "kforge: no GPU left in the session\n");
+            return KF_EXIT_NODEV;
+        }
+        run_session_counts(t->rs, &t->rs_compiled0, &t->rs_cached0);
+        kf_trace("the search's GPU workers reused");
+        return devices_opened(t, &d[0], err, errlen);
+    }
     if (t->ncand > 0 && t->nsizes > 0) { /* every candidate's input: made while the devices open */
         t->o.ro.ahead_v = &t->sp.variants[t->var[0]];
         t->o.ro.ahead_shape = t->sizes[0];
@@ -743,29 +776,36 @@ static int open_devices(tuner *t, char *err, size_t errlen)
         t->o.ro.ahead_shapes = t->sizes;
         t->o.ro.nahead_shapes = t->nsizes;
     }
+    /* an exhaustive search measures the candidates in order: the first
+     * ones compile while the devices open (the space before the devices'
+     * limits: a candidate they rule out is a compile wasted, no more) */
+    kf_variant *early = NULL;
+    choose_strategy(t); /* again once the space has the devices' limits */
+    if (t->kind == STRAT_EXHAUSTIVE && t->o.shard.n <= 1 && t->ncand > 0) {
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        int k = 4 * (t->o.ro.jobs > 0 ? t->o.ro.jobs : cpus > 0 ? (int)cpus : 1);
+        k = k < t->ncand ? k : t->ncand;
+        early = malloc(sizeof *early * (size_t)k);
+        for (int c = 0; early && c < k; c++)
+            early[c] = t->sp.variants[t->var[c]];
+        t->o.ro.early_v = early;
+        t->o.ro.nearly_v = early ? k : 0;
+    }
     kf_device dev;
     memset(&dev, 0, sizeof dev);
     t->rs = run_session_new(&t->o.ro, &dev, &nodev, err, errlen);
     t->o.ro.ahead_v = NULL;
     t->o.ro.ahead_shapes = NULL;
+    t->o.ro.early_v = NULL;
+    t->o.ro.nearly_v = 0;
+    free(early);
     if (!t->rs) {
         fprintf(stderr, "kforge: %s\n", err);
         if (nodev)
             run_nodev_hint();
         return nodev ? KF_EXIT_NODEV : KF_EXIT_USAGE;
     }
-    t->info.dev = dev;
-    t->info.have_dev = true;
-    snprintf(t->device, sizeof t->device, "%s", dev.name);
-    int rc = setup_devices(t);
-    if (rc != KF_EXIT_OK)
-        return rc;
-    space_free(&t->sp);
-    if (space_expand(&t->cfg, &dev, &t->sp, err, errlen) != 0) {
-        fprintf(stderr, "kforge: %s\n", err);
-        return KF_EXIT_USAGE;
-    }
-    return tuner_build_candidates(t);
+    return devices_opened(t, &dev, err, errlen);
 }
 
 static int make_strategy(tuner *t, char *err, size_t errlen)
@@ -1168,6 +1208,11 @@ static int between(tuner *t, double search_s)
     tuner b;
     memset(&b, 0, sizeof b);
     b.o = o;
+    /* on the search's workers: no second start of the devices, compilers
+     * and output checks (each GPU's context opened again cost seconds on 4
+     * GPUs), and one teardown at the end */
+    b.rs = t->rs;
+    b.rs_borrowed = t->rs != NULL;
     double t0 = kf_now();
     int rc = tune_steps(&b);
     double cost = kf_now() - t0;

@@ -58,6 +58,8 @@ typedef struct {
     int nmine, nothers;
     /* measuring */
     run_session *rs;
+    bool rs_borrowed;       /* rs is another search's (the pass between sizes uses the search's): not freed here */
+    int rs_compiled0, rs_cached0; /* rs's cubin counts when this search began with it */
     kf_run_info *dev_info;  /* one per device: a results line names its GPU */
     int ndev;
     int *per_device;        /* cases measured on each */
