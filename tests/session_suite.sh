@@ -5,10 +5,11 @@
 #
 #   KFORGE=build/kforge sh tests/session_suite.sh
 #
-#   1. compiling starts while the devices open: with devices that take 3 s to
-#      open (KFORGE_FAKE_GPU_OPEN_MS) and compiles of 2.5 s
+#   1. compiling starts while the devices open: with devices that take 4 s to
+#      open (KFORGE_FAKE_GPU_OPEN_MS) and compiles of 3 s
 #      (KFORGE_COMPILE_DELAY_MS), an exhaustive tune's first case is sent
-#      before 3 + 2.5 s; the pool says it started before the devices opened;
+#      before 6 s (not after 4 + 3); the pool says it started before the
+#      devices opened;
 #   2. the pass between the tuned sizes measures on the search's workers:
 #      the devices open once per tune, not once per pass, and the pass's
 #      cases are all recorded;
@@ -17,7 +18,13 @@
 #      teardown of a context that held gigabytes), the tune exits within 2 s
 #      of its session's end, its results and database complete; a $(...)
 #      around it does not wait for them either (the workers close their
-#      standard streams first); and the workers do end.
+#      standard streams first); and the workers do end;
+#   4. the output check's module is compiled once per session, in its pool,
+#      not by each worker: on 4 devices with one compiler process (so that
+#      it is first), the pool compiles it and every worker finds it in the
+#      session's cache (--cache-dir); after check --compile filled a cache,
+#      a tune from it compiles neither a kernel nor the check (the compile
+#      stored the check too).
 # Prints PASS/FAIL lines and "session_suite: N passed, N failed"; exits 1 if
 # a check failed.
 set -u
@@ -71,11 +78,11 @@ tune() { # tune NAME ARGS...: a fresh cubin cache, traced; rc in NAME.rc
 
 # --- 1. compiling while the devices open
 # shellcheck disable=SC2086
-KFORGE_FAKE_GPU_OPEN_MS=3000 KFORGE_COMPILE_DELAY_MS=2500 tune early $ONE --between 0 --no-db
+KFORGE_FAKE_GPU_OPEN_MS=4000 KFORGE_COMPILE_DELAY_MS=3000 tune early $ONE --between 0 --no-db
 first=$(at early.err 'first case sent') opened=$(at early.err 'every GPU worker has opened')
-if [ "$(cat early.rc)" = 0 ] && [ "$(lines early.jsonl)" = 4 ] && le "$opened" 5 && le "$first" 4.9 &&
+if [ "$(cat early.rc)" = 0 ] && [ "$(lines early.jsonl)" = 4 ] && le "$opened" 6 && le "$first" 6 &&
    grep -q 'trace .*compiler pool for sm_90 started before the devices opened' early.err; then
-  ok "the first case is sent at ${first} s: its compile (2.5 s) ran while the devices opened (3 s, open at ${opened} s)"
+  ok "the first case is sent at ${first} s: its compile (3 s) ran while the devices opened (4 s, open at ${opened} s)"
 else
   bad "compile while the devices open" "rc=$(cat early.rc) lines=$(lines early.jsonl) first=$first opened=$opened $(grep -e trace -e kforge early.err | grep -v 'data made' | head -12)"
 fi
@@ -131,6 +138,32 @@ if [ $rc = 0 ] && echo "$out" | grep -q '^best:' && [ "$el" -lt 5500 ]; then
   ok "\$(kforge tune ...) returns after ${el} ms, not after the workers' 6 s end"
 else
   bad "\$(...) waits for the workers" "rc=$rc ${el} ms; $(echo "$out" | tail -3)"
+fi
+
+# --- 4. the output check compiled once per session
+rm -rf oc-cache
+KFORGE_FAKE_GPU=4 KFORGE_TRACE=1 "$KFORGE" tune s.json --devices 0-3 -j 1 --cache-dir "$PWD/oc-cache" --no-db \
+  --no-resume --results oc.jsonl > oc.out 2> oc.err
+rc=$?
+inpool=$(grep -c 'trace .*output check compiled in the pool for sm_90' oc.err)
+here=$(grep -c 'trace .*output check compiled here' oc.err)
+fromcache=$(grep -c 'trace .*output check from the cache' oc.err)
+workers=$(grep -c 'trace .*first case received' oc.err)
+if [ $rc = 0 ] && [ "$inpool" = 1 ] && [ "$here" = 0 ] && [ "$workers" -ge 1 ] && [ "$fromcache" = "$workers" ]; then
+  ok "the output check is compiled once, in the pool; the $workers worker(s) that measured found it in the session's cache"
+else
+  bad "output check once per session" "rc=$rc in the pool $inpool, in a worker $here, from the cache $fromcache of $workers; $(grep -e 'output check' -e kforge: oc.err | grep -v 'data made' | head -8)"
+fi
+rm -rf farm
+"$KFORGE" check --compile --arch sm_90 -j 2 --cache-dir "$PWD/farm" s.json > farm.out 2>&1
+KFORGE_TRACE=1 "$KFORGE" tune s.json --devices 0-1 --cache-dir "$PWD/farm" --no-db --no-resume --results fw.jsonl \
+  > fw.out 2> fw.err
+rc=$?
+if [ $rc = 0 ] && grep -q 'cubins: 0 compiled now, 4 from the cubin cache' fw.out &&
+   ! grep -q 'output check compiled' fw.err && grep -q 'output check from the cache' fw.err; then
+  ok "after check --compile, a tune from its cache compiles neither a kernel nor the output check"
+else
+  bad "compile farm and the output check" "rc=$rc $(grep cubins fw.out) $(grep 'output check' fw.err | head -3) $(tail -2 farm.out)"
 fi
 
 echo "session_suite: $npass passed, $nfail failed"

@@ -41,6 +41,18 @@ int bench_case(bench *B, const kf_variant *v, const kf_shape *shape, const kf_be
 
 void bench_free(bench *B);
 
+/* The cubin cache of the worker's own compiles (the output check, a
+ * reference variant): the session's (--cache-dir, --no-cache), set before
+ * the workers are forked; dir NULL: the default one. */
+void bench_cache(const char *dir, bool enabled);
+
+/* A module of kforge's own (src, NVRTC's name for it) for arch ("sm_90"),
+ * as a worker gets it: from bench_cache's cache, else compiled here and
+ * stored (*compiled: which; a trace line says it).  A malloc'd cubin and
+ * its lowered names (*names, or NULL), or NULL with err. */
+void *bench_compile_for(const char *arch, const char *src, const char *name, char **names, bool *compiled, char *err,
+                        size_t errlen);
+
 /* r is wrong: bad of nout outputs differ (compare() filled the values);
  * the message says what, and shows the worst. */
 void bench_wrong(kf_result *r, int64_t bad, int64_t nout, const char *what);

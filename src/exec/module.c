@@ -322,17 +322,32 @@ bool load_and_plan(gcase *q, const void *cubin)
 
 /* src compiled for this device in the worker (the cubin cache first):
  * the cubin, or NULL with NVRTC's log or the error in err. */
-void *compile_here(bench *B, const char *src, const char *name, char **names, char *err, size_t errlen)
+static struct {
+    bool set, enabled;
+    char dir[PATH_MAX];
+} here_cache = {.enabled = true};
+
+void bench_cache(const char *dir, bool enabled)
+{
+    here_cache.set = true;
+    here_cache.enabled = enabled;
+    snprintf(here_cache.dir, sizeof here_cache.dir, "%s", dir ? dir : "");
+}
+
+void *bench_compile_for(const char *arch, const char *src, const char *name, char **names, bool *compiled, char *err,
+                        size_t errlen)
 {
     *names = NULL;
+    *compiled = false;
     rtc_options opt;
     memset(&opt, 0, sizeof opt);
-    snprintf(opt.arch, sizeof opt.arch, "sm_%d%d", B->g.info.cc_major, B->g.info.cc_minor);
+    snprintf(opt.arch, sizeof opt.arch, "%s", arch);
     rtc_cache cache;
     char path[PATH_MAX], cerr[KF_MSG_MAX];
     void *cubin = NULL;
     size_t len = 0;
-    bool cached = rtc_cache_init(&cache, NULL, true, cerr, sizeof cerr) == 0;
+    bool cached = rtc_cache_init(&cache, here_cache.set && here_cache.dir[0] ? here_cache.dir : NULL,
+                                 here_cache.enabled, cerr, sizeof cerr) == 0 && cache.enabled;
     if (cached && rtc_cache_lookup(&cache, src, &opt, path, sizeof path))
         cubin = kf_read_file(path, &len, cerr, sizeof cerr);
     if (cubin) {
@@ -343,6 +358,7 @@ void *compile_here(bench *B, const char *src, const char *name, char **names, ch
         return cubin;
     }
     char *log = NULL;
+    double t0 = kf_now();
     if (rtc_compile_named(src, name, &opt, &cubin, &len, &log, names, err, errlen) != 0) {
         if (log)
             snprintf(err, errlen, "%s", log);
@@ -350,7 +366,17 @@ void *compile_here(bench *B, const char *src, const char *name, char **names, ch
         return NULL;
     }
     free(log);
+    *compiled = true;
+    kf_trace("%s compiled in the worker (%.0f ms)", name, (kf_now() - t0) * 1e3);
     if (cached)
         rtc_cache_store_named(&cache, src, &opt, cubin, len, *names, path, sizeof path, cerr, sizeof cerr);
     return cubin;
+}
+
+void *compile_here(bench *B, const char *src, const char *name, char **names, char *err, size_t errlen)
+{
+    char arch[16];
+    bool compiled;
+    snprintf(arch, sizeof arch, "sm_%d%d", B->g.info.cc_major, B->g.info.cc_minor);
+    return bench_compile_for(arch, src, name, names, &compiled, err, errlen);
 }

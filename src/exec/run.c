@@ -10,14 +10,19 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bench.h"
 #include "codegen.h"
 #include "datashare.h"
 #include "family.h"
+#include "outcheck.h"
 #include "util.h"
 #include "worker.h"
 
 
 enum { VS_NEW, VS_COMPILING, VS_READY, VS_FAILED };
+
+/* The compile of the output check's module (submit_outcheck), not a source of the table. */
+#define TAG_OUTCHECK (-2)
 
 /* One distinct source (variants that differ only in launch-time values
  * share one) for one architecture.  The table lives as long as the
@@ -216,6 +221,24 @@ static bool ahead_all_fit(const kf_variant *v, const kf_shape *shapes, int n)
 static int src_entry(compiler *cp, const rtc_cache *cache, const kf_variant *var, const char *src, bool ahead,
                      bool *added);
 
+/* The output check's module (outcheck.h), which every GPU worker wants on
+ * its first case: compiled once for the session, first of all on an idle
+ * compiler process, into the cache the workers look in (bench_cache), with
+ * the options of their own compile (bench_compile_for: the architecture
+ * alone), rather than by each worker while its first case waits.  Not when
+ * the pool's options differ (-lineinfo) or the cache is off. */
+static void submit_outcheck(compiler *cp, const rtc_cache *cache)
+{
+    rtc_options opt;
+    memset(&opt, 0, sizeof opt);
+    snprintf(opt.arch, sizeof opt.arch, "%s", cp->ropt.arch);
+    char path[PATH_MAX];
+    const char *src = outcheck_source();
+    if (cp->ropt.lineinfo || !cache->enabled || !src || rtc_cache_lookup(cache, src, &opt, path, sizeof path))
+        return;
+    rtc_pool_submit_ahead(cp->pool, TAG_OUTCHECK, src, "outcheck.cu");
+}
+
 /* The compiler processes a session of ncomps pools gets in all: -j, or the CPUs. */
 static int session_jobs(const run_opts *o)
 {
@@ -250,6 +273,8 @@ static void early_compilers(run_session *s, const run_opts *o, const int *ords, 
         return;
     }
     s->ncomps = 1;
+    if (!o->arch)
+        submit_outcheck(&s->comps[0], &s->cache);
     int k = 0;
     for (int i = 0; i < o->nearly_v; i++) {
         char *src = codegen_source(&o->early_v[i], err, sizeof err);
@@ -375,8 +400,10 @@ run_session *run_session_new(const run_opts *o, kf_device *dev, bool *nodev, cha
         return NULL;
     }
     s->o = *o;
-    /* the region the workers share their data in: before they are forked */
+    /* the region the workers share their data in, and the cache of their
+     * own compiles: before they are forked */
     datashare_open();
+    bench_cache(o->cache_dir, !o->no_cache);
     s->shared = true;
     /* The GPU workers first: the parent must not have touched CUDA when it
      * forks, and it never does. */
@@ -444,6 +471,8 @@ run_session *run_session_new(const run_opts *o, kf_device *dev, bool *nodev, cha
                 goto fail;
             }
             s->ncomps = c + 1;
+            if (!o->arch)
+                submit_outcheck(&s->comps[c], &s->cache);
         }
     }
     *dev = s->slots[0].dev;
@@ -605,6 +634,8 @@ int run_session_ahead(run_session *s, const kf_variant *variants, int nvariants,
 
 static void compile_done(const rtc_done *d, srctab *t, const char *arch, bool name_arch)
 {
+    if (d->tag == TAG_OUTCHECK)
+        kf_trace("output check %s in the pool for %s (%.0f ms)", d->ok ? "compiled" : "did not compile", arch, d->ms);
     if (d->tag < 0 || d->tag >= t->n) {
         free(d->log);
         free(d->cubin);
@@ -1049,7 +1080,7 @@ int run_session_measure(run_session *s, const kf_variant *variants, int nvariant
                 }
                 for (int i = 0; i < k; i++) {
                     compile_done(&dd[i], &s->comps[c].src, s->comps[c].ropt.arch, s->ncomps > 1);
-                    s->ncompiled++;
+                    s->ncompiled += dd[i].tag >= 0; /* a variant's */
                 }
             }
         bool broke = false;
@@ -1124,6 +1155,7 @@ int run_compile_only(const kf_variant *variants, int nvariants, const run_opts *
         return sc;
     if (compiler_start(&comp, o, o->arch ? o->arch : "sm_90", o->jobs, &cache, err, errlen) != 0)
         return -1;
+    submit_outcheck(&comp, &cache); /* the GPU node's workers then compile nothing either */
     int failed = 0, ncached = 0, rc = 0;
     int *src_of = malloc(sizeof *src_of * (size_t)(nvariants > 0 ? nvariants : 1));
     if (!src_of || prepare_variants(&comp, 1, &cache, variants, nvariants, 0, nvariants, src_of, &ncached, err,

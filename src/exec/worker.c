@@ -30,6 +30,7 @@
 #include "cubin.h"
 #include "launch.h"
 #include "nvml.h"
+#include "outcheck.h"
 #include "rtc.h"
 #include "stats.h"
 #include "util.h"
@@ -695,6 +696,24 @@ static void start_ahead(bool fake)
     }
 }
 
+/* The fake GPU gets the output check's module as a GPU worker does on its
+ * first case (outcheck_ready: from the session's cache, which its pool
+ * fills, else compiled here), without loading it: the tests see which. */
+static void fake_outcheck(const kf_device *d)
+{
+    const char *env = getenv("KFORGE_CHECK_ON_HOST");
+    if (env && *env && strcmp(env, "0") != 0)
+        return;
+    char arch[16], err[KF_MSG_MAX], *names = NULL;
+    bool compiled = false;
+    snprintf(arch, sizeof arch, "sm_%d%d", d->cc_major, d->cc_minor);
+    void *cubin = bench_compile_for(arch, outcheck_source(), "outcheck.cu", &names, &compiled, err, sizeof err);
+    kf_trace("worker %d: output check %s (the fake GPU does not load it)", d->index,
+             !cubin ? "did not compile" : compiled ? "compiled here" : "from the cache");
+    free(cubin);
+    free(names);
+}
+
 // ---------------------------------------------------------------------------
 // The child.
 
@@ -787,6 +806,8 @@ static void child_main(int ordinal, bool isolate, int in, int out)
         reply rep;
         memset(&rep, 0, sizeof rep);
         if (fake) {
+            if (ncases == 1)
+                fake_outcheck(&h.dev);
             fake_case(&q, mem, &h.dev, &rep.r);
             if (getenv(KF_NVML_LIB_ENV))
                 bench_nvml_fake(&fake_nvml, &q.b, &rep.r);
