@@ -169,7 +169,7 @@ bench-tune: $(BUILD)/kforge
 
 # issue 36's real target: the default search (--time 15, cold) against the
 # exhaustive optimum on this GPU; KT=DIR holds Kernel Tuner's convolution.cu
-# and conv.json (tools/hub/h100/ktconv.json); QUICK=1: seed 1 only
+# (its examples/cuda); QUICK=1: seed 1 only
 bench-real: $(BUILD)/kforge
 	KFORGE=$(BUILD)/kforge sh tools/real_target.sh $(if $(KT),--kt $(KT)) $(if $(QUICK),--quick)
 

@@ -73,7 +73,7 @@ rc=$?
 L="$TMP/rt/lines.txt"
 if [ $rc = 0 ] && grep -q '^real conv3312: 2 candidates, exhaustive [0-9.]* s (best [0-9.e-]* ms); default --time 60, seed 1: best/optimum 1.000, wall [0-9.]* s; within 1%: 1 of 1$' "$L" &&
    grep -q '^  conv3312 in order (KFORGE_IN_ORDER=1, as before), seed 1: 2 candidates measured' "$L" &&
-   grep -q '^real ktconv: left out: --kt DIR' "$L" && grep -q '^real target: .*fake-gpu' "$L" &&
+   grep -q "^real ktconv: left out: no --kt DIR" "$L" && grep -q '^real target: .*fake-gpu' "$L" &&
    [ "$(grep -c '(cold): exit [01],' "$TMP/rt/commands.txt")" = 3 ] && ! ls -d "$TMP"/rt/cache-* > /dev/null 2>&1; then
   ok "the tool on the fake GPU: default, in order and exhaustive, each cold, and the summary line"
 else

@@ -121,7 +121,8 @@ def main(argv):
     opt_text = (f"best {opt[sizes[0]]:.4g} ms" if len(sizes) == 1
                 else f"{len(sizes)} sizes, best {opt[sizes[0]]:.4g} ms at {size_text(sizes[0])} "
                      f"to {opt[sizes[-1]]:.4g} ms at {size_text(sizes[-1])}")
-    print(f"real {name}: {len(exh_labels)} candidates, exhaustive {float(exh_wall):.1f} s ({opt_text}); "
+    ne = len(exh_labels)
+    print(f"real {name}: {ne} candidate{'' if ne == 1 else 's'}, exhaustive {float(exh_wall):.1f} s ({opt_text}); "
           f"default{' --time ' + tlimit if tlimit else ''}, seed{'s' if len(seeds) > 1 else ''} {','.join(seeds)}: "
           f"best/optimum {' '.join(fmt(r) for r in ratios)}{' (worst size)' if len(sizes) > 1 else ''}, "
           f"wall {' '.join('%.1f' % w for w in walls)} s; within {within:.0%}: {hits} of {len(ratios)}")

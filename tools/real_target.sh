@@ -9,8 +9,9 @@
 #
 # Three spaces:
 #   ktconv    Kernel Tuner's examples/cuda/convolution.cu, unchanged, over its
-#             360-candidate space: DIR/conv.json beside DIR/convolution.cu
-#             (--kt DIR; not in this tree, left out without it);
+#             360-candidate space (tools/hub/h100/ktconv.json, or DIR/conv.json
+#             if there): --kt DIR holds convolution.cu (Apache-2.0, not in this
+#             tree: a Kernel Tuner checkout's examples/cuda); left out without;
 #   conv3312  configs/custom/convolution.json (3312 candidates);
 #   reduce11  configs/tune-reduce.json at the 11 sizes 2^10, 2^12, ..., 2^30.
 # For each: the default search (no --strategy: model) with --time S (15) and
@@ -132,11 +133,15 @@ dev=$("$KFORGE" info 2>/dev/null | sed -n 's/^ *\(device\|GPU [0-9]*\)[: ]*//p' 
 echo "real target: $(date -u +%Y-%m-%dT%H:%MZ), ${dev:-GPU ?}, $(nproc) CPUs${JOBS:+ (-j $JOBS)}, kforge $(git rev-parse --short HEAD 2>/dev/null || echo ?)" |
   tee -a "$DIR/lines.txt"
 case ,$ONLY, in *,ktconv,*)
-  if [ -n "$KT" ] && [ -f "$KT/conv.json" ] && [ -f "$KT/convolution.cu" ]; then
-    space ktconv "$KT/conv.json"
+  if [ -n "$KT" ] && [ -f "$KT/convolution.cu" ]; then
+    # the kernel unchanged, beside its space (DIR/conv.json, else tools/hub's)
+    rm -rf "$DIR/ktconv"
+    mkdir -p "$DIR/ktconv"
+    cp "$KT/convolution.cu" "$DIR/ktconv/"
+    if [ -f "$KT/conv.json" ]; then cp "$KT/conv.json" "$DIR/ktconv/"; else cp tools/hub/h100/ktconv.json "$DIR/ktconv/conv.json"; fi
+    space ktconv "$DIR/ktconv/conv.json"
   else
-    echo "real ktconv: left out: --kt DIR with Kernel Tuner's convolution.cu and conv.json (tools/hub/h100/ktconv.json) not given" |
-      tee -a "$DIR/lines.txt"
+    echo "real ktconv: left out: no --kt DIR holding Kernel Tuner's examples/cuda/convolution.cu" | tee -a "$DIR/lines.txt"
   fi ;;
 esac
 case ,$ONLY, in *,conv3312,*) space conv3312 configs/custom/convolution.json ;; esac
