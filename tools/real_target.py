@@ -15,7 +15,11 @@ the candidates it measured and its wall time; then one summary line:
 
     real NAME: N candidates, exhaustive X s (best B ms); default --time T, seeds
     1,2,3: best/optimum 1.004 1.000 1.012 (worst size), wall 15.3 15.4 15.2 s;
-    within 1%: 2 of 3
+    within 1%: 2 of 3, after 8.1 11.9 - s
+
+"after": when the line that brought the best within 1% at every size arrived
+(RUN.times beside RUN.jsonl, real_target.sh's samples of the line count every
+0.1 s: "start T" then "T LINES"; without it, no time is given).
 
 Exits 0 (also when the target is missed: the line says so); 2 on unreadable
 input.
@@ -25,8 +29,9 @@ import math
 import sys
 
 
-def read(path):
-    """{size: {label: median_ms}} of the ok lines, and the distinct labels."""
+def read(path, order=None):
+    """{size: {label: median_ms}} of the ok lines, and the distinct labels;
+    order (a list) gets (line number, size, median_ms) of each ok line."""
     best = {}
     labels = set()
     try:
@@ -52,9 +57,42 @@ def read(path):
             size = tuple(str(r.get(k)) for k in r.get("sizes", []))
             at = best.setdefault(size, {})
             m = float(r["median_ms"])
+            if order is not None:
+                order.append((n, size, m))
             if label not in at or m < at[label]:
                 at[label] = m
     return best, labels
+
+
+def arrivals(path):
+    """real_target.sh's PATH.times ("start T" then "T LINES" every 0.1 s):
+    the start and the samples, or None."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            rows = [l.split() for l in f if l.strip()]
+    except OSError:
+        return None
+    if not rows or rows[0][0] != "start":
+        return None
+    return float(rows[0][1]), [(float(t), int(n)) for t, n in rows[1:]]
+
+
+def time_to_within(order, opt, within, times, wall):
+    """Seconds from the start until the best so far is within of the optimum
+    at every size (the first sample that saw that line), or None."""
+    best = {}
+    for n, size, m in order:
+        if size in opt and (size not in best or m < best[size]):
+            best[size] = m
+        if len(best) == len(opt) and all(best[s] <= (1 + within) * opt[s] for s in opt):
+            if not times:
+                return None
+            start, samples = times
+            for t, k in samples:
+                if k >= n:
+                    return t - start
+            return wall
+    return None
 
 
 def size_text(size):
@@ -85,11 +123,16 @@ def main(argv):
         return 0
     opt = {s: min(at.values()) for s, at in exh.items()}
     sizes = sorted(opt, key=lambda s: [float(x) if x.replace(".", "").isdigit() else 0 for x in s])
-    ratios, walls, seeds, hits = [], [], [], 0
+    ratios, walls, seeds, reached, hits = [], [], [], [], 0
     fmt = lambda v: "%.3f" % v if math.isfinite(v) else "none"
     for spec in args[3:]:
-        path, wall, seed = spec.rsplit(":", 2)  # seed: "1", or "1 in order" and the like
-        run, run_labels = read(path)
+        path, wall, seed = spec.rsplit(":", 2)
+        order = []
+        run, run_labels = read(path, order)
+        tw = time_to_within(order, opt, within,
+                            arrivals(path[:-len(".jsonl")] + ".times" if path.endswith(".jsonl") else path + ".times"),
+                            float(wall))
+        reached.append(tw)
         worst, same_worst, logs, missing = 0.0, 0.0, [], []
         for s in sizes:
             at = run.get(s)
@@ -117,7 +160,8 @@ def main(argv):
               f"best/optimum {fmt(worst)}{' (worst of %d sizes, geometric mean %.3f)' % (len(sizes), gm) if several else ''}"
               f"{'; no result at ' + ','.join(missing) if missing else ''}; its configuration in the exhaustive run: "
               f"{fmt(same_worst) if math.isfinite(same_worst) or missing else 'stopped early there (> 2% slower)'}"
-              f"{' (worst size)' if several else ''}; within {within:.0%}: {'yes' if ok else 'no'}")
+              f"{' (worst size)' if several else ''}; within {within:.0%}: {'yes' if ok else 'no'}"
+              f"{' (after %.1f s)' % tw if ok and tw is not None else ''}")
     opt_text = (f"best {opt[sizes[0]]:.4g} ms" if len(sizes) == 1
                 else f"{len(sizes)} sizes, best {opt[sizes[0]]:.4g} ms at {size_text(sizes[0])} "
                      f"to {opt[sizes[-1]]:.4g} ms at {size_text(sizes[-1])}")
@@ -125,7 +169,8 @@ def main(argv):
     print(f"real {name}: {ne} candidate{'' if ne == 1 else 's'}, exhaustive {float(exh_wall):.1f} s ({opt_text}); "
           f"default{' --time ' + tlimit if tlimit else ''}, seed{'s' if len(seeds) > 1 else ''} {','.join(seeds)}: "
           f"best/optimum {' '.join(fmt(r) for r in ratios)}{' (worst size)' if len(sizes) > 1 else ''}, "
-          f"wall {' '.join('%.1f' % w for w in walls)} s; within {within:.0%}: {hits} of {len(ratios)}")
+          f"wall {' '.join('%.1f' % w for w in walls)} s; within {within:.0%}: {hits} of {len(ratios)}"
+          f"{'' if not any(t is not None for t in reached) else ', after ' + ' '.join('%.1f' % t if t is not None else '-' for t in reached) + ' s'}")
     return 0
 
 

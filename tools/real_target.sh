@@ -21,7 +21,8 @@
 # exhaustive figure).  tools/real_target.py prints per seed and then one line
 # per space: best/optimum (at the worst size of several), the same ratio with
 # the default's best configuration timed in the exhaustive run, wall times,
-# and how many seeds came within 1%.
+# how many seeds came within 1%, and after how many seconds (when the results
+# line that brought it arrived: the line count is sampled every 0.1 s).
 #   --quick      seed 1 only (about 4 minutes on an H100/H200 host of 16 CPUs)
 #   --seeds L    the default search's seeds (default "1 2 3")
 #   --ref-time S cap the exhaustive search at S seconds (its line then says
@@ -68,6 +69,8 @@ for s in $SEEDS; do
   case $s in *[!0-9]*|'') echo "real_target.sh: --seeds '$SEEDS': expected numbers" >&2; exit 2 ;; esac
 done
 mkdir -p "$DIR"
+pid=
+trap 'if [ -n "$pid" ]; then kill "$pid" 2>/dev/null; fi; exit 130' INT TERM HUP
 now() { date +%s.%N; }
 # run NAME TAG CONFIG SETS ARGS...: one cold tune; sets WALL; its output in DIR/NAME.TAG.*
 run() {
@@ -80,10 +83,23 @@ run() {
   set -- "$@" $(for kv in $sets; do printf ' --set %s' "$kv"; done)
   set +f
   [ -z "$JOBS" ] || set -- "$@" -j "$JOBS"
+  r="$DIR/$name.$tag.jsonl"
   s=$(now)
   rc=0
   KFORGE_CACHE_DIR="$c" CUDA_CACHE_PATH="$c.nv" "$KFORGE" tune "$cfg" "$@" --between 0 --no-db --no-resume -q \
-    --results "$DIR/$name.$tag.jsonl" > "$DIR/$name.$tag.txt" 2> "$DIR/$name.$tag.err" || rc=$?
+    --results "$r" > "$DIR/$name.$tag.txt" 2> "$DIR/$name.$tag.err" &
+  pid=$!
+  # when each results line arrived (every 0.1 s: lines so far), for the
+  # time to within 1% of the optimum
+  echo "start $s" > "$DIR/$name.$tag.times"
+  while kill -0 "$pid" 2>/dev/null; do
+    n=0
+    [ ! -f "$r" ] || n=$(wc -l < "$r")
+    echo "$(now) $n" >> "$DIR/$name.$tag.times"
+    sleep 0.1
+  done
+  wait "$pid" || rc=$?
+  pid=
   WALL=$(awk -v a="$s" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }')
   echo "kforge tune $cfg $* (cold): exit $rc, $WALL s" >> "$DIR/commands.txt"
   rm -rf "$c" "$c.nv"   # thousands of cubins: the next tune is cold anyway
