@@ -6,7 +6,9 @@
 # candidates evaluated, the same best), candidates are compiled ahead, and
 # a candidate compiled ahead that fails to compile is said once if the
 # search measures it and never if it does not.  And --time ends a search
-# whose compiles outlast it.
+# whose compiles outlast it.  Cases go to the GPU as their compiles finish,
+# not in order behind a slow one: tune's results, best and resume, and run's
+# table, equal those of the run in order (KFORGE_IN_ORDER=1).
 #
 #   KFORGE=build/kforge sh tests/ahead_suite.sh
 set -u
@@ -153,6 +155,23 @@ if [ $rc = 0 ] && [ "$(lm r.resume.jsonl | sort)" = "$(lm r.inorder.jsonl | sort
 else
   bad "resume after out-of-order" "rc $rc; $(lm r.resume.jsonl | wc -l) lines; $(grep -o '"from_results": *[0-9]*' s.resume.json); $(tail -2 e.resume.txt)"
 fi
+# kforge run: the same, and its table keeps the cases' order
+for mode in ready inorder; do
+  rm -rf cache.r$mode
+  if [ $mode = inorder ]; then io=KFORGE_IN_ORDER=1; else io=KFORGE_IN_ORDER=0; fi
+  # shellcheck disable=SC2086
+  env $io KFORGE_COMPILE_DELAY_MS="$slow" KFORGE_CACHE_DIR=$TMP/cache.r$mode "$K" run k.json $four -j 2 \
+    --no-resume --results rr.$mode.jsonl --format csv --columns name,status,median_ms > t.$mode.csv 2> re.$mode.txt
+  echo $? > rrc.$mode
+done
+if [ "$(cat rrc.ready)" = 0 ] && [ "$(cat rrc.inorder)" = 0 ] && [ "$(wc -l < t.ready.csv)" = 5 ] &&
+   cmp -s t.ready.csv t.inorder.csv && [ "$(first rr.ready.jsonl)" != "block_size_x=64,per_thread=4,broken=0,shift=0" ] &&
+   [ "$(lm rr.ready.jsonl | sort)" = "$(lm rr.inorder.jsonl | sort)" ]; then
+  ok "kforge run: the slow case measured last, the same table (in the cases' order) and results as in order"
+else
+  bad "run out of order" "rc $(cat rrc.ready)/$(cat rrc.inorder); $(diff t.ready.csv t.inorder.csv | head -5); first $(first rr.ready.jsonl); $(tail -2 re.ready.txt)"
+fi
+
 # --time shorter than the slow compile: the ready ones are measured (before:
 # none, the GPU waited for the first)
 rm -rf cache.t2
