@@ -39,7 +39,7 @@ TPL       := $(sort $(wildcard kernel_src/*.cuh kernel_src/*/*.cuh))
 TESTS_SRC := $(wildcard tests/test_*.c)
 TESTS     := $(TESTS_SRC:tests/%.c=$(BUILD)/tests/%)
 
-.PHONY: all check test clean install bench bench-cub bench-rows bench-tune bench-strategies fuzz
+.PHONY: all check test clean install bench bench-cub bench-rows bench-tune bench-real bench-strategies fuzz
 .SECONDARY:
 all: $(BUILD)/kforge
 
@@ -166,6 +166,12 @@ bench-rows: $(BUILD)/kforge
 
 bench-tune: $(BUILD)/kforge
 	KFORGE=$(BUILD)/kforge sh tools/tune_bench.sh
+
+# issue 36's real target: the default search (--time 15, cold) against the
+# exhaustive optimum on this GPU; KT=DIR holds Kernel Tuner's convolution.cu
+# (its examples/cuda); QUICK=1: seed 1 only
+bench-real: $(BUILD)/kforge
+	KFORGE=$(BUILD)/kforge sh tools/real_target.sh $(if $(KT),--kt $(KT)) $(if $(QUICK),--quick)
 
 # kforge's search strategies replayed on recorded spaces (CPU only): see
 # tools/bench_strategies.sh (SEEDS=, BUDGETS=, HUB=, OUT=).

@@ -6,7 +6,9 @@
 # candidates evaluated, the same best), candidates are compiled ahead, and
 # a candidate compiled ahead that fails to compile is said once if the
 # search measures it and never if it does not.  And --time ends a search
-# whose compiles outlast it.
+# whose compiles outlast it.  Cases go to the GPU as their compiles finish,
+# not in order behind a slow one: tune's results, best and resume, and run's
+# table, equal those of the run in order (KFORGE_IN_ORDER=1).
 #
 #   KFORGE=build/kforge sh tests/ahead_suite.sh
 set -u
@@ -106,6 +108,82 @@ if [ $rc = 1 ] && awk -v e="$el" 'BEGIN { exit !(e < 3.5) }' && grep -q 'stopped
   ok "--time 1 with compiles of 4 s: stopped after $el s (exit 1, 'no candidate was measured within --time'), nothing recorded"
 else
   bad "--time during compiles" "exit $rc after $el s: $(cat s.t.txt e.t.txt | tail -5)"
+fi
+
+# Cases go to the GPU as their compiles finish, not in order behind a slow
+# one (run.c next_case).  Four candidates, the first (per_thread 4) slow to
+# compile (KFORGE_COMPILE_DELAY_MS with a text: only sources that hold it):
+# the others are measured while it compiles (before: the results file began
+# with it, as the GPU waited), and the results, the best and a resumed
+# search equal those of the run in order (KFORGE_IN_ORDER=1).
+four="--set block_size_x=[64] --set per_thread=[4,1,2,3] --set broken=[0] --set shift=[0]"
+slow='#define per_thread 4:8000,0'
+lm() { sed -n 's/.*"label":"\([^"]*\)".*"status":"\([a-z_]*\)".*"median_ms":\([0-9.e+-]*\).*/\1 \2 \3/p' "$1"; }
+for mode in ready inorder; do
+  rm -rf cache.$mode
+  if [ $mode = inorder ]; then io=KFORGE_IN_ORDER=1; else io=KFORGE_IN_ORDER=0; fi
+  # shellcheck disable=SC2086 # four is a list of options
+  env $io KFORGE_COMPILE_DELAY_MS="$slow" KFORGE_CACHE_DIR=$TMP/cache.$mode "$K" tune k.json $four \
+    --strategy exhaustive --abandon-above 0 -j 2 --no-db --no-resume -q --results r.$mode.jsonl --format json \
+    > s.$mode.json 2> e.$mode.txt
+  echo $? > rc.$mode
+done
+first() { lm "$1" | head -1 | cut -d' ' -f1; }
+if [ "$(cat rc.ready)" = 0 ] && [ "$(lm r.ready.jsonl | wc -l)" = 4 ] &&
+   [ "$(first r.ready.jsonl)" != "block_size_x=64,per_thread=4,broken=0,shift=0" ] &&
+   [ "$(first r.inorder.jsonl)" = "block_size_x=64,per_thread=4,broken=0,shift=0" ]; then
+  ok "a slow compile holds only its own case: $(lm r.ready.jsonl | grep -vc per_thread=4 | tr -d ' ') measured before it (in order: none)"
+else
+  bad "dispatch by readiness" "rc $(cat rc.ready); lines: $(lm r.ready.jsonl | cut -d' ' -f1 | tr '\n' ' '); in order: $(first r.inorder.jsonl)"
+fi
+if [ "$(cat rc.inorder)" = 0 ] && [ "$(lm r.ready.jsonl | sort)" = "$(lm r.inorder.jsonl | sort)" ] &&
+   [ -n "$(best s.ready.json)" ] && [ "$(best s.ready.json)" = "$(best s.inorder.json)" ]; then
+  ok "the same results (label, status, median) and best as the run in order"
+else
+  bad "same results as in order" "$(lm r.ready.jsonl | sort | tr '\n' ' ') / $(lm r.inorder.jsonl | sort | tr '\n' ' ')"
+fi
+# resume from the first two lines the out-of-order run wrote
+head -2 r.ready.jsonl > r.resume.jsonl
+# shellcheck disable=SC2086
+env KFORGE_COMPILE_DELAY_MS="$slow" KFORGE_CACHE_DIR=$TMP/cache.resume "$K" tune k.json $four \
+  --strategy exhaustive --abandon-above 0 -j 2 --no-db -q --results r.resume.jsonl --format json \
+  > s.resume.json 2> e.resume.txt
+rc=$?
+if [ $rc = 0 ] && [ "$(lm r.resume.jsonl | sort)" = "$(lm r.inorder.jsonl | sort)" ] &&
+   grep -q '"from_results": *2,' s.resume.json && [ "$(best s.resume.json)" = "$(best s.inorder.json)" ]; then
+  ok "resumed from the first 2 lines of the out-of-order file: 2 measured now, the same 4 results and best"
+else
+  bad "resume after out-of-order" "rc $rc; $(lm r.resume.jsonl | wc -l) lines; $(grep -o '"from_results": *[0-9]*' s.resume.json); $(tail -2 e.resume.txt)"
+fi
+# kforge run: the same, and its table keeps the cases' order
+for mode in ready inorder; do
+  rm -rf cache.r$mode
+  if [ $mode = inorder ]; then io=KFORGE_IN_ORDER=1; else io=KFORGE_IN_ORDER=0; fi
+  # shellcheck disable=SC2086
+  env $io KFORGE_COMPILE_DELAY_MS="$slow" KFORGE_CACHE_DIR=$TMP/cache.r$mode "$K" run k.json $four -j 2 \
+    --no-resume --results rr.$mode.jsonl --format csv --columns name,status,median_ms > t.$mode.csv 2> re.$mode.txt
+  echo $? > rrc.$mode
+done
+if [ "$(cat rrc.ready)" = 0 ] && [ "$(cat rrc.inorder)" = 0 ] && [ "$(wc -l < t.ready.csv)" = 5 ] &&
+   cmp -s t.ready.csv t.inorder.csv && [ "$(first rr.ready.jsonl)" != "block_size_x=64,per_thread=4,broken=0,shift=0" ] &&
+   [ "$(lm rr.ready.jsonl | sort)" = "$(lm rr.inorder.jsonl | sort)" ]; then
+  ok "kforge run: the slow case measured last, the same table (in the cases' order) and results as in order"
+else
+  bad "run out of order" "rc $(cat rrc.ready)/$(cat rrc.inorder); $(diff t.ready.csv t.inorder.csv | head -5); first $(first rr.ready.jsonl); $(tail -2 re.ready.txt)"
+fi
+
+# --time shorter than the slow compile: the ready ones are measured (before:
+# none, the GPU waited for the first)
+rm -rf cache.t2
+# shellcheck disable=SC2086
+env KFORGE_COMPILE_DELAY_MS='#define per_thread 4:30000,0' KFORGE_CACHE_DIR=$TMP/cache.t2 "$K" tune k.json $four \
+  --strategy exhaustive --abandon-above 0 --time 6 -j 2 --no-db --no-resume -q --results r.t2.jsonl > s.t2.txt 2> e.t2.txt
+rc=$?
+n=$(lm r.t2.jsonl | wc -l | tr -d ' ')
+if [ $rc = 1 ] && [ "$n" -ge 1 ] && ! grep -q per_thread=4 r.t2.jsonl; then
+  ok "--time 6 with the first candidate's compile of 30 s: $n others measured"
+else
+  bad "--time with a slow first compile" "exit $rc, $n measured: $(cat s.t2.txt e.t2.txt | tail -3)"
 fi
 
 echo "ahead_suite: $npass passed, $nfail failed"

@@ -823,6 +823,35 @@ static void job_free(rtc_job *j)
     free(j);
 }
 
+/* KFORGE_COMPILE_DELAY_MS (a test hook): "MS", every compile; or a list
+ * "TEXT:MS,...,MS": the first entry whose TEXT occurs in the source (an
+ * entry without TEXT: any source) gives the delay, none matching: 0.  TEXT
+ * is what comes before an entry's last ':' (e.g. "#define per_thread 3:4000,0"). */
+static long compile_delay_ms(const char *spec, const char *src)
+{
+    for (const char *p = spec; *p;) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        const char *colon = NULL;
+        for (const char *q = p; q < p + len; q++)
+            if (*q == ':')
+                colon = q;
+        bool match = true;
+        if (colon) {
+            size_t tl = (size_t)(colon - p);
+            match = false;
+            for (const char *q = src; *q && !match; q++)
+                match = strncmp(q, p, tl) == 0;
+        }
+        if (match)
+            return strtol(colon ? colon + 1 : p, NULL, 10);
+        if (!end)
+            break;
+        p = end + 1;
+    }
+    return 0;
+}
+
 static _Noreturn void worker_main(int req_fd, int rep_fd, const rtc_cache *cache,
                                   const rtc_options *opt)
 {
@@ -834,9 +863,9 @@ static _Noreturn void worker_main(int req_fd, int rep_fd, const rtc_cache *cache
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
-    /* test hook: every compile takes at least this long (tests of --time) */
+    /* test hook: compiles take at least this long (tests of --time and of
+     * the order cases are sent in); see compile_delay_ms */
     const char *delay = getenv("KFORGE_COMPILE_DELAY_MS");
-    long delay_ms = delay ? strtol(delay, NULL, 10) : 0;
 
     for (;;) {
         req_hdr h;
@@ -859,6 +888,7 @@ static _Noreturn void worker_main(int req_fd, int rep_fd, const rtc_cache *cache
         size_t binlen = 0;
         double t0 = kf_now();
         char *names = NULL;
+        long delay_ms = delay ? compile_delay_ms(delay, src) : 0;
         if (delay_ms > 0 && delay_ms < 600000) {
             struct timespec ts = {delay_ms / 1000, (delay_ms % 1000) * 1000000L};
             while (nanosleep(&ts, &ts) != 0 && errno == EINTR)

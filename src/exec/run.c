@@ -763,7 +763,9 @@ typedef struct {
     void *ctx;
     int *src_of;
     int prepared;           /* variants [0, prepared) have sources and cache lookups (src_of) */
-    int head;               /* next case in order not handed out yet */
+    int head;               /* first case in order not handed out yet */
+    unsigned char *taken;   /* taken[i]: case i was handed out (cases after head may be) */
+    bool in_order;          /* KFORGE_IN_ORDER: a case waits for every case before it */
     int *retry;             /* cases a dropped device lost, handed out first */
     int nretry;
     int done, failed;
@@ -898,24 +900,44 @@ static int finished(measure *m, slot *sl, kf_result *r, int wr, char *err, size_
     return 0;
 }
 
-/* Hands out the next cases to idle devices whose cubins are ready. */
+/* The case sl may take now: the first lost case, else the first in order
+ * not handed out whose cubin is ready (or failed to compile), so that a
+ * slow compile holds up only its own cases; -1: none is ready. */
+static int next_case(const measure *m, const slot *sl)
+{
+    if (m->nretry > 0)
+        return m->retry[0];     /* sent before: its cubin is ready */
+    for (int ci = m->head; ci < m->ncases; ci++) {
+        if (m->taken[ci] || m->cases[ci].variant >= m->prepared)
+            continue;
+        const vstate *ow = owner_of(m, sl, ci);
+        if (ow->state == VS_READY || ow->state == VS_FAILED)
+            return ci;
+        if (m->in_order)
+            break;
+    }
+    return -1;
+}
+
+/* Hands out cases to idle devices, each the first whose cubin is ready. */
 static int dispatch(measure *m, char *err, size_t errlen)
 {
     run_session *s = m->s;
     for (int i = 0; i < s->nslots && !m->stopping; i++) {
         slot *sl = &s->slots[i];
         while (sl->w && sl->inflight < 0 && !m->stopping && (m->nretry > 0 || m->head < m->ncases)) {
-            int ci = m->nretry > 0 ? m->retry[0] : m->head;
+            int ci = next_case(m, sl);
+            if (ci < 0)
+                break;
             const kf_case *c = &m->cases[ci];
-            if (c->variant >= m->prepared)
-                break;
             const vstate *ow = owner_of(m, sl, ci);
-            if (ow->state != VS_READY && ow->state != VS_FAILED)
-                break;
-            if (m->nretry > 0)
+            if (m->nretry > 0) {
                 memmove(m->retry, m->retry + 1, sizeof *m->retry * (size_t)--m->nretry);
-            else
-                m->head++;
+            } else {
+                m->taken[ci] = 1;
+                while (m->head < m->ncases && m->taken[m->head])
+                    m->head++;
+            }
             if (ow->state == VS_FAILED) {
                 kf_result r;
                 compile_failure_result(&r, &m->variants[c->variant], &c->shape, ow);
@@ -984,9 +1006,12 @@ int run_session_measure(run_session *s, const kf_variant *variants, int nvariant
     m.retry = malloc(sizeof *m.retry * (size_t)(s->nslots * (STRIKES + 1) + 1));
     m.best_shape = malloc(sizeof *m.best_shape * (size_t)(ncases > 0 ? ncases : 1));
     m.best_ms = malloc(sizeof *m.best_ms * (size_t)(ncases > 0 ? ncases : 1));
+    m.taken = calloc((size_t)(ncases > 0 ? ncases : 1), 1);
+    const char *io = getenv("KFORGE_IN_ORDER");
+    m.in_order = io && *io && strcmp(io, "0") != 0;
     struct pollfd *fds = malloc(sizeof *fds * nfds);
     int *slot_fd = malloc(sizeof *slot_fd * (size_t)s->nslots);
-    if (!m.src_of || !m.retry || !fds || !slot_fd) {
+    if (!m.src_of || !m.retry || !m.taken || !fds || !slot_fd) {
         kf_err(err, errlen, "out of memory");
         rc = -1;
         goto out;
@@ -1141,6 +1166,7 @@ out:
     free(m.src_of);
     free(m.best_shape);
     free(m.best_ms);
+    free(m.taken);
     return rc;
 }
 
