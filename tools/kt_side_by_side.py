@@ -11,8 +11,9 @@ one run per process (so each is cold: the shell gives it fresh caches).
   kt_side_by_side.py cli NAME WORK N OUT CFG   kforge tune CFG (the CLI)
   kt_side_by_side.py report OUTDIR             the table, and the README rows
 
-NAME: vector_add, convolution, matmul and stencil run Kernel Tuner's own
-examples/cuda/NAME.py unchanged (imported as they are; for kforge the module
+NAME: vector_add, convolution, convolution_correct (answers from Kernel
+Tuner's run_kernel of its naive kernel, so every candidate is verified by both
+tools), matmul and stencil run Kernel Tuner's own examples/cuda/NAME.py unchanged (imported as they are; for kforge the module
 kernel_tuner is kforge); pnpoly and reduction, whose examples need host code
 (pnpoly_host.cu) or a verify function, are tuned by the same call here for
 both tools: pnpoly's device kernel cn_pnpoly over the example's 5456
@@ -29,9 +30,9 @@ import subprocess
 import sys
 import time
 
-EXAMPLES = ["vector_add", "convolution", "matmul", "stencil", "pnpoly", "reduction"]
+EXAMPLES = ["vector_add", "stencil", "matmul", "reduction", "convolution", "convolution_correct", "pnpoly"]
 FILES = ["vector_add.py", "convolution.py", "convolution.cu", "matmul.py", "matmul.cu", "stencil.py", "stencil.cu",
-         "pnpoly.cu", "reduction.cu", "reduction.py"]
+         "pnpoly.cu", "reduction.cu", "reduction.py", "convolution_correct.py"]
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 
@@ -292,9 +293,18 @@ def kforge_py_run(name, work, budget, out):
     kforge_summary(name, "kforge (Python)", lines, calls[0]["wall"] if calls else 0.0, out, err)
 
 
+def filter_data(work):
+    """convolution_correct's filter (17 x 17) for the CLI: the same values as the argument filter and the
+    __constant__ d_filter, as the example passes one array to both."""
+    import numpy
+    numpy.save(os.path.join(work, "filter.npy"), numpy.random.default_rng(2).standard_normal(17 * 17).astype(numpy.float32))
+
+
 def cli_run(name, work, budget, out, cfg):
     if name == "vector_add":
         vector_add_source(work)
+    if name == "convolution_correct":
+        filter_data(work)
     if name == "pnpoly" and not os.path.exists(os.path.join(work, "points.npy")):
         pnpoly_data(work)
     import shutil

@@ -29,7 +29,7 @@
 # imports), KT_EXAMPLES (default $KT_SITE/kt_examples, made by --prepare),
 # PYTHON (default python3: NumPy, CuPy), KFORGE (default build/kforge, made
 # if missing), KT_SIDE_EXAMPLES (default: vector_add stencil matmul
-# reduction convolution pnpoly), KFORGE_SIDE_TIME (kforge's --time for all).
+# reduction convolution convolution_correct pnpoly), KFORGE_SIDE_TIME (kforge's --time for all).
 # With KFORGE_FAKE_GPU=1 (no GPU) Kernel Tuner is left out: kforge's budget
 # is KT_SIDE_BUDGET (default 12), or, where KT_SIDE_PLANT/NAME.json is a
 # Kernel Tuner cache file, Kernel Tuner's results are read from it as if its
@@ -73,6 +73,7 @@ caps() {
     stencil) echo 15 30 ;;
     matmul) echo 25 40 ;;
     convolution) echo 20 45 ;;
+    convolution_correct) echo 20 40 ;;
     pnpoly) echo 20 45 ;;
     reduction) echo 20 40 ;;
     *) echo 20 40 ;;
@@ -86,12 +87,19 @@ late() {  # past the whole run's limit: the rest is left out, and said so
     fi
     return 1
 }
-for name in ${KT_SIDE_EXAMPLES:-vector_add stencil matmul reduction convolution pnpoly}; do
+for name in ${KT_SIDE_EXAMPLES:-vector_add stencil matmul reduction convolution convolution_correct pnpoly}; do
     d=$OUT/$name
     mkdir -p "$d"
     set -- $(caps "$name")
     KCAP=${CAP_GIVEN:-$1}
     KFT=${KFORGE_SIDE_TIME:-$2}
+    case $name in
+    pnpoly | reduction) ;;
+    *) if [ ! -f "$EX/$name.py" ]; then
+        echo "== $name: left out: no $name.py in $EX (prepare it again: --prepare KT_REPO $EX)"
+        continue
+    fi ;;
+    esac
     W=$TMPB/$name
     mkdir -p "$W/kt" "$W/cli" "$W/py"
     for w in kt cli py; do cp "$EX"/* "$W/$w/"; done
