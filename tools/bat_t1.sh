@@ -34,7 +34,17 @@ fi
 for dir in "$OUT"/*/; do
     b=$(basename "$dir")
     [ "$b" = others ] && continue
-    ls "$dir"*-CAFF.json >/dev/null 2>&1 || echo "$b: no T1 file in BAT (only $(cd "$dir" && ls | tr '\n' ' '))"
+    ls "$dir"*-CAFF.json >/dev/null 2>&1 && continue
+    echo "$b: no T1 file in BAT (only $(cd "$dir" && ls | tr '\n' ' '))"
+    # the other branches: a T1 file there, and which kernel it describes
+    G=$BAT
+    [ -d "$BAT/.git" ] && G=$BAT/.git
+    for ref in $(git --git-dir="$G" for-each-ref --format='%(refname)' refs/heads refs/remotes 2>/dev/null); do
+        for f in $(git --git-dir="$G" ls-tree -r --name-only "$ref" 2>/dev/null | grep "/$b/[^/]*-CAFF\.json$"); do
+            k=$(git --git-dir="$G" show "$ref:$f" | "$PY" -c 'import json,sys; d=json.load(sys.stdin)["KernelSpecification"]; print("kernel %s in %s" % (d.get("KernelName"), d.get("KernelFile")))' 2>/dev/null)
+            echo "$b:   on ${ref#refs/heads/}: $f, $k"
+        done
+    done
 done
 for t1 in "$OUT"/*/*-CAFF.json; do
     b=$(basename "$(dirname "$t1")")

@@ -11,8 +11,9 @@ one run per process (so each is cold: the shell gives it fresh caches).
   kt_side_by_side.py cli NAME WORK N OUT CFG   kforge tune CFG (the CLI)
   kt_side_by_side.py report OUTDIR             the table, and the README rows
 
-NAME: vector_add, convolution, matmul and stencil run Kernel Tuner's own
-examples/cuda/NAME.py unchanged (imported as they are; for kforge the module
+NAME: vector_add, convolution, convolution_correct (answers from Kernel
+Tuner's run_kernel of its naive kernel, so every candidate is verified by both
+tools), matmul and stencil run Kernel Tuner's own examples/cuda/NAME.py unchanged (imported as they are; for kforge the module
 kernel_tuner is kforge); pnpoly and reduction, whose examples need host code
 (pnpoly_host.cu) or a verify function, are tuned by the same call here for
 both tools: pnpoly's device kernel cn_pnpoly over the example's 5456
@@ -29,9 +30,9 @@ import subprocess
 import sys
 import time
 
-EXAMPLES = ["vector_add", "convolution", "matmul", "stencil", "pnpoly", "reduction"]
+EXAMPLES = ["vector_add", "stencil", "matmul", "reduction", "convolution", "convolution_correct", "pnpoly"]
 FILES = ["vector_add.py", "convolution.py", "convolution.cu", "matmul.py", "matmul.cu", "stencil.py", "stencil.cu",
-         "pnpoly.cu", "reduction.cu", "reduction.py"]
+         "pnpoly.cu", "reduction.cu", "reduction.py", "convolution_correct.py"]
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 
@@ -131,7 +132,14 @@ def wrap_tune(module, tool, budget, calls, cache=None):
                 so["max_fevals"] = budget
             kw["strategy_options"] = so
         t0 = time.time()
-        r = orig(*args, **kw)
+        try:
+            r = orig(*args, **kw)
+        except Exception as e:
+            # Kernel Tuner raises after a capped search (its results hold None for the configurations
+            # its budget skipped): the wall time is the call's all the same, up to the raise
+            calls.append({"wall": time.time() - t0, "results": None, "env": {},
+                          "error": "%s: %s" % (type(e).__name__, str(e)[:500])})
+            raise
         calls.append({"wall": time.time() - t0, "results": r[0] if isinstance(r, tuple) else r,
                       "env": r[1] if isinstance(r, tuple) and len(r) > 1 else {}})
         return r
@@ -142,20 +150,53 @@ def is_time(t):
     return isinstance(t, (int, float)) and not isinstance(t, bool) and not isinstance(t, str)
 
 
+RESULT_FIELDS = ("time", "times", "compile_time", "verification_time", "benchmark_time", "framework_time",
+                 "strategy_time", "timestamp", "GFLOP/s", "__error__")
+
+
+def config_key(params):
+    """One configuration as a string, the same for Kernel Tuner's and kforge's results."""
+    return ",".join("%s=%s" % (k, int(v) if isinstance(v, float) and v == int(v) else v)
+                    for k, v in sorted(params.items()))
+
+
 def read_kt_cache(path):
-    """The results in a Kernel Tuner cache file, also one cut off before its closing braces."""
+    """The results in a Kernel Tuner cache file, also one cut off before its closing braces, and its
+    parameter names (the header's tune_params_keys)."""
     try:
         text = open(path).read()
     except OSError:
-        return []
+        return [], None
     try:
         doc = json.loads(text)
     except ValueError:
         try:
             doc = json.loads(text.rstrip().rstrip(",") + "}}")
         except ValueError:
-            return []
-    return [r for r in (doc.get("cache") or {}).values() if isinstance(r, dict)]
+            return [], None
+    if not isinstance(doc, dict):
+        return [], None
+    keys = doc.get("tune_params_keys")
+    return [r for r in (doc.get("cache") or {}).values() if isinstance(r, dict)], keys
+
+
+def kt_doc(name, res, keys, wall, capped, err, env, out):
+    """kt.json: Kernel Tuner's run as the report reads it."""
+    ok = [r for r in res if is_time(r.get("time"))]
+    best = min(ok, key=lambda r: r["time"]) if ok else None
+
+    def params(r):
+        return {k: r[k] for k in (keys or [k for k in r if k not in RESULT_FIELDS]) if k in r}
+    doc = {"tool": "Kernel Tuner", "name": name, "candidates": len(res), "valid": len(ok),
+           "wall": wall, "capped": bool(capped), "error": err,
+           "best_ms": best["time"] if best else None,
+           "best": params(best) if best else None,
+           "verified": "answer" if name in ("matmul", "convolution_correct") else "none (no answer)",
+           "configs": [config_key(params(r)) for r in res],
+           "times": {config_key(params(r)): r["time"] for r in ok},
+           "device": (env or {}).get("device_name")}
+    json.dump(doc, open(out, "w"), indent=1, default=str)
+    print(json.dumps({k: v for k, v in doc.items() if k not in ("configs", "times")}, default=str))
 
 
 def kt_run(name, work, cap, out):
@@ -169,7 +210,7 @@ def kt_run(name, work, cap, out):
 
     def is_done(self):
         d = orig_done(self)
-        if d:
+        if d and not hit:  # once: a capped search asks again for each configuration it skips
             hit.append(1)
         return d
     util.TuningBudget.__init__, util.TuningBudget.is_done = init, is_done
@@ -182,29 +223,35 @@ def kt_run(name, work, cap, out):
     err = None
     try:
         run_example(name, kernel_tuner, work)
-    except Exception as e:  # Kernel Tuner raises on a wrong answer: recorded
+    except Exception as e:  # Kernel Tuner raises on a wrong answer or after a capped search: recorded
         err = "%s: %s" % (type(e).__name__, str(e)[:500])
-    res = calls[0]["results"] if calls else read_kt_cache(cache)
-    if not calls:
-        calls = [{"wall": time.time() - t0, "results": res, "env": {}}]
-    ok = [r for r in res if is_time(r.get("time"))]
-    best = min(ok, key=lambda r: r["time"]) if ok else None
-    params = [k for k in (best or {}) if k not in ("time", "times", "compile_time", "verification_time",
-                                                  "benchmark_time", "framework_time", "strategy_time", "timestamp",
-                                                  "GFLOP/s")]
-    doc = {"tool": "Kernel Tuner", "name": name, "candidates": len(res), "valid": len(ok),
-           "wall": calls[0]["wall"] if calls else time.time() - t0, "capped": bool(hit), "error": err,
-           "best_ms": best["time"] if best else None,
-           "best": {k: best[k] for k in params} if best else None,
-           "verified": "answer" if name == "matmul" else "none (no answer)",
-           "device": (calls[0]["env"] or {}).get("device_name") if calls else None}
-    json.dump(doc, open(out, "w"), indent=1, default=str)
-    print(json.dumps(doc, default=str))
+    # its cache file has every configuration it measured, also when it raised before returning
+    res, keys = read_kt_cache(cache)
+    if calls and calls[0]["results"] is not None and not res:
+        res = [r for r in calls[0]["results"] if isinstance(r, dict)]
+    kt_doc(name, res, keys, calls[0]["wall"] if calls else time.time() - t0, hit, err,
+           calls[0]["env"] if calls else {}, out)
+
+
+def kt_from_cache(name, cache, wall, capped, out):
+    """kt.json from a Kernel Tuner cache file alone (the dry run's planted one: the report's and the
+    budget's paths run without a GPU)."""
+    res, keys = read_kt_cache(cache)
+    kt_doc(name, res, keys, wall, capped, None, {"device_name": "planted cache file " + os.path.basename(cache)},
+           out)
+
+
+def mean(xs):
+    xs = [x for x in xs if is_time(x)]
+    return sum(xs) / len(xs) if xs else None
 
 
 def kforge_summary(name, tool, lines, wall, out, err=None):
     ok = [x for x in lines if x.get("status") == "ok" and x.get("median_ms")]
     verified = [x for x in lines if x.get("status") in ("ok", "abandoned")]
+    # what did not run (does not compile, or its launch asks for more than the GPU has) is not a
+    # candidate that can be verified, here as in Kernel Tuner; "wrong", "fault", "timeout" are failures
+    ran = [x for x in lines if x.get("status") not in ("compile_error", "launch_error", "out_of_memory", "skipped")]
     best = min(ok, key=lambda x: x["median_ms"]) if ok else None
     by_status = {}
     for x in lines:
@@ -212,11 +259,18 @@ def kforge_summary(name, tool, lines, wall, out, err=None):
     doc = {"tool": tool, "name": name, "candidates": len(lines), "valid": len(verified), "wall": wall,
            "error": err, "best_ms": best["median_ms"] if best else None,
            "best": {k: best[k] for k in best.get("axes", [])} if best else None,
-           "verified": "%d of %d" % (len(verified), len(lines)), "status": by_status,
-           "times": {"%s" % ",".join("%s=%s" % (k, x[k]) for k in x.get("axes", [])): x["median_ms"] for x in ok},
-           "device": lines[0].get("device") if lines else None}
+           "ran": len(ran), "status": by_status,
+           "verified": "%d of %d that ran (%s)" % (len(verified), len(ran),
+                                                   ", ".join("%s %d" % kv for kv in sorted(by_status.items()))),
+           "configs": [config_key({k: x[k] for k in x.get("axes", [])}) for x in lines],
+           "times": {config_key({k: x[k] for k in x.get("axes", [])}): x["median_ms"] for x in ok},
+           "device": lines[0].get("device") if lines else None,
+           # per candidate: its NVRTC compile (CPU, in the pool), and its time on the GPU worker
+           "compile_ms": mean([x.get("compile_ms") for x in lines if not x.get("cached")]),
+           "measure_ms": mean([sum(x.get(k) or 0.0 for k in ("setup_ms", "verify_ms", "bench_ms"))
+                               for x in lines if x.get("status") not in ("compile_error", "skipped")])}
     json.dump(doc, open(out, "w"), indent=1)
-    print(json.dumps({k: v for k, v in doc.items() if k != "times"}))
+    print(json.dumps({k: v for k, v in doc.items() if k not in ("configs", "times")}))
 
 
 def kforge_py_run(name, work, budget, out):
@@ -239,9 +293,18 @@ def kforge_py_run(name, work, budget, out):
     kforge_summary(name, "kforge (Python)", lines, calls[0]["wall"] if calls else 0.0, out, err)
 
 
+def filter_data(work):
+    """convolution_correct's filter (17 x 17) for the CLI: the same values as the argument filter and the
+    __constant__ d_filter, as the example passes one array to both."""
+    import numpy
+    numpy.save(os.path.join(work, "filter.npy"), numpy.random.default_rng(2).standard_normal(17 * 17).astype(numpy.float32))
+
+
 def cli_run(name, work, budget, out, cfg):
     if name == "vector_add":
         vector_add_source(work)
+    if name == "convolution_correct":
+        filter_data(work)
     if name == "pnpoly" and not os.path.exists(os.path.join(work, "points.npy")):
         pnpoly_data(work)
     import shutil
@@ -274,53 +337,109 @@ def fmt(x, f="%.3f"):
     return "-" if x is None else f % x
 
 
+def compare(kt, d):
+    """kforge's run d against Kernel Tuner's kt: on the candidates both measured (kforge's best among
+    them / Kernel Tuner's best among them), the count of those, and kforge's best over all its own
+    candidates / Kernel Tuner's best."""
+    if not kt or not d:
+        return None, 0, None
+    common = set(kt.get("configs") or []) & set(d.get("configs") or [])
+    kt_t = {k: v for k, v in (kt.get("times") or {}).items() if k in common}
+    d_t = {k: v for k, v in (d.get("times") or {}).items() if k in common}
+    same = min(d_t.values()) / min(kt_t.values()) if kt_t and d_t else None
+    over = d["best_ms"] / kt["best_ms"] if kt.get("best_ms") and d.get("best_ms") else None
+    return same, len(common), over
+
+
 def report(outdir):
-    rows = []
-    print("%-12s %-16s %10s %9s %9s %11s %9s %9s %s" % ("kernel", "tool", "candidates", "wall s", "cand/s",
-                                                      "best ms", "best/KT", "rate/KT", "verified"))
-    md = ["| kernel | candidates (KT / kforge CLI / kforge Python) | Kernel Tuner: best, cand/s | kforge CLI: best, "
-          "cand/s | kforge Python: best, cand/s | best / KT's | cand/s / KT's |", "|---|---|---|---|---|---|---|"]
+    print("%-20s %-16s %10s %8s %8s %10s %9s %11s %8s %s" % (
+        "kernel", "tool", "candidates", "wall s", "cand/s", "best ms", "best/KT", "same cands", "rate/KT",
+        "verified"))
+    md = ["| kernel | candidates: KT / kforge CLI / Python (same as KT's) | Kernel Tuner: best ms, cand/s "
+          "| kforge CLI: best ms, cand/s | kforge Python: best ms, cand/s | best / KT's on the same candidates "
+          "(CLI / Python) | cand/s / KT's (CLI / Python) |", "|---|---|---|---|---|---|---|"]
     ok = True
-    for name in EXAMPLES:
+    names = [n for n in EXAMPLES if os.path.isdir(os.path.join(outdir, n))]
+    for name in names:
         docs = {}
         for t in ("kt", "cli", "py"):
             p = os.path.join(outdir, name, t + ".json")
-            docs[t] = json.load(open(p)) if os.path.exists(p) else None
+            try:
+                docs[t] = json.load(open(p))
+            except (OSError, ValueError):
+                docs[t] = None
+        try:
+            side = json.load(open(os.path.join(outdir, name, "side.json")))
+        except (OSError, ValueError):
+            side = {}
         kt = docs["kt"]
-        ktrate = kt["candidates"] / kt["wall"] if kt and kt["wall"] else None
+        ktrate = kt["candidates"] / kt["wall"] if kt and kt.get("wall") else None
         cells = {}
         for t in ("kt", "cli", "py"):
             d = docs[t]
             if not d:
-                print("%-12s %-16s missing" % (name, t))
+                print("%-20s %-16s missing" % (name, {"kt": "Kernel Tuner", "cli": "kforge (CLI)",
+                                                     "py": "kforge (Python)"}[t]))
                 ok = False
                 continue
-            rate = d["candidates"] / d["wall"] if d["wall"] else None
-            ratio = d["best_ms"] / kt["best_ms"] if kt and kt.get("best_ms") and d.get("best_ms") else None
+            rate = d["candidates"] / d["wall"] if d.get("wall") else None
+            same, ncommon, over = compare(kt, d) if t != "kt" else (None, 0, None)
             rr = rate / ktrate if rate and ktrate else None
-            cells[t] = (d, rate, ratio, rr)
-            print("%-12s %-16s %10d %9.1f %9s %11s %9s %9s %s%s" % (
-                name, d["tool"], d["candidates"], d["wall"], fmt(rate, "%.2f"), fmt(d.get("best_ms"), "%.4f"),
-                fmt(ratio, "%.4f") if t != "kt" else "", fmt(rr, "%.1fx") if t != "kt" else "", d["verified"],
-                ("  (capped)" if d.get("capped") else "") + ("  ERROR " + d["error"] if d.get("error") else "")))
-            if t != "kt" and (ratio is None or ratio > 1.02 or rr is None or rr < 20):
-                ok = False
+            cells[t] = (d, rate, same if same is not None else over, rr, ncommon)
+            print("%-20s %-16s %10d %8.1f %8s %10s %9s %11s %8s %s%s" % (
+                name, d["tool"], d["candidates"], d.get("wall") or 0.0, fmt(rate, "%.2f"),
+                fmt(d.get("best_ms"), "%.4f"), fmt(over, "%.4f") if t != "kt" else "",
+                ("%s (%d)" % (fmt(same, "%.4f"), ncommon)) if t != "kt" else "",
+                fmt(rr, "%.1fx") if t != "kt" else "", d.get("verified"),
+                ("  (capped at %s s)" % side.get("kt_cap", "?") if d.get("capped") else "")
+                + ("  ERROR " + d["error"] if d.get("error") else "")))
+            if t != "kt":
+                r = same if same is not None else over
+                if r is None or r > 1.02 or rr is None or rr < 20 or d["valid"] != d.get("ran", -1):
+                    ok = False
         if len(cells) == 3:
             c = [cells[t] for t in ("kt", "cli", "py")]
-            md.append("| %s | %d / %d / %d%s | %s ms, %s | %s ms, %s | %s ms, %s | %s / %s | %s / %s |" % (
-                name, c[0][0]["candidates"], c[1][0]["candidates"], c[2][0]["candidates"],
-                " (KT capped)" if c[0][0].get("capped") else "",
+            how = ""
+            if c[0][0].get("capped"):
+                how = " (KT capped at %s s; kforge given its %d candidates)" % (side.get("kt_cap", "?"),
+                                                                                c[0][0]["candidates"])
+            md.append("| %s | %d / %d / %d (%d / %d)%s | %s, %s | %s, %s | %s, %s | %s / %s | %s / %s |" % (
+                name, c[0][0]["candidates"], c[1][0]["candidates"], c[2][0]["candidates"], c[1][4], c[2][4], how,
                 fmt(c[0][0]["best_ms"], "%.4f"), fmt(c[0][1], "%.2f"), fmt(c[1][0]["best_ms"], "%.4f"),
                 fmt(c[1][1], "%.1f"), fmt(c[2][0]["best_ms"], "%.4f"), fmt(c[2][1], "%.1f"),
-                fmt(c[1][2], "%.3f"), fmt(c[2][2], "%.3f"), fmt(c[1][3], "%.0fx"), fmt(c[2][3], "%.0fx")))
+                fmt(c[1][2], "%.3f"), fmt(c[2][2], "%.3f"), fmt(c[1][3], "%.1fx"), fmt(c[2][3], "%.1fx")))
     dev = None
-    for name in EXAMPLES:
+    for name in names:
         p = os.path.join(outdir, name, "cli.json")
         if os.path.exists(p):
-            dev = json.load(open(p)).get("device") or dev
+            try:
+                dev = json.load(open(p)).get("device") or dev
+            except ValueError:
+                pass
     print("\nREADME rows (%s; kforge's best and cand/s against Kernel Tuner's on the same candidates):\n" % dev)
     print("\n".join(md))
-    print("\ntargets (best within 2%%, cand/s >= 20x): %s" % ("met" if ok else "NOT all met"))
+    print("\nThe bound on cand/s / KT's when kforge's compiles run on P CPUs beside one GPU: KT's time per\n"
+          "candidate T over kforge's per candidate, at best max(C/P, M) (compiles and measuring overlapped),\n"
+          "at worst C/P + M (C: kforge's mean NVRTC compile of a candidate, cold; M: its mean setup, verify\n"
+          "and timing on the GPU; from kforge CLI's results lines):")
+    for name in names:
+        try:
+            kt = json.load(open(os.path.join(outdir, name, "kt.json")))
+            cli = json.load(open(os.path.join(outdir, name, "cli.json")))
+        except (OSError, ValueError):
+            continue
+        try:
+            P = int(json.load(open(os.path.join(outdir, name, "side.json"))).get("cpus") or 16)
+        except (OSError, ValueError):
+            P = 16
+        C, M = cli.get("compile_ms"), cli.get("measure_ms")
+        if not kt.get("candidates") or not kt.get("wall") or C is None or M is None:
+            continue
+        T = 1e3 * kt["wall"] / kt["candidates"]
+        ratio = (cli["candidates"] / cli["wall"]) / (kt["candidates"] / kt["wall"]) if cli.get("wall") else None
+        print("  %-20s T %.0f ms, C %.0f ms, M %.1f ms, P %d: bound %.1fx (overlapped) .. %.1fx (serial); "
+              "measured %s" % (name, T, C, M, P, T / max(C / P, M, 1e-9), T / (C / P + M), fmt(ratio, "%.1fx")))
+    print("\ntargets (every candidate verified, best within 2%%, cand/s >= 20x): %s" % ("met" if ok else "NOT all met"))
     return 0
 
 
@@ -333,6 +452,8 @@ def main(argv):
         prepare(argv[2], argv[3])
     elif mode == "kt":
         kt_run(argv[2], argv[3], float(argv[4]), argv[5])
+    elif mode == "kt-cache":
+        kt_from_cache(argv[2], argv[3], float(argv[4]), argv[5] == "1", argv[6])
     elif mode == "kforge-py":
         kforge_py_run(argv[2], argv[3], int(argv[4]), argv[5])
     elif mode == "cli":

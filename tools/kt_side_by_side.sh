@@ -5,28 +5,36 @@
 # kforge's CLI (tools/kt_examples/NAME.json: the example's space and kernel
 # file, unchanged) and kforge's Python front end (the example's .py run as
 # it is, its "kernel_tuner" being kforge), each with a fresh kforge cache and
-# CUDA_CACHE_PATH.  Kernel Tuner's search is stopped CAP seconds after its
-# start-up (its own budget: TuningBudget); where it stopped, kforge gets its
-# number of candidates as a budget in the same (brute-force) order, so both
-# measure the same candidates.  Prints a table (candidates, wall time,
-# candidates/s, best time, kforge's best / Kernel Tuner's, kforge's cand/s /
-# Kernel Tuner's, verified) and the README's rows, and keeps every raw output
-# in OUTDIR: NAME/{kt,cli,py}.json (the summaries), kt-cache.json (Kernel Tuner's
-# cache file, fresh each run: its results even when it raises), kt.out, cli.out, py.out
-# (their output), cli-results.jsonl and py-results.jsonl (kforge's results
-# lines), env.txt, report.txt.
+# CUDA_CACHE_PATH.  Kernel Tuner's search is stopped a number of seconds after
+# its start-up (its own budget, TuningBudget: per example, see caps below, or
+# CAP_SECONDS for all); where it stopped, kforge gets its number of
+# candidates as a budget in the same (brute-force) order, so both measure
+# the same candidates (the report counts those both measured and compares
+# the bests on them).  kforge's --time is capped per example too, and the
+# whole run stops starting steps after KT_SIDE_TOTAL seconds (default 400):
+# about 7 minutes on one H200 with 16 CPUs.  Prints a table (candidates,
+# wall time, candidates/s, best time, kforge's best / Kernel Tuner's on the
+# same candidates, kforge's cand/s / Kernel Tuner's, verified) and the
+# README's rows, and keeps every raw output in OUTDIR: NAME/{kt,cli,py}.json
+# (the summaries), side.json (the caps and kforge's budget), kt-cache.json
+# (Kernel Tuner's cache file, fresh each run: its results even when it
+# raises), kt.out, cli.out, py.out (their output), cli-results.jsonl and
+# py-results.jsonl (kforge's results lines), env.txt, report.txt.
 #
-#   sh tools/kt_side_by_side.sh OUTDIR [CAP_SECONDS]     (default 20)
+#   sh tools/kt_side_by_side.sh OUTDIR [CAP_SECONDS]
 #   sh tools/kt_side_by_side.sh --prepare KT_REPO DEST   the examples' files from a Kernel Tuner
 #                                                        checkout or bare git mirror into DEST
 #
 # Environment: KT_SITE (default .carry/ktsite: kernel_tuner and what it
 # imports), KT_EXAMPLES (default $KT_SITE/kt_examples, made by --prepare),
 # PYTHON (default python3: NumPy, CuPy), KFORGE (default build/kforge, made
-# if missing), KT_SIDE_EXAMPLES (default: vector_add convolution matmul
-# stencil pnpoly reduction), KFORGE_SIDE_TIME (kforge's --time, default 150).
-# With KFORGE_FAKE_GPU=1 (no GPU) Kernel Tuner is left out and kforge's
-# budget is KT_SIDE_BUDGET (default 12): a dry run of kforge's parts.
+# if missing), KT_SIDE_EXAMPLES (default: vector_add stencil matmul
+# reduction convolution convolution_correct pnpoly), KFORGE_SIDE_TIME (kforge's --time for all).
+# With KFORGE_FAKE_GPU=1 (no GPU) Kernel Tuner is left out: kforge's budget
+# is KT_SIDE_BUDGET (default 12), or, where KT_SIDE_PLANT/NAME.json is a
+# Kernel Tuner cache file, Kernel Tuner's results are read from it as if its
+# search had been capped after KT_SIDE_PLANT_WALL seconds (default 20) and
+# kforge gets its candidates: a dry run of kforge's parts and the report.
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/.." && pwd)
@@ -35,7 +43,7 @@ if [ "${1:-}" = --prepare ]; then
     exec "$PY" "$HERE/kt_side_by_side.py" prepare "${2:?KT_REPO}" "${3:?DEST}"
 fi
 OUT=${1:?usage: tools/kt_side_by_side.sh OUTDIR [CAP_SECONDS]}
-CAP=${2:-20}
+CAP_GIVEN=${2:-}
 mkdir -p "$OUT" || exit 4
 OUT=$(cd "$OUT" && pwd)
 KTSITE=${KT_SITE:-$ROOT/.carry/ktsite}
@@ -57,37 +65,84 @@ fake=${KFORGE_FAKE_GPU:-}
 } >"$OUT/env.txt" 2>&1
 TMPB=$(mktemp -d "${TMPDIR:-/tmp}/kt-side.XXXXXX") || exit 4
 trap 'rm -rf "$TMPB"' EXIT
-for name in ${KT_SIDE_EXAMPLES:-vector_add convolution matmul stencil pnpoly reduction}; do
+# Per example: Kernel Tuner's cap on its search (s) and kforge's --time (s), so that the whole run
+# fits in about 7 minutes on one H200 (16 CPUs); CAP, when given, replaces Kernel Tuner's caps.
+caps() {
+    case $1 in
+    vector_add) echo 10 30 ;;
+    stencil) echo 15 30 ;;
+    matmul) echo 25 40 ;;
+    convolution) echo 20 45 ;;
+    convolution_correct) echo 20 40 ;;
+    pnpoly) echo 20 45 ;;
+    reduction) echo 20 40 ;;
+    *) echo 20 40 ;;
+    esac
+}
+TOTAL=${KT_SIDE_TOTAL:-400}
+late() {  # past the whole run's limit: the rest is left out, and said so
+    if [ $(($(date +%s) - T0)) -ge "$TOTAL" ]; then
+        echo "   left out: $(($(date +%s) - T0)) s in, past KT_SIDE_TOTAL=$TOTAL s"
+        return 0
+    fi
+    return 1
+}
+for name in ${KT_SIDE_EXAMPLES:-vector_add stencil matmul reduction convolution convolution_correct pnpoly}; do
     d=$OUT/$name
     mkdir -p "$d"
+    set -- $(caps "$name")
+    KCAP=${CAP_GIVEN:-$1}
+    KFT=${KFORGE_SIDE_TIME:-$2}
+    case $name in
+    pnpoly | reduction) ;;
+    *) if [ ! -f "$EX/$name.py" ]; then
+        echo "== $name: left out: no $name.py in $EX (prepare it again: --prepare KT_REPO $EX)"
+        continue
+    fi ;;
+    esac
     W=$TMPB/$name
     mkdir -p "$W/kt" "$W/cli" "$W/py"
     for w in kt cli py; do cp "$EX"/* "$W/$w/"; done
     N=0
+    late && break
     if [ -z "$fake" ]; then
         C=$TMPB/cache-kt-$name
         mkdir -p "$C"
-        echo "== $name: Kernel Tuner ($(($(date +%s) - T0)) s in)"
-        CUDA_CACHE_PATH=$C/cuda CUPY_CACHE_DIR=$C/cupy PYTHONPATH=$KTSITE timeout $((CAP * 3 + 150)) \
-            "$PY" "$HERE/kt_side_by_side.py" kt "$name" "$W/kt" "$CAP" "$d/kt.json" >"$d/kt.out" 2>&1
+        echo "== $name: Kernel Tuner, its search capped at $KCAP s ($(($(date +%s) - T0)) s in)"
+        CUDA_CACHE_PATH=$C/cuda CUPY_CACHE_DIR=$C/cupy PYTHONPATH=$KTSITE timeout -k 5 $((KCAP + 60)) \
+            "$PY" "$HERE/kt_side_by_side.py" kt "$name" "$W/kt" "$KCAP" "$d/kt.json" >"$d/kt.out" 2>&1
         echo "   exit $?: $(tail -1 "$d/kt.out" | head -c 300)"
-        N=$("$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["candidates"] if d["capped"] else 0)' \
-            "$d/kt.json" 2>/dev/null || echo 0)
+    elif [ -f "${KT_SIDE_PLANT:-/nonexistent}/$name.json" ]; then
+        # the dry run: Kernel Tuner's results from a planted cache file, as if it had been capped
+        cp "$KT_SIDE_PLANT/$name.json" "$d/kt-cache.json"
+        echo "== $name: Kernel Tuner's results from the planted $KT_SIDE_PLANT/$name.json (fake GPU)"
+        "$PY" "$HERE/kt_side_by_side.py" kt-cache "$name" "$d/kt-cache.json" "${KT_SIDE_PLANT_WALL:-20}" 1 \
+            "$d/kt.json" >"$d/kt.out" 2>&1
+        echo "   exit $?: $(tail -1 "$d/kt.out" | head -c 300)"
     else
         N=${KT_SIDE_BUDGET:-12}
     fi
+    if [ -f "$d/kt.json" ]; then
+        N=$("$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["candidates"] if d["capped"] else 0)' \
+            "$d/kt.json" 2>/dev/null || echo 0)
+    fi
+    printf '{"kt_cap": %s, "kforge_time": %s, "budget": %s, "cpus": %s}\n' "$KCAP" "$KFT" "$N" "$(nproc)" >"$d/side.json"
+    late && break
     C=$TMPB/cache-cli-$name
     mkdir -p "$C"
-    echo "== $name: kforge CLI, budget ${N} (0: all) ($(($(date +%s) - T0)) s in)"
-    CUDA_CACHE_PATH=$C/cuda KFORGE_CACHE_DIR=$C/kforge KFORGE_DB=$C/db \
+    echo "== $name: kforge CLI, budget ${N} (0: all), --time $KFT ($(($(date +%s) - T0)) s in)"
+    CUDA_CACHE_PATH=$C/cuda KFORGE_CACHE_DIR=$C/kforge KFORGE_DB=$C/db KFORGE_SIDE_TIME=$KFT \
+        timeout -k 5 $((KFT + 40)) \
         "$PY" "$HERE/kt_side_by_side.py" cli "$name" "$W/cli" "$N" "$d/cli.json" "$HERE/kt_examples/$name.json" \
         >"$d/cli.out" 2>&1
     echo "   exit $?: $(tail -1 "$d/cli.out" | head -c 300)"
     cp "$W/cli/cli-results.jsonl" "$d/" 2>/dev/null
+    late && break
     C=$TMPB/cache-py-$name
     mkdir -p "$C"
-    echo "== $name: kforge Python, budget ${N} ($(($(date +%s) - T0)) s in)"
-    CUDA_CACHE_PATH=$C/cuda KFORGE_CACHE_DIR=$C/kforge KFORGE_DB=$C/db \
+    echo "== $name: kforge Python, budget ${N}, --time $KFT ($(($(date +%s) - T0)) s in)"
+    CUDA_CACHE_PATH=$C/cuda KFORGE_CACHE_DIR=$C/kforge KFORGE_DB=$C/db KFORGE_SIDE_TIME=$KFT \
+        timeout -k 5 $((KFT + 40)) \
         "$PY" "$HERE/kt_side_by_side.py" kforge-py "$name" "$W/py" "$N" "$d/py.json" >"$d/py.out" 2>&1
     echo "   exit $?: $(tail -1 "$d/py.out" | head -c 300)"
     rm -rf "$W" "$TMPB"/cache-*

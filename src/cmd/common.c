@@ -301,6 +301,10 @@ static const char *skip_reason(const char *line)
 
 void print_skipped(const kf_space *sp, const char *path, int detail)
 {
+    if (sp->npruned > 0 && detail)
+        fprintf(stderr, "kforge: %s: the constraints left out %lld combinations as they were enumerated (checked "
+                        "as soon as their parameters were bound; not listed)\n",
+                path, sp->npruned);
     if (sp->nskipped == 0)
         return;
     /* up to 10 lines, or with -v (detail 2), each; else one line per reason

@@ -13,6 +13,7 @@
 #include "util.h"
 
 #include <ctype.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -891,6 +892,23 @@ char *expr_c_text(const kf_expr *e, const char *prefix, char *err, size_t errlen
 }
 
 const char *expr_source_text(const kf_expr *e) { return e ? e->text : ""; }
+static int last_param(const enode *n, const bool *fixed)
+{
+    if (!n)
+        return -1;
+    int m = -1;
+    if (n->kind == E_VAR) {
+        if (n->op >= V_DERIVED)
+            return INT_MAX;  /* a derived name: any parameter */
+        if (n->op < V_SIZE && !(fixed && fixed[n->op]))
+            m = n->op;
+    }
+    int a = last_param(n->a, fixed), b = last_param(n->b, fixed);
+    return a > m ? (a > b ? a : b) : (m > b ? m : b);
+}
+
+int expr_last_param(const kf_expr *e, const bool *fixed) { return e ? last_param(e->root, fixed) : -1; }
+
 bool expr_uses_n(const kf_expr *e) { return e && e->uses_n; }
 bool expr_uses_params(const kf_expr *e) { return e && e->uses_p; }
 

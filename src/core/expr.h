@@ -52,6 +52,11 @@ const char *expr_source_text(const kf_expr *e);
 
 /* True if the expression mentions a size (then it is checked per case). */
 bool expr_uses_n(const kf_expr *e);
+/* The highest index of a parameter e mentions, leaving out those with
+ * fixed[i] true (fixed may be NULL); -1 if none, INT_MAX if it mentions a
+ * family's derived name (which may depend on any parameter).  A constraint
+ * can be checked as soon as the parameters up to this one are bound. */
+int expr_last_param(const kf_expr *e, const bool *fixed);
 /* True if it mentions a parameter (or a family's derived name). */
 bool expr_uses_params(const kf_expr *e);
 

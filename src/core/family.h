@@ -308,6 +308,13 @@ typedef struct kf_family {
      * for it).  NULL and why. */
     char *(*config_members)(const struct kf_family *f, const char *dir, bool *outside, char *err, size_t errlen);
 
+    /* Optional (custom): the constraints the family's check applies, those
+     * without sizes among them; a space of more than 10 million
+     * combinations checks them as soon as their parameters are bound, to
+     * leave out whole parts of the product at once (space.c). */
+    struct kf_expr *const *constraints;
+    int nconstraints;
+
     const void *ext;            /* the family's own (reduction-like families: their reduction_ops) */
 } kf_family;
 

@@ -4,6 +4,7 @@
 #include "space.h"
 
 #include <stdio.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,7 +12,9 @@
 #include "family.h"
 #include "util.h"
 
-#define MAX_COMBINATIONS 10000000LL   /* a cartesian product beyond this is a mistake */
+#define MAX_COMBINATIONS 10000000LL   /* a cartesian product beyond this is a mistake, */
+#define MAX_RAW 1000000000000000LL    /* unless constraints cut it as it is enumerated */
+#define MAX_VISITS 200000000LL        /* combinations looked at while cutting */
 #define MAX_SHAPES 1000000LL
 
 void space_resolve(kf_variant *v)
@@ -334,16 +337,65 @@ static int expand_spec(builder *b, const kf_config *cfg, const kf_spec *sp, cons
         }
     }
 
+    /* The raw product up to MAX_COMBINATIONS is walked combination by
+     * combination (each skipped one listed).  Beyond it (BAT's hotspot: 22
+     * million), constraints are checked as soon as their parameters are
+     * bound: a constraint false for the parameters up to axis L leaves out
+     * every combination of the axes after L at once (counted in
+     * space.npruned, not listed), so the valid set is built without the raw
+     * product; still at most MAX_COMBINATIONS kept and MAX_VISITS
+     * combinations looked at. */
     int64_t total = 1, nshapes = 1;
     bool single = true;
+    int count[KF_MAX_PARAMS];
+    bool fixed[KF_MAX_PARAMS];
     for (int a = 0; a < fam->nparams; a++) {
         int c = sp->ax[a].count > 0 ? sp->ax[a].count : 1;
+        count[a] = c;
+        fixed[a] = c == 1;
         if (c > 1)
             single = false;
+        if (total > MAX_RAW / c) {
+            kf_err(err, errlen, "%s: %s%sthe lists describe more than %lld combinations; narrow them", cfg->path,
+                   where, sep, MAX_RAW);
+            goto out;
+        }
         total *= c;
-        if (total > MAX_COMBINATIONS) {
+    }
+    bool prune = total > MAX_COMBINATIONS;
+    /* the constraints without sizes (the spec's and the family's own), by
+     * the last parameter they need */
+    int ncut = sp->n_constraints + fam->nconstraints;
+    const kf_expr **cx = NULL;
+    int *lvl = NULL, nord = 0;
+    if (prune) {
+        cx = malloc(sizeof *cx * (size_t)(ncut + 1));
+        lvl = malloc(sizeof *lvl * (size_t)(ncut + 1));
+        if (!cx || !lvl) {
+            free(cx);
+            free(lvl);
+            goto oom_early;
+        }
+        for (int i = 0; i < ncut; i++) {
+            const kf_expr *e = i < sp->n_constraints ? ex[i] : fam->constraints[i - sp->n_constraints];
+            if (!e || expr_uses_n(e))
+                continue;
+            int l = expr_last_param(e, fixed);
+            l = l >= fam->nparams ? fam->nparams - 1 : l;
+            int j = nord++;
+            for (; j > 0 && lvl[j - 1] > l; j--) {
+                lvl[j] = lvl[j - 1];
+                cx[j] = cx[j - 1];
+            }
+            lvl[j] = l;
+            cx[j] = e;
+        }
+        if (nord == 0 || lvl[0] >= fam->nparams - 1) {
+            /* nothing to cut early: the raw product would be walked */
+            free(cx);
+            free(lvl);
             kf_err(err, errlen, "%s: %s%sthe lists describe more than %lld combinations; narrow them or add "
-                                "constraints",
+                                "constraints over the first parameters",
                    cfg->path, where, sep, MAX_COMBINATIONS);
             goto out;
         }
@@ -352,14 +404,28 @@ static int expand_spec(builder *b, const kf_config *cfg, const kf_spec *sp, cons
         nshapes *= sp->sz[d].count > 0 ? sp->sz[d].count : 1;
         if (nshapes > MAX_SHAPES) {
             kf_err(err, errlen, "%s: %s%sthe sizes describe more than %lld shapes", cfg->path, where, sep, MAX_SHAPES);
+            free(lvl);
+            free(cx);
             goto out;
         }
     }
 
     int idx[KF_MAX_PARAMS] = {0};
-    for (int64_t k = 0; k < total; k++) {
-        if ((k & 4095) == 0 && kf_interrupted) {
+    int64_t visits = 0, kept = 0;
+    for (bool more = true; more;) {
+        if ((visits++ & 4095) == 0 && kf_interrupted) {
             kf_err(err, errlen, "interrupted");
+            free(lvl);
+            free(cx);
+            goto out;
+        }
+        if (visits > MAX_VISITS || kept > MAX_COMBINATIONS) {
+            kf_err(err, errlen, "%s: %s%sthe lists describe %lld combinations, and the constraints checked as their "
+                                "parameters are bound leave more than %lld %s; narrow the lists",
+                   cfg->path, where, sep, (long long)total, visits > MAX_VISITS ? MAX_VISITS : MAX_COMBINATIONS,
+                   visits > MAX_VISITS ? "to look at" : "combinations");
+            free(lvl);
+            free(cx);
             goto out;
         }
         kf_variant v;
@@ -368,11 +434,49 @@ static int expand_spec(builder *b, const kf_config *cfg, const kf_spec *sp, cons
         for (int a = 0; a < fam->nparams; a++)
             if (sp->ax[a].count > 0)
                 v.p[a] = sp->ax[a].vals[idx[a]];
+        if (prune) {
+            kf_variant rv = v;
+            space_resolve(&rv);
+            int cut = INT_MAX;
+            for (int o = 0; o < nord && cut == INT_MAX; o++) {
+                double r;
+                char eerr[512];
+                /* one that cannot be evaluated cuts nothing: the checks of
+                 * the whole combination below say why */
+                if (expr_eval(cx[o], &rv, NULL, &r, eerr, sizeof eerr) == 0 && r == 0)
+                    cut = lvl[o];
+            }
+            if (cut != INT_MAX) {
+                /* every combination from here to the end of the subtree at
+                 * axis cut is left out: count them, then move past it */
+                int64_t rem = 1, below = 1;
+                for (int a = fam->nparams - 1; a > cut; a--) {
+                    rem += (int64_t)(count[a] - 1 - idx[a]) * below;
+                    below *= count[a];
+                    idx[a] = count[a] - 1;
+                }
+                b->s->npruned += rem;
+                more = false;
+                for (int a = fam->nparams - 1; a >= 0; a--) {
+                    if (++idx[a] < count[a]) {
+                        more = true;
+                        break;
+                    }
+                    idx[a] = 0;
+                }
+                if (cut < 0)
+                    more = false;
+                continue;
+            }
+            kept++;
+        }
         /* next combination (odometer, last axis fastest) */
+        more = false;
         for (int a = fam->nparams - 1; a >= 0; a--) {
-            int c = sp->ax[a].count > 0 ? sp->ax[a].count : 1;
-            if (++idx[a] < c)
+            if (++idx[a] < count[a]) {
+                more = true;
                 break;
+            }
             idx[a] = 0;
         }
 
@@ -475,9 +579,14 @@ static int expand_spec(builder *b, const kf_config *cfg, const kf_spec *sp, cons
                 goto oom;
         }
     }
+    free(lvl);
+    free(cx);
     rc = 0;
     goto out;
 oom:
+    free(lvl);
+    free(cx);
+oom_early:
     kf_err(err, errlen, "%s: out of memory while expanding %s", cfg->path, where[0] ? where : "the config");
 out:
     for (int i = 0; i < sp->n_constraints; i++)

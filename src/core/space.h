@@ -34,6 +34,8 @@ typedef struct {
     char **skipped;         /* one line per skipped combination: label + reason */
     int nskipped;
     char *skip_text;        /* the block the skipped lines point into */
+    long long npruned;      /* combinations the constraints left out as a space of more than 10 million
+                             * was enumerated (space.c), counted and not listed */
 } kf_space;
 
 /* Checks whether v can run (the family's rules, with v resolved first).

@@ -1198,6 +1198,8 @@ static int make(mk *m, cfam *c, const cJSON *root, const char *config_path)
                 return -1;
             c->ncons = i + 1;
         }
+        c->fam.constraints = c->cons;
+        c->fam.nconstraints = c->ncons;
     }
     if (custom_parse_options(c, cJSON_GetObjectItemCaseSensitive(root, "compiler_options"), m->err, m->errlen) != 0)
         return -1;
