@@ -186,5 +186,20 @@ else
   bad "--time with a slow first compile" "exit $rc, $n measured: $(cat s.t2.txt e.t2.txt | tail -3)"
 fi
 
+# the compiler pool's default size is the CPUs kforge may run on (its affinity:
+# taskset, a Slurm job's cpuset), not every CPU of the host
+if command -v taskset > /dev/null 2>&1; then
+  rm -rf cache.aff
+  KFORGE_TRACE=1 KFORGE_CACHE_DIR=$TMP/cache.aff taskset -c 0 "$K" run k.json --set block_size_x=32 --set per_thread=1 \
+    --set shift=0 --set broken=0 -q > /dev/null 2> e.aff.txt
+  if grep -q 'compiler pools started: 1 compile processes each' e.aff.txt; then
+    ok "taskset -c 0: a pool of 1 compile process"
+  else
+    bad "the pool's size under taskset -c 0" "$(grep 'compiler pools' e.aff.txt)"
+  fi
+else
+  echo "SKIP: the pool's size under an affinity mask (no taskset)"
+fi
+
 echo "ahead_suite: $npass passed, $nfail failed"
 [ $nfail = 0 ]

@@ -1235,8 +1235,7 @@ rtc_pool *rtc_pool_new(int jobs, const rtc_cache *cache, const rtc_options *opt,
                        char *err, size_t errlen)
 {
     if (jobs <= 0) {
-        long n = sysconf(_SC_NPROCESSORS_ONLN);
-        jobs = n > 0 ? (int)n : 1;
+        jobs = kf_usable_cpus();
     }
     if (jobs > 1024)
         jobs = 1024;

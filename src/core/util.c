@@ -50,7 +50,7 @@ static void *pfor_worker(void *arg)
     return NULL;
 }
 
-static int usable_cpus(void)
+int kf_usable_cpus(void)
 {
     cpu_set_t set;
     if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
@@ -67,7 +67,7 @@ int64_t kf_parallel_for(int64_t n, int64_t grain, void (*fn)(void *ctx, int64_t 
     if (grain < 1)
         grain = 1;
     pfor p = {.n = n, .grain = grain, .pieces = (n - 1) / grain + 1, .next = 0, .fn = fn, .ctx = ctx};
-    int threads = usable_cpus();
+    int threads = kf_usable_cpus();
     if (threads > 64)
         threads = 64;
     if (threads > p.pieces)

@@ -76,6 +76,10 @@ int kf_strset_find(const kf_strset *s, const char *key);
 int kf_strset_add(kf_strset *s, const char *key, bool *added);
 void kf_strset_free(kf_strset *s);
 
+/* The CPUs this process may run on: its affinity mask (taskset, a Slurm
+ * job's cpuset), else the online CPUs.  The default size of every pool. */
+int kf_usable_cpus(void);
+
 /* Runs fn(ctx, piece, lo, hi) for every piece [lo, hi) of [0, n) cut into
  * pieces of `grain` items (the last one shorter): piece k is [k grain,
  * min(n, (k + 1) grain)), whatever the number of threads, so results kept

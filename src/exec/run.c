@@ -183,8 +183,7 @@ static int compiler_start(compiler *c, const run_opts *o, const char *arch, int 
     snprintf(c->ropt.arch, sizeof c->ropt.arch, "%s", arch);
     c->ropt.lineinfo = o->lineinfo;
     if (jobs <= 0) {
-        long n = sysconf(_SC_NPROCESSORS_ONLN);
-        jobs = n > 0 ? (int)n : 1;
+        jobs = kf_usable_cpus();
     }
     c->jobs = jobs > 1024 ? 1024 : jobs;
     c->pool = rtc_pool_new(c->jobs, cache, &c->ropt, err, errlen);
@@ -244,8 +243,7 @@ static int session_jobs(const run_opts *o)
 {
     int jobs = o->jobs;
     if (jobs <= 0) {
-        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-        jobs = cpus > 0 ? (int)cpus : 1;
+        jobs = kf_usable_cpus();
     }
     return jobs;
 }
@@ -476,7 +474,7 @@ run_session *run_session_new(const run_opts *o, kf_device *dev, bool *nodev, cha
         }
     }
     *dev = s->slots[0].dev;
-    kf_trace("compiler pools started");
+    kf_trace("compiler pools started: %d compile processes each", s->ncomps > 0 ? s->comps[0].jobs : 0);
     return s;
 fail:
     run_session_free(s);

@@ -782,8 +782,7 @@ static int open_devices(tuner *t, char *err, size_t errlen)
     kf_variant *early = NULL;
     choose_strategy(t); /* again once the space has the devices' limits */
     if (t->kind == STRAT_EXHAUSTIVE && t->o.shard.n <= 1 && t->ncand > 0) {
-        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-        int k = 4 * (t->o.ro.jobs > 0 ? t->o.ro.jobs : cpus > 0 ? (int)cpus : 1);
+        int k = 4 * (t->o.ro.jobs > 0 ? t->o.ro.jobs : kf_usable_cpus());
         k = k < t->ncand ? k : t->ncand;
         early = malloc(sizeof *early * (size_t)k);
         for (int c = 0; early && c < k; c++)
