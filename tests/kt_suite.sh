@@ -255,5 +255,39 @@ PY
     else bad "T1 refusal ${e%%|*}" "exit $rc: $(head -2 t1bad$i.txt)"; fi
 done
 
+# No "reference": the first parameter set in the params' order that meets the
+# constraints (Kernel Tuner's matmul, run without answer: the first values,
+# block_size_x 16 with block_size_y 1 and tile_size_y 1, break its restriction
+# and the reference faulted on the GPU, failing every candidate)
+cat > mmref.cu <<'EOF2'
+extern "C" __global__ void mm(float *c, const float *a, int n)
+{
+    __shared__ float s[block_size_y * tile_size_y][block_size_x];
+    int i = blockIdx.x * block_size_x + threadIdx.x;
+    s[threadIdx.y][threadIdx.x] = i < n ? a[i] : 0.0f;
+    __syncthreads();
+    if (i < n && threadIdx.y == 0)
+        c[i] = s[0][threadIdx.x] * tile_size_x;
+}
+EOF2
+cat > mmref.json <<'EOF2'
+{"kernel": "custom",
+ "custom": {"source": "mmref.cu", "entry": "mm",
+  "params": {"block_size_x": [16, 32], "block_size_y": [1, 2, 4, 8], "tile_size_x": [1, 2], "tile_size_y": [1, 2, 4]},
+  "sizes": ["n"],
+  "args": [{"name": "c", "dtype": "float32", "length": "n", "role": "out"},
+           {"name": "a", "dtype": "float32", "length": "n", "role": "in"},
+           {"name": "n", "scalar": "int32", "value": "n"}],
+  "grid": ["ceil(n / block_size_x)"], "block": ["block_size_x", "block_size_y"],
+  "constraints": ["block_size_x == block_size_y * tile_size_y"]},
+ "defaults": {"n": "1000"}}
+EOF2
+"$K" check --compile mmref.json > mmref.txt 2>&1
+if grep -q 'reference compiled  mm block_size_x=16,block_size_y=4,tile_size_x=1,tile_size_y=4' mmref.txt; then
+  ok "no reference given: the first parameter set that meets the constraints (16, 4, 1, 4)"
+else
+  bad "the default reference meets the constraints" "$(grep reference mmref.txt)"
+fi
+
 echo "kt_suite: $npass passed, $nfail failed"
 [ $nfail = 0 ]

@@ -309,8 +309,7 @@ def _spec(folder, kernel_name, kernel_source, problem_size, arguments, tune_para
               "tolerance": {"rtol": float(rtol), "atol": float(atol)}}
     if expected:
         custom["reference"] = {"expected": expected}
-    else:
-        custom["reference"] = {"params": {k: v[0] for k, v in params.items()}}
+    # else no "reference": kforge checks against the first configuration that meets the restrictions
     if restrictions:
         if isinstance(restrictions, str) or callable(restrictions):
             restrictions = [restrictions]

@@ -937,6 +937,37 @@ static int set_source_hash(cfam *c, char *err, size_t errlen)
     return 0;
 }
 
+
+/* A config without "reference": the reference is the first parameter set,
+ * in the order of "params" (the last varying fastest, as Kernel Tuner's
+ * itertools.product), that passes the family's check (constraints without
+ * sizes, the block's limits): the first value of each param may be no
+ * configuration at all (Kernel Tuner's matmul: block_size_x 16 with
+ * block_size_y 1 and tile_size_y 1 breaks block_size_x ==
+ * block_size_y * tile_size_y, and faults).  None passes: the first values,
+ * whose failure then names the reference. */
+static void default_reference(cfam *c)
+{
+    kf_variant v;
+    variant_defaults(&v, c->index);
+    int n = c->fam.nparams, k[KF_MAX_PARAMS] = {0};
+    for (long tries = 0; tries < 4000000; tries++) {
+        for (int i = 0; i < n; i++)
+            v.p[i] = c->values[i][k[i]];
+        char why[256];
+        if (check(&v, NULL, why, sizeof why) == 0) {
+            for (int i = 0; i < n; i++)
+                c->refp[i] = v.p[i];
+            return;
+        }
+        int i = n - 1;
+        while (i >= 0 && ++k[i] == c->nvalues[i])
+            k[i--] = 0;
+        if (i < 0)
+            return;
+    }
+}
+
 /* The family of the config's "custom" object, registered (with its
  * reference kernel's family first, when it has one): its index, the same
  * index again for the same spec and source, or -1 and why. */
@@ -975,6 +1006,8 @@ int custom_family_make(const char *spec_json, const char *config_path, char *err
     }
     made[nmade++] = c;
     rc = c->index;
+    if (!c->ref_given)
+        default_reference(c);
     c = NULL;
     if (custom_spec_probe(made[nmade - 1], err, errlen) != 0)
         rc = -1;

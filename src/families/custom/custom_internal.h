@@ -78,6 +78,7 @@ typedef struct cfam {
     char *cons_text[MAX_CONSTRAINTS];
     int ncons;
     int64_t refp[KF_MAX_PARAMS];
+    bool ref_given;          /* the config has a "reference" (else: default_reference) */
     /* "reference": {"source", "entry", ...}: a kernel of its own, made a
      * family of its own (the companion: its params, each at one value, its
      * launch, the same args), registered beside this one; NULL otherwise */

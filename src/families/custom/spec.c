@@ -1211,6 +1211,7 @@ static int make(mk *m, cfam *c, const cJSON *root, const char *config_path)
     for (int i = 0; i < c->fam.nparams; i++)
         c->refp[i] = c->values[i][0];
     const cJSON *ref = cJSON_GetObjectItemCaseSensitive(root, "reference");
+    c->ref_given = ref != NULL;
     const cJSON *expected = ref ? cJSON_GetObjectItemCaseSensitive(ref, "expected") : NULL;
     if (expected) {
         /* the answer as .npy files, one per output: no reference run */
