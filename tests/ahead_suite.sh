@@ -201,5 +201,24 @@ else
   echo "SKIP: the pool's size under an affinity mask (no taskset)"
 fi
 
+# the compiler pool's ramp: with 8 processes, the first 4 take jobs at once and
+# the rest after the first reply or a second (compiles of 1.5 s here: the
+# second); KFORGE_COMPILE_RAMP=0 opens all at once
+for ramp in 4 0; do
+  rm -rf cache.ramp
+  KFORGE_COMPILE_RAMP=$ramp KFORGE_COMPILE_DELAY_MS=1500 KFORGE_TRACE=1 KFORGE_CACHE_DIR=$TMP/cache.ramp "$K" tune k.json \
+    --set per_thread=1 --set shift=0 --set broken=0 --strategy exhaustive -j 8 --no-db --no-resume -q \
+    --results r.ramp$ramp.jsonl > /dev/null 2> e.ramp$ramp.txt
+  n=$(grep -c . r.ramp$ramp.jsonl)
+  t=$(sed -n 's/.*trace \([0-9.]*\) s .*all 8 processes take jobs (a second since the first job).*/\1/p' e.ramp$ramp.txt)
+  if [ $ramp = 4 ] && [ -n "$t" ] && [ "$n" -ge 6 ]; then
+    ok "ramp: 4 of 8 compile processes first, all 8 at $t s, $n candidates measured"
+  elif [ $ramp = 0 ] && [ -z "$t" ] && ! grep -q 'take jobs' e.ramp0.txt && [ "$n" -ge 6 ]; then
+    ok "KFORGE_COMPILE_RAMP=0: all 8 at once, $n candidates measured"
+  else
+    bad "the compiler pool's ramp ($ramp)" "$n lines; $(grep -E 'take jobs|compile processes' e.ramp$ramp.txt)"
+  fi
+done
+
 echo "ahead_suite: $npass passed, $nfail failed"
 [ $nfail = 0 ]

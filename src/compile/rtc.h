@@ -158,6 +158,9 @@ int rtc_pool_pending(const rtc_pool *p);
  * that failed without a worker wait to be collected, and returns how many
  * were added (at most max; jobs + 1 is always enough). */
 int rtc_pool_pollfds(rtc_pool *p, struct pollfd *fds, int max);
+/* Milliseconds until the pool opens its remaining workers to queued jobs
+ * (the ramp), -1 when nothing waits on it: a poll() timeout. */
+int rtc_pool_wake_ms(const rtc_pool *p);
 
 /* After poll(): reads the results of workers whose fds are readable, gives
  * queued jobs to idle workers, and returns the number of rtc_done written

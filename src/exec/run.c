@@ -1085,6 +1085,11 @@ int run_session_measure(run_session *s, const kf_variant *variants, int nvariant
             if (timeout < 0 || ms < timeout)
                 timeout = ms;
         }
+        for (int c = 0; c < s->ncomps; c++) { /* the compiler pool's ramp opens by time too */
+            int wake = rtc_pool_wake_ms(s->comps[c].pool);
+            if (wake >= 0 && (timeout < 0 || wake < timeout))
+                timeout = wake;
+        }
         if (preparing && m.prepared < nvariants)
             timeout = 0; /* more to prepare: look at results, then go on */
         int pr = poll(fds, (nfds_t)nf, timeout);
