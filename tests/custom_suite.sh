@@ -499,7 +499,7 @@ expect2 "unknown name in an expression" b_ident.json "b_ident.json: custom.bytes
 sed 's/"grid": \["(n + /"grid": ["(n + tile + /' vector_add.json >b_grid.json
 expect2 "unknown param in the grid" b_grid.json "b_grid.json: custom.grid[0]: '(n + tile + "
 sed 's/"name": "c", "dtype": "float32"/"name": "c", "dtype": "float8"/' vector_add.json >b_dtype.json
-expect2 "bad dtype" b_dtype.json 'b_dtype.json: custom.args[0] (c).dtype: expected a dtype (int32, uint32, int64, float32, float64, bfloat16, float16), got "float8"'
+expect2 "bad dtype" b_dtype.json 'b_dtype.json: custom.args[0] (c).dtype: expected a dtype (int32, uint32, int64, float32, float64, bfloat16, float16, int8, uint8), got "float8"'
 sed 's/"role": "out"/"role": "output"/' vector_add.json >b_role.json
 expect2 "bad role" b_role.json 'b_role.json: custom.args[0] (c).role: expected a role (in, out or inout), got "output"'
 grep -v '"entry"' vector_add.json >b_entry.json
@@ -678,7 +678,7 @@ def notlist(k):
     k["constants"] = {"name": "d_filter"}
 variant("bc_list.json", notlist)
 PY
-expect2 "constants: a dtype kforge lacks" bc_dtype.json 'bc_dtype.json: custom.constants[0] (d_filter).dtype: expected a dtype (int32, uint32, int64, float32, float64, bfloat16, float16), got "float8"'
+expect2 "constants: a dtype kforge lacks" bc_dtype.json 'bc_dtype.json: custom.constants[0] (d_filter).dtype: expected a dtype (int32, uint32, int64, float32, float64, bfloat16, float16, int8, uint8), got "float8"'
 expect2 "constants: no length" bc_length.json 'bc_length.json: custom.constants[0] (d_filter).length: missing: a constant needs a length in elements (an expression over sizes, e.g. "17 * 17")'
 expect2 "constants: a length over a param" bc_param.json 'bc_param.json: custom.constants[0] (d_filter).length: a constant'"'"'s length may use sizes only, not params'
 expect2 "constants: an unknown name in the length" bc_ident.json "bc_ident.json: custom.constants[0] (d_filter).length: '17 * filter' at position 6: unknown name 'filter'"

@@ -233,7 +233,7 @@ else bad "T1 MemType Constant" "exit $rc: $(tail -3 t1cm.txt)"; fi
 i=0
 for e in 'd["KernelSpecification"]["Language"] = "OpenCL"|KernelSpecification.Language: kforge runs CUDA kernels' \
          'd["Foo"] = 1|T1 Foo: not supported by kforge (the supported fields here: KernelSpecification, ConfigurationSpace, General' \
-         'd["KernelSpecification"]["Arguments"][0]["Type"] = "int8"|Arguments\[0\] (y): Type: expected float, double' \
+         'd["KernelSpecification"]["Arguments"][0]["Type"] = "int16"|Arguments\[0\] (y): Type: expected float, double' \
          'd["KernelSpecification"]["Arguments"][1]["FillType"] = "File"|Arguments\[1\] (x): FillType: expected Constant, Random or Generator' \
          'd["KernelSpecification"]["Arguments"][0]["DataSource"] = "2*i"|Arguments\[0\] (y): DataSource: the only Generator' \
          'd["KernelSpecification"]["Arguments"][1]["AccessType"] = "Write"|Arguments\[1\] (x): AccessType: expected ReadOnly' \

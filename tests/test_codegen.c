@@ -261,7 +261,7 @@ START_TEST(defines)
     /* KF_T is the accumulator: float for bfloat16 and float16 (acc_dtype auto) */
     static const char *const ctype[] = {"int", "unsigned int", "long long", "float", "double", "float", "float"};
     static const int bytes[] = {4, 4, 8, 4, 8, 4, 4};
-    for (int t = 0; t < KF_DTYPE_COUNT; t++) {
+    for (int t = 0; t < KF_REDUCE_DTYPES; t++) {
         v = base();
         v.p[RP_DTYPE] = t;
         s = gen(&v);
@@ -453,7 +453,7 @@ START_TEST(reduce_value_macros_match_c_enums)
         if (f->params[i].kind == KF_PK_ENUM)
             values += f->params[i].count;
     ck_assert_int_eq(values, (int)(sizeof ce / sizeof ce[0]));
-    ck_assert_int_eq(values, KF_DTYPE_COUNT + KF_ACCT_COUNT + KF_OP_COUNT + KF_ALG_COUNT + KF_UNROLL_COUNT + KF_PASSES_COUNT +
+    ck_assert_int_eq(values, KF_REDUCE_DTYPES + KF_ACCT_COUNT + KF_OP_COUNT + KF_ALG_COUNT + KF_UNROLL_COUNT + KF_PASSES_COUNT +
                                  KF_LAYOUT_COUNT + KF_ACC_COUNT + KF_WARP_COUNT + KF_LOAD_COUNT);
     kf_variant v = unusual();
     char *s = gen(&v);
@@ -822,7 +822,7 @@ END_TEST
 
 START_TEST(plan_determinism)
 {
-    for (int t = 0; t < KF_DTYPE_COUNT; t++)
+    for (int t = 0; t < KF_REDUCE_DTYPES; t++)
         for (int o = 0; o < KF_OP_COUNT; o++)
             for (int a = 0; a < KF_ALG_COUNT; a++)
                 for (int p = KF_PASSES_MULTI_KERNEL; p < KF_PASSES_COUNT; p++) {
@@ -1142,7 +1142,7 @@ START_TEST(nvrtc_sample)
 {
     srcset ss = {.batch = true};
     int k = 0, impossible = 0;
-    for (int t = 0; t < KF_DTYPE_COUNT; t++)
+    for (int t = 0; t < KF_REDUCE_DTYPES; t++)
         for (int o = 0; o < KF_OP_COUNT; o++)
             for (int a = 0; a < KF_ALG_COUNT; a++) {
                 kf_variant v;
@@ -1158,7 +1158,7 @@ START_TEST(nvrtc_sample)
 
     /* every dtype x vector width x load flavour, with a tree and with shuffles:
      * 8-byte types with vector_width 4 load 32 bytes as two 16-byte words */
-    for (int t = 0; t < KF_DTYPE_COUNT; t++)
+    for (int t = 0; t < KF_REDUCE_DTYPES; t++)
         for (int w = 1; w <= 4; w *= 2)
             for (int l = 0; l < KF_LOAD_COUNT; l++) {
                 reduce_v v = rbase();

@@ -296,7 +296,7 @@ START_TEST(identifiers)
     ck_assert(ev_v("tile", &v, 7) == 256 * 4 * 2);
     ck_assert(ev_v("tile == block_size * elements_per_thread * vector_width", &v, 7) == 1);
 
-    for (int t = 0; t < KF_DTYPE_COUNT; t++) {
+    for (int t = 0; t < KF_REDUCE_DTYPES; t++) {
         v.p[RP_DTYPE] = t;
         for (int vw = 1; vw <= 4; vw *= 2) {
             v.p[RP_VECTOR_WIDTH] = vw;
@@ -330,7 +330,7 @@ START_TEST(enum_axes_compare_with_strings)
         const char *const *names;
         int count;
     } axes[] = {
-        {RP_DTYPE, kf_dtype_names, KF_DTYPE_COUNT},
+        {RP_DTYPE, kf_dtype_names, KF_REDUCE_DTYPES},
         {RP_OP, kf_op_names, KF_OP_COUNT},
         {RP_ACC_DTYPE, kf_acc_type_names, KF_ACCT_COUNT},
         {RP_ALGORITHM, kf_algorithm_names, KF_ALG_COUNT},

@@ -65,7 +65,7 @@ static kf_result make_result(int i)
     reduce_defaults(&v);
     static const char *const names[] = {"reduce6", "", "with \"quotes\" and \\ back", "caf\xc3\xa9 \xe2\x82\xac",
                                         "tab\there", "a|b|c", "comma, name"};
-    v.dtype = (kf_dtype)(i % KF_DTYPE_COUNT);
+    v.dtype = (kf_dtype)(i % KF_REDUCE_DTYPES);
     v.op = (kf_op)((i + 1) % KF_OP_COUNT);
     v.algorithm = (kf_algorithm)((i + 2) % KF_ALG_COUNT);
     v.block_size = 32 << (i % 6);
@@ -1119,7 +1119,7 @@ START_TEST(case_key_identity)
         snprintf(name, sizeof name, "%s", base.name);
         switch (f) {
         case 0: snprintf(name, sizeof name, "%.62s.", base.name); break;
-        case 1: x.dtype = (kf_dtype)((x.dtype + 1) % KF_DTYPE_COUNT); break;
+        case 1: x.dtype = (kf_dtype)((x.dtype + 1) % KF_REDUCE_DTYPES); break;
         case 2: x.op = (kf_op)((x.op + 1) % KF_OP_COUNT); break;
         case 3: x.algorithm = (kf_algorithm)((x.algorithm + 1) % KF_ALG_COUNT); break;
         case 4: x.block_size = x.block_size == 1024 ? 512 : x.block_size * 2; break;

@@ -531,7 +531,7 @@ START_TEST(rule_bitwise_needs_integer)
     reduce_v v = base();
     for (int op = KF_OP_AND; op <= KF_OP_XOR; op++) {
         v.op = (kf_op)op;
-        for (int t = 0; t < KF_DTYPE_COUNT; t++) {
+        for (int t = 0; t < KF_REDUCE_DTYPES; t++) {
             v.dtype = (kf_dtype)t;
             if (kf_dtype_is_float(v.dtype))
                 reject(&v, NULL, "is bitwise: it needs an integer dtype");

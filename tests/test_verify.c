@@ -42,7 +42,7 @@ START_TEST(exact_data_detects_single_element_changes)
 {
     const kf_op ops[] = {KF_OP_SUM, KF_OP_PROD, KF_OP_XOR};
     const int64_t ns[] = {1, 2, 31, 4097, 100003};
-    for (int t = 0; t < KF_DTYPE_COUNT; t++) {
+    for (int t = 0; t < KF_REDUCE_DTYPES; t++) {
         for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++) {
             kf_op op = ops[o];
             if (op == KF_OP_XOR && kf_dtype_is_float(t))
@@ -257,7 +257,7 @@ END_TEST
 
 START_TEST(fill_deterministic_and_prefix_stable)
 {
-    for (int t = 0; t < KF_DTYPE_COUNT; t++) {
+    for (int t = 0; t < KF_REDUCE_DTYPES; t++) {
         for (int op = 0; op < KF_OP_COUNT; op++) {
             size_t es = kf_dtype_size(t);
             void *a = fill_new(t, op, 42, 1000);
@@ -292,7 +292,7 @@ END_TEST
 START_TEST(fill_never_all_zeros)
 {
     static const int64_t sizes[] = {1, 2, 3, 63, 64, 1000};
-    for (int t = 0; t < KF_DTYPE_COUNT; t++)
+    for (int t = 0; t < KF_REDUCE_DTYPES; t++)
         for (int op = 0; op < KF_OP_COUNT; op++)
             for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++)
                 for (uint64_t seed = 0; seed < 200; seed++) {
@@ -373,7 +373,7 @@ END_TEST
 START_TEST(prod_data_never_zero)
 {
     const int64_t n = 1 << 20;
-    for (int t = 0; t < KF_DTYPE_COUNT; t++) {
+    for (int t = 0; t < KF_REDUCE_DTYPES; t++) {
         void *p = fill_new(t, KF_OP_PROD, 99, n);
         kf_value r = verify_reference(t, KF_OP_PROD, p, n, NULL);
         switch (t) {
@@ -642,7 +642,7 @@ START_TEST(large_inputs_in_pieces)
 {
     const int64_t n = 3 * ((int64_t)1 << 20) + 12345;
     const int64_t m = ((int64_t)1 << 20) - 7;      /* one piece */
-    for (int t = 0; t < KF_DTYPE_COUNT; t++) {
+    for (int t = 0; t < KF_REDUCE_DTYPES; t++) {
         for (int op = 0; op < KF_OP_COUNT; op++) {
             size_t es = kf_dtype_size(t);
             unsigned char *big = fill_new(t, op, 7, n);

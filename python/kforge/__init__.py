@@ -59,7 +59,8 @@ class WrongResultConfig(ErrorConfig):
 
 _DTYPES = {numpy.dtype(numpy.float32): "float32", numpy.dtype(numpy.float64): "float64",
            numpy.dtype(numpy.int32): "int32", numpy.dtype(numpy.uint32): "uint32",
-           numpy.dtype(numpy.int64): "int64", numpy.dtype(numpy.float16): "float16"}
+           numpy.dtype(numpy.int64): "int64", numpy.dtype(numpy.float16): "float16",
+           numpy.dtype(numpy.int8): "int8", numpy.dtype(numpy.uint8): "uint8"}
 
 _STRATEGIES = {None: None, "brute_force": "exhaustive", "random_sample": "random",
                "genetic_algorithm": "genetic", "simulated_annealing": "anneal", "greedy_ils": "local",

@@ -126,7 +126,7 @@ def test_compile_error_is_a_failed_configuration():
 @pytest.mark.parametrize("kw, what", [
     ({"tune_params": {"block_size_x": [1.5]}}, "not an integer"),
     ({"restrictions": [lambda p: True, 3]}, "not a string expression"),
-    ({"arguments": [numpy.zeros(4, dtype=numpy.int8)]}, "dtype int8"),
+    ({"arguments": [numpy.zeros(4, dtype=numpy.int16)]}, "dtype int16"),
     ({"strategy": "no_such"}, "not one kforge maps"),
     ({"problem_size": 1.5}, "problem_size"),
     ({"problem_size": "nb"}, r"custom.grid\[0\].*unknown name .nb."),

@@ -6,7 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
-const char *const kf_dtype_names[] = {"int32", "uint32", "int64", "float32", "float64", "bfloat16", "float16"};
+const char *const kf_dtype_names[] = {"int32", "uint32", "int64", "float32", "float64", "bfloat16", "float16",
+                                      "int8", "uint8"};
 const char *const kf_op_names[] = {"sum", "min", "max", "prod", "and", "or", "xor"};
 const char *const kf_acc_type_names[] = {"auto", "input", "float32", "float64"};
 const char *const kf_status_names[] = {"ok", "wrong", "compile_error", "launch_error",
@@ -66,6 +67,7 @@ size_t kf_dtype_size(kf_dtype t)
     case KF_INT32: case KF_UINT32: case KF_FLOAT32: return 4;
     case KF_INT64: case KF_FLOAT64: return 8;
     case KF_BFLOAT16: case KF_FLOAT16: return 2;
+    case KF_INT8: case KF_UINT8: return 1;
     default: return 0;
     }
 }
@@ -86,6 +88,8 @@ const char *kf_dtype_ctype(kf_dtype t)
     case KF_FLOAT64: return "double";
     case KF_BFLOAT16: return "__nv_bfloat16";
     case KF_FLOAT16: return "__half";
+    case KF_INT8: return "signed char";
+    case KF_UINT8: return "unsigned char";
     default: return "?";
     }
 }

@@ -35,8 +35,13 @@ enum {
 /* bfloat16 and float16 are input types (2-byte elements) that reductions
  * accumulate in a wider type (the families' acc_dtype axis). */
 typedef enum {
-    KF_INT32, KF_UINT32, KF_INT64, KF_FLOAT32, KF_FLOAT64, KF_BFLOAT16, KF_FLOAT16, KF_DTYPE_COUNT
+    KF_INT32, KF_UINT32, KF_INT64, KF_FLOAT32, KF_FLOAT64, KF_BFLOAT16, KF_FLOAT16,
+    KF_INT8, KF_UINT8,          /* custom kernels' buffers, constants and scalars only */
+    KF_DTYPE_COUNT
 } kf_dtype;
+/* The element types of the reduction families (their dtype axis): those
+ * before int8. */
+#define KF_REDUCE_DTYPES ((int)KF_INT8)
 
 /* What a reduction accumulates in, and so the type of its output (the
  * acc_dtype axis): auto (float32 for bfloat16 and float16, else the input

@@ -77,7 +77,9 @@ static const char *dtype_of(const char *t)
     static const char *const map[][2] = {{"float", "float32"}, {"float32", "float32"}, {"double", "float64"},
                                          {"float64", "float64"}, {"int", "int32"}, {"int32", "int32"},
                                          {"uint", "uint32"}, {"uint32", "uint32"}, {"int64", "int64"},
-                                         {"long", "int64"}, {"half", "float16"}, {"float16", "float16"}};
+                                         {"long", "int64"}, {"half", "float16"}, {"float16", "float16"},
+                                         {"int8", "int8"}, {"char", "int8"}, {"byte", "int8"}, {"uint8", "uint8"},
+                                         {"uchar", "uint8"}};
     for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
         if (strcmp(t, map[i][0]) == 0)
             return map[i][1];
@@ -430,7 +432,8 @@ static int argument(t1ctx *c, int i, const cJSON *a, cJSON *args, cJSON *consts)
     const char *dt = cJSON_IsString(type) ? dtype_of(type->valuestring) : NULL;
     if (!dt) {
         shown(type, g, sizeof g);
-        return bad(c, f, "Type: expected float, double, int32 (int), uint32 (uint), int64 or half, got %s", g);
+        return bad(c, f, "Type: expected float, double, int32 (int), uint32 (uint), int64, half, int8 (char) "
+                              "or uint8 (uchar), got %s", g);
     }
     const cJSON *mt = cJSON_GetObjectItemCaseSensitive(a, "MemoryType");
     const cJSON *fv = cJSON_GetObjectItemCaseSensitive(a, "FillValue");

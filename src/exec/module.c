@@ -227,7 +227,7 @@ bool set_constants(cctx *c, CUmodule mod, const kf_variant *v, const kf_shape *s
         return false;
     }
     static const char *const ctype[KF_DTYPE_COUNT] = {"int", "unsigned", "long long", "float", "double",
-                                                      "__nv_bfloat16", "__half"};
+                                                      "__nv_bfloat16", "__half", "signed char", "unsigned char"};
     bool ok = true;
     for (int i = 0; ok && i < set.n; i++) {
         const kf_constant *k = &set.c[i];

@@ -836,7 +836,7 @@ kf_value verify_reference_acc(kf_dtype t, kf_dtype acc, kf_op op, const void *bu
     kf_value out = {.bits = 0};
     if (abs_sum)
         *abs_sum = 0;
-    if (t >= KF_DTYPE_COUNT || acc >= KF_DTYPE_COUNT)
+    if ((int)t >= KF_REDUCE_DTYPES || (int)acc >= KF_REDUCE_DTYPES)
         return out;
     if (n <= 0)
         return verify_identity(acc, op);

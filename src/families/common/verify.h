@@ -19,7 +19,7 @@
 /* The element type and the operator: the first two parameters of every
  * reduction family's table (both are what is computed: database keys). */
 #define KF_PARAM_DTYPE                                                                                              \
-    {.name = "dtype", .kind = KF_PK_ENUM, .names = kf_dtype_names, .count = KF_DTYPE_COUNT, .def = KF_FLOAT32,     \
+    {.name = "dtype", .kind = KF_PK_ENUM, .names = kf_dtype_names, .count = KF_REDUCE_DTYPES, .def = KF_FLOAT32,   \
      .key = true, .macro = "KF_DTYPE", .doc = "element type"}
 /* What it accumulates in: the output's type (a database key too).  Its
  * macro names the choice; codegen_defines writes the types (KF_T, KF_IN_T). */

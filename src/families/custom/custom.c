@@ -171,8 +171,11 @@ static int check_shape(const kf_variant *v, kf_shape *s, char *why, size_t whyle
         snprintf(what, sizeof what, "args[%d] (%s).%s", a, g->name, g->scalar ? "value" : "length");
         if (custom_eval_int(g->scalar ? g->value : g->length, v, s, what, &x, why, whylen) != 0)
             return -1;
-        if (g->scalar && (g->dtype == KF_INT32 || g->dtype == KF_UINT32)) {
-            int64_t lo = g->dtype == KF_INT32 ? INT32_MIN : 0, hi = g->dtype == KF_INT32 ? INT32_MAX : UINT32_MAX;
+        if (g->scalar && (g->dtype == KF_INT32 || g->dtype == KF_UINT32 || g->dtype == KF_INT8 ||
+                          g->dtype == KF_UINT8)) {
+            int64_t lo = g->dtype == KF_INT32 ? INT32_MIN : g->dtype == KF_INT8 ? INT8_MIN : 0;
+            int64_t hi = g->dtype == KF_INT32 ? INT32_MAX : g->dtype == KF_INT8 ? INT8_MAX
+                       : g->dtype == KF_UINT8 ? UINT8_MAX : UINT32_MAX;
             if (x < lo || x > hi) {
                 kf_err(why, whylen, "%s = %lld is outside %s's range %lld..%lld", what, (long long)x,
                        kf_dtype_names[g->dtype], (long long)lo, (long long)hi);
@@ -388,6 +391,8 @@ static void put(kf_dtype t, void *host, int64_t i, double x)
     switch (t) {
     case KF_INT32: ((int32_t *)host)[i] = (int32_t)x; break;
     case KF_UINT32: ((uint32_t *)host)[i] = (uint32_t)(int64_t)x; break; /* (a negative double to unsigned is undefined) */
+    case KF_INT8: ((int8_t *)host)[i] = (int8_t)(int64_t)x; break;
+    case KF_UINT8: ((uint8_t *)host)[i] = (uint8_t)(int64_t)x; break;
     case KF_INT64: ((int64_t *)host)[i] = (int64_t)x; break;
     case KF_FLOAT32: ((float *)host)[i] = (float)x; break;
     case KF_BFLOAT16: case KF_FLOAT16: ((uint16_t *)host)[i] = kf_float_to_half(t, (float)x); break;
@@ -522,6 +527,8 @@ static double get(kf_dtype t, const void *p, int64_t i)
     switch (t) {
     case KF_INT32: return ((const int32_t *)p)[i];
     case KF_UINT32: return ((const uint32_t *)p)[i];
+    case KF_INT8: return ((const int8_t *)p)[i];
+    case KF_UINT8: return ((const uint8_t *)p)[i];
     case KF_INT64: return (double)((const int64_t *)p)[i];
     case KF_FLOAT32: return ((const float *)p)[i];
     case KF_BFLOAT16: case KF_FLOAT16: return kf_half_to_float(t, ((const uint16_t *)p)[i]);
@@ -585,7 +592,7 @@ static void save_output(const kf_buffer *b, const void *got)
         return;
     static const char *const descr[KF_DTYPE_COUNT] = {
         [KF_INT32] = "<i4", [KF_UINT32] = "<u4", [KF_INT64] = "<i8", [KF_FLOAT32] = "<f4",
-        [KF_FLOAT64] = "<f8", [KF_FLOAT16] = "<f2"};
+        [KF_FLOAT64] = "<f8", [KF_FLOAT16] = "<f2", [KF_INT8] = "|i1", [KF_UINT8] = "|u1"};
     if (b->dtype < 0 || b->dtype >= KF_DTYPE_COUNT || !descr[b->dtype])
         return;
     char head[128];
@@ -786,6 +793,8 @@ static int enqueue(kf_launcher *l, const kf_variant *v, const kf_shape *s, const
         float f32;
         double f64;
         uint16_t f16;           /* bfloat16, float16: the bits */
+        int8_t i8;
+        uint8_t u8;
     } store[MAX_ARGS];
     void *args[MAX_ARGS];
     for (int a = 0; a < c->nargs; a++) {
@@ -799,6 +808,8 @@ static int enqueue(kf_launcher *l, const kf_variant *v, const kf_shape *s, const
             switch (g->dtype) {
             case KF_INT32: store[a].i32 = (int32_t)x; break;
             case KF_UINT32: store[a].u32 = (uint32_t)(int64_t)x; break;
+            case KF_INT8: store[a].i8 = (int8_t)(int64_t)x; break;
+            case KF_UINT8: store[a].u8 = (uint8_t)(int64_t)x; break;
             case KF_INT64: store[a].i64 = (int64_t)x; break;
             case KF_FLOAT32: store[a].f32 = (float)x; break;
             case KF_BFLOAT16: case KF_FLOAT16: store[a].f16 = kf_float_to_half(g->dtype, (float)x); break;

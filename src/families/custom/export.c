@@ -49,7 +49,8 @@ static const char *c_type(kf_dtype t)
 {
     static const char *const names[KF_DTYPE_COUNT] = {
         [KF_INT32] = "int", [KF_UINT32] = "unsigned int", [KF_INT64] = "long long", [KF_FLOAT32] = "float",
-        [KF_FLOAT64] = "double", [KF_BFLOAT16] = "__nv_bfloat16", [KF_FLOAT16] = "__half"};
+        [KF_FLOAT64] = "double", [KF_BFLOAT16] = "__nv_bfloat16", [KF_FLOAT16] = "__half",
+        [KF_INT8] = "signed char", [KF_UINT8] = "unsigned char"};
     return names[t];
 }
 
@@ -407,7 +408,9 @@ static int launcher(xport *x, strbuf *b, char *why, size_t whylen)
         sb_printf(&body, " */\n    if (!(fabs(kfl_v%d) <= 9.0e15))\n        return cudaErrorInvalidValue;\n", a);
         const char *T = c_type(q->dtype);
         switch (q->dtype) {
-        case KF_UINT32: sb_printf(&body, "    const %s kfl_arg%d = (%s)(long long)kfl_v%d;\n", T, a, T, a); break;
+        case KF_UINT32: case KF_UINT8:
+            sb_printf(&body, "    const %s kfl_arg%d = (%s)(long long)kfl_v%d;\n", T, a, T, a);
+            break;
         case KF_FLOAT64: sb_printf(&body, "    const %s kfl_arg%d = kfl_v%d;\n", T, a, a); break;
         case KF_FLOAT16: sb_printf(&body, "    const %s kfl_arg%d = __float2half_rn((float)kfl_v%d);\n", T, a, a); break;
         case KF_BFLOAT16:

@@ -15,6 +15,7 @@
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,7 +31,7 @@
  * bfloat16 and float16 values are made as doubles, rounded to float and then
  * to the 2-byte type (to nearest even), and compared as floats. */
 #define CUSTOM_DTYPES KF_DTYPE_COUNT
-#define DTYPE_LIST "int32, uint32, int64, float32, float64, bfloat16, float16"
+#define DTYPE_LIST "int32, uint32, int64, float32, float64, bfloat16, float16, int8, uint8"
 #define MAX_VALUES 4096
 
 static const char *const fill_names[] = {"random", "zeros", "ones", "iota", "constant"};
@@ -506,7 +507,8 @@ static int npy_load(const cfam *c, const char *name, kf_dtype want, void **data,
 {
     static const char *const descr[KF_DTYPE_COUNT][3] = {
         [KF_INT32] = {"<i4"}, [KF_UINT32] = {"<u4"}, [KF_INT64] = {"<i8"}, [KF_FLOAT32] = {"<f4"},
-        [KF_FLOAT64] = {"<f8"}, [KF_BFLOAT16] = {"<u2", "|V2", "<V2"}, [KF_FLOAT16] = {"<f2"}};
+        [KF_FLOAT64] = {"<f8"}, [KF_BFLOAT16] = {"<u2", "|V2", "<V2"}, [KF_FLOAT16] = {"<f2"},
+        [KF_INT8] = {"|i1", "<i1"}, [KF_UINT8] = {"|u1", "<u1"}};
     char path[PATH_MAX + 256];
     if (name[0] == '/' || !c->config_dir[0])
         snprintf(path, sizeof path, "%s", name);
@@ -663,9 +665,15 @@ static int parse_fill(mk *m, cfam *c, const char *fd, const cJSON *fi, carg *x)
         x->fill = FILL_NPY;
         return 0;
     }
+    /* a byte buffer's values must fit its type */
+    double blo = x->dtype == KF_INT8 ? INT8_MIN : 0, bhi = x->dtype == KF_INT8 ? INT8_MAX : UINT8_MAX;
+    bool bytes = x->dtype == KF_INT8 || x->dtype == KF_UINT8;
     if (strcmp(k->string, "constant") == 0 && cJSON_IsNumber(k)) {
         x->fill = FILL_CONSTANT;
         x->lo = k->valuedouble;
+        if (bytes && (x->lo < blo || x->lo > bhi || x->lo != floor(x->lo)))
+            return bad(m, fd, "a buffer of %s takes a constant that is an integer %g..%g, got %s", kf_dtype_names[x->dtype],
+                       blo, bhi, g);
         return 0;
     }
     if (strcmp(k->string, "random") == 0 && cJSON_IsArray(k) && cJSON_GetArraySize(k) == 2 &&
@@ -676,6 +684,9 @@ static int parse_fill(mk *m, cfam *c, const char *fd, const cJSON *fi, carg *x)
         x->hi = k->child->next->valuedouble;
         if (!kf_dtype_is_float(x->dtype) && (x->lo != floor(x->lo) || x->hi != floor(x->hi)))
             return bad(m, fd, "an integer buffer's random range needs integer bounds, got %s", g);
+        if (bytes && (x->lo < blo || x->hi > bhi))
+            return bad(m, fd, "a buffer of %s takes a random range within %g..%g, got %s", kf_dtype_names[x->dtype], blo,
+                       bhi, g);
         return 0;
     }
     return bad(m, fd, "expected %s, got %s", fill_allowed, g);
@@ -745,7 +756,7 @@ static int parse_arg(mk *m, cfam *c, int a, const cJSON *j)
     const cJSON *fi = cJSON_GetObjectItemCaseSensitive(j, "fill");
     snprintf(fd, sizeof fd, "%s.fill", f);
     x->fill = x->role == KF_ROLE_OUT ? FILL_ZEROS : FILL_RANDOM;
-    x->lo = kf_dtype_is_float(x->dtype) ? -1 : -100;
+    x->lo = kf_dtype_is_float(x->dtype) ? -1 : x->dtype == KF_UINT8 ? 0 : -100;
     x->hi = kf_dtype_is_float(x->dtype) ? 1 : 100;
     if (parse_fill(m, c, fd, fi, x) != 0)
         return -1;
@@ -809,7 +820,7 @@ static int parse_constant(mk *m, cfam *c, int k, const cJSON *j)
                           "the same constants)");
     snprintf(fd, sizeof fd, "%s.fill", f);
     x->fill = FILL_RANDOM;
-    x->lo = kf_dtype_is_float(x->dtype) ? -1 : -100;
+    x->lo = kf_dtype_is_float(x->dtype) ? -1 : x->dtype == KF_UINT8 ? 0 : -100;
     x->hi = kf_dtype_is_float(x->dtype) ? 1 : 100;
     return parse_fill(m, c, fd, cJSON_GetObjectItemCaseSensitive(j, "fill"), x);
 }
