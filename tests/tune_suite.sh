@@ -627,6 +627,17 @@ if [ -n "${KERNEL_TUNER_PATH:-}" ]; then
   else
     bad "kt_strategies: exit $rc, not at 1.000: $notfull: $(cat kts.txt)"
   fi
+  # the same space as a T4 file (kforge's H100 spaces reach Kernel Tuner so)
+  "$PY" "$KTS" --seeds 2 --budgets 12,100 --strategies random_sample,greedy_ils \
+    "small_t4.json.gz=ktcfg.json" > kts4.txt 2>&1
+  rc=$?
+  notfull=$(awk '$1 ~ /^kt:/ && $3 != "1.000" {print $1}' kts4.txt)
+  if [ $rc -eq 0 ] && grep -q '8 configurations (6 ran), 1 restrictions' kts4.txt &&
+     grep -q '^  random (exp)  *0.363 ' kts4.txt && [ "$(grep -c '^  kt:' kts4.txt)" = 2 ] && [ -z "$notfull" ]; then
+    ok "kt_strategies: a T4 file read as Kernel Tuner's cache file: the same space, the optimum at 100%"
+  else
+    bad "kt_strategies, T4 file: exit $rc, not at 1.000: $notfull: $(cat kts4.txt)"
+  fi
 else
   echo "SKIP: kt_strategies with Kernel Tuner: KERNEL_TUNER_PATH not set"
 fi
