@@ -32,6 +32,8 @@
 #   KT=DIR         Kernel Tuner's source (a folder holding the kernel_tuner
 #                  package and python-constraint; default $KERNEL_TUNER_PATH):
 #                  tools/kt_strategies.py runs its strategies on the same files
+#                  (the H100 ones as the cache file Kernel Tuner would have
+#                  written, the configurations kforge skipped as failed)
 #                  in its simulation mode and the table ends with kforge's
 #                  default beside Kernel Tuner's best per budget; KT=none, or
 #                  no Kernel Tuner importable, skips it (said so)
@@ -130,6 +132,14 @@ elif [ "$KT" != none ]; then
     for f in $files; do
         b=$(basename "$f")
         pairs="$pairs $f=$HERE/hub/${b%%_*}_milo.json"
+    done
+    # kforge's H100 spaces: the T4 file with its config's restrictions
+    for f in $h100; do
+        case $(basename "$f") in
+            h100_ktconv.t4.json) pairs="$pairs $f=$HERE/hub/h100/ktconv.json" ;;
+            h100_transpose.t4.json) pairs="$pairs $f=$ROOT/configs/custom/transpose.json" ;;
+            h100_conv3312.t4.json) pairs="$pairs $f=$ROOT/configs/custom/convolution.json" ;;
+        esac
     done
     ktstrat=""
     [ -n "${KT_STRATEGIES:-}" ] && ktstrat="--strategies $KT_STRATEGIES"

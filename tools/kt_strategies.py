@@ -8,7 +8,9 @@ tools/bench_strategies.sh can put Kernel Tuner's rows beside kforge's.
                    HUBCONFIG=FILE...
 
 Each argument pairs a recorded space (a Kernel Tuner cache file, gzipped or
-not: benchmark_hub's cachefiles/<kernel>_milo/<GPU>.json.gz) with the kforge
+not: benchmark_hub's cachefiles/<kernel>_milo/<GPU>.json.gz; or a T4 file,
+as kforge's own recorded spaces are turned into for strat_bench, read as the
+cache file Kernel Tuner would have written) with the kforge
 config that describes its kernel's restrictions (tools/hub/<kernel>_milo.json,
 its "constraints", written in C, turned into Python).  The tunable parameters,
 their order, the kernel's name and the problem size are the cache file's own.
@@ -56,10 +58,43 @@ def c_to_python(expr):
     return e
 
 
+def t4_to_cache(t4, name):
+    """A T4 file (kforge's own recorded spaces: tools/hub/h100, converted by
+    python -m kforge.t4) as a Kernel Tuner cache file: each configuration
+    keyed by its values in parameter order; a failed one with Kernel Tuner's
+    error name, and so is one kforge did not run (invalidity "constraints":
+    skipped as it cannot run, e.g. too many threads): Kernel Tuner asks for
+    every configuration its restrictions let through, so its space can be
+    larger than strat_bench's (Kernel Tuner's convolution on the H100: 360
+    against 340)."""
+    res = t4["results"]
+    keys = list(res[0]["configuration"].keys())
+    tune_params = {k: sorted({r["configuration"][k] for r in res}) for k in keys}
+    cache = {}
+    for r in res:
+        inv = r.get("invalidity")
+        c = r["configuration"]
+        e = dict(c)
+        t = [m["value"] for m in r.get("measurements", []) if m.get("name") == "time"]
+        if inv == "correct" and t and is_number(t[0]):
+            e["time"] = t[0]
+            e["times"] = [t[0]]
+        else:
+            e["time"] = "CompilationFailedConfig" if inv == "compile" else "RuntimeFailedConfig"
+        e.update(compile_time=0, verification_time=0, benchmark_time=0, strategy_time=0, framework_time=0,
+                 timestamp=r.get("timestamp", ""))
+        cache[",".join(str(c[k]) for k in keys)] = e
+    return {"device_name": t4.get("metadata", {}).get("device", "?"), "kernel_name": name,
+            "problem_size": [1], "tune_params_keys": keys, "tune_params": tune_params, "objective": "time",
+            "cache": cache}
+
+
 def load_space(path, config):
     opener = gzip.open if path.endswith(".gz") else open
     with opener(path, "rt") as f:
         data = json.load(f)
+    if "results" in data and "cache" not in data:
+        data = t4_to_cache(data, re.sub(r"\W", "_", os.path.basename(path).split(".")[0]))
     with open(config) as f:
         cfg = json.load(f)
     restrictions = [c_to_python(c) for c in cfg["custom"].get("constraints", [])]
@@ -162,7 +197,7 @@ def main():
         path, config = arg.split("=", 1)
         data, restrictions = load_space(path, config)
         # Kernel Tuner reads a plain JSON cache file
-        plain = os.path.join(tmp, os.path.basename(path).replace(".gz", ""))
+        plain = os.path.join(tmp, os.path.basename(path).replace(".gz", "").replace(".t4", ""))
         with open(plain, "w") as f:
             json.dump(data, f)
         meta = {k: data[k] for k in ("kernel_name", "problem_size", "tune_params")}

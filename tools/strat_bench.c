@@ -2,7 +2,7 @@
  * strat_bench.c -- kforge's search strategies replayed on recorded spaces
  * (Kernel Tuner cache files, T4 files: src/tune/recorded.h), no GPU.
  *
- *   strat_bench [--seeds N] [--budgets 1,2,5,10,20] [--strategies LIST] [--exact] [--csv FILE] FILE...
+ *   strat_bench [--seeds N] [--budgets 1,2,5,10,20] [--strategies LIST] [--exact] [--found E] [--csv FILE] FILE...
  *
  * The space of a file is every configuration it holds (those a restriction
  * refused left out), each axis one parameter that varies (ordered when its
@@ -18,8 +18,11 @@
  * 0 worse than random.  A strategy whose search does not depend on its
  * budget (all but anneal) runs once per seed at the largest budget, and its
  * best within the first b evaluations is its best at budget b; --exact runs
- * every budget apart (the same figures, slower).  --csv writes one line per file, strategy and
- * budget for the curves (tools/bench_strategies.sh draws them).
+ * every budget apart (the same figures, slower).  --found E adds, per
+ * strategy, in how many seeds its run at the largest budget had found the
+ * optimum within E evaluations (E at most the largest budget).  --csv writes
+ * one line per file, strategy and budget for the curves
+ * (tools/bench_strategies.sh draws them).
  */
 #include <math.h>
 #include <stdbool.h>
@@ -55,6 +58,7 @@ typedef struct {
     double *best;           /* [strat][budget][seed] best time found (+inf: none) */
     int *fail;              /* strat_new failed */
     bool exact;             /* a run per budget for every strategy */
+    int *found;             /* [strat][seed]: the evaluation that found the optimum at the largest budget, 0: none */
 } job_ctx;
 
 /* A strategy whose first b evaluations are the same whatever its budget
@@ -197,6 +201,13 @@ static void run_job(void *vctx, int64_t piece, int64_t lo, int64_t hi)
                 strat_tell(st, batch[i], s->cost[batch[i]]);
         int nt;
         const strat_improvement *tr = strat_trace(st, &nt);
+        if (bi == top) {
+            int at = 0;
+            for (int i = 0; i < nt && !at; i++)
+                if (tr[i].cost <= s->opt)
+                    at = tr[i].evaluation;
+            j->found[(size_t)si * (size_t)j->seeds + (size_t)seed] = at;
+        }
         for (int b = 0; b < j->nbudget; b++) {
             if (!prefix && b != bi)
                 continue;
@@ -222,7 +233,7 @@ static int parse_list(const char *arg, int *out, int max)
 static void usage(void)
 {
     fprintf(stderr, "usage: strat_bench [--seeds N] [--budgets 1,2,5,10,20] [--strategies random,local,...] "
-                    "[--exact] [--csv FILE] FILE...\n");
+                    "[--exact] [--found E] [--csv FILE] FILE...\n");
 }
 
 int main(int argc, char **argv)
@@ -231,7 +242,7 @@ int main(int argc, char **argv)
     strat_kind strat[STRAT_COUNT];
     int nstrat = 0;
     const char *csv = NULL;
-    int first = 1;
+    int first = 1, found = 0;
     bool exact = false;
     for (; first < argc && strncmp(argv[first], "--", 2) == 0; first++) {
         const char *a = argv[first];
@@ -250,6 +261,12 @@ int main(int argc, char **argv)
             npct = parse_list(v, pct, MAX_BUDGETS);
         } else if (strcmp(a, "--csv") == 0) {
             csv = v;
+        } else if (strcmp(a, "--found") == 0) {
+            found = atoi(v);
+            if (found < 1) {
+                fprintf(stderr, "strat_bench: --found %s: expected a number of evaluations >= 1\n", v);
+                return 2;
+            }
         } else if (strcmp(a, "--strategies") == 0) {
             char *dup = strdup(v), *save = NULL;
             for (char *t = strtok_r(dup, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
@@ -309,7 +326,16 @@ int main(int argc, char **argv)
         }
         size_t njobs = (size_t)nstrat * (size_t)npct * (size_t)seeds;
         job_ctx j = {&s, nstrat, npct, seeds, strat, budget, malloc(sizeof(double) * njobs),
-                     calloc((size_t)nstrat, sizeof(int)), exact};
+                     calloc((size_t)nstrat, sizeof(int)), exact, calloc((size_t)nstrat * (size_t)seeds, sizeof(int))};
+        int top = 0;
+        for (int b = 1; b < npct; b++)
+            if (budget[b] > budget[top])
+                top = b;
+        if (found > budget[top]) {
+            fprintf(stderr, "strat_bench: %s: --found %d is beyond the largest budget (%d evaluations)\n", s.path,
+                    found, budget[top]);
+            rc = 2;
+        }
         double t0 = kf_now();
         kf_parallel_for((int64_t)njobs, 1, run_job, &j);
         const char *base = strrchr(s.path, '/') ? strrchr(s.path, '/') + 1 : s.path;
@@ -353,10 +379,23 @@ int main(int argc, char **argv)
             tot_score[strat[si]] += score;
             printf("   %6.3f\n", score);
         }
+        if (found > 0 && found <= budget[top]) {
+            printf("  the optimum within %d evaluations, seeds of %d:", found, seeds);
+            for (int si = 0; si < nstrat; si++) {
+                int k = 0;
+                for (int q = 0; q < seeds; q++) {
+                    int at = j.found[(size_t)si * (size_t)seeds + (size_t)q];
+                    k += at > 0 && at <= found;
+                }
+                printf("  %s %d", strat_names[strat[si]], k);
+            }
+            printf("\n");
+        }
         fflush(stdout);
         nspaces++;
         free(j.best);
         free(j.fail);
+        free(j.found);
         free(s.conf);
         free(s.cost);
         free(s.sorted);
