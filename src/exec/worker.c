@@ -240,7 +240,7 @@ int worker_arch_guess(const int *ords, int n, char *arch, size_t len)
     struct pollfd f = {.fd = p[0], .events = POLLIN};
     /* NVML answers in a fraction of a second; the workers open their
      * devices meanwhile, so waiting longer would gain nothing */
-    bool got = poll(&f, 1, 1500) == 1 && kf_read_full(p[0], cc, sizeof cc) == (long)sizeof cc;
+    bool got = poll(&f, 1, 1000) == 1 && kf_read_full(p[0], cc, sizeof cc) == (long)sizeof cc;
     close(p[0]);
     if (!got)
         kill(pid, SIGKILL);
