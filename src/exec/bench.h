@@ -47,11 +47,12 @@ void bench_free(bench *B);
 void bench_cache(const char *dir, bool enabled);
 
 /* A module of kforge's own (src, NVRTC's name for it) for arch ("sm_90"),
- * as a worker gets it: from bench_cache's cache, else compiled here and
- * stored (*compiled: which; a trace line says it).  A malloc'd cubin and
- * its lowered names (*names, or NULL), or NULL with err. */
-void *bench_compile_for(const char *arch, const char *src, const char *name, char **names, bool *compiled, char *err,
-                        size_t errlen);
+ * as a worker gets it: from bench_cache's cache, else (with compile)
+ * compiled here and stored (*compiled: which; a trace line says it).  A
+ * malloc'd cubin and its lowered names (*names, or NULL), or NULL with err
+ * (without compile: not in the cache). */
+void *bench_compile_for(const char *arch, const char *src, const char *name, bool compile, char **names,
+                        bool *compiled, char *err, size_t errlen);
 
 /* r is wrong: bad of nout outputs differ (compare() filled the values);
  * the message says what, and shows the worst. */

@@ -334,8 +334,8 @@ void bench_cache(const char *dir, bool enabled)
     snprintf(here_cache.dir, sizeof here_cache.dir, "%s", dir ? dir : "");
 }
 
-void *bench_compile_for(const char *arch, const char *src, const char *name, char **names, bool *compiled, char *err,
-                        size_t errlen)
+void *bench_compile_for(const char *arch, const char *src, const char *name, bool compile, char **names,
+                        bool *compiled, char *err, size_t errlen)
 {
     *names = NULL;
     *compiled = false;
@@ -356,6 +356,10 @@ void *bench_compile_for(const char *arch, const char *src, const char *name, cha
         size_t nlen = 0;
         *names = kf_read_file(np, &nlen, NULL, 0); /* NULL: none asked for */
         return cubin;
+    }
+    if (!compile) {
+        kf_err(err, errlen, "%s is not in the cubin cache", name);
+        return NULL;
     }
     char *log = NULL;
     double t0 = kf_now();
@@ -378,5 +382,5 @@ void *compile_here(bench *B, const char *src, const char *name, char **names, ch
     char arch[16];
     bool compiled;
     snprintf(arch, sizeof arch, "sm_%d%d", B->g.info.cc_major, B->g.info.cc_minor);
-    return bench_compile_for(arch, src, name, names, &compiled, err, errlen);
+    return bench_compile_for(arch, src, name, true, names, &compiled, err, errlen);
 }

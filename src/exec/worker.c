@@ -240,7 +240,7 @@ int worker_arch_guess(const int *ords, int n, char *arch, size_t len)
     struct pollfd f = {.fd = p[0], .events = POLLIN};
     /* NVML answers in a fraction of a second; the workers open their
      * devices meanwhile, so waiting longer would gain nothing */
-    bool got = poll(&f, 1, 1500) == 1 && kf_read_full(p[0], cc, sizeof cc) == (long)sizeof cc;
+    bool got = poll(&f, 1, 1000) == 1 && kf_read_full(p[0], cc, sizeof cc) == (long)sizeof cc;
     close(p[0]);
     if (!got)
         kill(pid, SIGKILL);
@@ -696,9 +696,10 @@ static void start_ahead(bool fake)
     }
 }
 
-/* The fake GPU gets the output check's module as a GPU worker does on its
- * first case (outcheck_ready: from the session's cache, which its pool
- * fills, else compiled here), without loading it: the tests see which. */
+/* The fake GPU looks for the output check's module where a GPU worker does
+ * on its first case (outcheck_ready: in the session's cache, which its pool
+ * fills; a GPU worker compiles it when it is not there), and says whether
+ * it is there: the tests see it.  It neither compiles nor loads it. */
 static void fake_outcheck(const kf_device *d)
 {
     const char *env = getenv("KFORGE_CHECK_ON_HOST");
@@ -707,9 +708,9 @@ static void fake_outcheck(const kf_device *d)
     char arch[16], err[KF_MSG_MAX], *names = NULL;
     bool compiled = false;
     snprintf(arch, sizeof arch, "sm_%d%d", d->cc_major, d->cc_minor);
-    void *cubin = bench_compile_for(arch, outcheck_source(), "outcheck.cu", &names, &compiled, err, sizeof err);
-    kf_trace("worker %d: output check %s (the fake GPU does not load it)", d->index,
-             !cubin ? "did not compile" : compiled ? "compiled here" : "from the cache");
+    void *cubin = bench_compile_for(arch, outcheck_source(), "outcheck.cu", false, &names, &compiled, err, sizeof err);
+    kf_trace("worker %d: output check %s", d->index,
+             cubin ? "from the cache" : "not in the cache (a GPU's worker would compile it now)");
     free(cubin);
     free(names);
 }
