@@ -110,7 +110,10 @@ static void finish(int status, void *arg)
     (void)arg;
     char err[256];
     kf_trace("exit %d", status);
-    if (kf_stdout_close(err, sizeof err) != 0) {
+    int closed = kf_stdout_close(err, sizeof err);
+    if (closed == -2) /* the reader has gone (| head): silent, as grep or jq */
+        _exit(KF_EXIT_PIPE);
+    if (closed != 0) {
         fprintf(stderr, "kforge: %s\n", err);
         _exit(KF_EXIT_IO);
     }

@@ -84,6 +84,7 @@ typedef struct {
     int n, cap;
     kf_strset keys;         /* v[i]'s case key is keys.keys[i] */
     int dups, conflicts, unreadable;
+    int damaged;            /* lines that contradict themselves (results_line_damaged), left out */
     int stale;              /* lines of an older source or none, left out (resume.h) */
 } recset;
 
@@ -169,6 +170,9 @@ typedef struct {
     int file;
     bool oom;
     resume_state src;       /* its stale and unhashed counts: this file's lines of another source */
+    int damaged;            /* this file's damaged lines */
+    long first_damaged;     /* the first one's line number */
+    char why[320];          /* and what is wrong with it */
 } read_ctx;
 
 static int read_line(const char *text, long lineno, const kf_result *r, void *ctx)
@@ -178,6 +182,14 @@ static int read_line(const char *text, long lineno, const kf_result *r, void *ct
      * anything else: as a duplicate it would hide the current line, as a
      * conflict replace it, and ranked it would choose from what no longer
      * runs (resume, --simulate and the replay leave it out the same way) */
+    char why[320];
+    if (results_line_damaged(text, r, why, sizeof why)) {
+        if (!c->damaged++) {
+            c->first_damaged = lineno;
+            snprintf(c->why, sizeof c->why, "%s", why);
+        }
+        return 0;
+    }
     int src = resume_source_check(r);
     if (src) {
         if (src == 1)
@@ -214,6 +226,13 @@ static int read_file(recset *s, const char *const *files, int file)
         return -1;
     }
     s->unreadable += skipped;
+    s->damaged += c.damaged;
+    if (c.damaged) {
+        char shown[PATH_MAX * 2];
+        fprintf(stderr, "kforge merge: %s: %d damaged line%s left out (line %ld: %s); a line that contradicts "
+                        "itself was not written by kforge\n", kf_printable(path, shown, sizeof shown), c.damaged,
+                c.damaged == 1 ? "" : "s", c.first_damaged, c.why);
+    }
     s->stale += c.src.stale + c.src.unhashed;
     resume_note_stale(&c.src, "kforge merge", path);
     note_unknown_kernel("merge", path, skipped, "");
@@ -595,9 +614,9 @@ int cmd_merge(int argc, char **argv)
         }
     if (!quiet || s.conflicts)
         fprintf(stderr, "kforge merge: %d file%s: %d cases; %d recorded more than once kept once; %d conflict%s; "
-                        "%d unreadable line%s skipped\n",
+                        "%d unreadable line%s skipped%s\n",
                 nfiles, nfiles == 1 ? "" : "s", s.n, s.dups, s.conflicts, s.conflicts == 1 ? "" : "s", s.unreadable,
-                s.unreadable == 1 ? "" : "s");
+                s.unreadable == 1 ? "" : "s", s.damaged ? "; damaged lines left out (above)" : "");
     if (s.n == 0) {
         fprintf(stderr, "kforge merge: no results %sin the files given\n",
                 s.stale ? "of the current source " : "");

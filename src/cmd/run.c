@@ -147,8 +147,9 @@ static int on_result(const kf_result *r, int index, void *vctx)
         shape_text(family_of(&r->v), &r->shape, st, sizeof st);
         const char *sn = kf_status_names[r->status]; /* "skipped: ..." says it once */
         bool said = strncmp(r->message, sn, strlen(sn)) == 0 && r->message[strlen(sn)] == ':';
+        char msg[sizeof r->message * 4];
         fprintf(stderr, "kforge: %s%s%s %s: %s%s%s\n", r->v.name, r->v.name[0] ? " " : "", label, st, said ? "" : sn,
-                said ? "" : ": ", r->message);
+                said ? "" : ": ", kf_printable(r->message, msg, sizeof msg));
     }
     return 0;
 }
@@ -462,6 +463,8 @@ static int conclude(run_cmd *c, int rc)
                 ctx->write_error, done - 1, c->total);
         return KF_EXIT_IO;
     }
+    if (c->interrupted && kf_output_reader_gone() && !kf_interrupted)
+        return KF_EXIT_INTERRUPT; /* `| head`: no message, exit KF_EXIT_PIPE (dispatch.c) */
     if (c->interrupted) {
         const char *why = kf_output_broken && !kf_interrupted ? "standard output closed" : "interrupted";
         if (c->rf)

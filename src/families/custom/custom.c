@@ -145,7 +145,7 @@ static int check(const kf_variant *v, const kf_device *dev, char *why, size_t wh
             return -1;
         }
     }
-    return 0;
+    return custom_check_options(c, v, why, whylen);
 }
 
 /* The constraints with sizes, and every expression must evaluate. */

@@ -690,8 +690,12 @@ static int parse_arg(mk *m, cfam *c, int a, const cJSON *j)
         return bad(m, f, "expected a buffer {\"name\", \"dtype\", \"length\", \"role\", \"fill\"} or a scalar "
                          "{\"name\", \"scalar\", \"value\"}");
     const cJSON *name = cJSON_GetObjectItemCaseSensitive(j, "name");
-    if (!cJSON_IsString(name) || !name->valuestring[0] || strlen(name->valuestring) >= sizeof x->name)
-        return bad(m, f, "expected a \"name\" (a string)");
+    if (!cJSON_IsString(name) || !name->valuestring[0] || strlen(name->valuestring) >= sizeof x->name ||
+        kf_has_control(name->valuestring)) {
+        given(name, g, sizeof g);
+        return bad(m, f, "expected a \"name\": a string of 1 to %zu bytes of UTF-8 text without control characters "
+                         "(a newline, a tab, an escape), e.g. \"a\", got %s", sizeof x->name - 1, g);
+    }
     snprintf(x->name, sizeof x->name, "%s", name->valuestring);
     snprintf(f, sizeof f, "args[%d] (%s)", a, x->name);
     const cJSON *sc = cJSON_GetObjectItemCaseSensitive(j, "scalar");
