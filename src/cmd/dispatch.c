@@ -48,7 +48,8 @@ static const char *const main_help =
     "\n"
     "exit codes: 0 all good; 1 some variant failed to compile, launch or verify (the others\n"
     "ran); 2 usage or configuration error; 3 no usable GPU, driver or NVRTC; 4 a result, the\n"
-    "tuning database or the output could not be written; 130 interrupted.\n";
+    "tuning database or the output could not be written; 130 interrupted; 141 the reader of\n"
+    "standard output went away (| head: stopped as if interrupted, no error message).\n";
 
 // ---------------------------------------------------------------------------
 // signals

@@ -46,6 +46,8 @@ static const char *const merge_help =
     "reported as a conflict and the failure is kept.  Run it in the directory the shards ran in:\n"
     "the space config named in the results gives the sizes, weights and candidate order.  A custom\n"
     "kernel's lines of an older source (its .cu or a header changed since) are left out and counted.\n"
+    "Times are taken as measured; a line that contradicts itself (a label not its parameters', a\n"
+    "time that is not above 0, a negative error, ...) is left out as damaged, counted and said.\n"
     "\n"
     "options:\n"
     "  --kernel CONFIG     the config of a custom kernel whose results these are (its family is\n"

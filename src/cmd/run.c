@@ -463,8 +463,6 @@ static int conclude(run_cmd *c, int rc)
                 ctx->write_error, done - 1, c->total);
         return KF_EXIT_IO;
     }
-    if (c->interrupted && kf_output_reader_gone() && !kf_interrupted)
-        return KF_EXIT_INTERRUPT; /* `| head`: no message, exit KF_EXIT_PIPE (dispatch.c) */
     if (c->interrupted) {
         const char *why = kf_output_broken && !kf_interrupted ? "standard output closed" : "interrupted";
         if (c->rf)
@@ -474,7 +472,7 @@ static int conclude(run_cmd *c, int rc)
             fprintf(stderr, "kforge: %s after %d of %d cases; the cases measured were printed; with --no-results "
                             "there is no results file to resume from\n",
                     why, done, c->total);
-        return KF_EXIT_INTERRUPT;
+        return KF_EXIT_INTERRUPT; /* `| head`: exit KF_EXIT_PIPE, with no error message (dispatch.c) */
     }
     if (rc == KF_EXIT_OK) {
         resume_end(&c->rs);

@@ -33,6 +33,7 @@
  * (custom_family_make); spec.c makes the family from the JSON, export.c
  * writes kforge export's header (custom_internal.h).
  */
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -169,6 +170,21 @@ static int check_shape(const kf_variant *v, kf_shape *s, char *why, size_t whyle
     for (int a = 0; a < c->nargs; a++) {
         const carg *g = &c->args[a];
         snprintf(what, sizeof what, "args[%d] (%s).%s", a, g->name, g->scalar ? "value" : "length");
+        if (g->scalar && kf_dtype_is_float(g->dtype)) { /* a float: finite, within its type (float16: 65504) */
+            double d, most = g->dtype == KF_FLOAT16 ? 65504.0 : g->dtype == KF_BFLOAT16 ? 0x1.fep127
+                           : g->dtype == KF_FLOAT32 ? 0x1.fffffep127 : DBL_MAX;
+            char err[256];
+            if (expr_eval(g->value, v, s, &d, err, sizeof err) != 0) {
+                kf_err(why, whylen, "%s: %s", what, err);
+                return -1;
+            }
+            if (!(fabs(d) <= most)) {
+                kf_err(why, whylen, "%s = %g is not a finite %s (its largest: %g)", what, d,
+                       kf_dtype_names[g->dtype], most);
+                return -1;
+            }
+            continue;
+        }
         if (custom_eval_int(g->scalar ? g->value : g->length, v, s, what, &x, why, whylen) != 0)
             return -1;
         if (g->scalar && (g->dtype == KF_INT32 || g->dtype == KF_UINT32)) {

@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <float.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -566,7 +567,11 @@ static int npy_load(const cfam *c, const char *name, kf_dtype want, void **data,
     size_t es = kf_dtype_size(want);
     uint64_t bytes = (uint64_t)n * es; /* n <= 2^36, es <= 8: no overflow */
     uint64_t have = (uint64_t)st.st_size - (off + hl);
-    if (n < 1 || bytes != have) {
+    if (n < 1) {
+        kf_err(why, whylen, "%s: its shape gives no elements (a buffer needs at least one)", path);
+        goto out;
+    }
+    if (bytes != have) {
         kf_err(why, whylen, "%s: its shape gives %lld elements (%llu bytes), its data holds %llu bytes", path,
                (long long)n, (unsigned long long)bytes, (unsigned long long)have);
         goto out;
@@ -634,6 +639,36 @@ static int parse_tolerance(mk *m, const char *field, const cJSON *tol, double *r
     return 0;
 }
 
+/* A constant or random fill's values (x->lo..x->hi) are values of x's
+ * dtype: an integer type's integers within its range (int64: within
+ * +-2^53, the integers a double holds exactly), a float type's finite
+ * values within its largest (float16 65504), with a finite width.  0, or
+ * -1 naming the range (an int32 range of +-1e300 made the GPU worker die
+ * of SIGFPE; 1e10 or 3.5 reached an int32 buffer as whatever the cast gave). */
+static int fill_range(mk *m, const char *fd, const carg *x, const char *g)
+{
+    double lo, hi;
+    bool integer = !kf_dtype_is_float(x->dtype);
+    switch (x->dtype) {
+    case KF_INT32: lo = -2147483648.0, hi = 2147483647.0; break;
+    case KF_UINT32: lo = 0, hi = 4294967295.0; break;
+    case KF_INT64: lo = -0x1p53, hi = 0x1p53; break;
+    case KF_FLOAT16: lo = -65504.0, hi = 65504.0; break;
+    case KF_BFLOAT16: lo = -0x1.fep127, hi = 0x1.fep127; break;
+    case KF_FLOAT32: lo = -0x1.fffffep127, hi = 0x1.fffffep127; break;
+    default: lo = -DBL_MAX, hi = DBL_MAX; break;
+    }
+    const char *dt = kf_dtype_names[x->dtype];
+    if (integer && (x->lo != floor(x->lo) || x->hi != floor(x->hi)))
+        return bad(m, fd, "%s values are integers, got %s", dt, g);
+    if (!(x->lo >= lo && x->hi <= hi && isfinite(x->hi - x->lo)))
+        return bad(m, fd, integer ? "%s values for a fill lie in [%.0f, %.0f]%s, got %s"
+                                  : "%s values for a fill lie in [%.9g, %.9g]%s, got %s", dt, lo, hi,
+                   x->dtype == KF_INT64 ? " (the integers a double holds exactly)"
+                   : integer ? "" : " (and a random range's width must be finite)", g);
+    return 0;
+}
+
 /* A buffer's or a constant's "fill" (x's defaults set by the caller; fi
  * NULL keeps them); fd names the field in messages. */
 static int parse_fill(mk *m, cfam *c, const char *fd, const cJSON *fi, carg *x)
@@ -665,8 +700,8 @@ static int parse_fill(mk *m, cfam *c, const char *fd, const cJSON *fi, carg *x)
     }
     if (strcmp(k->string, "constant") == 0 && cJSON_IsNumber(k)) {
         x->fill = FILL_CONSTANT;
-        x->lo = k->valuedouble;
-        return 0;
+        x->lo = x->hi = k->valuedouble;
+        return fill_range(m, fd, x, g);
     }
     if (strcmp(k->string, "random") == 0 && cJSON_IsArray(k) && cJSON_GetArraySize(k) == 2 &&
         cJSON_IsNumber(k->child) && cJSON_IsNumber(k->child->next) &&
@@ -676,7 +711,7 @@ static int parse_fill(mk *m, cfam *c, const char *fd, const cJSON *fi, carg *x)
         x->hi = k->child->next->valuedouble;
         if (!kf_dtype_is_float(x->dtype) && (x->lo != floor(x->lo) || x->hi != floor(x->hi)))
             return bad(m, fd, "an integer buffer's random range needs integer bounds, got %s", g);
-        return 0;
+        return fill_range(m, fd, x, g);
     }
     return bad(m, fd, "expected %s, got %s", fill_allowed, g);
 }
