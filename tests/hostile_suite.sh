@@ -286,6 +286,42 @@ if [ $rc = 2 ] && has g4.out 'empty.npy: its shape gives no elements (a buffer n
     ok "an .npy of shape (0,): exit 2, saying it holds no elements"
 else bad "empty .npy" "exit $rc: $(head -c 300 g4.out)"; fi
 
+# a module constant longer than its variable, or than constant memory
+cat > cst.cu <<'EOF'
+__constant__ float d_f[16];
+extern "C" __global__ void k(float *c, int n)
+{ int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) c[i] = d_f[i % 16]; }
+EOF
+for t in '17|1|launch_error|constant \\"d_f\\": the module.s variable is 64 bytes, the config describes 68' \
+         '16385|2|no combination|65540 bytes, over the 64 KiB of a GPU.s constant memory' \
+         '1073741824|2|no combination|over the 64 KiB'; do
+    len=${t%%|*} rest=${t#*|}
+    want_rc=${rest%%|*} rest=${rest#*|}
+    what=${rest%%|*} want=${rest#*|}
+    python3 - "$len" <<'EOF' || exit 2
+import json, sys
+c = {"source": "cst.cu", "entry": "k", "params": {"block_size_x": [64]}, "sizes": ["n"],
+     "args": [{"name": "c", "dtype": "float32", "length": "n", "role": "out"},
+              {"name": "n", "scalar": "int32", "value": "n"}],
+     "constants": [{"name": "d_f", "dtype": "float32", "length": sys.argv[1]}],
+     "grid": ["(n + 63) / 64"], "tolerance": {"rtol": 0, "atol": 0}}
+json.dump({"kernel": "custom", "custom": c, "defaults": {"n": 1024}}, open("h1.json", "w"))
+EOF
+    timeout 60 "$K" run h1.json --no-results --format jsonl >h1.out 2>&1; rc=$?
+    if [ $rc = "$want_rc" ] && has h1.out "$what" && has h1.out "$want"; then
+        ok "a constant of $len elements for a float[16]: exit $rc, $what"
+    else bad "constant of $len elements" "exit $rc: $(head -c 400 h1.out)"; fi
+done
+python3 - <<'EOF' || exit 2
+import json
+d = json.load(open("h1.json"))
+d["custom"]["constants"][0]["length"] = "16"
+json.dump(d, open("h2.json", "w"))
+EOF
+"$K" run h2.json --no-results --format jsonl >h2.out 2>&1; rc=$?
+if [ $rc = 0 ] && has h2.out '"status":"ok"'; then ok "a constant of the variable's 16 elements runs"
+else bad "constant of 16 elements" "exit $rc: $(head -c 300 h2.out)"; fi
+
 # --- e. read-only folders ------------------------------------------------------
 # root ignores permissions: run kforge as nobody when the suite runs as root
 AS=

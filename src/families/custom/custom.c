@@ -214,6 +214,11 @@ static int check_shape(const kf_variant *v, kf_shape *s, char *why, size_t whyle
             kf_err(why, whylen, "%s = %lld: a constant holds 1..2^30 elements", what, (long long)x);
             return -1;
         }
+        if (x * (int64_t)kf_dtype_size(g->dtype) > 65536) { /* a GPU's constant memory: 64 KiB */
+            kf_err(why, whylen, "%s = %lld: %lld bytes, over the 64 KiB of a GPU's constant memory", what,
+                   (long long)x, (long long)x * (long long)kf_dtype_size(g->dtype));
+            return -1;
+        }
         if (g->npy && x != g->npy_elems) {
             kf_err(why, whylen, "%s = %lld here, its .npy file holds %lld elements", what, (long long)x,
                    (long long)g->npy_elems);
