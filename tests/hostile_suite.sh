@@ -342,7 +342,7 @@ else
     chmod -R a-w "$E/ro"
     nt=$(wc -l <"$E/ro/t.jsonl")
     sum0=$(cat "$E"/ro/db/*.json | cksum)
-    run_as() { (cd "$E" && HOME=$E/w $AS env "$@"); }
+    run_as() { (cd "$E" && HOME=$E/w TMPDIR=$E/w $AS env "$@"); }
     run_as KFORGE_CACHE_DIR="$E/w/cache" KFORGE_DB="$E/w/db" "$K" run d.json --results ro/new.jsonl >e1.out 2>e1.err; rc=$?
     if [ $rc = 4 ] && has e1.err 'ro/new.jsonl.*Permission denied' && [ ! -e "$E/ro/new.jsonl" ]; then
         ok "results file in a read-only folder: exit 4, naming the file and the reason"
