@@ -184,20 +184,20 @@ static int read_line(const char *text, long lineno, const kf_result *r, void *ct
      * anything else: as a duplicate it would hide the current line, as a
      * conflict replace it, and ranked it would choose from what no longer
      * runs (resume, --simulate and the replay leave it out the same way) */
-    char why[320];
-    if (results_line_damaged(text, r, why, sizeof why)) {
-        if (!c->damaged++) {
-            c->first_damaged = lineno;
-            snprintf(c->why, sizeof c->why, "%s", why);
-        }
-        return 0;
-    }
     int src = resume_source_check(r);
     if (src) {
         if (src == 1)
             c->src.stale++;
         else
             c->src.unhashed++;
+        return 0;
+    }
+    char why[320]; /* after the source check: an older line is counted as older */
+    if (results_line_damaged(text, r, why, sizeof why)) {
+        if (!c->damaged++) {
+            c->first_damaged = lineno;
+            snprintf(c->why, sizeof c->why, "%s", why);
+        }
         return 0;
     }
     char *line = strdup(text);

@@ -59,7 +59,7 @@ int results_parse_line(const char *line, kf_result *r, char *err, size_t errlen)
 /* Whether the line r was parsed from (line) contradicts itself, as no
  * kforge ever wrote it: a "label" or a "name" that is not its variant's, a
  * variant its family says cannot run, a status of ok with a time that is
- * not finite and above 0 (median, min, max in order, reps at least 1), a
+ * not finite and above 0 (reps at least 1), a
  * negative or non-finite time or rate, an error figure (abs_err,
  * tolerance, acc_*) below 0, or a source_hash that is not 32 hexadecimal
  * digits.  false, or true and why (merge leaves such a line out as
