@@ -42,8 +42,9 @@ EVIL='x
 printf '#error INJECTED: evil.h was included\n' > evil.h
 
 cp "$ROOT"/configs/custom/vector_add.cu . || exit 2
-# vector_add with a scalar whose name, and a grid whose text, hold the
-# hostile string (names are labels; newlines are whitespace in expressions)
+# vector_add with a scalar whose name holds a comment closer and an
+# #include (a name with a newline is refused: hostile_suite), and a grid
+# whose text holds the hostile string (newlines are whitespace in expressions)
 python3 - <<'PY' || exit 2
 import json
 evil = 'x\n#include "evil.h"\n//'
@@ -52,7 +53,7 @@ spec = {"source": "vector_add.cu", "entry": "vector_add", "name": "va",
         "args": [{"name": "c", "dtype": "float32", "length": "n", "role": "out"},
                  {"name": "a", "dtype": "float32", "length": "n", "role": "in"},
                  {"name": "b", "dtype": "float32", "length": "n", "role": "in"},
-                 {"name": "n */ int injected; /*" + evil, "scalar": "int32", "value": "n\n"}],
+                 {"name": "n */ int injected; /* x #include \"evil.h\" //", "scalar": "int32", "value": "n\n"}],
         "grid": ["(n + block_size_x * per_thread - 1)\n/ (block_size_x * per_thread)"]}
 json.dump({"kernel": "custom", "custom": spec, "defaults": {"n": 4096},
            "bench": {"warmup": 1, "min_reps": 3, "max_time_s": 0.001}}, open("va.json", "w"), indent=1)
@@ -98,9 +99,9 @@ else bad "device name from the database" "exit $rc: ${why:-$(head -4 h1.h)}"; fi
 # best --list: one line per entry, whatever the database's device name holds
 # (a newline, a terminal's escape sequence)
 "$K" best --list --kernel va.json >list1.txt 2>list1.err; rc=$?
-if [ $rc = 0 ] && [ "$(wc -l <list1.txt)" = 2 ] && has list1.txt '^x?#include "evil.h"?// ' &&
+if [ $rc = 0 ] && [ "$(wc -l <list1.txt)" = 2 ] && has list1.txt '^x\\n#include "evil.h"\\n// ' &&
    ! grep -q '^#include' list1.txt; then
-    ok "best --list: the hostile device name on its entry's one line, its newlines made '?'"
+    ok "best --list: the hostile device name on its entry's one line, its newlines shown as \\n"
 else bad "best --list of a hostile device name" "exit $rc: $(head -c 400 list1.txt)"; fi
 
 # --- 1b. the same name in a results file, through kforge merge --------------

@@ -109,16 +109,6 @@ static int size_option(cli *c, const kf_family *f, const char **val)
     return -1;
 }
 
-/* s for a line of output: control characters (a newline, a terminal's
- * escape) made '?', so that a database's text neither breaks --list's one
- * line per entry nor reaches the terminal as a command. */
-static void printable(const char *s, char *buf, size_t len)
-{
-    snprintf(buf, len, "%s", s);
-    for (char *p = buf; *p; p++)
-        if ((unsigned char)*p < 32 || *p == 127)
-            *p = '?';
-}
 
 /* Whether entry variant v matches the filters of --list: key's family when
  * same_family, and for each key axis i of key's family given, the value of
@@ -190,7 +180,7 @@ static int list_entries(const char *dir, const char *gpu, const kf_variant *key,
             key_param_text(&e->v, "dtype", dt, sizeof dt);
             key_param_text(&e->v, "op", op, sizeof op);
             char gname[sizeof e->dev.name];
-            printable(e->dev.name[0] ? e->dev.name : stems[g], gname, sizeof gname);
+            kf_printable(e->dev.name[0] ? e->dev.name : stems[g], gname, sizeof gname);
             printf("%-26s %-11s %-7s %-4s %-22s %10.5f %8.1f %-3s %s\n", gname,
                    f->name, dt[0] ? dt : "-", op[0] ? op : "-", st, e->median_ms, e->gbps,
                    e->deterministic ? "yes" : "no", label);
@@ -213,7 +203,7 @@ static int list_entries(const char *dir, const char *gpu, const kf_variant *key,
         for (int k = 0; k < other.n && k < 16; k++)
         {
             char kn[KF_NAME_MAX + 64];
-            printable(other.keys[k], kn, sizeof kn);
+            kf_printable(other.keys[k], kn, sizeof kn);
             fprintf(stderr, "%s %s (%d)", k ? "," : "", kn, counts[k]);
         }
         fprintf(stderr, "%s; kforge best --list --kernel CONFIG lists them\n", other.n > 16 ? ", ..." : "");

@@ -48,7 +48,8 @@ static const char *const main_help =
     "\n"
     "exit codes: 0 all good; 1 some variant failed to compile, launch or verify (the others\n"
     "ran); 2 usage or configuration error; 3 no usable GPU, driver or NVRTC; 4 a result, the\n"
-    "tuning database or the output could not be written; 130 interrupted.\n";
+    "tuning database or the output could not be written; 130 interrupted; 141 the reader of\n"
+    "standard output went away (| head: stopped as if interrupted, no error message).\n";
 
 // ---------------------------------------------------------------------------
 // signals
@@ -110,7 +111,10 @@ static void finish(int status, void *arg)
     (void)arg;
     char err[256];
     kf_trace("exit %d", status);
-    if (kf_stdout_close(err, sizeof err) != 0) {
+    int closed = kf_stdout_close(err, sizeof err);
+    if (closed == -2) /* the reader has gone (| head): silent, as grep or jq */
+        _exit(KF_EXIT_PIPE);
+    if (closed != 0) {
         fprintf(stderr, "kforge: %s\n", err);
         _exit(KF_EXIT_IO);
     }

@@ -77,7 +77,7 @@ static const char *const export_help =
     "  --fastest             each shape's fastest variant, deterministic or not\n"
     "  --max-error E         only variants whose relative error on the realistic data, measured by\n"
     "                        kforge tune --accuracy or --max-error (|error| / sum |x_i|), is at most E\n"
-    "  -o FILE               write the header to FILE (default: standard output): a regular file\n"
+    "  -o FILE               write the header to FILE (default, and -o -: standard output): a regular file\n"
     "                        is replaced whole (a temporary file renamed over it); a device, FIFO\n"
     "                        or /dev/stdout is written in place; a symbolic link is followed (the\n"
     "                        file it points to is written, the link kept), one to nothing refused\n"
@@ -146,14 +146,6 @@ static int write_header(const char *path, const char *text, char *err, size_t er
     return kf_write_file_atomic(path, text, len, err, errlen);
 }
 
-/* s for a message on a terminal: control characters made '?'. */
-static void printable(const char *s, char *buf, size_t len)
-{
-    snprintf(buf, len, "%s", s);
-    for (char *p = buf; *p; p++)
-        if ((unsigned char)*p < 32 || *p == 127)
-            *p = '?';
-}
 
 /* Orders entries by shape (the family's input size, then dimension by
  * dimension), then by time. */
@@ -211,7 +203,12 @@ int cmd_export(int argc, char **argv)
             if (k < 0)
                 return KF_EXIT_USAGE;
         } else if (cli_value(&c, "-o", &val) || cli_value(&c, "--output", &val)) {
-            outpath = val;
+            outpath = strcmp(val, "-") == 0 ? NULL : val;
+            if (outpath && !outpath[0]) {
+                fprintf(stderr, "kforge export: -o: expected a file name, got an empty one (without -o the header "
+                                "goes to standard output)\n");
+                return KF_EXIT_USAGE;
+            }
         } else {
             cli_unknown(&c);
             return KF_EXIT_USAGE;
@@ -326,22 +323,24 @@ int cmd_export(int argc, char **argv)
                         "this one\n",
                 nother, nshapes, fam->name);
     if (nshapes == 0) {
-        char stem[256];
+        char stem[256], gpu_shown[1024], dir_shown[PATH_MAX * 2];
         tunedb_stem(gpu, stem, sizeof stem);
+        kf_printable(gpu, gpu_shown, sizeof gpu_shown); /* --gpu's text, a database's device name */
+        kf_printable(dir, dir_shown, sizeof dir_shown);
         if (nmatch > 0 && policy.max_error > 0)
             fprintf(stderr, "kforge export: none of the %d %s entr%s for %s in %s has a measured relative error "
                             "within %g; tune with --max-error %g (it measures each candidate's error), or relax "
                             "the bound\n",
-                    nmatch, what.s, nmatch == 1 ? "y" : "ies", gpu, dir, policy.max_error, policy.max_error);
+                    nmatch, what.s, nmatch == 1 ? "y" : "ies", gpu_shown, dir_shown, policy.max_error, policy.max_error);
         else if (nmatch > 0)
             fprintf(stderr, "kforge export: none of the %d %s entr%s for %s in %s is deterministic; tune a space "
                             "with deterministic variants (%s), or leave out --deterministic\n",
-                    nmatch, what.s, nmatch == 1 ? "y" : "ies", gpu, dir,
+                    nmatch, what.s, nmatch == 1 ? "y" : "ies", gpu_shown, dir_shown,
                     strcmp(fam->name, "reduce_rows") == 0 ? "any map but split with split_combine atomic"
                                                           : "passes last_block or multi_kernel");
         else
             fprintf(stderr, "kforge export: nothing tuned for %s on %s in %s (%s/%s.json); run kforge tune%s%s\n",
-                    what.s, gpu, dir, dir, stem, sets.s ? " with" : "", sets.s ? sets.s : "");
+                    what.s, gpu_shown, dir_shown, dir_shown, stem, sets.s ? " with" : "", sets.s ? sets.s : "");
         rc = KF_EXIT_USAGE;
         goto out;
     }
@@ -392,8 +391,8 @@ int cmd_export(int argc, char **argv)
     for (int i = 0; i < nshapes; i++)
         ndet += ex[i].deterministic;
     char dev[256], outp[PATH_MAX];
-    printable(info.device, dev, sizeof dev);
-    printable(outpath ? outpath : "", outp, sizeof outp);
+    kf_printable(info.device, dev, sizeof dev);
+    kf_printable(outpath ? outpath : "", outp, sizeof outp);
     fprintf(stderr, "kforge export: %s%s%s: %d %s%s tuned on %s%s\n", api.s ? api.s : "the header",
             outpath ? " -> " : "", outp, nshapes,
             fam->nsizes > 1 ? "shape" : "size", nshapes == 1 ? "" : "s", dev,

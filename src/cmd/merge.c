@@ -46,6 +46,8 @@ static const char *const merge_help =
     "reported as a conflict and the failure is kept.  Run it in the directory the shards ran in:\n"
     "the space config named in the results gives the sizes, weights and candidate order.  A custom\n"
     "kernel's lines of an older source (its .cu or a header changed since) are left out and counted.\n"
+    "Times are taken as measured; a line that contradicts itself (a label not its parameters', a\n"
+    "time that is not above 0, a negative error, ...) is left out as damaged, counted and said.\n"
     "\n"
     "options:\n"
     "  --kernel CONFIG     the config of a custom kernel whose results these are (its family is\n"
@@ -84,6 +86,7 @@ typedef struct {
     int n, cap;
     kf_strset keys;         /* v[i]'s case key is keys.keys[i] */
     int dups, conflicts, unreadable;
+    int damaged;            /* lines that contradict themselves (results_line_damaged), left out */
     int stale;              /* lines of an older source or none, left out (resume.h) */
 } recset;
 
@@ -169,6 +172,9 @@ typedef struct {
     int file;
     bool oom;
     resume_state src;       /* its stale and unhashed counts: this file's lines of another source */
+    int damaged;            /* this file's damaged lines */
+    long first_damaged;     /* the first one's line number */
+    char why[320];          /* and what is wrong with it */
 } read_ctx;
 
 static int read_line(const char *text, long lineno, const kf_result *r, void *ctx)
@@ -184,6 +190,14 @@ static int read_line(const char *text, long lineno, const kf_result *r, void *ct
             c->src.stale++;
         else
             c->src.unhashed++;
+        return 0;
+    }
+    char why[320]; /* after the source check: an older line is counted as older */
+    if (results_line_damaged(text, r, why, sizeof why)) {
+        if (!c->damaged++) {
+            c->first_damaged = lineno;
+            snprintf(c->why, sizeof c->why, "%s", why);
+        }
         return 0;
     }
     char *line = strdup(text);
@@ -214,6 +228,13 @@ static int read_file(recset *s, const char *const *files, int file)
         return -1;
     }
     s->unreadable += skipped;
+    s->damaged += c.damaged;
+    if (c.damaged) {
+        char shown[PATH_MAX * 2];
+        fprintf(stderr, "kforge merge: %s: %d damaged line%s left out (line %ld: %s); a line that contradicts "
+                        "itself was not written by kforge\n", kf_printable(path, shown, sizeof shown), c.damaged,
+                c.damaged == 1 ? "" : "s", c.first_damaged, c.why);
+    }
     s->stale += c.src.stale + c.src.unhashed;
     resume_note_stale(&c.src, "kforge merge", path);
     note_unknown_kernel("merge", path, skipped, "");
@@ -595,9 +616,9 @@ int cmd_merge(int argc, char **argv)
         }
     if (!quiet || s.conflicts)
         fprintf(stderr, "kforge merge: %d file%s: %d cases; %d recorded more than once kept once; %d conflict%s; "
-                        "%d unreadable line%s skipped\n",
+                        "%d unreadable line%s skipped%s\n",
                 nfiles, nfiles == 1 ? "" : "s", s.n, s.dups, s.conflicts, s.conflicts == 1 ? "" : "s", s.unreadable,
-                s.unreadable == 1 ? "" : "s");
+                s.unreadable == 1 ? "" : "s", s.damaged ? "; damaged lines left out (above)" : "");
     if (s.n == 0) {
         fprintf(stderr, "kforge merge: no results %sin the files given\n",
                 s.stale ? "of the current source " : "");

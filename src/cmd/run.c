@@ -147,8 +147,9 @@ static int on_result(const kf_result *r, int index, void *vctx)
         shape_text(family_of(&r->v), &r->shape, st, sizeof st);
         const char *sn = kf_status_names[r->status]; /* "skipped: ..." says it once */
         bool said = strncmp(r->message, sn, strlen(sn)) == 0 && r->message[strlen(sn)] == ':';
+        char msg[sizeof r->message * 4];
         fprintf(stderr, "kforge: %s%s%s %s: %s%s%s\n", r->v.name, r->v.name[0] ? " " : "", label, st, said ? "" : sn,
-                said ? "" : ": ", r->message);
+                said ? "" : ": ", kf_printable(r->message, msg, sizeof msg));
     }
     return 0;
 }
@@ -471,7 +472,7 @@ static int conclude(run_cmd *c, int rc)
             fprintf(stderr, "kforge: %s after %d of %d cases; the cases measured were printed; with --no-results "
                             "there is no results file to resume from\n",
                     why, done, c->total);
-        return KF_EXIT_INTERRUPT;
+        return KF_EXIT_INTERRUPT; /* `| head`: exit KF_EXIT_PIPE, with no error message (dispatch.c) */
     }
     if (rc == KF_EXIT_OK) {
         resume_end(&c->rs);

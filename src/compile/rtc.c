@@ -33,6 +33,11 @@
 #include <time.h>
 #include <unistd.h>
 
+/* The most a cache entry's .key or .fail file holds (the source, at most
+ * 16 MiB, and a log): a larger one, or one that is not a regular file, is
+ * not an entry of this cache (compiled again). */
+#define RTC_META_MAX_BYTES ((size_t)64 << 20)
+
 #define RTC_KEY_MAGIC "kforge-rtc-v1"
 #define RTC_DEFAULT_NAME "kernel.cu"
 #define RTC_MAX_LOG (64u << 20)      /* a reply log larger than this is a protocol error */
@@ -538,7 +543,7 @@ static bool parse_entry(const char *stored, size_t len, const char *text, size_t
 static bool cubin_intact(const char *path, size_t len, const char hash[33])
 {
     size_t got = 0;
-    char *bin = kf_read_file_max(path, len, &got, NULL, 0);
+    char *bin = kf_read_regular(path, len, &got, NULL, 0);
     if (!bin)
         return false;
     char h[33];
@@ -569,7 +574,7 @@ bool rtc_cache_lookup(const rtc_cache *c, const char *src, const rtc_options *op
         goto out;
     size_t len = 0, cubin_len = 0;
     char hash[33];
-    char *stored = kf_read_file(keypath, &len, NULL, 0);
+    char *stored = kf_read_regular(keypath, RTC_META_MAX_BYTES, &len, NULL, 0);
     if (!stored)
         goto out;
     bool same = parse_entry(stored, len, text, tlen, &cubin_len, hash);
@@ -579,7 +584,9 @@ bool rtc_cache_lookup(const rtc_cache *c, const char *src, const rtc_options *op
     if (strstr(src, RTC_NAME_DIRECTIVE)) { /* and its lowered names, or it is compiled again */
         char np[PATH_MAX];
         rtc_names_path(binpath, np, sizeof np);
-        if (access(np, R_OK) != 0)
+        struct stat nst; /* a regular file: the GPU worker reads it whole */
+        if (access(np, R_OK) != 0 || stat(np, &nst) != 0 || !S_ISREG(nst.st_mode) ||
+            nst.st_size > (off_t)RTC_META_MAX_BYTES)
             goto out;
     }
     memcpy(path, binpath, strlen(binpath) + 1);
@@ -678,7 +685,7 @@ static bool fail_lookup(const rtc_cache *c, const char *src, const rtc_options *
     size_t tlen = strlen(text), slen = strlen(FAIL_SEP), len = 0;
     kf_hash_hex(text, tlen, key);
     if (snprintf(path, sizeof path, "%s/%s.fail", c->dir, key) < (int)sizeof path &&
-        (stored = kf_read_file(path, &len, NULL, 0)) && len > tlen + slen && memcmp(stored, text, tlen) == 0 &&
+        (stored = kf_read_regular(path, RTC_META_MAX_BYTES, &len, NULL, 0)) && len > tlen + slen && memcmp(stored, text, tlen) == 0 &&
         memcmp(stored + tlen, FAIL_SEP, slen) == 0) {
         const char *msg = stored + tlen + slen, *end = strstr(msg, FAIL_SEP);
         if (end && (*log = strdup(end + slen))) {

@@ -805,16 +805,16 @@ static void spec_free(kf_spec *s)
     memset(s, 0, sizeof *s);
 }
 
-static int valid_name(const char *s)
+bool config_valid_name(const char *s)
 {
     size_t len = strlen(s);
     if (len == 0 || len >= KF_NAME_MAX)
-        return 0;
+        return false;
     for (const char *p = s; *p; p++)
         if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '_' ||
               *p == '-' || *p == '.' || *p == '+'))
-            return 0;
-    return 1;
+            return false;
+    return true;
 }
 
 /* Reads the spec keys of obj into s (only those present). */
@@ -836,7 +836,7 @@ static int parse_spec_keys(const ctx *c, int family, const char *field, const cJ
             if (parse_constraints(c, family, f, k, &s->constraints, &s->n_constraints) != 0)
                 return -1;
         } else if (strcmp(k->string, "name") == 0) {
-            if (!cJSON_IsString(k) || !valid_name(k->valuestring)) {
+            if (!cJSON_IsString(k) || !config_valid_name(k->valuestring)) {
                 char g[80];
                 given(k, g, sizeof g);
                 return fail(c, f, "expected a name of 1..%d letters, digits or _-.+, got %s", KF_NAME_MAX - 1, g);

@@ -70,6 +70,10 @@ int config_set(kf_config *cfg, const char *assignment, char *err, size_t errlen)
 
 void config_free(kf_config *cfg);
 
+/* Whether s is a variant's name as a config's "name" takes it (letters,
+ * digits, _ - . +, under KF_NAME_MAX bytes): results lines are held to it. */
+bool config_valid_name(const char *s);
+
 /* One value of parameter p from a cJSON item (passed as void *: cJSON stays
  * inside the config and results modules), with the same validation as a
  * config; messages name what ("results line") and the field.  The one

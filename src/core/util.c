@@ -187,14 +187,83 @@ void sb_free(strbuf *b)
 // ---------------------------------------------------------------------------
 // errors and files
 
+/* The length of the UTF-8 character at p that is printable text (not a
+ * C1 control, not overlong, no surrogate), or 0. */
+static size_t utf8_printable(const unsigned char *p)
+{
+    if (p[0] >= 0x20 && p[0] < 0x7f)
+        return 1;
+    if (p[0] >= 0xc2 && p[0] <= 0xdf)
+        return (p[1] & 0xc0) == 0x80 && !(p[0] == 0xc2 && p[1] < 0xa0) ? 2 : 0;
+    if (p[0] >= 0xe0 && p[0] <= 0xef) {
+        if ((p[1] & 0xc0) != 0x80 || (p[2] & 0xc0) != 0x80)
+            return 0;
+        if ((p[0] == 0xe0 && p[1] < 0xa0) || (p[0] == 0xed && p[1] >= 0xa0))
+            return 0;
+        return 3;
+    }
+    if (p[0] >= 0xf0 && p[0] <= 0xf4) {
+        if ((p[1] & 0xc0) != 0x80 || (p[2] & 0xc0) != 0x80 || (p[3] & 0xc0) != 0x80)
+            return 0;
+        if ((p[0] == 0xf0 && p[1] < 0x90) || (p[0] == 0xf4 && p[1] >= 0x90))
+            return 0;
+        return 4;
+    }
+    return 0;
+}
+
+char *kf_printable(const char *s, char *buf, size_t len)
+{
+    if (!buf || !len)
+        return buf;
+    size_t o = 0;
+    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p;) {
+        size_t n = utf8_printable(p);
+        char esc[8];
+        if (n) {
+            if (o + n >= len)
+                break;
+            memcpy(buf + o, p, n);
+            o += n;
+            p += n;
+            continue;
+        }
+        if (*p == '\n' || *p == '\r' || *p == '\t')
+            snprintf(esc, sizeof esc, "\\%c", *p == '\n' ? 'n' : *p == '\r' ? 'r' : 't');
+        else
+            snprintf(esc, sizeof esc, "\\x%02x", *p);
+        size_t e = strlen(esc);
+        if (o + e >= len)
+            break;
+        memcpy(buf + o, esc, e);
+        o += e;
+        p++;
+    }
+    buf[o] = 0;
+    return buf;
+}
+
+bool kf_has_control(const char *s)
+{
+    for (const unsigned char *p = (const unsigned char *)s; *p;) {
+        size_t n = utf8_printable(p);
+        if (!n)
+            return true;
+        p += n;
+    }
+    return false;
+}
+
 void kf_err(char *err, size_t errlen, const char *fmt, ...)
 {
     if (!err || !errlen)
         return;
+    char raw[4096];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
+    vsnprintf(raw, sizeof raw, fmt, ap);
     va_end(ap);
+    kf_printable(raw, err, errlen);
 }
 
 static void too_large(const char *path, size_t max, char *err, size_t errlen)
@@ -205,10 +274,12 @@ static void too_large(const char *path, size_t max, char *err, size_t errlen)
         kf_err(err, errlen, "%s: larger than the %zu-byte limit", path, max);
 }
 
-char *kf_read_file_max(const char *path, size_t max, size_t *len, char *err, size_t errlen)
+static char *read_file(const char *path, size_t max, bool regular, size_t *len, char *err, size_t errlen)
 {
-    bool is_stdin = strcmp(path, "-") == 0;
-    int fd = is_stdin ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
+    bool is_stdin = !regular && strcmp(path, "-") == 0;
+    /* O_NONBLOCK: a FIFO where a regular file is wanted opens at once (and
+     * is refused below) instead of waiting for a writer */
+    int fd = is_stdin ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC | (regular ? O_NONBLOCK : 0));
     const char *name = is_stdin ? "<stdin>" : path;
     if (fd < 0) {
         kf_err(err, errlen, "%s: cannot open: %s", path, strerror(errno));
@@ -222,6 +293,17 @@ char *kf_read_file_max(const char *path, size_t max, size_t *len, char *err, siz
     if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
         kf_err(err, errlen, "%s: is a directory", name);
         goto fail;
+    }
+    if (regular) {
+        if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+            kf_err(err, errlen, "%s: not a regular file (a FIFO, a device or a socket is never read here)", name);
+            goto fail;
+        }
+        if ((uint64_t)st.st_size > (uint64_t)max) {
+            too_large(name, max, err, errlen);
+            goto fail;
+        }
+        fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
     }
     /* read(), not stdio: a signal must end the wait (EINTR) rather than be
      * retried, and a source without end (/dev/zero, `yes |`) stops at max. */
@@ -272,6 +354,16 @@ const char *kf_tmpdir(void)
     return t && t[0] == '/' ? t : "/tmp";
 }
 
+char *kf_read_file_max(const char *path, size_t max, size_t *len, char *err, size_t errlen)
+{
+    return read_file(path, max, false, len, err, errlen);
+}
+
+char *kf_read_regular(const char *path, size_t max, size_t *len, char *err, size_t errlen)
+{
+    return read_file(path, max, true, len, err, errlen);
+}
+
 char *kf_read_file(const char *path, size_t *len, char *err, size_t errlen)
 {
     return kf_read_file_max(path, SIZE_MAX, len, err, errlen);
@@ -285,6 +377,11 @@ void kf_output_failed(void)
     if (!kf_output_broken)
         output_errno = errno;
     kf_output_broken = 1;
+}
+
+bool kf_output_reader_gone(void)
+{
+    return kf_output_broken && output_errno == EPIPE;
 }
 
 int kf_stdout_close(char *err, size_t errlen)
@@ -314,6 +411,8 @@ int kf_stdout_close(char *err, size_t errlen)
         e = errno;
     if (!failed_before && (!close_failed || (!pending && e == EBADF)))
         return 0;
+    if (e == EPIPE)
+        return -2;
     if (e)
         kf_err(err, errlen, "write error on standard output: %s", strerror(e));
     else
@@ -362,7 +461,8 @@ int kf_write_file_atomic(const char *path, const void *data, size_t len, char *e
         }
         fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
         if (fd < 0 && errno != EEXIST) {
-            kf_err(err, errlen, "%s: cannot create: %s", tmp, strerror(errno));
+            kf_err(err, errlen, "%s: cannot write: the file that replaces it whole is made beside it first, and "
+                                "its folder does not take it (%s): %s", path, tmp, strerror(errno));
             return -1;
         }
     }

@@ -91,8 +91,22 @@ int kf_usable_cpus(void);
 int64_t kf_parallel_for(int64_t n, int64_t grain, void (*fn)(void *ctx, int64_t piece, int64_t lo, int64_t hi),
                         void *ctx);
 
-/* snprintf into an error buffer; safe with err == NULL. */
+/* snprintf into an error buffer; safe with err == NULL.  The message is
+ * made printable (kf_printable): whatever text from a config, a database or
+ * a results file it quotes, it stays one line and sends the terminal no
+ * command. */
 void kf_err(char *err, size_t errlen, const char *fmt, ...) KF_PRINTF(3, 4);
+
+/* The one owner of untrusted text in messages: s into buf (len bytes, cut
+ * to fit), control characters written as escapes that show them: \n, \r,
+ * \t, and \xHH for the other C0 controls, DEL, the C1 controls (U+0080 to
+ * U+009F) and bytes that are not UTF-8.  Backslashes stay as they are, so
+ * printable text is unchanged and making it printable again changes
+ * nothing.  Returns buf. */
+char *kf_printable(const char *s, char *buf, size_t len);
+
+/* Whether s holds a control character (what kf_printable escapes). */
+bool kf_has_control(const char *s);
 
 /* The largest config file kforge reads (16 MiB): far above any real config,
  * and small enough that `kforge check /dev/zero` fails at once. */
@@ -106,6 +120,12 @@ char *kf_read_file_max(const char *path, size_t max, size_t *len, char *err, siz
 /* Where temporary files go: $TMPDIR when it is an absolute path, else /tmp. */
 const char *kf_tmpdir(void);
 
+/* kf_read_file_max of a regular file only (after symbolic links): a FIFO,
+ * a device (/dev/zero) or a socket is refused at once, and so is a file
+ * over max bytes, before any read.  For what kforge keeps (the tuning
+ * database, the cubin cache), where anything else is a planted file. */
+char *kf_read_regular(const char *path, size_t max, size_t *len, char *err, size_t errlen);
+
 /* kf_read_file_max without a size limit. */
 char *kf_read_file(const char *path, size_t *len, char *err, size_t errlen);
 
@@ -116,8 +136,18 @@ extern volatile sig_atomic_t kf_output_broken;
  * kf_stdout_close's message (EFBIG, ENOSPC, EPIPE ...). */
 void kf_output_failed(void);
 
+/* Whether stdout's reader has gone (a write failed with EPIPE: `kforge ...
+ * | head`): a stop like an interrupt, said with no message. */
+bool kf_output_reader_gone(void);
+
+/* The exit status when stdout's reader has gone: the shell's for a command
+ * killed by SIGPIPE (128 + 13), what `set -o pipefail` users get from grep
+ * or jq.  Nothing is lost: the results file is whole and --resume goes on. */
+#define KF_EXIT_PIPE 141
+
 /* Flushes and closes stdout.  -1 with a message if anything written to it
- * was lost (ENOSPC, EPIPE, EIO ...); 0 otherwise, also when stdout was
+ * was lost (ENOSPC, EIO ...); -2 with no message when its reader had gone
+ * (EPIPE: the caller exits KF_EXIT_PIPE); 0 otherwise, also when stdout was
  * closed to begin with and nothing was written. */
 int kf_stdout_close(char *err, size_t errlen);
 

@@ -173,3 +173,33 @@ int cubin_param_sizes(const void *cubin, size_t len, const char *name, size_t *s
         sizes[k] = got[k];
     return n;
 }
+
+long long cubin_global_size(const void *cubin, size_t len, const char *name)
+{
+    elf e;
+    if (!elf_open(&e, cubin, len))
+        return -1;
+    for (unsigned i = 0; i < e.shnum; i++) {
+        const unsigned char *sh = e.d + e.shoff + (uint64_t)i * e.shentsize;
+        if (rd32(sh + 4) != 2 /* SHT_SYMTAB */)
+            continue;
+        unsigned link = rd32(sh + 0x28);
+        const unsigned char *syms, *strs;
+        size_t nsyms, nstrs;
+        elf_section(&e, i, &syms, &nsyms);
+        if (link >= e.shnum || !syms)
+            continue;
+        elf_section(&e, link, &strs, &nstrs);
+        if (!strs)
+            continue;
+        for (size_t o = 0; o + 24 <= nsyms; o += 24) {
+            uint32_t nm = rd32(syms + o);
+            unsigned type = syms[o + 4] & 0xf;
+            if (type != 1 /* STT_OBJECT */ || nm >= nstrs || !memchr(strs + nm, 0, nstrs - nm))
+                continue;
+            if (strcmp((const char *)strs + nm, name) == 0)
+                return (long long)rd64(syms + o + 16);
+        }
+    }
+    return -1;
+}

@@ -33,4 +33,10 @@ bool cubin_find_prefix(const void *cubin, size_t len, const char *prefix, char *
  * kernel, or records this reader does not know). */
 int cubin_param_sizes(const void *cubin, size_t len, const char *name, size_t *sizes, int max);
 
+/* The size in bytes of the module variable (a __constant__ or __device__
+ * variable) called name, from the cubin's symbol table: as
+ * cuModuleGetGlobal gives it on a GPU; -1 when there is none or the cubin
+ * does not say. */
+long long cubin_global_size(const void *cubin, size_t len, const char *name);
+
 #endif

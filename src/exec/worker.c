@@ -512,6 +512,22 @@ static bool fake_kernels(const request *q, const void *mem, kf_result *r)
             ok = false;
         }
     }
+    /* each module constant as big as the config makes it, as set_constants
+     * (module.c) checks with cuModuleGetGlobal on a GPU */
+    kf_constant_set cs = {0};
+    if (ok && f->constants)
+        f->constants(&q->v, &q->shape, &cs);
+    for (int k = 0; ok && k < cs.n; k++) {
+        const kf_constant *c = &cs.c[k];
+        long long have = cubin_global_size(cubin, len, c->name);
+        unsigned long long want = (unsigned long long)c->elems * (unsigned long long)c->elem_bytes;
+        if (have >= 0 && (unsigned long long)have < want) {
+            r->status = KF_ST_LAUNCH;
+            snprintf(r->message, sizeof r->message, "constant \"%s\": the module's variable is %lld bytes, the config "
+                     "describes %llu (%lld elements)", c->name, have, want, (long long)c->elems);
+            ok = false;
+        }
+    }
     free(names);
     free(cubin);
     return ok;

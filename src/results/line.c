@@ -830,6 +830,62 @@ int results_parse_line(const char *line, kf_result *res, char *err, size_t errle
     return rd.failed ? -1 : 0;
 }
 
+bool results_line_damaged(const char *line, const kf_result *r, char *why, size_t whylen)
+{
+    const kf_family *f = family_of(&r->v);
+    char label[256], w[320] = "";
+    f->label(&r->v, label, sizeof label);
+    cJSON *o = parse_object(line, NULL, 0);
+    if (!o) {
+        kf_err(why, whylen, "not a JSON object");
+        return true;
+    }
+    const cJSON *lj = cJSON_GetObjectItemCaseSensitive(o, "label");
+    const cJSON *sh = cJSON_GetObjectItemCaseSensitive(o, "source_hash");
+    if (lj && (!cJSON_IsString(lj) || strcmp(lj->valuestring, label) != 0))
+        snprintf(w, sizeof w, "its \"label\" is not its parameters' (%s)", label);
+    else if (r->v.name[0] && !config_valid_name(r->v.name))
+        snprintf(w, sizeof w, "its \"name\" is neither its label nor a name a config takes (letters, digits, "
+                              "_ - . +)");
+    else if (sh && !(cJSON_IsString(sh) && strlen(sh->valuestring) == 32 &&
+                     strspn(sh->valuestring, "0123456789abcdef") == 32))
+        snprintf(w, sizeof w, "its \"source_hash\" is not 32 hexadecimal digits");
+    cJSON_Delete(o);
+    if (!w[0] && f->check) {
+        char cw[256];
+        if (f->check(&r->v, NULL, cw, sizeof cw) != 0)
+            snprintf(w, sizeof w, "a variant that cannot run: %s", cw);
+    }
+    const kf_stats *st = &r->stats;
+    const struct {
+        const char *name;
+        double x;
+    } nonneg[] = {{"median_ms", st->median_ms}, {"min_ms", st->min_ms}, {"max_ms", st->max_ms},
+                  {"mean_ms", st->mean_ms}, {"stddev_ms", st->stddev_ms}, {"compile_ms", r->compile_ms},
+                  {"setup_ms", r->setup_ms}, {"verify_ms", r->verify_ms}, {"bench_ms", r->bench_ms},
+                  {"gbps", st->gbps}, {"pct_peak", st->pct_peak}, {"noise", st->noise}},
+      errs[] = {{"abs_err", r->abs_err}, {"tolerance", r->tolerance}, {"acc_err", r->acc_err},
+                {"acc_bound", r->acc_bound}, {"acc_rel", r->acc_rel}};
+    for (size_t i = 0; !w[0] && i < sizeof nonneg / sizeof nonneg[0]; i++)
+        if (nonneg[i].x < 0 || isinf(nonneg[i].x)) /* NaN: null, not measured */
+            snprintf(w, sizeof w, "its \"%s\" is %g: a time or rate is finite and 0 or more (or null)", nonneg[i].name,
+                     nonneg[i].x);
+    for (size_t i = 0; !w[0] && i < sizeof errs / sizeof errs[0]; i++)
+        if (errs[i].x < 0 || isinf(errs[i].x)) /* NaN: null, not measured */
+            snprintf(w, sizeof w, "its \"%s\" is %g: an error figure is 0 or more (or null)", errs[i].name,
+                     errs[i].x);
+    if (!w[0] && r->status == KF_ST_OK) {
+        if (!(st->median_ms > 0 && isfinite(st->median_ms)))
+            snprintf(w, sizeof w, "status ok with a median_ms of %g: a measured time is above 0", st->median_ms);
+        else if (st->reps < 1)
+            snprintf(w, sizeof w, "status ok with %d reps: a measured time has 1 or more", st->reps);
+    }
+    if (!w[0])
+        return false;
+    kf_err(why, whylen, "%s", w);
+    return true;
+}
+
 bool results_line_unknown_kernel(const char *line, char *kernel, size_t len)
 {
     if (!strstr(line, "\"kernel\""))

@@ -56,6 +56,17 @@ bool line_csv_column(const char *name);
  * without "kernel" is a reduce line (files of kforge 0.1). */
 int results_parse_line(const char *line, kf_result *r, char *err, size_t errlen);
 
+/* Whether the line r was parsed from (line) contradicts itself, as no
+ * kforge ever wrote it: a "label" or a "name" that is not its variant's, a
+ * variant its family says cannot run, a status of ok with a time that is
+ * not finite and above 0 (reps at least 1), a
+ * negative or non-finite time or rate, an error figure (abs_err,
+ * tolerance, acc_*) below 0, or a source_hash that is not 32 hexadecimal
+ * digits.  false, or true and why (merge leaves such a line out as
+ * damaged; the times of a line that agrees with itself are taken as
+ * measured). */
+bool results_line_damaged(const char *line, const kf_result *r, char *why, size_t whylen);
+
 /* Whether line is a JSON object whose "kernel" names no family registered
  * in this process (a custom kernel's line read without its config): true,
  * and the name in kernel. */

@@ -96,7 +96,8 @@ static int state_open(const char *path, entry *e, int *n, char *err, size_t errl
     for (;;) {
         fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
         if (fd < 0) {
-            kf_err(err, errlen, "%s: cannot open the resume state: %s", path, strerror(errno));
+            kf_err(err, errlen, "%s: cannot open the resume state, kept beside the results file (its folder must "
+                                "be writable): %s", path, strerror(errno));
             return -1;
         }
         int rc;

@@ -360,7 +360,7 @@ static int load(const char *path, cJSON **root, char *err, size_t errlen)
         return -1;
     }
     size_t len;
-    char *text = kf_read_file(path, &len, err, errlen);
+    char *text = kf_read_regular(path, TUNEDB_MAX_BYTES, &len, err, errlen);
     if (!text)
         return -1;
     cJSON *r = cJSON_ParseWithLength(text, len);

@@ -28,6 +28,11 @@
 #ifndef KF_TUNEDB_H
 #define KF_TUNEDB_H
 
+/* The largest database file kforge reads (1 GiB: millions of entries); one
+ * that is larger, or not a regular file (a FIFO, /dev/zero), is refused at
+ * once. */
+#define TUNEDB_MAX_BYTES ((size_t)1 << 30)
+
 #include <limits.h>
 
 #include "kforge.h"

@@ -33,6 +33,7 @@
  * (custom_family_make); spec.c makes the family from the JSON, export.c
  * writes kforge export's header (custom_internal.h).
  */
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -145,7 +146,7 @@ static int check(const kf_variant *v, const kf_device *dev, char *why, size_t wh
             return -1;
         }
     }
-    return 0;
+    return custom_check_options(c, v, why, whylen);
 }
 
 /* The constraints with sizes, and every expression must evaluate. */
@@ -169,6 +170,21 @@ static int check_shape(const kf_variant *v, kf_shape *s, char *why, size_t whyle
     for (int a = 0; a < c->nargs; a++) {
         const carg *g = &c->args[a];
         snprintf(what, sizeof what, "args[%d] (%s).%s", a, g->name, g->scalar ? "value" : "length");
+        if (g->scalar && kf_dtype_is_float(g->dtype)) { /* a float: finite, within its type (float16: 65504) */
+            double d, most = g->dtype == KF_FLOAT16 ? 65504.0 : g->dtype == KF_BFLOAT16 ? 0x1.fep127
+                           : g->dtype == KF_FLOAT32 ? 0x1.fffffep127 : DBL_MAX;
+            char err[256];
+            if (expr_eval(g->value, v, s, &d, err, sizeof err) != 0) {
+                kf_err(why, whylen, "%s: %s", what, err);
+                return -1;
+            }
+            if (!(fabs(d) <= most)) {
+                kf_err(why, whylen, "%s = %g is not a finite %s (its largest: %g)", what, d,
+                       kf_dtype_names[g->dtype], most);
+                return -1;
+            }
+            continue;
+        }
         if (custom_eval_int(g->scalar ? g->value : g->length, v, s, what, &x, why, whylen) != 0)
             return -1;
         if (g->scalar && (g->dtype == KF_INT32 || g->dtype == KF_UINT32 || g->dtype == KF_INT8 ||
@@ -199,6 +215,11 @@ static int check_shape(const kf_variant *v, kf_shape *s, char *why, size_t whyle
             return -1;
         if (x < 1 || x > (1LL << 30)) {
             kf_err(why, whylen, "%s = %lld: a constant holds 1..2^30 elements", what, (long long)x);
+            return -1;
+        }
+        if (x * (int64_t)kf_dtype_size(g->dtype) > 65536) { /* a GPU's constant memory: 64 KiB */
+            kf_err(why, whylen, "%s = %lld: %lld bytes, over the 64 KiB of a GPU's constant memory", what,
+                   (long long)x, (long long)x * (long long)kf_dtype_size(g->dtype));
             return -1;
         }
         if (g->npy && x != g->npy_elems) {

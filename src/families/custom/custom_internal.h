@@ -148,6 +148,9 @@ int custom_parse_options(cfam *c, const cJSON *j, char *err, size_t errlen);
 
 /* The options that hold for v, as RTC_OPTION_DIRECTIVE lines into b. */
 void custom_write_options(const cfam *c, const kf_variant *v, strbuf *b);
+/* Whether every compiler option of c that v turns on gives an option kforge
+ * passes to NVRTC: 0, or -1 and why (the variant cannot run). */
+int custom_check_options(const cfam *c, const kf_variant *v, char *why, size_t whylen);
 
 void custom_free_options(cfam *c);
 

@@ -28,7 +28,7 @@
  * standard). */
 static const struct {
     const char *name;
-    char value; /* 0: none; 'N' digits; 'B' true/false; 'S' c++11..c++20; 'D' a macro definition */
+    char value; /* 0: none; 'N' a register count, 1 to 255; 'B' true/false; 'S' c++11..c++20; 'D' a macro definition */
 } allowed[] = {
     {"-use_fast_math", 0}, {"--use_fast_math", 0}, {"-lineinfo", 0}, {"--generate-line-info", 0},
     {"-extra-device-vectorization", 0}, {"--extra-device-vectorization", 0}, {"-restrict", 0}, {"--restrict", 0},
@@ -39,19 +39,21 @@ static const struct {
 };
 
 static const char *const allowed_text =
-    "-use_fast_math, -lineinfo, -extra-device-vectorization, -restrict, -default-device, -maxrregcount=N, "
+    "-use_fast_math, -lineinfo, -extra-device-vectorization, -restrict, -default-device, -maxrregcount=N (N: 1 "
+    "to 255), "
     "-ftz=B, -prec-div=B, -prec-sqrt=B, -fmad=B (B: true or false), -std=c++11..c++20, -DNAME or -DNAME=VALUE "
     "(VALUE: letters, digits, _ . + -), each also with --";
 
 static bool value_ok(char kind, const char *v)
 {
-    if (kind == 'N') {
-        if (!*v)
+    if (kind == 'N') { /* -maxrregcount: 1 to 255 registers (a thread has at most 255) */
+        if (!*v || strlen(v) > 3)
             return false;
-        for (; *v; v++)
-            if (!isdigit((unsigned char)*v))
+        for (const char *q = v; *q; q++)
+            if (!isdigit((unsigned char)*q))
                 return false;
-        return true;
+        int x = atoi(v);
+        return x >= 1 && x <= 255;
     }
     if (kind == 'B')
         return strcmp(v, "true") == 0 || strcmp(v, "false") == 0;
@@ -130,6 +132,50 @@ long_:
     return -1;
 }
 
+/* Option i (with {param}s and no "when") checked at every value of the
+ * params it reads (up to 2^16 combinations; beyond, and for an option with
+ * a "when", which needs the family made, each variant is checked as the
+ * space is made: custom_check_options): 0, or -1 and the first values that
+ * give no option kforge passes to NVRTC. */
+static int check_values(const cfam *c, int i, char *err, size_t errlen)
+{
+    int used[KF_MAX_PARAMS], nused = 0, at[KF_MAX_PARAMS] = {0};
+    kf_variant v;
+    memset(&v, 0, sizeof v);
+    double combos = 1;
+    for (int k = 0; k < c->fam.nparams; k++) {
+        char brace[80];
+        snprintf(brace, sizeof brace, "{%s}", c->params[k].name);
+        if (!c->params[k].nsweep || !strstr(c->copt[i], brace))
+            continue;
+        used[nused++] = k;
+        combos *= c->params[k].nsweep;
+    }
+    if (combos > 65536)
+        return 0;
+    for (;;) {
+        for (int u = 0; u < nused; u++)
+            v.p[used[u]] = c->params[used[u]].sweep[at[u]];
+        char w[160], sub[CUSTOM_OPTION_MAX];
+        if (substitute(c, c->copt[i], &v, sub, sizeof sub, w, sizeof w) != 0 || !option_ok(sub)) {
+            strbuf b = {0};
+            for (int u = 0; u < nused; u++)
+                sb_printf(&b, "%s%s = %lld", u ? ", " : "", c->params[used[u]].name, (long long)v.p[used[u]]);
+            char *t = sb_take(&b);
+            kf_err(err, errlen, "custom.compiler_options[%d]: \"%.80s\" with %s gives \"%.80s\", not an option "
+                                "kforge passes to NVRTC (expected one of %s)", i, c->copt[i], t ? t : "", sub,
+                   allowed_text);
+            free(t);
+            return -1;
+        }
+        int u = 0;
+        while (u < nused && ++at[u] == c->params[used[u]].nsweep)
+            at[u++] = 0;
+        if (u == nused)
+            return 0;
+    }
+}
+
 int custom_parse_options(cfam *c, const cJSON *j, char *err, size_t errlen)
 {
     if (!j)
@@ -167,15 +213,10 @@ int custom_parse_options(cfam *c, const cJSON *j, char *err, size_t errlen)
             kf_err(err, errlen, "custom.compiler_options[%d]: %s", i, why);
             return -1;
         }
-        if (!option_ok(sub)) {
-            char shown[84];
-            snprintf(shown, sizeof shown, "%.80s", opt->valuestring);
-            for (char *q = shown; *q; q++)
-                if ((unsigned char)*q < 32 || *q == 127)
-                    *q = '?';
-            kf_err(err, errlen, "custom.compiler_options[%d]: \"%s\" is not an option kforge passes to NVRTC "
+        if (!strchr(opt->valuestring, '{') && !option_ok(sub)) {
+            kf_err(err, errlen, "custom.compiler_options[%d]: \"%.80s\" is not an option kforge passes to NVRTC "
                                 "(expected one of %s; include paths: the source's folder is searched)",
-                   i, shown, allowed_text);
+                   i, opt->valuestring, allowed_text);
             return -1;
         }
         if (!(c->copt[i] = strdup(opt->valuestring))) {
@@ -194,6 +235,30 @@ int custom_parse_options(cfam *c, const cJSON *j, char *err, size_t errlen)
                                     "the params only (one compile serves every size)", i, when->valuestring);
                 return -1;
             }
+        }
+        if (strchr(opt->valuestring, '{') && !when && check_values(c, i, err, errlen) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+int custom_check_options(const cfam *c, const kf_variant *v, char *why, size_t whylen)
+{
+    for (int i = 0; i < c->ncopt; i++) {
+        int64_t on = 1;
+        char w[160], sub[CUSTOM_OPTION_MAX];
+        if (c->copt_when[i] && custom_eval_int(c->copt_when[i], v, NULL, "when", &on, w, sizeof w) != 0)
+            on = 0;
+        if (!on)
+            continue;
+        if (substitute(c, c->copt[i], v, sub, sizeof sub, w, sizeof w) != 0) {
+            kf_err(why, whylen, "compiler_options[%d]: %s", i, w);
+            return -1;
+        }
+        if (!option_ok(sub)) {
+            kf_err(why, whylen, "compiler_options[%d] \"%.60s\" gives \"%.60s\", not an option kforge passes to "
+                                "NVRTC", i, c->copt[i], sub);
+            return -1;
         }
     }
     return 0;

@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <float.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -568,7 +569,11 @@ static int npy_load(const cfam *c, const char *name, kf_dtype want, void **data,
     size_t es = kf_dtype_size(want);
     uint64_t bytes = (uint64_t)n * es; /* n <= 2^36, es <= 8: no overflow */
     uint64_t have = (uint64_t)st.st_size - (off + hl);
-    if (n < 1 || bytes != have) {
+    if (n < 1) {
+        kf_err(why, whylen, "%s: its shape gives no elements (a buffer needs at least one)", path);
+        goto out;
+    }
+    if (bytes != have) {
         kf_err(why, whylen, "%s: its shape gives %lld elements (%llu bytes), its data holds %llu bytes", path,
                (long long)n, (unsigned long long)bytes, (unsigned long long)have);
         goto out;
@@ -636,6 +641,38 @@ static int parse_tolerance(mk *m, const char *field, const cJSON *tol, double *r
     return 0;
 }
 
+/* A constant or random fill's values (x->lo..x->hi) are values of x's
+ * dtype: an integer type's integers within its range (int64: within
+ * +-2^53, the integers a double holds exactly), a float type's finite
+ * values within its largest (float16 65504), with a finite width.  0, or
+ * -1 naming the range (an int32 range of +-1e300 made the GPU worker die
+ * of SIGFPE; 1e10 or 3.5 reached an int32 buffer as whatever the cast gave). */
+static int fill_range(mk *m, const char *fd, const carg *x, const char *g)
+{
+    double lo, hi;
+    bool integer = !kf_dtype_is_float(x->dtype);
+    switch (x->dtype) {
+    case KF_INT32: lo = -2147483648.0, hi = 2147483647.0; break;
+    case KF_UINT32: lo = 0, hi = 4294967295.0; break;
+    case KF_INT8: lo = -128.0, hi = 127.0; break;
+    case KF_UINT8: lo = 0, hi = 255.0; break;
+    case KF_INT64: lo = -0x1p53, hi = 0x1p53; break;
+    case KF_FLOAT16: lo = -65504.0, hi = 65504.0; break;
+    case KF_BFLOAT16: lo = -0x1.fep127, hi = 0x1.fep127; break;
+    case KF_FLOAT32: lo = -0x1.fffffep127, hi = 0x1.fffffep127; break;
+    default: lo = -DBL_MAX, hi = DBL_MAX; break;
+    }
+    const char *dt = kf_dtype_names[x->dtype];
+    if (integer && (x->lo != floor(x->lo) || x->hi != floor(x->hi)))
+        return bad(m, fd, "%s values are integers, got %s", dt, g);
+    if (!(x->lo >= lo && x->hi <= hi && isfinite(x->hi - x->lo)))
+        return bad(m, fd, integer ? "%s values for a fill lie in [%.0f, %.0f]%s, got %s"
+                                  : "%s values for a fill lie in [%.9g, %.9g]%s, got %s", dt, lo, hi,
+                   x->dtype == KF_INT64 ? " (the integers a double holds exactly)"
+                   : integer ? "" : " (and a random range's width must be finite)", g);
+    return 0;
+}
+
 /* A buffer's or a constant's "fill" (x's defaults set by the caller; fi
  * NULL keeps them); fd names the field in messages. */
 static int parse_fill(mk *m, cfam *c, const char *fd, const cJSON *fi, carg *x)
@@ -670,11 +707,11 @@ static int parse_fill(mk *m, cfam *c, const char *fd, const cJSON *fi, carg *x)
     bool bytes = x->dtype == KF_INT8 || x->dtype == KF_UINT8;
     if (strcmp(k->string, "constant") == 0 && cJSON_IsNumber(k)) {
         x->fill = FILL_CONSTANT;
-        x->lo = k->valuedouble;
+        x->lo = x->hi = k->valuedouble;
         if (bytes && (x->lo < blo || x->lo > bhi || x->lo != floor(x->lo)))
             return bad(m, fd, "a buffer of %s takes a constant that is an integer %g..%g, got %s", kf_dtype_names[x->dtype],
                        blo, bhi, g);
-        return 0;
+        return fill_range(m, fd, x, g);
     }
     if (strcmp(k->string, "random") == 0 && cJSON_IsArray(k) && cJSON_GetArraySize(k) == 2 &&
         cJSON_IsNumber(k->child) && cJSON_IsNumber(k->child->next) &&
@@ -687,7 +724,7 @@ static int parse_fill(mk *m, cfam *c, const char *fd, const cJSON *fi, carg *x)
         if (bytes && (x->lo < blo || x->hi > bhi))
             return bad(m, fd, "a buffer of %s takes a random range within %g..%g, got %s", kf_dtype_names[x->dtype], blo,
                        bhi, g);
-        return 0;
+        return fill_range(m, fd, x, g);
     }
     return bad(m, fd, "expected %s, got %s", fill_allowed, g);
 }
@@ -701,8 +738,12 @@ static int parse_arg(mk *m, cfam *c, int a, const cJSON *j)
         return bad(m, f, "expected a buffer {\"name\", \"dtype\", \"length\", \"role\", \"fill\"} or a scalar "
                          "{\"name\", \"scalar\", \"value\"}");
     const cJSON *name = cJSON_GetObjectItemCaseSensitive(j, "name");
-    if (!cJSON_IsString(name) || !name->valuestring[0] || strlen(name->valuestring) >= sizeof x->name)
-        return bad(m, f, "expected a \"name\" (a string)");
+    if (!cJSON_IsString(name) || !name->valuestring[0] || strlen(name->valuestring) >= sizeof x->name ||
+        kf_has_control(name->valuestring)) {
+        given(name, g, sizeof g);
+        return bad(m, f, "expected a \"name\": a string of 1 to %zu bytes of UTF-8 text without control characters "
+                         "(a newline, a tab, an escape), e.g. \"a\", got %s", sizeof x->name - 1, g);
+    }
     snprintf(x->name, sizeof x->name, "%s", name->valuestring);
     snprintf(f, sizeof f, "args[%d] (%s)", a, x->name);
     const cJSON *sc = cJSON_GetObjectItemCaseSensitive(j, "scalar");
