@@ -155,6 +155,27 @@ if [ $rc = 0 ] && [ "$(lm r.resume.jsonl | sort)" = "$(lm r.inorder.jsonl | sort
 else
   bad "resume after out-of-order" "rc $rc; $(lm r.resume.jsonl | wc -l) lines; $(grep -o '"from_results": *[0-9]*' s.resume.json); $(tail -2 e.resume.txt)"
 fi
+# the reference variant (block_size_x 256, per_thread 1: none of the four)
+# is compiled ahead into the cubin cache at the search's start, so the GPU
+# worker does not compile it after the first case's own compile (the fake
+# GPU computes references on the host: before, no cubin of it was made);
+# KFORGE_NO_AHEAD=1 leaves it to the worker
+refs() { grep -l '^#define block_size_x 256$' "$1"/*.key 2>/dev/null | wc -l | tr -d ' '; }
+for mode in ahead none; do
+  rm -rf cache.ref$mode
+  if [ $mode = none ]; then na=KFORGE_NO_AHEAD=1; else na=KFORGE_NO_AHEAD=0; fi
+  # shellcheck disable=SC2086
+  env $na KFORGE_TRACE=1 KFORGE_CACHE_DIR=$TMP/cache.ref$mode "$K" tune k.json $four --strategy exhaustive -j 2 \
+    --no-db --no-resume -q --results r.ref$mode.jsonl > s.ref$mode.txt 2> e.ref$mode.txt
+  echo $? > rc.ref$mode
+done
+if [ "$(cat rc.refahead)" = 0 ] && [ "$(refs cache.refahead)" = 1 ] && [ "$(refs cache.refnone)" = 0 ] &&
+   grep -q 'the reference variant is compiled ahead' e.refahead.txt && [ "$(lm r.refahead.jsonl | wc -l)" = 4 ]; then
+  ok "the reference variant compiled ahead into the cubin cache at the start (none with KFORGE_NO_AHEAD=1)"
+else
+  bad "reference ahead" "rc $(cat rc.refahead); reference cubins $(refs cache.refahead) / $(refs cache.refnone); $(tail -2 e.refahead.txt)"
+fi
+
 # kforge run: the same, and its table keeps the cases' order
 for mode in ready inorder; do
   rm -rf cache.r$mode
