@@ -6,9 +6,10 @@
 # candidates evaluated, the same best), candidates are compiled ahead, and
 # a candidate compiled ahead that fails to compile is said once if the
 # search measures it and never if it does not.  And --time ends a search
-# whose compiles outlast it.  Cases go to the GPU as their compiles finish,
-# not in order behind a slow one: tune's results, best and resume, and run's
-# table, equal those of the run in order (KFORGE_IN_ORDER=1).
+# whose compiles outlast it.  Under --time cases go to the GPU as their
+# compiles finish, not in order behind a slow one: tune's results, best and
+# resume equal those of the run in order (KFORGE_IN_ORDER=1); without a
+# deadline (run) the order stays.
 #
 #   KFORGE=build/kforge sh tests/ahead_suite.sh
 set -u
@@ -110,12 +111,13 @@ else
   bad "--time during compiles" "exit $rc after $el s: $(cat s.t.txt e.t.txt | tail -5)"
 fi
 
-# Cases go to the GPU as their compiles finish, not in order behind a slow
-# one (run.c next_case).  Four candidates, the first (per_thread 4) slow to
-# compile (KFORGE_COMPILE_DELAY_MS with a text: only sources that hold it):
-# the others are measured while it compiles (before: the results file began
-# with it, as the GPU waited), and the results, the best and a resumed
-# search equal those of the run in order (KFORGE_IN_ORDER=1).
+# Under --time, cases go to the GPU as their compiles finish, not in order
+# behind a slow one (run.c next_case).  Four candidates, the first
+# (per_thread 4) slow to compile (KFORGE_COMPILE_DELAY_MS with a text: only
+# sources that hold it): the others are measured while it compiles (before:
+# the results file began with it, as the GPU waited), and the results, the
+# best and a resumed search equal those of the run in order
+# (KFORGE_IN_ORDER=1).
 four="--set block_size_x=[64] --set per_thread=[4,1,2,3] --set broken=[0] --set shift=[0]"
 slow='#define per_thread 4:8000,0'
 lm() { sed -n 's/.*"label":"\([^"]*\)".*"status":"\([a-z_]*\)".*"median_ms":\([0-9.e+-]*\).*/\1 \2 \3/p' "$1"; }
@@ -124,8 +126,8 @@ for mode in ready inorder; do
   if [ $mode = inorder ]; then io=KFORGE_IN_ORDER=1; else io=KFORGE_IN_ORDER=0; fi
   # shellcheck disable=SC2086 # four is a list of options
   env $io KFORGE_COMPILE_DELAY_MS="$slow" KFORGE_CACHE_DIR=$TMP/cache.$mode "$K" tune k.json $four \
-    --strategy exhaustive --abandon-above 0 -j 2 --no-db --no-resume -q --results r.$mode.jsonl --format json \
-    > s.$mode.json 2> e.$mode.txt
+    --strategy exhaustive --abandon-above 0 --time 600 -j 2 --no-db --no-resume -q --results r.$mode.jsonl \
+    --format json > s.$mode.json 2> e.$mode.txt
   echo $? > rc.$mode
 done
 first() { lm "$1" | head -1 | cut -d' ' -f1; }
@@ -146,7 +148,7 @@ fi
 head -2 r.ready.jsonl > r.resume.jsonl
 # shellcheck disable=SC2086
 env KFORGE_COMPILE_DELAY_MS="$slow" KFORGE_CACHE_DIR=$TMP/cache.resume "$K" tune k.json $four \
-  --strategy exhaustive --abandon-above 0 -j 2 --no-db -q --results r.resume.jsonl --format json \
+  --strategy exhaustive --abandon-above 0 --time 600 -j 2 --no-db -q --results r.resume.jsonl --format json \
   > s.resume.json 2> e.resume.txt
 rc=$?
 if [ $rc = 0 ] && [ "$(lm r.resume.jsonl | sort)" = "$(lm r.inorder.jsonl | sort)" ] &&
@@ -155,7 +157,30 @@ if [ $rc = 0 ] && [ "$(lm r.resume.jsonl | sort)" = "$(lm r.inorder.jsonl | sort
 else
   bad "resume after out-of-order" "rc $rc; $(lm r.resume.jsonl | wc -l) lines; $(grep -o '"from_results": *[0-9]*' s.resume.json); $(tail -2 e.resume.txt)"
 fi
-# kforge run: the same, and its table keeps the cases' order
+# the reference variant (block_size_x 256, per_thread 1: none of the four)
+# is compiled ahead into the cubin cache at the search's start, so the GPU
+# worker does not compile it after the first case's own compile (the fake
+# GPU computes references on the host: before, no cubin of it was made);
+# KFORGE_NO_AHEAD=1 leaves it to the worker
+refs() { grep -l '^#define block_size_x 256$' "$1"/*.key 2>/dev/null | wc -l | tr -d ' '; }
+for mode in ahead none; do
+  rm -rf cache.ref$mode
+  if [ $mode = none ]; then na=KFORGE_NO_AHEAD=1; else na=KFORGE_NO_AHEAD=0; fi
+  # shellcheck disable=SC2086
+  env $na KFORGE_TRACE=1 KFORGE_CACHE_DIR=$TMP/cache.ref$mode "$K" tune k.json $four --strategy exhaustive -j 2 \
+    --no-db --no-resume -q --results r.ref$mode.jsonl > s.ref$mode.txt 2> e.ref$mode.txt
+  echo $? > rc.ref$mode
+done
+if [ "$(cat rc.refahead)" = 0 ] && [ "$(refs cache.refahead)" = 1 ] && [ "$(refs cache.refnone)" = 0 ] &&
+   grep -q 'the reference variant is compiled ahead' e.refahead.txt && [ "$(lm r.refahead.jsonl | wc -l)" = 4 ]; then
+  ok "the reference variant compiled ahead into the cubin cache at the start (none with KFORGE_NO_AHEAD=1)"
+else
+  bad "reference ahead" "rc $(cat rc.refahead); reference cubins $(refs cache.refahead) / $(refs cache.refnone); $(tail -2 e.refahead.txt)"
+fi
+
+# without a deadline (kforge run here; tune without --time) cases keep their
+# order, so that the abandon thresholds, and the results, do not depend on
+# the order compiles finish in
 for mode in ready inorder; do
   rm -rf cache.r$mode
   if [ $mode = inorder ]; then io=KFORGE_IN_ORDER=1; else io=KFORGE_IN_ORDER=0; fi
@@ -165,9 +190,9 @@ for mode in ready inorder; do
   echo $? > rrc.$mode
 done
 if [ "$(cat rrc.ready)" = 0 ] && [ "$(cat rrc.inorder)" = 0 ] && [ "$(wc -l < t.ready.csv)" = 5 ] &&
-   cmp -s t.ready.csv t.inorder.csv && [ "$(first rr.ready.jsonl)" != "block_size_x=64,per_thread=4,broken=0,shift=0" ] &&
-   [ "$(lm rr.ready.jsonl | sort)" = "$(lm rr.inorder.jsonl | sort)" ]; then
-  ok "kforge run: the slow case measured last, the same table (in the cases' order) and results as in order"
+   cmp -s t.ready.csv t.inorder.csv && [ "$(first rr.ready.jsonl)" = "block_size_x=64,per_thread=4,broken=0,shift=0" ] &&
+   [ "$(lm rr.ready.jsonl)" = "$(lm rr.inorder.jsonl)" ]; then
+  ok "kforge run (no deadline): the cases in their order, behind the slow compile, as with KFORGE_IN_ORDER=1"
 else
   bad "run out of order" "rc $(cat rrc.ready)/$(cat rrc.inorder); $(diff t.ready.csv t.inorder.csv | head -5); first $(first rr.ready.jsonl); $(tail -2 re.ready.txt)"
 fi

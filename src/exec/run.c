@@ -900,18 +900,25 @@ static int finished(measure *m, slot *sl, kf_result *r, int wr, char *err, size_
 
 /* The case sl may take now: the first lost case, else the first in order
  * not handed out whose cubin is ready (or failed to compile), so that a
- * slow compile holds up only its own cases; -1: none is ready. */
+ * slow compile holds up only its own cases; -1: none is ready.  Only under
+ * a deadline (tune --time, whose extent depends on time anyway): otherwise
+ * each case waits for the ones before it, so that on one GPU the abandon
+ * thresholds (the best so far when a case starts), and so the results, do
+ * not depend on the order compiles finish in. */
 static int next_case(const measure *m, const slot *sl)
 {
     if (m->nretry > 0)
         return m->retry[0];     /* sent before: its cubin is ready */
+    bool in_order = m->in_order || !(m->s->deadline > 0);
     for (int ci = m->head; ci < m->ncases; ci++) {
-        if (m->taken[ci] || m->cases[ci].variant >= m->prepared)
+        if (m->taken[ci])
             continue;
-        const vstate *ow = owner_of(m, sl, ci);
-        if (ow->state == VS_READY || ow->state == VS_FAILED)
-            return ci;
-        if (m->in_order)
+        if (m->cases[ci].variant < m->prepared) {
+            const vstate *ow = owner_of(m, sl, ci);
+            if (ow->state == VS_READY || ow->state == VS_FAILED)
+                return ci;
+        }
+        if (in_order)
             break;
     }
     return -1;

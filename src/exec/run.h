@@ -3,11 +3,12 @@
  * pool of compiler processes per distinct GPU architecture, driven by one
  * poll() loop.  The compiler pools work ahead of the GPUs (every variant's
  * source is submitted at once), so once the pipeline is full no GPU waits on
- * NVRTC; cubins come from the on-disk cache when nothing changed.  A free
- * worker gets the first case in order whose cubin is ready (or failed to
- * compile), so a slow compile holds up only its own cases; results come in
- * completion order (KFORGE_IN_ORDER=1: each case waits for the ones before
- * it, as a comparison).  A case whose
+ * NVRTC; cubins come from the on-disk cache when nothing changed.  Cases are
+ * handed out in order, each to whichever worker is free; under a deadline
+ * (run_session_set_deadline: tune --time) a free worker gets the first case
+ * in order whose cubin is ready (or failed to compile), so a slow compile
+ * holds up only its own cases (KFORGE_IN_ORDER=1: in order then too).
+ * Results come in completion order.  A case whose
  * kernel faults or hangs costs only that case on its device: the worker is
  * replaced and the loop goes on.  A device whose worker keeps dying without
  * a word (three cases in a row) is dropped with a message while others
