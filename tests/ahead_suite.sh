@@ -167,7 +167,10 @@ for mode in ahead none; do
   rm -rf cache.ref$mode
   if [ $mode = none ]; then na=KFORGE_NO_AHEAD=1; else na=KFORGE_NO_AHEAD=0; fi
   # shellcheck disable=SC2086
-  env $na KFORGE_TRACE=1 KFORGE_CACHE_DIR=$TMP/cache.ref$mode "$K" tune k.json $four --strategy exhaustive -j 2 \
+  # (6 compiler processes, so one is idle from the start for the ahead job
+  # beside the four candidates and the output check, and cases of 300 ms, so
+  # the search does not end before it under make check's load)
+  env $na KFORGE_TRACE=1 KFORGE_FAKE_GPU_MS=300 KFORGE_CACHE_DIR=$TMP/cache.ref$mode "$K" tune k.json $four --strategy exhaustive -j 6 \
     --no-db --no-resume -q --results r.ref$mode.jsonl > s.ref$mode.txt 2> e.ref$mode.txt
   echo $? > rc.ref$mode
 done

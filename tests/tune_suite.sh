@@ -86,7 +86,9 @@ rows = [json.loads(l) for l in open(sys.argv[2])]
 for k in ("compile", "setup", "verify", "bench"):
     want = sum(r[k + "_ms"] for r in rows) / 1e3
     assert abs(summ[k] - want) < 2e-3 + 1e-6 * want, (k, summ[k], want)
-assert summ["verify"] > 0 and summ["compile"] > 0
+# (verify and bench may sum to under a millisecond on the fake GPU now that
+# workers make every size's data ahead, before the first case)
+assert summ["compile"] > 0
 EOF
 then
   ok "summary phases_s: compile, setup, verify and bench time summed over the measured cases"
