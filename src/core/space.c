@@ -212,6 +212,18 @@ static bool case_shape_is(const void *ctx, size_t i, const void *key)
     return shape_eq(&s->cases[i].shape, key);
 }
 
+/* The next combination of idx over count[0..n-1] (an odometer, the last
+ * axis fastest); false after the last. */
+static bool odometer_next(int *idx, const int *count, int n)
+{
+    for (int a = n - 1; a >= 0; a--) {
+        if (++idx[a] < count[a])
+            return true;
+        idx[a] = 0;
+    }
+    return false;
+}
+
 /* Sorts the cases by shape (space_cmp_shape), then variant: the order of
  * cmp_case, in linear time (a million cases are sorted in milliseconds, not
  * the second qsort takes).  Cases already in order (one shape) are left as
@@ -456,29 +468,12 @@ static int expand_spec(builder *b, const kf_config *cfg, const kf_spec *sp, cons
                     idx[a] = count[a] - 1;
                 }
                 b->s->npruned += rem;
-                more = false;
-                for (int a = fam->nparams - 1; a >= 0; a--) {
-                    if (++idx[a] < count[a]) {
-                        more = true;
-                        break;
-                    }
-                    idx[a] = 0;
-                }
-                if (cut < 0)
-                    more = false;
+                more = odometer_next(idx, count, fam->nparams) && cut >= 0;
                 continue;
             }
             kept++;
         }
-        /* next combination (odometer, last axis fastest) */
-        more = false;
-        for (int a = fam->nparams - 1; a >= 0; a--) {
-            if (++idx[a] < count[a]) {
-                more = true;
-                break;
-            }
-            idx[a] = 0;
-        }
+        more = odometer_next(idx, count, fam->nparams);
 
         char why[512], label[256] = "", line[1024];
         kf_variant raw = v;
