@@ -248,5 +248,48 @@ for ramp in 4 0; do
   fi
 done
 
+# The model under --time asks as compiler processes free and is told as
+# results come (tune.c measure_stream, run.c run_session_stream): a compile
+# of 6 s (every per_thread 4) holds up only its own process.  With batches
+# (KFORGE_STREAM=0) the first batch of 10 random candidates holds one, so
+# the search waits for it; the stream measures many more in the same 8 s,
+# never a candidate twice, and the summary counts what the file holds.  A
+# resumed stream takes the file's candidates instead of measuring them.
+slow6='#define per_thread 4:6000,100'
+for mode in 1 0; do
+  rm -rf cache.st$mode
+  KFORGE_STREAM=$mode KFORGE_COMPILE_DELAY_MS="$slow6" KFORGE_TRACE=1 KFORGE_CACHE_DIR=$TMP/cache.st$mode "$K" tune k.json \
+    --strategy model --seed 1 --time 8 -j 4 --no-db --no-resume --results r.st$mode.jsonl > s.st$mode.txt 2> e.st$mode.txt
+  echo $? > rc.st$mode
+done
+labels() { sed -n 's/.*"label":"\([^"]*\)".*/\1/p' "$1"; }
+n1=$(labels r.st1.jsonl | wc -l | tr -d ' ')
+u1=$(labels r.st1.jsonl | sort -u | wc -l | tr -d ' ')
+n0=$(labels r.st0.jsonl | wc -l | tr -d ' ')
+ev1=$(sed -n 's/^strategy model (seed 1): \([0-9]*\) of 96 candidates evaluated.*/\1/p' s.st1.txt)
+if [ "$(cat rc.st1)" = 0 ] && [ "$n1" = "$u1" ] && [ "$ev1" = "$n1" ] && [ "$n1" -ge $((n0 + 8)) ] && [ "$n0" -le 14 ] &&
+   grep -q 'the model asks as compiler processes free' e.st1.txt && ! grep -q 'stream' e.st0.txt; then
+  ok "model under --time 8 with 6 s compiles: $n1 candidates measured as a stream (each once), $n0 in batches"
+else
+  bad "the model's stream" "rc $(cat rc.st1), $n1 lines ($u1 distinct), summary $ev1; batches $n0; $(tail -2 e.st1.txt)"
+fi
+cp r.st1.jsonl r.st1r.jsonl
+KFORGE_COMPILE_DELAY_MS="$slow6" KFORGE_CACHE_DIR=$TMP/cache.st1 "$K" tune k.json --strategy model --seed 1 --time 4 -j 4 \
+  --no-db --results r.st1r.jsonl > s.st1r.txt 2> e.st1r.txt
+taken=$(sed -n 's/.*taken from r.st1r.jsonl: \([0-9]*\).*/\1/p' s.st1r.txt)
+if [ -n "$taken" ] && [ "$taken" -ge 1 ] && [ "$(labels r.st1r.jsonl | sort | uniq -d | wc -l)" = 0 ]; then
+  ok "a resumed stream takes $taken candidates from its results file and measures none of them again"
+else
+  bad "resumed stream" "taken '$taken'; repeated: $(labels r.st1r.jsonl | sort | uniq -d | head -3 | tr '\n' ' '); $(sed -n 2,3p s.st1r.txt)"
+fi
+# without --time the model keeps its batches (a seed gives one search)
+KFORGE_TRACE=1 KFORGE_CACHE_DIR=$TMP/cache.st1 "$K" tune k.json --strategy model --seed 1 --budget 20 -j 4 --no-db \
+  --no-resume -q --results r.st2.jsonl > /dev/null 2> e.st2.txt
+if ! grep -q 'stream' e.st2.txt && [ "$(labels r.st2.jsonl | wc -l | tr -d ' ')" = 20 ]; then
+  ok "without --time the model asks in batches"
+else
+  bad "batches without --time" "$(grep stream e.st2.txt | head -2)"
+fi
+
 echo "ahead_suite: $npass passed, $nfail failed"
 [ $nfail = 0 ]

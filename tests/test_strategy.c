@@ -551,6 +551,102 @@ START_TEST(model_learns_batches_and_avoids_failures)
 }
 END_TEST
 
+/* An asynchronous search (strat_ask_more): asked while others are pending,
+ * told in any order.  Never a candidate pending or evaluated, the budget
+ * counts the pending ones, the search ends once nothing is left, the same
+ * seed and order of tells give the same candidates, it still learns (within
+ * 2% of the bowl's optimum far sooner than random), and only the model
+ * strategy streams. */
+static int stream_run(const grid *g, uint64_t seed, int budget, int *first_within, int *order, int cap)
+{
+    strat_opts o;
+    strat_opts_defaults(&o);
+    o.seed = seed;
+    o.budget = budget;
+    char err[256];
+    strategy *s = strat_new(STRAT_MODEL, &g->sp, &o, err, sizeof err);
+    ck_assert_msg(s != NULL, "%s", err);
+    unsigned char *state = calloc((size_t)g->n, 1); /* 1 pending, 2 told */
+    int pend[8], np = 0, told = 0, nask = 0, b[8];
+    double opt = INFINITY;
+    for (int i = 0; i < g->n; i++)
+        if (!fails(g->coords + i * D) && bowl(g->coords + i * D) < opt)
+            opt = bowl(g->coords + i * D);
+    *first_within = 0;
+    for (;;) {
+        /* keep 6 pending: ask for the room, then tell the oldest but one */
+        int k = np < 6 ? strat_ask_more(s, b, 6 - np) : 0;
+        ck_assert_int_ge(k, 0);
+        for (int i = 0; i < k; i++) {
+            ck_assert_msg(state[b[i]] == 0, "candidate %d asked again (state %d)", b[i], state[b[i]]);
+            state[b[i]] = 1;
+            pend[np++] = b[i];
+            if (nask < cap)
+                order[nask] = b[i];
+            nask++;
+        }
+        ck_assert_int_le(told + np, budget);
+        if (np == 0)
+            break;
+        int j = np > 1 ? 1 : 0; /* out of order */
+        int c = pend[j];
+        memmove(pend + j, pend + j + 1, sizeof *pend * (size_t)(np - j - 1));
+        np--;
+        const int *x = g->coords + c * D;
+        double cost = fails(x) ? INFINITY : bowl(x);
+        ck_assert_int_eq(strat_tell(s, c, cost), 0);
+        state[c] = 2;
+        told++;
+        if (!*first_within && cost <= opt * 1.02)
+            *first_within = told;
+    }
+    ck_assert_int_eq(strat_evaluations(s), told);
+    int extra[4];
+    ck_assert_int_eq(strat_ask_more(s, extra, 4), 0); /* over */
+    strat_free(s);
+    free(state);
+    return told;
+}
+
+START_TEST(model_stream_asks_while_pending)
+{
+    grid g;
+    grid_make(&g);
+    int within = 0, random_within = 0, fw;
+    int o1[400], o2[400];
+    for (uint64_t seed = 1; seed <= 10; seed++) {
+        ck_assert_int_eq(stream_run(&g, seed, 200, &fw, o1, 400), 200);
+        ck_assert_msg(fw > 0, "seed %d: never within 2%% in 200", (int)seed);
+        within += fw;
+        outcome r = run(STRAT_RANDOM, &g, bowl, seed, g.n, 32, NULL, NULL);
+        random_within += r.first_within;
+        free(r.asked);
+    }
+    ck_assert_msg(within * 4 < random_within, "streamed model: %d evaluations in all to come within 2%%, random %d",
+                  within, random_within);
+    /* the whole space, then over; the same seed, the same candidates */
+    ck_assert_int_eq(stream_run(&g, 3, g.n, &fw, o1, 400), g.n);
+    stream_run(&g, 3, g.n, &fw, o2, 400);
+    ck_assert_int_eq(memcmp(o1, o2, sizeof o1), 0);
+    /* only the model streams */
+    strat_opts o;
+    strat_opts_defaults(&o);
+    char err[256];
+    int b[4];
+    for (int k = 0; k < STRAT_COUNT; k++) {
+        strategy *s = strat_new((strat_kind)k, &g.sp, &o, err, sizeof err);
+        ck_assert(s != NULL);
+        int n = strat_ask_more(s, b, 4);
+        if (k == STRAT_MODEL)
+            ck_assert_int_eq(n, 4);
+        else
+            ck_assert_int_eq(n, -1);
+        strat_free(s);
+    }
+    free(g.coords);
+}
+END_TEST
+
 /* A stalled model explores: on the deceptive objective (a broad slope to a
  * local optimum, the global one in a narrow well at the far corner) the
  * search that settled on the slope goes where nothing was measured, and
@@ -597,6 +693,7 @@ static Suite *strategy_suite(void)
     tcase_add_test(t, all_failing_and_degenerate_spaces);
     tcase_add_test(t, model_learns_batches_and_avoids_failures);
     tcase_add_test(t, model_stalled_search_explores);
+    tcase_add_test(t, model_stream_asks_while_pending);
     suite_add_tcase(s, t);
     return s;
 }

@@ -564,9 +564,9 @@ static int src_entry(compiler *cp, const rtc_cache *cache, const kf_variant *var
 }
 
 /* Source, cache lookup or submission for every variant and every compiler;
- * src_of[c * nvariants + i] is variant i's entry in compiler c's table. */
+ * src_of[c * stride + i] is variant i's entry in compiler c's table. */
 static int prepare_variants(compiler *comps, int ncomps, const rtc_cache *cache, const kf_variant *variants,
-                            int nvariants, int from, int to, int *src_of, int *ncached, char *err, size_t errlen)
+                            int stride, int from, int to, int *src_of, int *ncached, char *err, size_t errlen)
 {
     for (int i = from; i < to; i++) {
         if ((i & 255) == 0 && kf_interrupted) {
@@ -599,7 +599,7 @@ static int prepare_variants(compiler *comps, int ncomps, const rtc_cache *cache,
                 if (v->cached)
                     (*ncached)++;
             }
-            src_of[(size_t)c * (size_t)nvariants + (size_t)i] = e;
+            src_of[(size_t)c * (size_t)stride + (size_t)i] = e;
         }
         free(src);
     }
@@ -759,6 +759,9 @@ typedef struct {
     const kf_bench *b;
     run_case_fn fn;
     void *ctx;
+    run_more_fn more;       /* a stream (run_session_stream), or NULL */
+    bool more_over;         /* more said it has no more */
+    int vcap, ccap;         /* the arrays' capacities: src_of's stride, taken's size */
     int *src_of;
     int prepared;           /* variants [0, prepared) have sources and cache lookups (src_of) */
     int head;               /* first case in order not handed out yet */
@@ -782,7 +785,7 @@ static double *best_at(measure *m, const kf_shape *s, bool add)
     for (int i = 0; i < m->nbest; i++)
         if (shape_eq(&m->best_shape[i], s))
             return &m->best_ms[i];
-    if (!add || !m->best_shape || !m->best_ms || m->nbest >= m->ncases)
+    if (!add || !m->best_shape || !m->best_ms || m->nbest >= m->ccap)
         return NULL;
     m->best_shape[m->nbest] = *s;
     m->best_ms[m->nbest] = 0;
@@ -802,7 +805,7 @@ static double abandon_ms(measure *m, const kf_case *c)
 static const vstate *owner_of(const measure *m, const slot *sl, int ci)
 {
     const compiler *cp = &m->s->comps[sl->comp];
-    return &cp->src.v[m->src_of[(size_t)sl->comp * (size_t)m->nvariants + (size_t)m->cases[ci].variant]];
+    return &cp->src.v[m->src_of[(size_t)sl->comp * (size_t)m->vcap + (size_t)m->cases[ci].variant]];
 }
 
 /* Passes a result to fn (once stopping, fn's answer no longer matters).
@@ -998,20 +1001,87 @@ static int inflight_count(const run_session *s)
     return n;
 }
 
-int run_session_measure(run_session *s, const kf_variant *variants, int nvariants, const kf_case *cases,
-                        int ncases, const kf_bench *b, run_case_fn fn, void *ctx, char *err, size_t errlen)
+/* How many more variants a stream should add now: none while as many cases
+ * as there are live devices wait for a GPU with their cubins ready (the GPUs
+ * are the bottleneck: more now would only be chosen knowing less); else one
+ * per device short of that, while compiler processes would be idle. */
+static int stream_room(const measure *m)
+{
+    const run_session *s = m->s;
+    int waiting = 0;
+    for (int ci = m->head; ci < m->ncases && waiting < s->nlive; ci++)
+        if (!m->taken[ci] && m->cases[ci].variant < m->prepared) {
+            bool ready = true;
+            for (int i = 0; i < s->nslots && ready; i++)
+                if (s->slots[i].w) {
+                    const vstate *ow = owner_of(m, &s->slots[i], ci);
+                    ready = ow->state == VS_READY || ow->state == VS_FAILED;
+                }
+            waiting += ready;
+        }
+    int idle = 0;
+    for (int c = 0; c < s->ncomps; c++) {
+        int busy = rtc_pool_pending(s->comps[c].pool);
+        idle += s->comps[c].jobs > busy ? s->comps[c].jobs - busy : 0;
+    }
+    idle /= s->ncomps > 0 ? s->ncomps : 1; /* a variant is a compile in each pool */
+    int room = s->nlive - waiting < idle ? s->nlive - waiting : idle;
+    return room > 0 ? room : 0;
+}
+
+/* Asks the stream for more while it has room, each lot prepared at once
+ * (submitted to the pool, or found in the cache) so that the room is
+ * measured again with it: how many variants were added, or -1 (err). */
+static int stream_more(measure *m, char *err, size_t errlen)
+{
+    run_session *s = m->s;
+    int before = m->nvariants;
+    while (m->more && !m->more_over && !m->stopping) {
+        int room = stream_room(m);
+        if (m->head >= m->ncases && m->nretry == 0 && inflight_count(s) == 0 && room < 1)
+            room = 1; /* nothing left at all: ask anyway, or the measure would end */
+        if (room > m->vcap - m->nvariants)
+            room = m->vcap - m->nvariants;
+        if (room < 1) {
+            if (m->nvariants >= m->vcap)
+                m->more_over = true;
+            break;
+        }
+        int nv = m->nvariants, nc = m->ncases;
+        int k = m->more(room, &nv, &nc, m->ctx);
+        if (k < 0 || nv < m->nvariants || nv > m->vcap || nc < m->ncases || nc > m->ccap) {
+            m->more_over = true; /* no more (or the caller's bug: keep what was there) */
+            break;
+        }
+        if (nv == m->nvariants && nc == m->ncases)
+            break;
+        kf_trace("stream: %d more variant%s (%d case%s)", nv - m->nvariants, nv - m->nvariants == 1 ? "" : "s",
+                 nc - m->ncases, nc - m->ncases == 1 ? "" : "s");
+        m->nvariants = nv;
+        m->ncases = nc;
+        if (prepare_variants(s->comps, s->ncomps, &s->cache, m->variants, m->vcap, m->prepared, nv, m->src_of,
+                             &s->ncached, err, errlen) != 0)
+            return -1;
+        m->prepared = nv;
+    }
+    return m->nvariants - before;
+}
+
+static int measure_loop(run_session *s, const kf_variant *variants, int nvariants0, int vcap, const kf_case *cases,
+                        int ncases0, int ccap, const kf_bench *b, run_case_fn fn, run_more_fn more_fn, void *ctx,
+                        char *err, size_t errlen)
 {
     int rc = 0;
-    measure m = {.s = s, .variants = variants, .nvariants = nvariants, .cases = cases, .ncases = ncases, .b = b,
-                 .fn = fn, .ctx = ctx};
+    measure m = {.s = s, .variants = variants, .nvariants = nvariants0, .cases = cases, .ncases = ncases0, .b = b,
+                 .fn = fn, .ctx = ctx, .more = more_fn, .vcap = vcap, .ccap = ccap};
     size_t nfds = (size_t)s->nslots + 1;
     for (int c = 0; c < s->ncomps; c++)
         nfds += (size_t)s->comps[c].jobs + 1;
-    m.src_of = malloc(sizeof *m.src_of * (size_t)(nvariants > 0 ? nvariants : 1) * (size_t)s->ncomps);
+    m.src_of = malloc(sizeof *m.src_of * (size_t)(vcap > 0 ? vcap : 1) * (size_t)s->ncomps);
     m.retry = malloc(sizeof *m.retry * (size_t)(s->nslots * (STRIKES + 1) + 1));
-    m.best_shape = malloc(sizeof *m.best_shape * (size_t)(ncases > 0 ? ncases : 1));
-    m.best_ms = malloc(sizeof *m.best_ms * (size_t)(ncases > 0 ? ncases : 1));
-    m.taken = calloc((size_t)(ncases > 0 ? ncases : 1), 1);
+    m.best_shape = malloc(sizeof *m.best_shape * (size_t)(ccap > 0 ? ccap : 1));
+    m.best_ms = malloc(sizeof *m.best_ms * (size_t)(ccap > 0 ? ccap : 1));
+    m.taken = calloc((size_t)(ccap > 0 ? ccap : 1), 1);
     const char *io = getenv("KFORGE_IN_ORDER");
     m.in_order = io && *io && strcmp(io, "0") != 0;
     struct pollfd *fds = malloc(sizeof *fds * nfds);
@@ -1038,6 +1108,17 @@ int run_session_measure(run_session *s, const kf_variant *variants, int nvariant
             rc = -1;
             break;
         }
+        int added, dr = 0;
+        while ((added = stream_more(&m, err, errlen)) > 0 && (dr = dispatch(&m, err, errlen)) == 0)
+            ; /* what the stream adds goes out at once, and the room is measured again */
+        if (added < 0 || dr != 0) {
+            if (added < 0 && kf_interrupted)
+                continue; /* the top of the loop ends the cases in flight */
+            kill_inflight(s);
+            rc = -1;
+            break;
+        }
+        int nvariants = m.nvariants, ncases = m.ncases;
         bool more = !m.stopping && (m.head < ncases || m.nretry > 0);
         if (!more && inflight_count(s) == 0)
             break;
@@ -1047,7 +1128,7 @@ int run_session_measure(run_session *s, const kf_variant *variants, int nvariant
         bool preparing = more && m.prepared < nvariants;
         if (preparing) {
             int to = m.prepared + PREPARE_CHUNK < nvariants ? m.prepared + PREPARE_CHUNK : nvariants;
-            if (prepare_variants(s->comps, s->ncomps, &s->cache, variants, nvariants, m.prepared, to, m.src_of,
+            if (prepare_variants(s->comps, s->ncomps, &s->cache, variants, vcap, m.prepared, to, m.src_of,
                                  &s->ncached, err, errlen) != 0) {
                 if (kf_interrupted)
                     continue; /* the top of the loop ends the cases in flight */
@@ -1178,6 +1259,24 @@ out:
     free(m.best_ms);
     free(m.taken);
     return rc;
+}
+
+int run_session_measure(run_session *s, const kf_variant *variants, int nvariants, const kf_case *cases,
+                        int ncases, const kf_bench *b, run_case_fn fn, void *ctx, char *err, size_t errlen)
+{
+    return measure_loop(s, variants, nvariants, nvariants, cases, ncases, ncases, b, fn, NULL, ctx, err, errlen);
+}
+
+int run_session_stream(run_session *s, kf_variant *variants, int nvariants, int vcap, kf_case *cases, int ncases,
+                       int ccap, const kf_bench *b, run_case_fn fn, run_more_fn more, void *ctx, char *err,
+                       size_t errlen)
+{
+    if (nvariants > vcap || ncases > ccap) {
+        kf_err(err, errlen, "run_session_stream: %d variants and %d cases over the capacities %d and %d", nvariants,
+               ncases, vcap, ccap);
+        return -1;
+    }
+    return measure_loop(s, variants, nvariants, vcap, cases, ncases, ccap, b, fn, more, ctx, err, errlen);
 }
 
 int run_compile_only(const kf_variant *variants, int nvariants, const run_opts *o, run_result_fn fn, void *ctx,

@@ -87,6 +87,24 @@ typedef int (*run_case_fn)(const kf_result *r, int index, void *ctx);
 int run_session_measure(run_session *s, const kf_variant *variants, int nvariants, const kf_case *cases,
                         int ncases, const kf_bench *b, run_case_fn fn, void *ctx, char *err, size_t errlen);
 
+/* A stream (run_session_stream): more variants and cases while measuring.
+ * Called when compiler processes would be idle and fewer cases than devices
+ * wait for a GPU, with room: how many more variants would keep the pool
+ * busy.  It may append up to room variants to the variants array and their
+ * cases to the cases array (the arrays given to run_session_stream, of the
+ * capacities given there), and sets *nvariants and *ncases to the new
+ * counts.  Returns how many variants it added, or -1 when it will never add
+ * more (the measure then ends when what it has is measured). */
+typedef int (*run_more_fn)(int room, int *nvariants, int *ncases, void *ctx);
+
+/* As run_session_measure, over a stream: starts with nvariants variants and
+ * ncases cases (0 and 0 are fine) and asks more for the rest, until more
+ * returns -1, fn stops it or the deadline passes.  The arrays are the
+ * caller's, of vcap variants and ccap cases, and grow through more. */
+int run_session_stream(run_session *s, kf_variant *variants, int nvariants, int vcap, kf_case *cases, int ncases,
+                       int ccap, const kf_bench *b, run_case_fn fn, run_more_fn more, void *ctx, char *err,
+                       size_t errlen);
+
 /* No case starts after kf_now() passes t (0: no deadline): a
  * run_session_measure call then returns 1, as when stopped by its fn, once
  * the cases in flight have finished, without waiting for compiles. */

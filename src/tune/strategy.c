@@ -152,7 +152,7 @@ static void begin_proposal(strategy *s)
  * in the proposal yet. */
 static bool propose(strategy *s, int i)
 {
-    if (evaluated(s, i) || s->inprop[i])
+    if (evaluated(s, i) || s->inprop[i] || s->pending[i])
         return false;
     s->inprop[i] = 1;
     s->prop[s->nprop++] = i;
@@ -162,17 +162,17 @@ static bool propose(strategy *s, int i)
 /* A random candidate not evaluated and not proposed yet, or -1. */
 static int pick_unevaluated(strategy *s)
 {
-    if (s->evaluated + s->nprop >= s->n)
+    if (s->evaluated + s->noutstanding + s->nprop >= s->n)
         return -1;
     for (int t = 0; t < 64; t++) {
         int i = rng_below(s->rng, s->n);
-        if (!evaluated(s, i) && !s->inprop[i])
+        if (!evaluated(s, i) && !s->inprop[i] && !s->pending[i])
             return i;
     }
     int start = rng_below(s->rng, s->n);
     for (int k = 0; k < s->n; k++) {
         int i = (start + k) % s->n;
-        if (!evaluated(s, i) && !s->inprop[i])
+        if (!evaluated(s, i) && !s->inprop[i] && !s->pending[i])
             return i;
     }
     return -1;
@@ -840,13 +840,13 @@ static int model_pool(strategy *s, const int *ev, const double *y, int m, scored
     int np = 0;
     if ((size_t)s->n - (size_t)s->evaluated <= MODEL_POOL) {
         for (int i = 0; i < s->n; i++)
-            if (!evaluated(s, i))
+            if (!evaluated(s, i) && !s->pending[i])
                 pool[np++].idx = i;
         return np;
     }
     for (int t = 0; t < MODEL_POOL; t++) {
         int i = rng_below(s->rng, s->n);
-        if (!evaluated(s, i) && !s->inprop[i]) {
+        if (!evaluated(s, i) && !s->inprop[i] && !s->pending[i]) {
             s->inprop[i] = 1; /* marks the pool's members; cleared below */
             pool[np++].idx = i;
         }
@@ -870,7 +870,7 @@ static int model_pool(strategy *s, const int *ev, const double *y, int m, scored
             for (int v = 0; v < s->levels[d] && np < MODEL_POOL + 64 * MODEL_TOP; v++) {
                 s->x[d] = v;
                 int j = lookup(s, s->x);
-                if (j >= 0 && !evaluated(s, j) && !s->inprop[j]) {
+                if (j >= 0 && !evaluated(s, j) && !s->inprop[j] && !s->pending[j]) {
                     s->inprop[j] = 1;
                     pool[np++].idx = j;
                 }
@@ -997,20 +997,24 @@ static int step(strategy *s, int lim)
     }
 }
 
-int strat_ask(strategy *s, int *out, int max)
+/* Steps the strategy until it proposes a candidate not known already (those
+ * are recorded on the way): how many went to out (marked pending), 0 when
+ * nothing is left within the budget.  more: candidates are still pending
+ * (strat_ask_more), so nothing left now is not the end of the search. */
+static int ask(strategy *s, int *out, int max, bool more)
 {
-    if (s->noutstanding > 0 || max < 1)
-        return -1;
     for (;;) {
-        int remaining = s->budget - s->evaluated;
-        if (s->over || remaining <= 0 || s->evaluated >= s->n) {
+        int remaining = s->budget - s->evaluated - s->noutstanding;
+        if (s->over || s->evaluated >= s->n || (remaining <= 0 && !more)) {
             s->over = true;
             return 0;
         }
+        if (remaining <= 0)
+            return 0;
         int lim = max < remaining ? max : remaining;
         int k = step(s, lim);
         if (k <= 0) {
-            s->over = true;
+            s->over = s->noutstanding == 0;
             return 0;
         }
         if (k > lim)
@@ -1026,10 +1030,24 @@ int strat_ask(strategy *s, int *out, int max)
             }
         }
         if (nout) {
-            s->noutstanding = nout;
+            s->noutstanding += nout;
             return nout;
         }
     }
+}
+
+int strat_ask(strategy *s, int *out, int max)
+{
+    if (s->noutstanding > 0 || max < 1)
+        return -1;
+    return ask(s, out, max, false);
+}
+
+int strat_ask_more(strategy *s, int *out, int max)
+{
+    if (s->kind != STRAT_MODEL || max < 1)
+        return -1;
+    return ask(s, out, max, s->noutstanding > 0);
 }
 
 static int tell(strategy *s, int idx, double cost, bool estimate)

@@ -99,6 +99,15 @@ void strat_known_estimate(strategy *s, int idx, double cost);
  * batch were not told yet. */
 int strat_ask(strategy *s, int *out, int max);
 
+/* As strat_ask, while candidates asked for earlier are not told yet (an
+ * asynchronous search: ask as compile slots free, tell as results come, in
+ * any order); those pending are never asked for again.  Only the model
+ * strategy: -1 for the others (ask in batches), or max < 1.  0: nothing to
+ * ask now within the budget; the search is over once nothing is pending
+ * either.  The sequence then depends on the order results come in: the
+ * same seed and costs told in the same order give the same candidates. */
+int strat_ask_more(strategy *s, int *out, int max);
+
 /* The cost of a candidate of the current batch.  Returns 0, or -1 if idx
  * was not asked for (or told already). */
 int strat_tell(strategy *s, int idx, double cost);

@@ -407,18 +407,33 @@ int tuner_other_shard_evaluated(const tuner *t)
 
 typedef struct {
     tuner *t;
-    const kf_variant *vars;
-    const int *cand;        /* candidate of each variant of the batch */
+    kf_variant *vars;
+    int *cand;              /* candidate of each variant of the batch */
     int nvars;
-    const kf_case *cases;   /* the cases measured (variant: index into vars) */
+    kf_case *cases;         /* the cases measured (variant: index into vars) */
     int told;               /* vars[0 .. told) are told to the strategy */
+    /* a stream (measure_stream): candidates are told as they complete, in
+     * any order (said[i]: vars[i]'s is told); ask: room for strat_ask_more */
+    unsigned char *said;
+    int *ask;
 } batch_ctx;
 
 /* Tells the strategy the candidates of the batch that are complete, in
  * batch order: stop at the first one still waiting for a case (several GPUs
- * finish in any order; the strategy must see the same sequence). */
+ * finish in any order; the strategy must see the same sequence).  In a
+ * stream, every complete one, as it completes. */
 static void tell_in_order(batch_ctx *b)
 {
+    if (b->said) {
+        for (int i = b->told; i < b->nvars; i++)
+            if (!b->said[i] && complete(b->t, b->cand[i])) {
+                b->said[i] = 1;
+                tell(b->t, b->cand[i]);
+            }
+        while (b->told < b->nvars && b->said[b->told])
+            b->told++;
+        return;
+    }
     while (b->told < b->nvars && complete(b->t, b->cand[b->told]))
         tell(b->t, b->cand[b->told++]);
 }
@@ -497,6 +512,85 @@ static double abandon_above(const tuner *t, int s)
     return best * t->o.abandon_k;
 }
 
+/* Appends candidate c to b's variants, and its cases not measured yet. */
+static void add_candidate(tuner *t, batch_ctx *b, int c, int *nc)
+{
+    b->vars[b->nvars] = t->sp.variants[t->var[c]];
+    b->cand[b->nvars] = c;
+    for (int s = 0; s < t->nsizes; s++)
+        if (cell_at(t, c, s)->st == KF_ST_COUNT)
+            b->cases[(*nc)++] = (kf_case){b->nvars, t->sizes[s], abandon_above(t, s),
+                                          t->o.objective == TUNE_OBJ_TIME ? t->o.abandon_k : 0};
+    b->nvars++;
+}
+
+/* Every case reports through on_case; should one not have, the candidate
+ * counts as failed rather than leaving the strategy waiting for it. */
+static void fail_silent(tuner *t, batch_ctx *b)
+{
+    for (int i = 0; i < b->nvars; i++)
+        if (!complete(t, b->cand[i])) {
+            char label[256];
+            variant_label(&b->vars[i], label, sizeof label);
+            fprintf(stderr, "kforge tune: warning: no result for %s at every size; counted as failed\n", label);
+            for (int s = 0; s < t->nsizes; s++)
+                if (cell_at(t, b->cand[i], s)->st == KF_ST_COUNT)
+                    cell_at(t, b->cand[i], s)->st = KF_ST_LAUNCH;
+            tell_in_order(b);
+        }
+}
+
+/* run_more_fn of a stream: up to room more candidates from the strategy. */
+static int more_candidates(int room, int *nvariants, int *ncases, void *vctx)
+{
+    batch_ctx *b = vctx;
+    tuner *t = b->t;
+    if (kf_interrupted || t->write_error[0] || out_of_time(t))
+        return -1;
+    int k = strat_ask_more(t->st, b->ask, room);
+    if (k <= 0)
+        return -1; /* nothing left within the budget, pending or not */
+    int nc = *ncases, before = b->nvars;
+    for (int i = 0; i < k; i++)
+        add_candidate(t, b, b->ask[i], &nc);
+    *nvariants = b->nvars;
+    *ncases = nc;
+    tell_in_order(b); /* candidates complete already (resume) */
+    return b->nvars - before;
+}
+
+/* The model strategy under --time, asynchronously: candidates are asked for
+ * as compiler processes free (run_session_stream) and told as their results
+ * come, so that no compile waits for a batch's slowest.  The sequence then
+ * depends on the order results come in, as a search under --time depends on
+ * time anyway.  As measure_batch: 0, 1 (stopped: out of time), -1. */
+static int measure_stream(tuner *t, char *err, size_t errlen)
+{
+    size_t vcap = (size_t)t->ncand, ccap = vcap * (size_t)(t->nsizes > 0 ? t->nsizes : 1);
+    batch_ctx b = {.t = t};
+    b.vars = malloc(sizeof *b.vars * vcap);
+    b.cand = malloc(sizeof *b.cand * vcap);
+    b.cases = malloc(sizeof *b.cases * ccap);
+    b.said = calloc(vcap, 1);
+    b.ask = malloc(sizeof *b.ask * vcap);
+    int rc = -1;
+    if (!b.vars || !b.cand || !b.cases || !b.said || !b.ask) {
+        kf_err(err, errlen, "out of memory");
+    } else {
+        kf_trace("the model asks as compiler processes free (a stream)");
+        rc = run_session_stream(t->rs, b.vars, 0, (int)vcap, b.cases, 0, (int)ccap, &t->cfg.bench, on_case,
+                                more_candidates, &b, err, errlen);
+        if (rc == 0)
+            fail_silent(t, &b);
+    }
+    free(b.vars);
+    free(b.cand);
+    free(b.cases);
+    free(b.said);
+    free(b.ask);
+    return rc;
+}
+
 static int measure_batch(tuner *t, const int *batch, int k, char *err, size_t errlen)
 {
     kf_variant *vars = malloc(sizeof *vars * (size_t)k);
@@ -509,36 +603,16 @@ static int measure_batch(tuner *t, const int *batch, int k, char *err, size_t er
         kf_err(err, errlen, "out of memory");
         return -1;
     }
-    int nv = 0, nc = 0;
-    for (int i = 0; i < k; i++) {
-        int c = batch[i];
-        vars[nv] = t->sp.variants[t->var[c]];
-        cand[nv] = c;
-        for (int s = 0; s < t->nsizes; s++)
-            if (cell_at(t, c, s)->st == KF_ST_COUNT)
-                cases[nc++] = (kf_case){nv, t->sizes[s], abandon_above(t, s),
-                                        t->o.objective == TUNE_OBJ_TIME ? t->o.abandon_k : 0};
-        nv++;
-    }
-    batch_ctx b = {t, vars, cand, nv, cases, 0};
+    batch_ctx b = {t, vars, cand, 0, cases, 0, NULL, NULL};
+    int nc = 0;
+    for (int i = 0; i < k; i++)
+        add_candidate(t, &b, batch[i], &nc);
     /* candidates complete already (cannot happen with resume on; harmless) */
     tell_in_order(&b);
-    int rc = nc ? run_session_measure(t->rs, vars, nv, cases, nc, &t->cfg.bench, on_case, &b, err, errlen) : 0;
+    int rc = nc ? run_session_measure(t->rs, vars, b.nvars, cases, nc, &t->cfg.bench, on_case, &b, err, errlen) : 0;
     free(cases);
     if (rc == 0)
-        /* Every case reports through on_case; should one not have, the
-         * candidate counts as failed rather than leaving the strategy
-         * waiting for it. */
-        for (int i = 0; i < nv; i++)
-            if (!complete(t, cand[i])) {
-                char label[256];
-                variant_label(&vars[i], label, sizeof label);
-                fprintf(stderr, "kforge tune: warning: no result for %s at every size; counted as failed\n", label);
-                for (int s = 0; s < t->nsizes; s++)
-                    if (cell_at(t, cand[i], s)->st == KF_ST_COUNT)
-                        cell_at(t, cand[i], s)->st = KF_ST_LAUNCH;
-                tell_in_order(&b);
-            }
+        fail_silent(t, &b);
     free(vars);
     free(cand);
     return rc;
@@ -952,6 +1026,15 @@ static void compile_reference_ahead(tuner *t)
 
 typedef enum { SEARCH_DONE, SEARCH_INTERRUPTED, SEARCH_FAILED } search_end;
 
+/* The model strategy under --time on a GPU (not simulated) asks as compile
+ * slots free (measure_stream); KFORGE_STREAM=0 keeps its batches.  Without
+ * --time a seed gives one search, so batches stay. */
+static bool stream_search(const tuner *t)
+{
+    const char *e = getenv("KFORGE_STREAM");
+    return t->kind == STRAT_MODEL && t->o.time_s > 0 && !t->o.simulate && !(e && strcmp(e, "0") == 0);
+}
+
 /* Asks the strategy for batches and measures (or looks up) them until it
  * has no more, the time is up or a signal came. */
 static int search(tuner *t, search_end *end, char *err, size_t errlen)
@@ -966,6 +1049,23 @@ static int search(tuner *t, search_end *end, char *err, size_t errlen)
     kf_trace("search starts");
     if (!t->o.simulate)
         compile_reference_ahead(t);
+    if (stream_search(t)) {
+        int mr = measure_stream(t, err, errlen);
+        show_progress(t, true);
+        if (mr < 0) {
+            clear_progress(t);
+            if (kf_interrupted) {
+                *end = SEARCH_INTERRUPTED;
+            } else {
+                fprintf(stderr, "kforge: %s\n", err);
+                *end = SEARCH_FAILED;
+            }
+        } else if (mr == 1 || out_of_time(t)) {
+            t->out_of_time = true;
+        }
+        run_session_set_deadline(t->rs, 0);
+        return KF_EXIT_OK;
+    }
     int bmax = t->kind == STRAT_EXHAUSTIVE || t->kind == STRAT_RANDOM ? ORDER_BATCH_MAX : BATCH_MAX;
     int *batch = malloc(sizeof *batch * (size_t)bmax);
     if (!batch) {
