@@ -4,6 +4,7 @@
 #include "run.h"
 
 #include <errno.h>
+#include <math.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -761,6 +762,8 @@ typedef struct {
     void *ctx;
     run_more_fn more;       /* a stream (run_session_stream), or NULL */
     bool more_over;         /* more said it has no more */
+    double compile_s;       /* a stream's running means: a compile, and a case on a GPU (0: none yet) */
+    double case_s;
     int vcap, ccap;         /* the arrays' capacities: src_of's stride, taken's size */
     int *src_of;
     int prepared;           /* variants [0, prepared) have sources and cache lookups (src_of) */
@@ -876,11 +879,14 @@ static int restart(measure *m, slot *sl, char *err, size_t errlen)
 
 /* The case in flight on sl ended with r; wr as worker_recv, or 1 for the
  * watchdog.  -1 on an internal error (message in err). */
+static void running_mean(double *mean, double x) { *mean = *mean > 0 ? 0.8 * *mean + 0.2 * x : x; }
+
 static int finished(measure *m, slot *sl, kf_result *r, int wr, char *err, size_t errlen)
 {
     run_session *s = m->s;
     int ci = sl->inflight;
     sl->inflight = -1;
+    running_mean(&m->case_s, kf_now() - sl->t_sent);
     if (wr == -2 && s->nlive > 1) {
         /* Died without a word: the kernel or the device?  Held until the
          * device measures a case, or dropped on the third in a row. */
@@ -1001,31 +1007,39 @@ static int inflight_count(const run_session *s)
     return n;
 }
 
-/* How many more variants a stream should add now: none while as many cases
- * as there are live devices wait for a GPU with their cubins ready (the GPUs
- * are the bottleneck: more now would only be chosen knowing less); else one
- * per device short of that, while compiler processes would be idle. */
+/* How many more variants a stream should add now.  The variants open (a
+ * case not handed to a GPU yet: compiling, or ready and waiting) should be
+ * as many as keep the GPUs fed while the next ones compile: one per device,
+ * and one more per device for each GPU time of a variant (its cases) that a
+ * compile takes (running means); every compiler process while either is
+ * unknown.  Fewer open means each is chosen knowing more; never more than
+ * the idle compiler processes. */
 static int stream_room(const measure *m)
 {
     const run_session *s = m->s;
-    int waiting = 0;
-    for (int ci = m->head; ci < m->ncases && waiting < s->nlive; ci++)
-        if (!m->taken[ci] && m->cases[ci].variant < m->prepared) {
-            bool ready = true;
-            for (int i = 0; i < s->nslots && ready; i++)
-                if (s->slots[i].w) {
-                    const vstate *ow = owner_of(m, &s->slots[i], ci);
-                    ready = ow->state == VS_READY || ow->state == VS_FAILED;
-                }
-            waiting += ready;
-        }
-    int idle = 0;
+    int idle = 0, jobs = 0;
     for (int c = 0; c < s->ncomps; c++) {
         int busy = rtc_pool_pending(s->comps[c].pool);
         idle += s->comps[c].jobs > busy ? s->comps[c].jobs - busy : 0;
+        jobs += s->comps[c].jobs;
     }
-    idle /= s->ncomps > 0 ? s->ncomps : 1; /* a variant is a compile in each pool */
-    int room = s->nlive - waiting < idle ? s->nlive - waiting : idle;
+    int per = s->ncomps > 0 ? s->ncomps : 1; /* a variant is a compile in each pool */
+    idle /= per;
+    jobs /= per;
+    int target = jobs + s->nlive;
+    double per_variant = m->case_s * (m->nvariants > 0 ? (double)m->ncases / m->nvariants : 1);
+    if (m->compile_s > 0 && per_variant > 0) {
+        double t = s->nlive * (1 + ceil(m->compile_s / per_variant));
+        if (t < target)
+            target = (int)t;
+    }
+    int open = 0;
+    for (int v = m->nvariants - 1, ci = m->ncases - 1; ci >= m->head; ci--)
+        if (!m->taken[ci] && m->cases[ci].variant <= v) {
+            open++; /* cases of a variant are contiguous: count each variant once */
+            v = m->cases[ci].variant - 1;
+        }
+    int room = target - open < idle ? target - open : idle;
     return room > 0 ? room : 0;
 }
 
@@ -1195,6 +1209,8 @@ static int measure_loop(run_session *s, const kf_variant *variants, int nvariant
                     m.redraw = true;
                 }
                 for (int i = 0; i < k; i++) {
+                    if (dd[i].tag >= 0 && dd[i].ok)
+                        running_mean(&m.compile_s, dd[i].ms / 1e3);
                     compile_done(&dd[i], &s->comps[c].src, s->comps[c].ropt.arch, s->ncomps > 1);
                     s->ncompiled += dd[i].tag >= 0; /* a variant's */
                 }
