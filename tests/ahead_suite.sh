@@ -291,5 +291,58 @@ else
   bad "batches without --time" "$(grep stream e.st2.txt | head -2)"
 fi
 
+# The stream on the simulated clock (--simulate with -j N: N compiler
+# processes, each candidate its recorded compile and run time on one): a
+# recorded space of 256 (a Kernel Tuner cache file made here) whose
+# candidates with c = 3 take 12 s to compile and the rest 1 s.  Under
+# --time 12 on 8 processes the stream evaluates far more than the batches
+# (each waits for its slowest), the same seed gives the same search, and
+# it finds the optimum at least as often.
+cat > sim.cu <<'EOF'
+extern "C" __global__ void simk(float *out) { out[0] = a + b + c + d; }
+EOF
+cat > sim.json <<'EOF'
+{"kernel": "custom",
+ "custom": {"name": "sim", "source": "sim.cu", "entry": "simk",
+            "params": {"a": [0, 1, 2, 3], "b": [0, 1, 2, 3], "c": [0, 1, 2, 3], "d": [0, 1, 2, 3]},
+            "sizes": ["n"], "args": [{"name": "out", "dtype": "float32", "length": "n", "role": "out"}],
+            "block": ["32"], "grid": ["1"]},
+ "defaults": {"n": 64}}
+EOF
+python3 -c '
+import json, itertools
+cache = {}
+for a, b, c, d in itertools.product(range(4), repeat=4):
+    t = 1.0 + abs(a - 2) + 0.5 * abs(b - 1) + 0.3 * abs(c - 1) + 0.2 * abs(d - 3) + ((a * 7 + b * 5 + c * 3 + d) % 5) * 0.1
+    cache["%d,%d,%d,%d" % (a, b, c, d)] = {"a": a, "b": b, "c": c, "d": d, "time": t, "times": [t, t],
+        "compile_time": 12000.0 if c == 3 else 1000.0, "verification_time": 0, "benchmark_time": 50.0,
+        "framework_time": 0, "strategy_time": 0}
+json.dump({"device_name": "Test GPU", "kernel_name": "simk", "problem_size": [64],
+           "tune_params_keys": ["a", "b", "c", "d"],
+           "tune_params": {k: [0, 1, 2, 3] for k in "abcd"}, "objective": "time", "cache": cache},
+          open("sim_kt.json", "w"))
+'
+simrun() { # mode seed -> "evaluations best_ms"
+  KFORGE_STREAM=$1 "$K" tune sim.json --simulate sim_kt.json --strategy model --time 12 -j 8 --seed "$2" --no-db \
+    --format json 2>/dev/null |
+    python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["evaluations"], d["best"]["objective_ms"])'
+}
+s_ev=0 b_ev=0 s_opt=0 b_opt=0 same=yes
+for seed in 1 2 3 4 5 6; do
+  r=$(simrun 1 $seed)
+  [ "$(simrun 1 $seed)" = "$r" ] || same=no
+  set -- $r 0 0
+  s_ev=$((s_ev + $1))
+  [ "$2" = 1 ] && s_opt=$((s_opt + 1))
+  set -- $(simrun 0 $seed) 0 0
+  b_ev=$((b_ev + $1))
+  [ "$2" = 1 ] && b_opt=$((b_opt + 1))
+done
+if [ $s_ev -ge $((2 * b_ev)) ] && [ $s_opt -ge $b_opt ] && [ $s_opt -ge 3 ] && [ $same = yes ]; then
+  ok "simulated stream on 8 processes, --time 12: $s_ev evaluations over 6 seeds against $b_ev in batches, the optimum in $s_opt against $b_opt; reproducible"
+else
+  bad "simulated stream" "stream $s_ev evaluations ($s_opt optimum), batches $b_ev ($b_opt); same seed, same search: $same"
+fi
+
 echo "ahead_suite: $npass passed, $nfail failed"
 [ $nfail = 0 ]

@@ -745,6 +745,13 @@ static int step_genetic(strategy *s, int lim)
 
 /* Random candidates before the first fit. */
 #define MODEL_INIT 10
+/* Asked while the random start is pending (strat_ask_more), the model fits
+ * once this many are measured rather than waiting for all of them: on
+ * Kernel Tuner's convolution recorded on an H200, simulated on 16 compiler
+ * processes for 13.5 s, the optimum in 52 of 100 seeds with 3 (51 with 6)
+ * against 43 when every further lane took a random candidate until 10 were
+ * measured. */
+#define MODEL_FIT_MIN 4
 /* The batch: an eighth of the evaluations so far, at least MODEL_BATCH_MIN
  * and at most MODEL_BATCH_MAX (fewer fits as the search goes on, and a
  * full compiler pool on a big host). */
@@ -907,8 +914,9 @@ static int step_model(strategy *s, int lim)
 {
     begin_proposal(s);
     int ne = s->evaluated;
-    if (ne < MODEL_INIT) {
-        model_random(s, MODEL_INIT - ne < lim ? MODEL_INIT - ne : lim);
+    if (ne < MODEL_INIT && (ne + s->noutstanding < MODEL_INIT || ne < MODEL_FIT_MIN)) {
+        int k = MODEL_INIT - ne - s->noutstanding;
+        model_random(s, k < 1 ? 1 : k < lim ? k : lim);
         return s->nprop;
     }
     int B = ne / 8;

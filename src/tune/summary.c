@@ -399,7 +399,12 @@ void tune_print_summary(tuner *t, double wall, const char *stopped)
             ;
         else if (t->o.simulate) {
             printf("  simulated from %s; %d of them failed\n", t->o.simulate, failed_cands);
-            if (t->sim_clock_ms > 0)
+            if (t->sim_clock_ms > 0 && t->o.ro.jobs > 1)
+                printf("  simulated clock (each evaluation's recorded compile, verify, benchmark and tuner time, on "
+                       "one of %d processes%s): %.1f s in all; the best found after %.1f s\n",
+                       t->o.ro.jobs, t->sim_stream ? ", asked as each frees" : ", in batches", t->sim_clock_ms / 1e3,
+                       t->sim_best_ms / 1e3);
+            else if (t->sim_clock_ms > 0)
                 printf("  simulated clock (each evaluation's recorded compile, verify, benchmark and tuner time, one "
                        "after another): %.1f s in all; the best found after %.1f s\n",
                        t->sim_clock_ms / 1e3, t->sim_best_ms / 1e3);

@@ -1026,13 +1026,116 @@ static void compile_reference_ahead(tuner *t)
 
 typedef enum { SEARCH_DONE, SEARCH_INTERRUPTED, SEARCH_FAILED } search_end;
 
-/* The model strategy under --time on a GPU (not simulated) asks as compile
- * slots free (measure_stream); KFORGE_STREAM=0 keeps its batches.  Without
- * --time a seed gives one search, so batches stay. */
-static bool stream_search(const tuner *t)
+/* The model strategy under --time asks as compile slots free
+ * (measure_stream); KFORGE_STREAM=0 keeps its batches.  Without --time a
+ * seed gives one search, so batches stay. */
+static bool stream_possible(const tuner *t)
 {
     const char *e = getenv("KFORGE_STREAM");
-    return t->kind == STRAT_MODEL && t->o.time_s > 0 && !t->o.simulate && !(e && strcmp(e, "0") == 0);
+    return t->kind == STRAT_MODEL && t->o.time_s > 0 && !(e && strcmp(e, "0") == 0);
+}
+
+static bool stream_search(const tuner *t) { return stream_possible(t) && !t->o.simulate; }
+
+/* --simulate with -j N (N > 1): N compiler processes on the simulated clock,
+ * each candidate taking its recorded compile and run time on one of them
+ * (the GPU's share is small beside the compile in a compile-bound search;
+ * it is not queued here).  1: one at a time, as recorded. */
+static int sim_lanes(const tuner *t) { return t->o.ro.jobs > 1 ? t->o.ro.jobs : 1; }
+
+/* The lane free first (its index). */
+static int first_free(const double *lane, int n)
+{
+    int f = 0;
+    for (int i = 1; i < n; i++)
+        if (lane[i] < lane[f])
+            f = i;
+    return f;
+}
+
+/* A batch on the lanes: each candidate to the lane free first, from the
+ * batch's start; the batch ends when its last finishes.  Candidates that
+ * finish after --time are not evaluated (told in batch order up to the
+ * first of them: the strategy sees the batch's order). */
+static void simulate_batch_lanes(tuner *t, const int *batch, int k)
+{
+    int n = sim_lanes(t);
+    double *lane = malloc(sizeof *lane * (size_t)n), *fin = malloc(sizeof *fin * (size_t)(k ? k : 1));
+    if (!lane || !fin) {
+        free(lane);
+        free(fin);
+        t->out_of_time = true;
+        return;
+    }
+    double end = t->sim_clock_ms;
+    for (int i = 0; i < n; i++)
+        lane[i] = t->sim_clock_ms;
+    for (int i = 0; i < k; i++) {
+        int f = first_free(lane, n);
+        lane[f] += t->sim_ms[batch[i]];
+        fin[i] = lane[f];
+        end = fin[i] > end ? fin[i] : end;
+    }
+    double limit = t->o.time_s > 0 ? t->o.time_s * 1e3 : INFINITY;
+    for (int i = 0; i < k; i++) {
+        if (fin[i] > limit) {
+            t->sim_clock_ms = limit;
+            t->out_of_time = true;
+            break;
+        }
+        int before = strat_best(t->st, NULL);
+        tell(t, batch[i]);
+        if (strat_best(t->st, NULL) != before)
+            t->sim_best_ms = fin[i];
+    }
+    if (!t->out_of_time)
+        t->sim_clock_ms = end;
+    free(lane);
+    free(fin);
+}
+
+/* The model's stream on the lanes: each lane asks for a candidate when it
+ * frees, and the one that finishes first is told first. */
+static void simulate_stream(tuner *t)
+{
+    int n = sim_lanes(t);
+    int *cand = malloc(sizeof *cand * (size_t)n);
+    double *fin = malloc(sizeof *fin * (size_t)n);
+    double limit = t->o.time_s * 1e3;
+    if (!cand || !fin) {
+        free(cand);
+        free(fin);
+        return;
+    }
+    t->sim_stream = true;
+    for (int i = 0; i < n; i++) {
+        int c;
+        cand[i] = strat_ask_more(t->st, &c, 1) == 1 ? c : -1;
+        fin[i] = cand[i] >= 0 ? t->sim_clock_ms + t->sim_ms[c] : INFINITY;
+    }
+    for (;;) {
+        if (kf_interrupted)
+            break;
+        int f = first_free(fin, n);
+        if (cand[f] < 0)
+            break; /* nothing pending: the search is over */
+        if (fin[f] > limit) {
+            t->sim_clock_ms = limit;
+            t->out_of_time = true;
+            break;
+        }
+        t->sim_clock_ms = fin[f];
+        int before = strat_best(t->st, NULL);
+        tell(t, cand[f]);
+        if (strat_best(t->st, NULL) != before)
+            t->sim_best_ms = fin[f];
+        int c;
+        cand[f] = strat_ask_more(t->st, &c, 1) == 1 ? c : -1;
+        fin[f] = cand[f] >= 0 ? t->sim_clock_ms + t->sim_ms[c] : INFINITY;
+        show_progress(t, false);
+    }
+    free(cand);
+    free(fin);
 }
 
 /* Asks the strategy for batches and measures (or looks up) them until it
@@ -1049,6 +1152,10 @@ static int search(tuner *t, search_end *end, char *err, size_t errlen)
     kf_trace("search starts");
     if (!t->o.simulate)
         compile_reference_ahead(t);
+    if (t->o.simulate && sim_lanes(t) > 1 && stream_possible(t)) {
+        simulate_stream(t);
+        return KF_EXIT_OK;
+    }
     if (stream_search(t)) {
         int mr = measure_stream(t, err, errlen);
         show_progress(t, true);
@@ -1082,6 +1189,11 @@ static int search(tuner *t, search_end *end, char *err, size_t errlen)
         int k = strat_ask(t->st, batch, bmax);
         if (k <= 0)
             break;
+        if (t->o.simulate && sim_lanes(t) > 1) {
+            simulate_batch_lanes(t, batch, k);
+            show_progress(t, false);
+            continue;
+        }
         if (t->o.simulate) {
             /* one at a time on the simulated clock: --time stops where the recorded tuner would have */
             for (int i = 0; i < k; i++) {

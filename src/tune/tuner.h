@@ -79,6 +79,7 @@ typedef struct {
     rec_space rec;
     double *sim_ms;
     double sim_clock_ms, sim_best_ms;
+    bool sim_stream;        /* simulated as a stream on -j processes (tune.c simulate_stream) */
     char energy_note[160];    /* why a case had no energy figure (--objective energy, edp) */
     char write_error[1024];   /* a result could not be written: the search stopped */
 } tuner;
