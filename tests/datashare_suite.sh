@@ -147,6 +147,17 @@ else
   bad "data affinity under --time" "rc=$rc pairs=$(pairs t4t.err) $(diff n4t n4 | head -2 | cut -c1-300)"
 fi
 
+# 6. the sizes tune's pass measures between the tuned ones: their data made
+# ahead too, during the search, not after it
+endl=$(grep -n 'search ends' t4.err | head -1 | cut -d: -f1)
+late=$(sed -n "${endl:-1},\$p" t4.err | grep -c 'data made')
+nb=$(python3 -c 'import json,sys; print(len({json.loads(l)["n"] for l in open(sys.argv[1]) if l.strip()} - {1000,65536,1000003,4194304,8388608}))' t4.jsonl)
+if [ -n "$endl" ] && [ "$(grep -c 'search ends' t4.err)" = 2 ] && [ "$nb" -ge 3 ] && [ "$late" = 0 ]; then
+  ok "the $nb sizes between the tuned ones: their data made during the search, none after it"
+else
+  bad "between sizes made ahead" "search ends at line $endl, $nb sizes between, $late made after the search"
+fi
+
 # 4. planted faults: the model of a fault reads the inputs a worker keeps
 for sh in 1 0; do
   KFORGE_SHARED_INPUTS=$sh KFORGE_PLANT='drop_first@*' KFORGE_FAKE_GPU=2 "$KFORGE" run sp.json --set "$SIZES" \

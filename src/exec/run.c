@@ -333,13 +333,15 @@ static int start_workers(run_session *s, const run_opts *o, int *ords, char *err
     bool counting = o->all_devices && guess <= 0; /* the first worker counts the devices */
     /* with shared data every shape's data is made ahead, once, each worker
      * making its share; else each worker makes the first case's */
-    bool share = datashare_on() && o->ahead_v && o->ahead_shapes && o->nahead_shapes > 0 &&
-                 ahead_all_fit(o->ahead_v, o->ahead_shapes, o->nahead_shapes);
+    int nshare = datashare_on() && o->ahead_v && o->ahead_shapes ? o->nahead_shapes : 0;
+    while (nshare > 0 && !ahead_all_fit(o->ahead_v, o->ahead_shapes, nshare))
+        nshare--; /* the first ones that fit */
+    bool share = nshare > 0;
     if (o->ahead_v && (share || ahead_fits(o->ahead_v, &o->ahead_shape, n)))
         worker_input_ahead(o->ahead_v, &o->ahead_shape, o->ahead_b);
     for (int i = 0; i < n; i++) {
         if (share)
-            worker_input_ahead_shapes(o->ahead_shapes, o->nahead_shapes, i, n);
+            worker_input_ahead_shapes(o->ahead_shapes, nshare, i, n);
         if (!(s->slots[i].w = worker_spawn(ords[i], !(counting && i == 0), err, errlen))) {
             s->nslots = i;
             worker_input_ahead(NULL, NULL, NULL);
