@@ -185,12 +185,20 @@ static int setup_cache(const run_opts *o, rtc_cache *cache, char *err, size_t er
     return rtc_cache_init(cache, o->cache_dir, !o->no_cache, err, errlen) != 0 ? -2 : 0;
 }
 
+/* The compiler processes' nice increment beside GPU workers: when both
+ * want the CPUs (a device's context made while 64 NVRTC processes start:
+ * 6.7 s on the 4-H200 host, run A10; the workers' copies of inputs on
+ * every CPU; the session's loop handing out cases), the GPUs' side goes
+ * first; idle CPUs still compile. */
+#define COMPILE_NICE 10
+
 static int compiler_start(compiler *c, const run_opts *o, const char *arch, int jobs, const rtc_cache *cache,
-                          char *err, size_t errlen)
+                          bool beside_gpus, char *err, size_t errlen)
 {
     memset(c, 0, sizeof *c);
     snprintf(c->ropt.arch, sizeof c->ropt.arch, "%s", arch);
     c->ropt.lineinfo = o->lineinfo;
+    c->ropt.nice = beside_gpus ? COMPILE_NICE : 0;
     if (jobs <= 0) {
         jobs = kf_usable_cpus();
     }
@@ -275,7 +283,7 @@ static void early_compilers(run_session *s, const run_opts *o, const int *ords, 
     if (setup_cache(o, &s->cache, err, sizeof err) != 0)
         return;
     s->cache_ready = true;
-    if (compiler_start(&s->comps[0], o, arch, session_jobs(o), &s->cache, err, sizeof err) != 0) {
+    if (compiler_start(&s->comps[0], o, arch, session_jobs(o), &s->cache, true, err, sizeof err) != 0) {
         compiler_free(&s->comps[0]);
         return;
     }
@@ -475,7 +483,7 @@ run_session *run_session_new(const run_opts *o, kf_device *dev, bool *nodev, cha
     if (s->ncomps == 0) {
         int per = (session_jobs(o) + ncomps - 1) / ncomps;
         for (int c = 0; c < ncomps; c++) {
-            if (compiler_start(&s->comps[c], o, archs[c], per, &s->cache, err, errlen) != 0) {
+            if (compiler_start(&s->comps[c], o, archs[c], per, &s->cache, true, err, errlen) != 0) {
                 *nodev = true;
                 goto fail;
             }
@@ -1455,7 +1463,7 @@ int run_compile_only(const kf_variant *variants, int nvariants, const run_opts *
     int sc = setup_cache(o, &cache, err, errlen);
     if (sc != 0)
         return sc;
-    if (compiler_start(&comp, o, o->arch ? o->arch : "sm_90", o->jobs, &cache, err, errlen) != 0)
+    if (compiler_start(&comp, o, o->arch ? o->arch : "sm_90", o->jobs, &cache, false, err, errlen) != 0)
         return -1;
     submit_outcheck(&comp, &cache); /* the GPU node's workers then compile nothing either */
     int failed = 0, ncached = 0, rc = 0;
