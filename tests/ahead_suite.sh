@@ -343,6 +343,31 @@ if [ $s_ev -ge $((2 * b_ev)) ] && [ $s_opt -ge $b_opt ] && [ $s_opt -ge 3 ] && [
 else
   bad "simulated stream" "stream $s_ev evaluations ($s_opt optimum), batches $b_ev ($b_opt); same seed, same search: $same"
 fi
+# the compiler processes beside GPU workers run 10 nice steps lower, so that
+# the GPUs' side (a device's context made, inputs copied on every CPU, the
+# session's loop) goes first when both want the CPUs; check --compile's,
+# beside no GPU, do not
+base=$(ps -o ni= -p $$ | tr -d ' ')
+want=$((base + 10 > 19 ? 19 : base + 10))
+kids_ni() { ps -e -o ppid=,ni= | awk -v p="$1" '$1 == p { print $2 }' | sort | uniq -c | awk '{ printf "%s at %s; ", $1, $2 }'; }
+rm -rf cache.nice
+KFORGE_COMPILE_DELAY_MS=4000 KFORGE_COMPILE_RAMP=0 KFORGE_CACHE_DIR=$TMP/cache.nice "$K" tune k.json --set per_thread=1 \
+  --set shift=0 --set broken=0 --strategy exhaustive -j 4 --no-db --no-resume -q --results r.nice.jsonl > /dev/null 2>&1 &
+pid=$!
+sleep 2
+tn=$(kids_ni $pid)
+wait $pid
+rm -rf cache.nice
+KFORGE_COMPILE_DELAY_MS=4000 KFORGE_COMPILE_RAMP=0 "$K" check --compile k.json --set per_thread=1 --set shift=0 \
+  --set broken=0 -j 4 --cache-dir "$TMP/cache.nice" > /dev/null 2>&1 &
+pid=$!
+sleep 2
+cn=$(kids_ni $pid)
+wait $pid
+case "$tn|$cn" in
+  *"4 at $want; "*"|4 at $base; ") ok "compiler processes beside the GPU worker at nice $want ($tn), check --compile's at $base ($cn)" ;;
+  *) bad "compiler processes' niceness" "tune's children: $tn check --compile's: $cn (want 4 at $want, then 4 at $base)" ;;
+esac
 
 echo "ahead_suite: $npass passed, $nfail failed"
 [ $nfail = 0 ]

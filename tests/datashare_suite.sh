@@ -74,10 +74,12 @@ cat > sp.json <<'J'
                "elements_per_thread": [1, 4], "vector_width": [1, 4], "passes": ["multi_kernel", "atomic"]}]}
 J
 SIZES='n=[1000,65536,1000003,4194304,8388608]'
+EXTRA= # more options for tune
 tune() { # tune NAME GPUS [env...]
   name=$1 g=$2; shift 2
+  # shellcheck disable=SC2086 # EXTRA is a list of options
   env KFORGE_FAKE_GPU="$g" KFORGE_TRACE=1 "$@" "$KFORGE" tune sp.json --set "$SIZES" --strategy exhaustive \
-    --abandon-above 0 --accuracy --devices all --no-db --no-resume -q --results "$name.jsonl" > "$name.out" 2> "$name.err"
+    --abandon-above 0 --accuracy --devices all --no-db --no-resume -q --results "$name.jsonl" $EXTRA > "$name.out" 2> "$name.err"
 }
 
 # 1. each key made once on 4 devices
@@ -117,6 +119,67 @@ if [ $rc = 0 ] && cmp -s n4s n4 && grep -q 'data made.*private' t4s.err && grep 
   ok "a 1 MiB region: small keys shared, large ones made privately, the same results"
 else
   bad "small region" "rc=$rc $(diff n4s n4 | head -2 | cut -c1-300)"
+fi
+
+# 5. data affinity (run.c): a case goes to a worker that holds its data, so
+# each size's inputs are set up on few devices, not on every one; the same
+# results.  Counted from the workers' "inputs made: key K" trace lines: the
+# distinct (worker, exact data) pairs, against KFORGE_DATA_AFFINITY=0 (every
+# case to whichever worker is free, as before).  Under --time (cases taken as
+# their compiles finish) too.
+pairs() { grep 'inputs made: key .*exact' "$1" | sed 's/.*\[\([0-9]*\)\].*key \([0-9a-f]*\).*/\1 \2/' | sort -u | grep -c .; }
+tune t4n 4 KFORGE_DATA_AFFINITY=0; rcn=$?
+norm t4n.jsonl > n4n
+pa=$(pairs t4.err) pn=$(pairs t4n.err) k=$(grep 'inputs made: key .*exact' t4.err | sed 's/.*key \([0-9a-f]*\).*/\1/' | sort -u | grep -c .)
+if [ $rcn = 0 ] && cmp -s n4n n4 && [ "$k" -ge 5 ] && [ "$pn" -ge $((3 * k)) ] && [ $((pa * 5)) -le $((pn * 4)) ] &&
+   grep -q 'GPU [0-9] takes the data of key' t4.err && ! grep -q 'takes the data' t4n.err; then
+  ok "data affinity: $k sizes' exact data set up $pa times on 4 devices (without it: $pn), the same results"
+else
+  bad "data affinity" "rc=$rcn keys=$k pairs=$pa without=$pn $(diff n4n n4 | head -2 | cut -c1-300)"
+fi
+EXTRA="--time 120"
+tune t4t 4; rc=$?
+EXTRA=
+norm t4t.jsonl > n4t
+if [ $rc = 0 ] && cmp -s n4t n4 && [ "$(pairs t4t.err)" -lt "$pn" ]; then
+  ok "data affinity under --time: the same results, data set up $(pairs t4t.err) times"
+else
+  bad "data affinity under --time" "rc=$rc pairs=$(pairs t4t.err) $(diff n4t n4 | head -2 | cut -c1-300)"
+fi
+
+# 6. the sizes tune's pass measures between the tuned ones: their data made
+# ahead too, during the search, not after it (but for one a worker may still
+# be making when a search of fake cases ends: 2 keys each, made after the
+# search before)
+endl=$(grep -n 'search ends' t4.err | head -1 | cut -d: -f1)
+late=$(sed -n "${endl:-1},\$p" t4.err | grep -c 'data made')
+nb=$(python3 -c 'import json,sys; print(len({json.loads(l)["n"] for l in open(sys.argv[1]) if l.strip()} - {1000,65536,1000003,4194304,8388608}))' t4.jsonl)
+if [ -n "$endl" ] && [ "$(grep -c 'search ends' t4.err)" = 2 ] && [ "$nb" -ge 3 ] && [ "$late" -lt "$nb" ]; then
+  ok "the $nb sizes between the tuned ones: their data made during the search ($late keys after it)"
+else
+  bad "between sizes made ahead" "search ends at line $endl, $nb sizes between, $late made after the search"
+fi
+
+# 7. at the end the region's pages are given back by a process kforge does
+# not wait for (the last to unmap a region frees its pages: ~0.1 s a GiB),
+# which ends as soon as kforge has unmapped it: gone (or a zombie for init
+# to reap) within seconds, holding no descriptor of ours (kforge's output
+# read through a pipe ends with kforge)
+hp=$(sed -n 's/.*the region given back by process \([0-9]*\), not waited for.*/\1/p' t4.err)
+st=gone
+for _ in 1 2 3 4 5 6 7 8 9 10; do
+  st=$(ps -o stat= -p "${hp:-1}" 2> /dev/null | tr -d ' ')
+  case $st in ''|Z*) break ;; esac
+  sleep 0.3
+done
+s0=$(date +%s)
+piped=$(env KFORGE_FAKE_GPU=4 "$KFORGE" tune sp.json --set "$SIZES" --strategy exhaustive --abandon-above 0 --devices all \
+  --no-db --no-resume --results tp.jsonl 2> /dev/null | wc -c)
+s1=$(date +%s)
+if [ -n "$hp" ] && case $st in ''|Z*) true ;; *) false ;; esac && [ "$piped" -gt 0 ] && [ $((s1 - s0)) -lt 60 ]; then
+  ok "the region given back by process $hp, not waited for, which then ended ($st); kforge's output through a pipe ends with it"
+else
+  bad "region given back" "holder '$hp' state '$st' piped=$piped"
 fi
 
 # 4. planted faults: the model of a fault reads the inputs a worker keeps

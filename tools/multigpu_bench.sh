@@ -8,11 +8,16 @@
 #   reduce  kforge tune configs/tune-reduce.json over the 11 sizes 2^10..2^30,
 #           exhaustive, --abandon-above 0, on 1, 2 and 4 GPUs (--devices 0,
 #           0,1, 0-3); then 1 GPU again (the run-to-run noise; --no-repeat
-#           skips it); with --ab, 4 GPUs again with KFORGE_SHARED_INPUTS=0
-#           (each worker makes its own inputs, as before the shared data).
+#           skips it); with --ab, 4 GPUs again with KFORGE_DATA_AFFINITY=0
+#           (each case to whichever GPU is free: every GPU sets up every
+#           size's inputs, as before the data affinity) and with
+#           KFORGE_SHARED_INPUTS=0 (each worker makes its own inputs, as
+#           before the shared data).
 #           For each: wall time, the worker's setup phase (the results'
 #           setup_ms summed over every GPU), when the first case was sent and
 #           the search ended (KFORGE_TRACE), the speed-up over 1 GPU, and
+#           how many sizes' inputs each GPU set up (the workers' "inputs
+#           made" trace lines: exact data, search and pass between sizes), and
 #           whether the best candidate at every size agrees with 1 GPU's: the
 #           same one, or a tie within the noise: each run's best within the
 #           other's by the size's run-to-run spread (the two 1-GPU runs: the
@@ -30,8 +35,8 @@
 # --quick: a dry run on 4 fake GPUs (KFORGE_FAKE_GPU=4; no GPU needed) over a
 # small part of each space, to check the script itself.
 # Expected wall time on nvidia-h100-x4: about 6 minutes (reduce ~4 min: 1 GPU
-# ~70 s twice, 2 GPUs ~40 s, 4 GPUs ~25 s; --ab: 4 without sharing ~25 s more;
-# conv ~2 min).
+# ~70 s twice, 2 GPUs ~40 s, 4 GPUs ~20 s; --ab: 4 without the data affinity
+# and 4 without sharing, ~25 s each; conv ~2 min).
 # Writes everything under DIR (build/bench-multigpu): NAME.jsonl results,
 # NAME.txt summaries, NAME.err traces.
 # environment: KFORGE (build/kforge), PYTHON (python3)
@@ -58,7 +63,7 @@ done
 command -v "$PYTHON" > /dev/null || { echo "multigpu_bench: needs $PYTHON"; exit 2; }
 mkdir -p "$DIR"
 DIR=$(cd "$DIR" && pwd)
-unset KFORGE_SHARED_INPUTS KFORGE_DEVICES KFORGE_FAULT_INJECT KFORGE_PLANT
+unset KFORGE_SHARED_INPUTS KFORGE_DATA_AFFINITY KFORGE_DEVICES KFORGE_FAULT_INJECT KFORGE_PLANT
 export KFORGE_DB="$DIR/db"
 SIZES='n=["2^10","2^12","2^14","2^16","2^18","2^20","2^22","2^24","2^26","2^28","2^30"]'
 REDUCE_SETS=
@@ -192,6 +197,12 @@ if [ $DO_REDUCE = 1 ]; then
     rep="$name|$DIR/$name.jsonl"
   fi
   if [ $AB = 1 ] && [ "$last" -gt 1 ]; then
+    name=reduce-${last}gpu-noaff
+    # shellcheck disable=SC2086
+    KFORGE_DATA_AFFINITY=0 tune "$name" "$(fresh "$name")" configs/tune-reduce.json --set "$SIZES" $REDUCE_SETS \
+      --abandon-above 0 --devices "$(devlist "$last")"
+    echo "   $last GPUs, KFORGE_DATA_AFFINITY=0: $(cat "$DIR/$name.wall") s"
+    args="$args $name|$DIR/$name.jsonl|$(cat "$DIR/$name.wall")|$(at "$DIR/$name.err" 'first case sent')|$(at "$DIR/$name.err" 'search ends')"
     name=reduce-${last}gpu-noshare
     # shellcheck disable=SC2086
     KFORGE_SHARED_INPUTS=0 tune "$name" "$(fresh "$name")" configs/tune-reduce.json --set "$SIZES" $REDUCE_SETS \
@@ -201,6 +212,16 @@ if [ $DO_REDUCE = 1 ]; then
   fi
   # shellcheck disable=SC2086 # one argument per run
   REPEAT="$rep" "$PYTHON" "$DIR/analyze.py" $args
+  runs=
+  for g in $GPUS; do runs="$runs reduce-${g}gpu"; done
+  [ $AB = 1 ] && [ "$last" -gt 1 ] && runs="$runs reduce-${last}gpu-noaff reduce-${last}gpu-noshare"
+  for r in $runs; do
+    # exact data set up per worker: distinct keys in its "inputs made" trace lines
+    echo "   $r: sizes set up per GPU (exact data, search and between): $(grep 'inputs made: key .*exact' "$DIR/$r.err" |
+      sed 's/.*\[\([0-9]*\)\].*key \([0-9a-f]*\).*/\1 \2/' | sort -u | awk '{c[$1]++} END {s = ""; for (p in c) s = s (s == "" ? "" : " ") c[p]; printf "%s", s}')" \
+      "of $(grep 'inputs made: key .*exact' "$DIR/$r.err" | sed 's/.*key \([0-9a-f]*\).*/\1/' | sort -u | grep -c .);" \
+      "data taken over (KFORGE_TRACE): $(grep -c 'takes the data of key.*held by another' "$DIR/$r.err")"
+  done
   for g in $GPUS; do
     e="$DIR/reduce-${g}gpu.err"
     echo "   $g GPU(s): $(grep -h 'where the time went' "$DIR/reduce-${g}gpu.txt" | sed 's/^ *//')"

@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -882,6 +883,12 @@ static _Noreturn void worker_main(int req_fd, int rep_fd, const rtc_cache *cache
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
+    if (opt->nice > 0) { /* best effort: below what it works beside */
+        errno = 0;
+        int was = getpriority(PRIO_PROCESS, 0);
+        if (errno == 0)
+            (void)setpriority(PRIO_PROCESS, 0, was + opt->nice > 19 ? 19 : was + opt->nice);
+    }
     /* test hook: compiles take at least this long (tests of --time and of
      * the order cases are sent in); see compile_delay_ms */
     const char *delay = getenv("KFORGE_COMPILE_DELAY_MS");

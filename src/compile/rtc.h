@@ -29,6 +29,7 @@
 typedef struct {
     char arch[16];      /* "sm_90" */
     bool lineinfo;      /* -lineinfo (for compute-sanitizer and ncu) */
+    int nice;           /* the pool's processes' nice increment (0: none); not part of the cache key */
 } rtc_options;
 
 /* NVRTC's version; -1 if NVRTC cannot be used. */

@@ -163,7 +163,7 @@ input_slot *prepare_input(cctx *c, bool exact, const kf_variant *v, const kf_sha
     }
     if (!keep_host)
         data_drop_inputs(&S->data);
-    kf_trace("inputs made");
+    kf_trace("inputs made: key %016llx (%s data)", (unsigned long long)data_key_hash(&k), exact ? "exact" : "realistic");
     S->have = true;
     S->key = k;
     S->offset = b->offset;

@@ -60,6 +60,11 @@ typedef struct {
  * device dropped (while another is left), and those cases go to the others. */
 #define STRIKES 3
 
+/* The data (exact data's keys, data.h) a worker is taken to hold on its
+ * device: the last this many it was sent cases of (its device keeps 32
+ * inputs, exact and realistic, the least recently used given up first). */
+#define AFF_KEEP 16
+
 /* One device and its worker. */
 typedef struct {
     kf_device dev;
@@ -70,6 +75,10 @@ typedef struct {
     int nheld;              /* cases its worker died on, in a row, not reported yet */
     int held_case[STRIKES];
     kf_result held[STRIKES];
+    /* data affinity: the keys (data_key_hash of the exact data) of the
+     * cases sent to this worker since it started, the most recent last */
+    uint64_t aff_key[AFF_KEEP];
+    int naff;
 } slot;
 
 struct run_session {
@@ -177,12 +186,20 @@ static int setup_cache(const run_opts *o, rtc_cache *cache, char *err, size_t er
     return rtc_cache_init(cache, o->cache_dir, !o->no_cache, err, errlen) != 0 ? -2 : 0;
 }
 
+/* The compiler processes' nice increment beside GPU workers: when both
+ * want the CPUs (a device's context made while 64 NVRTC processes start:
+ * 6.7 s on the 4-H200 host, run A10; the workers' copies of inputs on
+ * every CPU; the session's loop handing out cases), the GPUs' side goes
+ * first; idle CPUs still compile. */
+#define COMPILE_NICE 10
+
 static int compiler_start(compiler *c, const run_opts *o, const char *arch, int jobs, const rtc_cache *cache,
-                          char *err, size_t errlen)
+                          bool beside_gpus, char *err, size_t errlen)
 {
     memset(c, 0, sizeof *c);
     snprintf(c->ropt.arch, sizeof c->ropt.arch, "%s", arch);
     c->ropt.lineinfo = o->lineinfo;
+    c->ropt.nice = beside_gpus ? COMPILE_NICE : 0;
     if (jobs <= 0) {
         jobs = kf_usable_cpus();
     }
@@ -267,7 +284,7 @@ static void early_compilers(run_session *s, const run_opts *o, const int *ords, 
     if (setup_cache(o, &s->cache, err, sizeof err) != 0)
         return;
     s->cache_ready = true;
-    if (compiler_start(&s->comps[0], o, arch, session_jobs(o), &s->cache, err, sizeof err) != 0) {
+    if (compiler_start(&s->comps[0], o, arch, session_jobs(o), &s->cache, true, err, sizeof err) != 0) {
         compiler_free(&s->comps[0]);
         return;
     }
@@ -325,13 +342,15 @@ static int start_workers(run_session *s, const run_opts *o, int *ords, char *err
     bool counting = o->all_devices && guess <= 0; /* the first worker counts the devices */
     /* with shared data every shape's data is made ahead, once, each worker
      * making its share; else each worker makes the first case's */
-    bool share = datashare_on() && o->ahead_v && o->ahead_shapes && o->nahead_shapes > 0 &&
-                 ahead_all_fit(o->ahead_v, o->ahead_shapes, o->nahead_shapes);
+    int nshare = datashare_on() && o->ahead_v && o->ahead_shapes ? o->nahead_shapes : 0;
+    while (nshare > 0 && !ahead_all_fit(o->ahead_v, o->ahead_shapes, nshare))
+        nshare--; /* the first ones that fit */
+    bool share = nshare > 0;
     if (o->ahead_v && (share || ahead_fits(o->ahead_v, &o->ahead_shape, n)))
         worker_input_ahead(o->ahead_v, &o->ahead_shape, o->ahead_b);
     for (int i = 0; i < n; i++) {
         if (share)
-            worker_input_ahead_shapes(o->ahead_shapes, o->nahead_shapes, i, n);
+            worker_input_ahead_shapes(o->ahead_shapes, nshare, i, n);
         if (!(s->slots[i].w = worker_spawn(ords[i], !(counting && i == 0), err, errlen))) {
             s->nslots = i;
             worker_input_ahead(NULL, NULL, NULL);
@@ -465,7 +484,7 @@ run_session *run_session_new(const run_opts *o, kf_device *dev, bool *nodev, cha
     if (s->ncomps == 0) {
         int per = (session_jobs(o) + ncomps - 1) / ncomps;
         for (int c = 0; c < ncomps; c++) {
-            if (compiler_start(&s->comps[c], o, archs[c], per, &s->cache, err, errlen) != 0) {
+            if (compiler_start(&s->comps[c], o, archs[c], per, &s->cache, true, err, errlen) != 0) {
                 *nodev = true;
                 goto fail;
             }
@@ -780,6 +799,15 @@ typedef struct {
     kf_shape *best_shape;
     double *best_ms;
     int nbest;
+    /* data affinity (several GPUs; aff_start): the cases grouped by the
+     * data they read (NULL grp: off) */
+    struct aff_group *grp;
+    int ngrp;
+    int *grp_of;            /* each case's group */
+    int *ord;               /* the case indices, group by group, each group's in order */
+    kf_index grp_index;     /* group by key */
+    double all_ms;          /* the wall times of every case so far, and their count */
+    int all_n;
 } measure;
 
 /* The fastest verified median at shape s so far in this measure (0: none). */
@@ -809,6 +837,235 @@ static const vstate *owner_of(const measure *m, const slot *sl, int ci)
 {
     const compiler *cp = &m->s->comps[sl->comp];
     return &cp->src.v[m->src_of[(size_t)sl->comp * (size_t)m->vcap + (size_t)m->cases[ci].variant]];
+}
+
+// ----------------------------------------------------------------------------
+// Data affinity.  With several GPUs a case goes preferably to a worker
+// that holds its data on its device already.  Without it every worker set
+// up every size's inputs (on 4 H200s 3.4-3.7 s of each GPU's 17 s search,
+// most of it the 2^30 input's 4 GiB), where each size's data needs to be on
+// one device, or on as many as its share of the work needs.  A free worker
+// takes the first case in order among those whose data it holds or no
+// worker holds (readiness as in next_case: without a deadline it waits for
+// that case's compile); when none is left it takes a share of the data
+// whose cases left are the most work per worker that would then hold it,
+// if that share is more than setting the data up costs (the longest case
+// of that data so far), else it waits.  The data are the exact data's keys
+// (data.h: the variant's key axes, the shape, the seed).
+
+typedef struct aff_group {
+    uint64_t key;           /* data_key_hash of its cases' exact data */
+    int first, end;         /* its cases: ord[first .. end), in order */
+    int cur;                /* ord[first .. cur) are handed out */
+    int left;               /* its cases not handed out */
+    uint64_t holders;       /* bit i: slots[i]'s worker holds the data */
+    double sum_ms, max_ms;  /* the wall times of its cases so far, sent to result */
+    int nms;
+} aff_group;
+
+static uint64_t case_key(const measure *m, int ci)
+{
+    data_key k;
+    data_key_of(&k, &m->variants[m->cases[ci].variant], &m->cases[ci].shape, m->b->seed, true);
+    return data_key_hash(&k);
+}
+
+static bool aff_key_eq(const void *ctx, size_t item, const void *key)
+{
+    return ((const aff_group *)ctx)[item].key == *(const uint64_t *)key;
+}
+
+static int aff_find(const measure *m, uint64_t key)
+{
+    return m->grp ? (int)kf_index_find(&m->grp_index, key, aff_key_eq, m->grp, &key) : -1;
+}
+
+static void aff_free(measure *m)
+{
+    free(m->grp);
+    free(m->grp_of);
+    free(m->ord);
+    kf_index_free(&m->grp_index);
+    m->grp = NULL;
+    m->grp_of = m->ord = NULL;
+    m->ngrp = 0;
+}
+
+/* Groups the cases by their data, when several GPUs measure cases of more
+ * than one (KFORGE_DATA_AFFINITY=0: never); else m->grp stays NULL. */
+static void aff_start(measure *m)
+{
+    const run_session *s = m->s;
+    const char *e = getenv("KFORGE_DATA_AFFINITY");
+    if (s->nslots < 2 || m->ncases < 2 || (e && strcmp(e, "0") == 0))
+        return;
+    size_t n = (size_t)m->ncases;
+    m->grp = malloc(sizeof *m->grp * n);
+    m->grp_of = malloc(sizeof *m->grp_of * n);
+    m->ord = malloc(sizeof *m->ord * n);
+    if (!m->grp || !m->grp_of || !m->ord) {
+        aff_free(m);
+        return;
+    }
+    for (int ci = 0; ci < m->ncases; ci++) {
+        uint64_t key = case_key(m, ci);
+        int g = aff_find(m, key);
+        if (g < 0) {
+            g = m->ngrp++;
+            m->grp[g] = (aff_group){.key = key};
+            if (kf_index_add(&m->grp_index, key, (size_t)g) != 0) {
+                aff_free(m);
+                return;
+            }
+        }
+        m->grp_of[ci] = g;
+        m->grp[g].left++;
+    }
+    if (m->ngrp < 2) {
+        aff_free(m);
+        return;
+    }
+    for (int g = 0, at = 0; g < m->ngrp; g++) {
+        m->grp[g].first = m->grp[g].cur = at;
+        at += m->grp[g].left;
+        m->grp[g].end = at;
+    }
+    for (int ci = 0; ci < m->ncases; ci++)
+        m->ord[m->grp[m->grp_of[ci]].cur++] = ci;
+    for (int g = 0; g < m->ngrp; g++)
+        m->grp[g].cur = m->grp[g].first;
+    for (int i = 0; i < s->nslots; i++)
+        for (int k = 0; k < s->slots[i].naff; k++) {
+            int g = aff_find(m, s->slots[i].aff_key[k]);
+            if (g >= 0)
+                m->grp[g].holders |= (uint64_t)1 << i;
+        }
+}
+
+/* Case ci was handed out. */
+static void aff_taken(measure *m, int ci)
+{
+    if (!m->grp)
+        return;
+    aff_group *G = &m->grp[m->grp_of[ci]];
+    G->left--;
+    while (G->cur < G->end && m->taken[m->ord[G->cur]])
+        G->cur++;
+}
+
+/* Case ci was sent to sl's worker: it holds ci's data now. */
+static void aff_sent(measure *m, slot *sl, int ci)
+{
+    run_session *s = m->s;
+    if (s->nslots < 2)
+        return;
+    int me = (int)(sl - s->slots);
+    uint64_t key = m->grp ? m->grp[m->grp_of[ci]].key : case_key(m, ci);
+    int k = 0;
+    while (k < sl->naff && sl->aff_key[k] != key)
+        k++;
+    if (k == sl->naff && sl->naff == AFF_KEEP) { /* the least recently sent is taken as given up */
+        int g = aff_find(m, sl->aff_key[0]);
+        if (g >= 0)
+            m->grp[g].holders &= ~((uint64_t)1 << me);
+        k = 0;
+    } else if (k == sl->naff) {
+        sl->naff++;
+    }
+    memmove(sl->aff_key + k, sl->aff_key + k + 1, sizeof *sl->aff_key * (size_t)(sl->naff - 1 - k));
+    sl->aff_key[sl->naff - 1] = key;
+    if (m->grp)
+        m->grp[m->grp_of[ci]].holders |= (uint64_t)1 << me;
+}
+
+/* sl's worker is gone (restarted or dropped): it holds nothing. */
+static void aff_forget(measure *m, slot *sl)
+{
+    int me = (int)(sl - m->s->slots);
+    for (int g = 0; g < m->ngrp; g++)
+        m->grp[g].holders &= ~((uint64_t)1 << me);
+    sl->naff = 0;
+}
+
+/* Case ci took ms from sent to result. */
+static void aff_timed(measure *m, int ci, double ms)
+{
+    m->all_ms += ms;
+    m->all_n++;
+    if (!m->grp)
+        return;
+    aff_group *G = &m->grp[m->grp_of[ci]];
+    G->sum_ms += ms;
+    G->nms++;
+    if (ms > G->max_ms)
+        G->max_ms = ms;
+}
+
+static bool case_ready(const measure *m, const slot *sl, int ci)
+{
+    if (m->cases[ci].variant >= m->prepared)
+        return false;
+    const vstate *ow = owner_of(m, sl, ci);
+    return ow->state == VS_READY || ow->state == VS_FAILED;
+}
+
+/* The case of group G that sl may take now: in order, the first not
+ * handed out if its cubin is ready; else the first ready; or -1. */
+static int aff_first(const measure *m, const slot *sl, const aff_group *G, bool in_order)
+{
+    for (int j = G->cur; j < G->end; j++) {
+        int ci = m->ord[j];
+        if (m->taken[ci])
+            continue;
+        if (case_ready(m, sl, ci))
+            return ci;
+        if (in_order)
+            break;
+    }
+    return -1;
+}
+
+static int nbits(uint64_t x)
+{
+    int n = 0;
+    for (; x; x &= x - 1)
+        n++;
+    return n;
+}
+
+/* next_case with data affinity (above). */
+static int aff_next(const measure *m, const slot *sl, bool in_order)
+{
+    const run_session *s = m->s;
+    uint64_t me = (uint64_t)1 << (sl - s->slots), live = 0;
+    for (int i = 0; i < s->nslots; i++)
+        if (s->slots[i].w)
+            live |= (uint64_t)1 << i;
+    int best = -1, nown = 0;
+    for (int g = 0; g < m->ngrp; g++) {
+        const aff_group *G = &m->grp[g];
+        if (!G->left || (!(G->holders & me) && (G->holders & live)))
+            continue;
+        nown++;
+        int ci = in_order ? m->ord[G->cur] : aff_first(m, sl, G, false);
+        if (ci >= 0 && (best < 0 || ci < best))
+            best = ci;
+    }
+    if (nown > 0)
+        return best >= 0 && (!in_order || case_ready(m, sl, best)) ? best : -1;
+    double mean = m->all_n ? m->all_ms / m->all_n : 0, most = 0;
+    const aff_group *pick = NULL;
+    for (int g = 0; g < m->ngrp; g++) {
+        const aff_group *G = &m->grp[g];
+        if (!G->left)
+            continue;
+        double share = G->left * (G->nms ? G->sum_ms / G->nms : mean) / (nbits(G->holders & live) + 1);
+        if (share > G->max_ms && share > most) {
+            most = share;
+            pick = G;
+        }
+    }
+    return pick ? aff_first(m, sl, pick, in_order) : -1;
 }
 
 /* Passes a result to fn (once stopping, fn's answer no longer matters).
@@ -852,6 +1109,7 @@ static void drop_device(measure *m, slot *sl, const char *why)
     if (sl->w)
         worker_free(sl->w);
     sl->w = NULL;
+    aff_forget(m, sl);
     s->nlive--;
 }
 
@@ -859,6 +1117,7 @@ static void drop_device(measure *m, slot *sl, const char *why)
  * last device cannot go on (message in err). */
 static int restart(measure *m, slot *sl, char *err, size_t errlen)
 {
+    aff_forget(m, sl);
     worker_free(sl->w);
     sl->w = NULL;
     kf_device d;
@@ -887,6 +1146,7 @@ static int finished(measure *m, slot *sl, kf_result *r, int wr, char *err, size_
     int ci = sl->inflight;
     sl->inflight = -1;
     running_mean(&m->case_s, kf_now() - sl->t_sent);
+    aff_timed(m, ci, 1e3 * (kf_now() - sl->t_sent));
     if (wr == -2 && s->nlive > 1) {
         /* Died without a word: the kernel or the device?  Held until the
          * device measures a case, or dropped on the third in a row. */
@@ -919,6 +1179,8 @@ static int next_case(const measure *m, const slot *sl)
     if (m->nretry > 0)
         return m->retry[0];     /* sent before: its cubin is ready */
     bool in_order = m->in_order || !(m->s->deadline > 0);
+    if (m->grp && m->s->nlive > 1)
+        return aff_next(m, sl, in_order);
     for (int ci = m->head; ci < m->ncases; ci++) {
         if (m->taken[ci])
             continue;
@@ -951,6 +1213,7 @@ static int dispatch(measure *m, char *err, size_t errlen)
                 m->taken[ci] = 1;
                 while (m->head < m->ncases && m->taken[m->head])
                     m->head++;
+                aff_taken(m, ci);
             }
             if (ow->state == VS_FAILED) {
                 kf_result r;
@@ -978,6 +1241,15 @@ static int dispatch(measure *m, char *err, size_t errlen)
                     return -1;
                 continue;
             }
+            if (m->grp && kf_trace_on()) {
+                const aff_group *G = &m->grp[m->grp_of[ci]];
+                uint64_t me = (uint64_t)1 << i;
+                if (!(G->holders & me))
+                    kf_trace("GPU %d takes the data of key %016llx (%s; %d of its cases left)", sl->dev.index,
+                             (unsigned long long)G->key, G->holders ? "held by another GPU too" : "held by none",
+                             G->left);
+            }
+            aff_sent(m, sl, ci);
             sl->inflight = ci;
             sl->t_sent = kf_now();
             if (!m->sent_any)
@@ -1105,6 +1377,7 @@ static int measure_loop(run_session *s, const kf_variant *variants, int nvariant
         rc = -1;
         goto out;
     }
+    aff_start(&m);
 
 
     double t0 = kf_now(), last_progress = 0;
@@ -1274,6 +1547,7 @@ out:
     free(m.best_shape);
     free(m.best_ms);
     free(m.taken);
+    aff_free(&m);
     return rc;
 }
 
@@ -1304,7 +1578,7 @@ int run_compile_only(const kf_variant *variants, int nvariants, const run_opts *
     int sc = setup_cache(o, &cache, err, errlen);
     if (sc != 0)
         return sc;
-    if (compiler_start(&comp, o, o->arch ? o->arch : "sm_90", o->jobs, &cache, err, errlen) != 0)
+    if (compiler_start(&comp, o, o->arch ? o->arch : "sm_90", o->jobs, &cache, false, err, errlen) != 0)
         return -1;
     submit_outcheck(&comp, &cache); /* the GPU node's workers then compile nothing either */
     int failed = 0, ncached = 0, rc = 0;

@@ -4,7 +4,14 @@
  * poll() loop.  The compiler pools work ahead of the GPUs (every variant's
  * source is submitted at once), so once the pipeline is full no GPU waits on
  * NVRTC; cubins come from the on-disk cache when nothing changed.  Cases are
- * handed out in order, each to whichever worker is free; under a deadline
+ * handed out in order, each to whichever worker is free; with several
+ * workers (data affinity) a free worker takes the first case in order among
+ * those whose data (the exact data's key, data.h: each size's inputs) it
+ * holds on its device or no worker holds, so each size's inputs are set up
+ * on few devices rather than on every one, and once none is left it takes
+ * a share of the data with the most work left per worker holding it, when
+ * that share outweighs setting the data up (KFORGE_DATA_AFFINITY=0: the
+ * first case in order, whichever its data); under a deadline
  * (run_session_set_deadline: tune --time) a free worker gets the first case
  * in order whose cubin is ready (or failed to compile), so a slow compile
  * holds up only its own cases (KFORGE_IN_ORDER=1: in order then too).

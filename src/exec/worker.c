@@ -365,6 +365,8 @@ static fake_data *fake_data_get(bool exact, const kf_variant *v, const kf_shape 
             return NULL;
         }
         D->key = k;
+        kf_trace("inputs made: key %016llx (%s data, fake GPU)", (unsigned long long)data_key_hash(&k),
+                 exact ? "exact" : "realistic");
         if (!inputs)
             data_drop_inputs(&D->d);
         D->inputs = inputs;

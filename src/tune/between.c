@@ -47,6 +47,57 @@ static void mark_leaders(const tuner *t, int k, pick_cand *pc, uint64_t *lead)
         lead[d] |= 1ull << k;
 }
 
+/* The sizes measured between neighbouring tuned sizes a < b: written to
+ * b (a JSON list's items) or stored in out[*npoints ...], counted in
+ * *npoints.  between < 0: the default, one size between neighbours more
+ * than KF_BETWEEN_RATIO apart, none between nearer ones. */
+static void points_between(int64_t a, int64_t b, int between, strbuf *sb, int *npoints, int64_t *out)
+{
+    double la = log((double)a), lb = log((double)b);
+    int64_t last = a;
+    int k = between >= 0 ? between : b > a * KF_BETWEEN_RATIO ? 1 : 0;
+    for (int j = 1; j <= k; j++) {
+        int64_t p = llround(exp(la + (lb - la) * j / (k + 1)));
+        if (p <= last || p >= b)
+            continue;
+        if (sb)
+            sb_printf(sb, "%s%lld", *npoints ? ", " : "", (long long)p);
+        if (out)
+            out[*npoints] = p;
+        last = p;
+        ++*npoints;
+    }
+}
+
+int tune_between_sizes(const tuner *t, int between, int64_t **out)
+{
+    *out = NULL;
+    int ns = t->nsizes, np = 0;
+    if (ns < 2 || ns > 64 || kf_families[t->cfg.family]->nsizes != 1)
+        return 0;
+    int64_t *n = malloc(sizeof *n * (size_t)ns);
+    size_t cap = (size_t)(ns - 1) * (size_t)(between > 0 ? between : 1);
+    int64_t *p = malloc(sizeof *p * (cap ? cap : 1));
+    if (!n || !p || between > 1000) {
+        free(n);
+        free(p);
+        return 0;
+    }
+    for (int k = 0; k < ns; k++)
+        n[k] = t->sizes[k].d[0];
+    for (int i = 1; i < ns; i++)
+        for (int j = i; j > 0 && n[j - 1] > n[j]; j--) {
+            int64_t x = n[j];
+            n[j] = n[j - 1];
+            n[j - 1] = x;
+        }
+    for (int i = 0; i + 1 < ns; i++)
+        points_between(n[i], n[i + 1], between, NULL, &np, p);
+    free(n);
+    *out = p;
+    return np;
+}
+
 int tune_between_space(const tuner *t, int between, const char *path, int *npoints, char *err, size_t errlen)
 {
     const kf_family *f = kf_families[t->cfg.family];
@@ -96,21 +147,8 @@ int tune_between_space(const tuner *t, int between, const char *path, int *npoin
     sb_json_string(&b, d.s);
     sb_free(&d);
     sb_printf(&b, ",\n  \"%s\": [", f->sizes[0].name);
-    for (int i = 0; i + 1 < ns; i++) {
-        double la = log((double)n[i]), lb = log((double)n[i + 1]);
-        int64_t last = n[i];
-        /* the default (< 0): one size between neighbours more than
-         * KF_BETWEEN_RATIO apart, none between nearer ones */
-        int k = between >= 0 ? between : n[i + 1] > n[i] * KF_BETWEEN_RATIO ? 1 : 0;
-        for (int j = 1; j <= k; j++) {
-            int64_t p = llround(exp(la + (lb - la) * j / (k + 1)));
-            if (p <= last || p >= n[i + 1])
-                continue;
-            sb_printf(&b, "%s%lld", *npoints ? ", " : "", (long long)p);
-            last = p;
-            ++*npoints;
-        }
-    }
+    for (int i = 0; i + 1 < ns; i++)
+        points_between(n[i], n[i + 1], between, &b, npoints, NULL);
     sb_append(&b, "],\n  \"bench\": {");
     for (int i = 0; i < bench_nfields; i++) {
         sb_printf(&b, "%s\"%s\": ", i ? ", " : "", bench_fields[i].name);

@@ -248,6 +248,7 @@ void tuner_free(tuner *t)
     space_free(&t->sp);
     config_free(&t->cfg);
     free(t->sizes);
+    free(t->ahead_shapes);
     free(t->weights);
     free(t->var);
     free(t->cells);

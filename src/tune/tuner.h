@@ -41,6 +41,7 @@ typedef struct {
     /* objective: sum over sizes of weight x median time */
     int nsizes;
     kf_shape *sizes;
+    kf_shape *ahead_shapes; /* the sizes and those between them, whose data is made ahead (open_devices) */
     double *weights;
     bool tune_sizes;        /* sizes from the config's "tune" */
     /* candidates */
@@ -107,6 +108,10 @@ bool tuner_over_error(const tuner *t, const cell *x);
  * neighbouring ones (*npoints of them).  0 written, 1 nothing to measure, -1
  * error; a message in err either way. */
 int tune_between_space(const tuner *t, int between, const char *path, int *npoints, char *err, size_t errlen);
+/* The sizes a pass between t's tuned sizes measures (--between K; < 0: the
+ * default), ascending per pair, in *out (malloc'd; NULL when none): their
+ * count.  0 also when the family has several size axes. */
+int tune_between_sizes(const tuner *t, int between, int64_t **out);
 
 /* Evaluated candidates, not failed, above --max-error at some size. */
 int tuner_over_error_candidates(const tuner *t);
