@@ -11,7 +11,8 @@
  * on few devices rather than on every one, and once none is left it takes
  * a share of the data with the most work left per worker holding it, when
  * that share outweighs setting the data up (KFORGE_DATA_AFFINITY=0: the
- * first case in order, whichever its data); under a deadline
+ * first case in order, whichever its data; a stream, run_session_stream,
+ * whose cases come as it goes, is dispatched without it); under a deadline
  * (run_session_set_deadline: tune --time) a free worker gets the first case
  * in order whose cubin is ready (or failed to compile), so a slow compile
  * holds up only its own cases (KFORGE_IN_ORDER=1: in order then too).
