@@ -414,8 +414,14 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
                           (strategy, ", ".join(sorted(k for k in _STRATEGIES if k))))
     opts = dict(strategy_options or {})
     for name, f in (metrics or {}).items():
-        if not callable(f):
-            raise KforgeError("metrics[%r]: expected a function of a result (lambda p: ...)" % (name,))
+        if isinstance(f, str):
+            try:
+                compile(f, "metrics[%r]" % (name,), "eval")
+            except SyntaxError as e:
+                raise KforgeError("metrics[%r]: %r is not an expression: %s" % (name, f, e.msg))
+        elif not callable(f):
+            raise KforgeError("metrics[%r]: expected a function of a result (lambda p: ...) or an expression "
+                              "over its names (\"1e-6 * n / time\")" % (name,))
     if simulation_mode:
         raise KforgeError("simulation_mode: use kforge tune --simulate FILE")
     folder = tempfile.mkdtemp(prefix="kforge-py.")
@@ -469,7 +475,7 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
         ok = [r for r in results if "__error__" not in r]
         for r in ok:  # Kernel Tuner's metrics: functions of a result, in order (one may use the one before)
             for name, f in (metrics or {}).items():
-                r[name] = f(r)
+                r[name] = f(r) if callable(f) else _metric(name, f, r)
         if not quiet and ok:
             best = min(ok, key=lambda r: r["time"])
             print("best performing configuration:",
@@ -485,6 +491,20 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
     finally:
         if not keep:
             shutil.rmtree(folder, ignore_errors=True)
+
+
+_METRIC_NAMES = {"abs": abs, "min": min, "max": max, "round": round, "int": int, "float": float, "pow": pow,
+                 "sqrt": math.sqrt, "log": math.log, "log2": math.log2, "ceil": math.ceil, "floor": math.floor}
+
+
+def _metric(name, expr, r):
+    """A metric given as a string, as Kernel Tuner evaluates it (util.process_metrics): each word that
+    names a parameter, a result or an earlier metric replaced by its value, then evaluated."""
+    text = "".join(str(r[w]) if w in r else w for w in re.split(r"([a-zA-Z0-9_]+)", expr))
+    try:
+        return eval(text, {"__builtins__": {}}, dict(_METRIC_NAMES))
+    except Exception as e:
+        raise KforgeError("metrics[%r]: %r (%r for this result): %s: %s" % (name, expr, text, type(e).__name__, e))
 
 
 def _impossible(a):

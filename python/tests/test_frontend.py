@@ -60,8 +60,26 @@ def test_metrics_are_functions_of_a_result():
         want = 12 * 10000 / 1e9 / (r["time"] / 1e3) / r["block_size_x"]
         assert abs(r["GB/s per block"] - want) <= 1e-9 * want and r["double"] == 2 * r["GB/s per block"]
     with pytest.raises(kforge.KforgeError, match="metrics"):
-        tune_kernel("vector_add", VECTOR_ADD, 10000, [c, a, b, n], {"block_size_x": [64]}, metrics={"x": "time"},
+        tune_kernel("vector_add", VECTOR_ADD, 10000, [c, a, b, n], {"block_size_x": [64]}, metrics={"x": 3},
                     quiet=True)
+
+
+def test_metrics_as_strings():
+    # Kernel Tuner's examples/cuda/vector_add_metric.py: a metric may be a string expression over the
+    # parameters, the results and the metrics before it (each name replaced by its value, then evaluated)
+    a, b, c, n = vector_add_args()
+    metrics = {"GB/s": "(10000*4*2/1e9) / (time/1000)", "twice": "2 * block_size_x",
+               "thrice": "twice + block_size_x"}
+    results, _ = tune_kernel("vector_add", VECTOR_ADD, 10000, [c, a, b, n], {"block_size_x": [64, 128]},
+                             metrics=metrics, quiet=True)
+    assert len(results) == 2
+    for r in results:
+        want = (10000 * 4 * 2 / 1e9) / (r["time"] / 1000)
+        assert abs(r["GB/s"] - want) <= 1e-9 * want
+        assert r["twice"] == 2 * r["block_size_x"] and r["thrice"] == 3 * r["block_size_x"]
+    with pytest.raises(kforge.KforgeError, match=r"metrics\['bad'\]: .*time \+\)"):
+        tune_kernel("vector_add", VECTOR_ADD, 10000, [c, a, b, n], {"block_size_x": [64]},
+                    metrics={"bad": "time +)"}, quiet=True)
 
 
 def test_answer_checked_and_none_not_compared():
