@@ -289,5 +289,17 @@ else
   bad "the default reference meets the constraints" "$(grep reference mmref.txt)"
 fi
 
+# --- the space expanded once: a device of 1024 threads a block changes none of the checks ---
+# (Kernel Tuner's convolution example describes 3.1 million combinations: each expansion took
+# seconds, and tune expanded it again when the devices opened)
+"$K" tune stencil.json --no-db --results once.jsonl -q --format json >once.out 2>/dev/null; rc1=$?
+KFORGE_TRACE=1 "$K" tune stencil.json --no-db --results once2.jsonl -q --format json >once2.out 2>once.trace; rc=$?
+n=$(grep -c 'space expanded' once.trace)
+if [ $rc = 1 ] && [ $rc1 = 1 ] && [ "$n" = 1 ] && has once.trace 'space expanded: 18 variants, 18 cases, 0 skipped' &&
+   [ "$(grep -o '"status":"[a-z_]*"' once.jsonl | sort | uniq -c)" = "$(grep -o '"status":"[a-z_]*"' once2.jsonl | sort | uniq -c)" ] &&
+   [ "$(grep -c . once2.jsonl)" = 18 ]; then
+    ok "tune expands the space once when the device's limits are those it was checked with (18 candidates, the same results)"
+else bad "space expanded once" "exit $rc1/$rc, $n expansions: $(grep 'space expanded' once.trace | head -3)"; fi
+
 echo "kt_suite: $npass passed, $nfail failed"
 [ $nfail = 0 ]

@@ -166,7 +166,9 @@ typedef struct kf_family {
 
     /* Turns "auto" choices into concrete ones (passes auto -> atomic, ...). */
     void (*resolve)(kf_variant *v);
-    /* 0 if v can run (dev may be NULL: sm_90 limits), else -1 and why. */
+    /* 0 if v can run (dev may be NULL: sm_90 limits), else -1 and why.
+     * It reads dev->max_threads_per_block alone (1024 without a device):
+     * space_same_for_device relies on that. */
     int (*check)(const kf_variant *v, const kf_device *dev, char *why, size_t whylen);
     /* Normalises a shape (row_stride 0 -> cols) and checks it against v:
      * 0, or -1 and why. */

@@ -590,6 +590,11 @@ out:
     return rc;
 }
 
+bool space_same_for_device(const kf_device *dev)
+{
+    return !dev || dev->max_threads_per_block <= 0 || dev->max_threads_per_block == 1024;
+}
+
 int space_expand(const kf_config *cfg, const kf_device *dev, kf_space *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
@@ -627,6 +632,8 @@ int space_expand(const kf_config *cfg, const kf_device *dev, kf_space *out, char
         space_free(out);
         return -1;
     }
+    kf_trace("space expanded%s: %d variants, %d cases, %d skipped", dev ? " with the device's limits" : "",
+             out->nvariants, out->ncases, out->nskipped);
     return 0;
 }
 

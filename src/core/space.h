@@ -48,6 +48,13 @@ void space_resolve(kf_variant *v);
 int space_expand(const kf_config *cfg, const kf_device *dev, kf_space *out,
                  char *err, size_t errlen);
 
+/* Whether space_expand with dev gives the space it gives without a device:
+ * the families' checks read a device for its threads a block only (1024
+ * without one; family.h), so a device of 1024 (every CUDA GPU) changes
+ * nothing and a space expanded before the devices opened can be kept (a
+ * million-candidate space takes seconds to expand). */
+bool space_same_for_device(const kf_device *dev);
+
 /* Orders shapes: by elements (the family's input size), then dimension by
  * dimension. */
 int space_cmp_shape(const kf_variant *v, const kf_shape *a, const kf_shape *b);
