@@ -390,6 +390,28 @@ def _read_lines(path, pos):
     return out, pos + end + 1
 
 
+def _check_lang(lang):
+    """Kernel Tuner's CUDA backends, their names in any case (its examples write "Cupy")."""
+    if lang is not None and not (isinstance(lang, str) and lang.lower() in ("cuda", "cupy", "nvcuda")):
+        raise KforgeError("lang: %r: kforge runs CUDA kernels only (CUDA, CuPy or NVCUDA)" % (lang,))
+
+
+def _host(x):
+    """An array on the GPU (CuPy's: __cuda_array_interface__ and get()) as a NumPy copy; else x."""
+    if hasattr(x, "__cuda_array_interface__") and callable(getattr(x, "get", None)):
+        return numpy.asarray(x.get())
+    return x
+
+
+def _on_host(arguments, answer, cmem_args):
+    """The arguments, the answer and cmem_args with CuPy arrays copied to the host, as kforge's worker
+    makes its own device copies (Kernel Tuner's examples/cuda/vector_add_cupy.py passes CuPy arrays)."""
+    args = [_host(a) for a in arguments] if isinstance(arguments, (list, tuple)) else arguments
+    ans = [_host(a) for a in answer] if isinstance(answer, (list, tuple)) else answer
+    cm = {k: _host(v) for k, v in cmem_args.items()} if isinstance(cmem_args, dict) else cmem_args
+    return args, ans, cm
+
+
 def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params, grid_div_x=None,
                 grid_div_y=None, grid_div_z=None, restrictions=None, answer=None, atol=1e-6, verify=None,
                 verbose=False, lang=None, device=0, platform=0, smem_args=None, cmem_args=None, texmem_args=None,
@@ -409,8 +431,8 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
                     ("observers", observers), ("cache", cache)):
         if v:
             raise KforgeError("%s: not supported by kforge's front end" % what)
-    if lang not in (None, "CUDA", "cuda", "cupy", "CuPy", "nvcuda", "NVCUDA"):
-        raise KforgeError("lang: %r: kforge runs CUDA kernels only" % (lang,))
+    _check_lang(lang)
+    arguments, answer, cmem_args = _on_host(arguments, answer, cmem_args)
     if objective not in (None, "time"):
         raise KforgeError("objective: %r: kforge's front end tunes for time" % (objective,))
     if strategy not in _STRATEGIES:
@@ -534,8 +556,8 @@ def run_kernel(kernel_name, kernel_source, problem_size, arguments, params, grid
     for what, v in (("smem_args", smem_args), ("texmem_args", texmem_args)):
         if v:
             raise KforgeError("%s: not supported by kforge's front end" % what)
-    if lang not in (None, "CUDA", "cuda", "cupy", "CuPy", "nvcuda", "NVCUDA"):
-        raise KforgeError("lang: %r: kforge runs CUDA kernels only" % (lang,))
+    _check_lang(lang)
+    arguments, _, cmem_args = _on_host(arguments, None, cmem_args)
     if not isinstance(params, dict):
         raise KforgeError("params: expected a dict of parameter values, got %r" % (type(params),))
     tune_params = {}

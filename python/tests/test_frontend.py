@@ -97,6 +97,39 @@ def test_each_candidate_measured_briefly_as_in_a_tuning_space():
     assert (bench["min_reps"], bench["max_time_s"]) == (32, 0.005) and bench["max_reps"] >= 32, bench
 
 
+class DeviceArray:
+    """A CuPy array as the front end sees one: __cuda_array_interface__, and get() for a host copy."""
+
+    def __init__(self, a):
+        self.a = a
+
+    @property
+    def __cuda_array_interface__(self):
+        return {"shape": self.a.shape, "typestr": self.a.dtype.str, "data": (0, False), "version": 3}
+
+    def get(self):
+        return self.a.copy()
+
+    def __array__(self, *args, **kw):
+        raise TypeError("Implicit conversion to a NumPy array is not allowed (as CuPy says)")
+
+
+def test_cupy_arrays_and_lang_as_kernel_tuners_vector_add_cupy_passes_them():
+    # Kernel Tuner's examples/cuda/vector_add_cupy.py: CuPy arrays for the arguments and the answer, and
+    # lang="Cupy" (Kernel Tuner takes the backend's name in any case)
+    a, b, c, n = vector_add_args()
+    results, _ = tune_kernel("vector_add", VECTOR_ADD, 10000, [DeviceArray(c), DeviceArray(a), DeviceArray(b), n],
+                             {"block_size_x": [64, 128]}, answer=[DeviceArray(a + b), None, None, None],
+                             lang="Cupy", quiet=True)
+    assert [r["kforge_status"] for r in results] == ["ok", "ok"]
+    out = kforge.run_kernel("vector_add", VECTOR_ADD, 10000, [DeviceArray(c), DeviceArray(a), DeviceArray(b), n],
+                            {"block_size_x": 64}, lang="CUPY")
+    # the fake GPU runs nothing: only the shapes and types of what comes back
+    assert [type(x) for x in out[:3]] == [numpy.ndarray] * 3 and out[0].shape == c.shape and out[3] == n
+    with pytest.raises(kforge.KforgeError, match="lang: 'OpenCL'"):
+        tune_kernel("vector_add", VECTOR_ADD, 10000, [c, a, b, n], {"block_size_x": [64]}, lang="OpenCL", quiet=True)
+
+
 def test_answer_checked_and_none_not_compared():
     a, b, c, n = vector_add_args()
     results, _ = tune_kernel("vector_add", VECTOR_ADD, 10000, [c, a, b, n], {"block_size_x": [64, 128]},
