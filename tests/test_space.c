@@ -499,6 +499,22 @@ START_TEST(device_limits)
     ck_assert(memcmp(a.cases, b.cases, sizeof *a.cases * (size_t)a.ncases) == 0);
     for (int i = 0; i < a.nskipped; i++)
         ck_assert_str_eq(a.skipped[i], b.skipped[i]);
+    ck_assert_int_eq(a.nlisted, a.nskipped);
+    space_free(&b);
+
+    /* tune's expansion lists the first skipped combination only: the same
+     * variants, cases and count */
+    kf_config c;
+    load_text(text, &c);
+    ck_assert_msg(space_expand_counting(&c, &dev, &b, err, sizeof err) == 0, "%s", err);
+    ck_assert_int_eq(a.nvariants, b.nvariants);
+    ck_assert_int_eq(a.ncases, b.ncases);
+    ck_assert_int_eq(a.nskipped, b.nskipped);
+    ck_assert_int_eq(b.nlisted, 1);
+    ck_assert_str_eq(a.skipped[0], b.skipped[0]);
+    ck_assert(memcmp(a.variants, b.variants, sizeof *a.variants * (size_t)a.nvariants) == 0);
+    ck_assert(memcmp(a.cases, b.cases, sizeof *a.cases * (size_t)a.ncases) == 0);
+    config_free(&c);
     space_free(&a);
     space_free(&b);
 }

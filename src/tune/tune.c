@@ -695,7 +695,7 @@ static int load_space(tuner *t, char *err, size_t errlen)
         fprintf(stderr, "kforge: %s\n", err);
         return rc;
     }
-    if (space_expand(&t->cfg, NULL, &t->sp, err, errlen) != 0) {
+    if (space_expand_counting(&t->cfg, NULL, &t->sp, err, errlen) != 0) {
         fprintf(stderr, "kforge: %s\n", err);
         return KF_EXIT_USAGE;
     }
@@ -745,7 +745,7 @@ static int devices_opened(tuner *t, const kf_device *dev, char *err, size_t errl
     if (space_same_for_device(dev) && t->sp.ncases > 0)
         return KF_EXIT_OK; /* load_space's expansion and candidates stand */
     space_free(&t->sp);
-    if (space_expand(&t->cfg, dev, &t->sp, err, errlen) != 0) {
+    if (space_expand_counting(&t->cfg, dev, &t->sp, err, errlen) != 0) {
         fprintf(stderr, "kforge: %s\n", err);
         return KF_EXIT_USAGE;
     }

@@ -101,9 +101,9 @@ static int check_launch(const cfam *c, const kf_variant *v, const kf_device *dev
 {
     int64_t b[3] = {1, 1, 1}, threads = 1;
     static const int64_t most[3] = {1024, 1024, 64};
+    static const char *const names[3] = {"block[0]", "block[1]", "block[2]"}; /* no snprintf a variant: millions */
     for (int d = 0; d < 3; d++) {
-        char what[16];
-        snprintf(what, sizeof what, "block[%d]", d);
+        const char *what = names[d];
         if (c->block[d] && custom_eval_int(c->block[d], v, NULL, what, &b[d], why, whylen) != 0)
             return -1;
         if (b[d] < 1 || b[d] > most[d]) {
