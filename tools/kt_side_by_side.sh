@@ -150,9 +150,14 @@ for name in ${KT_SIDE_EXAMPLES:-vector_add stencil matmul reduction convolution 
         "$PY" "$HERE/kt_side_by_side.py" kforge-py "$name" "$W/py" "$N" "$d/py.json" >"$d/py.out" 2>&1
     echo "   exit $?: $(tail -1 "$d/py.out" | head -c 300)"
     # NVRTC's rate on this host for the example's kernel (the bound's c_P), where the report needs it
-    if [ -z "${KT_SIDE_NO_COMPILE:-}" ] && ! late; then
+    if [ -z "${KT_SIDE_NO_COMPILE:-}" ] && [ $(($(date +%s) - T0)) -lt "$TOTAL" ]; then
         "$PY" "$HERE/kt_side_by_side.py" compile "$name" "$W/cli" "$d/compile.json" >"$d/compile.out" 2>&1 &&
-            [ -s "$d/compile.json" ] && echo "   NVRTC on this host: $(tail -c 300 "$d/compile.out")"
+            [ -s "$d/compile.json" ] && "$PY" -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+print("   NVRTC on this host: " + "; ".join("-j %s: %s cubins, %s s each%s" % (
+    d[k].get("jobs"), d[k].get("cubins"), "%.3f" % d[k]["s_per_cubin"] if d[k].get("s_per_cubin") else "-",
+    " (" + d[k]["error"][-80:].strip() + ")" if d[k].get("error") else "") for k in ("one", "pool") if k in d))' \
+            "$d/compile.json"
     fi
     rm -rf "$W" "$TMPB"/cache-*
 done
