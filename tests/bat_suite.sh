@@ -53,8 +53,8 @@ for b in GEMM nbody convolution hotspot MD5Hash; do
     *) bad "$b methodology reader" "$r" ;;
     esac
 done
-for e in 'TRIAD|  2 x the arguments do not match kernel triad: argument 3 is 8 bytes in the config, the kernel.s parameter 3 takes 4' \
-         'pnpoly|  2 x the arguments do not match kernel cn_pnpoly: argument 2 is 8 bytes in the config, the kernel.s parameter 2 takes 4' \
+for e in 'TRIAD|  2 x the arguments do not match kernel triad: argument 3 "s" (a float64 scalar in TRIAD-CAFF.json) is 8 bytes in the config, the kernel.s parameter 3 takes 4: expected float32, int32 or uint32 there' \
+         'pnpoly|  2 x the arguments do not match kernel cn_pnpoly: argument 2 "vertex_xy" (a buffer of float32 in pnpoly-CAFF.json) is 8 bytes in the config, the kernel.s parameter 2 takes 4: expected float32, int32 or uint32 there' \
          'dedisp|no T1 file in BAT' 'expdist|no T1 file in BAT'; do
     b=${e%%|*}
     if grep -q "^$b: *${e#*|}" "$TMP/bat.txt"; then ok "$b refused, the reason named: $(grep -m1 "^$b: *${e#*|}" "$TMP/bat.txt" | head -c 170)"

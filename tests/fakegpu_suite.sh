@@ -70,9 +70,9 @@ else
     bad "run good" "exit $rc: $(cat good.err good.jsonl | head -c 600)"
 fi
 check_run entry 'no kernel "vector_addd" in the module .*it defines: vector_add$'
-check_run count 'do not match kernel vector_add: the config gives 3, the kernel takes 4'
-check_run extra 'do not match kernel vector_add: the config gives 5, the kernel takes 4'
-check_run scalar "argument 3 is 8 bytes in the config, the kernel's parameter 3 takes 4"
+check_run count 'do not match kernel vector_add: the config gives 3 \(args in count\.json\), the kernel takes 4'
+check_run extra 'do not match kernel vector_add: the config gives 5 \(args in extra\.json\), the kernel takes 4'
+check_run scalar "argument 3 \"n\" \\(an int64 scalar in scalar\\.json\\) is 8 bytes in the config, the kernel's parameter 3 takes 4: expected float32, int32 or uint32 there"
 
 # tune: every candidate fails, nothing reaches the database
 "$KFORGE" tune entry.json --set n=4096 --budget 4 --results tune-entry.jsonl >tune.out 2>tune.err

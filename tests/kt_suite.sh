@@ -289,5 +289,38 @@ else
   bad "the default reference meets the constraints" "$(grep reference mmref.txt)"
 fi
 
+# --- arguments that do not match the kernel: the file, the argument and what its parameter takes ---
+# (BAT's TRIAD and pnpoly T1 files give such arguments: the message named neither file nor argument)
+mkdir -p argm
+printf '%s\n' '__global__ void k(float *out, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) out[i] = 1.0f; }' >argm/k.cu
+cat >argm/argm.json <<'EOF2'
+{"kernel": "custom",
+ "custom": {"source": "k.cu", "entry": "k", "params": {"block_size_x": [32, 64]}, "sizes": ["n"],
+  "args": [{"name": "out", "dtype": "float32", "length": "n", "role": "out"},
+           {"name": "count", "scalar": "int64", "value": "n"}],
+  "grid": ["ceil(n / block_size_x)"], "block": ["block_size_x"]},
+ "defaults": {"n": "1000"}}
+EOF2
+FROM=argm/argm.json edit argm/argc.json 'u["args"][1]["scalar"] = "int32"; u["args"].append({"name": "extra", "scalar": "int32", "value": "1"})'
+"$K" run argm/argm.json --results argm.jsonl -q >argm.out 2>&1; rc=$?
+"$K" run argm/argc.json --results argc.jsonl -q >argc.out 2>&1; rc2=$?
+if [ $rc = 1 ] && [ $rc2 = 1 ] &&
+   has argm.jsonl 'the arguments do not match kernel k: argument 1 \\"count\\" (an int64 scalar in argm.json) is 8 bytes in the config, the kernel.s parameter 1 takes 4: expected float32, int32 or uint32 there' &&
+   has argc.jsonl 'the arguments do not match kernel k: the config gives 3 (args in argc.json), the kernel takes 2'; then
+    ok "arguments that do not match the kernel: the file, the argument's name and type, what the parameter takes"
+else bad "argument mismatch message" "exit $rc/$rc2: $(grep -o '"message":"[^"]*"' argm.jsonl argc.jsonl | head -2)"; fi
+
+# --- the space expanded once: a device of 1024 threads a block changes none of the checks ---
+# (Kernel Tuner's convolution example describes 3.1 million combinations: each expansion took
+# seconds, and tune expanded it again when the devices opened)
+"$K" tune stencil.json --no-db --results once.jsonl -q --format json >once.out 2>/dev/null; rc1=$?
+KFORGE_TRACE=1 "$K" tune stencil.json --no-db --results once2.jsonl -q --format json >once2.out 2>once.trace; rc=$?
+n=$(grep -c 'space expanded' once.trace)
+if [ $rc = 1 ] && [ $rc1 = 1 ] && [ "$n" = 1 ] && has once.trace 'space expanded: 18 variants, 18 cases, 0 skipped' &&
+   [ "$(grep -o '"status":"[a-z_]*"' once.jsonl | sort | uniq -c)" = "$(grep -o '"status":"[a-z_]*"' once2.jsonl | sort | uniq -c)" ] &&
+   [ "$(grep -c . once2.jsonl)" = 18 ]; then
+    ok "tune expands the space once when the device's limits are those it was checked with (18 candidates, the same results)"
+else bad "space expanded once" "exit $rc1/$rc, $n expansions: $(grep 'space expanded' once.trace | head -3)"; fi
+
 echo "kt_suite: $npass passed, $nfail failed"
 [ $nfail = 0 ]

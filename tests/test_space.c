@@ -473,6 +473,50 @@ START_TEST(device_limits)
     expand_ok("{\"block_size\": 1024, \"n\": 1}", &dev, &s);
     ck_assert_int_eq(s.nvariants, 1);
     space_free(&s);
+
+    /* tune keeps the space expanded without a device when space_same_for_device
+     * says so: a device of 1024 threads a block, whatever else it has, gives the
+     * device-less space; one of 512 does not */
+    dev.max_threads_per_block = 512;
+    ck_assert(!space_same_for_device(&dev));
+    memset(&dev, 0, sizeof dev);
+    dev.max_threads_per_block = 1024;
+    dev.sms = 2;
+    dev.cc_major = 5;
+    dev.max_smem_per_block = 16 * 1024;
+    dev.max_smem_per_sm = 16 * 1024;
+    ck_assert(space_same_for_device(&dev) && space_same_for_device(NULL));
+    const char *text = "{\"block_size\": [16, 32, 256, 1024], \"elements_per_thread\": [1, 256], "
+                       "\"vector_width\": [1, 8], \"n\": [1000, 4096]}";
+    kf_space a, b;
+    expand_ok(text, NULL, &a);
+    expand_ok(text, &dev, &b);
+    ck_assert_int_eq(a.nvariants, b.nvariants);
+    ck_assert_int_eq(a.ncases, b.ncases);
+    ck_assert_int_eq(a.nskipped, b.nskipped);
+    ck_assert(a.nskipped > 0 && a.nvariants > 0);
+    ck_assert(memcmp(a.variants, b.variants, sizeof *a.variants * (size_t)a.nvariants) == 0);
+    ck_assert(memcmp(a.cases, b.cases, sizeof *a.cases * (size_t)a.ncases) == 0);
+    for (int i = 0; i < a.nskipped; i++)
+        ck_assert_str_eq(a.skipped[i], b.skipped[i]);
+    ck_assert_int_eq(a.nlisted, a.nskipped);
+    space_free(&b);
+
+    /* tune's expansion lists the first skipped combination only: the same
+     * variants, cases and count */
+    kf_config c;
+    load_text(text, &c);
+    ck_assert_msg(space_expand_counting(&c, &dev, &b, err, sizeof err) == 0, "%s", err);
+    ck_assert_int_eq(a.nvariants, b.nvariants);
+    ck_assert_int_eq(a.ncases, b.ncases);
+    ck_assert_int_eq(a.nskipped, b.nskipped);
+    ck_assert_int_eq(b.nlisted, 1);
+    ck_assert_str_eq(a.skipped[0], b.skipped[0]);
+    ck_assert(memcmp(a.variants, b.variants, sizeof *a.variants * (size_t)a.nvariants) == 0);
+    ck_assert(memcmp(a.cases, b.cases, sizeof *a.cases * (size_t)a.ncases) == 0);
+    config_free(&c);
+    space_free(&a);
+    space_free(&b);
 }
 END_TEST
 

@@ -73,7 +73,7 @@ for r in d["results"]:
         if m["name"] == "message":
             st[m["value"]] = st.get(m["value"], 0) + 1
 for msg, n in sorted(st.items(), key=lambda x: -x[1])[:2]:
-    print("%s:   %d x %s" % (sys.argv[3], n, msg[:200]))
+    print("%s:   %d x %s" % (sys.argv[3], n, msg[:320]))
 PY
     printf '%s: ' "$b"
     "$PY" "$ROOT/python/tests/methodology_reader.py" "$(dirname "$t1")/t4.json"

@@ -9,7 +9,10 @@ one run per process (so each is cold: the shell gives it fresh caches).
                                                CAP_S seconds after its start-up
   kt_side_by_side.py kforge-py NAME WORK N OUT kforge's Python front end (N: a budget, 0: all)
   kt_side_by_side.py cli NAME WORK N OUT CFG   kforge tune CFG (the CLI)
-  kt_side_by_side.py report OUTDIR             the table, and the README rows
+  kt_side_by_side.py compile NAME WORK OUT     NVRTC's rate on this host for the example's kernel:
+                                               kforge check --compile, cold, with 1 process and
+                                               with one per CPU (the bound's c_P)
+  kt_side_by_side.py report OUTDIR             the table, the README rows and the bound
 
 NAME: vector_add, convolution, convolution_correct (answers from Kernel
 Tuner's run_kernel of its naive kernel, so every candidate is verified by both
@@ -333,6 +336,100 @@ def cli_run(name, work, budget, out, cfg):
                    None if p.returncode in (0, 1) else "exit %d: %s" % (p.returncode, p.stderr[-300:]))
 
 
+# Parameter sets of the example's space whose variants kforge check --compile compiles: a few with one
+# process (C_1), more with one process per CPU (c_P, the pool's time per cubin)
+COMPILE_SETS = {
+    "convolution": (["filter_height=3", "filter_width=3", "block_size_x=16", "block_size_y=1", "tile_size_x=1",
+                     "use_padding=0"],
+                    ["filter_height=3", "filter_width=3", "block_size_y=1", "tile_size_y=1", "use_padding=0"]),
+    "convolution_correct": (["block_size_x=16", "block_size_y=2", "tile_size_x=1", "use_padding=0", "read_only=0"],
+                            ["block_size_y=2", "tile_size_y=1", "use_padding=0", "read_only=0"]),
+    "pnpoly": (["block_size_x=32", "tile_size=1", "use_method=0"], ["block_size_x=32", "use_method=0"]),
+}
+# Kernel Tuner's timed runs of each configuration (its examples' iterations; one more run it does not time)
+ITERATIONS = {"matmul": 32}
+
+
+def compile_rate(name, work, out):
+    """kforge check --compile over a part of the example's space, cold (a fresh cubin cache and
+    CUDA_CACHE_PATH each time), with -j 1 and -j CPUs; the same check without --compile, timed too, is
+    taken off (the process, the config, the space), so each figure is the compiles' own: seconds per
+    cubin (the reference variant counted)."""
+    import tempfile
+    k = os.environ.get("KFORGE", os.path.join(ROOT, "build", "kforge"))
+    cfg = name + ".json"
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    doc = {"name": name, "cpus": cpus}
+    for what, sets, j in (("one", COMPILE_SETS[name][0], 1), ("pool", COMPILE_SETS[name][1], cpus)):
+        args = sum((["--set", x] for x in sets), [])
+        walls = []
+        for compile_too in (False, True):
+            with tempfile.TemporaryDirectory() as cache:
+                env = dict(os.environ, KFORGE_CACHE_DIR=os.path.join(cache, "k"),
+                           CUDA_CACHE_PATH=os.path.join(cache, "c"))
+                env.pop("KFORGE_TRACE", None)
+                cmd = [k, "check", cfg, "-j", str(j)] + args + (["--compile"] if compile_too else [])
+                t0 = time.time()
+                try:
+                    p = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True, timeout=60)
+                except subprocess.TimeoutExpired as e:
+                    got = e.stdout.decode(errors="replace") if isinstance(e.stdout, bytes) else e.stdout
+                    p = subprocess.CompletedProcess(cmd, -1, got or "", "timed out after 60 s")
+                walls.append(time.time() - t0)
+        m = re.search(r"kforge check: (\d+) variants? compiled now, (\d+) from the cubin cache, (\d+) failed",
+                      p.stdout + p.stderr)
+        said = p.stdout + p.stderr
+        # and the reference variant, where it is another kernel ("(cached)": one of the variants)
+        n = int(m.group(1)) + (1 if "reference compiled" in said and
+                               not re.search(r"reference compiled .*\(cached\)", said) else 0) if m else 0
+        doc[what] = {"jobs": j, "set": sets, "cubins": n, "wall": walls[1], "without_compile": walls[0],
+                     "s_per_cubin": (walls[1] - walls[0]) / n if n else None, "exit": p.returncode}
+        if not m:
+            doc[what]["error"] = (p.stdout + p.stderr)[-500:]
+    json.dump(doc, open(out, "w"), indent=1)
+    print(json.dumps(doc))
+
+
+def trace_driver_s(path):
+    """The driver's start in a KFORGE_TRACE output: from "gpu N: cuInit" to "gpu N: context made" (s)."""
+    t = {}
+    try:
+        for line in open(path):
+            m = re.search(r"trace ([0-9.]+) s \[\d+\]: gpu \d+: (cuInit|context made)$", line.rstrip())
+            if m and m.group(2) not in t:
+                t[m.group(2)] = float(m.group(1))
+    except OSError:
+        return None
+    return t["context made"] - t["cuInit"] if len(t) == 2 else None
+
+
+def floor(name, kt, outdir):
+    """The least wall time any tool needs for Kernel Tuner's N candidates of this run, from what was
+    measured: W >= max(S + G, N C_1 / P), with S the CUDA driver's start (cuInit and the context, from the
+    kforge CLI's trace), G the GPU time of the kernel's own runs at Kernel Tuner's count ((iterations + 1)
+    x its time, summed over its candidates) and C_1 NVRTC's time per cubin in one process on this host,
+    spread over its P CPUs as if compiles scaled perfectly (compile.json; c_P, what kforge's pool of P
+    processes reached there, is shown beside it).  The ratio kforge can reach is at most Kernel Tuner's
+    wall / W."""
+    n = kt.get("candidates") or 0
+    iters = ITERATIONS.get(name, 7)
+    g = sum((iters + 1) * t for t in (kt.get("times") or {}).values() if is_time(t)) / 1e3
+    s = trace_driver_s(os.path.join(outdir, name, "cli.stderr"))
+    c1 = cp = None
+    cpus = 1
+    try:
+        doc = json.load(open(os.path.join(outdir, name, "compile.json")))
+        cpus = int(doc.get("cpus") or 1)
+        c1 = doc["one"]["s_per_cubin"]
+        cp = doc["pool"]["s_per_cubin"]
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    comp = n * c1 / cpus if c1 and c1 > 0 else 0.0
+    w = max((s or 0.0) + g, comp)
+    return {"n": n, "wall_kt": kt.get("wall"), "S": s, "G": g, "C_1": c1, "c_P": cp, "P": cpus, "compile": comp,
+            "iters": iters, "W": w, "bound": kt["wall"] / w if kt.get("wall") and w > 0 else None}
+
+
 def fmt(x, f="%.3f"):
     return "-" if x is None else f % x
 
@@ -439,6 +536,27 @@ def report(outdir):
         ratio = (cli["candidates"] / cli["wall"]) / (kt["candidates"] / kt["wall"]) if cli.get("wall") else None
         print("  %-20s T %.0f ms, C %.0f ms, M %.1f ms, P %d: bound %.1fx (overlapped) .. %.1fx (serial); "
               "measured %s" % (name, T, C, M, P, T / max(C / P, M, 1e-9), T / (C / P + M), fmt(ratio, "%.1fx")))
+    print("\nThe floor: the least wall time any tool needs for Kernel Tuner's N candidates, W >= max(S + G, N C_1 / P)\n"
+          "(S: the CUDA driver's start, cuInit and context, from the kforge CLI's trace; G: the kernel's own runs at\n"
+          "Kernel Tuner's count, (iterations + 1) x its time, summed over its candidates; C_1: NVRTC's time per cubin\n"
+          "in one process on this host, over its P CPUs as if compiles scaled perfectly; c_P: what kforge's pool\n"
+          "of P processes reached, for comparison; compile.json), so cand/s / KT's <= KT's wall / W:")
+    for name in names:
+        try:
+            kt = json.load(open(os.path.join(outdir, name, "kt.json")))
+        except (OSError, ValueError):
+            continue
+        f = floor(name, kt, outdir)
+        if not f["n"] or not f["wall_kt"]:
+            continue
+        comp = ("N C_1 / P %.2f s (C_1 %.0f ms, P %d; c_P %s ms)" % (
+            f["compile"], 1e3 * f["C_1"], f["P"], fmt(1e3 * f["c_P"] if f["c_P"] else None, "%.1f"))
+            if f["C_1"] else "compiles not measured")
+        print("  %-20s N %d, KT's wall %.2f s; S %s s, G %.2f s (%d+1 runs); %s: W %.2f s, bound %s%s" % (
+            name, f["n"], f["wall_kt"], fmt(f["S"], "%.2f"), f["G"], f["iters"], comp, f["W"],
+            fmt(f["bound"], "%.1fx"),
+            ("  (below 20x: blocked)" if f["bound"] and f["bound"] < 20 else "  (20x not excluded)")
+            + ("" if f["S"] is not None else "  (no driver start in the trace: S taken as 0)")))
     print("\ntargets (every candidate verified, best within 2%%, cand/s >= 20x): %s" % ("met" if ok else "NOT all met"))
     return 0
 
@@ -458,6 +576,9 @@ def main(argv):
         kforge_py_run(argv[2], argv[3], int(argv[4]), argv[5])
     elif mode == "cli":
         cli_run(argv[2], argv[3], int(argv[4]), argv[5], argv[6])
+    elif mode == "compile":
+        if argv[2] in COMPILE_SETS:
+            compile_rate(argv[2], argv[3], argv[4])
     elif mode == "report":
         return report(argv[2])
     else:

@@ -19,7 +19,11 @@
 # (the summaries), side.json (the caps and kforge's budget), kt-cache.json
 # (Kernel Tuner's cache file, fresh each run: its results even when it
 # raises), kt.out, cli.out, py.out (their output), cli-results.jsonl and
-# py-results.jsonl (kforge's results lines), env.txt, report.txt.
+# py-results.jsonl (kforge's results lines), cli.stderr (the CLI's KFORGE_TRACE),
+# compile.json (convolution, convolution_correct, pnpoly: NVRTC's time per cubin on
+# this host, kforge check --compile with 1 process and one per CPU, cold; left
+# out with KT_SIDE_NO_COMPILE=1), env.txt, report.txt.  The report ends with the
+# floor per row: W >= max(S + G, N C_1 / P), cand/s / KT's <= KT's wall / W.
 #
 #   sh tools/kt_side_by_side.sh OUTDIR [CAP_SECONDS]
 #   sh tools/kt_side_by_side.sh --prepare KT_REPO DEST   the examples' files from a Kernel Tuner
@@ -131,7 +135,7 @@ for name in ${KT_SIDE_EXAMPLES:-vector_add stencil matmul reduction convolution 
     C=$TMPB/cache-cli-$name
     mkdir -p "$C"
     echo "== $name: kforge CLI, budget ${N} (0: all), --time $KFT ($(($(date +%s) - T0)) s in)"
-    CUDA_CACHE_PATH=$C/cuda KFORGE_CACHE_DIR=$C/kforge KFORGE_DB=$C/db KFORGE_SIDE_TIME=$KFT \
+    CUDA_CACHE_PATH=$C/cuda KFORGE_CACHE_DIR=$C/kforge KFORGE_DB=$C/db KFORGE_SIDE_TIME=$KFT KFORGE_TRACE=1 \
         timeout -k 5 $((KFT + 40)) \
         "$PY" "$HERE/kt_side_by_side.py" cli "$name" "$W/cli" "$N" "$d/cli.json" "$HERE/kt_examples/$name.json" \
         >"$d/cli.out" 2>&1
@@ -145,6 +149,16 @@ for name in ${KT_SIDE_EXAMPLES:-vector_add stencil matmul reduction convolution 
         timeout -k 5 $((KFT + 40)) \
         "$PY" "$HERE/kt_side_by_side.py" kforge-py "$name" "$W/py" "$N" "$d/py.json" >"$d/py.out" 2>&1
     echo "   exit $?: $(tail -1 "$d/py.out" | head -c 300)"
+    # NVRTC's rate on this host for the example's kernel (the bound's c_P), where the report needs it
+    if [ -z "${KT_SIDE_NO_COMPILE:-}" ] && [ $(($(date +%s) - T0)) -lt "$TOTAL" ]; then
+        "$PY" "$HERE/kt_side_by_side.py" compile "$name" "$W/cli" "$d/compile.json" >"$d/compile.out" 2>&1 &&
+            [ -s "$d/compile.json" ] && "$PY" -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+print("   NVRTC on this host: " + "; ".join("-j %s: %s cubins, %s s each%s" % (
+    d[k].get("jobs"), d[k].get("cubins"), "%.3f" % d[k]["s_per_cubin"] if d[k].get("s_per_cubin") else "-",
+    " (" + d[k]["error"][-80:].strip() + ")" if d[k].get("error") else "") for k in ("one", "pool") if k in d))' \
+            "$d/compile.json"
+    fi
     rm -rf "$W" "$TMPB"/cache-*
 done
 echo "== run_kernel on the GPU: vector_add's outputs come back ($(($(date +%s) - T0)) s in)"

@@ -328,8 +328,12 @@ def _spec(folder, kernel_name, kernel_source, problem_size, arguments, tune_para
             consts.append({"name": k, "dtype": _DTYPES[v.dtype], "length": str(v.size), "fill": {"npy": "cmem_%s.npy" % k}})
         custom["constants"] = consts
     spec = {"kernel": "custom", "custom": custom, "defaults": {s: str(p) for s, p in zip(sizes, size_values)}}
-    if iterations is not None:
-        spec["bench"] = {"min_reps": int(iterations)}
+    # each candidate measured briefly, as kforge's tuning spaces are (configs/custom/*.json: enough to rank
+    # them), with at least Kernel Tuner's iterations (7 by default) timed runs; kforge run's defaults
+    # (0.5 s or 0.5% noise) took 1000 runs of a 0.04 ms kernel
+    reps = 7 if iterations is None else int(iterations)
+    spec["bench"] = {"warmup": 1, "min_reps": reps, "max_reps": max(200, reps), "max_time_s": 0.005,
+                     "max_noise": 0.02, "max_median_ci": 0.01}
     return spec
 
 
@@ -386,6 +390,28 @@ def _read_lines(path, pos):
     return out, pos + end + 1
 
 
+def _check_lang(lang):
+    """Kernel Tuner's CUDA backends, their names in any case (its examples write "Cupy")."""
+    if lang is not None and not (isinstance(lang, str) and lang.lower() in ("cuda", "cupy", "nvcuda")):
+        raise KforgeError("lang: %r: kforge runs CUDA kernels only (CUDA, CuPy or NVCUDA)" % (lang,))
+
+
+def _host(x):
+    """An array on the GPU (CuPy's: __cuda_array_interface__ and get()) as a NumPy copy; else x."""
+    if hasattr(x, "__cuda_array_interface__") and callable(getattr(x, "get", None)):
+        return numpy.asarray(x.get())
+    return x
+
+
+def _on_host(arguments, answer, cmem_args):
+    """The arguments, the answer and cmem_args with CuPy arrays copied to the host, as kforge's worker
+    makes its own device copies (Kernel Tuner's examples/cuda/vector_add_cupy.py passes CuPy arrays)."""
+    args = [_host(a) for a in arguments] if isinstance(arguments, (list, tuple)) else arguments
+    ans = [_host(a) for a in answer] if isinstance(answer, (list, tuple)) else answer
+    cm = {k: _host(v) for k, v in cmem_args.items()} if isinstance(cmem_args, dict) else cmem_args
+    return args, ans, cm
+
+
 def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params, grid_div_x=None,
                 grid_div_y=None, grid_div_z=None, restrictions=None, answer=None, atol=1e-6, verify=None,
                 verbose=False, lang=None, device=0, platform=0, smem_args=None, cmem_args=None, texmem_args=None,
@@ -405,8 +431,8 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
                     ("observers", observers), ("cache", cache)):
         if v:
             raise KforgeError("%s: not supported by kforge's front end" % what)
-    if lang not in (None, "CUDA", "cuda", "cupy", "CuPy", "nvcuda", "NVCUDA"):
-        raise KforgeError("lang: %r: kforge runs CUDA kernels only" % (lang,))
+    _check_lang(lang)
+    arguments, answer, cmem_args = _on_host(arguments, answer, cmem_args)
     if objective not in (None, "time"):
         raise KforgeError("objective: %r: kforge's front end tunes for time" % (objective,))
     if strategy not in _STRATEGIES:
@@ -414,8 +440,14 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
                           (strategy, ", ".join(sorted(k for k in _STRATEGIES if k))))
     opts = dict(strategy_options or {})
     for name, f in (metrics or {}).items():
-        if not callable(f):
-            raise KforgeError("metrics[%r]: expected a function of a result (lambda p: ...)" % (name,))
+        if isinstance(f, str):
+            try:
+                compile(f, "metrics[%r]" % (name,), "eval")
+            except SyntaxError as e:
+                raise KforgeError("metrics[%r]: %r is not an expression: %s" % (name, f, e.msg))
+        elif not callable(f):
+            raise KforgeError("metrics[%r]: expected a function of a result (lambda p: ...) or an expression "
+                              "over its names (\"1e-6 * n / time\")" % (name,))
     if simulation_mode:
         raise KforgeError("simulation_mode: use kforge tune --simulate FILE")
     folder = tempfile.mkdtemp(prefix="kforge-py.")
@@ -469,7 +501,7 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
         ok = [r for r in results if "__error__" not in r]
         for r in ok:  # Kernel Tuner's metrics: functions of a result, in order (one may use the one before)
             for name, f in (metrics or {}).items():
-                r[name] = f(r)
+                r[name] = f(r) if callable(f) else _metric(name, f, r)
         if not quiet and ok:
             best = min(ok, key=lambda r: r["time"])
             print("best performing configuration:",
@@ -485,6 +517,20 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
     finally:
         if not keep:
             shutil.rmtree(folder, ignore_errors=True)
+
+
+_METRIC_NAMES = {"abs": abs, "min": min, "max": max, "round": round, "int": int, "float": float, "pow": pow,
+                 "sqrt": math.sqrt, "log": math.log, "log2": math.log2, "ceil": math.ceil, "floor": math.floor}
+
+
+def _metric(name, expr, r):
+    """A metric given as a string, as Kernel Tuner evaluates it (util.process_metrics): each word that
+    names a parameter, a result or an earlier metric replaced by its value, then evaluated."""
+    text = "".join(str(r[w]) if w in r else w for w in re.split(r"([a-zA-Z0-9_]+)", expr))
+    try:
+        return eval(text, {"__builtins__": {}}, dict(_METRIC_NAMES))
+    except Exception as e:
+        raise KforgeError("metrics[%r]: %r (%r for this result): %s: %s" % (name, expr, text, type(e).__name__, e))
 
 
 def _impossible(a):
@@ -510,8 +556,8 @@ def run_kernel(kernel_name, kernel_source, problem_size, arguments, params, grid
     for what, v in (("smem_args", smem_args), ("texmem_args", texmem_args)):
         if v:
             raise KforgeError("%s: not supported by kforge's front end" % what)
-    if lang not in (None, "CUDA", "cuda", "cupy", "CuPy", "nvcuda", "NVCUDA"):
-        raise KforgeError("lang: %r: kforge runs CUDA kernels only" % (lang,))
+    _check_lang(lang)
+    arguments, _, cmem_args = _on_host(arguments, None, cmem_args)
     if not isinstance(params, dict):
         raise KforgeError("params: expected a dict of parameter values, got %r" % (type(params),))
     tune_params = {}

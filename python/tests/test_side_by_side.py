@@ -128,3 +128,31 @@ def test_kt_failed_candidates_and_missing_runs(tmp_path):
     text = report(tmp_path)
     assert "pnpoly               kforge (Python)  missing" in text
     assert "NOT all met" in text
+
+
+def test_floor_from_the_trace_the_kernel_runs_and_nvrtc(tmp_path):
+    # W >= max(S + G, N C_1 / P): S from the CLI's trace, G = 8 runs of each of Kernel Tuner's times,
+    # C_1 from compile.json; the ratio is at most Kernel Tuner's wall / W
+    kt = [0.5, 0.4, 0.3, 0.6, 0.7]
+    cfgs = configs(5)
+    make(tmp_path, "convolution", kt, lines_for(cfgs, kt), lines_for(cfgs, kt), wall_kt=20.0)
+    d = tmp_path / "convolution"
+    (d / "cli.stderr").write_text("kforge tune ...\nkforge: trace 0.100 s [7]: gpu 0: cuInit\n"
+                                  "kforge: trace 0.350 s [7]: gpu 0: cuInit done\n"
+                                  "kforge: trace 0.700 s [7]: gpu 0: context made\n")
+    (d / "compile.json").write_text(json.dumps({"cpus": 16, "one": {"s_per_cubin": 0.32},
+                                                "pool": {"s_per_cubin": 0.04}}))
+    text = report(tmp_path)
+    # S 0.6 s, G 8 x 2.5 ms = 0.02 s; N C_1 / P = 5 x 0.32 / 16 = 0.1 s: W 0.62 s, 20 / 0.62 = 32.3x
+    assert ("convolution          N 5, KT's wall 20.00 s; S 0.60 s, G 0.02 s (7+1 runs); N C_1 / P 0.10 s "
+            "(C_1 320 ms, P 16; c_P 40.0 ms): W 0.62 s, bound 32.3x  (20x not excluded)") in text
+    # compiles of 4 s each: 5 x 4 / 16 = 1.25 s, above S + G: 16.0x, 20x excluded
+    (d / "compile.json").write_text(json.dumps({"cpus": 16, "one": {"s_per_cubin": 4.0},
+                                                "pool": {"s_per_cubin": 0.5}}))
+    assert "W 1.25 s, bound 16.0x  (below 20x: blocked)" in report(tmp_path)
+    # no trace, no compile.json: G alone, and said so
+    (d / "cli.stderr").unlink()
+    (d / "compile.json").unlink()
+    text = report(tmp_path)
+    assert "S - s, G 0.02 s (7+1 runs); compiles not measured: W 0.02 s, bound 1000.0x" in text
+    assert "(no driver start in the trace: S taken as 0)" in text

@@ -314,15 +314,15 @@ void print_skipped(const kf_space *sp, const char *path, int detail)
             sp->nskipped == 1 ? "" : "s", each ? ":" : detail ? ", by reason (kforge check -v lists each):"
                                                               : " (kforge check lists them)");
     if (each) {
-        for (int i = 0; i < sp->nskipped && !kf_interrupted; i++)
+        for (int i = 0; i < sp->nlisted && !kf_interrupted; i++)
             fprintf(stderr, "  %s\n", sp->skipped[i]);
         return;
     }
     if (!detail)
         return;
     kf_strset seen = {0};
-    int *count = calloc((size_t)sp->nskipped, sizeof *count), *first = calloc((size_t)sp->nskipped, sizeof *first);
-    for (int i = 0; count && first && i < sp->nskipped; i++) {
+    int *count = calloc((size_t)sp->nlisted + 1, sizeof *count), *first = calloc((size_t)sp->nlisted + 1, sizeof *first);
+    for (int i = 0; count && first && i < sp->nlisted; i++) {
         bool added = false;
         int k = kf_strset_add(&seen, skip_reason(sp->skipped[i]), &added);
         if (k < 0)

@@ -79,6 +79,29 @@ void variant_defaults(kf_variant *v, int family)
         v->p[i] = f->params[i].def;
 }
 
+void family_arg_mismatch(const kf_variant *v, int k, const char *entry, int i, size_t want, size_t have, char *buf,
+                         size_t len)
+{
+    const kf_family *f = family_of(v);
+    char what[400] = "";
+    if (i < 0) {
+        if (f->arg_text)
+            f->arg_text(v, k, -1, what, sizeof what);
+        snprintf(buf, len, "the arguments do not match kernel %s: the config gives %zu%s%s, the kernel takes %zu",
+                 entry, want, what[0] ? " " : "", what, have);
+        return;
+    }
+    if (f->arg_text)
+        f->arg_text(v, k, i, what, sizeof what);
+    const char *fits = have == 1 ? "int8 or uint8" : have == 2 ? "float16 or bfloat16" : have == 4 ? "float32, int32 or uint32"
+                       : have == 8 ? "float64, int64 or a buffer (a pointer)" : NULL;
+    char expect[96] = "";
+    if (fits)
+        snprintf(expect, sizeof expect, ": expected %s there", fits);
+    snprintf(buf, len, "the arguments do not match kernel %s: argument %d%s%s is %zu bytes in the config, the kernel's "
+             "parameter %d takes %zu%s", entry, i, what[0] ? " " : "", what, want, i, have, expect);
+}
+
 kf_dtype variant_dtype(const kf_variant *v) { return (kf_dtype)v->p[key_dtype_axis(family_of(v))]; }
 kf_op variant_op(const kf_variant *v) { return (kf_op)v->p[key_op_axis(family_of(v))]; }
 

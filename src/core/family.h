@@ -166,7 +166,9 @@ typedef struct kf_family {
 
     /* Turns "auto" choices into concrete ones (passes auto -> atomic, ...). */
     void (*resolve)(kf_variant *v);
-    /* 0 if v can run (dev may be NULL: sm_90 limits), else -1 and why. */
+    /* 0 if v can run (dev may be NULL: sm_90 limits), else -1 and why.
+     * It reads dev->max_threads_per_block alone (1024 without a device):
+     * space_same_for_device relies on that. */
     int (*check)(const kf_variant *v, const kf_device *dev, char *why, size_t whylen);
     /* Normalises a shape (row_stride 0 -> cols) and checks it against v:
      * 0, or -1 and why. */
@@ -279,6 +281,9 @@ typedef struct kf_family {
      * (cuFuncGetParamInfo) before any launch: a mismatch is a launch error
      * that names the argument, never a corrupted launch. */
     int (*arg_sizes)(const kf_variant *v, int kernel, size_t *sizes, int max);
+    /* Optional: argument i of kernel `kernel` as the config gives it, for
+     * that message ("args[3] \"s\" (a float64 scalar) in triad.json"). */
+    void (*arg_text)(const kf_variant *v, int kernel, int i, char *buf, size_t len);
     /* Optional: the module constants (kf_constant) v's kernels read at s;
      * set->n 0 (or constants NULL): none.  constant_fill writes constant
      * `which`'s elems elements at host.  Lengths and contents may depend
@@ -343,6 +348,14 @@ typedef int (*kf_family_maker)(const char *spec_json, const char *config_path, c
 bool family_is_maker(const char *name);
 int family_make(const char *name, const char *spec_json, const char *config_path, char *err, size_t errlen);
 static inline const kf_family *family_of(const kf_variant *v) { return kf_families[v->family]; }
+
+/* The launch error of arguments that do not match the compiled kernel
+ * `entry` (kernel index k) of v: argument i is `want` bytes as the config
+ * gives it, the kernel's parameter i takes `have`; i < 0: the counts differ
+ * (want and have are the counts).  It names the argument (arg_text) and
+ * what a parameter of `have` bytes takes. */
+void family_arg_mismatch(const kf_variant *v, int k, const char *entry, int i, size_t want, size_t have, char *buf,
+                         size_t len);
 
 /* Every parameter at its default. */
 void variant_defaults(kf_variant *v, int family);

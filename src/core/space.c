@@ -70,7 +70,19 @@ typedef struct {
     size_t *skip_off;       /* the skip lines' offsets in s->skip_text */
     size_t tlen, tcap;
     kf_index vset, cset;    /* the variants and cases so far (kf_index) */
+    bool count_only;        /* space_expand_counting: the first skip line, then counts */
 } builder;
+
+/* space_expand_counting past its first skip line: the combination counted,
+ * its line not made (a label and a message for each of a million skipped
+ * combinations took a third of the expansion).  true when so. */
+static bool count_only_skip(builder *b)
+{
+    if (!b->count_only || b->s->nskipped == 0)
+        return false;
+    b->s->nskipped++;
+    return true;
+}
 
 static uint64_t case_hash(const kf_case *c)
 {
@@ -96,7 +108,7 @@ static bool case_is(const void *ctx, size_t i, const void *key)
 static int push_skip(builder *b, const char *line)
 {
     kf_space *s = b->s;
-    if (s->nskipped == b->kcap) {
+    if (s->nlisted == b->kcap) {
         int nc = b->kcap ? b->kcap * 2 : 16;
         size_t *l = realloc(b->skip_off, sizeof *l * (size_t)nc);
         if (!l)
@@ -116,7 +128,8 @@ static int push_skip(builder *b, const char *line)
         b->tcap = nc;
     }
     memcpy(s->skip_text + b->tlen, line, len);
-    b->skip_off[s->nskipped++] = b->tlen;
+    b->skip_off[s->nlisted++] = b->tlen;
+    s->nskipped++;
     b->tlen += len;
     return 0;
 }
@@ -124,12 +137,12 @@ static int push_skip(builder *b, const char *line)
 static int skip_pointers(builder *b)
 {
     kf_space *s = b->s;
-    if (s->nskipped == 0)
+    if (s->nlisted == 0)
         return 0;
-    s->skipped = malloc(sizeof *s->skipped * (size_t)s->nskipped);
+    s->skipped = malloc(sizeof *s->skipped * (size_t)s->nlisted);
     if (!s->skipped)
         return -1;
-    for (int i = 0; i < s->nskipped; i++)
+    for (int i = 0; i < s->nlisted; i++)
         s->skipped[i] = s->skip_text + b->skip_off[i];
     return 0;
 }
@@ -442,7 +455,9 @@ static int expand_spec(builder *b, const kf_config *cfg, const kf_spec *sp, cons
         }
         kf_variant v;
         variant_defaults(&v, cfg->family);
-        snprintf(v.name, sizeof v.name, "%s", sp->name);
+        size_t nl = strnlen(sp->name, sizeof v.name - 1); /* no snprintf a combination: millions */
+        memcpy(v.name, sp->name, nl);
+        v.name[nl] = '\0';
         for (int a = 0; a < fam->nparams; a++)
             if (sp->ax[a].count > 0)
                 v.p[a] = sp->ax[a].vals[idx[a]];
@@ -486,6 +501,8 @@ static int expand_spec(builder *b, const kf_config *cfg, const kf_spec *sp, cons
                        v.name[0] ? " " : "", why, hint);
                 goto out;
             }
+            if (count_only_skip(b))
+                continue;
             fam->label(&v, label, sizeof label);
             snprintf(line, sizeof line, "%s%s%s: %s", v.name, v.name[0] ? " " : "", label, why);
             if (push_skip(b, line) != 0)
@@ -505,6 +522,8 @@ static int expand_spec(builder *b, const kf_config *cfg, const kf_spec *sp, cons
             }
             if (r == 0) {
                 keep = false;
+                if (count_only_skip(b))
+                    break;
                 if (!label[0])
                     fam->label(&v, label, sizeof label);
                 snprintf(line, sizeof line, "%s%s%s: constraint \"%s\" is false", v.name, v.name[0] ? " " : "",
@@ -540,7 +559,9 @@ static int expand_spec(builder *b, const kf_config *cfg, const kf_spec *sp, cons
             fam->label(&v, label, sizeof label);            \
         shape_text(fam, &shape, stext, sizeof stext);       \
     } while (0)
-            if (sc != 0) {
+            if (sc != 0 && count_only_skip(b)) {
+                ok = false;
+            } else if (sc != 0) {
                 ok = false;
                 SKIP_TEXTS();
                 snprintf(line, sizeof line, "%s%s%s %s: %s", v.name, v.name[0] ? " " : "", label, stext, why);
@@ -558,6 +579,8 @@ static int expand_spec(builder *b, const kf_config *cfg, const kf_spec *sp, cons
                 }
                 if (r == 0) {
                     ok = false;
+                    if (count_only_skip(b))
+                        break;
                     SKIP_TEXTS();
                     snprintf(line, sizeof line, "%s%s%s %s: constraint \"%s\" is false", v.name,
                              v.name[0] ? " " : "", label, stext, sp->constraints[i]);
@@ -590,12 +613,19 @@ out:
     return rc;
 }
 
-int space_expand(const kf_config *cfg, const kf_device *dev, kf_space *out, char *err, size_t errlen)
+bool space_same_for_device(const kf_device *dev)
+{
+    return !dev || dev->max_threads_per_block <= 0 || dev->max_threads_per_block == 1024;
+}
+
+static int expand_all(const kf_config *cfg, const kf_device *dev, kf_space *out, bool count_only, char *err,
+                      size_t errlen)
 {
     memset(out, 0, sizeof *out);
     builder b;
     memset(&b, 0, sizeof b);
     b.s = out;
+    b.count_only = count_only;
     int rc = 0;
     for (int i = 0; i < cfg->nspecs && rc == 0; i++)
         rc = expand_spec(&b, cfg, &cfg->specs[i], dev, err, errlen);
@@ -627,7 +657,19 @@ int space_expand(const kf_config *cfg, const kf_device *dev, kf_space *out, char
         space_free(out);
         return -1;
     }
+    kf_trace("space expanded%s: %d variants, %d cases, %d skipped", dev ? " with the device's limits" : "",
+             out->nvariants, out->ncases, out->nskipped);
     return 0;
+}
+
+int space_expand(const kf_config *cfg, const kf_device *dev, kf_space *out, char *err, size_t errlen)
+{
+    return expand_all(cfg, dev, out, false, err, errlen);
+}
+
+int space_expand_counting(const kf_config *cfg, const kf_device *dev, kf_space *out, char *err, size_t errlen)
+{
+    return expand_all(cfg, dev, out, true, err, errlen);
 }
 
 void space_free(kf_space *s)

@@ -31,8 +31,9 @@ typedef struct {
     int nvariants;
     kf_case *cases;         /* every (variant, shape), ordered by shape, then variant (config order) */
     int ncases;
-    char **skipped;         /* one line per skipped combination: label + reason */
-    int nskipped;
+    char **skipped;         /* one line per skipped combination: label + reason (nlisted of them) */
+    int nskipped;           /* the skipped combinations */
+    int nlisted;            /* lines in skipped: nskipped, or at most 1 (space_expand_counting) */
     char *skip_text;        /* the block the skipped lines point into */
     long long npruned;      /* combinations the constraints left out as a space of more than 10 million
                              * was enumerated (space.c), counted and not listed */
@@ -47,6 +48,18 @@ void space_resolve(kf_variant *v);
 
 int space_expand(const kf_config *cfg, const kf_device *dev, kf_space *out,
                  char *err, size_t errlen);
+
+/* space_expand, with the first skipped combination's line only (nlisted
+ * at most 1; nskipped still counts them all): for tune, which says how many
+ * were skipped and lists none. */
+int space_expand_counting(const kf_config *cfg, const kf_device *dev, kf_space *out, char *err, size_t errlen);
+
+/* Whether space_expand with dev gives the space it gives without a device:
+ * the families' checks read a device for its threads a block only (1024
+ * without one; family.h), so a device of 1024 (every CUDA GPU) changes
+ * nothing and a space expanded before the devices opened can be kept (a
+ * million-candidate space takes seconds to expand). */
+bool space_same_for_device(const kf_device *dev);
 
 /* Orders shapes: by elements (the family's input size), then dimension by
  * dimension. */

@@ -190,8 +190,7 @@ bool get_kernels(cctx *c, CUmodule mod, const kf_variant *v, const char *names, 
         while (have < 64 && (pr = B->fn_param(K->fn[k], (size_t)have, &off, &size)) == CUDA_SUCCESS) {
             if (have < nwant && size != want[have]) {
                 r->status = KF_ST_LAUNCH;
-                snprintf(r->message, sizeof r->message, "the arguments do not match kernel %s: argument %d is %zu "
-                         "bytes in the config, the kernel's parameter %d takes %zu", e, have, want[have], have, size);
+                family_arg_mismatch(v, k, e, have, want[have], size, r->message, sizeof r->message);
                 return false;
             }
             have++;
@@ -200,8 +199,7 @@ bool get_kernels(cctx *c, CUmodule mod, const kf_variant *v, const char *names, 
             continue;
         if (have != nwant) {
             r->status = KF_ST_LAUNCH;
-            snprintf(r->message, sizeof r->message, "the arguments do not match kernel %s: the config gives %d, the "
-                     "kernel takes %d", e, nwant, have);
+            family_arg_mismatch(v, k, e, -1, (size_t)nwant, (size_t)have, r->message, sizeof r->message);
             return false;
         }
     }

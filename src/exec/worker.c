@@ -502,15 +502,13 @@ static bool fake_kernels(const request *q, const void *mem, kf_result *r)
         for (int i = 0; i < nwant && i < nhave && i < 32 && i < 64; i++)
             if (want[i] != have[i]) {
                 r->status = KF_ST_LAUNCH;
-                snprintf(r->message, sizeof r->message, "the arguments do not match kernel %s: argument %d is %zu "
-                         "bytes in the config, the kernel's parameter %d takes %zu", e, i, want[i], i, have[i]);
+                family_arg_mismatch(&q->v, k, e, i, want[i], have[i], r->message, sizeof r->message);
                 ok = false;
                 break;
             }
         if (ok && nhave != nwant) {
             r->status = KF_ST_LAUNCH;
-            snprintf(r->message, sizeof r->message, "the arguments do not match kernel %s: the config gives %d, the "
-                     "kernel takes %d", e, nwant, nhave);
+            family_arg_mismatch(&q->v, k, e, -1, (size_t)nwant, (size_t)nhave, r->message, sizeof r->message);
             ok = false;
         }
     }

@@ -769,7 +769,7 @@ static int load_space(tuner *t, char *err, size_t errlen)
         fprintf(stderr, "kforge: %s\n", err);
         return rc;
     }
-    if (space_expand(&t->cfg, NULL, &t->sp, err, errlen) != 0) {
+    if (space_expand_counting(&t->cfg, NULL, &t->sp, err, errlen) != 0) {
         fprintf(stderr, "kforge: %s\n", err);
         return KF_EXIT_USAGE;
     }
@@ -806,7 +806,8 @@ static int simulated_device(tuner *t, char *err, size_t errlen)
 }
 
 /* The session open (t->rs), its first device dev: the run info, and the
- * space again with the devices' limits. */
+ * space again with the devices' limits where they differ from those it was
+ * expanded with (space_same_for_device). */
 static int devices_opened(tuner *t, const kf_device *dev, char *err, size_t errlen)
 {
     t->info.dev = *dev;
@@ -815,8 +816,10 @@ static int devices_opened(tuner *t, const kf_device *dev, char *err, size_t errl
     int rc = setup_devices(t);
     if (rc != KF_EXIT_OK)
         return rc;
+    if (space_same_for_device(dev) && t->sp.ncases > 0)
+        return KF_EXIT_OK; /* load_space's expansion and candidates stand */
     space_free(&t->sp);
-    if (space_expand(&t->cfg, dev, &t->sp, err, errlen) != 0) {
+    if (space_expand_counting(&t->cfg, dev, &t->sp, err, errlen) != 0) {
         fprintf(stderr, "kforge: %s\n", err);
         return KF_EXIT_USAGE;
     }

@@ -101,9 +101,9 @@ static int check_launch(const cfam *c, const kf_variant *v, const kf_device *dev
 {
     int64_t b[3] = {1, 1, 1}, threads = 1;
     static const int64_t most[3] = {1024, 1024, 64};
+    static const char *const names[3] = {"block[0]", "block[1]", "block[2]"}; /* no snprintf a variant: millions */
     for (int d = 0; d < 3; d++) {
-        char what[16];
-        snprintf(what, sizeof what, "block[%d]", d);
+        const char *what = names[d];
         if (c->block[d] && custom_eval_int(c->block[d], v, NULL, what, &b[d], why, whylen) != 0)
             return -1;
         if (b[d] < 1 || b[d] > most[d]) {
@@ -801,6 +801,29 @@ static int arg_sizes(const kf_variant *v, int kernel, size_t *sizes, int max)
     return n;
 }
 
+/* Argument i as the config gives it: its place, name and kind, and the file
+ * (i < 0: the arguments' count). */
+static void arg_text(const kf_variant *v, int kernel, int i, char *buf, size_t len)
+{
+    const cfam *c = cf_of(v);
+    char file[300];
+    kf_printable(c->config_name, file, sizeof file);
+    if (kernel != 0 || i >= c->nargs) {
+        buf[0] = '\0';
+        return;
+    }
+    if (i < 0) {
+        snprintf(buf, len, "(args in %s)", file);
+        return;
+    }
+    const carg *a = &c->args[i];
+    char name[200];
+    kf_printable(a->name, name, sizeof name);
+    const char *t = kf_dtype_names[a->dtype];
+    snprintf(buf, len, "\"%s\" (%s%s%s in %s)", name, !a->scalar ? "a buffer of " : strchr("aeiou", t[0]) ? "an " : "a ",
+             t, a->scalar ? " scalar" : "", file);
+}
+
 static int enqueue(kf_launcher *l, const kf_variant *v, const kf_shape *s, const kf_plan_info *pi,
                    const kf_buffers *b)
 {
@@ -892,7 +915,7 @@ void custom_fam_init(cfam *c)
         .bytes = bytes, .enqueue = enqueue, .reference = reference, .compare = compare, .tolerance = tolerance, .plant = plant,
         .plant_check = plant_check, .fake_ms = fake_ms, .reference_variant = reference_variant,
         .export_source = custom_export_source, .flops = flops,
-        .arg_sizes = arg_sizes, .constants = constants, .constant_fill = constant_fill, .ext = c};
+        .arg_sizes = arg_sizes, .arg_text = arg_text, .constants = constants, .constant_fill = constant_fill, .ext = c};
 }
 
 // ---------------------------------------------------------------------------

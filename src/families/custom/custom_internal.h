@@ -57,6 +57,7 @@ typedef struct cfam {
     char *identity;             /* spec text + source path: the same family if equal */
     char *spec_json;            /* the "custom" object's text as given (custom_config_members) */
     char source_path[PATH_MAX];
+    char config_name[256];      /* the config's file name, for messages (a T1 file's too) */
     char *source_text;
     char include_dir[PATH_MAX]; /* the source's folder, absolute ("": none): NVRTC's include path (deps.h) */
     char source_hash[33];       /* the source, its headers and the reference kernel's (fam.source_hash) */

@@ -1168,6 +1168,7 @@ static int make(mk *m, cfam *c, const cJSON *root, const char *config_path)
     const char *slash = strrchr(config_path, '/');
     if (slash)
         snprintf(c->config_dir, sizeof c->config_dir, "%.*s", (int)(slash - config_path), config_path);
+    snprintf(c->config_name, sizeof c->config_name, "%s", slash ? slash + 1 : config_path);
     if (src->valuestring[0] == '/' || !slash)
         snprintf(c->source_path, sizeof c->source_path, "%s", src->valuestring);
     else
