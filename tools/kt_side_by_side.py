@@ -403,6 +403,15 @@ def trace_driver_s(path):
     return t["context made"] - t["cuInit"] if len(t) == 2 else None
 
 
+def run_json(outdir, name, what):
+    """The JSON document NAME/WHAT.json of a run, or None when it is missing or unreadable."""
+    try:
+        with open(os.path.join(outdir, name, what + ".json")) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
 def floor(name, kt, outdir):
     """The least wall time any tool needs for Kernel Tuner's N candidates of this run, from what was
     measured: W >= max(S + G, N C_1 / P), with S the CUDA driver's start (cuInit and the context, from the
@@ -418,7 +427,7 @@ def floor(name, kt, outdir):
     c1 = cp = None
     cpus = 1
     try:
-        doc = json.load(open(os.path.join(outdir, name, "compile.json")))
+        doc = run_json(outdir, name, "compile") or {}
         cpus = int(doc.get("cpus") or 1)
         c1 = doc["one"]["s_per_cubin"]
         cp = doc["pool"]["s_per_cubin"]
@@ -458,17 +467,8 @@ def report(outdir):
     ok = True
     names = [n for n in EXAMPLES if os.path.isdir(os.path.join(outdir, n))]
     for name in names:
-        docs = {}
-        for t in ("kt", "cli", "py"):
-            p = os.path.join(outdir, name, t + ".json")
-            try:
-                docs[t] = json.load(open(p))
-            except (OSError, ValueError):
-                docs[t] = None
-        try:
-            side = json.load(open(os.path.join(outdir, name, "side.json")))
-        except (OSError, ValueError):
-            side = {}
+        docs = {t: run_json(outdir, name, t) for t in ("kt", "cli", "py")}
+        side = run_json(outdir, name, "side") or {}
         kt = docs["kt"]
         ktrate = kt["candidates"] / kt["wall"] if kt and kt.get("wall") else None
         cells = {}
@@ -507,12 +507,7 @@ def report(outdir):
                 fmt(c[1][2], "%.3f"), fmt(c[2][2], "%.3f"), fmt(c[1][3], "%.1fx"), fmt(c[2][3], "%.1fx")))
     dev = None
     for name in names:
-        p = os.path.join(outdir, name, "cli.json")
-        if os.path.exists(p):
-            try:
-                dev = json.load(open(p)).get("device") or dev
-            except ValueError:
-                pass
+        dev = (run_json(outdir, name, "cli") or {}).get("device") or dev
     print("\nREADME rows (%s; kforge's best and cand/s against Kernel Tuner's on the same candidates):\n" % dev)
     print("\n".join(md))
     print("\nThe bound on cand/s / KT's when kforge's compiles run on P CPUs beside one GPU: KT's time per\n"
@@ -520,15 +515,10 @@ def report(outdir):
           "at worst C/P + M (C: kforge's mean NVRTC compile of a candidate, cold; M: its mean setup, verify\n"
           "and timing on the GPU; from kforge CLI's results lines):")
     for name in names:
-        try:
-            kt = json.load(open(os.path.join(outdir, name, "kt.json")))
-            cli = json.load(open(os.path.join(outdir, name, "cli.json")))
-        except (OSError, ValueError):
+        kt, cli = run_json(outdir, name, "kt"), run_json(outdir, name, "cli")
+        if kt is None or cli is None:
             continue
-        try:
-            P = int(json.load(open(os.path.join(outdir, name, "side.json"))).get("cpus") or 16)
-        except (OSError, ValueError):
-            P = 16
+        P = int((run_json(outdir, name, "side") or {}).get("cpus") or 16)
         C, M = cli.get("compile_ms"), cli.get("measure_ms")
         if not kt.get("candidates") or not kt.get("wall") or C is None or M is None:
             continue
@@ -542,9 +532,8 @@ def report(outdir):
           "in one process on this host, over its P CPUs as if compiles scaled perfectly; c_P: what kforge's pool\n"
           "of P processes reached, for comparison; compile.json), so cand/s / KT's <= KT's wall / W:")
     for name in names:
-        try:
-            kt = json.load(open(os.path.join(outdir, name, "kt.json")))
-        except (OSError, ValueError):
+        kt = run_json(outdir, name, "kt")
+        if kt is None:
             continue
         f = floor(name, kt, outdir)
         if not f["n"] or not f["wall_kt"]:

@@ -1145,8 +1145,9 @@ static int finished(measure *m, slot *sl, kf_result *r, int wr, char *err, size_
     run_session *s = m->s;
     int ci = sl->inflight;
     sl->inflight = -1;
-    running_mean(&m->case_s, kf_now() - sl->t_sent);
-    aff_timed(m, ci, 1e3 * (kf_now() - sl->t_sent));
+    double took = kf_now() - sl->t_sent;
+    running_mean(&m->case_s, took);
+    aff_timed(m, ci, 1e3 * took);
     if (wr == -2 && s->nlive > 1) {
         /* Died without a word: the kernel or the device?  Held until the
          * device measures a case, or dropped on the third in a row. */

@@ -69,6 +69,20 @@ static void points_between(int64_t a, int64_t b, int between, strbuf *sb, int *n
     }
 }
 
+/* The tuned sizes (n of a one-size family), ascending, into n[0 .. nsizes). */
+static void tuned_ascending(const tuner *t, int64_t *n)
+{
+    int ns = t->nsizes;
+    for (int k = 0; k < ns; k++)
+        n[k] = t->sizes[k].d[0];
+    for (int i = 1; i < ns; i++)
+        for (int j = i; j > 0 && n[j - 1] > n[j]; j--) {
+            int64_t x = n[j];
+            n[j] = n[j - 1];
+            n[j - 1] = x;
+        }
+}
+
 int tune_between_sizes(const tuner *t, int between, int64_t **out)
 {
     *out = NULL;
@@ -83,14 +97,7 @@ int tune_between_sizes(const tuner *t, int between, int64_t **out)
         free(p);
         return 0;
     }
-    for (int k = 0; k < ns; k++)
-        n[k] = t->sizes[k].d[0];
-    for (int i = 1; i < ns; i++)
-        for (int j = i; j > 0 && n[j - 1] > n[j]; j--) {
-            int64_t x = n[j];
-            n[j] = n[j - 1];
-            n[j - 1] = x;
-        }
+    tuned_ascending(t, n);
     for (int i = 0; i + 1 < ns; i++)
         points_between(n[i], n[i + 1], between, NULL, &np, p);
     free(n);
@@ -110,7 +117,6 @@ int tune_between_space(const tuner *t, int between, const char *path, int *npoin
         kf_err(err, errlen, "--between: for families with one size (n) only; %s has %d", f->name, f->nsizes);
         return -1;
     }
-    /* the tuned sizes, ascending */
     int ns = t->nsizes;
     int64_t *n = malloc(sizeof *n * (size_t)ns);
     uint64_t *lead = calloc((size_t)t->ncand + 1, sizeof *lead);
@@ -121,14 +127,7 @@ int tune_between_space(const tuner *t, int between, const char *path, int *npoin
         kf_err(err, errlen, "out of memory");
         goto out;
     }
-    for (int k = 0; k < ns; k++)
-        n[k] = t->sizes[k].d[0];
-    for (int i = 1; i < ns; i++)
-        for (int j = i; j > 0 && n[j - 1] > n[j]; j--) {
-            int64_t x = n[j];
-            n[j] = n[j - 1];
-            n[j - 1] = x;
-        }
+    tuned_ascending(t, n);
     for (int k = 0; k < ns; k++)
         mark_leaders(t, k, pc, lead);
     sb_printf(&b, "{\n  \"kernel\": ");

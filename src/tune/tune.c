@@ -1161,6 +1161,26 @@ static void simulate_stream(tuner *t)
     free(fin);
 }
 
+/* What a measure's answer (measure_batch, measure_stream: 0, 1 out of time,
+ * -1 interrupted or failed with err) means for the search: true when it
+ * ends there. */
+static bool search_stops(tuner *t, int mr, search_end *end, const char *err)
+{
+    if (mr < 0) {
+        if (kf_interrupted) {
+            *end = SEARCH_INTERRUPTED;
+        } else {
+            clear_progress(t);
+            fprintf(stderr, "kforge: %s\n", err);
+            *end = SEARCH_FAILED;
+        }
+        return true;
+    }
+    if (mr == 1)
+        t->out_of_time = true; /* out of time (on_case, or the session's deadline during compiles) */
+    return mr == 1;
+}
+
 /* Asks the strategy for batches and measures (or looks up) them until it
  * has no more, the time is up or a signal came. */
 static int search(tuner *t, search_end *end, char *err, size_t errlen)
@@ -1182,17 +1202,8 @@ static int search(tuner *t, search_end *end, char *err, size_t errlen)
     if (stream_search(t)) {
         int mr = measure_stream(t, err, errlen);
         show_progress(t, true);
-        if (mr < 0) {
-            clear_progress(t);
-            if (kf_interrupted) {
-                *end = SEARCH_INTERRUPTED;
-            } else {
-                fprintf(stderr, "kforge: %s\n", err);
-                *end = SEARCH_FAILED;
-            }
-        } else if (mr == 1 || out_of_time(t)) {
-            t->out_of_time = true;
-        }
+        if (!search_stops(t, mr, end, err))
+            out_of_time(t); /* the stream ended: the strategy had no more, or the time was up */
         run_session_set_deadline(t->rs, 0);
         return KF_EXIT_OK;
     }
@@ -1234,20 +1245,8 @@ static int search(tuner *t, search_end *end, char *err, size_t errlen)
         compile_ahead(t);
         int mr = measure_batch(t, batch, k, err, errlen);
         show_progress(t, true);
-        if (mr < 0) {
-            if (kf_interrupted) {
-                *end = SEARCH_INTERRUPTED;
-            } else {
-                clear_progress(t);
-                fprintf(stderr, "kforge: %s\n", err);
-                *end = SEARCH_FAILED;
-            }
+        if (search_stops(t, mr, end, err))
             break;
-        }
-        if (mr == 1) {
-            t->out_of_time = true; /* out of time (on_case, or the session's deadline during compiles) */
-            break;
-        }
     }
     free(batch);
     if (t->rs)
